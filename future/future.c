@@ -1,0 +1,1076 @@
+/* SPDX-License-Identifier: BSD-3-Clause */
+/*
+ * Lock-free futures (DESIGN.md section 7, API in dprpc_future.h).
+ *
+ * Design
+ * ======
+ *
+ * Objects.  A pool is one posix_memalign() block: the pool header, two
+ * rte_rings initialised in place (MPMC, RING_F_EXACT_SZ), the futures and
+ * the extra callback nodes.  The rings hold pointers to the free futures
+ * and the free callback nodes.  Nothing is allocated after creation except
+ * by dprpc_future_complete_copy() for values larger than the inline buffer.
+ *
+ * Invariants.
+ *  - state goes PENDING -> COMPLETING -> DONE | FAILED, once per lifetime.
+ *    Exactly one thread wins the PENDING -> COMPLETING CAS (fut_claim); only
+ *    the winner writes the value or the error, and only before the store of
+ *    the final state.  COMPLETING is internal and reported as PENDING.
+ *  - cb_head is NULL, or a LIFO (Treiber) list of nodes, or FUT_CB_CLOSED.
+ *    It becomes CLOSED exactly once, by the completer's exchange, always
+ *    after the final state was stored; nothing is pushed after that, and
+ *    nothing is pushed once the pusher sees the final state (so a callback
+ *    added by a thread that observed completion always runs at once).
+ *    Nodes are only ever pushed one at a time and removed all at once by
+ *    the exchange, so the push CAS has no ABA problem.
+ *  - The first callback of a lifetime uses the node embedded in the future
+ *    (claimed by inline_claimed); others take a node from the pool ring.
+ *  - refs counts the holders of a future: users, the completer while it
+ *    runs callbacks, a then() step (on its destination), a collect_all()
+ *    (on its inputs and its result).  A future is in its pool's ring iff
+ *    refs is 0.
+ *  - pool->refs = 1 (the owner, until dprpc_future_pool_release) + the
+ *    number of futures out of the ring.  Whoever brings it to 0 frees the
+ *    block.
+ *
+ * Ordering.
+ *  - Value/error: written by the winner, published by the seq_cst (hence
+ *    release) store of the final state; every reader (state, value, error,
+ *    wait) loads the state with acquire first.
+ *  - Callbacks: a push is an acq_rel CAS, so the completer's acq_rel
+ *    exchange sees the node contents.  The exchange comes after the state
+ *    store in the completer's program order, so an adder that finds CLOSED
+ *    (or the final state) with an acquire load runs its callback at once,
+ *    seeing the final state and value.  A push that slips in between the
+ *    state store and the exchange is grabbed by the exchange: its adder had
+ *    not observed the completion, so running it on the completer is right.
+ *  - Parking (Dekker): the waiter does waiters++ (seq_cst) then loads state
+ *    (seq_cst); the completer stores state (seq_cst) then loads waiters
+ *    (seq_cst).  In the single total order of seq_cst operations one of the
+ *    two loads comes last, so either the waiter sees the final state and
+ *    does not park, or the completer sees waiters != 0 and issues
+ *    FUTEX_WAKE.  The kernel re-checks the word under its bucket lock, so a
+ *    waiter that passed its check before the store cannot miss the wake.
+ *  - Free: release decrements, acquire fence by the thread that reaches 0,
+ *    so every access by any holder happens before the reset.  A recycled
+ *    future is handed over through the ring, whose tail update is a release
+ *    and whose head read is an acquire.
+ *
+ * Progress.  Completion and add_callback are lock-free (apart from the
+ * user callbacks they run): a CAS fails only because another thread's CAS
+ * succeeded.  Completion makes one syscall
+ * (FUTEX_WAKE) only when a waiter parked.  The pool rings are DPDK MPMC
+ * rings: not strictly lock-free (a producer preempted between its head
+ * and tail updates delays the other producers' tail updates) but free of
+ * locks and system calls.  wait() blocks by design; it never blocks a
+ * completer.
+ *
+ * Reclamation.  Reference counting, no deferred reclamation needed: no
+ * thread touches a future without holding a reference.  The last put runs
+ * the value's free_fn, frees a malloc'd copy, resets the future, enqueues
+ * it on its pool's ring and drops the pool reference.  A future whose last reference
+ * goes while it is PENDING with callbacks registered is first failed with
+ * -ECANCELED (origin DPRPC_ORIGIN_LOCAL) so every accepted callback runs
+ * exactly once (then() steps see a failed source); with no callback it is
+ * simply recycled.  Callback nodes go back to the ring just before their
+ * callback runs (cb and arg are copied out first), so a callback may reuse
+ * its own node; collect_all() keeps its nodes until its last input
+ * completes (node->keep) and returns them itself.
+ */
+#ifndef _GNU_SOURCE
+#define _GNU_SOURCE /* syscall(), sched_yield() with -std=c11 */
+#endif
+
+#include <errno.h>
+#include <limits.h>
+#include <sched.h>
+#include <stdalign.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/syscall.h>
+#include <sys/types.h>
+#include <time.h>
+#include <unistd.h>
+
+#include <linux/futex.h>
+
+#include <rte_common.h>
+#include <rte_errno.h>
+#include <rte_pause.h>
+#include <rte_ring.h>
+
+#include <dprpc/dprpc_future.h>
+
+#include "dprpc_atomic.h"
+
+/* Internal state, between PENDING and DONE/FAILED; reported as PENDING. */
+#define FUT_COMPLETING 3u
+
+/* Waiting: spin iterations before parking, clock reads while spinning. */
+#define FUT_SPIN_ITERS	1024u
+#define FUT_CLOCK_EVERY 64u
+/* Park slice when the progress hook reports progress is made elsewhere. */
+#define FUT_SLICE_NS 150000u
+#define FUT_NS_PER_S 1000000000u
+
+/* Largest pool: rte_align32pow2(n + 1) must not exceed RTE_RING_SZ_MASK. */
+#define FUT_POOL_MAX (RTE_RING_SZ_MASK >> 1)
+
+/*
+ * ThreadSanitizer does not model atomic_thread_fence().  Under it the
+ * release decrement + acquire fence of the reference counts is spelled as
+ * one acq_rel decrement: the same ordering, expressed on the RMW.
+ */
+#if defined(__SANITIZE_THREAD__)
+#define FUT_TSAN 1
+#elif defined(__has_feature)
+#if __has_feature(thread_sanitizer)
+#define FUT_TSAN 1
+#endif
+#endif
+
+#ifdef FUT_TSAN
+#define FUT_UNREF_ORDER	  memory_order_acq_rel
+#define fut_unref_fence() ((void)0)
+#else
+#define FUT_UNREF_ORDER	  memory_order_release
+#define fut_unref_fence() atomic_thread_fence(memory_order_acquire)
+#endif
+
+/* A registered callback. */
+struct fut_cb_node {
+	struct fut_cb_node *next;   /**< callback list link, newest first */
+	dprpc_future_cb_t cb;	    /**< the callback */
+	void *arg;		    /**< its argument */
+	struct fut_cb_node *link;   /**< collect_all: next record of the result */
+	struct dprpc_future *owner; /**< collect_all: input the node is added to */
+	bool from_pool;		    /**< constant: a pool node (else inline) */
+	bool keep;		    /**< the callback disposes of the node */
+};
+
+/* Head value of a closed list: the future completed, callbacks ran. */
+static struct fut_cb_node fut_cb_closed;
+#define FUT_CB_CLOSED (&fut_cb_closed)
+
+_Static_assert(sizeof(_Atomic uint32_t) == sizeof(uint32_t), "futex word must be 32-bit");
+
+struct dprpc_future {
+	/* Futex word: PENDING, FUT_COMPLETING, DONE or FAILED. */
+	_Atomic uint32_t state;
+	/* Threads parked or about to park on state (Dekker with completion). */
+	_Atomic uint32_t waiters;
+	/* Holders; 0 iff the future is in its pool's ring. */
+	_Atomic uint32_t refs;
+	/* Nonzero once inline_cb is taken for this lifetime. */
+	_Atomic uint32_t inline_claimed;
+	/* NULL, a LIFO list of nodes, or FUT_CB_CLOSED. */
+	_Atomic(struct fut_cb_node *) cb_head;
+	struct dprpc_future_pool *pool; /* constant */
+
+	/* Set by the creator before the future is shared. */
+	dprpc_progress_fn_t progress_fn;
+	void *progress_arg;
+
+	/* Written by the winner of fut_claim() before the final state. */
+	const void *data;
+	size_t len;
+	dprpc_value_free_t free_fn;
+	void *free_arg;
+	void *copy; /* malloc'd by complete_copy, or NULL */
+
+	/* then(): the step, stored on the destination future. */
+	dprpc_then_fn_t then_fn;
+	void *then_arg;
+	/* collect_all(): stored on the result future. */
+	_Atomic uint32_t collect_remaining;
+	struct fut_cb_node *collect_records;
+
+	struct fut_cb_node inline_cb;
+	union {
+		alignas(max_align_t) unsigned char buf[DPRPC_FUTURE_INLINE_MAX];
+		struct dprpc_error err;
+	} u;
+} __rte_cache_aligned;
+
+struct dprpc_future_pool {
+	/* 1 (owner) + futures in use; the block is freed when it reaches 0. */
+	_Atomic uint32_t refs;
+	unsigned int nb_futures;
+	unsigned int nb_nodes;
+	struct rte_ring *fut_ring;  /* free futures */
+	struct rte_ring *node_ring; /* free extra callback nodes */
+	struct dprpc_future *futures;
+	struct fut_cb_node *nodes;
+} __rte_cache_aligned;
+
+static inline bool
+fut_is_final(uint32_t s)
+{
+	return s == DPRPC_FUTURE_DONE || s == DPRPC_FUTURE_FAILED;
+}
+
+/* Result of a wait on a future observed (acquire) in final state s. */
+static inline int
+fut_result(const struct dprpc_future *f, uint32_t s)
+{
+	return s == DPRPC_FUTURE_DONE ? 0 : f->u.err.code;
+}
+
+static inline uint64_t
+fut_now_ns(void)
+{
+	struct timespec ts;
+
+	clock_gettime(CLOCK_MONOTONIC, &ts);
+	return (uint64_t)ts.tv_sec * FUT_NS_PER_S + (uint64_t)ts.tv_nsec;
+}
+
+/* Absolute CLOCK_MONOTONIC deadline in ns; 0 means no limit. */
+static uint64_t
+fut_deadline(uint64_t timeout_us)
+{
+	uint64_t now;
+
+	if (timeout_us == 0)
+		return 0;
+	now = fut_now_ns();
+	if (timeout_us > (UINT64_MAX - now) / 1000)
+		return 0; /* beyond the clock's range: no limit */
+	return now + timeout_us * 1000;
+}
+
+/* Park on word while it holds val, for at most rel_ns (0: no limit). */
+static void
+fut_futex_wait(_Atomic uint32_t *word, uint32_t val, uint64_t rel_ns)
+{
+	struct timespec ts;
+	struct timespec *tsp = NULL;
+
+	if (rel_ns != 0) {
+		ts.tv_sec = (time_t)(rel_ns / FUT_NS_PER_S);
+		ts.tv_nsec = (long)(rel_ns % FUT_NS_PER_S);
+		tsp = &ts;
+	}
+	/*
+	 * EAGAIN (word changed), EINTR and ETIMEDOUT are all fine: the caller
+	 * re-reads the state and the clock.  FUTEX_WAIT's timeout is relative
+	 * and measured on CLOCK_MONOTONIC.
+	 */
+	(void)syscall(SYS_futex, (void *)word, FUTEX_WAIT_PRIVATE, val, tsp, NULL, 0);
+}
+
+static void
+fut_futex_wake(_Atomic uint32_t *word)
+{
+	(void)syscall(SYS_futex, (void *)word, FUTEX_WAKE_PRIVATE, INT_MAX, NULL, NULL, 0);
+}
+
+/* Park until the state leaves PENDING/COMPLETING, a wake, or rel_ns. */
+static void
+fut_park(struct dprpc_future *f, uint64_t rel_ns)
+{
+	uint32_t s;
+
+	/*
+	 * seq_cst: Dekker pair with fut_publish(), which stores the state
+	 * (seq_cst) and then loads waiters (seq_cst).  Incrementing before the
+	 * load below means: either we see the final state and do not park, or
+	 * the completer sees waiters != 0 and wakes us.
+	 */
+	atomic_fetch_add_explicit(&f->waiters, 1, memory_order_seq_cst);
+	/* seq_cst: second half of our side of the Dekker pair (see above). */
+	s = atomic_load_explicit(&f->state, memory_order_seq_cst);
+	if (!fut_is_final(s))
+		fut_futex_wait(&f->state, s, rel_ns);
+	/*
+	 * relaxed: the completer only uses waiters to decide whether to issue
+	 * FUTEX_WAKE; seeing a stale nonzero costs one spurious syscall.
+	 */
+	atomic_fetch_sub_explicit(&f->waiters, 1, memory_order_relaxed);
+}
+
+/* The deadline passed: the result if completed meanwhile, else timeout. */
+static int
+fut_timeout(const struct dprpc_future *f)
+{
+	/* acquire: pairs with the seq_cst store of the final state. */
+	uint32_t s = dp_load_acquire(&f->state);
+
+	return fut_is_final(s) ? fut_result(f, s) : -ETIMEDOUT;
+}
+
+/*
+ * Wait until the future completes or the deadline (0: none) passes.
+ *
+ * No hook: spin FUT_SPIN_ITERS iterations, then park until the deadline.
+ * With a hook: while it returns >= 0 this thread is the poller and must
+ * keep calling it (parking would leave nobody to make progress); after the
+ * spin phase it yields the CPU after each idle (0) call.  Once it returns
+ * < 0 (progress is made elsewhere) the thread parks in slices of
+ * FUT_SLICE_NS and calls the hook again after each slice, in case the
+ * other poller stopped.
+ */
+static int
+fut_wait_until(struct dprpc_future *f, uint64_t deadline)
+{
+	dprpc_progress_fn_t hook = f->progress_fn;
+	void *hook_arg = f->progress_arg;
+	bool polling = hook != NULL; /* the hook's last answer was >= 0 */
+	unsigned int spins = 0;
+	uint64_t now;
+	uint64_t rel;
+	uint32_t s;
+	int r;
+
+	for (;;) {
+		/* acquire: pairs with the seq_cst store of the final state. */
+		s = dp_load_acquire(&f->state);
+		if (fut_is_final(s))
+			return fut_result(f, s);
+
+		if (spins < FUT_SPIN_ITERS) {
+			if (polling)
+				polling = hook(hook_arg) >= 0;
+			else
+				rte_pause();
+			if (deadline != 0 && spins % FUT_CLOCK_EVERY == 0 &&
+				fut_now_ns() >= deadline)
+				return fut_timeout(f);
+			spins++;
+			continue;
+		}
+
+		rel = 0;
+		if (deadline != 0) {
+			now = fut_now_ns();
+			if (now >= deadline)
+				return fut_timeout(f);
+			rel = deadline - now;
+		}
+		if (hook == NULL) {
+			fut_park(f, rel);
+		} else if (polling) {
+			r = hook(hook_arg);
+			if (r < 0)
+				polling = false;
+			else if (r == 0)
+				sched_yield();
+		} else {
+			if (rel == 0 || rel > FUT_SLICE_NS)
+				rel = FUT_SLICE_NS;
+			fut_park(f, rel);
+			polling = hook(hook_arg) >= 0;
+		}
+	}
+}
+
+/* Drop a pool reference; the last one frees the pool's memory. */
+static void
+fut_pool_unref(struct dprpc_future_pool *pool)
+{
+	/*
+	 * release (acq_rel under TSan): orders this thread's ring operations
+	 * and accesses to the pool before the decrement; pairs with the
+	 * acquire fence of the thread that reaches 0.
+	 */
+	if (atomic_fetch_sub_explicit(&pool->refs, 1, FUT_UNREF_ORDER) != 1)
+		return;
+	/* acquire: pairs with the release decrements of the other holders. */
+	fut_unref_fence();
+	free(pool);
+}
+
+/* Return a callback node after use.  An inline node stays claimed. */
+static void
+fut_node_put(struct dprpc_future_pool *pool, struct fut_cb_node *n)
+{
+	if (!n->from_pool)
+		return;
+	/*
+	 * Cannot fail: the ring holds every node.  The ring's tail update is a
+	 * release, paired with the acquire in a later dequeue, so our last
+	 * reads of the node happen before its next user's writes.
+	 */
+	(void)rte_ring_mp_enqueue(pool->node_ring, n);
+}
+
+/* Take a callback node for a callback on f: inline first, then the pool. */
+static struct fut_cb_node *
+fut_node_get(struct dprpc_future *f)
+{
+	struct fut_cb_node *n;
+	void *obj;
+
+	/*
+	 * acquire: pairs with the release store in fut_node_unclaim(), so the
+	 * writes of a collect_all() that claimed and gave the node back happen
+	 * before ours.
+	 */
+	if (atomic_exchange_explicit(&f->inline_claimed, 1, memory_order_acquire) == 0)
+		n = &f->inline_cb;
+	else if (rte_ring_mc_dequeue(f->pool->node_ring, &obj) == 0)
+		n = obj;
+	else
+		return NULL;
+	n->next = NULL;
+	n->link = NULL;
+	n->owner = NULL;
+	n->keep = false;
+	return n;
+}
+
+/* Give back a node that was never pushed (collect_all rollback). */
+static void
+fut_node_unclaim(struct dprpc_future *f, struct fut_cb_node *n)
+{
+	if (n->from_pool) {
+		fut_node_put(f->pool, n);
+		return;
+	}
+	/* release: pairs with the acquire exchange in fut_node_get(). */
+	atomic_store_explicit(&f->inline_claimed, 0, memory_order_release);
+}
+
+/*
+ * True once f is visibly complete to this thread.  acquire: pairs with the
+ * seq_cst store of the final state, so a callback run at once sees it.
+ */
+static inline bool
+fut_completed(const struct dprpc_future *f)
+{
+	return fut_is_final(dp_load_acquire(&f->state));
+}
+
+/*
+ * Push a node on f's callback list.  Returns false if f is complete: the
+ * caller then runs the callback itself, at once.
+ *
+ * The state is checked first, not only the list: between the store of the
+ * final state and the exchange that closes the list, a push would still
+ * succeed and the callback would run later on the completer, although the
+ * adder (or a thread it synchronised with) may already have observed the
+ * completion.  Checking the state makes "added after completion runs at
+ * once" hold for every adder that observed the completion.
+ */
+static bool
+fut_cb_push(struct dprpc_future *f, struct fut_cb_node *n)
+{
+	struct fut_cb_node *head;
+
+	if (fut_completed(f))
+		return false;
+	/*
+	 * acquire: pairs with the acq_rel exchange in fut_publish(); if we see
+	 * CLOSED the caller runs the callback and must see the final state.
+	 */
+	head = dp_load_acquire(&f->cb_head);
+	do {
+		if (head == FUT_CB_CLOSED)
+			return false;
+		n->next = head;
+		/*
+		 * Success: acq_rel, its release half publishes n's fields to the
+		 * completer's acq_rel exchange.  Failure: acquire, same pairing
+		 * as the load above.
+		 */
+	} while (!atomic_compare_exchange_weak_explicit(
+		&f->cb_head, &head, n, memory_order_acq_rel, memory_order_acquire));
+	return true;
+}
+
+/* Run a grabbed list (newest first) in registration order. */
+static void
+fut_run_callbacks(struct dprpc_future *f, struct fut_cb_node *list)
+{
+	struct fut_cb_node *prev = NULL;
+	struct fut_cb_node *next;
+	struct fut_cb_node *n;
+	dprpc_future_cb_t cb;
+	void *arg;
+
+	while (list != NULL) {
+		next = list->next;
+		list->next = prev;
+		prev = list;
+		list = next;
+	}
+	for (n = prev; n != NULL; n = next) {
+		/* Copy out first: the node may be reused once returned or run. */
+		next = n->next;
+		cb = n->cb;
+		arg = n->arg;
+		if (!n->keep)
+			fut_node_put(f->pool, n);
+		cb(f, arg);
+	}
+}
+
+/*
+ * Elect the completer.  On success the caller owns the value/error fields
+ * and must call fut_publish().  The completer takes its own reference so a
+ * callback that puts the last user reference cannot free f under it.
+ */
+static bool
+fut_claim(struct dprpc_future *f)
+{
+	uint32_t expected = DPRPC_FUTURE_PENDING;
+
+	/*
+	 * relaxed: the CAS only elects one winner.  The winner's writes of
+	 * the value are published by the seq_cst store in fut_publish(); the
+	 * losers read nothing.
+	 */
+	if (!atomic_compare_exchange_strong_explicit(&f->state, &expected, FUT_COMPLETING,
+		    memory_order_relaxed, memory_order_relaxed))
+		return false;
+	/* relaxed: the caller already holds a reference (API contract). */
+	atomic_fetch_add_explicit(&f->refs, 1, memory_order_relaxed);
+	return true;
+}
+
+/* Store the final state, run the callbacks, wake the parked waiters. */
+static void
+fut_publish(struct dprpc_future *f, uint32_t final)
+{
+	struct fut_cb_node *list;
+
+	/*
+	 * seq_cst: release for the value/error written by the winner (pairs
+	 * with the acquire loads of state in readers and waiters), and the
+	 * first half of the Dekker pair with fut_park(): store state, then
+	 * load waiters below.
+	 */
+	atomic_store_explicit(&f->state, final, memory_order_seq_cst);
+	/*
+	 * acq_rel: acquire pairs with the push CAS (node fields visible);
+	 * release pairs with the acquire loads of cb_head in fut_cb_push():
+	 * an adder that sees CLOSED sees the state above.
+	 */
+	list = atomic_exchange_explicit(&f->cb_head, FUT_CB_CLOSED, memory_order_acq_rel);
+	fut_run_callbacks(f, list);
+	/* seq_cst: second half of the Dekker pair with fut_park(). */
+	if (atomic_load_explicit(&f->waiters, memory_order_seq_cst) != 0)
+		fut_futex_wake(&f->state);
+	dprpc_future_put(f); /* the reference taken by fut_claim() */
+}
+
+static void
+fut_reset(struct dprpc_future *f)
+{
+	/*
+	 * relaxed: we are the only holder (refs is 0); the stores are
+	 * published to the next owner by the ring enqueue (release) and
+	 * dequeue (acquire).
+	 */
+	dp_store_relaxed(&f->state, DPRPC_FUTURE_PENDING);
+	dp_store_relaxed(&f->inline_claimed, 0);
+	dp_store_relaxed(&f->cb_head, NULL);
+	dp_store_relaxed(&f->collect_remaining, 0);
+	f->progress_fn = NULL;
+	f->progress_arg = NULL;
+	f->data = NULL;
+	f->len = 0;
+	f->free_fn = NULL;
+	f->free_arg = NULL;
+	f->copy = NULL;
+	f->then_fn = NULL;
+	f->then_arg = NULL;
+	f->collect_records = NULL;
+	f->u.err.code = 0;
+	f->u.err.origin = 0;
+	f->u.err.msg[0] = '\0';
+}
+
+/* Last reference gone (acquire done by the caller). */
+static void
+fut_free(struct dprpc_future *f)
+{
+	struct dprpc_future_pool *pool = f->pool;
+
+	/* relaxed: no other holder exists, the caller's fence ordered us. */
+	if (dp_load_relaxed(&f->state) == DPRPC_FUTURE_PENDING &&
+		dp_load_relaxed(&f->cb_head) != NULL) {
+		/*
+		 * Abandoned with callbacks registered: fail it so each runs
+		 * exactly once, then drop the resurrected reference.  relaxed
+		 * store: nobody else can see f.
+		 */
+		dp_store_relaxed(&f->refs, 1);
+		(void)dprpc_future_fail(
+			f, -ECANCELED, DPRPC_ORIGIN_LOCAL, "future released while pending");
+		dprpc_future_put(f);
+		return;
+	}
+	if (f->free_fn != NULL)
+		f->free_fn(f->free_arg);
+	free(f->copy);
+	fut_reset(f);
+	/* Cannot fail: the ring holds every future.  Release: see fut_reset. */
+	(void)rte_ring_mp_enqueue(pool->fut_ring, f);
+	fut_pool_unref(pool);
+}
+
+struct dprpc_future_pool *
+dprpc_future_pool_create(unsigned int nb_futures, unsigned int nb_cb_nodes)
+{
+	struct dprpc_future_pool *pool;
+	ssize_t fring_sz;
+	ssize_t nring_sz;
+	size_t off_fring;
+	size_t off_nring;
+	size_t off_futs;
+	size_t off_nodes;
+	size_t total;
+	unsigned int i;
+	void *mem;
+
+	if (nb_futures == 0 || nb_futures > FUT_POOL_MAX || nb_cb_nodes > FUT_POOL_MAX) {
+		rte_errno = EINVAL;
+		return NULL;
+	}
+	fring_sz = rte_ring_get_memsize(rte_align32pow2(nb_futures + 1));
+	nring_sz = rte_ring_get_memsize(rte_align32pow2(nb_cb_nodes + 1));
+	if (fring_sz < 0 || nring_sz < 0) {
+		rte_errno = EINVAL;
+		return NULL;
+	}
+
+	off_fring = RTE_ALIGN_CEIL(sizeof(*pool), RTE_CACHE_LINE_SIZE);
+	off_nring = off_fring + RTE_ALIGN_CEIL((size_t)fring_sz, RTE_CACHE_LINE_SIZE);
+	off_futs = off_nring + RTE_ALIGN_CEIL((size_t)nring_sz, RTE_CACHE_LINE_SIZE);
+	off_nodes = off_futs + (size_t)nb_futures * sizeof(struct dprpc_future);
+	total = off_nodes + (size_t)nb_cb_nodes * sizeof(struct fut_cb_node);
+	if (posix_memalign(&mem, RTE_CACHE_LINE_SIZE, total) != 0) {
+		rte_errno = ENOMEM;
+		return NULL;
+	}
+	memset(mem, 0, total);
+
+	pool = mem;
+	pool->nb_futures = nb_futures;
+	pool->nb_nodes = nb_cb_nodes;
+	pool->fut_ring = RTE_PTR_ADD(mem, off_fring);
+	pool->node_ring = RTE_PTR_ADD(mem, off_nring);
+	pool->futures = RTE_PTR_ADD(mem, off_futs);
+	pool->nodes = RTE_PTR_ADD(mem, off_nodes);
+	if (rte_ring_init(pool->fut_ring, "dprpc_fut", nb_futures, RING_F_EXACT_SZ) != 0 ||
+		rte_ring_init(pool->node_ring, "dprpc_fut_cb", nb_cb_nodes, RING_F_EXACT_SZ) != 0) {
+		free(mem);
+		rte_errno = EINVAL;
+		return NULL;
+	}
+
+	/*
+	 * Plain initialisation: the pool is not shared yet; the caller
+	 * publishes it to other threads by its own means.
+	 */
+	for (i = 0; i < nb_futures; i++) {
+		struct dprpc_future *f = &pool->futures[i];
+
+		atomic_init(&f->state, DPRPC_FUTURE_PENDING);
+		atomic_init(&f->waiters, 0);
+		atomic_init(&f->refs, 0);
+		atomic_init(&f->inline_claimed, 0);
+		atomic_init(&f->cb_head, NULL);
+		atomic_init(&f->collect_remaining, 0);
+		f->pool = pool;
+		f->inline_cb.from_pool = false;
+		(void)rte_ring_mp_enqueue(pool->fut_ring, f);
+	}
+	for (i = 0; i < nb_cb_nodes; i++) {
+		pool->nodes[i].from_pool = true;
+		(void)rte_ring_mp_enqueue(pool->node_ring, &pool->nodes[i]);
+	}
+	atomic_init(&pool->refs, 1);
+	return pool;
+}
+
+void
+dprpc_future_pool_release(struct dprpc_future_pool *pool)
+{
+	if (pool != NULL)
+		fut_pool_unref(pool);
+}
+
+unsigned int
+dprpc_future_pool_in_use(const struct dprpc_future_pool *pool)
+{
+	/* relaxed: a statistic, exact when quiescent. */
+	return dp_load_relaxed(&pool->refs) - 1;
+}
+
+unsigned int
+dprpc_future_pool_cb_in_use(const struct dprpc_future_pool *pool)
+{
+	return pool->nb_nodes - rte_ring_count(pool->node_ring);
+}
+
+struct dprpc_future *
+dprpc_future_new(struct dprpc_future_pool *pool)
+{
+	struct dprpc_future *f;
+	void *obj;
+
+	if (pool == NULL) {
+		rte_errno = EINVAL;
+		return NULL;
+	}
+	/* The dequeue is an acquire, paired with the enqueue in fut_free(). */
+	if (rte_ring_mc_dequeue(pool->fut_ring, &obj) != 0) {
+		rte_errno = ENOBUFS;
+		return NULL;
+	}
+	/*
+	 * relaxed: the owner's reference keeps the pool alive here (no new()
+	 * after pool_release, API contract); fut_pool_unref() orders the end.
+	 */
+	atomic_fetch_add_explicit(&pool->refs, 1, memory_order_relaxed);
+	f = obj;
+	/* relaxed: f is not shared yet; the caller publishes it. */
+	dp_store_relaxed(&f->refs, 1);
+	return f;
+}
+
+void
+dprpc_future_get(struct dprpc_future *f)
+{
+	/* relaxed: the caller's reference keeps f alive (API contract). */
+	atomic_fetch_add_explicit(&f->refs, 1, memory_order_relaxed);
+}
+
+void
+dprpc_future_put(struct dprpc_future *f)
+{
+	if (f == NULL)
+		return;
+	/*
+	 * release (acq_rel under TSan): every access of ours to f happens
+	 * before the decrement; pairs with the acquire fence below, executed
+	 * by whichever holder reaches 0.
+	 */
+	if (atomic_fetch_sub_explicit(&f->refs, 1, FUT_UNREF_ORDER) != 1)
+		return;
+	/* acquire: pairs with the release decrements of all other holders. */
+	fut_unref_fence();
+	fut_free(f);
+}
+
+int
+dprpc_future_complete(struct dprpc_future *f, const void *data, size_t len,
+	dprpc_value_free_t free_fn, void *free_arg)
+{
+	if (f == NULL || (data == NULL && len > 0))
+		return -EINVAL;
+	if (!fut_claim(f))
+		return -EALREADY;
+	f->data = data;
+	f->len = len;
+	f->free_fn = free_fn;
+	f->free_arg = free_arg;
+	fut_publish(f, DPRPC_FUTURE_DONE);
+	return 0;
+}
+
+int
+dprpc_future_complete_copy(struct dprpc_future *f, const void *data, size_t len)
+{
+	void *copy = NULL;
+
+	if (f == NULL || (data == NULL && len > 0))
+		return -EINVAL;
+	if (len > DPRPC_FUTURE_INLINE_MAX) {
+		/*
+		 * Not the fast path: malloc before the claim, so -ENOMEM leaves
+		 * the future pending.  relaxed pre-check: only avoids a useless
+		 * malloc, fut_claim() decides.
+		 */
+		if (dp_load_relaxed(&f->state) != DPRPC_FUTURE_PENDING)
+			return -EALREADY;
+		copy = malloc(len);
+		if (copy == NULL)
+			return -ENOMEM;
+		memcpy(copy, data, len);
+	}
+	if (!fut_claim(f)) {
+		free(copy);
+		return -EALREADY;
+	}
+	if (copy != NULL) {
+		f->copy = copy;
+		f->data = copy;
+	} else if (len > 0) {
+		memcpy(f->u.buf, data, len);
+		f->data = f->u.buf;
+	}
+	f->len = len;
+	fut_publish(f, DPRPC_FUTURE_DONE);
+	return 0;
+}
+
+int
+dprpc_future_fail(struct dprpc_future *f, int code, uint16_t origin, const char *msg)
+{
+	size_t n = 0;
+
+	if (f == NULL)
+		return -EINVAL;
+	if (code > 0)
+		code = -code;
+	else if (code == 0)
+		code = -EINVAL;
+	if (!fut_claim(f))
+		return -EALREADY;
+	f->u.err.code = code;
+	f->u.err.origin = origin;
+	if (msg != NULL) {
+		n = strnlen(msg, DPRPC_ERRMSG_MAX - 1);
+		memcpy(f->u.err.msg, msg, n);
+	}
+	f->u.err.msg[n] = '\0';
+	fut_publish(f, DPRPC_FUTURE_FAILED);
+	return 0;
+}
+
+enum dprpc_future_state
+dprpc_future_state(const struct dprpc_future *f)
+{
+	/* acquire: pairs with the seq_cst store of the final state. */
+	uint32_t s = dp_load_acquire(&f->state);
+
+	return fut_is_final(s) ? (enum dprpc_future_state)s : DPRPC_FUTURE_PENDING;
+}
+
+bool
+dprpc_future_is_done(const struct dprpc_future *f)
+{
+	return dprpc_future_state(f) != DPRPC_FUTURE_PENDING;
+}
+
+const void *
+dprpc_future_value(const struct dprpc_future *f, size_t *len)
+{
+	if (dprpc_future_state(f) != DPRPC_FUTURE_DONE) {
+		if (len != NULL)
+			*len = 0;
+		return NULL;
+	}
+	if (len != NULL)
+		*len = f->len;
+	return f->data;
+}
+
+const struct dprpc_error *
+dprpc_future_error(const struct dprpc_future *f)
+{
+	return dprpc_future_state(f) == DPRPC_FUTURE_FAILED ? &f->u.err : NULL;
+}
+
+int
+dprpc_future_wait(struct dprpc_future *f, uint64_t timeout_us)
+{
+	if (f == NULL)
+		return -EINVAL;
+	return fut_wait_until(f, fut_deadline(timeout_us));
+}
+
+void
+dprpc_future_set_progress(struct dprpc_future *f, dprpc_progress_fn_t fn, void *arg)
+{
+	/* Plain stores: set before f is shared (API contract). */
+	f->progress_fn = fn;
+	f->progress_arg = arg;
+}
+
+int
+dprpc_future_add_callback(struct dprpc_future *f, dprpc_future_cb_t cb, void *arg)
+{
+	struct fut_cb_node *n;
+
+	if (f == NULL || cb == NULL)
+		return -EINVAL;
+	/* Complete: no node needed (see fut_cb_push). */
+	if (fut_completed(f))
+		goto run_now;
+	n = fut_node_get(f);
+	if (n == NULL) {
+		/* Out of nodes, but if it completed meanwhile none is needed. */
+		if (fut_completed(f))
+			goto run_now;
+		return -ENOBUFS;
+	}
+	n->cb = cb;
+	n->arg = arg;
+	if (fut_cb_push(f, n))
+		return 0;
+	fut_node_put(f->pool, n); /* completed meanwhile */
+run_now:
+	cb(f, arg);
+	return 0;
+}
+
+/* then(): runs on src's completion; arg is dst, with a reference for us. */
+static void
+fut_then_cb(struct dprpc_future *src, void *arg)
+{
+	struct dprpc_future *dst = arg;
+
+	dst->then_fn(src, dst, dst->then_arg);
+	dprpc_future_put(dst);
+}
+
+struct dprpc_future *
+dprpc_future_then(struct dprpc_future *f, dprpc_then_fn_t fn, void *arg)
+{
+	struct dprpc_future *dst;
+
+	if (f == NULL || fn == NULL) {
+		rte_errno = EINVAL;
+		return NULL;
+	}
+	dst = dprpc_future_new(f->pool);
+	if (dst == NULL)
+		return NULL; /* rte_errno = ENOBUFS */
+	/* Plain stores: published to the callback by the push (release). */
+	dst->then_fn = fn;
+	dst->then_arg = arg;
+	/* The step's reference, dropped by fut_then_cb() after fn returns. */
+	dprpc_future_get(dst);
+	if (dprpc_future_add_callback(f, fut_then_cb, dst) != 0) {
+		/* Pending with no callback: both puts just recycle dst. */
+		dprpc_future_put(dst);
+		dprpc_future_put(dst);
+		rte_errno = ENOBUFS;
+		return NULL;
+	}
+	return dst;
+}
+
+int
+dprpc_future_wait_all(struct dprpc_future *const *fs, unsigned int n, uint64_t timeout_us)
+{
+	uint64_t deadline;
+	unsigned int i;
+
+	if (fs == NULL && n > 0)
+		return -EINVAL;
+	for (i = 0; i < n; i++)
+		if (fs[i] == NULL)
+			return -EINVAL;
+	deadline = fut_deadline(timeout_us);
+	for (i = 0; i < n; i++) {
+		/* A FAILED future may carry -ETIMEDOUT itself: check the state. */
+		if (fut_wait_until(fs[i], deadline) == -ETIMEDOUT && !dprpc_future_is_done(fs[i]))
+			return -ETIMEDOUT;
+	}
+	for (i = 0; i < n; i++)
+		if (dprpc_future_state(fs[i]) == DPRPC_FUTURE_FAILED)
+			return fs[i]->u.err.code;
+	return 0;
+}
+
+/*
+ * collect_all(): runs once per input.  arg is the result, on which
+ * collect_all holds a reference (its completer's).  The records (nodes
+ * with keep set) chained from the result hold one input reference each;
+ * the last callback drops them, returns the nodes, completes the result.
+ */
+static void
+fut_collect_cb(struct dprpc_future *in, void *arg)
+{
+	struct dprpc_future *res = arg;
+	struct dprpc_future *owner;
+	struct fut_cb_node *next;
+	struct fut_cb_node *n;
+
+	RTE_SET_USED(in);
+	/*
+	 * acq_rel: the release half orders this input's completion (this
+	 * thread ran it or acquired it) before the decrement; the acquire half
+	 * of the last decrement sees every input complete (all decrements form
+	 * a release sequence), and the result's seq_cst state store below
+	 * passes that on to the result's observers.
+	 */
+	if (atomic_fetch_sub_explicit(&res->collect_remaining, 1, memory_order_acq_rel) != 1)
+		return;
+	for (n = res->collect_records; n != NULL; n = next) {
+		/* Read before the put: n may be the owner's inline node. */
+		next = n->link;
+		owner = n->owner;
+		fut_node_put(owner->pool, n);
+		dprpc_future_put(owner);
+	}
+	(void)dprpc_future_complete(res, NULL, 0, NULL, NULL);
+	dprpc_future_put(res);
+}
+
+struct dprpc_future *
+dprpc_future_collect_all(
+	struct dprpc_future_pool *pool, struct dprpc_future *const *fs, unsigned int n)
+{
+	struct dprpc_future *res;
+	struct dprpc_future *in;
+	struct fut_cb_node *records = NULL;
+	struct fut_cb_node *next;
+	struct fut_cb_node *node;
+	unsigned int i;
+
+	if (pool == NULL || (fs == NULL && n > 0)) {
+		rte_errno = EINVAL;
+		return NULL;
+	}
+	for (i = 0; i < n; i++) {
+		if (fs[i] == NULL) {
+			rte_errno = EINVAL;
+			return NULL;
+		}
+	}
+	res = dprpc_future_new(pool);
+	if (res == NULL)
+		return NULL; /* rte_errno = ENOBUFS */
+	if (n == 0) {
+		(void)dprpc_future_complete(res, NULL, 0, NULL, NULL);
+		return res;
+	}
+
+	/*
+	 * Take every node first, nothing published yet, so a failure undoes
+	 * cleanly.  No malloc: each input's node (inline or from its pool) is
+	 * both the callback registration and the record of the reference.
+	 */
+	for (i = 0; i < n; i++) {
+		node = fut_node_get(fs[i]);
+		if (node == NULL) {
+			for (; records != NULL; records = next) {
+				next = records->link;
+				fut_node_unclaim(records->owner, records);
+			}
+			dprpc_future_put(res);
+			rte_errno = ENOBUFS;
+			return NULL;
+		}
+		node->cb = fut_collect_cb;
+		node->arg = res;
+		node->owner = fs[i];
+		node->keep = true;
+		node->link = records;
+		records = node;
+	}
+	res->collect_records = records;
+	/* relaxed: published to the callbacks by the pushes (release). */
+	dp_store_relaxed(&res->collect_remaining, n);
+	/* The completer's reference on res, dropped by the last callback. */
+	dprpc_future_get(res);
+
+	for (node = records; node != NULL; node = next) {
+		/*
+		 * Read before the push: once the last node is pushed, its
+		 * callback may run, free the records and complete res.
+		 */
+		next = node->link;
+		in = node->owner;
+		dprpc_future_get(in); /* dropped by the last callback */
+		if (!fut_cb_push(in, node))
+			fut_collect_cb(in, res); /* already complete: count it now */
+	}
+	return res;
+}

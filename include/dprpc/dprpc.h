@@ -1,0 +1,12 @@
+/* SPDX-License-Identifier: BSD-3-Clause */
+/**
+ * @file
+ * dprpc: PyTorch-style RPC over DPDK.  The umbrella header.
+ */
+#ifndef DPRPC_H
+#define DPRPC_H
+
+#include <dprpc/dprpc_version.h>
+#include <dprpc/dprpc_future.h>
+
+#endif /* DPRPC_H */

@@ -1,0 +1,308 @@
+/* SPDX-License-Identifier: BSD-3-Clause */
+/**
+ * @file
+ * Lock-free futures (DESIGN.md section 7).
+ *
+ * A future is completed once, by one atomic transition, either with a value
+ * (DONE) or with an error (FAILED).  Callbacks added before completion run
+ * exactly once, on the completing thread, right after the transition;
+ * callbacks added after completion run at once on the adding thread.
+ * Waiting spins briefly and then parks the thread on a futex; no mutex is
+ * taken anywhere on the completion path.
+ *
+ * Futures come from a fixed-size pool created up front (nothing on the
+ * completion path calls malloc).  They are reference counted: the creator
+ * holds one reference; dprpc_future_get() adds one; dprpc_future_put()
+ * drops one; the last put frees the value and returns the future to its pool.
+ *
+ * This module does not depend on EAL or on DPDK ports; it may be used from
+ * any thread, registered with EAL or not.
+ *
+ * Errors follow the library convention: int returns are 0 (or a count) on
+ * success and a negative errno on failure; pointer returns are NULL with
+ * rte_errno set.
+ */
+#ifndef DPRPC_FUTURE_H
+#define DPRPC_FUTURE_H
+
+#include <stdbool.h>
+#include <stddef.h>
+#include <stdint.h>
+
+#ifdef __cplusplus
+extern "C" {
+#endif
+
+/** A future: opaque. */
+struct dprpc_future;
+/** A fixed-size pool of futures and callback nodes: opaque. */
+struct dprpc_future_pool;
+
+/** States of a future.  PENDING changes once, to DONE or FAILED. */
+enum dprpc_future_state {
+	DPRPC_FUTURE_PENDING = 0, /**< not completed yet */
+	DPRPC_FUTURE_DONE = 1,	  /**< completed with a value */
+	DPRPC_FUTURE_FAILED = 2,  /**< completed with an error */
+};
+
+/** Longest error message kept, including the terminating NUL. */
+#define DPRPC_ERRMSG_MAX 128
+
+/** Worker id used as the origin of errors raised on the local worker
+ * before any worker rank is known (for example by futures not tied to an
+ * agent). */
+#define DPRPC_ORIGIN_LOCAL UINT16_MAX
+
+/**
+ * An error carried by a failed future (PyTorch's RemoteException).
+ */
+struct dprpc_error {
+	int code;		    /**< negative errno, e.g. -ETIMEDOUT, -EREMOTEIO */
+	uint16_t origin;	    /**< rank of the worker that raised it */
+	char msg[DPRPC_ERRMSG_MAX]; /**< NUL-terminated message, may be empty */
+};
+
+/**
+ * Releases a value when the last reference to its future goes.
+ * @param opaque the free_arg given with the value.
+ */
+typedef void (*dprpc_value_free_t)(void *opaque);
+
+/**
+ * A completion callback.
+ * @param f   the completed future; valid for the duration of the call
+ *            (the callback does not own a reference unless it takes one).
+ * @param arg the argument given at registration.
+ *
+ * Runs on the thread that completed the future, or on the thread that
+ * added it if the future was already complete.  It must not block: on an
+ * agent's future it runs on the polling thread.
+ */
+typedef void (*dprpc_future_cb_t)(struct dprpc_future *f, void *arg);
+
+/**
+ * The step of a then() chain.
+ * @param src the completed source future (DONE or FAILED).
+ * @param dst the pending future returned by dprpc_future_then(); the step
+ *            must complete or fail it, now or later from any thread.  The
+ *            step does not own a reference to dst; take one with
+ *            dprpc_future_get() to complete it later.
+ * @param arg the argument given to dprpc_future_then().
+ */
+typedef void (*dprpc_then_fn_t)(struct dprpc_future *src, struct dprpc_future *dst, void *arg);
+
+/**
+ * A hook that makes progress on behalf of a waiting thread.
+ *
+ * dprpc_future_wait() calls it while the future is pending.  It returns
+ * the amount of work it did (>= 0), or a negative value when progress is
+ * made elsewhere (another thread polls), in which case the waiter parks for
+ * a short while and then calls the hook again.
+ */
+typedef int (*dprpc_progress_fn_t)(void *arg);
+
+/**
+ * Create a pool.
+ *
+ * @param nb_futures   number of futures (> 0).
+ * @param nb_cb_nodes  number of extra callback nodes shared by the pool's
+ *                     futures: every future holds one callback inline, so
+ *                     this counts callbacks beyond the first per future.
+ * @return the pool, or NULL with rte_errno set: EINVAL (nb_futures is 0 or
+ *         too large), ENOMEM.
+ *
+ * Thread context: any thread, EAL need not be initialised.
+ * Ownership: the caller owns the pool until dprpc_future_pool_release().
+ */
+struct dprpc_future_pool *dprpc_future_pool_create(
+	unsigned int nb_futures, unsigned int nb_cb_nodes);
+
+/**
+ * Drop the creator's hold on a pool.  The memory is freed at once if no
+ * future of the pool is in use, otherwise when the last one is put.
+ *
+ * Thread context: any thread; no future may be taken from the pool after.
+ */
+void dprpc_future_pool_release(struct dprpc_future_pool *pool);
+
+/**
+ * Number of futures of the pool currently in use (taken and not yet
+ * returned by their last put).  For leak checks.
+ */
+unsigned int dprpc_future_pool_in_use(const struct dprpc_future_pool *pool);
+
+/**
+ * Number of extra callback nodes currently in use.  For leak checks.
+ */
+unsigned int dprpc_future_pool_cb_in_use(const struct dprpc_future_pool *pool);
+
+/**
+ * Take a pending future from a pool, with one reference held by the caller.
+ *
+ * @return the future, or NULL with rte_errno = ENOBUFS when the pool is
+ *         exhausted.
+ *
+ * Thread context: any thread (multi-producer, multi-consumer pool).
+ */
+struct dprpc_future *dprpc_future_new(struct dprpc_future_pool *pool);
+
+/**
+ * Add a reference.  Thread context: any thread; the caller must already
+ * hold a reference.  Memory order: relaxed (the reference held protects
+ * the object).
+ */
+void dprpc_future_get(struct dprpc_future *f);
+
+/**
+ * Drop a reference.  The last put releases the value (its free function is
+ * called) and returns the future to its pool.  A future may be put while
+ * pending; its completer must then hold its own reference.
+ *
+ * Thread context: any thread.  Memory order: release on the decrement,
+ * acquire before freeing, so every access by other holders happens before
+ * the free.
+ */
+void dprpc_future_put(struct dprpc_future *f);
+
+/**
+ * Complete a future with a value.
+ *
+ * @param data,len the value; the future keeps the pointer (no copy).
+ * @param free_fn  called with @p free_arg when the last reference goes;
+ *                 may be NULL when the value needs no release.
+ * @return 0, or -EALREADY if the future was already completed (the value
+ *         then stays owned by the caller and @p free_fn is not called),
+ *         -EINVAL if @p f is NULL or @p data is NULL with @p len > 0.
+ *
+ * Runs the callbacks registered so far on the calling thread, then wakes
+ * parked waiters.  Memory order: release; a thread that observes the
+ * completion (state, wait, callback) sees the value.
+ * Ownership: on success the future owns the value.
+ */
+int dprpc_future_complete(struct dprpc_future *f, const void *data, size_t len,
+	dprpc_value_free_t free_fn, void *free_arg);
+
+/**
+ * Complete a future with a copy of a value.  The copy is made with malloc
+ * when @p len is larger than the future's inline storage
+ * (DPRPC_FUTURE_INLINE_MAX bytes): not for the fast path.
+ *
+ * @return 0, -EALREADY, -EINVAL, or -ENOMEM (the future stays pending).
+ */
+int dprpc_future_complete_copy(struct dprpc_future *f, const void *data, size_t len);
+
+/** Values up to this size are copied inline by dprpc_future_complete_copy(). */
+#define DPRPC_FUTURE_INLINE_MAX 64
+
+/**
+ * Fail a future.
+ *
+ * @param code   a negative errno (a positive one is negated; 0 is -EINVAL).
+ * @param origin rank of the worker that raised the error.
+ * @param msg    message, copied and truncated to DPRPC_ERRMSG_MAX - 1
+ *               bytes; may be NULL.
+ * @return 0, -EALREADY if already completed, -EINVAL if @p f is NULL.
+ *
+ * Thread context and memory order: as dprpc_future_complete().
+ */
+int dprpc_future_fail(struct dprpc_future *f, int code, uint16_t origin, const char *msg);
+
+/**
+ * Current state.  Memory order: acquire; after it returns DONE or FAILED
+ * the value or error may be read.
+ */
+enum dprpc_future_state dprpc_future_state(const struct dprpc_future *f);
+
+/** True when the state is DONE or FAILED (acquire). */
+bool dprpc_future_is_done(const struct dprpc_future *f);
+
+/**
+ * The value of a DONE future.
+ * @param len if not NULL, receives the value's length.
+ * @return the value (valid while a reference is held), or NULL if the
+ *         future is pending or failed (then *len is 0).
+ */
+const void *dprpc_future_value(const struct dprpc_future *f, size_t *len);
+
+/**
+ * The error of a FAILED future, or NULL if it is pending or DONE.  Valid
+ * while a reference is held.
+ */
+const struct dprpc_error *dprpc_future_error(const struct dprpc_future *f);
+
+/**
+ * Wait for completion.
+ *
+ * @param timeout_us microseconds to wait; 0 waits without limit.
+ * @return 0 if DONE; the error code (negative) if FAILED; -ETIMEDOUT if the
+ *         wait timed out and the future is still pending (it stays
+ *         pending: the timeout is the wait's, not the future's).
+ *
+ * Spins briefly, calling the progress hook if one is set, then parks on a
+ * futex (with a progress hook that reports progress is made elsewhere,
+ * parks for short intervals and retries the hook).
+ * Thread context: any thread; must not be called from a callback of the
+ * same agent's polling thread.  Memory order: acquire, as
+ * dprpc_future_state().
+ */
+int dprpc_future_wait(struct dprpc_future *f, uint64_t timeout_us);
+
+/**
+ * Set the hook called by waiters to make progress (single-core mode: the
+ * waiting thread polls the agent).  Set by the creator before the future
+ * is handed to other threads.
+ */
+void dprpc_future_set_progress(struct dprpc_future *f, dprpc_progress_fn_t fn, void *arg);
+
+/**
+ * Register a callback.
+ *
+ * @return 0 if accepted: @p cb will run exactly once (now, if the future is
+ *         already complete).  -ENOBUFS if the pool has no callback node
+ *         left, -EINVAL on NULL arguments: then @p cb is never called.
+ *
+ * Callbacks registered before completion run in registration order.
+ * Thread context: any thread.  Memory order: the callback observes the
+ * completed state, value and error (acquire).
+ */
+int dprpc_future_add_callback(struct dprpc_future *f, dprpc_future_cb_t cb, void *arg);
+
+/**
+ * Chain a step.  Returns a new pending future, from the same pool, with one
+ * reference held by the caller; when @p f completes, @p fn runs with @p f
+ * and the new future and must complete the new future.
+ *
+ * @return the new future, or NULL with rte_errno = ENOBUFS (no future or
+ *         callback node left; @p fn is never called) or EINVAL.
+ *
+ * Thread context: any thread; @p fn runs where callbacks run.
+ */
+struct dprpc_future *dprpc_future_then(struct dprpc_future *f, dprpc_then_fn_t fn, void *arg);
+
+/**
+ * Wait for every future of an array.
+ *
+ * @param timeout_us total time to wait; 0 waits without limit.
+ * @return 0 if all are DONE; the error code of the first FAILED one in array
+ *         order if any failed (after all completed); -ETIMEDOUT if some are
+ *         still pending at the deadline; -EINVAL on a NULL array entry.
+ */
+int dprpc_future_wait_all(struct dprpc_future *const *fs, unsigned int n, uint64_t timeout_us);
+
+/**
+ * A future that completes when every future of an array has completed
+ * (PyTorch's collect_all).  It completes DONE with no value even if some of
+ * the inputs failed: inspect the inputs.  It holds a reference to each
+ * input until then.
+ *
+ * @return the new future (one reference held by the caller), or NULL with
+ *         rte_errno = ENOBUFS or EINVAL; on failure no reference is kept.
+ */
+struct dprpc_future *dprpc_future_collect_all(
+	struct dprpc_future_pool *pool, struct dprpc_future *const *fs, unsigned int n);
+
+#ifdef __cplusplus
+}
+#endif
+
+#endif /* DPRPC_FUTURE_H */
