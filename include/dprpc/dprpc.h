@@ -8,5 +8,7 @@
 
 #include <dprpc/dprpc_version.h>
 #include <dprpc/dprpc_future.h>
+#include <dprpc/dprpc_agent.h>
+#include <dprpc/dprpc_rpc.h>
 
 #endif /* DPRPC_H */

@@ -1,0 +1,702 @@
+/* SPDX-License-Identifier: BSD-3-Clause */
+/*
+ * Agent life cycle: configuration, world, port, pools, lcores, teardown;
+ * counters and dumps.
+ */
+#include <errno.h>
+#include <inttypes.h>
+#include <stdlib.h>
+#include <string.h>
+#include <unistd.h>
+
+#include <rte_bus_vdev.h>
+#include <rte_cycles.h>
+#include <rte_dev.h>
+#include <rte_eal.h>
+#include <rte_errno.h>
+#include <rte_ethdev.h>
+#include <rte_launch.h>
+#include <rte_lcore.h>
+#include <rte_mbuf_dyn.h>
+#include <rte_random.h>
+
+#include "dp_agent.h"
+#include "dprpc_atomic.h"
+
+RTE_LOG_REGISTER_DEFAULT(dp_logtype, INFO);
+
+int dp_meta_offset = -1;
+
+/* Names of the agents alive in this process, to refuse duplicates. */
+static pthread_mutex_t dp_agents_lock = PTHREAD_MUTEX_INITIALIZER;
+static struct dprpc_agent *dp_agents[64];
+static unsigned int dp_instances;
+
+static const char *const dp_drop_names[DPRPC_DROP_MAX] = {
+	[DPRPC_DROP_TRUNCATED] = "truncated",
+	[DPRPC_DROP_NOT_DPRPC] = "not_dprpc",
+	[DPRPC_DROP_BAD_CSUM] = "bad_csum",
+	[DPRPC_DROP_BAD_MAGIC] = "bad_magic",
+	[DPRPC_DROP_BAD_VERSION] = "bad_version",
+	[DPRPC_DROP_BAD_TYPE] = "bad_type",
+	[DPRPC_DROP_BAD_LENGTH] = "bad_length",
+	[DPRPC_DROP_FOREIGN] = "foreign",
+	[DPRPC_DROP_UNSUPPORTED] = "unsupported",
+	[DPRPC_DROP_STALE] = "stale",
+	[DPRPC_DROP_NO_REQUEST] = "no_request",
+	[DPRPC_DROP_HANDLER_FULL] = "handler_full",
+};
+
+const char *
+dprpc_drop_reason_str(enum dprpc_drop_reason r)
+{
+	return (unsigned int)r < DPRPC_DROP_MAX ? dp_drop_names[r] : "unknown";
+}
+
+void
+dprpc_agent_conf_init(struct dprpc_agent_conf *c)
+{
+	memset(c, 0, sizeof(*c));
+	c->port_id = -1;
+	c->nb_mbufs = 8191;
+	c->socket_id = SOCKET_ID_ANY;
+	c->io_lcore = DPRPC_LCORE_NONE;
+	c->max_outstanding = 64;
+	c->default_timeout_us = 60ull * 1000 * 1000;
+	c->idle_pause_polls = 256;
+	c->idle_yield_polls = 4096;
+	c->idle_sleep_polls = 32768;
+	c->idle_sleep_us = 50;
+	c->max_handlers = 256;
+	c->max_requests = 1024;
+}
+
+int
+dprpc_eal_init(int argc, char **argv)
+{
+	int rc = rte_eal_init(argc, argv);
+
+	if (rc < 0)
+		return rte_errno == EALREADY ? 0 : -rte_errno;
+	return rc;
+}
+
+static int
+dp_register_dynfield(void)
+{
+	static const struct rte_mbuf_dynfield desc = {
+		.name = "dprpc_call_meta",
+		.size = sizeof(struct dp_call_meta),
+		.align = __alignof__(struct dp_call_meta),
+	};
+	/* Idempotent: the same name and size give back the same offset. */
+	int off = rte_mbuf_dynfield_register(&desc);
+
+	if (off < 0)
+		return -rte_errno;
+	dp_meta_offset = off;
+	return 0;
+}
+
+static int
+dp_check_conf(const struct dprpc_agent_conf *c)
+{
+	unsigned int i;
+
+	if (c->name == NULL || c->name[0] == '\0' || strlen(c->name) >= DPRPC_NAME_MAX) {
+		DP_LOG(ERR, "agent name missing or longer than %d bytes", DPRPC_NAME_MAX - 1);
+		return -EINVAL;
+	}
+	if (c->port_id < 0 && c->vdev == NULL) {
+		DP_LOG(ERR, "agent %s: give a port_id or a vdev", c->name);
+		return -EINVAL;
+	}
+	if (c->max_outstanding == 0 || c->max_outstanding > UINT16_MAX || c->max_handlers == 0 ||
+		c->max_handlers > (1u << 20) || c->max_requests == 0 ||
+		c->nb_handler_lcores > DPRPC_MAX_HANDLER_LCORES || c->nb_mbufs < 1024) {
+		DP_LOG(ERR, "agent %s: configuration value out of range", c->name);
+		return -EINVAL;
+	}
+	for (i = 0; i < c->nb_handler_lcores; i++) {
+		if (!rte_lcore_is_enabled(c->handler_lcores[i]) ||
+			c->handler_lcores[i] == rte_get_main_lcore() ||
+			c->handler_lcores[i] == c->io_lcore) {
+			DP_LOG(ERR, "agent %s: handler lcore %u is not a free worker lcore",
+				c->name, c->handler_lcores[i]);
+			return -EBUSY;
+		}
+	}
+	if (c->io_lcore != DPRPC_LCORE_NONE &&
+		(!rte_lcore_is_enabled(c->io_lcore) || c->io_lcore == rte_get_main_lcore())) {
+		DP_LOG(ERR, "agent %s: io lcore %u is not a worker lcore", c->name, c->io_lcore);
+		return -EBUSY;
+	}
+	return 0;
+}
+
+static int
+dp_agent_name_take(struct dprpc_agent *a)
+{
+	unsigned int i, free_i = RTE_DIM(dp_agents);
+	int rc = 0;
+
+	pthread_mutex_lock(&dp_agents_lock);
+	for (i = 0; i < RTE_DIM(dp_agents); i++) {
+		if (dp_agents[i] == NULL) {
+			if (free_i == RTE_DIM(dp_agents))
+				free_i = i;
+		} else if (strcmp(dp_agents[i]->name, a->name) == 0) {
+			rc = -EEXIST;
+		}
+	}
+	if (rc == 0 && free_i == RTE_DIM(dp_agents))
+		rc = -ENOSPC;
+	if (rc == 0) {
+		dp_agents[free_i] = a;
+		a->instance = dp_instances++;
+	}
+	pthread_mutex_unlock(&dp_agents_lock);
+	return rc;
+}
+
+static void
+dp_agent_name_drop(struct dprpc_agent *a)
+{
+	unsigned int i;
+
+	pthread_mutex_lock(&dp_agents_lock);
+	for (i = 0; i < RTE_DIM(dp_agents); i++)
+		if (dp_agents[i] == a)
+			dp_agents[i] = NULL;
+	pthread_mutex_unlock(&dp_agents_lock);
+}
+
+static int
+dp_port_open(struct dprpc_agent *a, const struct dprpc_agent_conf *c)
+{
+	struct rte_eth_conf pconf;
+	struct rte_eth_dev_info info;
+	uint16_t port;
+	size_t n;
+	int rc;
+
+	if (c->port_id >= 0) {
+		if (!rte_eth_dev_is_valid_port((uint16_t)c->port_id))
+			return -ENOENT;
+		port = (uint16_t)c->port_id;
+	} else {
+		n = strcspn(c->vdev, ",");
+		if (n == 0 || n >= sizeof(a->vdev_name))
+			return -EINVAL;
+		memcpy(a->vdev_name, c->vdev, n);
+		a->vdev_name[n] = '\0';
+		rc = rte_dev_probe(c->vdev);
+		if (rc < 0) {
+			DP_LOG(ERR, "agent %s: cannot create vdev '%s': %s", a->name, c->vdev,
+				strerror(-rc));
+			return rc;
+		}
+		a->port_probed = true;
+		if (rte_eth_dev_get_port_by_name(a->vdev_name, &port) != 0) {
+			DP_LOG(ERR, "agent %s: vdev '%s' gave no ethdev port", a->name,
+				a->vdev_name);
+			return -ENOENT;
+		}
+	}
+	a->port_id = port;
+	if (c->port_ready) {
+		a->rxq = c->rx_queue;
+		a->txq = c->tx_queue;
+		return 0;
+	}
+	a->rxq = 0;
+	a->txq = 0;
+	rc = rte_eth_dev_info_get(port, &info);
+	if (rc != 0)
+		return rc;
+	memset(&pconf, 0, sizeof(pconf));
+	rc = rte_eth_dev_configure(port, 1, 1, &pconf);
+	if (rc != 0)
+		return rc;
+	rc = rte_eth_rx_queue_setup(port, 0, 1024, rte_eth_dev_socket_id(port), NULL, a->mp);
+	if (rc != 0)
+		return rc;
+	rc = rte_eth_tx_queue_setup(port, 0, 1024, rte_eth_dev_socket_id(port), NULL);
+	if (rc != 0)
+		return rc;
+	rc = rte_eth_dev_start(port);
+	if (rc != 0)
+		return rc;
+	a->port_started = true;
+	/* Best effort: virtual devices mostly do not filter by MAC anyway. */
+	(void)rte_eth_promiscuous_enable(port);
+	return 0;
+}
+
+static void
+dp_port_close(struct dprpc_agent *a)
+{
+	if (a->port_started) {
+		(void)rte_eth_dev_stop(a->port_id);
+		a->port_started = false;
+	}
+	if (a->port_probed) {
+		(void)rte_eth_dev_close(a->port_id);
+		(void)rte_eal_hotplug_remove("vdev", a->vdev_name);
+		a->port_probed = false;
+	}
+}
+
+static int
+dp_peers_init(struct dprpc_agent *a)
+{
+	unsigned int p, i;
+
+	a->peers = calloc(a->world.n, sizeof(*a->peers));
+	if (a->peers == NULL)
+		return -ENOMEM;
+	for (p = 0; p < a->world.n; p++) {
+		struct dp_peer *peer = &a->peers[p];
+
+		dp_l2l4_template(peer->tmpl, &a->world.addrs[a->rank], &a->world.addrs[p]);
+		peer->slots = calloc(a->max_outstanding, sizeof(*peer->slots));
+		peer->free_slots = calloc(a->max_outstanding, sizeof(*peer->free_slots));
+		if (peer->slots == NULL || peer->free_slots == NULL)
+			return -ENOMEM;
+		/* Stack of free slots, lowest index on top. */
+		for (i = 0; i < a->max_outstanding; i++)
+			peer->free_slots[i] = (uint16_t)(a->max_outstanding - 1 - i);
+		peer->nb_free = a->max_outstanding;
+		peer->next_req = (uint32_t)rte_rand();
+	}
+	return 0;
+}
+
+static void
+dp_peers_free(struct dprpc_agent *a)
+{
+	unsigned int p;
+
+	if (a->peers == NULL)
+		return;
+	for (p = 0; p < a->world.n; p++) {
+		free(a->peers[p].slots);
+		free(a->peers[p].free_slots);
+	}
+	free(a->peers);
+	a->peers = NULL;
+}
+
+static int
+dp_pools_init(struct dprpc_agent *a, const struct dprpc_agent_conf *c)
+{
+	char name[RTE_MEMPOOL_NAMESIZE];
+	unsigned int nfut, i, sz;
+
+	if (c->mbuf_pool != NULL) {
+		a->mp = c->mbuf_pool;
+	} else {
+		snprintf(name, sizeof(name), "dprpc%u_mb", a->instance);
+		a->mp = rte_pktmbuf_pool_create(
+			name, c->nb_mbufs, 256, 0, RTE_MBUF_DEFAULT_BUF_SIZE, c->socket_id);
+		if (a->mp == NULL)
+			return -rte_errno;
+		a->own_mp = true;
+	}
+	snprintf(name, sizeof(name), "dprpc%u_rq", a->instance);
+	a->req_pool = rte_mempool_create(name, c->max_requests, sizeof(struct dprpc_request),
+		RTE_MIN(32u, c->max_requests / 8), 0, NULL, NULL, NULL, NULL, c->socket_id, 0);
+	if (a->req_pool == NULL)
+		return -rte_errno;
+	nfut = a->world.n * a->max_outstanding * 2 + 1024;
+	a->fpool = dprpc_future_pool_create(nfut, nfut);
+	if (a->fpool == NULL)
+		return -rte_errno;
+	snprintf(name, sizeof(name), "dprpc%u_tx", a->instance);
+	a->tx_ring = rte_ring_create(name, DP_RING_SIZE, c->socket_id, RING_F_SC_DEQ);
+	if (a->tx_ring == NULL)
+		return -rte_errno;
+	for (sz = 2; sz < c->max_handlers * 2; sz <<= 1)
+		;
+	a->handlers = calloc(sz, sizeof(*a->handlers));
+	if (a->handlers == NULL)
+		return -ENOMEM;
+	a->handler_mask = sz - 1;
+	a->max_handlers = c->max_handlers;
+	for (i = 0; i < c->nb_handler_lcores; i++) {
+		struct dp_hlcore *hl = &a->hl[i];
+
+		snprintf(name, sizeof(name), "dprpc%u_h%u", a->instance, i);
+		hl->ring = rte_ring_create(
+			name, DP_RING_SIZE, c->socket_id, RING_F_SP_ENQ | RING_F_SC_DEQ);
+		if (hl->ring == NULL)
+			return -rte_errno;
+		hl->agent = a;
+		hl->lcore = c->handler_lcores[i];
+		a->nb_hl++;
+	}
+	return 0;
+}
+
+static void
+dp_drain_rings(struct dprpc_agent *a)
+{
+	struct rte_mbuf *m;
+	struct dprpc_request *req;
+	unsigned int i;
+
+	/* Calls never started and replies never sent. */
+	while (rte_ring_sc_dequeue(a->tx_ring, (void **)&m) == 0) {
+		struct dp_call_meta *meta = dp_meta(m);
+		unsigned int dst =
+			rte_be_to_cpu_16(dp_frame_hdr(rte_pktmbuf_mtod(m, uint8_t *))->dst_worker);
+
+		if (meta->fut != NULL) {
+			dprpc_future_fail(meta->fut, -ESHUTDOWN, a->rank, "agent shut down");
+			dprpc_future_put(meta->fut);
+			atomic_fetch_sub_explicit(
+				&a->peers[dst].outstanding, 1, memory_order_relaxed);
+			dp_count(&a->st.calls_failed, 1);
+		}
+		rte_pktmbuf_free(m);
+	}
+	/* Requests queued to handler lcores that stopped: answer them with an
+	 * error, which goes nowhere now but releases them. */
+	for (i = 0; i < a->nb_hl; i++) {
+		while (rte_ring_sc_dequeue(a->hl[i].ring, (void **)&req) == 0) {
+			rte_pktmbuf_free(req->m);
+			rte_mempool_put(a->req_pool, req);
+		}
+	}
+	while (a->tx_n > 0)
+		rte_pktmbuf_free(a->tx_buf[--a->tx_n]);
+}
+
+static void
+dp_agent_free(struct dprpc_agent *a)
+{
+	unsigned int i, in_use;
+
+	dp_port_close(a);
+	if (a->tx_ring != NULL)
+		dp_drain_rings(a);
+	if (a->peers != NULL)
+		dp_fail_all_slots(a, -ESHUTDOWN, "agent shut down");
+	for (i = 0; i < a->nb_hl; i++)
+		rte_ring_free(a->hl[i].ring);
+	rte_ring_free(a->tx_ring);
+	if (a->fpool != NULL)
+		dprpc_future_pool_release(a->fpool);
+	rte_mempool_free(a->req_pool);
+	if (a->own_mp) {
+		in_use = rte_mempool_in_use_count(a->mp);
+		if (in_use == 0)
+			rte_mempool_free(a->mp);
+		else
+			/* Response values still held by futures point into
+			 * these mbufs: leaking the pool is the safe choice. */
+			DP_LOG(WARNING,
+				"agent %s: %u mbufs still held (futures not put?); "
+				"mbuf pool leaked",
+				a->name, in_use);
+	}
+	free(a->handlers);
+	dp_peers_free(a);
+	pthread_mutex_destroy(&a->reg_lock);
+	dp_agent_name_drop(a);
+	free(a);
+}
+
+static int
+dp_lcores_launch(struct dprpc_agent *a)
+{
+	unsigned int i;
+
+	atomic_store_explicit(&a->stop, false, memory_order_relaxed);
+	for (i = 0; i < a->nb_hl; i++) {
+		if (rte_eal_remote_launch(dp_lcore_handler, &a->hl[i], a->hl[i].lcore) != 0)
+			return -EBUSY;
+		a->hl[i].launched = true;
+	}
+	if (a->io_lcore != DPRPC_LCORE_NONE) {
+		if (rte_eal_remote_launch(dp_lcore_io, a, a->io_lcore) != 0)
+			return -EBUSY;
+		a->io_launched = true;
+	}
+	return 0;
+}
+
+static void
+dp_lcores_stop(struct dprpc_agent *a)
+{
+	unsigned int i;
+
+	/* Release: pairs with the acquire loads in the lcore loops. */
+	atomic_store_explicit(&a->stop, true, memory_order_release);
+	for (i = 0; i < a->nb_hl; i++) {
+		if (a->hl[i].launched)
+			rte_eal_wait_lcore(a->hl[i].lcore);
+		a->hl[i].launched = false;
+	}
+	if (a->io_launched)
+		rte_eal_wait_lcore(a->io_lcore);
+	a->io_launched = false;
+}
+
+struct dprpc_agent *
+dprpc_agent_create(const struct dprpc_agent_conf *c)
+{
+	struct dprpc_agent *a;
+	char err[160];
+	int rc, rank;
+
+	if (c == NULL) {
+		rte_errno = EINVAL;
+		return NULL;
+	}
+	rc = dp_check_conf(c);
+	if (rc != 0) {
+		rte_errno = -rc;
+		return NULL;
+	}
+	if (dp_meta_offset < 0) {
+		rc = dp_register_dynfield();
+		if (rc != 0) {
+			rte_errno = -rc;
+			return NULL;
+		}
+	}
+	a = calloc(1, sizeof(*a));
+	if (a == NULL) {
+		rte_errno = ENOMEM;
+		return NULL;
+	}
+	snprintf(a->name, sizeof(a->name), "%s", c->name);
+	pthread_mutex_init(&a->reg_lock, NULL);
+	a->io_lcore = DPRPC_LCORE_NONE;
+	rc = dp_agent_name_take(a);
+	if (rc != 0) {
+		pthread_mutex_destroy(&a->reg_lock);
+		free(a);
+		rte_errno = -rc;
+		return NULL;
+	}
+	rc = dp_world_parse(c->world, &a->world, err, sizeof(err));
+	if (rc != 0) {
+		DP_LOG(ERR, "agent %s: %s", a->name, err);
+		goto fail;
+	}
+	rank = -ENOENT;
+	for (unsigned int i = 0; i < a->world.n; i++)
+		if (strcmp(a->world.w[i].name, a->name) == 0)
+			rank = (int)i;
+	if (rank < 0) {
+		DP_LOG(ERR, "agent %s: not in the world map", a->name);
+		rc = -ENOENT;
+		goto fail;
+	}
+	a->rank = (uint16_t)rank;
+	a->session = (uint32_t)rte_rand();
+	a->rx_ctx = (struct dp_rx_ctx){
+		.addrs = a->world.addrs, .nb_workers = a->world.n, .self_rank = a->rank};
+	a->max_outstanding = c->max_outstanding;
+	a->default_timeout_us = c->default_timeout_us;
+	a->idle_pause = c->idle_pause_polls;
+	a->idle_yield = c->idle_yield_polls;
+	a->idle_sleep = c->idle_sleep_polls;
+	a->idle_sleep_us = c->idle_sleep_us;
+	a->tsc_hz = rte_get_tsc_hz();
+	/* Timeouts are checked every 100 us: that is their resolution. */
+	a->timer_period_tsc = a->tsc_hz / 10000;
+	a->next_timer_tsc = rte_rdtsc() + a->timer_period_tsc;
+
+	rc = dp_pools_init(a, c);
+	if (rc != 0)
+		goto fail;
+	rc = dp_peers_init(a);
+	if (rc != 0)
+		goto fail;
+	rc = dp_port_open(a, c);
+	if (rc != 0)
+		goto fail;
+	a->io_lcore = c->io_lcore;
+	rc = dp_lcores_launch(a);
+	if (rc != 0) {
+		dp_lcores_stop(a);
+		goto fail;
+	}
+	return a;
+fail:
+	dp_agent_free(a);
+	rte_errno = -rc;
+	return NULL;
+}
+
+int
+dprpc_agent_destroy(struct dprpc_agent *a)
+{
+	unsigned int queued = 0, i;
+
+	if (a == NULL)
+		return -EINVAL;
+	dp_lcores_stop(a);
+	/* Deferred requests hold a pointer to the agent: refuse while any is
+	 * unanswered.  Requests still queued to the stopped handler lcores are
+	 * ours to release. */
+	for (i = 0; i < a->nb_hl; i++)
+		queued += rte_ring_count(a->hl[i].ring);
+	if (dp_requests_in_use(a) > queued) {
+		DP_LOG(ERR, "agent %s: %u deferred requests unanswered, not destroyed", a->name,
+			dp_requests_in_use(a) - queued);
+		(void)dp_lcores_launch(a);
+		return -EBUSY;
+	}
+	dp_agent_free(a);
+	return 0;
+}
+
+int
+dprpc_agent_wait_link(struct dprpc_agent *a, uint64_t timeout_us)
+{
+	struct rte_eth_link link;
+	uint64_t deadline;
+
+	if (a == NULL)
+		return -EINVAL;
+	deadline = timeout_us == 0 ? UINT64_MAX : rte_rdtsc() + dp_us_to_tsc(a, timeout_us);
+	for (;;) {
+		if (rte_eth_link_get_nowait(a->port_id, &link) == 0 &&
+			link.link_status == RTE_ETH_LINK_UP)
+			return 0;
+		if (rte_rdtsc() >= deadline)
+			return -ETIMEDOUT;
+		if (!a->io_launched)
+			(void)dprpc_poll(a, DP_RX_BURST);
+		usleep(1000);
+	}
+}
+
+unsigned int
+dprpc_agent_rank(const struct dprpc_agent *a)
+{
+	return a->rank;
+}
+
+const char *
+dprpc_agent_name(const struct dprpc_agent *a)
+{
+	return a->name;
+}
+
+unsigned int
+dprpc_world_size(const struct dprpc_agent *a)
+{
+	return a->world.n;
+}
+
+int
+dprpc_worker_rank(const struct dprpc_agent *a, const char *name)
+{
+	unsigned int i;
+
+	if (a == NULL || name == NULL)
+		return -EINVAL;
+	for (i = 0; i < a->world.n; i++)
+		if (strcmp(a->world.w[i].name, name) == 0)
+			return (int)i;
+	return -ENOENT;
+}
+
+const char *
+dprpc_worker_name(const struct dprpc_agent *a, unsigned int rank)
+{
+	if (a == NULL || rank >= a->world.n) {
+		rte_errno = ENOENT;
+		return NULL;
+	}
+	return a->world.w[rank].name;
+}
+
+uint16_t
+dprpc_agent_port(const struct dprpc_agent *a)
+{
+	return a->port_id;
+}
+
+int
+dprpc_agent_stats_get(const struct dprpc_agent *a, struct dprpc_agent_stats *s)
+{
+	unsigned int i;
+
+	if (a == NULL || s == NULL)
+		return -EINVAL;
+	memset(s, 0, sizeof(*s));
+	s->rx_frames = dp_load_relaxed(&a->st.rx_frames);
+	s->tx_frames = dp_load_relaxed(&a->st.tx_frames);
+	s->tx_retries = dp_load_relaxed(&a->st.tx_retries);
+	s->tx_dropped = dp_load_relaxed(&a->st.tx_dropped);
+	s->reply_nombuf = dp_load_relaxed(&a->st.reply_nombuf);
+	s->calls_sent = dp_load_relaxed(&a->st.calls_sent);
+	s->calls_ok = dp_load_relaxed(&a->st.calls_ok);
+	s->calls_failed = dp_load_relaxed(&a->st.calls_failed);
+	s->calls_timed_out = dp_load_relaxed(&a->st.calls_timed_out);
+	s->requests_handled = dp_load_relaxed(&a->st.requests_handled);
+	s->requests_unknown = dp_load_relaxed(&a->st.requests_unknown);
+	for (i = 0; i < DPRPC_DROP_MAX; i++) {
+		s->drops[i] = dp_load_relaxed(&a->st.drops[i]);
+		s->dropped += s->drops[i];
+	}
+	return 0;
+}
+
+int
+dprpc_agent_usage(const struct dprpc_agent *a, struct dprpc_agent_usage *u)
+{
+	unsigned int p;
+
+	if (a == NULL || u == NULL)
+		return -EINVAL;
+	memset(u, 0, sizeof(*u));
+	u->futures = dprpc_future_pool_in_use(a->fpool);
+	u->requests = dp_requests_in_use(a);
+	u->mbufs = a->own_mp ? rte_mempool_in_use_count(a->mp) : 0;
+	for (p = 0; p < a->world.n; p++)
+		u->calls += dp_load_relaxed(&a->peers[p].outstanding);
+	return 0;
+}
+
+void
+dprpc_agent_dump(const struct dprpc_agent *a, FILE *f)
+{
+	struct dprpc_agent_stats s;
+	struct dprpc_agent_usage u;
+	unsigned int i;
+
+	if (a == NULL || f == NULL)
+		return;
+	dprpc_agent_stats_get(a, &s);
+	dprpc_agent_usage(a, &u);
+	fprintf(f, "agent %s rank %u/%u port %u session 0x%08x io_lcore %d handler_lcores %u\n",
+		a->name, a->rank, a->world.n, a->port_id, a->session,
+		a->io_lcore == DPRPC_LCORE_NONE ? -1 : (int)a->io_lcore, a->nb_hl);
+	fprintf(f,
+		"  frames rx %" PRIu64 " tx %" PRIu64 " tx_retries %" PRIu64 " tx_dropped %" PRIu64
+		"\n",
+		s.rx_frames, s.tx_frames, s.tx_retries, s.tx_dropped);
+	fprintf(f,
+		"  calls sent %" PRIu64 " ok %" PRIu64 " failed %" PRIu64 " timed_out %" PRIu64
+		"\n",
+		s.calls_sent, s.calls_ok, s.calls_failed, s.calls_timed_out);
+	fprintf(f, "  requests handled %" PRIu64 " unknown %" PRIu64 "\n", s.requests_handled,
+		s.requests_unknown);
+	fprintf(f, "  dropped %" PRIu64, s.dropped);
+	for (i = 0; i < DPRPC_DROP_MAX; i++)
+		if (s.drops[i] != 0)
+			fprintf(f, " %s=%" PRIu64, dprpc_drop_reason_str(i), s.drops[i]);
+	fprintf(f, "\n  in use: futures %u requests %u mbufs %u calls %u; handlers %u\n", u.futures,
+		u.requests, u.mbufs, u.calls, a->nb_handlers);
+	for (i = 0; i < a->world.n; i++)
+		fprintf(f, "  worker %u %s " RTE_ETHER_ADDR_PRT_FMT " port %u\n", i,
+			a->world.w[i].name, RTE_ETHER_ADDR_BYTES(&a->world.w[i].addr.mac),
+			rte_be_to_cpu_16(a->world.w[i].addr.port));
+}

@@ -1,0 +1,230 @@
+/* SPDX-License-Identifier: BSD-3-Clause */
+/*
+ * Agent internals, shared by the dataplane's files.  Never installed.
+ *
+ * Threads and ownership (DESIGN.md sections 2 and 3):
+ *
+ *  - The poller is whoever holds agent->polling (dprpc_poll()): the io
+ *    lcore, the application's lcore, or a waiting thread.  It alone touches
+ *    the rx queue, the tx queue, tx_buf, the session slots and the
+ *    handler-lcore rings' producer side.
+ *  - Any thread submits calls (dprpc_rpc_async_id()) and off-thread replies
+ *    through tx_ring (multi-producer, single consumer: the poller).
+ *  - Handler lcores consume their own ring (single producer: the poller).
+ *
+ * Mbuf ownership ledger (STYLE.md 8):
+ *  - submit: the caller allocates the request mbuf, writes the whole frame,
+ *    and hands it to tx_ring; from then on the poller owns it;
+ *  - transmit: the poller stamps slot and req_num, moves it to tx_buf, and
+ *    rte_eth_tx_burst() hands it to the PMD, which frees it (no retransmit
+ *    in wire version 1); a call to self is looped back instead and becomes
+ *    an incoming request;
+ *  - incoming request: the request object owns the mbuf (payload read in
+ *    place) until the reply, which frees it;
+ *  - response: a matching response mbuf becomes the future's value (zero
+ *    copy) and is freed by the future's last put; any other frame is freed
+ *    at once after counting its drop reason.
+ */
+#ifndef DP_AGENT_H
+#define DP_AGENT_H
+
+#include <pthread.h>
+#include <stdatomic.h>
+#include <stdbool.h>
+#include <stdint.h>
+
+#include <rte_log.h>
+#include <rte_dev.h>
+#include <rte_mbuf.h>
+#include <rte_mbuf_dyn.h>
+#include <rte_mempool.h>
+#include <rte_ring.h>
+
+#include <dprpc/dprpc_agent.h>
+#include <dprpc/dprpc_future.h>
+#include <dprpc/dprpc_rpc.h>
+
+#include "dp_wire.h"
+#include "dprpc_atomic.h"
+
+extern int dp_logtype;
+#define DP_LOG(level, fmt, ...) \
+	rte_log(RTE_LOG_##level, dp_logtype, "dprpc: " fmt "\n", ##__VA_ARGS__)
+
+#define DP_RX_BURST  32
+#define DP_TX_BUF    512 /* frames staged for tx_burst; >= DP_RX_BURST * 2 */
+#define DP_RING_SIZE 4096
+
+/* Per-mbuf metadata of a submitted call, in an mbuf dynamic field. */
+struct dp_call_meta {
+	struct dprpc_future *fut; /* the agent's reference; NULL for a reply */
+	uint64_t deadline_tsc;	  /* 0: no timeout */
+};
+extern int dp_meta_offset;
+static inline struct dp_call_meta *
+dp_meta(struct rte_mbuf *m)
+{
+	return RTE_MBUF_DYNFIELD(m, dp_meta_offset, struct dp_call_meta *);
+}
+
+/* A session slot: one call in flight towards a peer.  Poller only. */
+struct dp_slot {
+	struct dprpc_future *fut; /* NULL when free */
+	uint32_t req_num;
+	uint64_t deadline_tsc;
+};
+
+struct dp_peer {
+	uint8_t tmpl[DP_L2L4_LEN]; /* Ethernet/IPv4/UDP from us to the peer */
+	/* Calls submitted towards the peer and not finished.  Callers
+	 * increment it (relaxed: it is only a bound, nothing is published
+	 * through it); the poller decrements when a slot is freed. */
+	atomic_uint outstanding;
+	uint32_t next_req; /* poller only */
+	unsigned int nb_free;
+	uint16_t *free_slots; /* stack of free slot indexes, poller only */
+	struct dp_slot *slots;
+};
+
+struct dp_handler {
+	/* Wire id; 0 while the bucket is free.  Written last, with release,
+	 * by dprpc_register(); read with acquire by dp_handler_find(). */
+	_Atomic uint32_t id;
+	enum dprpc_handler_mode mode;
+	dprpc_handler_t fn;
+	void *arg;
+	char name[DPRPC_HANDLER_NAME_MAX];
+};
+
+struct dprpc_request {
+	struct dprpc_agent *agent;
+	struct rte_mbuf *m; /* the request frame; payload points into it */
+	const uint8_t *payload;
+	uint32_t len;
+	uint16_t src;
+	uint16_t slot;
+	uint32_t req_num;
+	uint32_t handler_id;
+	const struct dp_handler *h;
+};
+
+struct dp_hlcore {
+	struct dprpc_agent *agent;
+	unsigned int lcore;
+	struct rte_ring *ring; /* SP (poller) / SC (this lcore) */
+	bool launched;
+};
+
+/* Counters.  All but reply_nombuf are written by the poller alone
+ * (dp_count: a relaxed load and store, no locked instruction) and read by
+ * anyone (relaxed). */
+struct dp_stats {
+	_Atomic uint64_t rx_frames, tx_frames, tx_retries, tx_dropped;
+	_Atomic uint64_t calls_sent, calls_ok, calls_failed, calls_timed_out;
+	_Atomic uint64_t requests_handled, requests_unknown;
+	_Atomic uint64_t drops[DPRPC_DROP_MAX];
+	_Atomic uint64_t reply_nombuf; /* any thread: dp_count_mt */
+};
+
+struct dprpc_agent {
+	char name[DPRPC_NAME_MAX];
+	uint16_t rank;
+	uint32_t session; /* our incarnation, random */
+	unsigned int instance;
+	struct dp_world world;
+	struct dp_rx_ctx rx_ctx;
+
+	uint16_t port_id, rxq, txq;
+	bool port_probed;  /* we created it from conf.vdev */
+	bool port_started; /* we configured and started it */
+	char vdev_name[RTE_DEV_NAME_MAX_LEN];
+
+	struct rte_mempool *mp;
+	bool own_mp;
+	struct dprpc_future_pool *fpool;
+	struct rte_mempool *req_pool;
+
+	struct rte_ring *tx_ring; /* MP/SC: submitted calls, off-thread replies */
+
+	/* Handler registry: open addressing, power-of-two size, never
+	 * shrinks; writers serialised by reg_lock, readers lock-free. */
+	pthread_mutex_t reg_lock;
+	unsigned int nb_handlers, max_handlers, handler_mask;
+	struct dp_handler *handlers;
+
+	unsigned int nb_hl, hl_next;
+	struct dp_hlcore hl[DPRPC_MAX_HANDLER_LCORES];
+	unsigned int io_lcore;
+	bool io_launched;
+	atomic_bool stop; /* tells the lcores to return; release/acquire */
+
+	/* The poll flag: exchanged to true with acquire by the thread that
+	 * polls, stored false with release when it stops, so one poller's
+	 * writes to poller-only state happen before the next one's reads. */
+	atomic_bool polling;
+	unsigned int tx_n;
+	struct rte_mbuf *tx_buf[DP_TX_BUF];
+	uint64_t next_timer_tsc, timer_period_tsc, tsc_hz;
+
+	struct dp_peer *peers;
+	unsigned int max_outstanding;
+	uint64_t default_timeout_us;
+	unsigned int idle_pause, idle_yield, idle_sleep, idle_sleep_us;
+
+	struct dp_stats st;
+};
+
+/* The agent whose poll loop runs on this thread, if any. */
+/* initial-exec: a plain %fs-relative access, no __tls_get_addr call per
+ * poll (the library is linked at start-up, not dlopen'ed late). */
+extern __thread struct dprpc_agent *dp_tls_poller __attribute__((tls_model("initial-exec")));
+
+/* poll.c */
+int dp_progress(void *agent);
+bool dp_poll_trylock(struct dprpc_agent *a);
+void dp_poll_unlock(struct dprpc_agent *a);
+unsigned int dp_drain_tx_ring(struct dprpc_agent *a);
+unsigned int dp_tx_flush(struct dprpc_agent *a);
+void dp_idle(const struct dprpc_agent *a, unsigned int *empty);
+int dp_lcore_io(void *agent);
+void dp_stage_tx(struct dprpc_agent *a, struct rte_mbuf *m);
+void dp_start_call(struct dprpc_agent *a, struct rte_mbuf *m);
+void dp_fail_all_slots(struct dprpc_agent *a, int code, const char *msg);
+
+/* rpc.c */
+const struct dp_handler *dp_handler_find(const struct dprpc_agent *a, uint32_t id);
+void dp_dispatch_request(struct dprpc_agent *a, struct rte_mbuf *m, const struct dp_parsed *p);
+void dp_run_handler(struct dprpc_request *req);
+int dp_lcore_handler(void *hlcore_arg);
+void dp_send_response(struct dprpc_agent *a, const struct dprpc_request *req, uint32_t status,
+	const void *data, uint32_t len, bool must);
+
+/* A counter written by the poller only.  Relaxed: statistics publish
+ * nothing; a single writer needs no read-modify-write. */
+static inline void
+dp_count(_Atomic uint64_t *c, uint64_t v)
+{
+	dp_counter_add(c, v);
+}
+
+/* A counter written by any thread. */
+static inline void
+dp_count_mt(_Atomic uint64_t *c, uint64_t v)
+{
+	atomic_fetch_add_explicit(c, v, memory_order_relaxed);
+}
+
+/* Incoming requests taken and not yet answered. */
+static inline unsigned int
+dp_requests_in_use(const struct dprpc_agent *a)
+{
+	return rte_mempool_in_use_count(a->req_pool);
+}
+
+static inline uint64_t
+dp_us_to_tsc(const struct dprpc_agent *a, uint64_t us)
+{
+	return (uint64_t)((__uint128_t)us * a->tsc_hz / 1000000);
+}
+
+#endif /* DP_AGENT_H */

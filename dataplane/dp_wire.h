@@ -1,0 +1,161 @@
+/* SPDX-License-Identifier: BSD-3-Clause */
+/*
+ * dprpc wire format, version 1 (DESIGN.md section 4).
+ *
+ * A frame is Ethernet + IPv4 (no options, never fragmented) + UDP + the dprpc
+ * header below + payload.  Every multi-byte field is big-endian; the header
+ * is packed, has no bitfields, and its size is checked at compile time.
+ *
+ *   off  size  field
+ *     0     2  magic        DP_WIRE_MAGIC
+ *     2     1  version      DP_WIRE_VERSION
+ *     3     1  type         enum dp_frame_type
+ *     4     2  flags        none defined in version 1; ignored on receive
+ *     6     2  src_worker   sender's rank
+ *     8     2  dst_worker   receiver's rank
+ *    10     2  slot         session slot of the call (client's numbering)
+ *    12     4  session      sender's incarnation, random per agent
+ *    16     4  req_num      request number within the slot
+ *    20     2  pkt_idx      index of this frame in its message
+ *    22     2  pkt_cnt      frames in the message (1 in version 1)
+ *    24     4  msg_len      total message length (payload bytes)
+ *    28     4  handler_id   dprpc_handler_id() of the handler's name
+ *    32     4  status       0, or a positive errno (responses); the payload
+ *                           of an error response is the error message
+ *    36     2  credits      reserved for flow control, 0
+ *    38     2  reserved     0
+ */
+#ifndef DP_WIRE_H
+#define DP_WIRE_H
+
+#include <stdbool.h>
+#include <stdint.h>
+#include <stdio.h>
+
+#include <rte_byteorder.h>
+#include <rte_common.h>
+#include <rte_ether.h>
+#include <rte_ip.h>
+#include <rte_udp.h>
+
+#include <dprpc/dprpc_agent.h>
+
+#define DP_WIRE_MAGIC	0xD9C1
+#define DP_WIRE_VERSION 1
+
+enum dp_frame_type {
+	DP_FRAME_REQUEST = 1,
+	DP_FRAME_RESPONSE = 2,
+	DP_FRAME_ACK = 3,     /* reserved: credit return (reliable transport) */
+	DP_FRAME_CONTROL = 4, /* reserved: session control */
+};
+
+struct dp_wire_hdr {
+	rte_be16_t magic;
+	uint8_t version;
+	uint8_t type;
+	rte_be16_t flags;
+	rte_be16_t src_worker;
+	rte_be16_t dst_worker;
+	rte_be16_t slot;
+	rte_be32_t session;
+	rte_be32_t req_num;
+	rte_be16_t pkt_idx;
+	rte_be16_t pkt_cnt;
+	rte_be32_t msg_len;
+	rte_be32_t handler_id;
+	rte_be32_t status;
+	rte_be16_t credits;
+	rte_be16_t reserved;
+} __rte_packed;
+
+_Static_assert(sizeof(struct dp_wire_hdr) == 40, "dprpc header is 40 bytes on the wire");
+
+/* Ethernet + IPv4 + UDP, prebuilt per peer. */
+#define DP_L2L4_LEN \
+	(sizeof(struct rte_ether_hdr) + sizeof(struct rte_ipv4_hdr) + sizeof(struct rte_udp_hdr))
+#define DP_HDRS_LEN (DP_L2L4_LEN + sizeof(struct dp_wire_hdr))
+_Static_assert(DP_L2L4_LEN == 42, "L2-L4 headers are 42 bytes");
+/* 1500-byte IP MTU: 20 IPv4 + 8 UDP + 40 dprpc + payload. */
+_Static_assert(DPRPC_MAX_FRAME_PAYLOAD + 20 + 8 + sizeof(struct dp_wire_hdr) == 1500,
+	"one frame's payload fills a 1500-byte MTU");
+
+/* One worker's address, from the world map. */
+struct dp_addr {
+	struct rte_ether_addr mac;
+	rte_be32_t ip;
+	rte_be16_t port;
+};
+
+/* What the parser needs to know about the receiving worker. */
+struct dp_rx_ctx {
+	const struct dp_addr *addrs; /* world addresses, indexed by rank */
+	unsigned int nb_workers;
+	uint16_t self_rank;
+};
+
+/* A frame that passed every check; pointers into the frame. */
+struct dp_parsed {
+	const struct dp_wire_hdr *hdr;
+	const uint8_t *payload;
+	uint32_t payload_len;
+	uint8_t type;
+	uint16_t src;
+	uint16_t slot;
+	uint32_t session;
+	uint32_t req_num;
+	uint32_t handler_id;
+	uint32_t status;
+};
+
+/* The parts of a frame's dprpc header the sender chooses. */
+struct dp_hdr_fields {
+	uint8_t type;
+	uint16_t src;
+	uint16_t dst;
+	uint16_t slot;
+	uint32_t session;
+	uint32_t req_num;
+	uint32_t handler_id;
+	uint32_t status;
+};
+
+/* Build the Ethernet/IPv4/UDP headers from @src to @dst into tmpl[DP_L2L4_LEN];
+ * lengths and checksum are filled per frame by dp_frame_write(). */
+void dp_l2l4_template(uint8_t *tmpl, const struct dp_addr *src, const struct dp_addr *dst);
+
+/* Write a whole frame at @frame: template, dprpc header, payload; fix the
+ * IPv4/UDP lengths and the IPv4 checksum.  @frame has room for
+ * DP_HDRS_LEN + len bytes; @payload may overlap the frame. */
+void dp_frame_write(uint8_t *frame, const uint8_t *tmpl, const struct dp_hdr_fields *f,
+	const void *payload, uint32_t len);
+
+/* Parse and check a frame of @len contiguous bytes.  Returns true and fills
+ * @out, or false and sets @why.  Reads nothing outside [frame, frame+len). */
+bool dp_frame_parse(const uint8_t *frame, uint32_t len, const struct dp_rx_ctx *ctx,
+	struct dp_parsed *out, enum dprpc_drop_reason *why);
+
+/* Offset of the dprpc header's slot and req_num fields in a frame, for the
+ * poller to stamp a submitted request. */
+static inline struct dp_wire_hdr *
+dp_frame_hdr(uint8_t *frame)
+{
+	return (struct dp_wire_hdr *)(frame + DP_L2L4_LEN);
+}
+
+/* Format a dprpc header for debugging ("REQ 0->1 slot 3 req 7 ..."). */
+int dp_wire_hdr_str(const struct dp_wire_hdr *h, char *buf, size_t size);
+
+/* Parse "NAME RANK MAC IPV4 PORT" lines; see dprpc_agent_conf.world. */
+struct dp_world_entry {
+	char name[DPRPC_NAME_MAX];
+	struct dp_addr addr;
+};
+struct dp_world {
+	unsigned int n;
+	struct dp_world_entry w[DPRPC_MAX_WORKERS];
+	struct dp_addr addrs[DPRPC_MAX_WORKERS]; /* copy of w[i].addr, for dp_rx_ctx */
+};
+int dp_world_parse(const char *spec, struct dp_world *world, char *err, size_t errlen);
+
+#endif /* DP_WIRE_H */

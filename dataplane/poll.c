@@ -1,0 +1,359 @@
+/* SPDX-License-Identifier: BSD-3-Clause */
+/*
+ * The poll loop: rx burst -> parse -> complete responses / dispatch
+ * requests -> drain submitted calls and replies -> timers -> tx flush.
+ *
+ * Everything here runs on the poller (the holder of agent->polling), so the
+ * session slots, tx_buf and the port queues need no synchronisation of
+ * their own.  Nothing here allocates, locks or logs per frame.
+ */
+#include <errno.h>
+#include <sched.h>
+#include <unistd.h>
+
+#include <rte_cycles.h>
+#include <rte_ethdev.h>
+#include <rte_pause.h>
+
+#include "dp_agent.h"
+#include "dprpc_atomic.h"
+
+__thread struct dprpc_agent *dp_tls_poller __attribute__((tls_model("initial-exec")));
+
+static void
+dp_value_free_mbuf(void *m)
+{
+	rte_pktmbuf_free(m);
+}
+
+static void
+dp_drop_frame(struct dprpc_agent *a, struct rte_mbuf *m, enum dprpc_drop_reason why)
+{
+	dp_count(&a->st.drops[why], 1);
+	rte_pktmbuf_free(m);
+}
+
+/* Release slot @s of @peer and return the future it held (agent's ref). */
+static struct dprpc_future *
+dp_slot_release(struct dp_peer *peer, struct dp_slot *s)
+{
+	struct dprpc_future *fut = s->fut;
+
+	s->fut = NULL;
+	peer->free_slots[peer->nb_free++] = (uint16_t)(s - peer->slots);
+	/* Pairs with nothing: the counter only bounds submissions. */
+	atomic_fetch_sub_explicit(&peer->outstanding, 1, memory_order_relaxed);
+	return fut;
+}
+
+static void
+dp_handle_response(struct dprpc_agent *a, struct rte_mbuf *m, const struct dp_parsed *p)
+{
+	struct dp_peer *peer = &a->peers[p->src];
+	struct dprpc_future *fut;
+	struct dp_slot *s;
+	char msg[DPRPC_ERRMSG_MAX];
+	uint32_t n;
+
+	if (p->slot >= a->max_outstanding) {
+		dp_drop_frame(a, m, DPRPC_DROP_STALE);
+		return;
+	}
+	s = &peer->slots[p->slot];
+	if (s->fut == NULL || s->req_num != p->req_num) {
+		dp_drop_frame(a, m, DPRPC_DROP_STALE);
+		return;
+	}
+	fut = dp_slot_release(peer, s);
+	if (p->status == 0) {
+		/* Zero copy: the future owns the mbuf from here on. */
+		if (dprpc_future_complete(fut, p->payload_len ? p->payload : NULL, p->payload_len,
+			    dp_value_free_mbuf, m) != 0)
+			rte_pktmbuf_free(m);
+		dp_count(&a->st.calls_ok, 1);
+	} else {
+		n = RTE_MIN(p->payload_len, (uint32_t)sizeof(msg) - 1);
+		memcpy(msg, p->payload, n);
+		msg[n] = '\0';
+		rte_pktmbuf_free(m);
+		dprpc_future_fail(fut, -(int)RTE_MIN(p->status, (uint32_t)INT32_MAX), p->src, msg);
+		dp_count(&a->st.calls_failed, 1);
+	}
+	dprpc_future_put(fut);
+}
+
+static void
+dp_rx_frame(struct dprpc_agent *a, struct rte_mbuf *m)
+{
+	enum dprpc_drop_reason why;
+	struct dp_parsed p;
+
+	if (unlikely(m->nb_segs != 1)) {
+		dp_drop_frame(a, m, DPRPC_DROP_UNSUPPORTED);
+		return;
+	}
+	if (!dp_frame_parse(
+		    rte_pktmbuf_mtod(m, const uint8_t *), m->data_len, &a->rx_ctx, &p, &why)) {
+		dp_drop_frame(a, m, why);
+		return;
+	}
+	if (p.type == DP_FRAME_RESPONSE)
+		dp_handle_response(a, m, &p);
+	else
+		dp_dispatch_request(a, m, &p);
+}
+
+/* A frame addressed to ourselves (a call to self, or its reply): deliver it
+ * as if received, without the wire. */
+static void
+dp_loopback(struct dprpc_agent *a, struct rte_mbuf *m)
+{
+	dp_rx_frame(a, m);
+}
+
+unsigned int
+dp_tx_flush(struct dprpc_agent *a)
+{
+	uint16_t sent;
+
+	if (a->tx_n == 0)
+		return 0;
+	sent = rte_eth_tx_burst(a->port_id, a->txq, a->tx_buf, (uint16_t)a->tx_n);
+	if (sent < a->tx_n) {
+		memmove(a->tx_buf, a->tx_buf + sent, (a->tx_n - sent) * sizeof(a->tx_buf[0]));
+		dp_count(&a->st.tx_retries, 1);
+	}
+	a->tx_n -= sent;
+	dp_counter_add(&a->st.tx_frames, sent);
+	return sent;
+}
+
+void
+dp_stage_tx(struct dprpc_agent *a, struct rte_mbuf *m)
+{
+	const struct dp_wire_hdr *h = dp_frame_hdr(rte_pktmbuf_mtod(m, uint8_t *));
+
+	if (rte_be_to_cpu_16(h->dst_worker) == a->rank) {
+		dp_loopback(a, m);
+		return;
+	}
+	if (unlikely(a->tx_n == DP_TX_BUF))
+		dp_tx_flush(a);
+	if (likely(a->tx_n < DP_TX_BUF)) {
+		a->tx_buf[a->tx_n++] = m;
+		return;
+	}
+	/* The port pushes back and tx_buf is full (the rx budget and the ring
+	 * drain leave room for everything they stage, so only frames staged
+	 * by callbacks and handlers get here): park the frame on the tx ring
+	 * for a later poll.  Its call, if any, already holds its slot. */
+	if (rte_ring_mp_enqueue(a->tx_ring, m) != 0) {
+		dp_count(&a->st.tx_dropped, 1);
+		rte_pktmbuf_free(m);
+	}
+}
+
+/* Give a submitted request its slot and request number. */
+void
+dp_start_call(struct dprpc_agent *a, struct rte_mbuf *m)
+{
+	struct dp_wire_hdr *h = dp_frame_hdr(rte_pktmbuf_mtod(m, uint8_t *));
+	struct dp_call_meta *meta = dp_meta(m);
+	struct dp_peer *peer = &a->peers[rte_be_to_cpu_16(h->dst_worker)];
+	struct dp_slot *s;
+	uint16_t idx;
+
+	/* A free slot exists: outstanding <= max_outstanding was checked by
+	 * the submitter, and each call in flight holds one slot. */
+	idx = peer->free_slots[--peer->nb_free];
+	s = &peer->slots[idx];
+	s->fut = meta->fut;
+	s->req_num = ++peer->next_req;
+	s->deadline_tsc = meta->deadline_tsc;
+	meta->fut = NULL; /* started: a re-staged frame is a plain frame */
+	dp_count(&a->st.calls_sent, 1);
+	h->slot = rte_cpu_to_be_16(idx);
+	h->req_num = rte_cpu_to_be_32(s->req_num);
+	dp_stage_tx(a, m);
+}
+
+unsigned int
+dp_drain_tx_ring(struct dprpc_agent *a)
+{
+	struct rte_mbuf *ms[DP_RX_BURST];
+	unsigned int n, i, room;
+
+	room = DP_TX_BUF - a->tx_n;
+	if (room <= DP_RX_BURST)
+		return 0;
+	n = rte_ring_sc_dequeue_burst(a->tx_ring, (void **)ms,
+		RTE_MIN(room - DP_RX_BURST, (unsigned int)DP_RX_BURST), NULL);
+	for (i = 0; i < n; i++) {
+		if (dp_meta(ms[i])->fut != NULL)
+			dp_start_call(a, ms[i]);
+		else
+			dp_stage_tx(a, ms[i]);
+	}
+	return n;
+}
+
+static unsigned int
+dp_run_timers(struct dprpc_agent *a, uint64_t now)
+{
+	unsigned int p, i, n = 0;
+	char msg[DPRPC_ERRMSG_MAX];
+
+	a->next_timer_tsc = now + a->timer_period_tsc;
+	for (p = 0; p < a->world.n; p++) {
+		struct dp_peer *peer = &a->peers[p];
+
+		if (peer->nb_free == a->max_outstanding)
+			continue;
+		for (i = 0; i < a->max_outstanding; i++) {
+			struct dp_slot *s = &peer->slots[i];
+			struct dprpc_future *fut;
+
+			if (s->fut == NULL || s->deadline_tsc == 0 || s->deadline_tsc > now)
+				continue;
+			fut = dp_slot_release(peer, s);
+			snprintf(msg, sizeof(msg), "call to %s timed out", a->world.w[p].name);
+			dprpc_future_fail(fut, -ETIMEDOUT, a->rank, msg);
+			dprpc_future_put(fut);
+			dp_count(&a->st.calls_failed, 1);
+			dp_count(&a->st.calls_timed_out, 1);
+			n++;
+		}
+	}
+	return n;
+}
+
+void
+dp_fail_all_slots(struct dprpc_agent *a, int code, const char *msg)
+{
+	unsigned int p, i;
+
+	for (p = 0; p < a->world.n; p++) {
+		for (i = 0; i < a->max_outstanding; i++) {
+			struct dp_slot *s = &a->peers[p].slots[i];
+			struct dprpc_future *fut;
+
+			if (s->fut == NULL)
+				continue;
+			fut = dp_slot_release(&a->peers[p], s);
+			dprpc_future_fail(fut, code, a->rank, msg);
+			dprpc_future_put(fut);
+			dp_count(&a->st.calls_failed, 1);
+		}
+	}
+}
+
+static int
+dp_poll_locked(struct dprpc_agent *a, unsigned int budget)
+{
+	struct rte_mbuf *rx[DP_RX_BURST];
+	unsigned int n, i, work = 0, room;
+	uint64_t now;
+
+	if (DP_TX_BUF - a->tx_n < DP_RX_BURST)
+		dp_tx_flush(a);
+	/* Each frame received may stage one reply: receive no more than
+	 * tx_buf has room for, so the port's push-back reaches the peer. */
+	room = DP_TX_BUF - a->tx_n;
+	budget = RTE_MIN(budget, (unsigned int)DP_RX_BURST);
+	budget = RTE_MIN(budget, room);
+	n = budget == 0 ? 0 : rte_eth_rx_burst(a->port_id, a->rxq, rx, (uint16_t)budget);
+	if (n > 0) {
+		dp_counter_add(&a->st.rx_frames, n);
+		for (i = 0; i < n; i++) {
+			if (i + 1 < n)
+				rte_prefetch0(rte_pktmbuf_mtod(rx[i + 1], void *));
+			dp_rx_frame(a, rx[i]);
+		}
+		work += n;
+	}
+	work += dp_drain_tx_ring(a);
+	now = rte_rdtsc();
+	if (now >= a->next_timer_tsc)
+		work += dp_run_timers(a, now);
+	dp_tx_flush(a);
+	return (int)work;
+}
+
+/* Become the poller.  Acquire: pairs with the release store in
+ * dp_poll_unlock() by the previous poller, so its writes to slots, tx_buf
+ * and the queues are visible to us. */
+bool
+dp_poll_trylock(struct dprpc_agent *a)
+{
+	if (atomic_exchange_explicit(&a->polling, true, memory_order_acquire))
+		return false;
+	dp_tls_poller = a;
+	return true;
+}
+
+void
+dp_poll_unlock(struct dprpc_agent *a)
+{
+	dp_tls_poller = NULL;
+	/* Release: pairs with the acquire exchange in dp_poll_trylock(). */
+	atomic_store_explicit(&a->polling, false, memory_order_release);
+}
+
+int
+dprpc_poll(struct dprpc_agent *a, unsigned int budget)
+{
+	int n;
+
+	if (a == NULL)
+		return -EINVAL;
+	if (!dp_poll_trylock(a))
+		return -EBUSY;
+	n = dp_poll_locked(a, budget == 0 ? DP_RX_BURST : budget);
+	dp_poll_unlock(a);
+	return n;
+}
+
+int
+dp_progress(void *arg)
+{
+	struct dprpc_agent *a = arg;
+	int n;
+
+	/* An io lcore polls: the waiter may park.  A thread that is already
+	 * this agent's poller (a callback waiting) cannot poll recursively. */
+	if (a->io_launched || dp_tls_poller == a)
+		return -1;
+	n = dprpc_poll(a, DP_RX_BURST);
+	return n < 0 ? -1 : n;
+}
+
+void
+dp_idle(const struct dprpc_agent *a, unsigned int *empty)
+{
+	unsigned int e = ++*empty;
+
+	if (e < a->idle_pause)
+		return;
+	if (e < a->idle_yield)
+		rte_pause();
+	else if (e < a->idle_sleep)
+		sched_yield();
+	else
+		usleep(a->idle_sleep_us);
+}
+
+int
+dp_lcore_io(void *arg)
+{
+	struct dprpc_agent *a = arg;
+	unsigned int empty = 0;
+
+	/* Acquire: pairs with the release store of stop in destroy. */
+	while (!atomic_load_explicit(&a->stop, memory_order_acquire)) {
+		if (dprpc_poll(a, DP_RX_BURST) > 0)
+			empty = 0;
+		else
+			dp_idle(a, &empty);
+	}
+	return 0;
+}

@@ -1,0 +1,490 @@
+/* SPDX-License-Identifier: BSD-3-Clause */
+/*
+ * Calls and handlers: the handler registry, request dispatch (inline or to
+ * the handler lcores), replies from any thread, and call submission.
+ *
+ * Registry: an open-addressing table of max_handlers * 2 (power of two)
+ * buckets keyed by wire id.  dprpc_register() fills a bucket under
+ * reg_lock and publishes it by storing the id last with release;
+ * dp_handler_find() probes with acquire loads and takes no lock.  Buckets
+ * are never freed or reused, so a reader can never see a torn entry.
+ */
+#include <errno.h>
+#include <string.h>
+
+#include <rte_cycles.h>
+#include <rte_errno.h>
+#include <rte_pause.h>
+
+#include "dp_agent.h"
+#include "dprpc_atomic.h"
+
+uint32_t
+dprpc_handler_id(const char *name)
+{
+	uint32_t h = 2166136261u; /* FNV-1a, 32 bits */
+
+	for (; *name != '\0'; name++) {
+		h ^= (uint8_t)*name;
+		h *= 16777619u;
+	}
+	return h != 0 ? h : 1; /* 0 marks a free bucket */
+}
+
+const struct dp_handler *
+dp_handler_find(const struct dprpc_agent *a, uint32_t id)
+{
+	unsigned int i, b;
+
+	for (i = 0, b = id & a->handler_mask; i <= a->handler_mask;
+		i++, b = (b + 1) & a->handler_mask) {
+		/* Acquire: pairs with the release store of id in
+		 * dprpc_register(), so fn, arg and mode are visible. */
+		uint32_t cur = atomic_load_explicit(&a->handlers[b].id, memory_order_acquire);
+
+		if (cur == id)
+			return &a->handlers[b];
+		if (cur == 0)
+			return NULL;
+	}
+	return NULL;
+}
+
+int
+dprpc_register(struct dprpc_agent *a, const char *name, dprpc_handler_t fn, void *arg,
+	enum dprpc_handler_mode mode)
+{
+	unsigned int b, i;
+	uint32_t id;
+	size_t len;
+	int rc = 0;
+
+	if (a == NULL || name == NULL || fn == NULL)
+		return -EINVAL;
+	len = strlen(name);
+	if (len == 0 || len >= DPRPC_HANDLER_NAME_MAX)
+		return -EINVAL;
+	if (mode != DPRPC_HANDLER_INLINE && mode != DPRPC_HANDLER_POOL)
+		return -EINVAL;
+	if (mode == DPRPC_HANDLER_POOL && a->nb_hl == 0)
+		return -EINVAL;
+	id = dprpc_handler_id(name);
+
+	pthread_mutex_lock(&a->reg_lock);
+	for (i = 0, b = id & a->handler_mask; i <= a->handler_mask;
+		i++, b = (b + 1) & a->handler_mask) {
+		struct dp_handler *h = &a->handlers[b];
+		uint32_t cur = atomic_load_explicit(&h->id, memory_order_relaxed);
+
+		if (cur == id) {
+			rc = strcmp(h->name, name) == 0 ? -EEXIST : -EADDRINUSE;
+			break;
+		}
+		if (cur != 0)
+			continue;
+		if (a->nb_handlers == a->max_handlers) {
+			rc = -ENOSPC;
+			break;
+		}
+		memcpy(h->name, name, len + 1);
+		h->fn = fn;
+		h->arg = arg;
+		h->mode = mode;
+		/* Release: publishes the fields above to dp_handler_find(). */
+		atomic_store_explicit(&h->id, id, memory_order_release);
+		a->nb_handlers++;
+		break;
+	}
+	pthread_mutex_unlock(&a->reg_lock);
+	return rc;
+}
+
+const void *
+dprpc_request_payload(const struct dprpc_request *req, size_t *len)
+{
+	if (len != NULL)
+		*len = req->len;
+	return req->len > 0 ? req->payload : NULL;
+}
+
+unsigned int
+dprpc_request_caller(const struct dprpc_request *req)
+{
+	return req->src;
+}
+
+struct dprpc_agent *
+dprpc_request_agent(const struct dprpc_request *req)
+{
+	return req->agent;
+}
+
+/* Hand a finished frame to the poller: staged directly when we are the
+ * poller, else through the MP tx ring.  With @must the ring is retried
+ * until it has room (a reply must not be lost); without it a full ring
+ * fails with -ENOBUFS. */
+static int
+dp_submit(struct dprpc_agent *a, struct rte_mbuf *m, bool must)
+{
+	if (dp_tls_poller == a) {
+		if (dp_meta(m)->fut != NULL)
+			dp_start_call(a, m);
+		else
+			dp_stage_tx(a, m);
+		return 0;
+	}
+	while (rte_ring_mp_enqueue(a->tx_ring, m) != 0) {
+		if (!must)
+			return -ENOBUFS;
+		/* The poller drains the ring; when nobody polls (caller-driven
+		 * mode) poll ourselves. */
+		if (!a->io_launched)
+			dprpc_poll(a, DP_RX_BURST);
+		rte_pause();
+	}
+	return 0;
+}
+
+static struct rte_mbuf *
+dp_frame_alloc(struct dprpc_agent *a, uint32_t len, uint8_t **frame)
+{
+	struct rte_mbuf *m = rte_pktmbuf_alloc(a->mp);
+
+	if (m == NULL)
+		return NULL;
+	*frame = (uint8_t *)rte_pktmbuf_append(m, (uint16_t)(DP_HDRS_LEN + len));
+	if (*frame == NULL) {
+		rte_pktmbuf_free(m);
+		return NULL;
+	}
+	return m;
+}
+
+void
+dp_send_response(struct dprpc_agent *a, const struct dprpc_request *req, uint32_t status,
+	const void *data, uint32_t len, bool must)
+{
+	struct dp_hdr_fields f = {
+		.type = DP_FRAME_RESPONSE,
+		.src = a->rank,
+		.dst = req->src,
+		.slot = req->slot,
+		.session = a->session,
+		.req_num = req->req_num,
+		.handler_id = req->handler_id,
+		.status = status,
+	};
+	struct rte_mbuf *m;
+	uint8_t *frame;
+
+	m = dp_frame_alloc(a, len, &frame);
+	if (m == NULL) {
+		/* Only error replies get here with must == true, after the
+		 * handler's own reply could not get an mbuf either: the call
+		 * will time out on the caller's side.  Count it. */
+		dp_count_mt(&a->st.reply_nombuf, 1);
+		return;
+	}
+	dp_frame_write(frame, a->peers[req->src].tmpl, &f, data, len);
+	dp_meta(m)->fut = NULL;
+	dp_submit(a, m, must);
+}
+
+static void
+dp_request_free(struct dprpc_request *req)
+{
+	struct dprpc_agent *a = req->agent;
+
+	rte_pktmbuf_free(req->m);
+	rte_mempool_put(a->req_pool, req);
+}
+
+int
+dprpc_reply(struct dprpc_request *req, const void *data, size_t len)
+{
+	struct dprpc_agent *a;
+	struct rte_mbuf *m;
+	uint8_t *frame;
+
+	if (req == NULL || (data == NULL && len > 0))
+		return -EINVAL;
+	if (len > DPRPC_MAX_FRAME_PAYLOAD)
+		return -EMSGSIZE;
+	a = req->agent;
+	m = req->m;
+	if (dp_tls_poller == a && rte_mbuf_refcnt_read(m) == 1 && RTE_MBUF_DIRECT(m) &&
+		m->data_off + DP_HDRS_LEN + len <= m->buf_len) {
+		/* On the poller (an inline handler): build the response in the
+		 * request's own mbuf, as an echo would, instead of a new one.
+		 * The headers have the request's layout, so an echoed payload
+		 * is already in place. */
+		req->m = NULL;
+		m->data_len = (uint16_t)(DP_HDRS_LEN + len);
+		m->pkt_len = m->data_len;
+		frame = rte_pktmbuf_mtod(m, uint8_t *);
+	} else {
+		m = dp_frame_alloc(a, (uint32_t)len, &frame);
+		if (m == NULL)
+			return -ENOBUFS;
+	}
+	{
+		struct dp_hdr_fields f = {
+			.type = DP_FRAME_RESPONSE,
+			.src = a->rank,
+			.dst = req->src,
+			.slot = req->slot,
+			.session = a->session,
+			.req_num = req->req_num,
+			.handler_id = req->handler_id,
+			.status = 0,
+		};
+		dp_frame_write(frame, a->peers[req->src].tmpl, &f, data, (uint32_t)len);
+	}
+	dp_meta(m)->fut = NULL;
+	dp_request_free(req);
+	dp_submit(a, m, true);
+	return 0;
+}
+
+int
+dprpc_reply_error(struct dprpc_request *req, int code, const char *msg)
+{
+	struct dprpc_agent *a;
+	size_t len;
+
+	if (req == NULL)
+		return -EINVAL;
+	if (code == 0)
+		code = -EIO;
+	if (code < 0)
+		code = -code;
+	a = req->agent;
+	len = msg != NULL ? strnlen(msg, DPRPC_ERRMSG_MAX - 1) : 0;
+	dp_send_response(a, req, (uint32_t)code, msg, (uint32_t)len, true);
+	dp_request_free(req);
+	return 0;
+}
+
+void
+dp_run_handler(struct dprpc_request *req)
+{
+	struct dprpc_agent *a = req->agent;
+	const struct dp_handler *h = req->h;
+	char msg[DPRPC_ERRMSG_MAX];
+	int rc;
+
+	rc = h->fn(req, h->arg);
+	if (rc >= 0)
+		return; /* replied, or deferred */
+	snprintf(msg, sizeof(msg), "handler '%s' on worker %s failed: %s", h->name, a->name,
+		strerror(-rc));
+	dprpc_reply_error(req, rc, msg);
+}
+
+void
+dp_dispatch_request(struct dprpc_agent *a, struct rte_mbuf *m, const struct dp_parsed *p)
+{
+	struct dprpc_request *req;
+	const struct dp_handler *h;
+	char msg[DPRPC_ERRMSG_MAX];
+	void *obj;
+
+	if (rte_mempool_get(a->req_pool, &obj) != 0) {
+		dp_count(&a->st.drops[DPRPC_DROP_NO_REQUEST], 1);
+		rte_pktmbuf_free(m);
+		return;
+	}
+	req = obj;
+	req->agent = a;
+	req->m = m;
+	req->payload = p->payload;
+	req->len = p->payload_len;
+	req->src = p->src;
+	req->slot = p->slot;
+	req->req_num = p->req_num;
+	req->handler_id = p->handler_id;
+	h = dp_handler_find(a, p->handler_id);
+	req->h = h;
+	if (h == NULL) {
+		dp_count(&a->st.requests_unknown, 1);
+		snprintf(msg, sizeof(msg), "no handler with id 0x%08x on worker %s", p->handler_id,
+			a->name);
+		dprpc_reply_error(req, -ENOENT, msg);
+		return;
+	}
+	dp_count(&a->st.requests_handled, 1);
+	if (h->mode == DPRPC_HANDLER_INLINE) {
+		dp_run_handler(req);
+		return;
+	}
+	/* Pool: round robin over the handler lcores.  SP: only the poller
+	 * enqueues. */
+	if (rte_ring_sp_enqueue(a->hl[a->hl_next].ring, req) != 0) {
+		dp_count(&a->st.drops[DPRPC_DROP_HANDLER_FULL], 1);
+		snprintf(msg, sizeof(msg), "handler pool of worker %s is full", a->name);
+		dprpc_reply_error(req, -EBUSY, msg);
+		return;
+	}
+	a->hl_next = a->hl_next + 1 == a->nb_hl ? 0 : a->hl_next + 1;
+}
+
+int
+dp_lcore_handler(void *arg)
+{
+	struct dp_hlcore *hl = arg;
+	struct dprpc_agent *a = hl->agent;
+	struct dprpc_request *reqs[DP_RX_BURST];
+	unsigned int n, i, empty = 0;
+
+	/* Acquire: pairs with the release store of stop in destroy. */
+	while (!atomic_load_explicit(&a->stop, memory_order_acquire)) {
+		n = rte_ring_sc_dequeue_burst(hl->ring, (void **)reqs, DP_RX_BURST, NULL);
+		if (n == 0) {
+			dp_idle(a, &empty);
+			continue;
+		}
+		empty = 0;
+		for (i = 0; i < n; i++)
+			dp_run_handler(reqs[i]);
+	}
+	return 0;
+}
+
+struct dprpc_future *
+dprpc_rpc_async_id(struct dprpc_agent *a, unsigned int to, uint32_t handler_id, const void *data,
+	size_t len, uint64_t timeout_us)
+{
+	struct dp_hdr_fields f;
+	struct dp_call_meta *meta;
+	struct dprpc_future *fut;
+	struct dp_peer *peer;
+	struct rte_mbuf *m;
+	uint8_t *frame;
+
+	if (a == NULL || to >= a->world.n || (data == NULL && len > 0)) {
+		rte_errno = EINVAL;
+		return NULL;
+	}
+	if (len > DPRPC_MAX_FRAME_PAYLOAD) {
+		rte_errno = EMSGSIZE;
+		return NULL;
+	}
+	peer = &a->peers[to];
+	/* Relaxed: a bound only; the poller's decrement publishes nothing. */
+	if (atomic_fetch_add_explicit(&peer->outstanding, 1, memory_order_relaxed) >=
+		a->max_outstanding) {
+		atomic_fetch_sub_explicit(&peer->outstanding, 1, memory_order_relaxed);
+		rte_errno = EAGAIN;
+		return NULL;
+	}
+	fut = dprpc_future_new(a->fpool);
+	if (fut == NULL)
+		goto fail_outstanding;
+	m = dp_frame_alloc(a, (uint32_t)len, &frame);
+	if (m == NULL)
+		goto fail_future;
+	f = (struct dp_hdr_fields){
+		.type = DP_FRAME_REQUEST,
+		.src = a->rank,
+		.dst = (uint16_t)to,
+		.session = a->session,
+		.handler_id = handler_id,
+	};
+	dp_frame_write(frame, peer->tmpl, &f, data, (uint32_t)len);
+	if (timeout_us == DPRPC_TIMEOUT_DEFAULT)
+		timeout_us = a->default_timeout_us;
+	meta = dp_meta(m);
+	meta->fut = fut;
+	meta->deadline_tsc = timeout_us == 0 ? 0 : rte_rdtsc() + dp_us_to_tsc(a, timeout_us);
+	dprpc_future_set_progress(fut, dp_progress, a);
+	dprpc_future_get(fut); /* the agent's reference, dropped when the slot is */
+	if (!a->io_launched && dp_tls_poller != a && dp_poll_trylock(a)) {
+		/* Caller-driven and nobody polls: send it ourselves now rather
+		 * than through the ring (after what the ring holds, keeping
+		 * this thread's calls in order). */
+		dp_drain_tx_ring(a);
+		dp_start_call(a, m);
+		dp_tx_flush(a);
+		dp_poll_unlock(a);
+		return fut;
+	}
+	if (dp_submit(a, m, false) != 0) {
+		dprpc_future_put(fut);
+		rte_pktmbuf_free(m);
+		goto fail_future;
+	}
+	return fut;
+
+fail_future:
+	dprpc_future_put(fut);
+fail_outstanding:
+	atomic_fetch_sub_explicit(&peer->outstanding, 1, memory_order_relaxed);
+	rte_errno = ENOBUFS;
+	return NULL;
+}
+
+struct dprpc_future *
+dprpc_rpc_async(struct dprpc_agent *a, const char *to, const char *handler, const void *data,
+	size_t len, uint64_t timeout_us)
+{
+	int rank;
+
+	if (a == NULL || to == NULL || handler == NULL) {
+		rte_errno = EINVAL;
+		return NULL;
+	}
+	rank = dprpc_worker_rank(a, to);
+	if (rank < 0) {
+		rte_errno = -rank;
+		return NULL;
+	}
+	return dprpc_rpc_async_id(
+		a, (unsigned int)rank, dprpc_handler_id(handler), data, len, timeout_us);
+}
+
+static int
+dp_sync_wait(struct dprpc_future *fut, void *out, size_t *out_len, struct dprpc_error *err)
+{
+	const void *val;
+	size_t vlen;
+	int rc;
+
+	/* The call's own timeout fails the future; wait without a limit. */
+	rc = dprpc_future_wait(fut, 0);
+	if (rc == 0) {
+		val = dprpc_future_value(fut, &vlen);
+		if (out_len != NULL) {
+			if (vlen > *out_len)
+				rc = -EMSGSIZE;
+			else if (vlen > 0)
+				memcpy(out, val, vlen);
+			*out_len = vlen;
+		}
+	} else if (err != NULL) {
+		*err = *dprpc_future_error(fut);
+	}
+	dprpc_future_put(fut);
+	return rc;
+}
+
+int
+dprpc_rpc_sync_id(struct dprpc_agent *a, unsigned int to, uint32_t handler_id, const void *data,
+	size_t len, uint64_t timeout_us, void *out, size_t *out_len, struct dprpc_error *err)
+{
+	struct dprpc_future *fut = dprpc_rpc_async_id(a, to, handler_id, data, len, timeout_us);
+
+	if (fut == NULL)
+		return -rte_errno;
+	return dp_sync_wait(fut, out, out_len, err);
+}
+
+int
+dprpc_rpc_sync(struct dprpc_agent *a, const char *to, const char *handler, const void *data,
+	size_t len, uint64_t timeout_us, void *out, size_t *out_len, struct dprpc_error *err)
+{
+	struct dprpc_future *fut = dprpc_rpc_async(a, to, handler, data, len, timeout_us);
+
+	if (fut == NULL)
+		return -rte_errno;
+	return dp_sync_wait(fut, out, out_len, err);
+}

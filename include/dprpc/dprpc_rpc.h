@@ -1,0 +1,202 @@
+/* SPDX-License-Identifier: BSD-3-Clause */
+/**
+ * @file
+ * Remote calls: handlers, rpc_sync and rpc_async (DESIGN.md section 3).
+ *
+ * A worker registers handlers by name; the wire carries a 32-bit id derived
+ * from the name (dprpc_handler_id()), and a registration whose id collides
+ * with another name's is refused.  A caller names the destination worker
+ * and the handler and gets a future (rpc_async) or waits (rpc_sync).
+ *
+ * A handler runs either inline on the polling thread (short handlers) or on
+ * one of the agent's handler lcores (DPRPC_HANDLER_POOL).  It replies with
+ * bytes or an error, at once or later from any thread (PyTorch's
+ * \@async_execution): it returns DPRPC_DEFERRED and keeps the request.
+ *
+ * Errors that come back to the caller (as the future's dprpc_error):
+ *  -ENOENT      no handler of that id on the destination;
+ *  -ETIMEDOUT   the call's timeout expired (the slot and future are released;
+ *               a late response is counted as stale and dropped);
+ *  -ESHUTDOWN   the agent was destroyed with the call pending;
+ *  any negative errno a handler replied with (origin: the handler's worker,
+ *  message: the handler's).
+ */
+#ifndef DPRPC_RPC_H
+#define DPRPC_RPC_H
+
+#include <stddef.h>
+#include <stdint.h>
+
+#include <dprpc/dprpc_agent.h>
+#include <dprpc/dprpc_future.h>
+
+#ifdef __cplusplus
+extern "C" {
+#endif
+
+/** An incoming call, handed to a handler: opaque. */
+struct dprpc_request;
+
+/** Use the agent's default timeout (dprpc_agent_conf.default_timeout_us). */
+#define DPRPC_TIMEOUT_DEFAULT UINT64_MAX
+/** No timeout. */
+#define DPRPC_TIMEOUT_NONE 0
+
+/** A handler's return value meaning "I keep the request and reply later". */
+#define DPRPC_DEFERRED 1
+
+/** Longest handler name, including the terminating NUL. */
+#define DPRPC_HANDLER_NAME_MAX 64
+
+/** Where a handler runs. */
+enum dprpc_handler_mode {
+	/** On the polling thread, inside dprpc_poll(): for short handlers. */
+	DPRPC_HANDLER_INLINE = 0,
+	/** On a handler lcore of the agent, fed through an rte_ring. */
+	DPRPC_HANDLER_POOL = 1,
+};
+
+/**
+ * A handler.
+ *
+ * @param req the call: read it with dprpc_request_payload() and friends;
+ *            answer it exactly once with dprpc_reply() or
+ *            dprpc_reply_error().
+ * @param arg the argument given at registration.
+ * @return 0 once it has replied; DPRPC_DEFERRED if it will reply later
+ *         (from any thread; the request stays valid until then); a negative
+ *         errno without replying, which the library sends back as that
+ *         error with a generic message.
+ *
+ * Thread context: the polling thread (inline) or a handler lcore (pool).
+ * It must not block in either: to wait for something, defer.
+ */
+typedef int (*dprpc_handler_t)(struct dprpc_request *req, void *arg);
+
+/**
+ * The wire id of a handler name (32-bit FNV-1a; never 0).
+ * Thread context: any.
+ */
+uint32_t dprpc_handler_id(const char *name);
+
+/**
+ * Register a handler.
+ *
+ * @param name  1 to DPRPC_HANDLER_NAME_MAX - 1 bytes.
+ * @param mode  DPRPC_HANDLER_INLINE or DPRPC_HANDLER_POOL (the latter
+ *              needs handler lcores in the agent's configuration).
+ * @return 0; -EEXIST (the name is registered), -EADDRINUSE (another name
+ *         has the same wire id), -ENOSPC (max_handlers reached), -EINVAL
+ *         (bad name, mode, NULL fn, or POOL without handler lcores).
+ *
+ * Thread context: any thread, at any time; a registration is visible to
+ * the polling thread once this returns (release store, paired with the
+ * lookup's acquire load).  Handlers cannot be unregistered.
+ */
+int dprpc_register(struct dprpc_agent *agent, const char *name, dprpc_handler_t fn, void *arg,
+	enum dprpc_handler_mode mode);
+
+/**
+ * The payload of a request.
+ * @param len receives its length (may be NULL).
+ * @return a pointer valid until the request is answered, owned by the
+ *         library (NULL with *len 0 for an empty payload).
+ */
+const void *dprpc_request_payload(const struct dprpc_request *req, size_t *len);
+
+/** Rank of the calling worker. */
+unsigned int dprpc_request_caller(const struct dprpc_request *req);
+
+/** The agent that received the request. */
+struct dprpc_agent *dprpc_request_agent(const struct dprpc_request *req);
+
+/**
+ * Answer a request with bytes (copied; the caller keeps @p data).
+ *
+ * @return 0; -EMSGSIZE if @p len exceeds DPRPC_MAX_FRAME_PAYLOAD (the
+ *         request stays unanswered: reply again, e.g. with an error);
+ *         -ENOBUFS if no mbuf could be had (likewise); -EINVAL.
+ *         On success the request is consumed and must not be used again.
+ *
+ * Thread context: any thread (handler, handler lcore, or a thread the
+ * handler deferred to).  From other threads than the poller the reply goes
+ * through the agent's multi-producer tx ring; on a full ring it waits for
+ * the poller, which is why it must not be called while holding up the poll
+ * loop of the same agent.
+ */
+int dprpc_reply(struct dprpc_request *req, const void *data, size_t len);
+
+/**
+ * Answer a request with an error.
+ *
+ * @param code a negative errno (positive is negated; 0 becomes -EIO).
+ * @param msg  a message for the caller (truncated to DPRPC_ERRMSG_MAX - 1
+ *             bytes), or NULL.
+ * @return as dprpc_reply().
+ */
+int dprpc_reply_error(struct dprpc_request *req, int code, const char *msg);
+
+/**
+ * Call a handler on a worker, asynchronously.
+ *
+ * @param to         the destination worker's rank (this agent's own rank
+ *                   calls locally, without the wire).
+ * @param handler_id dprpc_handler_id() of the handler's name.
+ * @param data,len   the request payload, copied before return;
+ *                   len <= DPRPC_MAX_FRAME_PAYLOAD.
+ * @param timeout_us the call's timeout in microseconds, DPRPC_TIMEOUT_NONE,
+ *                   or DPRPC_TIMEOUT_DEFAULT.
+ * @return a future with one reference for the caller (put it when done);
+ *         its value is the response payload (valid until the last put).
+ *         NULL with rte_errno: EINVAL (bad rank, NULL data with len > 0),
+ *         EMSGSIZE (payload too large), EAGAIN (max_outstanding calls to
+ *         that peer in flight), ENOBUFS (no future, mbuf or ring room).
+ *         After NULL nothing was sent.
+ *
+ * Thread context: any thread, including completion callbacks and inline
+ * handlers of this agent.  Memory order: the submission (multi-producer
+ * ring) happens before the request is transmitted.
+ */
+struct dprpc_future *dprpc_rpc_async_id(struct dprpc_agent *agent, unsigned int to,
+	uint32_t handler_id, const void *data, size_t len, uint64_t timeout_us);
+
+/**
+ * dprpc_rpc_async_id() by names: resolves @p to in the world (rte_errno
+ * ENOENT if absent) and hashes @p handler.
+ */
+struct dprpc_future *dprpc_rpc_async(struct dprpc_agent *agent, const char *to, const char *handler,
+	const void *data, size_t len, uint64_t timeout_us);
+
+/**
+ * Call a handler and wait for its response (PyTorch's rpc_sync).
+ *
+ * @param out      buffer for the response, may be NULL if @p out_len is
+ *                 NULL or *out_len is 0.
+ * @param out_len  in: capacity of @p out; out: the response's length.  May
+ *                 be NULL to discard the response.
+ * @param err      if not NULL, receives the error of a failed call (code,
+ *                 origin worker, message); untouched on success.
+ * @return 0; -EMSGSIZE if the response is longer than *out_len (nothing is
+ *         copied, *out_len is set to the length needed); the call's error
+ *         (see the file comment); or rpc_async's errors as negative errno.
+ *
+ * Thread context: any thread but the polling thread of the same agent (an
+ * inline handler or a callback must not wait: use rpc_async and defer).
+ * When no io lcore polls, the calling thread polls while it waits.
+ */
+int dprpc_rpc_sync(struct dprpc_agent *agent, const char *to, const char *handler, const void *data,
+	size_t len, uint64_t timeout_us, void *out, size_t *out_len, struct dprpc_error *err);
+
+/**
+ * dprpc_rpc_sync() by rank and handler id, for loops that resolve the names
+ * once (dprpc_worker_rank(), dprpc_handler_id()).  Same returns.
+ */
+int dprpc_rpc_sync_id(struct dprpc_agent *agent, unsigned int to, uint32_t handler_id,
+	const void *data, size_t len, uint64_t timeout_us, void *out, size_t *out_len,
+	struct dprpc_error *err);
+
+#ifdef __cplusplus
+}
+#endif
+
+#endif /* DPRPC_RPC_H */

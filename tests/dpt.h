@@ -1,0 +1,69 @@
+/* SPDX-License-Identifier: BSD-3-Clause */
+/*
+ * Helpers shared by the dprpc test suites: EAL start-up with the rules of
+ * this machine (no PCI, no hugepages, a private file prefix), net_ring port
+ * pairs, and a two-worker world.
+ */
+#ifndef DPT_H
+#define DPT_H
+
+#include <stdio.h>
+#include <stdlib.h>
+#include <unistd.h>
+
+#include <rte_eal.h>
+#include <rte_eth_ring.h>
+#include <rte_ethdev.h>
+#include <rte_mbuf.h>
+#include <rte_ring.h>
+
+#include <dprpc/dprpc.h>
+
+#define DPT_WORLD2                              \
+	"a 0 02:00:00:00:00:01 10.0.0.1 7001\n" \
+	"b 1 02:00:00:00:00:02 10.0.0.2 7002\n"
+
+/* EAL for one test process: lcores 0..3 mapped onto the two CPUs so pool
+ * and io lcores exist even on a 2-core machine. */
+static inline int
+dpt_eal_init(const char *tag)
+{
+	char prefix[64];
+	char *argv[16];
+	int argc = 0;
+
+	snprintf(prefix, sizeof(prefix), "--file-prefix=dpt_%s_%d", tag, (int)getpid());
+	argv[argc++] = (char *)"dprpc-test";
+	argv[argc++] = (char *)"--no-pci";
+	argv[argc++] = (char *)"--no-huge";
+	argv[argc++] = (char *)"-m";
+	argv[argc++] = (char *)"256";
+	argv[argc++] = (char *)"--no-shconf";
+	argv[argc++] = (char *)"--no-telemetry";
+	argv[argc++] = prefix;
+	argv[argc++] = (char *)"--lcores=0@0,1@1,2@1,3@0";
+	argv[argc++] = (char *)"--log-level=lib.eal:error";
+	argv[argc] = NULL;
+	return dprpc_eal_init(argc, argv);
+}
+
+/* Two ethdev ports joined back to back by two rte_rings. */
+struct dpt_ring_pair {
+	struct rte_ring *ab, *ba;
+	int port_a, port_b;
+};
+
+static inline int
+dpt_ring_pair(struct dpt_ring_pair *p)
+{
+	p->ab = rte_ring_create("dpt_ab", 1024, SOCKET_ID_ANY, RING_F_SP_ENQ | RING_F_SC_DEQ);
+	p->ba = rte_ring_create("dpt_ba", 1024, SOCKET_ID_ANY, RING_F_SP_ENQ | RING_F_SC_DEQ);
+	if (p->ab == NULL || p->ba == NULL)
+		return -1;
+	/* a receives on ba and sends on ab; b the other way round. */
+	p->port_a = rte_eth_from_rings("dpt_ring_a", &p->ba, 1, &p->ab, 1, SOCKET_ID_ANY);
+	p->port_b = rte_eth_from_rings("dpt_ring_b", &p->ab, 1, &p->ba, 1, SOCKET_ID_ANY);
+	return p->port_a < 0 || p->port_b < 0 ? -1 : 0;
+}
+
+#endif /* DPT_H */

@@ -1,0 +1,328 @@
+/* SPDX-License-Identifier: BSD-3-Clause */
+/*
+ * Frame codec and world map: round trips, every malformed-frame drop reason,
+ * and a bounded random-mutation pass (run under ASan by the sanitizer job:
+ * the parser must never read outside the frame).
+ */
+#include <arpa/inet.h>
+#include <errno.h>
+#include <stdlib.h>
+#include <unistd.h>
+#include <string.h>
+
+#include <criterion/criterion.h>
+
+#include "dp_wire.h"
+
+#define WORLD3                                   \
+	"# three workers\n"                      \
+	"w0 0 02:00:00:00:00:01 10.0.0.1 7000\n" \
+	"w1 1 02:00:00:00:00:02 10.0.0.2 7000; w2 2 02:00:00:00:00:03 10.0.0.2 7001\n"
+
+static struct dp_world world;
+static struct dp_rx_ctx ctx;
+static uint8_t frame[2048];
+static uint32_t frame_len;
+
+static void
+build(uint8_t type, uint16_t src, uint16_t dst, const void *payload, uint32_t len)
+{
+	uint8_t tmpl[DP_L2L4_LEN];
+	struct dp_hdr_fields f = {
+		.type = type,
+		.src = src,
+		.dst = dst,
+		.slot = 5,
+		.session = 0x11223344,
+		.req_num = 77,
+		.handler_id = 0xabcdef01,
+		.status = 0,
+	};
+
+	dp_l2l4_template(tmpl, &world.addrs[src], &world.addrs[dst]);
+	dp_frame_write(frame, tmpl, &f, payload, len);
+	frame_len = DP_HDRS_LEN + len;
+}
+
+static void
+setup(void)
+{
+	char err[160];
+
+	cr_assert_eq(dp_world_parse(WORLD3, &world, err, sizeof(err)), 0, "%s", err);
+	ctx = (struct dp_rx_ctx){.addrs = world.addrs, .nb_workers = world.n, .self_rank = 1};
+	build(DP_FRAME_REQUEST, 0, 1, "payload!", 8);
+}
+
+TestSuite(codec, .init = setup, .timeout = 30);
+
+static enum dprpc_drop_reason
+parse_fails(void)
+{
+	struct dp_parsed p;
+	enum dprpc_drop_reason why = DPRPC_DROP_MAX;
+
+	cr_assert_not(dp_frame_parse(frame, frame_len, &ctx, &p, &why));
+	return why;
+}
+
+static struct rte_ipv4_hdr *
+ip_hdr(void)
+{
+	return (struct rte_ipv4_hdr *)(frame + sizeof(struct rte_ether_hdr));
+}
+
+static void
+fix_ip_csum(void)
+{
+	ip_hdr()->hdr_checksum = 0;
+	ip_hdr()->hdr_checksum = rte_ipv4_cksum(ip_hdr());
+}
+
+Test(codec, round_trip_keeps_every_field)
+{
+	struct dp_parsed p;
+	enum dprpc_drop_reason why;
+
+	cr_assert(dp_frame_parse(frame, frame_len, &ctx, &p, &why));
+	cr_assert_eq(p.type, DP_FRAME_REQUEST);
+	cr_assert_eq(p.src, 0);
+	cr_assert_eq(p.slot, 5);
+	cr_assert_eq(p.session, 0x11223344u);
+	cr_assert_eq(p.req_num, 77u);
+	cr_assert_eq(p.handler_id, 0xabcdef01u);
+	cr_assert_eq(p.status, 0u);
+	cr_assert_eq(p.payload_len, 8u);
+	cr_assert_arr_eq(p.payload, "payload!", 8);
+	cr_assert_eq(frame_len, 42u + 40u + 8u);
+}
+
+Test(codec, empty_and_largest_payloads_parse)
+{
+	static uint8_t big[DPRPC_MAX_FRAME_PAYLOAD];
+	struct dp_parsed p;
+	enum dprpc_drop_reason why;
+
+	build(DP_FRAME_RESPONSE, 2, 1, NULL, 0);
+	cr_assert(dp_frame_parse(frame, frame_len, &ctx, &p, &why));
+	cr_assert_eq(p.payload_len, 0u);
+	cr_assert_eq(p.src, 2);
+	memset(big, 0x5a, sizeof(big));
+	build(DP_FRAME_RESPONSE, 0, 1, big, sizeof(big));
+	cr_assert(dp_frame_parse(frame, frame_len, &ctx, &p, &why));
+	cr_assert_eq(p.payload_len, (uint32_t)DPRPC_MAX_FRAME_PAYLOAD);
+	/* Ethernet padding after the IP datagram is allowed. */
+	build(DP_FRAME_REQUEST, 0, 1, "x", 1);
+	frame_len += 20;
+	cr_assert(dp_frame_parse(frame, frame_len, &ctx, &p, &why));
+	cr_assert_eq(p.payload_len, 1u);
+}
+
+Test(codec, every_truncation_is_dropped)
+{
+	uint32_t full = frame_len, l;
+
+	for (l = 0; l < full; l++) {
+		frame_len = l;
+		enum dprpc_drop_reason why = parse_fails();
+
+		cr_assert(why == DPRPC_DROP_TRUNCATED || why == DPRPC_DROP_BAD_LENGTH,
+			"length %u: %s", l, dprpc_drop_reason_str(why));
+	}
+}
+
+Test(codec, wrong_magic_version_type)
+{
+	struct dp_wire_hdr *h = dp_frame_hdr(frame);
+
+	h->magic ^= 1;
+	cr_assert_eq(parse_fails(), DPRPC_DROP_BAD_MAGIC);
+	h->magic ^= 1;
+	h->version = 2;
+	cr_assert_eq(parse_fails(), DPRPC_DROP_BAD_VERSION);
+	h->version = DP_WIRE_VERSION;
+	h->type = 9;
+	cr_assert_eq(parse_fails(), DPRPC_DROP_BAD_TYPE);
+	h->type = DP_FRAME_ACK; /* reserved, not used by version 1 */
+	cr_assert_eq(parse_fails(), DPRPC_DROP_BAD_TYPE);
+}
+
+Test(codec, wrong_lengths)
+{
+	struct dp_wire_hdr *h = dp_frame_hdr(frame);
+	struct rte_udp_hdr *udp = (struct rte_udp_hdr *)(ip_hdr() + 1);
+
+	h->msg_len = rte_cpu_to_be_32(9);
+	cr_assert_eq(parse_fails(), DPRPC_DROP_BAD_LENGTH);
+	h->msg_len = rte_cpu_to_be_32(8);
+	udp->dgram_len = rte_cpu_to_be_16(rte_be_to_cpu_16(udp->dgram_len) - 1);
+	cr_assert_eq(parse_fails(), DPRPC_DROP_BAD_LENGTH);
+	udp->dgram_len = rte_cpu_to_be_16(rte_be_to_cpu_16(udp->dgram_len) + 1);
+	/* IP total length beyond the received bytes. */
+	ip_hdr()->total_length = rte_cpu_to_be_16(rte_be_to_cpu_16(ip_hdr()->total_length) + 4);
+	fix_ip_csum();
+	cr_assert_eq(parse_fails(), DPRPC_DROP_TRUNCATED);
+	build(DP_FRAME_REQUEST, 0, 1, "payload!", 8);
+	h->pkt_cnt = 0;
+	cr_assert_eq(parse_fails(), DPRPC_DROP_BAD_LENGTH);
+	h->pkt_cnt = rte_cpu_to_be_16(2);
+	cr_assert_eq(parse_fails(), DPRPC_DROP_UNSUPPORTED);
+	h->pkt_idx = rte_cpu_to_be_16(2);
+	cr_assert_eq(parse_fails(), DPRPC_DROP_BAD_LENGTH);
+	/* IHL below 5. */
+	build(DP_FRAME_REQUEST, 0, 1, "payload!", 8);
+	ip_hdr()->version_ihl = 0x44;
+	cr_assert_eq(parse_fails(), DPRPC_DROP_BAD_LENGTH);
+}
+
+Test(codec, bad_ip_checksum)
+{
+	ip_hdr()->time_to_live--;
+	cr_assert_eq(parse_fails(), DPRPC_DROP_BAD_CSUM);
+}
+
+Test(codec, not_for_us)
+{
+	struct rte_ether_hdr *eth = (struct rte_ether_hdr *)frame;
+	struct rte_udp_hdr *udp = (struct rte_udp_hdr *)(ip_hdr() + 1);
+
+	eth->ether_type = rte_cpu_to_be_16(RTE_ETHER_TYPE_ARP);
+	cr_assert_eq(parse_fails(), DPRPC_DROP_NOT_DPRPC);
+	eth->ether_type = rte_cpu_to_be_16(RTE_ETHER_TYPE_IPV4);
+	udp->dst_port = rte_cpu_to_be_16(9999);
+	cr_assert_eq(parse_fails(), DPRPC_DROP_NOT_DPRPC);
+	/* Addressed to another worker's IP. */
+	build(DP_FRAME_REQUEST, 0, 2, "x", 1);
+	ctx.self_rank = 1;
+	cr_assert_eq(parse_fails(), DPRPC_DROP_NOT_DPRPC);
+	/* A fragment. */
+	build(DP_FRAME_REQUEST, 0, 1, "x", 1);
+	ip_hdr()->fragment_offset = rte_cpu_to_be_16(RTE_IPV4_HDR_MF_FLAG);
+	fix_ip_csum();
+	cr_assert_eq(parse_fails(), DPRPC_DROP_NOT_DPRPC);
+	/* UDP inside IPv4 but another protocol. */
+	build(DP_FRAME_REQUEST, 0, 1, "x", 1);
+	ip_hdr()->next_proto_id = IPPROTO_TCP;
+	fix_ip_csum();
+	cr_assert_eq(parse_fails(), DPRPC_DROP_NOT_DPRPC);
+}
+
+Test(codec, foreign_or_spoofed_sender)
+{
+	struct dp_wire_hdr *h = dp_frame_hdr(frame);
+
+	/* Claims to be worker 2 but comes from worker 0's address. */
+	h->src_worker = rte_cpu_to_be_16(2);
+	cr_assert_eq(parse_fails(), DPRPC_DROP_FOREIGN);
+	h->src_worker = rte_cpu_to_be_16(40);
+	cr_assert_eq(parse_fails(), DPRPC_DROP_FOREIGN);
+	h->src_worker = rte_cpu_to_be_16(0);
+	h->dst_worker = rte_cpu_to_be_16(0);
+	cr_assert_eq(parse_fails(), DPRPC_DROP_FOREIGN);
+	/* Unknown source IP. */
+	build(DP_FRAME_REQUEST, 0, 1, "x", 1);
+	ip_hdr()->src_addr = htonl(0xc0a80001);
+	fix_ip_csum();
+	cr_assert_eq(parse_fails(), DPRPC_DROP_FOREIGN);
+}
+
+Test(codec, random_mutations_never_crash)
+{
+	static uint8_t copy[2048];
+	struct dp_parsed p;
+	enum dprpc_drop_reason why;
+	unsigned int i, k, ok = 0;
+
+	srand(1234);
+	for (i = 0; i < 50000; i++) {
+		uint32_t len = frame_len;
+		uint8_t *heap;
+
+		memcpy(copy, frame, frame_len);
+		for (k = 0; k < 1 + (unsigned int)rand() % 4; k++)
+			copy[(unsigned int)rand() % frame_len] = (uint8_t)rand();
+		if (rand() % 4 == 0)
+			len = (uint32_t)rand() % (frame_len + 1);
+		/* Exact-size heap copy so ASan sees any overread. */
+		heap = malloc(len ? len : 1);
+		memcpy(heap, copy, len);
+		if (dp_frame_parse(heap, len, &ctx, &p, &why)) {
+			ok++;
+			cr_assert_leq(p.payload + p.payload_len, heap + len);
+		} else {
+			cr_assert_lt((unsigned int)why, (unsigned int)DPRPC_DROP_MAX);
+		}
+		free(heap);
+	}
+	/* Mutations of the payload bytes leave valid frames. */
+	cr_assert_gt(ok, 0u);
+}
+
+Test(codec, header_to_string)
+{
+	char buf[256];
+
+	dp_wire_hdr_str(dp_frame_hdr(frame), buf, sizeof(buf));
+	cr_assert_not_null(strstr(buf, "REQ v1"), "%s", buf);
+	cr_assert_not_null(strstr(buf, "0->1 slot 5"), "%s", buf);
+	cr_assert_not_null(strstr(buf, "req 77"), "%s", buf);
+}
+
+TestSuite(world, .timeout = 30);
+
+Test(world, parses_entries_and_file)
+{
+	struct dp_world w;
+	char err[160], path[] = "/tmp/dprpc-world-XXXXXX";
+	FILE *f;
+	int fd;
+
+	cr_assert_eq(dp_world_parse(WORLD3, &w, err, sizeof(err)), 0, "%s", err);
+	cr_assert_eq(w.n, 3u);
+	cr_assert_str_eq(w.w[2].name, "w2");
+	cr_assert_eq(rte_be_to_cpu_16(w.addrs[2].port), 7001);
+	cr_assert_eq(w.addrs[1].ip, htonl(0x0a000002));
+	cr_assert_eq(w.addrs[0].mac.addr_bytes[5], 1);
+	fd = mkstemp(path);
+	cr_assert_geq(fd, 0);
+	f = fdopen(fd, "w");
+	fputs(WORLD3, f);
+	fclose(f);
+	char spec[64];
+
+	snprintf(spec, sizeof(spec), "@%s", path);
+	cr_assert_eq(dp_world_parse(spec, &w, err, sizeof(err)), 0, "%s", err);
+	unlink(path);
+	cr_assert_eq(w.n, 3u);
+	cr_assert_eq(dp_world_parse("@/nonexistent/world", &w, err, sizeof(err)), -EINVAL);
+	cr_assert_not_null(strstr(err, "nonexistent"));
+}
+
+static void
+bad_world(const char *text, const char *needle)
+{
+	struct dp_world w;
+	char err[160] = "";
+
+	cr_assert_eq(dp_world_parse(text, &w, err, sizeof(err)), -EINVAL, "accepted: %s", text);
+	cr_assert_not_null(strstr(err, needle), "'%s' lacks '%s'", err, needle);
+}
+
+Test(world, rejects_bad_maps_with_a_reason)
+{
+	bad_world("", "no worker");
+	bad_world("a 0 02:00:00:00:00:01 10.0.0.1", "want");
+	bad_world("a x 02:00:00:00:00:01 10.0.0.1 1", "bad rank");
+	bad_world("a 0 02:00:00:00:00 10.0.0.1 1", "bad MAC");
+	bad_world("a 0 02:00:00:00:00:01 10.0.0.300 1", "bad IPv4");
+	bad_world("a 0 02:00:00:00:00:01 10.0.0.1 70000", "bad UDP port");
+	bad_world("a 0 02:00:00:00:00:01 10.0.0.1 0", "bad UDP port");
+	bad_world("a 1 02:00:00:00:00:01 10.0.0.1 1", "rank 0 is missing");
+	bad_world("a 0 02:00:00:00:00:01 10.0.0.1 1; b 0 02:00:00:00:00:02 10.0.0.2 1", "twice");
+	bad_world("a 0 02:00:00:00:00:01 10.0.0.1 1; a 1 02:00:00:00:00:02 10.0.0.2 1",
+		"name 'a' given twice");
+	bad_world("a 0 02:00:00:00:00:01 10.0.0.1 1; b 1 02:00:00:00:00:02 10.0.0.1 1", "share");
+	bad_world("a 0 02:00:00:00:00:01 10.0.0.1 1 extra", "want");
+	bad_world("abcdefghijklmnopqrstuvwxyz0123456789 0 02:00:00:00:00:01 10.0.0.1 1",
+		"name longer");
+}

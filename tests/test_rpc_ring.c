@@ -1,0 +1,489 @@
+/* SPDX-License-Identifier: BSD-3-Clause */
+/*
+ * rpc_sync / rpc_async between two agents in one process over a net_ring
+ * pair: a is the caller (caller-driven progress), b serves on io lcore 1
+ * with a handler pool on lcore 2.
+ */
+#include <errno.h>
+#include <pthread.h>
+#include <stdatomic.h>
+#include <string.h>
+
+#include <criterion/criterion.h>
+
+#include <rte_errno.h>
+#include <rte_lcore.h>
+
+#include "dpt.h"
+
+static struct dpt_ring_pair pair;
+static struct rte_mempool *mp;
+static struct dprpc_agent *a, *b;
+
+/* Deferred requests parked by handlers, answered by the test. */
+static struct dprpc_request *_Atomic parked[64];
+static atomic_uint nb_parked;
+static atomic_uint pool_lcore_seen;
+static atomic_uint handler_runs;
+
+static int
+h_echo(struct dprpc_request *req, void *arg)
+{
+	size_t len;
+	const void *p = dprpc_request_payload(req, &len);
+
+	atomic_fetch_add(&handler_runs, 1);
+	return dprpc_reply(req, p, len);
+}
+
+static int
+h_pool_echo(struct dprpc_request *req, void *arg)
+{
+	atomic_store(&pool_lcore_seen, rte_lcore_id());
+	return h_echo(req, arg);
+}
+
+static int
+h_fail(struct dprpc_request *req, void *arg)
+{
+	return dprpc_reply_error(req, -EPERM, "not allowed here");
+}
+
+static int
+h_errno(struct dprpc_request *req, void *arg)
+{
+	return -EACCES;
+}
+
+static int
+h_park(struct dprpc_request *req, void *arg)
+{
+	unsigned int i = atomic_fetch_add(&nb_parked, 1);
+
+	cr_assert_lt(i, 64u);
+	atomic_store(&parked[i], req);
+	return DPRPC_DEFERRED;
+}
+
+static void
+reply_parked(const char *text)
+{
+	unsigned int i, n = atomic_load(&nb_parked);
+
+	for (i = 0; i < n; i++) {
+		struct dprpc_request *req = atomic_exchange(&parked[i], NULL);
+
+		if (req != NULL)
+			cr_assert_eq(dprpc_reply(req, text, strlen(text)), 0);
+	}
+}
+
+static struct dprpc_agent *
+make_agent(const char *name, int port, unsigned int io_lcore, unsigned int max_out)
+{
+	struct dprpc_agent_conf c;
+	struct dprpc_agent *ag;
+
+	dprpc_agent_conf_init(&c);
+	c.name = name;
+	c.world = DPT_WORLD2;
+	c.port_id = port;
+	c.mbuf_pool = mp;
+	c.io_lcore = io_lcore;
+	c.max_outstanding = max_out;
+	if (io_lcore != DPRPC_LCORE_NONE) {
+		c.nb_handler_lcores = 1;
+		c.handler_lcores[0] = 2;
+	}
+	ag = dprpc_agent_create(&c);
+	cr_assert_not_null(ag, "agent %s: %s", name, rte_strerror(rte_errno));
+	return ag;
+}
+
+static void
+setup(void)
+{
+	cr_assert_geq(dpt_eal_init("ring"), 0);
+	mp = rte_pktmbuf_pool_create(
+		"dpt_mp", 8191, 256, 0, RTE_MBUF_DEFAULT_BUF_SIZE, SOCKET_ID_ANY);
+	cr_assert_not_null(mp);
+	cr_assert_eq(dpt_ring_pair(&pair), 0);
+	a = make_agent("a", pair.port_a, DPRPC_LCORE_NONE, 8);
+	b = make_agent("b", pair.port_b, 1, 64);
+	cr_assert_eq(dprpc_register(b, "echo", h_echo, NULL, DPRPC_HANDLER_INLINE), 0);
+	cr_assert_eq(dprpc_register(b, "pool_echo", h_pool_echo, NULL, DPRPC_HANDLER_POOL), 0);
+	cr_assert_eq(dprpc_register(b, "fail", h_fail, NULL, DPRPC_HANDLER_INLINE), 0);
+	cr_assert_eq(dprpc_register(b, "errno", h_errno, NULL, DPRPC_HANDLER_INLINE), 0);
+	cr_assert_eq(dprpc_register(b, "park", h_park, NULL, DPRPC_HANDLER_INLINE), 0);
+	cr_assert_eq(dprpc_register(a, "echo", h_echo, NULL, DPRPC_HANDLER_INLINE), 0);
+}
+
+/* Nothing leaked: every future, request, call and mbuf came back. */
+static void
+teardown(void)
+{
+	struct dprpc_agent_usage u;
+
+	if (a != NULL) {
+		cr_assert_eq(dprpc_agent_usage(a, &u), 0);
+		cr_expect_eq(u.futures, 0u, "futures leaked on a: %u", u.futures);
+		cr_expect_eq(u.calls, 0u);
+		cr_assert_eq(dprpc_agent_destroy(a), 0);
+	}
+	if (b != NULL) {
+		cr_assert_eq(dprpc_agent_usage(b, &u), 0);
+		cr_expect_eq(u.requests, 0u);
+		cr_assert_eq(dprpc_agent_destroy(b), 0);
+	}
+	a = b = NULL;
+	cr_expect_eq(
+		rte_mempool_in_use_count(mp), 0u, "mbufs leaked: %u", rte_mempool_in_use_count(mp));
+}
+
+TestSuite(rpc_ring, .init = setup, .fini = teardown, .timeout = 60);
+
+Test(rpc_ring, sync_echo_round_trips_bytes)
+{
+	char out[64];
+	size_t out_len = sizeof(out);
+	struct dprpc_agent_stats s;
+
+	cr_assert_eq(dprpc_rpc_sync(a, "b", "echo", "hello", 5, DPRPC_TIMEOUT_DEFAULT, out,
+			     &out_len, NULL),
+		0);
+	cr_assert_eq(out_len, 5u);
+	cr_assert_arr_eq(out, "hello", 5);
+	/* An empty request gets an empty response. */
+	out_len = sizeof(out);
+	cr_assert_eq(dprpc_rpc_sync(a, "b", "echo", NULL, 0, 0, out, &out_len, NULL), 0);
+	cr_assert_eq(out_len, 0u);
+	cr_assert_eq(dprpc_agent_stats_get(a, &s), 0);
+	cr_assert_eq(s.calls_sent, 2u);
+	cr_assert_eq(s.calls_ok, 2u);
+	cr_assert_eq(s.dropped, 0u);
+}
+
+Test(rpc_ring, sync_response_larger_than_buffer_is_emsgsize)
+{
+	char out[2];
+	size_t out_len = sizeof(out);
+
+	cr_assert_eq(dprpc_rpc_sync(a, "b", "echo", "hello", 5, 0, out, &out_len, NULL), -EMSGSIZE);
+	cr_assert_eq(out_len, 5u);
+}
+
+Test(rpc_ring, max_payload_and_one_byte_more)
+{
+	static uint8_t big[DPRPC_MAX_FRAME_PAYLOAD + 1], out[DPRPC_MAX_FRAME_PAYLOAD];
+	size_t out_len = sizeof(out);
+	unsigned int i;
+
+	for (i = 0; i < sizeof(big); i++)
+		big[i] = (uint8_t)(i * 7 + 3);
+	cr_assert_eq(dprpc_rpc_sync(
+			     a, "b", "echo", big, DPRPC_MAX_FRAME_PAYLOAD, 0, out, &out_len, NULL),
+		0);
+	cr_assert_eq(out_len, (size_t)DPRPC_MAX_FRAME_PAYLOAD);
+	cr_assert_arr_eq(out, big, DPRPC_MAX_FRAME_PAYLOAD);
+	cr_assert_null(dprpc_rpc_async(a, "b", "echo", big, sizeof(big), 0));
+	cr_assert_eq(rte_errno, EMSGSIZE);
+}
+
+static atomic_uint cb_ok;
+
+static void
+count_cb(struct dprpc_future *f, void *arg)
+{
+	size_t len;
+	const uint32_t *v = dprpc_future_value(f, &len);
+
+	if (v != NULL && len == sizeof(*v) && *v == (uint32_t)(uintptr_t)arg)
+		atomic_fetch_add(&cb_ok, 1);
+}
+
+Test(rpc_ring, async_window_completes_every_call_with_its_own_value)
+{
+	struct dprpc_future *fs[8];
+	uint32_t i, k, rounds = 200;
+
+	for (k = 0; k < rounds; k++) {
+		for (i = 0; i < 8; i++) {
+			uint32_t v = k * 8 + i;
+
+			fs[i] = dprpc_rpc_async(a, "b", "echo", &v, sizeof(v), 0);
+			cr_assert_not_null(fs[i], "call %u: %s", v, rte_strerror(rte_errno));
+			cr_assert_eq(
+				dprpc_future_add_callback(fs[i], count_cb, (void *)(uintptr_t)v),
+				0);
+		}
+		cr_assert_eq(dprpc_future_wait_all(fs, 8, 0), 0);
+		for (i = 0; i < 8; i++)
+			dprpc_future_put(fs[i]);
+	}
+	cr_assert_eq(atomic_load(&cb_ok), rounds * 8);
+}
+
+Test(rpc_ring, unknown_handler_is_remote_enoent)
+{
+	struct dprpc_error err;
+
+	cr_assert_eq(dprpc_rpc_sync(a, "b", "nope", "x", 1, 0, NULL, NULL, &err), -ENOENT);
+	cr_assert_eq(err.code, -ENOENT);
+	cr_assert_eq(err.origin, 1);
+	cr_assert_not_null(strstr(err.msg, "no handler"), "%s", err.msg);
+	cr_assert_eq(atomic_load(&handler_runs), 0u);
+}
+
+Test(rpc_ring, handler_error_carries_code_origin_and_message)
+{
+	struct dprpc_error err;
+
+	cr_assert_eq(dprpc_rpc_sync(a, "b", "fail", NULL, 0, 0, NULL, NULL, &err), -EPERM);
+	cr_assert_eq(err.code, -EPERM);
+	cr_assert_eq(err.origin, 1);
+	cr_assert_str_eq(err.msg, "not allowed here");
+	/* A handler returning a negative errno without replying. */
+	cr_assert_eq(dprpc_rpc_sync(a, "b", "errno", NULL, 0, 0, NULL, NULL, &err), -EACCES);
+	cr_assert_not_null(strstr(err.msg, "errno"), "%s", err.msg);
+}
+
+Test(rpc_ring, unknown_worker_and_bad_arguments)
+{
+	cr_assert_null(dprpc_rpc_async(a, "zz", "echo", "x", 1, 0));
+	cr_assert_eq(rte_errno, ENOENT);
+	cr_assert_null(dprpc_rpc_async_id(a, 7, dprpc_handler_id("echo"), "x", 1, 0));
+	cr_assert_eq(rte_errno, EINVAL);
+	cr_assert_null(dprpc_rpc_async(a, "b", "echo", NULL, 3, 0));
+	cr_assert_eq(rte_errno, EINVAL);
+}
+
+static void *
+late_replier(void *arg)
+{
+	struct dprpc_request *req;
+
+	while ((req = atomic_exchange(&parked[0], NULL)) == NULL)
+		usleep(100);
+	usleep(5000);
+	cr_assert_eq(dprpc_reply(req, "later", 5), 0);
+	return NULL;
+}
+
+Test(rpc_ring, deferred_reply_from_another_thread)
+{
+	pthread_t t;
+	char out[16];
+	size_t out_len = sizeof(out);
+
+	cr_assert_eq(pthread_create(&t, NULL, late_replier, NULL), 0);
+	cr_assert_eq(dprpc_rpc_sync(a, "b", "park", "x", 1, 0, out, &out_len, NULL), 0);
+	pthread_join(t, NULL);
+	cr_assert_eq(out_len, 5u);
+	cr_assert_arr_eq(out, "later", 5);
+}
+
+Test(rpc_ring, pool_handler_runs_on_the_handler_lcore)
+{
+	char out[16];
+	size_t out_len = sizeof(out);
+
+	atomic_store(&pool_lcore_seen, 999);
+	cr_assert_eq(dprpc_rpc_sync(a, "b", "pool_echo", "pool", 4, 0, out, &out_len, NULL), 0);
+	cr_assert_arr_eq(out, "pool", 4);
+	cr_assert_eq(atomic_load(&pool_lcore_seen), 2u);
+}
+
+Test(rpc_ring, self_call_does_not_touch_the_wire)
+{
+	struct dprpc_agent_stats before, after;
+	char out[16];
+	size_t out_len = sizeof(out);
+
+	cr_assert_eq(dprpc_agent_stats_get(a, &before), 0);
+	cr_assert_eq(dprpc_rpc_sync(a, "a", "echo", "self", 4, 0, out, &out_len, NULL), 0);
+	cr_assert_arr_eq(out, "self", 4);
+	cr_assert_eq(dprpc_agent_stats_get(a, &after), 0);
+	cr_assert_eq(after.tx_frames, before.tx_frames);
+	cr_assert_eq(after.rx_frames, before.rx_frames);
+	cr_assert_eq(after.calls_ok, before.calls_ok + 1);
+	/* Unknown handler on self: same error as remote, origin self. */
+	struct dprpc_error err;
+
+	cr_assert_eq(dprpc_rpc_sync(a, "a", "nope", NULL, 0, 0, NULL, NULL, &err), -ENOENT);
+	cr_assert_eq(err.origin, 0);
+}
+
+Test(rpc_ring, timeout_fails_the_call_and_late_response_is_dropped)
+{
+	struct dprpc_agent_stats s;
+	struct dprpc_agent_usage u;
+	struct dprpc_error err;
+
+	cr_assert_eq(dprpc_rpc_sync(a, "b", "park", "x", 1, 20000, NULL, NULL, &err), -ETIMEDOUT);
+	cr_assert_eq(err.code, -ETIMEDOUT);
+	cr_assert_eq(err.origin, 0);
+	cr_assert_eq(dprpc_agent_usage(a, &u), 0);
+	cr_assert_eq(u.calls, 0u);
+	cr_assert_eq(u.futures, 0u);
+	/* The handler answers after the caller gave up: counted stale. */
+	reply_parked("too late");
+	for (int i = 0; i < 2000; i++) {
+		dprpc_poll(a, 32);
+		cr_assert_eq(dprpc_agent_stats_get(a, &s), 0);
+		if (s.drops[DPRPC_DROP_STALE] == 1)
+			break;
+		usleep(500);
+	}
+	cr_assert_eq(s.drops[DPRPC_DROP_STALE], 1u);
+	cr_assert_eq(s.calls_timed_out, 1u);
+}
+
+Test(rpc_ring, full_peer_queue_is_eagain_not_a_hang)
+{
+	struct dprpc_future *fs[8];
+	unsigned int i;
+
+	/* a allows 8 calls in flight to b; park them all. */
+	for (i = 0; i < 8; i++) {
+		fs[i] = dprpc_rpc_async(a, "b", "park", "x", 1, 0);
+		cr_assert_not_null(fs[i]);
+	}
+	cr_assert_null(dprpc_rpc_async(a, "b", "park", "x", 1, 0));
+	cr_assert_eq(rte_errno, EAGAIN);
+	/* Wait until b holds all eight, then answer them. */
+	for (i = 0; i < 20000 && atomic_load(&nb_parked) < 8; i++) {
+		dprpc_poll(a, 32);
+		usleep(100);
+	}
+	cr_assert_eq(atomic_load(&nb_parked), 8u);
+	reply_parked("ok");
+	cr_assert_eq(dprpc_future_wait_all(fs, 8, 0), 0);
+	for (i = 0; i < 8; i++)
+		dprpc_future_put(fs[i]);
+	/* Room again. */
+	cr_assert_eq(dprpc_rpc_sync(a, "b", "echo", "y", 1, 0, NULL, NULL, NULL), 0);
+}
+
+Test(rpc_ring, destroy_refuses_while_a_deferred_request_is_unanswered)
+{
+	struct dprpc_future *f = dprpc_rpc_async(a, "b", "park", "x", 1, 0);
+
+	cr_assert_not_null(f);
+	for (int i = 0; i < 20000 && atomic_load(&nb_parked) < 1; i++) {
+		dprpc_poll(a, 32);
+		usleep(100);
+	}
+	cr_assert_eq(dprpc_agent_destroy(b), -EBUSY);
+	reply_parked("bye");
+	cr_assert_eq(dprpc_future_wait(f, 0), 0);
+	dprpc_future_put(f);
+	/* b still serves after the refused destroy. */
+	cr_assert_eq(dprpc_rpc_sync(a, "b", "echo", "z", 1, 0, NULL, NULL, NULL), 0);
+}
+
+Test(rpc_ring, registration_errors)
+{
+	cr_assert_eq(dprpc_register(b, "echo", h_echo, NULL, DPRPC_HANDLER_INLINE), -EEXIST);
+	cr_assert_eq(dprpc_register(b, "", h_echo, NULL, DPRPC_HANDLER_INLINE), -EINVAL);
+	cr_assert_eq(dprpc_register(b, "x", NULL, NULL, DPRPC_HANDLER_INLINE), -EINVAL);
+	/* a has no handler lcores: pool mode is refused. */
+	cr_assert_eq(dprpc_register(a, "p", h_echo, NULL, DPRPC_HANDLER_POOL), -EINVAL);
+}
+
+/* Two different names with the same 32-bit wire id: search for one. */
+Test(rpc_ring, colliding_handler_ids_are_refused)
+{
+	enum { N = 1 << 22, MASK = (1 << 23) - 1 };
+	uint32_t *ids = calloc(MASK + 1, sizeof(*ids));
+	uint32_t *who = calloc(MASK + 1, sizeof(*who));
+	char n1[32], n2[32];
+	bool found = false;
+
+	cr_assert_not_null(ids);
+	cr_assert_not_null(who);
+	for (uint32_t i = 1; i < N && !found; i++) {
+		char name[32];
+		uint32_t id, b2;
+
+		snprintf(name, sizeof(name), "h%u", i);
+		id = dprpc_handler_id(name);
+		for (b2 = id & MASK; ids[b2] != 0; b2 = (b2 + 1) & MASK) {
+			if (ids[b2] == id) {
+				snprintf(n1, sizeof(n1), "h%u", who[b2]);
+				snprintf(n2, sizeof(n2), "%s", name);
+				found = true;
+				break;
+			}
+		}
+		if (!found) {
+			ids[b2] = id;
+			who[b2] = i;
+		}
+	}
+	free(ids);
+	free(who);
+	cr_assert(found, "no 32-bit collision among 2^22 names");
+	cr_assert_eq(dprpc_handler_id(n1), dprpc_handler_id(n2));
+	cr_assert_eq(dprpc_register(b, n1, h_echo, NULL, DPRPC_HANDLER_INLINE), 0);
+	cr_assert_eq(dprpc_register(b, n2, h_echo, NULL, DPRPC_HANDLER_INLINE), -EADDRINUSE);
+}
+
+static atomic_bool app_stop;
+
+static void *
+app_loop(void *arg)
+{
+	struct dprpc_agent *ag = arg;
+
+	while (!atomic_load(&app_stop))
+		dprpc_poll(ag, 32);
+	return NULL;
+}
+
+/* Way 1: the application polls a from its own loop; the caller parks. */
+Test(rpc_ring, application_loop_drives_the_caller)
+{
+	pthread_t t;
+	char out[8];
+	size_t out_len = sizeof(out);
+
+	cr_assert_eq(pthread_create(&t, NULL, app_loop, a), 0);
+	for (int i = 0; i < 100; i++) {
+		out_len = sizeof(out);
+		cr_assert_eq(dprpc_rpc_sync(a, "b", "echo", "app", 3, 0, out, &out_len, NULL), 0);
+		cr_assert_arr_eq(out, "app", 3);
+	}
+	atomic_store(&app_stop, true);
+	pthread_join(t, NULL);
+}
+
+/* Frames that are not well-formed dprpc are counted and freed. */
+Test(rpc_ring, malformed_frames_are_counted_and_freed)
+{
+	struct dprpc_agent_stats s;
+	struct rte_mbuf *m;
+	uint8_t *d;
+	int i;
+
+	/* A 10-byte runt and an ARP-type frame, straight onto b's rx ring. */
+	m = rte_pktmbuf_alloc(mp);
+	d = (uint8_t *)rte_pktmbuf_append(m, 10);
+	memset(d, 0xab, 10);
+	cr_assert_eq(rte_ring_enqueue(pair.ab, m), 0);
+	m = rte_pktmbuf_alloc(mp);
+	d = (uint8_t *)rte_pktmbuf_append(m, 60);
+	memset(d, 0, 60);
+	d[12] = 0x08;
+	d[13] = 0x06;
+	cr_assert_eq(rte_ring_enqueue(pair.ab, m), 0);
+	for (i = 0; i < 2000; i++) {
+		cr_assert_eq(dprpc_agent_stats_get(b, &s), 0);
+		if (s.dropped == 2)
+			break;
+		usleep(500);
+	}
+	cr_assert_eq(s.drops[DPRPC_DROP_TRUNCATED], 1u);
+	cr_assert_eq(s.drops[DPRPC_DROP_NOT_DPRPC], 1u);
+	/* b still answers. */
+	cr_assert_eq(dprpc_rpc_sync(a, "b", "echo", "ok", 2, 0, NULL, NULL, NULL), 0);
+}
