@@ -21,6 +21,7 @@
 #include <rte_random.h>
 
 #include "dp_agent.h"
+#include "fut_internal.h"
 #include "dprpc_atomic.h"
 
 RTE_LOG_REGISTER_DEFAULT(dp_logtype, INFO);
@@ -352,8 +353,7 @@ dp_drain_rings(struct dprpc_agent *a)
 			rte_be_to_cpu_16(dp_frame_hdr(rte_pktmbuf_mtod(m, uint8_t *))->dst_worker);
 
 		if (meta->fut != NULL) {
-			dprpc_future_fail(meta->fut, -ESHUTDOWN, a->rank, "agent shut down");
-			dprpc_future_put(meta->fut);
+			fut_fail_consume(meta->fut, -ESHUTDOWN, a->rank, "agent shut down");
 			atomic_fetch_sub_explicit(
 				&a->peers[dst].outstanding, 1, memory_order_relaxed);
 			dp_count(&a->st.calls_failed, 1);

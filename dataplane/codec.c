@@ -56,6 +56,11 @@ dp_frame_write(uint8_t *frame, const uint8_t *tmpl, const struct dp_hdr_fields *
 
 	uint32_t sum;
 
+	/* Payload first: it may overlap the headers' place (a reply built in
+	 * its request's mbuf, whose payload was slid back by up to 7 bytes
+	 * for alignment); memmove, or nothing when already in place. */
+	if (len > 0 && payload != (const void *)(h + 1))
+		memmove(h + 1, payload, len);
 	memcpy(frame, tmpl, DP_L2L4_LEN);
 	ip->total_length =
 		rte_cpu_to_be_16((uint16_t)(sizeof(*ip) + sizeof(*udp) + sizeof(*h) + len));
@@ -82,10 +87,6 @@ dp_frame_write(uint8_t *frame, const uint8_t *tmpl, const struct dp_hdr_fields *
 	h->status = rte_cpu_to_be_32(f->status);
 	h->credits = 0;
 	h->reserved = 0;
-	/* The payload may already be in place (a reply built in its request's
-	 * mbuf, echoing it): memmove, or nothing. */
-	if (len > 0 && payload != (const void *)(h + 1))
-		memmove(h + 1, payload, len);
 }
 
 static inline bool

@@ -16,6 +16,7 @@
 #include <rte_pause.h>
 
 #include "dp_agent.h"
+#include "fut_internal.h"
 #include "dprpc_atomic.h"
 
 __thread struct dprpc_agent *dp_tls_poller __attribute__((tls_model("initial-exec")));
@@ -66,8 +67,9 @@ dp_handle_response(struct dprpc_agent *a, struct rte_mbuf *m, const struct dp_pa
 	}
 	fut = dp_slot_release(peer, s);
 	if (p->status == 0) {
-		/* Zero copy: the future owns the mbuf from here on. */
-		if (dprpc_future_complete(fut, p->payload_len ? p->payload : NULL, p->payload_len,
+		/* Zero copy: the future owns the mbuf from here on.  The
+		 * agent's reference is dropped by the completion itself. */
+		if (fut_complete_consume(fut, p->payload_len ? p->payload : NULL, p->payload_len,
 			    dp_value_free_mbuf, m) != 0)
 			rte_pktmbuf_free(m);
 		dp_count(&a->st.calls_ok, 1);
@@ -76,10 +78,29 @@ dp_handle_response(struct dprpc_agent *a, struct rte_mbuf *m, const struct dp_pa
 		memcpy(msg, p->payload, n);
 		msg[n] = '\0';
 		rte_pktmbuf_free(m);
-		dprpc_future_fail(fut, -(int)RTE_MIN(p->status, (uint32_t)INT32_MAX), p->src, msg);
+		fut_fail_consume(fut, -(int)RTE_MIN(p->status, (uint32_t)INT32_MAX), p->src, msg);
 		dp_count(&a->st.calls_failed, 1);
 	}
-	dprpc_future_put(fut);
+}
+
+/*
+ * Payloads are handed out DPRPC_PAYLOAD_ALIGN-aligned.  In a frame the
+ * payload follows 82 bytes of headers, which the parser has already read
+ * into struct dp_parsed, so the payload slides back over them to the
+ * boundary: at most 7 bytes, the only move the payload makes on receive.
+ */
+static inline void
+dp_align_payload(struct dp_parsed *p)
+{
+	uintptr_t mis = (uintptr_t)p->payload & (DPRPC_PAYLOAD_ALIGN - 1);
+	uint8_t *to;
+
+	if (mis == 0 || p->payload_len == 0)
+		return;
+	to = (uint8_t *)(uintptr_t)p->payload - mis;
+	memmove(to, p->payload, p->payload_len);
+	p->payload = to;
+	p->hdr = NULL; /* overwritten */
 }
 
 static void
@@ -97,6 +118,7 @@ dp_rx_frame(struct dprpc_agent *a, struct rte_mbuf *m)
 		dp_drop_frame(a, m, why);
 		return;
 	}
+	dp_align_payload(&p);
 	if (p.type == DP_FRAME_RESPONSE)
 		dp_handle_response(a, m, &p);
 	else
@@ -217,8 +239,7 @@ dp_run_timers(struct dprpc_agent *a, uint64_t now)
 				continue;
 			fut = dp_slot_release(peer, s);
 			snprintf(msg, sizeof(msg), "call to %s timed out", a->world.w[p].name);
-			dprpc_future_fail(fut, -ETIMEDOUT, a->rank, msg);
-			dprpc_future_put(fut);
+			fut_fail_consume(fut, -ETIMEDOUT, a->rank, msg);
 			dp_count(&a->st.calls_failed, 1);
 			dp_count(&a->st.calls_timed_out, 1);
 			n++;
@@ -240,8 +261,7 @@ dp_fail_all_slots(struct dprpc_agent *a, int code, const char *msg)
 			if (s->fut == NULL)
 				continue;
 			fut = dp_slot_release(&a->peers[p], s);
-			dprpc_future_fail(fut, code, a->rank, msg);
-			dprpc_future_put(fut);
+			fut_fail_consume(fut, code, a->rank, msg);
 			dp_count(&a->st.calls_failed, 1);
 		}
 	}

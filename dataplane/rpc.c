@@ -17,6 +17,7 @@
 #include <rte_pause.h>
 
 #include "dp_agent.h"
+#include "fut_internal.h"
 #include "dprpc_atomic.h"
 
 uint32_t
@@ -377,7 +378,9 @@ dprpc_rpc_async_id(struct dprpc_agent *a, unsigned int to, uint32_t handler_id, 
 		rte_errno = EAGAIN;
 		return NULL;
 	}
-	fut = dprpc_future_new(a->fpool);
+	/* Two references: the caller's, and the agent's, which the
+	 * completion drops (fut_complete_consume()). */
+	fut = fut_new_refs(a->fpool, 2);
 	if (fut == NULL)
 		goto fail_outstanding;
 	m = dp_frame_alloc(a, (uint32_t)len, &frame);
@@ -397,7 +400,6 @@ dprpc_rpc_async_id(struct dprpc_agent *a, unsigned int to, uint32_t handler_id, 
 	meta->fut = fut;
 	meta->deadline_tsc = timeout_us == 0 ? 0 : rte_rdtsc() + dp_us_to_tsc(a, timeout_us);
 	dprpc_future_set_progress(fut, dp_progress, a);
-	dprpc_future_get(fut); /* the agent's reference, dropped when the slot is */
 	if (!a->io_launched && dp_tls_poller != a && dp_poll_trylock(a)) {
 		/* Caller-driven and nobody polls: send it ourselves now rather
 		 * than through the ring (after what the ring holds, keeping
@@ -409,13 +411,14 @@ dprpc_rpc_async_id(struct dprpc_agent *a, unsigned int to, uint32_t handler_id, 
 		return fut;
 	}
 	if (dp_submit(a, m, false) != 0) {
-		dprpc_future_put(fut);
 		rte_pktmbuf_free(m);
 		goto fail_future;
 	}
 	return fut;
 
 fail_future:
+	/* Never shared: both references go, nothing else holds it. */
+	dprpc_future_put(fut);
 	dprpc_future_put(fut);
 fail_outstanding:
 	atomic_fetch_sub_explicit(&peer->outstanding, 1, memory_order_relaxed);

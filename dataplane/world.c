@@ -71,7 +71,7 @@ dp_world_entry(char *line, unsigned int lineno, struct dp_world *world, bool *se
 		port > UINT16_MAX)
 		return dp_world_err(
 			err, errlen, "world entry %u: bad UDP port '%s'", lineno, port_s);
-	snprintf(e->name, sizeof(e->name), "%s", name);
+	memcpy(e->name, name, strlen(name) + 1); /* length checked above */
 	e->addr.ip = in.s_addr;
 	e->addr.port = rte_cpu_to_be_16((uint16_t)port);
 	seen[rank] = true;

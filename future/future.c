@@ -101,6 +101,8 @@
 
 #include <dprpc/dprpc_future.h>
 
+#include "fut_internal.h"
+
 #include "dprpc_atomic.h"
 
 /* Internal state, between PENDING and DONE/FAILED; reported as PENDING. */
@@ -507,11 +509,13 @@ fut_run_callbacks(struct dprpc_future *f, struct fut_cb_node *list)
 
 /*
  * Elect the completer.  On success the caller owns the value/error fields
- * and must call fut_publish().  The completer takes its own reference so a
- * callback that puts the last user reference cannot free f under it.
+ * and must call fut_publish().  With @guard the completer takes its own
+ * reference so a callback that puts the last user reference cannot free f
+ * under it; without (the fut_*_consume() variants) the caller's own
+ * reference plays that part and fut_publish() drops it.
  */
 static bool
-fut_claim(struct dprpc_future *f)
+fut_claim(struct dprpc_future *f, bool guard)
 {
 	uint32_t expected = DPRPC_FUTURE_PENDING;
 
@@ -524,7 +528,8 @@ fut_claim(struct dprpc_future *f)
 		    memory_order_relaxed, memory_order_relaxed))
 		return false;
 	/* relaxed: the caller already holds a reference (API contract). */
-	atomic_fetch_add_explicit(&f->refs, 1, memory_order_relaxed);
+	if (guard)
+		atomic_fetch_add_explicit(&f->refs, 1, memory_order_relaxed);
 	return true;
 }
 
@@ -551,7 +556,7 @@ fut_publish(struct dprpc_future *f, uint32_t final)
 	/* seq_cst: second half of the Dekker pair with fut_park(). */
 	if (atomic_load_explicit(&f->waiters, memory_order_seq_cst) != 0)
 		fut_futex_wake(&f->state);
-	dprpc_future_put(f); /* the reference taken by fut_claim() */
+	dprpc_future_put(f); /* fut_claim()'s guard, or the consumed reference */
 }
 
 static void
@@ -706,7 +711,7 @@ dprpc_future_pool_cb_in_use(const struct dprpc_future_pool *pool)
 }
 
 struct dprpc_future *
-dprpc_future_new(struct dprpc_future_pool *pool)
+fut_new_refs(struct dprpc_future_pool *pool, uint32_t refs)
 {
 	struct dprpc_future *f;
 	void *obj;
@@ -727,8 +732,14 @@ dprpc_future_new(struct dprpc_future_pool *pool)
 	atomic_fetch_add_explicit(&pool->refs, 1, memory_order_relaxed);
 	f = obj;
 	/* relaxed: f is not shared yet; the caller publishes it. */
-	dp_store_relaxed(&f->refs, 1);
+	dp_store_relaxed(&f->refs, refs);
 	return f;
+}
+
+struct dprpc_future *
+dprpc_future_new(struct dprpc_future_pool *pool)
+{
+	return fut_new_refs(pool, 1);
 }
 
 void
@@ -755,20 +766,37 @@ dprpc_future_put(struct dprpc_future *f)
 	fut_free(f);
 }
 
-int
-dprpc_future_complete(struct dprpc_future *f, const void *data, size_t len,
-	dprpc_value_free_t free_fn, void *free_arg)
+static int
+fut_complete(struct dprpc_future *f, const void *data, size_t len, dprpc_value_free_t free_fn,
+	void *free_arg, bool consume)
 {
-	if (f == NULL || (data == NULL && len > 0))
-		return -EINVAL;
-	if (!fut_claim(f))
+	if (!fut_claim(f, !consume)) {
+		if (consume)
+			dprpc_future_put(f);
 		return -EALREADY;
+	}
 	f->data = data;
 	f->len = len;
 	f->free_fn = free_fn;
 	f->free_arg = free_arg;
 	fut_publish(f, DPRPC_FUTURE_DONE);
 	return 0;
+}
+
+int
+dprpc_future_complete(struct dprpc_future *f, const void *data, size_t len,
+	dprpc_value_free_t free_fn, void *free_arg)
+{
+	if (f == NULL || (data == NULL && len > 0))
+		return -EINVAL;
+	return fut_complete(f, data, len, free_fn, free_arg, false);
+}
+
+int
+fut_complete_consume(struct dprpc_future *f, const void *data, size_t len,
+	dprpc_value_free_t free_fn, void *free_arg)
+{
+	return fut_complete(f, data, len, free_fn, free_arg, true);
 }
 
 int
@@ -791,7 +819,7 @@ dprpc_future_complete_copy(struct dprpc_future *f, const void *data, size_t len)
 			return -ENOMEM;
 		memcpy(copy, data, len);
 	}
-	if (!fut_claim(f)) {
+	if (!fut_claim(f, true)) {
 		free(copy);
 		return -EALREADY;
 	}
@@ -807,19 +835,20 @@ dprpc_future_complete_copy(struct dprpc_future *f, const void *data, size_t len)
 	return 0;
 }
 
-int
-dprpc_future_fail(struct dprpc_future *f, int code, uint16_t origin, const char *msg)
+static int
+fut_fail(struct dprpc_future *f, int code, uint16_t origin, const char *msg, bool consume)
 {
 	size_t n = 0;
 
-	if (f == NULL)
-		return -EINVAL;
 	if (code > 0)
 		code = -code;
 	else if (code == 0)
 		code = -EINVAL;
-	if (!fut_claim(f))
+	if (!fut_claim(f, !consume)) {
+		if (consume)
+			dprpc_future_put(f);
 		return -EALREADY;
+	}
 	f->u.err.code = code;
 	f->u.err.origin = origin;
 	if (msg != NULL) {
@@ -829,6 +858,20 @@ dprpc_future_fail(struct dprpc_future *f, int code, uint16_t origin, const char 
 	f->u.err.msg[n] = '\0';
 	fut_publish(f, DPRPC_FUTURE_FAILED);
 	return 0;
+}
+
+int
+dprpc_future_fail(struct dprpc_future *f, int code, uint16_t origin, const char *msg)
+{
+	if (f == NULL)
+		return -EINVAL;
+	return fut_fail(f, code, origin, msg, false);
+}
+
+int
+fut_fail_consume(struct dprpc_future *f, int code, uint16_t origin, const char *msg)
+{
+	return fut_fail(f, code, origin, msg, true);
 }
 
 enum dprpc_future_state

@@ -197,7 +197,8 @@ count_cb(struct dprpc_future *f, void *arg)
 	size_t len;
 	const uint32_t *v = dprpc_future_value(f, &len);
 
-	if (v != NULL && len == sizeof(*v) && *v == (uint32_t)(uintptr_t)arg)
+	if (v != NULL && len == sizeof(*v) && (uintptr_t)v % DPRPC_PAYLOAD_ALIGN == 0 &&
+		*v == (uint32_t)(uintptr_t)arg)
 		atomic_fetch_add(&cb_ok, 1);
 }
 
@@ -486,4 +487,78 @@ Test(rpc_ring, malformed_frames_are_counted_and_freed)
 	cr_assert_eq(s.drops[DPRPC_DROP_NOT_DPRPC], 1u);
 	/* b still answers. */
 	cr_assert_eq(dprpc_rpc_sync(a, "b", "echo", "ok", 2, 0, NULL, NULL, NULL), 0);
+}
+
+/* Way 2 on the caller's side too: a's io lcore polls, the caller parks. */
+Test(rpc_ring, caller_with_its_own_io_lcore)
+{
+	struct dprpc_agent_conf c;
+	char out[8];
+	size_t out_len;
+
+	cr_assert_eq(dprpc_agent_destroy(a), 0);
+	dprpc_agent_conf_init(&c);
+	c.name = "a";
+	c.world = DPT_WORLD2;
+	c.port_id = pair.port_a;
+	c.mbuf_pool = mp;
+	c.io_lcore = 3;
+	a = dprpc_agent_create(&c);
+	cr_assert_not_null(a, "%s", rte_strerror(rte_errno));
+	for (int i = 0; i < 200; i++) {
+		out_len = sizeof(out);
+		cr_assert_eq(dprpc_rpc_sync(a, "b", "echo", "io", 2, 0, out, &out_len, NULL), 0);
+		cr_assert_arr_eq(out, "io", 2);
+	}
+}
+
+/* Out of mbufs: rpc_async fails with ENOBUFS and keeps nothing. */
+Test(rpc_ring, exhausted_mbufs_fail_cleanly)
+{
+	struct dprpc_future *fs[64];
+	struct dprpc_agent_usage u;
+	struct rte_mempool *small;
+	struct dprpc_agent_conf c;
+	unsigned int n = 0, i;
+
+	/* a again, on 24 mbufs and with b not polling (b is destroyed): the
+	 * requests pile up in the ring until the pool runs dry. */
+	cr_assert_eq(dprpc_agent_destroy(a), 0);
+	cr_assert_eq(dprpc_agent_destroy(b), 0);
+	b = NULL;
+	small = rte_pktmbuf_pool_create(
+		"dpt_small", 24, 0, 0, RTE_MBUF_DEFAULT_BUF_SIZE, SOCKET_ID_ANY);
+	cr_assert_not_null(small);
+	dprpc_agent_conf_init(&c);
+	c.name = "a";
+	c.world = DPT_WORLD2;
+	c.port_id = pair.port_a;
+	c.mbuf_pool = small;
+	a = dprpc_agent_create(&c);
+	cr_assert_not_null(a);
+	for (i = 0; i < 64; i++) {
+		fs[n] = dprpc_rpc_async(a, "b", "echo", "x", 1, 0);
+		if (fs[n] == NULL) {
+			cr_assert_eq(rte_errno, ENOBUFS, "%s", rte_strerror(rte_errno));
+			break;
+		}
+		n++;
+	}
+	cr_assert_lt(n, 64u, "the pool never ran dry");
+	cr_assert_eq(dprpc_agent_usage(a, &u), 0);
+	cr_assert_eq(u.futures, n, "failed calls kept futures: %u for %u calls", u.futures, n);
+	cr_assert_eq(u.calls, n);
+	for (i = 0; i < n; i++)
+		dprpc_future_put(fs[i]);
+	/* Destroy fails the pending calls; their mbufs wait in the ring. */
+	cr_assert_eq(dprpc_agent_destroy(a), 0);
+	a = NULL;
+	while (rte_ring_count(pair.ab) > 0) {
+		struct rte_mbuf *m;
+
+		cr_assert_eq(rte_ring_dequeue(pair.ab, (void **)&m), 0);
+		rte_pktmbuf_free(m);
+	}
+	cr_assert_eq(rte_mempool_in_use_count(small), 0u);
+	rte_mempool_free(small);
 }

@@ -45,6 +45,12 @@ struct dprpc_request;
 /** A handler's return value meaning "I keep the request and reply later". */
 #define DPRPC_DEFERRED 1
 
+/** Alignment of the payloads dprpc hands out: a request's payload
+ * (dprpc_request_payload()) and a call's response (dprpc_future_value()
+ * of an rpc_async future) start on this boundary, so they may be read in
+ * place as any scalar type. */
+#define DPRPC_PAYLOAD_ALIGN 8
+
 /** Longest handler name, including the terminating NUL. */
 #define DPRPC_HANDLER_NAME_MAX 64
 
@@ -100,7 +106,8 @@ int dprpc_register(struct dprpc_agent *agent, const char *name, dprpc_handler_t 
  * The payload of a request.
  * @param len receives its length (may be NULL).
  * @return a pointer valid until the request is answered, owned by the
- *         library (NULL with *len 0 for an empty payload).
+ *         library, DPRPC_PAYLOAD_ALIGN-aligned (NULL with *len 0 for an
+ *         empty payload).
  */
 const void *dprpc_request_payload(const struct dprpc_request *req, size_t *len);
 
@@ -147,7 +154,9 @@ int dprpc_reply_error(struct dprpc_request *req, int code, const char *msg);
  * @param timeout_us the call's timeout in microseconds, DPRPC_TIMEOUT_NONE,
  *                   or DPRPC_TIMEOUT_DEFAULT.
  * @return a future with one reference for the caller (put it when done);
- *         its value is the response payload (valid until the last put).
+ *         its value is the response payload (zero copy: it points into
+ *         the received frame, DPRPC_PAYLOAD_ALIGN-aligned, valid until the
+ *         last put).
  *         NULL with rte_errno: EINVAL (bad rank, NULL data with len > 0),
  *         EMSGSIZE (payload too large), EAGAIN (max_outstanding calls to
  *         that peer in flight), ENOBUFS (no future, mbuf or ring room).
