@@ -1,0 +1,253 @@
+/* SPDX-License-Identifier: BSD-3-Clause */
+/*
+ * hello_rpc: two dprpc workers calling each other over DPDK.
+ *
+ *   hello_rpc [EAL options] -- --name NAME --world WORLD [--peer NAME]
+ *
+ * The EAL options give the port (e.g. --vdev net_memif0,role=server,...);
+ * the application owns EAL, dprpc uses the first ethdev port.  A worker
+ * without --peer serves until a peer calls its "stop" handler; a worker
+ * with --peer calls the peer, prints what it gets, and stops it.
+ *
+ * The handlers show the three kinds a dprpc user writes: an inline handler
+ * (greet), a handler that fails with a message (divide by zero), and one
+ * that defers its reply to another thread (slow_square, PyTorch's
+ * @async_execution).
+ */
+#include <errno.h>
+#include <getopt.h>
+#include <inttypes.h>
+#include <pthread.h>
+#include <signal.h>
+#include <stdatomic.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <unistd.h>
+
+#include <rte_eal.h>
+#include <rte_errno.h>
+#include <rte_ethdev.h>
+
+#include <dprpc/dprpc.h>
+
+#define TIMEOUT_US (2 * 1000 * 1000)
+
+static atomic_bool stop_requested;
+
+static int
+greet(struct dprpc_request *req, void *arg)
+{
+	struct dprpc_agent *a = arg;
+	const char *who = dprpc_worker_name(a, dprpc_request_caller(req));
+	size_t len;
+	const char *msg = dprpc_request_payload(req, &len);
+	char out[256];
+	int n;
+
+	n = snprintf(out, sizeof(out), "hello %s, %s here; you said '%.*s'", who,
+		dprpc_agent_name(a), (int)len, msg != NULL ? msg : "");
+	return dprpc_reply(req, out, (size_t)n < sizeof(out) ? (size_t)n : sizeof(out) - 1);
+}
+
+static int
+divide(struct dprpc_request *req, void *arg)
+{
+	int64_t v[2], q;
+	size_t len;
+	const void *p = dprpc_request_payload(req, &len);
+
+	if (len != sizeof(v))
+		return dprpc_reply_error(req, -EINVAL, "divide wants two int64");
+	memcpy(v, p, sizeof(v));
+	if (v[1] == 0)
+		return dprpc_reply_error(req, -EDOM, "division by zero");
+	q = v[0] / v[1];
+	return dprpc_reply(req, &q, sizeof(q));
+}
+
+/* Deferred: a thread computes and replies later; the poll loop goes on. */
+static void *
+square_later(void *arg)
+{
+	struct dprpc_request *req = arg;
+	int64_t v, r;
+
+	memcpy(&v, dprpc_request_payload(req, NULL), sizeof(v));
+	usleep(1000);
+	r = v * v;
+	dprpc_reply(req, &r, sizeof(r));
+	return NULL;
+}
+
+static int
+slow_square(struct dprpc_request *req, void *arg)
+{
+	pthread_t t;
+	size_t len;
+
+	dprpc_request_payload(req, &len);
+	if (len != sizeof(int64_t))
+		return -EINVAL;
+	if (pthread_create(&t, NULL, square_later, req) != 0)
+		return -EAGAIN;
+	pthread_detach(t);
+	return DPRPC_DEFERRED;
+}
+
+static int
+stop_handler(struct dprpc_request *req, void *arg)
+{
+	atomic_store(&stop_requested, true);
+	return dprpc_reply(req, NULL, 0);
+}
+
+static int
+serve(struct dprpc_agent *a)
+{
+	unsigned int idle = 0;
+
+	printf("%s: serving (rank %u of %u)\n", dprpc_agent_name(a), dprpc_agent_rank(a),
+		dprpc_world_size(a));
+	fflush(stdout);
+	/* Way 1: this thread is the poll loop.  Sleep a little when idle so
+	 * the demo is gentle on a small machine. */
+	while (!atomic_load(&stop_requested)) {
+		if (dprpc_poll(a, 32) > 0)
+			idle = 0;
+		else if (++idle > 1000)
+			usleep(50);
+	}
+	/* Give the reply to "stop" a few polls to leave. */
+	for (int i = 0; i < 1000; i++)
+		dprpc_poll(a, 32);
+	return 0;
+}
+
+static int
+call_peer(struct dprpc_agent *a, const char *peer)
+{
+	char out[256];
+	size_t out_len = sizeof(out) - 1;
+	struct dprpc_error err;
+	struct dprpc_future *fs[8];
+	int64_t args[2] = {84, 2}, q, sq;
+	unsigned int i;
+	int rc;
+
+	rc = dprpc_rpc_sync(a, peer, "greet", "how are you?", 12, TIMEOUT_US, out, &out_len, &err);
+	if (rc != 0) {
+		fprintf(stderr, "greet failed: %s (%s)\n", strerror(-rc), err.msg);
+		return rc;
+	}
+	out[out_len] = '\0';
+	printf("%s: rpc_sync greet -> \"%s\"\n", dprpc_agent_name(a), out);
+
+	out_len = sizeof(q);
+	rc = dprpc_rpc_sync(a, peer, "divide", args, sizeof(args), TIMEOUT_US, &q, &out_len, &err);
+	if (rc != 0)
+		return rc;
+	printf("%s: rpc_sync divide(84, 2) -> %" PRId64 "\n", dprpc_agent_name(a), q);
+
+	args[1] = 0;
+	rc = dprpc_rpc_sync(a, peer, "divide", args, sizeof(args), TIMEOUT_US, NULL, NULL, &err);
+	printf("%s: rpc_sync divide(84, 0) -> error %d (%s) from worker %s: \"%s\"\n",
+		dprpc_agent_name(a), rc, strerror(-rc), dprpc_worker_name(a, err.origin), err.msg);
+	if (rc != -EDOM)
+		return -EPROTO;
+
+	rc = dprpc_rpc_sync(a, peer, "no_such_handler", NULL, 0, TIMEOUT_US, NULL, NULL, &err);
+	printf("%s: rpc_sync no_such_handler -> error %d (%s): \"%s\"\n", dprpc_agent_name(a), rc,
+		strerror(-rc), err.msg);
+	if (rc != -ENOENT)
+		return -EPROTO;
+
+	/* rpc_async: eight deferred calls in flight at once. */
+	for (i = 0; i < 8; i++) {
+		int64_t v = i + 1;
+
+		fs[i] = dprpc_rpc_async(a, peer, "slow_square", &v, sizeof(v), TIMEOUT_US);
+		if (fs[i] == NULL)
+			return -rte_errno;
+	}
+	rc = dprpc_future_wait_all(fs, 8, 0);
+	printf("%s: rpc_async slow_square(1..8) ->", dprpc_agent_name(a));
+	for (i = 0; i < 8; i++) {
+		const int64_t *v = dprpc_future_value(fs[i], NULL);
+
+		memcpy(&sq, v, sizeof(sq));
+		printf(" %" PRId64, sq);
+		dprpc_future_put(fs[i]);
+	}
+	printf("\n");
+	if (rc != 0)
+		return rc;
+
+	rc = dprpc_rpc_sync(a, peer, "stop", NULL, 0, TIMEOUT_US, NULL, NULL, NULL);
+	printf("%s: asked %s to stop: %s\n", dprpc_agent_name(a), peer, rc ? strerror(-rc) : "ok");
+	return rc;
+}
+
+int
+main(int argc, char **argv)
+{
+	static const struct option opts[] = {
+		{"name", required_argument, NULL, 'n'},
+		{"world", required_argument, NULL, 'w'},
+		{"peer", required_argument, NULL, 'p'},
+		{NULL, 0, NULL, 0},
+	};
+	const char *name = NULL, *world = NULL, *peer = NULL;
+	struct dprpc_agent_conf conf;
+	struct dprpc_agent *a;
+	int n, c, rc;
+
+	n = dprpc_eal_init(argc, argv);
+	if (n < 0) {
+		fprintf(stderr, "EAL init failed: %s\n", strerror(-n));
+		return 1;
+	}
+	argc -= n;
+	argv += n;
+	while ((c = getopt_long(argc, argv, "", opts, NULL)) != -1) {
+		if (c == 'n')
+			name = optarg;
+		else if (c == 'w')
+			world = optarg;
+		else if (c == 'p')
+			peer = optarg;
+		else
+			return 2;
+	}
+	if (name == NULL || world == NULL || rte_eth_dev_count_avail() == 0) {
+		fprintf(stderr, "usage: hello_rpc [EAL options with a port] -- --name NAME "
+				"--world WORLD [--peer NAME]\n");
+		return 2;
+	}
+
+	dprpc_agent_conf_init(&conf);
+	conf.name = name;
+	conf.world = world;
+	conf.port_id = 0;
+	a = dprpc_agent_create(&conf);
+	if (a == NULL) {
+		fprintf(stderr, "agent: %s\n", rte_strerror(rte_errno));
+		return 1;
+	}
+	if (dprpc_register(a, "greet", greet, a, DPRPC_HANDLER_INLINE) != 0 ||
+		dprpc_register(a, "divide", divide, NULL, DPRPC_HANDLER_INLINE) != 0 ||
+		dprpc_register(a, "slow_square", slow_square, NULL, DPRPC_HANDLER_INLINE) != 0 ||
+		dprpc_register(a, "stop", stop_handler, NULL, DPRPC_HANDLER_INLINE) != 0)
+		return 1;
+	if (dprpc_agent_wait_link(a, 20 * 1000 * 1000) != 0) {
+		fprintf(stderr, "%s: link did not come up\n", name);
+		return 1;
+	}
+	rc = peer != NULL ? call_peer(a, peer) : serve(a);
+	if (peer != NULL)
+		dprpc_agent_dump(a, stdout);
+	if (dprpc_agent_destroy(a) != 0)
+		rc = rc ? rc : -EBUSY;
+	rte_eal_cleanup();
+	return rc == 0 ? 0 : 1;
+}

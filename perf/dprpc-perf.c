@@ -1,0 +1,832 @@
+/* SPDX-License-Identifier: BSD-3-Clause */
+/*
+ * dprpc-perf: latency and message rate of dprpc over a DPDK port, next to
+ * the raw floor of the same port measured by the same tool.
+ *
+ *   dprpc-perf [EAL options] -- MODE [options]
+ *
+ * MODE is latency (one rpc_sync outstanding), throughput (rpc_async keeping
+ * --window calls in flight) or raw (the port echoing raw frames of the same
+ * size, without dprpc; --window applies).
+ *
+ * Without EAL options the tool runs both sides on this machine: for each
+ * measured phase it forks a server and a client process, each with its own
+ * EAL (--no-huge --no-pci --no-shconf, a private file prefix), joined by a
+ * memif pair, the server pinned to --server-cpu and the client to
+ * --client-cpu.  With EAL options it runs one side (--role server|client)
+ * on the port the options create, e.g. an af_packet port in a namespace.
+ *
+ * Times come from the TSC; a run discards --warmup seconds and then
+ * measures for --duration seconds.  With --compare-raw every repeat
+ * measures the raw floor and dprpc back to back, so their ratio is taken
+ * under the same machine noise; medians over --repeat runs are reported.
+ */
+#include <errno.h>
+#include <getopt.h>
+#include <inttypes.h>
+#include <poll.h>
+#include <signal.h>
+#include <stdbool.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/prctl.h>
+#include <sys/wait.h>
+#include <unistd.h>
+
+#include <rte_cycles.h>
+#include <rte_eal.h>
+#include <rte_errno.h>
+#include <rte_ethdev.h>
+#include <rte_lcore.h>
+#include <rte_mbuf.h>
+
+#include <dprpc/dprpc.h>
+
+#define PERF_MAX_SAMPLES (8u << 20)
+#define PERF_MAX_WINDOW	 1024
+#define PERF_HDRS	 (14 + 20 + 8 + 40) /* a dprpc frame's headers */
+#define PERF_WORLD                                   \
+	"server 0 02:00:00:00:00:01 10.0.0.1 7000\n" \
+	"client 1 02:00:00:00:00:02 10.0.0.2 7000\n"
+
+enum perf_mode { MODE_LATENCY, MODE_THROUGHPUT, MODE_RAW };
+static const char *const mode_names[] = {"latency", "throughput", "raw"};
+
+struct perf_opts {
+	enum perf_mode mode;
+	const char *role; /* NULL: both, forked */
+	unsigned int payload;
+	unsigned int window;
+	double duration_s;
+	double warmup_s;
+	unsigned int repeat;
+	unsigned int server_cpu, client_cpu;
+	bool json;
+	bool compare_raw;
+};
+
+/* What a client measured; sent to the driver through a pipe. */
+struct perf_result {
+	int ok;
+	enum perf_mode mode;
+	unsigned int window;
+	uint64_t calls;
+	double seconds;
+	double rate;
+	double p50_us, p99_us, p999_us, max_us;
+	uint64_t dropped, tx_retries, calls_failed;
+};
+
+static volatile sig_atomic_t perf_stop;
+/* Forked client: where its result goes, and the pipe it holds on to. */
+static int perf_out_fd = -1, perf_hold_fd = -1;
+
+/* Hand the result to the driver, then wait (before the port stops) until
+ * the driver has stopped the server: see spawn_side(). */
+static void
+publish_and_hold(const struct perf_result *r)
+{
+	char c;
+
+	if (perf_out_fd >= 0 && write(perf_out_fd, r, sizeof(*r)) != (ssize_t)sizeof(*r))
+		fprintf(stderr, "dprpc-perf: cannot hand the result over\n");
+	if (perf_hold_fd >= 0)
+		while (read(perf_hold_fd, &c, 1) > 0)
+			;
+}
+
+static void
+perf_on_signal(int sig)
+{
+	(void)sig;
+	perf_stop = 1;
+}
+
+static void
+usage(const char *prog)
+{
+	fprintf(stderr,
+		"usage: %s [EAL options] -- MODE [options]\n"
+		"MODE: latency | throughput | raw\n"
+		"  --payload BYTES   request and response payload (default 32, max %d)\n"
+		"  --window W        calls (or raw frames) in flight (default 1 for latency, 32 "
+		"otherwise)\n"
+		"  --duration S      seconds measured per run (default 2)\n"
+		"  --warmup S        seconds discarded before measuring (default 0.3)\n"
+		"  --repeat N        runs; medians are reported (default 1)\n"
+		"  --compare-raw     measure the raw floor in the same run, alternating\n"
+		"  --json            print one JSON object\n"
+		"  --role R          server | client: run one side with the given EAL options\n"
+		"  --server-cpu C, --client-cpu C   CPUs of the forked sides (default 1, 0)\n",
+		prog, DPRPC_MAX_FRAME_PAYLOAD);
+}
+
+static int
+parse_opts(int argc, char **argv, struct perf_opts *o)
+{
+	static const struct option longopts[] = {
+		{"payload", required_argument, NULL, 'p'},
+		{"window", required_argument, NULL, 'w'},
+		{"duration", required_argument, NULL, 'd'},
+		{"warmup", required_argument, NULL, 'W'},
+		{"repeat", required_argument, NULL, 'r'},
+		{"compare-raw", no_argument, NULL, 'c'},
+		{"json", no_argument, NULL, 'j'},
+		{"role", required_argument, NULL, 'R'},
+		{"server-cpu", required_argument, NULL, 'S'},
+		{"client-cpu", required_argument, NULL, 'C'},
+		{"help", no_argument, NULL, 'h'},
+		{NULL, 0, NULL, 0},
+	};
+	bool window_set = false;
+	int c, i;
+
+	memset(o, 0, sizeof(*o));
+	o->payload = 32;
+	o->duration_s = 2.0;
+	o->warmup_s = 0.3;
+	o->repeat = 1;
+	o->server_cpu = 1;
+	o->client_cpu = 0;
+	if (argc < 2) {
+		fprintf(stderr, "dprpc-perf: give a MODE after --\n");
+		return -EINVAL;
+	}
+	for (i = 0; i < 3 && strcmp(argv[1], mode_names[i]) != 0; i++)
+		;
+	if (i == 3) {
+		fprintf(stderr, "dprpc-perf: unknown mode '%s'\n", argv[1]);
+		return -EINVAL;
+	}
+	o->mode = (enum perf_mode)i;
+	optind = 2;
+	while ((c = getopt_long(argc, argv, "", longopts, NULL)) != -1) {
+		switch (c) {
+		case 'p':
+			o->payload = (unsigned int)strtoul(optarg, NULL, 0);
+			break;
+		case 'w':
+			o->window = (unsigned int)strtoul(optarg, NULL, 0);
+			window_set = true;
+			break;
+		case 'd':
+			o->duration_s = strtod(optarg, NULL);
+			break;
+		case 'W':
+			o->warmup_s = strtod(optarg, NULL);
+			break;
+		case 'r':
+			o->repeat = (unsigned int)strtoul(optarg, NULL, 0);
+			break;
+		case 'c':
+			o->compare_raw = true;
+			break;
+		case 'j':
+			o->json = true;
+			break;
+		case 'R':
+			o->role = optarg;
+			break;
+		case 'S':
+			o->server_cpu = (unsigned int)strtoul(optarg, NULL, 0);
+			break;
+		case 'C':
+			o->client_cpu = (unsigned int)strtoul(optarg, NULL, 0);
+			break;
+		default:
+			return -EINVAL;
+		}
+	}
+	if (!window_set)
+		o->window = o->mode == MODE_LATENCY ? 1 : 32;
+	if (o->mode == MODE_LATENCY && o->window != 1) {
+		fprintf(stderr, "dprpc-perf: latency mode keeps one call outstanding\n");
+		return -EINVAL;
+	}
+	if (o->payload > DPRPC_MAX_FRAME_PAYLOAD || o->window == 0 || o->window > PERF_MAX_WINDOW ||
+		o->duration_s <= 0 || o->warmup_s < 0 || o->repeat == 0 || o->repeat > 100) {
+		fprintf(stderr, "dprpc-perf: option out of range\n");
+		return -EINVAL;
+	}
+	if (o->role != NULL && strcmp(o->role, "server") != 0 && strcmp(o->role, "client") != 0) {
+		fprintf(stderr, "dprpc-perf: --role is server or client\n");
+		return -EINVAL;
+	}
+	return 0;
+}
+
+/* ---- measurement ---- */
+
+struct perf_clock {
+	uint64_t hz, start, measure_from, end;
+	uint32_t *samples; /* RTTs in TSC ticks, converted at the end */
+	uint64_t nb_samples, calls;
+};
+
+static int
+clock_init(struct perf_clock *k, const struct perf_opts *o)
+{
+	k->hz = rte_get_tsc_hz();
+	k->start = rte_rdtsc();
+	k->measure_from = k->start + (uint64_t)(o->warmup_s * (double)k->hz);
+	k->end = k->measure_from + (uint64_t)(o->duration_s * (double)k->hz);
+	k->samples = malloc(PERF_MAX_SAMPLES * sizeof(uint32_t));
+	k->nb_samples = 0;
+	k->calls = 0;
+	return k->samples == NULL ? -ENOMEM : 0;
+}
+
+static inline void
+clock_record(struct perf_clock *k, uint64_t t0, uint64_t t1)
+{
+	if (t0 < k->measure_from || t1 > k->end)
+		return;
+	k->calls++;
+	if (k->nb_samples < PERF_MAX_SAMPLES)
+		k->samples[k->nb_samples++] = (uint32_t)RTE_MIN(t1 - t0, (uint64_t)UINT32_MAX);
+}
+
+static int
+cmp_u32(const void *a, const void *b)
+{
+	uint32_t x = *(const uint32_t *)a, y = *(const uint32_t *)b;
+
+	return x < y ? -1 : x > y;
+}
+
+static double
+pct_us(const struct perf_clock *k, double q)
+{
+	uint64_t n = k->nb_samples, i = (uint64_t)(q * (double)(n - 1) + 0.5);
+
+	return n == 0 ? 0.0 : k->samples[i] * 1e6 / (double)k->hz;
+}
+
+static void
+clock_finish(struct perf_clock *k, const struct perf_opts *o, struct perf_result *r)
+{
+	qsort(k->samples, k->nb_samples, sizeof(uint32_t), cmp_u32);
+	r->calls = k->calls;
+	r->seconds = o->duration_s;
+	r->rate = (double)k->calls / o->duration_s;
+	r->p50_us = pct_us(k, 0.50);
+	r->p99_us = pct_us(k, 0.99);
+	r->p999_us = pct_us(k, 0.999);
+	r->max_us = pct_us(k, 1.0);
+	r->ok = k->calls > 0;
+	free(k->samples);
+}
+
+/* ---- raw floor: the port echoing frames of a dprpc frame's size ---- */
+
+static struct rte_mempool *
+raw_port_setup(uint16_t port)
+{
+	struct rte_eth_conf conf;
+	struct rte_mempool *mp;
+
+	mp = rte_pktmbuf_pool_create(
+		"perf_raw", 8191, 256, 0, RTE_MBUF_DEFAULT_BUF_SIZE, rte_socket_id());
+	memset(&conf, 0, sizeof(conf));
+	if (mp == NULL || rte_eth_dev_configure(port, 1, 1, &conf) != 0 ||
+		rte_eth_rx_queue_setup(port, 0, 1024, rte_socket_id(), NULL, mp) != 0 ||
+		rte_eth_tx_queue_setup(port, 0, 1024, rte_socket_id(), NULL) != 0 ||
+		rte_eth_dev_start(port) != 0)
+		return NULL;
+	return mp;
+}
+
+static int
+raw_server(uint16_t port)
+{
+	struct rte_mbuf *pkts[32];
+	uint16_t n, sent;
+
+	if (raw_port_setup(port) == NULL)
+		return -EIO;
+	while (!perf_stop) {
+		n = rte_eth_rx_burst(port, 0, pkts, 32);
+		if (n == 0)
+			continue;
+		sent = rte_eth_tx_burst(port, 0, pkts, n);
+		while (sent < n)
+			rte_pktmbuf_free(pkts[sent++]);
+	}
+	rte_eth_dev_stop(port);
+	return 0;
+}
+
+static int
+wait_link(uint16_t port)
+{
+	struct rte_eth_link link;
+	int i;
+
+	for (i = 0; i < 20000; i++) {
+		if (rte_eth_link_get_nowait(port, &link) == 0 && link.link_status)
+			return 0;
+		usleep(1000);
+	}
+	return -ETIMEDOUT;
+}
+
+/* Send up to @n frames of @size bytes in one burst, each stamped with its
+ * send time; returns how many left. */
+static unsigned int
+raw_send(uint16_t port, struct rte_mempool *mp, unsigned int size, unsigned int n)
+{
+	struct rte_mbuf *ms[32];
+	uint16_t sent;
+	uint64_t now;
+	unsigned int i;
+	uint8_t *d;
+
+	n = RTE_MIN(n, (unsigned int)RTE_DIM(ms));
+	if (n == 0 || rte_pktmbuf_alloc_bulk(mp, ms, n) != 0)
+		return 0;
+	now = rte_rdtsc();
+	for (i = 0; i < n; i++) {
+		d = (uint8_t *)rte_pktmbuf_append(ms[i], (uint16_t)size);
+		memset(d, 0, 14);
+		d[0] = 0x02;
+		d[12] = 0x88; /* local experimental ethertype 0x88b5 */
+		d[13] = 0xb5;
+		memcpy(d + 14, &now, sizeof(now));
+	}
+	sent = rte_eth_tx_burst(port, 0, ms, (uint16_t)n);
+	for (i = sent; i < n; i++)
+		rte_pktmbuf_free(ms[i]);
+	return sent;
+}
+
+static int
+raw_client(uint16_t port, const struct perf_opts *o, struct perf_result *r)
+{
+	struct rte_mempool *mp = raw_port_setup(port);
+	unsigned int size = PERF_HDRS + o->payload, inflight = 0, i;
+	struct rte_mbuf *pkts[32];
+	struct perf_clock k;
+	uint64_t now = 0, t0;
+	uint16_t n;
+
+	if (mp == NULL || wait_link(port) != 0 || clock_init(&k, o) != 0)
+		return -EIO;
+	if (size < 60)
+		size = 60;
+	while ((now = rte_rdtsc()) < k.end) {
+		inflight += raw_send(port, mp, size, o->window - inflight);
+		n = rte_eth_rx_burst(port, 0, pkts, 32);
+		if (n == 0)
+			continue;
+		now = rte_rdtsc();
+		for (i = 0; i < n; i++) {
+			memcpy(&t0, rte_pktmbuf_mtod_offset(pkts[i], uint8_t *, 14), sizeof(t0));
+			clock_record(&k, t0, now);
+			rte_pktmbuf_free(pkts[i]);
+		}
+		inflight -= RTE_MIN(inflight, (unsigned int)n);
+	}
+	clock_finish(&k, o, r);
+	publish_and_hold(r);
+	rte_eth_dev_stop(port);
+	return 0;
+}
+
+/* ---- dprpc ---- */
+
+static int
+h_echo(struct dprpc_request *req, void *arg)
+{
+	size_t len;
+	const void *p = dprpc_request_payload(req, &len);
+
+	(void)arg;
+	return dprpc_reply(req, p, len);
+}
+
+static struct dprpc_agent *
+rpc_agent(const char *name, uint16_t port)
+{
+	struct dprpc_agent_conf c;
+	struct dprpc_agent *a;
+
+	dprpc_agent_conf_init(&c);
+	c.name = name;
+	c.world = PERF_WORLD;
+	c.port_id = port;
+	c.max_outstanding = PERF_MAX_WINDOW;
+	c.default_timeout_us = 5 * 1000 * 1000;
+	a = dprpc_agent_create(&c);
+	if (a == NULL)
+		fprintf(stderr, "dprpc-perf: agent %s: %s\n", name, rte_strerror(rte_errno));
+	return a;
+}
+
+static int
+rpc_server(uint16_t port)
+{
+	struct dprpc_agent *a = rpc_agent("server", port);
+
+	if (a == NULL || dprpc_register(a, "echo", h_echo, NULL, DPRPC_HANDLER_INLINE) != 0)
+		return -EIO;
+	/* Way 1: this process's main lcore is the poll loop, busy. */
+	while (!perf_stop)
+		dprpc_poll(a, 32);
+	return dprpc_agent_destroy(a);
+}
+
+struct rpc_lane {
+	struct perf_clock *k;
+	struct dprpc_agent *a;
+	const uint8_t *payload;
+	unsigned int len;
+	uint32_t hid;
+	uint64_t t0;
+};
+
+static bool rpc_running;
+/* Lanes whose last issue failed (EAGAIN/ENOBUFS), retried by the loop. */
+static struct rpc_lane *idle_lanes[PERF_MAX_WINDOW];
+static unsigned int nb_idle, nb_busy;
+
+static void rpc_lane_done(struct dprpc_future *f, void *arg);
+
+static void
+rpc_lane_issue(struct rpc_lane *l)
+{
+	struct dprpc_future *f;
+
+	l->t0 = rte_rdtsc();
+	f = dprpc_rpc_async_id(l->a, 0, l->hid, l->payload, l->len, DPRPC_TIMEOUT_DEFAULT);
+	if (f == NULL) {
+		idle_lanes[nb_idle++] = l;
+		return;
+	}
+	nb_busy++;
+	/* The callback takes over the caller's reference.  A future's first
+	 * callback uses its inline node: it cannot fail for want of one. */
+	(void)dprpc_future_add_callback(f, rpc_lane_done, l);
+}
+
+static void
+rpc_lane_done(struct dprpc_future *f, void *arg)
+{
+	struct rpc_lane *l = arg;
+
+	if (dprpc_future_state(f) == DPRPC_FUTURE_DONE)
+		clock_record(l->k, l->t0, rte_rdtsc());
+	dprpc_future_put(f);
+	nb_busy--;
+	if (rpc_running)
+		rpc_lane_issue(l);
+}
+
+static int
+rpc_client(uint16_t port, const struct perf_opts *o, struct perf_result *r)
+{
+	static uint8_t payload[DPRPC_MAX_FRAME_PAYLOAD], out[DPRPC_MAX_FRAME_PAYLOAD];
+	static struct rpc_lane lanes[PERF_MAX_WINDOW];
+	struct dprpc_agent_stats st;
+	struct dprpc_agent *a = rpc_agent("client", port);
+	uint32_t hid = dprpc_handler_id("echo");
+	struct perf_clock k;
+	unsigned int i;
+	uint64_t t0, now;
+	size_t out_len;
+	int rc;
+
+	if (a == NULL || dprpc_agent_wait_link(a, 20 * 1000 * 1000) != 0 || clock_init(&k, o) != 0)
+		return -EIO;
+	memset(payload, 0xa5, sizeof(payload));
+	if (o->mode == MODE_LATENCY) {
+		while ((t0 = rte_rdtsc()) < k.end) {
+			out_len = sizeof(out);
+			rc = dprpc_rpc_sync_id(a, 0, hid, payload, o->payload,
+				DPRPC_TIMEOUT_DEFAULT, out, &out_len, NULL);
+			now = rte_rdtsc();
+			if (rc == 0)
+				clock_record(&k, t0, now);
+		}
+	} else {
+		rpc_running = true;
+		for (i = 0; i < o->window; i++) {
+			lanes[i] = (struct rpc_lane){
+				.k = &k, .a = a, .payload = payload, .len = o->payload, .hid = hid};
+			rpc_lane_issue(&lanes[i]);
+		}
+		while (rte_rdtsc() < k.end) {
+			dprpc_poll(a, 32);
+			for (i = nb_idle, nb_idle = 0; i > 0; i--)
+				rpc_lane_issue(idle_lanes[i - 1]);
+		}
+		rpc_running = false;
+		/* Drain: every call completes or times out (bounded). */
+		while (nb_busy > 0)
+			dprpc_poll(a, 32);
+	}
+	clock_finish(&k, o, r);
+	dprpc_agent_stats_get(a, &st);
+	r->dropped = st.dropped;
+	r->tx_retries = st.tx_retries;
+	r->calls_failed = st.calls_failed;
+	publish_and_hold(r);
+	return dprpc_agent_destroy(a);
+}
+
+/* ---- one side, in this process ---- */
+
+static int
+run_side(const char *role, const struct perf_opts *o, struct perf_result *r)
+{
+	uint16_t port;
+
+	if (rte_eth_dev_count_avail() == 0) {
+		fprintf(stderr, "dprpc-perf: no ethdev port: give one with --vdev\n");
+		return -ENODEV;
+	}
+	RTE_ETH_FOREACH_DEV(port)
+	break;
+	signal(SIGTERM, perf_on_signal);
+	signal(SIGINT, perf_on_signal);
+	memset(r, 0, sizeof(*r));
+	r->mode = o->mode;
+	r->window = o->window;
+	if (strcmp(role, "server") == 0)
+		return o->mode == MODE_RAW ? raw_server(port) : rpc_server(port);
+	return o->mode == MODE_RAW ? raw_client(port, o, r) : rpc_client(port, o, r);
+}
+
+/* ---- the driver: fork both sides per phase ---- */
+
+/*
+ * Fork one side.  The client writes its result to @out_fd and then waits
+ * for EOF on @hold_fd before it stops its port: memif on DPDK 22.11 may
+ * tear a ring down under a peer that is still polling it, so the driver
+ * stops the server first and only then lets the client go.
+ */
+static pid_t
+spawn_side(const char *role, unsigned int cpu, const char *sock, unsigned int tag,
+	const struct perf_opts *o, enum perf_mode mode, int out_fd, int hold_fd[2])
+{
+	char lcores[32], prefix[64], vdev[300];
+	struct perf_opts so = *o;
+	struct perf_result r;
+	char *argv[16];
+	int argc = 0, rc;
+	pid_t pid = fork();
+
+	if (pid != 0)
+		return pid;
+	prctl(PR_SET_PDEATHSIG, SIGKILL);
+	if (hold_fd != NULL)
+		close(hold_fd[1]);
+	snprintf(lcores, sizeof(lcores), "-l%u", cpu);
+	snprintf(prefix, sizeof(prefix), "--file-prefix=dprpc-perf-%d-%s-%u", (int)getppid(), role,
+		tag);
+	snprintf(vdev, sizeof(vdev), "--vdev=net_memif0,role=%s,socket-abstract=no,socket=%s", role,
+		sock);
+	argv[argc++] = (char *)"dprpc-perf";
+	argv[argc++] = lcores;
+	argv[argc++] = (char *)"--no-pci";
+	argv[argc++] = (char *)"--no-huge";
+	argv[argc++] = (char *)"-m512";
+	argv[argc++] = (char *)"--no-shconf";
+	argv[argc++] = (char *)"--no-telemetry";
+	argv[argc++] = (char *)"--log-level=lib.eal:error";
+	argv[argc++] = (char *)"--log-level=pmd.net.memif:error";
+	argv[argc++] = prefix;
+	argv[argc++] = vdev;
+	argv[argc] = NULL;
+	if (rte_eal_init(argc, argv) < 0) {
+		fprintf(stderr, "dprpc-perf %s: EAL: %s\n", role, rte_strerror(rte_errno));
+		_exit(2);
+	}
+	so.mode = mode;
+	perf_out_fd = out_fd;
+	perf_hold_fd = hold_fd != NULL ? hold_fd[0] : -1;
+	rc = run_side(role, &so, &r);
+	rte_eal_cleanup();
+	_exit(rc == 0 ? 0 : 1);
+}
+
+static int
+reap(pid_t pid, int timeout_ms)
+{
+	int status = 0, i;
+
+	for (i = 0; i < timeout_ms; i++) {
+		if (waitpid(pid, &status, WNOHANG) == pid)
+			return WIFEXITED(status) ? WEXITSTATUS(status) : 128 + WTERMSIG(status);
+		usleep(1000);
+	}
+	kill(pid, SIGKILL);
+	waitpid(pid, &status, 0);
+	return 255;
+}
+
+static int
+run_phase(const struct perf_opts *o, enum perf_mode mode, unsigned int tag, struct perf_result *r)
+{
+	char sock[108];
+	struct pollfd pfd;
+	pid_t srv, cli;
+	int fds[2], hold[2], i, st, rc = 0;
+	double budget_ms = (o->warmup_s + o->duration_s) * 1000 + 30000;
+
+	snprintf(sock, sizeof(sock), "/tmp/dprpc-perf-%d-%u.sock", (int)getpid(), tag);
+	unlink(sock);
+	if (pipe(fds) != 0)
+		return -errno;
+	srv = spawn_side("server", o->server_cpu, sock, tag, o, mode, -1, NULL);
+	for (i = 0; i < 10000 && access(sock, F_OK) != 0; i++)
+		usleep(1000);
+	if (pipe(hold) != 0)
+		return -errno;
+	cli = spawn_side("client", o->client_cpu, sock, tag, o, mode, fds[1], hold);
+	close(fds[1]);
+	close(hold[0]);
+	pfd = (struct pollfd){.fd = fds[0], .events = POLLIN};
+	memset(r, 0, sizeof(*r));
+	if (poll(&pfd, 1, (int)budget_ms) != 1 || read(fds[0], r, sizeof(*r)) != sizeof(*r))
+		rc = -ETIMEDOUT;
+	close(fds[0]);
+	/* Server first, then let the client stop its port (see spawn_side). */
+	kill(srv, SIGTERM);
+	st = reap(srv, 5000);
+	if (st != 0) {
+		fprintf(stderr, "dprpc-perf: %s server exited with %d\n", mode_names[mode], st);
+		rc = rc ? rc : -EIO;
+	}
+	close(hold[1]);
+	st = reap(cli, 5000);
+	if (st != 0) {
+		fprintf(stderr, "dprpc-perf: %s client exited with %d\n", mode_names[mode], st);
+		rc = rc ? rc : -EIO;
+	}
+	unlink(sock);
+	if (rc == 0 && !r->ok) {
+		fprintf(stderr, "dprpc-perf: %s run completed no call\n", mode_names[mode]);
+		rc = -EIO;
+	}
+	return rc;
+}
+
+static int
+cmp_double(const void *a, const void *b)
+{
+	double x = *(const double *)a, y = *(const double *)b;
+
+	return x < y ? -1 : x > y;
+}
+
+/* Median, field by field, over the runs. */
+static void
+median_result(struct perf_result *runs, unsigned int n, struct perf_result *m)
+{
+	double v[100];
+	unsigned int i;
+
+	*m = runs[0];
+#define MEDIAN(field)                                    \
+	do {                                             \
+		for (i = 0; i < n; i++)                  \
+			v[i] = (double)runs[i].field;    \
+		qsort(v, n, sizeof(double), cmp_double); \
+		m->field = v[n / 2];                     \
+	} while (0)
+	MEDIAN(rate);
+	MEDIAN(p50_us);
+	MEDIAN(p99_us);
+	MEDIAN(p999_us);
+	MEDIAN(max_us);
+	MEDIAN(calls);
+#undef MEDIAN
+	m->dropped = m->tx_retries = m->calls_failed = 0;
+	for (i = 0; i < n; i++) {
+		m->dropped += runs[i].dropped;
+		m->tx_retries += runs[i].tx_retries;
+		m->calls_failed += runs[i].calls_failed;
+	}
+}
+
+static void
+print_fields(const struct perf_result *r)
+{
+	printf("\"calls\": %" PRIu64 ", \"seconds\": %.3f, \"rate_rps\": %.0f, "
+	       "\"rtt_p50_us\": %.3f, \"rtt_p99_us\": %.3f, \"rtt_p999_us\": %.3f, "
+	       "\"rtt_max_us\": %.3f",
+		r->calls, r->seconds, r->rate, r->p50_us, r->p99_us, r->p999_us, r->max_us);
+}
+
+static void
+report(const struct perf_opts *o, const struct perf_result *d, const struct perf_result *raw)
+{
+	if (o->json) {
+		printf("{\"mode\": \"%s\", \"payload_bytes\": %u, \"window\": %u, \"repeat\": %u, ",
+			mode_names[o->mode], o->payload, o->window, o->repeat);
+		print_fields(d);
+		if (o->mode != MODE_RAW)
+			printf(", \"dropped\": %" PRIu64 ", \"tx_retries\": %" PRIu64
+			       ", \"calls_failed\": %" PRIu64,
+				d->dropped, d->tx_retries, d->calls_failed);
+		if (raw != NULL) {
+			printf(", \"raw\": {");
+			print_fields(raw);
+			printf("}, \"ratio_p50\": %.3f, \"ratio_rate\": %.3f",
+				raw->p50_us > 0 ? d->p50_us / raw->p50_us : 0,
+				raw->rate > 0 ? d->rate / raw->rate : 0);
+		}
+		printf("}\n");
+		return;
+	}
+	printf("%-10s payload %u B window %u: %.0f calls/s  rtt p50 %.2f us  p99 %.2f us  "
+	       "p99.9 %.2f us  max %.2f us\n",
+		mode_names[o->mode], o->payload, o->window, d->rate, d->p50_us, d->p99_us,
+		d->p999_us, d->max_us);
+	if (raw != NULL) {
+		printf("%-10s payload %u B window %u: %.0f echoes/s rtt p50 %.2f us  p99 %.2f us  "
+		       "p99.9 %.2f us  max %.2f us\n",
+			"raw floor", o->payload, o->window, raw->rate, raw->p50_us, raw->p99_us,
+			raw->p999_us, raw->max_us);
+		printf("dprpc / raw: p50 %.3fx, rate %.3fx (medians of %u alternating runs)\n",
+			d->p50_us / raw->p50_us, d->rate / raw->rate, o->repeat);
+	}
+}
+
+static int
+drive(const struct perf_opts *o)
+{
+	static struct perf_result runs[100], raws[100];
+	struct perf_result d, raw;
+	bool with_raw = o->compare_raw && o->mode != MODE_RAW;
+	unsigned int i, tag = 0;
+	int rc;
+
+	for (i = 0; i < o->repeat; i++) {
+		if (with_raw) {
+			rc = run_phase(o, MODE_RAW, tag++, &raws[i]);
+			if (rc != 0) {
+				fprintf(stderr, "dprpc-perf: raw run %u failed: %s\n", i,
+					strerror(-rc));
+				return 1;
+			}
+		}
+		rc = run_phase(o, o->mode, tag++, &runs[i]);
+		if (rc != 0) {
+			fprintf(stderr, "dprpc-perf: %s run %u failed: %s\n", mode_names[o->mode],
+				i, strerror(-rc));
+			return 1;
+		}
+	}
+	median_result(runs, o->repeat, &d);
+	if (with_raw)
+		median_result(raws, o->repeat, &raw);
+	report(o, &d, with_raw ? &raw : NULL);
+	return 0;
+}
+
+int
+main(int argc, char **argv)
+{
+	struct perf_opts o;
+	struct perf_result r;
+	int sep, rc;
+
+	for (sep = 1; sep < argc && strcmp(argv[sep], "--") != 0; sep++)
+		;
+	if (sep == argc) {
+		/* No "--": everything is tool options (a MODE first). */
+		sep = 0;
+	}
+	if (parse_opts(argc - sep, argv + sep, &o) != 0) {
+		usage(argv[0]);
+		return 2;
+	}
+	if (sep <= 1) {
+		/* No EAL options: fork both sides over a memif pair. */
+		if (o.role != NULL) {
+			fprintf(stderr, "dprpc-perf: --role needs EAL options (a port)\n");
+			return 2;
+		}
+		return drive(&o);
+	}
+	if (o.role == NULL) {
+		fprintf(stderr, "dprpc-perf: with EAL options, give --role server|client\n");
+		return 2;
+	}
+	if (o.compare_raw || o.repeat != 1) {
+		fprintf(stderr, "dprpc-perf: --compare-raw and --repeat need the forked mode\n");
+		return 2;
+	}
+	rc = dprpc_eal_init(sep, argv);
+	if (rc < 0) {
+		fprintf(stderr, "dprpc-perf: EAL: %s\n", strerror(-rc));
+		return 1;
+	}
+	rc = run_side(o.role, &o, &r);
+	if (rc == 0 && strcmp(o.role, "client") == 0)
+		report(&o, &r, NULL);
+	rte_eal_cleanup();
+	return rc == 0 ? 0 : 1;
+}

@@ -1,0 +1,138 @@
+#!/usr/bin/env bash
+# SPDX-License-Identifier: BSD-3-Clause
+#
+# The project's entry points (see README):
+#   scripts/dev.sh demo    install what is missing, build, run two workers
+#                          talking over a memif pair on this machine
+#   scripts/dev.sh test    install what is missing, build with warnings as
+#                          errors, run every test suite, end with
+#                          "N passed, N failed"
+#   scripts/dev.sh perf [MODE options]   dprpc-perf with the raw floor beside it
+#
+# Nothing here needs a NIC or hugepages: every DPDK process gets --no-pci,
+# --no-huge and a private --file-prefix.
+set -euo pipefail
+
+top=$(cd "$(dirname "${BASH_SOURCE[0]}")/.." && pwd)
+cmd=${1:-}
+[ $# -gt 0 ] && shift
+
+build() {
+	local dir=$1
+	shift
+	if [ ! -f "$dir/build.ninja" ]; then
+		meson setup "$dir" "$top" "$@" >/dev/null || return 1
+	fi
+	# Quiet when it works; the compiler's words when it does not.
+	ninja -C "$dir" >"$dir/ninja.log" 2>&1 || { cat "$dir/ninja.log"; return 1; }
+}
+
+# EAL options for one demo process: no PCI, no hugepages, private prefix.
+eal_opts() {
+	local cpu=$1 prefix=$2 vdev=$3
+	echo "-l $cpu --no-pci --no-huge -m 256 --no-shconf --no-telemetry" \
+		"--file-prefix $prefix --log-level=lib.eal:error" \
+		"--log-level=pmd.net.memif:error --vdev $vdev"
+}
+
+demo() {
+	build "$top/build"
+	local sock="/tmp/dprpc-demo-$$.sock"
+	local world="alice 0 02:00:00:00:00:01 10.0.0.1 7000; bob 1 02:00:00:00:00:02 10.0.0.2 7000"
+	local hello="$top/build/examples/hello_rpc"
+	demo_srv=""
+	# shellcheck disable=SC2317
+	cleanup() {
+		[ -n "${demo_srv:-}" ] && kill "$demo_srv" 2>/dev/null || true
+		rm -f "$sock"
+	}
+	trap cleanup EXIT
+	rm -f "$sock"
+
+	echo "== two dprpc workers, two processes, one memif pair (alice serves on CPU 1, bob calls from CPU 0)"
+	# shellcheck disable=SC2046
+	"$hello" $(eal_opts 1 "dprpc-demo-alice-$$" \
+		"net_memif0,role=server,socket-abstract=no,socket=$sock") \
+		-- --name alice --world "$world" &
+	demo_srv=$!
+	for _ in $(seq 200); do [ -S "$sock" ] && break; sleep 0.05; done
+	# shellcheck disable=SC2046
+	"$hello" $(eal_opts 0 "dprpc-demo-bob-$$" \
+		"net_memif0,role=client,socket-abstract=no,socket=$sock") \
+		-- --name bob --world "$world" --peer alice
+	wait "$demo_srv"
+	demo_srv=""
+
+	echo
+	echo "== what it costs: dprpc-perf, dprpc beside the raw memif echo (the floor), same run"
+	"$top/build/perf/dprpc-perf" -- latency --compare-raw --duration 1 --repeat 3
+	"$top/build/perf/dprpc-perf" -- throughput --window 32 --compare-raw --duration 1 --repeat 3
+}
+
+# Sum Criterion's per-suite "Synthesis" lines (and meson's verdict for
+# anything that printed none) into one "N passed, N failed" line.
+summarize() {
+	python3 - "$@" <<'PY'
+import json, re, sys
+passed = failed = 0
+syn = re.compile(r"Synthesis: Tested: (\d+) \| Passing: (\d+) \| Failing: (\d+) \| Crashing: (\d+)")
+import os
+for log in sys.argv[1:]:
+  if not os.path.exists(log):
+    failed += 1       # that build or run never happened
+    continue
+  with open(log) as f:
+    for line in f:
+        t = json.loads(line)
+        out = (t.get("stdout") or "") + (t.get("stderr") or "")
+        m = syn.findall(out)
+        ok = t.get("result") in ("OK", "EXPECTEDFAIL", "SKIP")
+        if m:
+            tested, passing, failing, crashing = map(int, m[-1])
+            passed += passing
+            failed += failing + crashing
+            if not ok and failing + crashing == 0:
+                failed += 1   # the suite failed (timeout, leak, exit code) outside a test
+        elif ok:
+            passed += 1
+        else:
+            failed += 1
+print(f"{passed} passed, {failed} failed")
+sys.exit(1 if failed else 0)
+PY
+}
+
+run_tests() {
+	local dir="$top/build-test" asan="$top/build-asan" rc=0
+	rm -f "$dir/meson-logs/testlog.json" "$asan/meson-logs/testlog.json"
+	echo "== build (warnings are errors) and every suite"
+	if build "$dir" -Dwerror=true -Dbuildtype=debugoptimized; then
+		meson test -C "$dir" --print-errorlogs --num-processes 1 || rc=1
+	else
+		rc=1
+	fi
+	echo "== the unit suites again under AddressSanitizer and UndefinedBehaviorSanitizer"
+	if build "$asan" -Dwerror=true -Dbuildtype=debug -Db_sanitize=address,undefined \
+		-Db_lundef=false; then
+		UBSAN_OPTIONS=halt_on_error=1:print_stacktrace=1 meson test -C "$asan" \
+			--print-errorlogs --num-processes 1 --suite unit || rc=1
+	else
+		rc=1
+	fi
+	summarize "$dir/meson-logs/testlog.json" "$asan/meson-logs/testlog.json" || rc=1
+	return $rc
+}
+
+"$top/scripts/setup-deps.sh"
+case "$cmd" in
+demo) demo ;;
+test) run_tests ;;
+perf)
+	build "$top/build"
+	"$top/build/perf/dprpc-perf" -- "${@:-latency}" --compare-raw
+	;;
+*)
+	echo "usage: scripts/dev.sh demo | test | perf [MODE options]" >&2
+	exit 2
+	;;
+esac

@@ -1,0 +1,33 @@
+#!/usr/bin/env bash
+# SPDX-License-Identifier: BSD-3-Clause
+# Install the Debian 12 packages dprpc needs to build, test and run its
+# demo, if any is missing.  Safe to run again: it does nothing when all
+# are there.
+set -euo pipefail
+
+pkgs=(
+	gcc g++ pkg-config meson ninja-build python3 binutils
+	libdpdk-dev          # DPDK 22.11: EAL, ethdev, rings, mempools, PMD plugins
+	liburcu-dev          # RCU (QSBR flavour) and lock-free hash tables
+	libcriterion-dev     # the test framework
+	libbsd-dev libnuma-dev libpcap-dev libelf-dev   # for libdpdk.pc's private deps
+	iproute2             # network namespaces and veth pairs in tests
+)
+
+missing=()
+for p in "${pkgs[@]}"; do
+	if ! dpkg-query -W -f='${Status}' "$p" 2>/dev/null | grep -q "install ok installed"; then
+		missing+=("$p")
+	fi
+done
+[ ${#missing[@]} -eq 0 ] && exit 0
+
+echo "setup-deps: installing ${missing[*]}"
+sudo=""
+if [ "$(id -u)" -ne 0 ]; then
+	command -v sudo >/dev/null || { echo "setup-deps: need root or sudo to install ${missing[*]}" >&2; exit 1; }
+	sudo="sudo"
+fi
+export DEBIAN_FRONTEND=noninteractive
+$sudo apt-get update -qq
+$sudo apt-get install -y -qq --no-install-recommends "${missing[@]}"

@@ -1,0 +1,25 @@
+#!/usr/bin/env bash
+# SPDX-License-Identifier: BSD-3-Clause
+# dprpc-perf runs end to end (forked sides over memif) and its JSON has the
+# documented fields.  Numbers are not judged here: benchmarks are for perf/.
+set -euo pipefail
+perf=$1
+for mode in "latency" "throughput --window 8"; do
+	# shellcheck disable=SC2086
+	out=$("$perf" -- $mode --duration 0.2 --warmup 0.05 --json --compare-raw 2>/dev/null)
+	python3 - "$out" <<'PY'
+import json, sys
+r = json.loads(sys.argv[1])
+need = ["mode", "payload_bytes", "window", "rtt_p50_us", "rtt_p99_us", "rtt_p999_us",
+        "rate_rps", "raw", "ratio_p50", "ratio_rate", "dropped", "calls_failed"]
+missing = [k for k in need if k not in r]
+assert not missing, f"missing {missing} in {r}"
+assert r["calls"] > 0 and r["raw"]["calls"] > 0, r
+assert r["calls_failed"] == 0 and r["dropped"] == 0, r
+assert 0 < r["rtt_p50_us"] <= r["rtt_p99_us"] <= r["rtt_p999_us"], r
+print(f"{r['mode']}: {r['calls']} calls, p50 {r['rtt_p50_us']} us, ratio_p50 {r['ratio_p50']}")
+PY
+done
+# Bad usage is an error, not a crash.
+if "$perf" -- nosuchmode 2>/dev/null; then echo "accepted a bad mode"; exit 1; fi
+if "$perf" -- latency --window 4 2>/dev/null; then echo "accepted latency with a window"; exit 1; fi
