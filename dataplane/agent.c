@@ -310,7 +310,8 @@ dp_pools_init(struct dprpc_agent *a, const struct dprpc_agent_conf *c)
 	if (a->req_pool == NULL)
 		return -rte_errno;
 	nfut = a->world.n * a->max_outstanding * 2 + 1024;
-	a->fpool = dprpc_future_pool_create(nfut, nfut);
+	snprintf(name, sizeof(name), "dprpc%u_fut", a->instance);
+	a->fpool = fut_pool_create_mempool(name, nfut, nfut, c->socket_id);
 	if (a->fpool == NULL)
 		return -rte_errno;
 	snprintf(name, sizeof(name), "dprpc%u_tx", a->instance);

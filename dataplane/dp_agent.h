@@ -54,6 +54,11 @@ extern int dp_logtype;
 #define DP_RX_BURST  32
 #define DP_TX_BUF    512 /* frames staged for tx_burst; >= DP_RX_BURST * 2 */
 #define DP_RING_SIZE 4096
+/* Staged frames are handed to the port as soon as this many are waiting,
+ * not only at the end of a poll: a burst of replies (or of calls issued
+ * from completion callbacks) then overlaps with the peer's work instead of
+ * alternating with it.  See perf/RESULTS.md. */
+#define DP_TX_FLUSH_AT 4
 
 /* Per-mbuf metadata of a submitted call, in an mbuf dynamic field. */
 struct dp_call_meta {
@@ -181,6 +186,10 @@ extern __thread struct dprpc_agent *dp_tls_poller __attribute__((tls_model("init
 
 /* poll.c */
 int dp_progress(void *agent);
+/* For a synchronous caller: poll, holding the poll flag throughout (one
+ * exchange instead of one per poll), until @fut completes or the wait
+ * grows long.  False if it did not (or could not) see it complete. */
+bool dp_poll_until_done(struct dprpc_agent *a, const struct dprpc_future *fut);
 bool dp_poll_trylock(struct dprpc_agent *a);
 void dp_poll_unlock(struct dprpc_agent *a);
 unsigned int dp_drain_tx_ring(struct dprpc_agent *a);

@@ -163,6 +163,8 @@ dp_stage_tx(struct dprpc_agent *a, struct rte_mbuf *m)
 		dp_tx_flush(a);
 	if (likely(a->tx_n < DP_TX_BUF)) {
 		a->tx_buf[a->tx_n++] = m;
+		if (a->tx_n >= DP_TX_FLUSH_AT)
+			dp_tx_flush(a);
 		return;
 	}
 	/* The port pushes back and tx_buf is full (the rx budget and the ring
@@ -331,6 +333,27 @@ dprpc_poll(struct dprpc_agent *a, unsigned int budget)
 	n = dp_poll_locked(a, budget == 0 ? DP_RX_BURST : budget);
 	dp_poll_unlock(a);
 	return n;
+}
+
+bool
+dp_poll_until_done(struct dprpc_agent *a, const struct dprpc_future *fut)
+{
+	unsigned int empty = 0;
+
+	if (a->io_launched || dp_tls_poller == a || !dp_poll_trylock(a))
+		return false;
+	while (!dprpc_future_is_done(fut)) {
+		if (dp_poll_locked(a, DP_RX_BURST) > 0) {
+			empty = 0;
+		} else if (++empty >= a->idle_yield) {
+			/* A long wait: stop hogging the flag and let the
+			 * generic wait (yield, park, other pollers) take over. */
+			dp_poll_unlock(a);
+			return false;
+		}
+	}
+	dp_poll_unlock(a);
+	return true;
 }
 
 int

@@ -446,13 +446,15 @@ dprpc_rpc_async(struct dprpc_agent *a, const char *to, const char *handler, cons
 }
 
 static int
-dp_sync_wait(struct dprpc_future *fut, void *out, size_t *out_len, struct dprpc_error *err)
+dp_sync_wait(struct dprpc_agent *a, struct dprpc_future *fut, void *out, size_t *out_len,
+	struct dprpc_error *err)
 {
 	const void *val;
 	size_t vlen;
 	int rc;
 
 	/* The call's own timeout fails the future; wait without a limit. */
+	(void)dp_poll_until_done(a, fut);
 	rc = dprpc_future_wait(fut, 0);
 	if (rc == 0) {
 		val = dprpc_future_value(fut, &vlen);
@@ -478,7 +480,7 @@ dprpc_rpc_sync_id(struct dprpc_agent *a, unsigned int to, uint32_t handler_id, c
 
 	if (fut == NULL)
 		return -rte_errno;
-	return dp_sync_wait(fut, out, out_len, err);
+	return dp_sync_wait(a, fut, out, out_len, err);
 }
 
 int
@@ -489,5 +491,5 @@ dprpc_rpc_sync(struct dprpc_agent *a, const char *to, const char *handler, const
 
 	if (fut == NULL)
 		return -rte_errno;
-	return dp_sync_wait(fut, out, out_len, err);
+	return dp_sync_wait(a, fut, out, out_len, err);
 }

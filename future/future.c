@@ -32,6 +32,11 @@
  *  - pool->refs = 1 (the owner, until dprpc_future_pool_release) + the
  *    number of futures out of the ring.  Whoever brings it to 0 frees the
  *    block.
+ *  - A pool made by fut_pool_create_mempool() (the agents', with EAL up)
+ *    keeps its free futures in an rte_mempool instead: per-lcore caches,
+ *    no locked instruction on a cache hit, and no pool->refs traffic; its
+ *    in-use count is the mempool's.  Releasing it while futures are out
+ *    leaks it (logged) so that those futures stay valid.
  *
  * Ordering.
  *  - Value/error: written by the winner, published by the seq_cst (hence
@@ -96,6 +101,8 @@
 
 #include <rte_common.h>
 #include <rte_errno.h>
+#include <rte_log.h>
+#include <rte_mempool.h>
 #include <rte_pause.h>
 #include <rte_ring.h>
 
@@ -199,7 +206,8 @@ struct dprpc_future_pool {
 	_Atomic uint32_t refs;
 	unsigned int nb_futures;
 	unsigned int nb_nodes;
-	struct rte_ring *fut_ring;  /* free futures */
+	struct rte_ring *fut_ring;  /* free futures, or NULL with mp */
+	struct rte_mempool *mp;     /* free futures (fut_pool_create_mempool) */
 	struct rte_ring *node_ring; /* free extra callback nodes */
 	struct dprpc_future *futures;
 	struct fut_cb_node *nodes;
@@ -610,6 +618,12 @@ fut_free(struct dprpc_future *f)
 		f->free_fn(f->free_arg);
 	free(f->copy);
 	fut_reset(f);
+	if (pool->mp != NULL) {
+		/* The mempool's ring or per-lcore cache hands f over (the
+		 * ring's release/acquire; a cache stays on this lcore). */
+		rte_mempool_put(pool->mp, f);
+		return;
+	}
 	/* Cannot fail: the ring holds every future.  Release: see fut_reset. */
 	(void)rte_ring_mp_enqueue(pool->fut_ring, f);
 	fut_pool_unref(pool);
@@ -693,13 +707,102 @@ dprpc_future_pool_create(unsigned int nb_futures, unsigned int nb_cb_nodes)
 void
 dprpc_future_pool_release(struct dprpc_future_pool *pool)
 {
-	if (pool != NULL)
+	unsigned int in_use;
+
+	if (pool == NULL)
+		return;
+	if (pool->mp == NULL) {
 		fut_pool_unref(pool);
+		return;
+	}
+	in_use = rte_mempool_in_use_count(pool->mp);
+	if (in_use != 0) {
+		/* Futures still held stay valid: leak rather than free. */
+		RTE_LOG(WARNING, USER1, "dprpc: %u futures still held, future pool leaked\n",
+			in_use);
+		return;
+	}
+	rte_mempool_free(pool->mp);
+	free(pool);
+}
+
+/* rte_mempool object constructor: what dprpc_future_pool_create() does for
+ * each future of its block. */
+static void
+fut_mempool_obj_init(struct rte_mempool *mp, void *opaque, void *obj, unsigned int idx)
+{
+	struct dprpc_future *f = obj;
+
+	RTE_SET_USED(mp);
+	RTE_SET_USED(idx);
+	memset(f, 0, sizeof(*f));
+	atomic_init(&f->state, DPRPC_FUTURE_PENDING);
+	atomic_init(&f->waiters, 0);
+	atomic_init(&f->refs, 0);
+	atomic_init(&f->inline_claimed, 0);
+	atomic_init(&f->cb_head, NULL);
+	atomic_init(&f->collect_remaining, 0);
+	f->pool = opaque;
+	f->inline_cb.from_pool = false;
+}
+
+struct dprpc_future_pool *
+fut_pool_create_mempool(const char *name, unsigned int nb_futures, unsigned int nb_cb_nodes,
+	int socket_id)
+{
+	struct dprpc_future_pool *pool;
+	ssize_t nring_sz;
+	size_t off_nring, off_nodes, total;
+	unsigned int i, cache;
+	void *mem;
+
+	if (nb_futures == 0 || nb_futures > FUT_POOL_MAX || nb_cb_nodes > FUT_POOL_MAX) {
+		rte_errno = EINVAL;
+		return NULL;
+	}
+	nring_sz = rte_ring_get_memsize(rte_align32pow2(nb_cb_nodes + 1));
+	if (nring_sz < 0) {
+		rte_errno = EINVAL;
+		return NULL;
+	}
+	off_nring = RTE_ALIGN_CEIL(sizeof(*pool), RTE_CACHE_LINE_SIZE);
+	off_nodes = off_nring + RTE_ALIGN_CEIL((size_t)nring_sz, RTE_CACHE_LINE_SIZE);
+	total = off_nodes + (size_t)nb_cb_nodes * sizeof(struct fut_cb_node);
+	if (posix_memalign(&mem, RTE_CACHE_LINE_SIZE, total) != 0) {
+		rte_errno = ENOMEM;
+		return NULL;
+	}
+	memset(mem, 0, total);
+	pool = mem;
+	pool->nb_futures = nb_futures;
+	pool->nb_nodes = nb_cb_nodes;
+	pool->node_ring = RTE_PTR_ADD(mem, off_nring);
+	pool->nodes = RTE_PTR_ADD(mem, off_nodes);
+	if (rte_ring_init(pool->node_ring, "dprpc_fut_cb", nb_cb_nodes, RING_F_EXACT_SZ) != 0) {
+		free(mem);
+		rte_errno = EINVAL;
+		return NULL;
+	}
+	for (i = 0; i < nb_cb_nodes; i++) {
+		pool->nodes[i].from_pool = true;
+		(void)rte_ring_mp_enqueue(pool->node_ring, &pool->nodes[i]);
+	}
+	cache = RTE_MIN((unsigned int)RTE_MEMPOOL_CACHE_MAX_SIZE, nb_futures / 8);
+	pool->mp = rte_mempool_create(name, nb_futures, sizeof(struct dprpc_future), cache, 0,
+		NULL, NULL, fut_mempool_obj_init, pool, socket_id, 0);
+	if (pool->mp == NULL) {
+		free(mem);
+		return NULL; /* rte_errno set */
+	}
+	atomic_init(&pool->refs, 1);
+	return pool;
 }
 
 unsigned int
 dprpc_future_pool_in_use(const struct dprpc_future_pool *pool)
 {
+	if (pool->mp != NULL)
+		return rte_mempool_in_use_count(pool->mp);
 	/* relaxed: a statistic, exact when quiescent. */
 	return dp_load_relaxed(&pool->refs) - 1;
 }
@@ -719,6 +822,16 @@ fut_new_refs(struct dprpc_future_pool *pool, uint32_t refs)
 	if (pool == NULL) {
 		rte_errno = EINVAL;
 		return NULL;
+	}
+	if (pool->mp != NULL) {
+		if (rte_mempool_get(pool->mp, &obj) != 0) {
+			rte_errno = ENOBUFS;
+			return NULL;
+		}
+		f = obj;
+		/* relaxed: f is not shared yet; the caller publishes it. */
+		dp_store_relaxed(&f->refs, refs);
+		return f;
 	}
 	/* The dequeue is an acquire, paired with the enqueue in fut_free(). */
 	if (rte_ring_mc_dequeue(pool->fut_ring, &obj) != 0) {

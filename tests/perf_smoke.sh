@@ -20,6 +20,30 @@ assert 0 < r["rtt_p50_us"] <= r["rtt_p99_us"] <= r["rtt_p999_us"], r
 print(f"{r['mode']}: {r['calls']} calls, p50 {r['rtt_p50_us']} us, ratio_p50 {r['ratio_p50']}")
 PY
 done
+# One side per process, as across namespaces: --role with EAL options.
+sock=/tmp/dprpc-perf-smoke-$$.sock
+srv=""
+cleanup() {
+	[ -n "$srv" ] && kill "$srv" 2>/dev/null && wait "$srv" 2>/dev/null
+	rm -f "$sock"
+}
+trap cleanup EXIT
+eal="--no-pci --no-huge -m 256 --no-shconf --no-telemetry --log-level=lib.eal:error"
+# shellcheck disable=SC2086
+"$perf" -l 1 $eal --file-prefix smoke-srv-$$ \
+	--vdev "net_memif0,role=server,socket-abstract=no,socket=$sock" -- latency --role server \
+	>/dev/null 2>&1 &
+srv=$!
+for _ in $(seq 100); do [ -S "$sock" ] && break; sleep 0.05; done
+# shellcheck disable=SC2086
+out=$("$perf" -l 0 $eal --file-prefix smoke-cli-$$ \
+	--vdev "net_memif0,role=client,socket-abstract=no,socket=$sock" -- latency --role client \
+	--duration 0.2 --warmup 0.05 --json 2>/dev/null)
+python3 -c 'import json,sys; r=json.loads(sys.argv[1]); assert r["calls"] > 0, r; print("role mode:", r["calls"], "calls")' "$out"
+kill "$srv"
+wait "$srv" || { echo "role server exited with $?"; exit 1; }
+srv=""
+
 # Bad usage is an error, not a crash.
 if "$perf" -- nosuchmode 2>/dev/null; then echo "accepted a bad mode"; exit 1; fi
 if "$perf" -- latency --window 4 2>/dev/null; then echo "accepted latency with a window"; exit 1; fi

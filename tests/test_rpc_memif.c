@@ -115,6 +115,7 @@ setup(void)
 		kill(server_pid, SIGKILL);
 		waitpid(server_pid, NULL, 0);
 		server_pid = -1;
+		unlink(sock_path);
 	}
 	cr_assert_not_null(cli, "%s", rte_strerror(rte_errno));
 	cr_assert_eq(dprpc_agent_wait_link(cli, 20 * 1000 * 1000), 0, "memif link never came up");
