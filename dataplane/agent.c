@@ -160,6 +160,18 @@ dp_agent_name_take(struct dprpc_agent *a)
 	return rc;
 }
 
+void
+dp_agents_foreach(void (*fn)(struct dprpc_agent *a, void *arg), void *arg)
+{
+	unsigned int i;
+
+	pthread_mutex_lock(&dp_agents_lock);
+	for (i = 0; i < RTE_DIM(dp_agents); i++)
+		if (dp_agents[i] != NULL)
+			fn(dp_agents[i], arg);
+	pthread_mutex_unlock(&dp_agents_lock);
+}
+
 static void
 dp_agent_name_drop(struct dprpc_agent *a)
 {
@@ -460,6 +472,7 @@ dprpc_agent_create(const struct dprpc_agent_conf *c)
 		rte_errno = -rc;
 		return NULL;
 	}
+	dp_telemetry_register();
 	if (dp_meta_offset < 0) {
 		rc = dp_register_dynfield();
 		if (rc != 0) {

@@ -184,6 +184,14 @@ struct dprpc_agent {
  * poll (the library is linked at start-up, not dlopen'ed late). */
 extern __thread struct dprpc_agent *dp_tls_poller __attribute__((tls_model("initial-exec")));
 
+/* agent.c: call @fn on every agent of the process, under the registry
+ * lock (an agent cannot be destroyed meanwhile; @fn must not block). */
+void dp_agents_foreach(void (*fn)(struct dprpc_agent *a, void *arg), void *arg);
+
+/* telemetry.c */
+void dp_tel_add_name(struct dprpc_agent *a, void *arg);
+void dp_telemetry_register(void);
+
 /* poll.c */
 int dp_progress(void *agent);
 /* For a synchronous caller: poll, holding the poll flag throughout (one
@@ -205,8 +213,6 @@ const struct dp_handler *dp_handler_find(const struct dprpc_agent *a, uint32_t i
 void dp_dispatch_request(struct dprpc_agent *a, struct rte_mbuf *m, const struct dp_parsed *p);
 void dp_run_handler(struct dprpc_request *req);
 int dp_lcore_handler(void *hlcore_arg);
-void dp_send_response(struct dprpc_agent *a, const struct dprpc_request *req, uint32_t status,
-	const void *data, uint32_t len, bool must);
 
 /* A counter written by the poller only.  Relaxed: statistics publish
  * nothing; a single writer needs no read-modify-write. */

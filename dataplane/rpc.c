@@ -161,10 +161,26 @@ dp_frame_alloc(struct dprpc_agent *a, uint32_t len, uint8_t **frame)
 	return m;
 }
 
-void
-dp_send_response(struct dprpc_agent *a, const struct dprpc_request *req, uint32_t status,
-	const void *data, uint32_t len, bool must)
+static void
+dp_request_free(struct dprpc_request *req)
 {
+	struct dprpc_agent *a = req->agent;
+
+	rte_pktmbuf_free(req->m);
+	rte_mempool_put(a->req_pool, req);
+}
+
+/*
+ * Answer @req with @status and @len bytes of @data and release it.  On the
+ * poller (an inline handler), the response is built in the request's own
+ * mbuf, as an echo would, instead of a new one; an echoed payload is then
+ * already in place.  -ENOBUFS (no mbuf) leaves the request unanswered.
+ */
+static int
+dp_respond(struct dprpc_request *req, uint32_t status, const void *data, uint32_t len)
+{
+	struct dprpc_agent *a = req->agent;
+	struct rte_mbuf *m = req->m;
 	struct dp_hdr_fields f = {
 		.type = DP_FRAME_RESPONSE,
 		.src = a->rank,
@@ -175,72 +191,20 @@ dp_send_response(struct dprpc_agent *a, const struct dprpc_request *req, uint32_
 		.handler_id = req->handler_id,
 		.status = status,
 	};
-	struct rte_mbuf *m;
 	uint8_t *frame;
 
-	m = dp_frame_alloc(a, len, &frame);
-	if (m == NULL) {
-		/* Only error replies get here with must == true, after the
-		 * handler's own reply could not get an mbuf either: the call
-		 * will time out on the caller's side.  Count it. */
-		dp_count_mt(&a->st.reply_nombuf, 1);
-		return;
-	}
-	dp_frame_write(frame, a->peers[req->src].tmpl, &f, data, len);
-	dp_meta(m)->fut = NULL;
-	dp_submit(a, m, must);
-}
-
-static void
-dp_request_free(struct dprpc_request *req)
-{
-	struct dprpc_agent *a = req->agent;
-
-	rte_pktmbuf_free(req->m);
-	rte_mempool_put(a->req_pool, req);
-}
-
-int
-dprpc_reply(struct dprpc_request *req, const void *data, size_t len)
-{
-	struct dprpc_agent *a;
-	struct rte_mbuf *m;
-	uint8_t *frame;
-
-	if (req == NULL || (data == NULL && len > 0))
-		return -EINVAL;
-	if (len > DPRPC_MAX_FRAME_PAYLOAD)
-		return -EMSGSIZE;
-	a = req->agent;
-	m = req->m;
 	if (dp_tls_poller == a && rte_mbuf_refcnt_read(m) == 1 && RTE_MBUF_DIRECT(m) &&
 		m->data_off + DP_HDRS_LEN + len <= m->buf_len) {
-		/* On the poller (an inline handler): build the response in the
-		 * request's own mbuf, as an echo would, instead of a new one.
-		 * The headers have the request's layout, so an echoed payload
-		 * is already in place. */
 		req->m = NULL;
 		m->data_len = (uint16_t)(DP_HDRS_LEN + len);
 		m->pkt_len = m->data_len;
 		frame = rte_pktmbuf_mtod(m, uint8_t *);
 	} else {
-		m = dp_frame_alloc(a, (uint32_t)len, &frame);
+		m = dp_frame_alloc(a, len, &frame);
 		if (m == NULL)
 			return -ENOBUFS;
 	}
-	{
-		struct dp_hdr_fields f = {
-			.type = DP_FRAME_RESPONSE,
-			.src = a->rank,
-			.dst = req->src,
-			.slot = req->slot,
-			.session = a->session,
-			.req_num = req->req_num,
-			.handler_id = req->handler_id,
-			.status = 0,
-		};
-		dp_frame_write(frame, a->peers[req->src].tmpl, &f, data, (uint32_t)len);
-	}
+	dp_frame_write(frame, a->peers[req->src].tmpl, &f, data, len);
 	dp_meta(m)->fut = NULL;
 	dp_request_free(req);
 	dp_submit(a, m, true);
@@ -248,22 +212,40 @@ dprpc_reply(struct dprpc_request *req, const void *data, size_t len)
 }
 
 int
+dprpc_reply(struct dprpc_request *req, const void *data, size_t len)
+{
+	if (req == NULL || (data == NULL && len > 0))
+		return -EINVAL;
+	if (len > DPRPC_MAX_FRAME_PAYLOAD)
+		return -EMSGSIZE;
+	return dp_respond(req, 0, data, (uint32_t)len);
+}
+
+int
 dprpc_reply_error(struct dprpc_request *req, int code, const char *msg)
 {
-	struct dprpc_agent *a;
-	size_t len;
-
 	if (req == NULL)
 		return -EINVAL;
 	if (code == 0)
 		code = -EIO;
 	if (code < 0)
 		code = -code;
-	a = req->agent;
-	len = msg != NULL ? strnlen(msg, DPRPC_ERRMSG_MAX - 1) : 0;
-	dp_send_response(a, req, (uint32_t)code, msg, (uint32_t)len, true);
-	dp_request_free(req);
-	return 0;
+	return dp_respond(req, (uint32_t)code, msg,
+		msg != NULL ? (uint32_t)strnlen(msg, DPRPC_ERRMSG_MAX - 1) : 0);
+}
+
+/* An error answer the library itself owes (no handler, a handler that
+ * failed, a full pool): if no mbuf can be had, count it and release the
+ * request; the caller's call times out. */
+static void
+dp_reply_error_or_drop(struct dprpc_request *req, int code, const char *msg)
+{
+	struct dprpc_agent *a = req->agent;
+
+	if (dprpc_reply_error(req, code, msg) == -ENOBUFS) {
+		dp_count_mt(&a->st.reply_nombuf, 1);
+		dp_request_free(req);
+	}
 }
 
 void
@@ -279,7 +261,7 @@ dp_run_handler(struct dprpc_request *req)
 		return; /* replied, or deferred */
 	snprintf(msg, sizeof(msg), "handler '%s' on worker %s failed: %s", h->name, a->name,
 		strerror(-rc));
-	dprpc_reply_error(req, rc, msg);
+	dp_reply_error_or_drop(req, rc, msg);
 }
 
 void
@@ -310,7 +292,7 @@ dp_dispatch_request(struct dprpc_agent *a, struct rte_mbuf *m, const struct dp_p
 		dp_count(&a->st.requests_unknown, 1);
 		snprintf(msg, sizeof(msg), "no handler with id 0x%08x on worker %s", p->handler_id,
 			a->name);
-		dprpc_reply_error(req, -ENOENT, msg);
+		dp_reply_error_or_drop(req, -ENOENT, msg);
 		return;
 	}
 	dp_count(&a->st.requests_handled, 1);
@@ -323,7 +305,7 @@ dp_dispatch_request(struct dprpc_agent *a, struct rte_mbuf *m, const struct dp_p
 	if (rte_ring_sp_enqueue(a->hl[a->hl_next].ring, req) != 0) {
 		dp_count(&a->st.drops[DPRPC_DROP_HANDLER_FULL], 1);
 		snprintf(msg, sizeof(msg), "handler pool of worker %s is full", a->name);
-		dprpc_reply_error(req, -EBUSY, msg);
+		dp_reply_error_or_drop(req, -EBUSY, msg);
 		return;
 	}
 	a->hl_next = a->hl_next + 1 == a->nb_hl ? 0 : a->hl_next + 1;

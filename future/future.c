@@ -207,7 +207,7 @@ struct dprpc_future_pool {
 	unsigned int nb_futures;
 	unsigned int nb_nodes;
 	struct rte_ring *fut_ring;  /* free futures, or NULL with mp */
-	struct rte_mempool *mp;     /* free futures (fut_pool_create_mempool) */
+	struct rte_mempool *mp;	    /* free futures (fut_pool_create_mempool) */
 	struct rte_ring *node_ring; /* free extra callback nodes */
 	struct dprpc_future *futures;
 	struct fut_cb_node *nodes;
@@ -629,17 +629,32 @@ fut_free(struct dprpc_future *f)
 	fut_pool_unref(pool);
 }
 
-struct dprpc_future_pool *
-dprpc_future_pool_create(unsigned int nb_futures, unsigned int nb_cb_nodes)
+/* Constant and initial fields of a future in its pool (not shared yet). */
+static void
+fut_init_one(struct dprpc_future *f, struct dprpc_future_pool *pool)
+{
+	atomic_init(&f->state, DPRPC_FUTURE_PENDING);
+	atomic_init(&f->waiters, 0);
+	atomic_init(&f->refs, 0);
+	atomic_init(&f->inline_claimed, 0);
+	atomic_init(&f->cb_head, NULL);
+	atomic_init(&f->collect_remaining, 0);
+	f->pool = pool;
+	f->inline_cb.from_pool = false;
+}
+
+/*
+ * One block: the pool header, the callback-node ring and its nodes, and,
+ * unless @nb_block_futures is 0 (futures kept in a mempool instead), the
+ * future ring and its futures.  Plain initialisation: the pool is not
+ * shared yet; the caller publishes it to other threads by its own means.
+ */
+static struct dprpc_future_pool *
+fut_pool_alloc(unsigned int nb_futures, unsigned int nb_block_futures, unsigned int nb_cb_nodes)
 {
 	struct dprpc_future_pool *pool;
-	ssize_t fring_sz;
-	ssize_t nring_sz;
-	size_t off_fring;
-	size_t off_nring;
-	size_t off_futs;
-	size_t off_nodes;
-	size_t total;
+	ssize_t fring_sz = 0, nring_sz;
+	size_t off_fring, off_nring, off_futs, off_nodes, total;
 	unsigned int i;
 	void *mem;
 
@@ -647,17 +662,17 @@ dprpc_future_pool_create(unsigned int nb_futures, unsigned int nb_cb_nodes)
 		rte_errno = EINVAL;
 		return NULL;
 	}
-	fring_sz = rte_ring_get_memsize(rte_align32pow2(nb_futures + 1));
+	if (nb_block_futures > 0)
+		fring_sz = rte_ring_get_memsize(rte_align32pow2(nb_block_futures + 1));
 	nring_sz = rte_ring_get_memsize(rte_align32pow2(nb_cb_nodes + 1));
 	if (fring_sz < 0 || nring_sz < 0) {
 		rte_errno = EINVAL;
 		return NULL;
 	}
-
 	off_fring = RTE_ALIGN_CEIL(sizeof(*pool), RTE_CACHE_LINE_SIZE);
 	off_nring = off_fring + RTE_ALIGN_CEIL((size_t)fring_sz, RTE_CACHE_LINE_SIZE);
 	off_futs = off_nring + RTE_ALIGN_CEIL((size_t)nring_sz, RTE_CACHE_LINE_SIZE);
-	off_nodes = off_futs + (size_t)nb_futures * sizeof(struct dprpc_future);
+	off_nodes = off_futs + (size_t)nb_block_futures * sizeof(struct dprpc_future);
 	total = off_nodes + (size_t)nb_cb_nodes * sizeof(struct fut_cb_node);
 	if (posix_memalign(&mem, RTE_CACHE_LINE_SIZE, total) != 0) {
 		rte_errno = ENOMEM;
@@ -668,40 +683,37 @@ dprpc_future_pool_create(unsigned int nb_futures, unsigned int nb_cb_nodes)
 	pool = mem;
 	pool->nb_futures = nb_futures;
 	pool->nb_nodes = nb_cb_nodes;
-	pool->fut_ring = RTE_PTR_ADD(mem, off_fring);
 	pool->node_ring = RTE_PTR_ADD(mem, off_nring);
-	pool->futures = RTE_PTR_ADD(mem, off_futs);
 	pool->nodes = RTE_PTR_ADD(mem, off_nodes);
-	if (rte_ring_init(pool->fut_ring, "dprpc_fut", nb_futures, RING_F_EXACT_SZ) != 0 ||
-		rte_ring_init(pool->node_ring, "dprpc_fut_cb", nb_cb_nodes, RING_F_EXACT_SZ) != 0) {
-		free(mem);
-		rte_errno = EINVAL;
-		return NULL;
-	}
-
-	/*
-	 * Plain initialisation: the pool is not shared yet; the caller
-	 * publishes it to other threads by its own means.
-	 */
-	for (i = 0; i < nb_futures; i++) {
-		struct dprpc_future *f = &pool->futures[i];
-
-		atomic_init(&f->state, DPRPC_FUTURE_PENDING);
-		atomic_init(&f->waiters, 0);
-		atomic_init(&f->refs, 0);
-		atomic_init(&f->inline_claimed, 0);
-		atomic_init(&f->cb_head, NULL);
-		atomic_init(&f->collect_remaining, 0);
-		f->pool = pool;
-		f->inline_cb.from_pool = false;
-		(void)rte_ring_mp_enqueue(pool->fut_ring, f);
-	}
+	if (rte_ring_init(pool->node_ring, "dprpc_fut_cb", nb_cb_nodes, RING_F_EXACT_SZ) != 0)
+		goto einval;
 	for (i = 0; i < nb_cb_nodes; i++) {
 		pool->nodes[i].from_pool = true;
 		(void)rte_ring_mp_enqueue(pool->node_ring, &pool->nodes[i]);
 	}
+	if (nb_block_futures > 0) {
+		pool->fut_ring = RTE_PTR_ADD(mem, off_fring);
+		pool->futures = RTE_PTR_ADD(mem, off_futs);
+		if (rte_ring_init(pool->fut_ring, "dprpc_fut", nb_block_futures, RING_F_EXACT_SZ) !=
+			0)
+			goto einval;
+		for (i = 0; i < nb_block_futures; i++) {
+			fut_init_one(&pool->futures[i], pool);
+			(void)rte_ring_mp_enqueue(pool->fut_ring, &pool->futures[i]);
+		}
+	}
 	atomic_init(&pool->refs, 1);
 	return pool;
+einval:
+	free(mem);
+	rte_errno = EINVAL;
+	return NULL;
+}
+
+struct dprpc_future_pool *
+dprpc_future_pool_create(unsigned int nb_futures, unsigned int nb_cb_nodes)
+{
+	return fut_pool_alloc(nb_futures, nb_futures, nb_cb_nodes);
 }
 
 void
@@ -726,75 +738,31 @@ dprpc_future_pool_release(struct dprpc_future_pool *pool)
 	free(pool);
 }
 
-/* rte_mempool object constructor: what dprpc_future_pool_create() does for
- * each future of its block. */
+/* rte_mempool object constructor: fut_init_one() for a mempool's future. */
 static void
 fut_mempool_obj_init(struct rte_mempool *mp, void *opaque, void *obj, unsigned int idx)
 {
-	struct dprpc_future *f = obj;
-
 	RTE_SET_USED(mp);
 	RTE_SET_USED(idx);
-	memset(f, 0, sizeof(*f));
-	atomic_init(&f->state, DPRPC_FUTURE_PENDING);
-	atomic_init(&f->waiters, 0);
-	atomic_init(&f->refs, 0);
-	atomic_init(&f->inline_claimed, 0);
-	atomic_init(&f->cb_head, NULL);
-	atomic_init(&f->collect_remaining, 0);
-	f->pool = opaque;
-	f->inline_cb.from_pool = false;
+	memset(obj, 0, sizeof(struct dprpc_future));
+	fut_init_one(obj, opaque);
 }
 
 struct dprpc_future_pool *
-fut_pool_create_mempool(const char *name, unsigned int nb_futures, unsigned int nb_cb_nodes,
-	int socket_id)
+fut_pool_create_mempool(
+	const char *name, unsigned int nb_futures, unsigned int nb_cb_nodes, int socket_id)
 {
-	struct dprpc_future_pool *pool;
-	ssize_t nring_sz;
-	size_t off_nring, off_nodes, total;
-	unsigned int i, cache;
-	void *mem;
+	struct dprpc_future_pool *pool = fut_pool_alloc(nb_futures, 0, nb_cb_nodes);
+	unsigned int cache = RTE_MIN((unsigned int)RTE_MEMPOOL_CACHE_MAX_SIZE, nb_futures / 8);
 
-	if (nb_futures == 0 || nb_futures > FUT_POOL_MAX || nb_cb_nodes > FUT_POOL_MAX) {
-		rte_errno = EINVAL;
+	if (pool == NULL)
 		return NULL;
-	}
-	nring_sz = rte_ring_get_memsize(rte_align32pow2(nb_cb_nodes + 1));
-	if (nring_sz < 0) {
-		rte_errno = EINVAL;
-		return NULL;
-	}
-	off_nring = RTE_ALIGN_CEIL(sizeof(*pool), RTE_CACHE_LINE_SIZE);
-	off_nodes = off_nring + RTE_ALIGN_CEIL((size_t)nring_sz, RTE_CACHE_LINE_SIZE);
-	total = off_nodes + (size_t)nb_cb_nodes * sizeof(struct fut_cb_node);
-	if (posix_memalign(&mem, RTE_CACHE_LINE_SIZE, total) != 0) {
-		rte_errno = ENOMEM;
-		return NULL;
-	}
-	memset(mem, 0, total);
-	pool = mem;
-	pool->nb_futures = nb_futures;
-	pool->nb_nodes = nb_cb_nodes;
-	pool->node_ring = RTE_PTR_ADD(mem, off_nring);
-	pool->nodes = RTE_PTR_ADD(mem, off_nodes);
-	if (rte_ring_init(pool->node_ring, "dprpc_fut_cb", nb_cb_nodes, RING_F_EXACT_SZ) != 0) {
-		free(mem);
-		rte_errno = EINVAL;
-		return NULL;
-	}
-	for (i = 0; i < nb_cb_nodes; i++) {
-		pool->nodes[i].from_pool = true;
-		(void)rte_ring_mp_enqueue(pool->node_ring, &pool->nodes[i]);
-	}
-	cache = RTE_MIN((unsigned int)RTE_MEMPOOL_CACHE_MAX_SIZE, nb_futures / 8);
-	pool->mp = rte_mempool_create(name, nb_futures, sizeof(struct dprpc_future), cache, 0,
-		NULL, NULL, fut_mempool_obj_init, pool, socket_id, 0);
+	pool->mp = rte_mempool_create(name, nb_futures, sizeof(struct dprpc_future), cache, 0, NULL,
+		NULL, fut_mempool_obj_init, pool, socket_id, 0);
 	if (pool->mp == NULL) {
-		free(mem);
+		free(pool);
 		return NULL; /* rte_errno set */
 	}
-	atomic_init(&pool->refs, 1);
 	return pool;
 }
 

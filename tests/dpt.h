@@ -66,4 +66,15 @@ dpt_ring_pair(struct dpt_ring_pair *p)
 	return p->port_a < 0 || p->port_b < 0 ? -1 : 0;
 }
 
+/* A handler that answers with its request's payload. */
+static inline int
+dpt_echo(struct dprpc_request *req, void *arg)
+{
+	size_t len;
+	const void *p = dprpc_request_payload(req, &len);
+
+	(void)arg;
+	return dprpc_reply(req, p, len);
+}
+
 #endif /* DPT_H */

@@ -24,15 +24,6 @@ static struct dprpc_agent *cli;
 static atomic_bool quit;
 
 static int
-h_echo(struct dprpc_request *req, void *arg)
-{
-	size_t len;
-	const void *p = dprpc_request_payload(req, &len);
-
-	return dprpc_reply(req, p, len);
-}
-
-static int
 h_quit(struct dprpc_request *req, void *arg)
 {
 	atomic_store(&quit, true);
@@ -68,7 +59,7 @@ server_main(void)
 	srv = dprpc_agent_create(&c);
 	if (srv == NULL)
 		_exit(11);
-	if (dprpc_register(srv, "echo", h_echo, NULL, DPRPC_HANDLER_INLINE) != 0 ||
+	if (dprpc_register(srv, "echo", dpt_echo, NULL, DPRPC_HANDLER_INLINE) != 0 ||
 		dprpc_register(srv, "quit", h_quit, NULL, DPRPC_HANDLER_INLINE) != 0 ||
 		dprpc_register(srv, "fail", h_fail, NULL, DPRPC_HANDLER_INLINE) != 0)
 		_exit(12);

@@ -29,11 +29,8 @@ static atomic_uint handler_runs;
 static int
 h_echo(struct dprpc_request *req, void *arg)
 {
-	size_t len;
-	const void *p = dprpc_request_payload(req, &len);
-
 	atomic_fetch_add(&handler_runs, 1);
-	return dprpc_reply(req, p, len);
+	return dpt_echo(req, arg);
 }
 
 static int

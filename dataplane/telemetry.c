@@ -1,0 +1,105 @@
+/* SPDX-License-Identifier: BSD-3-Clause */
+/*
+ * Read-only telemetry commands (STYLE.md 13), for dpdk-telemetry.py:
+ *
+ *   /dprpc/agents          the agents of this process, by name
+ *   /dprpc/stats,NAME      one agent's counters (dprpc_agent_stats)
+ *
+ * They run on EAL's telemetry thread; they read the agent registry under
+ * its lock (so an agent cannot be freed meanwhile) and the counters with
+ * relaxed loads, like dprpc_agent_stats_get().
+ */
+#include <pthread.h>
+#include <string.h>
+
+#include <rte_telemetry.h>
+
+#include "dp_agent.h"
+
+static int
+dp_tel_agents(const char *cmd, const char *params, struct rte_tel_data *d)
+{
+	RTE_SET_USED(cmd);
+	RTE_SET_USED(params);
+	rte_tel_data_start_array(d, RTE_TEL_STRING_VAL);
+	dp_agents_foreach(dp_tel_add_name, d);
+	return 0;
+}
+
+void
+dp_tel_add_name(struct dprpc_agent *a, void *arg)
+{
+	rte_tel_data_add_array_string(arg, a->name);
+}
+
+struct dp_tel_query {
+	const char *name;
+	struct rte_tel_data *d;
+	bool found;
+};
+
+static void
+dp_tel_add_stats(struct dprpc_agent *a, void *arg)
+{
+	struct dp_tel_query *q = arg;
+	struct dprpc_agent_stats s;
+	struct rte_tel_data *d = q->d;
+	char key[48];
+	unsigned int i;
+
+	if (q->found || strcmp(a->name, q->name) != 0)
+		return;
+	q->found = true;
+	dprpc_agent_stats_get(a, &s);
+	rte_tel_data_start_dict(d);
+	rte_tel_data_add_dict_string(d, "name", a->name);
+	rte_tel_data_add_dict_int(d, "rank", a->rank);
+	rte_tel_data_add_dict_int(d, "world_size", (int)a->world.n);
+	rte_tel_data_add_dict_u64(d, "rx_frames", s.rx_frames);
+	rte_tel_data_add_dict_u64(d, "tx_frames", s.tx_frames);
+	rte_tel_data_add_dict_u64(d, "tx_retries", s.tx_retries);
+	rte_tel_data_add_dict_u64(d, "tx_dropped", s.tx_dropped);
+	rte_tel_data_add_dict_u64(d, "calls_sent", s.calls_sent);
+	rte_tel_data_add_dict_u64(d, "calls_ok", s.calls_ok);
+	rte_tel_data_add_dict_u64(d, "calls_failed", s.calls_failed);
+	rte_tel_data_add_dict_u64(d, "calls_timed_out", s.calls_timed_out);
+	rte_tel_data_add_dict_u64(d, "requests_handled", s.requests_handled);
+	rte_tel_data_add_dict_u64(d, "requests_unknown", s.requests_unknown);
+	rte_tel_data_add_dict_u64(d, "reply_nombuf", s.reply_nombuf);
+	rte_tel_data_add_dict_u64(d, "dropped", s.dropped);
+	for (i = 0; i < DPRPC_DROP_MAX; i++) {
+		snprintf(key, sizeof(key), "drop_%s", dprpc_drop_reason_str(i));
+		rte_tel_data_add_dict_u64(d, key, s.drops[i]);
+	}
+}
+
+static int
+dp_tel_stats(const char *cmd, const char *params, struct rte_tel_data *d)
+{
+	struct dp_tel_query q = {.name = params, .d = d, .found = false};
+
+	RTE_SET_USED(cmd);
+	if (params == NULL || params[0] == '\0')
+		return -EINVAL;
+	dp_agents_foreach(dp_tel_add_stats, &q);
+	return q.found ? 0 : -ENOENT;
+}
+
+static void
+dp_telemetry_register_once(void)
+{
+	rte_telemetry_register_cmd("/dprpc/agents", dp_tel_agents,
+		"Names of the dprpc agents in this process. Takes no parameters");
+	rte_telemetry_register_cmd("/dprpc/stats", dp_tel_stats,
+		"Counters of one dprpc agent. Parameters: agent name");
+}
+
+/* Called by dprpc_agent_create(), not from a constructor: a constructor in
+ * an object nothing references is left out of a static link. */
+void
+dp_telemetry_register(void)
+{
+	static pthread_once_t once = PTHREAD_ONCE_INIT;
+
+	pthread_once(&once, dp_telemetry_register_once);
+}
