@@ -395,6 +395,8 @@ dp_agent_free(struct dprpc_agent *a)
 		dp_drain_rings(a);
 	if (a->peers != NULL)
 		dp_fail_all_slots(a, -ESHUTDOWN, "agent shut down");
+	dp_fault_free(&a->ftx);
+	dp_fault_free(&a->frx);
 	for (i = 0; i < a->nb_hl; i++)
 		rte_ring_free(a->hl[i].ring);
 	rte_ring_free(a->tx_ring);
@@ -530,6 +532,8 @@ dprpc_agent_create(const struct dprpc_agent_conf *c)
 	rc = dp_peers_init(a);
 	if (rc != 0)
 		goto fail;
+	dp_fault_init(&a->ftx, &c->fault_tx, a->mp, a->tsc_hz);
+	dp_fault_init(&a->frx, &c->fault_rx, a->mp, a->tsc_hz);
 	rc = dp_port_open(a, c);
 	if (rc != 0)
 		goto fail;
@@ -650,6 +654,11 @@ dprpc_agent_stats_get(const struct dprpc_agent *a, struct dprpc_agent_stats *s)
 	s->tx_retries = dp_load_relaxed(&a->st.tx_retries);
 	s->tx_dropped = dp_load_relaxed(&a->st.tx_dropped);
 	s->reply_nombuf = dp_load_relaxed(&a->st.reply_nombuf);
+	/* Plain reads of poller-written counters: statistics, may lag. */
+	s->fault_dropped = a->ftx.dropped + a->frx.dropped;
+	s->fault_duplicated = a->ftx.duplicated + a->frx.duplicated;
+	s->fault_reordered = a->ftx.reordered + a->frx.reordered;
+	s->fault_delayed = a->ftx.delayed + a->frx.delayed;
 	s->calls_sent = dp_load_relaxed(&a->st.calls_sent);
 	s->calls_ok = dp_load_relaxed(&a->st.calls_ok);
 	s->calls_failed = dp_load_relaxed(&a->st.calls_failed);

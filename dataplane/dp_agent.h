@@ -44,6 +44,7 @@
 #include <dprpc/dprpc_future.h>
 #include <dprpc/dprpc_rpc.h>
 
+#include "dp_fault.h"
 #include "dp_wire.h"
 #include "dprpc_atomic.h"
 
@@ -170,6 +171,8 @@ struct dprpc_agent {
 	unsigned int tx_n;
 	struct rte_mbuf *tx_buf[DP_TX_BUF];
 	uint64_t next_timer_tsc, timer_period_tsc, tsc_hz;
+
+	struct dp_fault ftx, frx; /* fault injection, poller only */
 
 	struct dp_peer *peers;
 	unsigned int max_outstanding;

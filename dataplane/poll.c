@@ -150,15 +150,32 @@ dp_tx_flush(struct dprpc_agent *a)
 	return sent;
 }
 
+static void dp_stage_port(struct dprpc_agent *a, struct rte_mbuf *m);
+
 void
 dp_stage_tx(struct dprpc_agent *a, struct rte_mbuf *m)
 {
 	const struct dp_wire_hdr *h = dp_frame_hdr(rte_pktmbuf_mtod(m, uint8_t *));
+	struct rte_mbuf *out[2];
+	unsigned int i, n;
 
 	if (rte_be_to_cpu_16(h->dst_worker) == a->rank) {
 		dp_loopback(a, m);
 		return;
 	}
+	if (likely(!a->ftx.on)) {
+		dp_stage_port(a, m);
+		return;
+	}
+	n = dp_fault_one(&a->ftx, m, out, rte_rdtsc());
+	for (i = 0; i < n; i++)
+		dp_stage_port(a, out[i]);
+}
+
+/* Stage a frame for the port (faults already applied). */
+static void
+dp_stage_port(struct dprpc_agent *a, struct rte_mbuf *m)
+{
 	if (unlikely(a->tx_n == DP_TX_BUF))
 		dp_tx_flush(a);
 	if (likely(a->tx_n < DP_TX_BUF)) {
@@ -269,6 +286,38 @@ dp_fail_all_slots(struct dprpc_agent *a, int code, const char *msg)
 	}
 }
 
+/* Received frames through the rx faults. */
+static void
+dp_rx_faulty(struct dprpc_agent *a, struct rte_mbuf **rx, unsigned int n)
+{
+	struct rte_mbuf *out[2];
+	uint64_t now = rte_rdtsc();
+	unsigned int i, j, k;
+
+	for (i = 0; i < n; i++) {
+		k = dp_fault_one(&a->frx, rx[i], out, now);
+		for (j = 0; j < k; j++)
+			dp_rx_frame(a, out[j]);
+	}
+}
+
+/* Held frames that are due go on: received ones to the parser, sent ones
+ * to the port. */
+static unsigned int
+dp_fault_release(struct dprpc_agent *a, uint64_t now)
+{
+	struct rte_mbuf *ms[DP_FAULT_HELD];
+	unsigned int i, n, m;
+
+	n = dp_fault_due(&a->frx, ms, DP_FAULT_HELD, now);
+	for (i = 0; i < n; i++)
+		dp_rx_frame(a, ms[i]);
+	m = dp_fault_due(&a->ftx, ms, DP_FAULT_HELD, now);
+	for (i = 0; i < m; i++)
+		dp_stage_port(a, ms[i]);
+	return n + m;
+}
+
 static int
 dp_poll_locked(struct dprpc_agent *a, unsigned int budget)
 {
@@ -286,15 +335,21 @@ dp_poll_locked(struct dprpc_agent *a, unsigned int budget)
 	n = budget == 0 ? 0 : rte_eth_rx_burst(a->port_id, a->rxq, rx, (uint16_t)budget);
 	if (n > 0) {
 		dp_counter_add(&a->st.rx_frames, n);
-		for (i = 0; i < n; i++) {
-			if (i + 1 < n)
-				rte_prefetch0(rte_pktmbuf_mtod(rx[i + 1], void *));
-			dp_rx_frame(a, rx[i]);
+		if (unlikely(a->frx.on)) {
+			dp_rx_faulty(a, rx, n);
+		} else {
+			for (i = 0; i < n; i++) {
+				if (i + 1 < n)
+					rte_prefetch0(rte_pktmbuf_mtod(rx[i + 1], void *));
+				dp_rx_frame(a, rx[i]);
+			}
 		}
 		work += n;
 	}
 	work += dp_drain_tx_ring(a);
 	now = rte_rdtsc();
+	if (unlikely(a->frx.n_held + a->ftx.n_held > 0))
+		work += dp_fault_release(a, now);
 	if (now >= a->next_timer_tsc)
 		work += dp_run_timers(a, now);
 	dp_tx_flush(a);

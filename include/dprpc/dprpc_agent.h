@@ -47,6 +47,26 @@ struct dprpc_agent;
 #define DPRPC_MAX_FRAME_PAYLOAD 1432
 
 /**
+ * Fault injection on one direction of an agent's port (DESIGN.md section 9),
+ * for tests of loss, duplication, reordering and delay on any PMD, memif
+ * included.  All zero (the default) is off and costs one branch per burst.
+ * Decisions come from a generator seeded with @ref seed, so a run repeats
+ * exactly for the same frames in the same order.
+ */
+struct dprpc_fault_conf {
+	uint64_t seed;	      /**< generator seed; 0 picks a fixed one */
+	uint32_t drop_ppm;    /**< frames dropped, per million */
+	uint32_t dup_ppm;     /**< frames sent (or received) twice, per million */
+	uint32_t reorder_ppm; /**< frames held back behind the next ones, per million */
+	uint32_t delay_ppm;   /**< frames held back for @ref delay_us, per million */
+	uint32_t delay_us;    /**< delay of a delayed frame */
+	/** Drop exactly the Nth frames listed (1 = the first frame in this
+	 * direction since the agent's creation): deterministic loss of chosen
+	 * frames.  Up to 8; 0 = unused. */
+	uint64_t drop_nth[8];
+};
+
+/**
  * Agent configuration.  Fill it with dprpc_agent_conf_init() and change
  * what you need; the strings are copied by dprpc_agent_create().
  */
@@ -98,6 +118,9 @@ struct dprpc_agent_conf {
 	/** Incoming requests being handled at once (inline, queued to the
 	 * pool, or deferred); default 1024. */
 	unsigned int max_requests;
+	/** Faults injected on transmit and on receive; off by default. */
+	struct dprpc_fault_conf fault_tx;
+	struct dprpc_fault_conf fault_rx;
 };
 
 /**
@@ -224,6 +247,8 @@ struct dprpc_agent_stats {
 	uint64_t reply_nombuf;	   /**< replies (errors) lost for want of an mbuf */
 	uint64_t dropped;	   /**< sum of drops[] */
 	uint64_t drops[DPRPC_DROP_MAX];
+	/** Injected faults (dprpc_fault_conf), transmit and receive together. */
+	uint64_t fault_dropped, fault_duplicated, fault_reordered, fault_delayed;
 };
 
 /**

@@ -1,0 +1,230 @@
+/* SPDX-License-Identifier: BSD-3-Clause */
+/*
+ * The fault-injection layer (dprpc_fault_conf) on a net_ring pair: what it
+ * does to calls, that it repeats for a seed, and that it leaks nothing.
+ * Wire version 1 does not retransmit: a lost request or response shows up
+ * as that call's timeout, which is what these tests count on.
+ */
+#include <errno.h>
+#include <string.h>
+
+#include <criterion/criterion.h>
+
+#include <rte_errno.h>
+
+#include "dpt.h"
+
+static struct dpt_ring_pair pair;
+static struct rte_mempool *mp;
+static struct dprpc_agent *a, *b;
+
+static void
+setup(void)
+{
+	cr_assert_geq(dpt_eal_init("faults"), 0);
+	mp = rte_pktmbuf_pool_create(
+		"dpt_faults", 8191, 256, 0, RTE_MBUF_DEFAULT_BUF_SIZE, SOCKET_ID_ANY);
+	cr_assert_not_null(mp);
+	cr_assert_eq(dpt_ring_pair(&pair), 0);
+}
+
+static void
+stop_agents(void)
+{
+	if (a != NULL)
+		cr_assert_eq(dprpc_agent_destroy(a), 0);
+	if (b != NULL)
+		cr_assert_eq(dprpc_agent_destroy(b), 0);
+	a = b = NULL;
+}
+
+static void
+teardown(void)
+{
+	stop_agents();
+	cr_expect_eq(
+		rte_mempool_in_use_count(mp), 0u, "mbufs leaked: %u", rte_mempool_in_use_count(mp));
+}
+
+/* a calls (caller-driven), b serves echo on io lcore 1. */
+static void
+start_agents(const struct dprpc_fault_conf *a_tx, const struct dprpc_fault_conf *b_tx)
+{
+	struct dprpc_agent_conf c;
+
+	dprpc_agent_conf_init(&c);
+	c.name = "a";
+	c.world = DPT_WORLD2;
+	c.port_id = pair.port_a;
+	c.mbuf_pool = mp;
+	if (a_tx != NULL)
+		c.fault_tx = *a_tx;
+	a = dprpc_agent_create(&c);
+	cr_assert_not_null(a, "%s", rte_strerror(rte_errno));
+	dprpc_agent_conf_init(&c);
+	c.name = "b";
+	c.world = DPT_WORLD2;
+	c.port_id = pair.port_b;
+	c.mbuf_pool = mp;
+	c.io_lcore = 1;
+	if (b_tx != NULL)
+		c.fault_tx = *b_tx;
+	b = dprpc_agent_create(&c);
+	cr_assert_not_null(b, "%s", rte_strerror(rte_errno));
+	cr_assert_eq(dprpc_register(b, "echo", dpt_echo, NULL, DPRPC_HANDLER_INLINE), 0);
+}
+
+/* n sequential calls with a short timeout; returns how many timed out and
+ * checks that the others echoed their own bytes. */
+static unsigned int
+run_calls(unsigned int n, uint64_t timeout_us)
+{
+	unsigned int i, lost = 0;
+
+	for (i = 0; i < n; i++) {
+		uint32_t v = i, out = ~0u;
+		size_t out_len = sizeof(out);
+		int rc = dprpc_rpc_sync(
+			a, "b", "echo", &v, sizeof(v), timeout_us, &out, &out_len, NULL);
+
+		if (rc == -ETIMEDOUT) {
+			lost++;
+			continue;
+		}
+		cr_assert_eq(rc, 0, "call %u: %d", i, rc);
+		cr_assert_eq(out, v);
+	}
+	return lost;
+}
+
+TestSuite(faults, .init = setup, .fini = teardown, .timeout = 90);
+
+Test(faults, off_by_default)
+{
+	struct dprpc_agent_stats s;
+
+	start_agents(NULL, NULL);
+	cr_assert_eq(run_calls(100, 0), 0u);
+	cr_assert_eq(dprpc_agent_stats_get(a, &s), 0);
+	cr_assert_eq(
+		s.fault_dropped + s.fault_duplicated + s.fault_reordered + s.fault_delayed, 0u);
+}
+
+Test(faults, drop_nth_loses_exactly_those_frames)
+{
+	struct dprpc_fault_conf f = {.drop_nth = {2, 5}};
+	struct dprpc_agent_stats s;
+	unsigned int i;
+
+	start_agents(&f, NULL);
+	/* Requests 2 and 5 (1-based) never leave a: calls 1 and 4 (0-based)
+	 * time out, every other call answers. */
+	for (i = 0; i < 6; i++) {
+		uint32_t v = i;
+		int rc = dprpc_rpc_sync(a, "b", "echo", &v, sizeof(v), 20000, NULL, NULL, NULL);
+
+		cr_assert_eq(rc, (i == 1 || i == 4) ? -ETIMEDOUT : 0, "call %u: %d", i, rc);
+	}
+	cr_assert_eq(dprpc_agent_stats_get(a, &s), 0);
+	cr_assert_eq(s.fault_dropped, 2u);
+	cr_assert_eq(s.calls_timed_out, 2u);
+}
+
+/* Random loss of requests: every lost request is exactly one timed-out
+ * call, and the same seed loses the same calls. */
+Test(faults, seeded_loss_repeats)
+{
+	struct dprpc_fault_conf f = {.seed = 42, .drop_ppm = 200000};
+	struct dprpc_agent_stats s;
+	unsigned int lost1, lost2;
+
+	start_agents(&f, NULL);
+	lost1 = run_calls(200, 5000);
+	cr_assert_eq(dprpc_agent_stats_get(a, &s), 0);
+	cr_assert_eq(s.fault_dropped, lost1);
+	cr_assert(lost1 > 10 && lost1 < 80, "lost %u of 200 at 20%%", lost1);
+	stop_agents();
+	start_agents(&f, NULL);
+	lost2 = run_calls(200, 5000);
+	cr_assert_eq(lost2, lost1);
+}
+
+/* Every response duplicated: each call completes once, with its own
+ * bytes; the second copy finds no pending call and is counted stale. */
+Test(faults, duplicated_responses_are_dropped_as_stale)
+{
+	struct dprpc_fault_conf f = {.seed = 7, .dup_ppm = 1000000};
+	struct dprpc_agent_stats s;
+
+	start_agents(NULL, &f);
+	cr_assert_eq(run_calls(100, 0), 0u);
+	/* The last duplicate may still be on its way. */
+	for (int i = 0; i < 1000; i++) {
+		dprpc_poll(a, 32);
+		cr_assert_eq(dprpc_agent_stats_get(a, &s), 0);
+		if (s.drops[DPRPC_DROP_STALE] == 100)
+			break;
+		usleep(100);
+	}
+	cr_assert_eq(s.drops[DPRPC_DROP_STALE], 100u);
+	cr_assert_eq(s.calls_ok, 100u);
+	cr_assert_eq(dprpc_agent_stats_get(b, &s), 0);
+	cr_assert_eq(s.fault_duplicated, 100u);
+}
+
+/* Reordered requests in a window: all complete, each with its own value. */
+Test(faults, reordering_keeps_every_call_whole)
+{
+	struct dprpc_fault_conf f = {.seed = 3, .reorder_ppm = 500000};
+	struct dprpc_future *fs[8];
+	struct dprpc_agent_stats s;
+	uint32_t r, i;
+
+	start_agents(&f, &f);
+	for (r = 0; r < 50; r++) {
+		for (i = 0; i < 8; i++) {
+			uint32_t v = r * 8 + i;
+
+			fs[i] = dprpc_rpc_async(a, "b", "echo", &v, sizeof(v), 0);
+			cr_assert_not_null(fs[i]);
+		}
+		cr_assert_eq(dprpc_future_wait_all(fs, 8, 0), 0);
+		for (i = 0; i < 8; i++) {
+			size_t len;
+			const uint32_t *v = dprpc_future_value(fs[i], &len);
+
+			cr_assert_eq(len, sizeof(*v));
+			cr_assert_eq(*v, r * 8 + i);
+			dprpc_future_put(fs[i]);
+		}
+	}
+	cr_assert_eq(dprpc_agent_stats_get(a, &s), 0);
+	cr_assert_gt(s.fault_reordered, 0u);
+}
+
+/* Delayed responses: a call whose timeout is shorter than the delay times
+ * out, one with room to spare completes. */
+Test(faults, delay_holds_frames_back)
+{
+	struct dprpc_fault_conf f = {.delay_ppm = 1000000, .delay_us = 5000};
+	struct dprpc_agent_stats s;
+
+	start_agents(NULL, &f);
+	cr_assert_eq(run_calls(1, 1000), 1u);
+	cr_assert_eq(run_calls(3, 500000), 0u);
+	cr_assert_eq(dprpc_agent_stats_get(b, &s), 0);
+	cr_assert_eq(s.fault_delayed, 4u);
+}
+
+/* Frames still held when an agent goes are freed with it. */
+Test(faults, held_frames_are_freed_at_destroy)
+{
+	struct dprpc_fault_conf f = {.delay_ppm = 1000000, .delay_us = 10 * 1000 * 1000};
+	struct dprpc_future *fut;
+
+	start_agents(&f, NULL);
+	fut = dprpc_rpc_async(a, "b", "echo", "x", 1, 0);
+	cr_assert_not_null(fut);
+	dprpc_future_put(fut);
+	/* teardown destroys a with the request held, then checks mbufs. */
+}
