@@ -46,6 +46,7 @@ static const char *const dp_drop_names[DPRPC_DROP_MAX] = {
 	[DPRPC_DROP_STALE] = "stale",
 	[DPRPC_DROP_NO_REQUEST] = "no_request",
 	[DPRPC_DROP_HANDLER_FULL] = "handler_full",
+	[DPRPC_DROP_DUPLICATE] = "duplicate",
 };
 
 const char *
@@ -274,7 +275,8 @@ dp_peers_init(struct dprpc_agent *a)
 		dp_l2l4_template(peer->tmpl, &a->world.addrs[a->rank], &a->world.addrs[p]);
 		peer->slots = calloc(a->max_outstanding, sizeof(*peer->slots));
 		peer->free_slots = calloc(a->max_outstanding, sizeof(*peer->free_slots));
-		if (peer->slots == NULL || peer->free_slots == NULL)
+		peer->srv = calloc(a->max_outstanding, sizeof(*peer->srv));
+		if (peer->slots == NULL || peer->free_slots == NULL || peer->srv == NULL)
 			return -ENOMEM;
 		/* Stack of free slots, lowest index on top. */
 		for (i = 0; i < a->max_outstanding; i++)
@@ -295,6 +297,7 @@ dp_peers_free(struct dprpc_agent *a)
 	for (p = 0; p < a->world.n; p++) {
 		free(a->peers[p].slots);
 		free(a->peers[p].free_slots);
+		free(a->peers[p].srv);
 	}
 	free(a->peers);
 	a->peers = NULL;
@@ -397,6 +400,9 @@ dp_agent_free(struct dprpc_agent *a)
 		dp_fail_all_slots(a, -ESHUTDOWN, "agent shut down");
 	dp_fault_free(&a->ftx);
 	dp_fault_free(&a->frx);
+	if (a->peers != NULL)
+		for (i = 0; i < a->world.n; i++)
+			dp_srv_reset(&a->peers[i], a->max_outstanding);
 	for (i = 0; i < a->nb_hl; i++)
 		rte_ring_free(a->hl[i].ring);
 	rte_ring_free(a->tx_ring);
@@ -654,6 +660,7 @@ dprpc_agent_stats_get(const struct dprpc_agent *a, struct dprpc_agent_stats *s)
 	s->tx_retries = dp_load_relaxed(&a->st.tx_retries);
 	s->tx_dropped = dp_load_relaxed(&a->st.tx_dropped);
 	s->reply_nombuf = dp_load_relaxed(&a->st.reply_nombuf);
+	s->requests_resent = dp_load_relaxed(&a->st.requests_resent);
 	/* Plain reads of poller-written counters: statistics, may lag. */
 	s->fault_dropped = a->ftx.dropped + a->frx.dropped;
 	s->fault_duplicated = a->ftx.duplicated + a->frx.duplicated;
@@ -710,8 +717,8 @@ dprpc_agent_dump(const struct dprpc_agent *a, FILE *f)
 		"  calls sent %" PRIu64 " ok %" PRIu64 " failed %" PRIu64 " timed_out %" PRIu64
 		"\n",
 		s.calls_sent, s.calls_ok, s.calls_failed, s.calls_timed_out);
-	fprintf(f, "  requests handled %" PRIu64 " unknown %" PRIu64 "\n", s.requests_handled,
-		s.requests_unknown);
+	fprintf(f, "  requests handled %" PRIu64 " unknown %" PRIu64 " resent %" PRIu64 "\n",
+		s.requests_handled, s.requests_unknown, s.requests_resent);
 	fprintf(f, "  dropped %" PRIu64, s.dropped);
 	for (i = 0; i < DPRPC_DROP_MAX; i++)
 		if (s.drops[i] != 0)

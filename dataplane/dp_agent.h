@@ -80,6 +80,14 @@ struct dp_slot {
 	uint64_t deadline_tsc;
 };
 
+enum dp_srv_state { DP_SRV_EMPTY, DP_SRV_RUNNING, DP_SRV_DONE };
+
+struct dp_srv_slot {
+	uint32_t req_num;
+	uint8_t state;	       /* enum dp_srv_state */
+	struct rte_mbuf *resp; /* DONE: the response; one reference is ours */
+};
+
 struct dp_peer {
 	uint8_t tmpl[DP_L2L4_LEN]; /* Ethernet/IPv4/UDP from us to the peer */
 	/* Calls submitted towards the peer and not finished.  Callers
@@ -90,6 +98,12 @@ struct dp_peer {
 	unsigned int nb_free;
 	uint16_t *free_slots; /* stack of free slot indexes, poller only */
 	struct dp_slot *slots;
+	/* Server side, for requests from this peer (at-most-once), poller
+	 * only: per slot of the peer's numbering, the last request seen and,
+	 * once answered, its response, kept until the peer moves on. */
+	struct dp_srv_slot *srv;
+	uint32_t srv_session; /* the peer incarnation srv[] belongs to */
+	bool srv_known;
 };
 
 struct dp_handler {
@@ -127,7 +141,7 @@ struct dp_hlcore {
 struct dp_stats {
 	_Atomic uint64_t rx_frames, tx_frames, tx_retries, tx_dropped;
 	_Atomic uint64_t calls_sent, calls_ok, calls_failed, calls_timed_out;
-	_Atomic uint64_t requests_handled, requests_unknown;
+	_Atomic uint64_t requests_handled, requests_unknown, requests_resent;
 	_Atomic uint64_t drops[DPRPC_DROP_MAX];
 	_Atomic uint64_t reply_nombuf; /* any thread: dp_count_mt */
 };
@@ -212,6 +226,8 @@ void dp_start_call(struct dprpc_agent *a, struct rte_mbuf *m);
 void dp_fail_all_slots(struct dprpc_agent *a, int code, const char *msg);
 
 /* rpc.c */
+void dp_srv_reset(struct dp_peer *peer, unsigned int nb_slots);
+void dp_keep_response(struct dprpc_agent *a, struct rte_mbuf *m, const struct dp_wire_hdr *h);
 const struct dp_handler *dp_handler_find(const struct dprpc_agent *a, uint32_t id);
 void dp_dispatch_request(struct dprpc_agent *a, struct rte_mbuf *m, const struct dp_parsed *p);
 void dp_run_handler(struct dprpc_request *req);

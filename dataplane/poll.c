@@ -113,6 +113,19 @@ dp_rx_frame(struct dprpc_agent *a, struct rte_mbuf *m)
 		dp_drop_frame(a, m, DPRPC_DROP_UNSUPPORTED);
 		return;
 	}
+	if (unlikely(rte_mbuf_refcnt_read(m) > 1)) {
+		/* Shared with its sender (net_ring hands over the very mbuf,
+		 * which a server keeps as its stored response): the payload
+		 * is moved in place below, so work on a copy. */
+		struct rte_mbuf *copy = rte_pktmbuf_copy(m, a->mp, 0, UINT32_MAX);
+
+		rte_pktmbuf_free(m);
+		if (copy == NULL) {
+			dp_count(&a->st.drops[DPRPC_DROP_NO_REQUEST], 1);
+			return;
+		}
+		m = copy;
+	}
 	if (!dp_frame_parse(
 		    rte_pktmbuf_mtod(m, const uint8_t *), m->data_len, &a->rx_ctx, &p, &why)) {
 		dp_drop_frame(a, m, why);
@@ -163,6 +176,8 @@ dp_stage_tx(struct dprpc_agent *a, struct rte_mbuf *m)
 		dp_loopback(a, m);
 		return;
 	}
+	if (h->type == DP_FRAME_RESPONSE)
+		dp_keep_response(a, m, h);
 	if (likely(!a->ftx.on)) {
 		dp_stage_port(a, m);
 		return;

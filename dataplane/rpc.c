@@ -264,18 +264,112 @@ dp_run_handler(struct dprpc_request *req)
 	dp_reply_error_or_drop(req, rc, msg);
 }
 
+/*
+ * At-most-once execution (DESIGN.md section 5).  For each peer and each slot
+ * of the peer's numbering, the server remembers the last request number and,
+ * once answered, keeps its response (one mbuf reference) until the peer
+ * sends a newer request on that slot.  A duplicate of an answered request
+ * gets the kept response again; a duplicate of one still running, or an
+ * older request, is dropped.  A new session id from the peer (it restarted)
+ * clears its slots.  Poller only.
+ */
+void
+dp_srv_reset(struct dp_peer *peer, unsigned int nb_slots)
+{
+	unsigned int i;
+
+	for (i = 0; i < nb_slots; i++) {
+		rte_pktmbuf_free(peer->srv[i].resp);
+		peer->srv[i].resp = NULL;
+		peer->srv[i].state = DP_SRV_EMPTY;
+	}
+}
+
+/* The slot entry for a request from a peer, or NULL if the slot number is
+ * beyond what this worker keeps (max_outstanding must match across the
+ * world). */
+static struct dp_srv_slot *
+dp_srv_entry(struct dprpc_agent *a, const struct dp_parsed *p)
+{
+	struct dp_peer *peer = &a->peers[p->src];
+
+	if (!peer->srv_known || peer->srv_session != p->session) {
+		dp_srv_reset(peer, a->max_outstanding);
+		peer->srv_session = p->session;
+		peer->srv_known = true;
+	}
+	return p->slot < a->max_outstanding ? &peer->srv[p->slot] : NULL;
+}
+
+/* A response staged for the port: keep it if it answers the request its
+ * slot is running. */
+void
+dp_keep_response(struct dprpc_agent *a, struct rte_mbuf *m, const struct dp_wire_hdr *h)
+{
+	struct dp_peer *peer = &a->peers[rte_be_to_cpu_16(h->dst_worker)];
+	unsigned int slot = rte_be_to_cpu_16(h->slot);
+	struct dp_srv_slot *e;
+
+	if (slot >= a->max_outstanding || !peer->srv_known)
+		return;
+	e = &peer->srv[slot];
+	if (e->state != DP_SRV_RUNNING || e->req_num != rte_be_to_cpu_32(h->req_num))
+		return;
+	rte_mbuf_refcnt_update(m, 1); /* ours; the PMD frees the other */
+	e->resp = m;
+	e->state = DP_SRV_DONE;
+}
+
+/* Decide on a request from a peer: true to run it; false if it was a
+ * duplicate (answered again or dropped; @m is consumed). */
+static bool
+dp_srv_check(struct dprpc_agent *a, struct rte_mbuf *m, const struct dp_srv_slot *e,
+	const struct dp_parsed *p)
+{
+	int32_t d;
+
+	if (e == NULL || e->state == DP_SRV_EMPTY)
+		return true;
+	/* Serial-number order: request numbers wrap. */
+	d = (int32_t)(p->req_num - e->req_num);
+	if (d > 0)
+		return true;
+	if (d == 0 && e->state == DP_SRV_DONE) {
+		rte_mbuf_refcnt_update(e->resp, 1);
+		dp_stage_tx(a, e->resp);
+		dp_count(&a->st.requests_resent, 1);
+	} else {
+		dp_count(&a->st.drops[DPRPC_DROP_DUPLICATE], 1);
+	}
+	rte_pktmbuf_free(m);
+	return false;
+}
+
 void
 dp_dispatch_request(struct dprpc_agent *a, struct rte_mbuf *m, const struct dp_parsed *p)
 {
+	struct dp_srv_slot *e = NULL;
 	struct dprpc_request *req;
 	const struct dp_handler *h;
 	char msg[DPRPC_ERRMSG_MAX];
 	void *obj;
 
+	/* Calls to self never cross the port: nothing to de-duplicate. */
+	if (p->src != a->rank) {
+		e = dp_srv_entry(a, p);
+		if (!dp_srv_check(a, m, e, p))
+			return;
+	}
 	if (rte_mempool_get(a->req_pool, &obj) != 0) {
 		dp_count(&a->st.drops[DPRPC_DROP_NO_REQUEST], 1);
 		rte_pktmbuf_free(m);
 		return;
+	}
+	if (e != NULL) {
+		rte_pktmbuf_free(e->resp); /* the peer moved on */
+		e->resp = NULL;
+		e->req_num = p->req_num;
+		e->state = DP_SRV_RUNNING;
 	}
 	req = obj;
 	req->agent = a;
@@ -288,6 +382,12 @@ dp_dispatch_request(struct dprpc_agent *a, struct rte_mbuf *m, const struct dp_p
 	req->handler_id = p->handler_id;
 	h = dp_handler_find(a, p->handler_id);
 	req->h = h;
+	if (e == NULL && p->src != a->rank) {
+		snprintf(msg, sizeof(msg), "slot %u beyond max_outstanding %u of worker %s",
+			p->slot, a->max_outstanding, a->name);
+		dp_reply_error_or_drop(req, -ERANGE, msg);
+		return;
+	}
 	if (h == NULL) {
 		dp_count(&a->st.requests_unknown, 1);
 		snprintf(msg, sizeof(msg), "no handler with id 0x%08x on worker %s", p->handler_id,

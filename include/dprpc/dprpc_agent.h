@@ -220,6 +220,8 @@ enum dprpc_drop_reason {
 	DPRPC_DROP_STALE,	  /**< response to no pending call (late, duplicate) */
 	DPRPC_DROP_NO_REQUEST,	  /**< no request object left for an incoming call */
 	DPRPC_DROP_HANDLER_FULL,  /**< handler pool ring full */
+	DPRPC_DROP_DUPLICATE,	  /**< a request whose handler still runs, or an
+				       older request than the slot's last */
 	DPRPC_DROP_MAX
 };
 
@@ -245,6 +247,8 @@ struct dprpc_agent_stats {
 	uint64_t requests_handled; /**< incoming requests given to a handler */
 	uint64_t requests_unknown; /**< incoming requests for no handler */
 	uint64_t reply_nombuf;	   /**< replies (errors) lost for want of an mbuf */
+	uint64_t requests_resent;  /**< duplicate requests answered again with the
+				        stored response, the handler not run */
 	uint64_t dropped;	   /**< sum of drops[] */
 	uint64_t drops[DPRPC_DROP_MAX];
 	/** Injected faults (dprpc_fault_conf), transmit and receive together. */
