@@ -71,6 +71,7 @@ dprpc_agent_conf_init(struct dprpc_agent_conf *c)
 	c->idle_sleep_us = 50;
 	c->max_handlers = 256;
 	c->max_requests = 1024;
+	c->retransmit_us = 1000;
 }
 
 int
@@ -523,11 +524,13 @@ dprpc_agent_create(const struct dprpc_agent_conf *c)
 		.addrs = a->world.addrs, .nb_workers = a->world.n, .self_rank = a->rank};
 	a->max_outstanding = c->max_outstanding;
 	a->default_timeout_us = c->default_timeout_us;
+	a->tsc_hz = rte_get_tsc_hz();
+	a->rto_tsc = (uint64_t)c->retransmit_us * a->tsc_hz / 1000000;
+	a->rto_max_tsc = a->rto_tsc * 64;
 	a->idle_pause = c->idle_pause_polls;
 	a->idle_yield = c->idle_yield_polls;
 	a->idle_sleep = c->idle_sleep_polls;
 	a->idle_sleep_us = c->idle_sleep_us;
-	a->tsc_hz = rte_get_tsc_hz();
 	/* Timeouts are checked every 100 us: that is their resolution. */
 	a->timer_period_tsc = a->tsc_hz / 10000;
 	a->next_timer_tsc = rte_rdtsc() + a->timer_period_tsc;
@@ -661,6 +664,7 @@ dprpc_agent_stats_get(const struct dprpc_agent *a, struct dprpc_agent_stats *s)
 	s->tx_dropped = dp_load_relaxed(&a->st.tx_dropped);
 	s->reply_nombuf = dp_load_relaxed(&a->st.reply_nombuf);
 	s->requests_resent = dp_load_relaxed(&a->st.requests_resent);
+	s->retransmits = dp_load_relaxed(&a->st.retransmits);
 	/* Plain reads of poller-written counters: statistics, may lag. */
 	s->fault_dropped = a->ftx.dropped + a->frx.dropped;
 	s->fault_duplicated = a->ftx.duplicated + a->frx.duplicated;

@@ -78,6 +78,9 @@ struct dp_slot {
 	struct dprpc_future *fut; /* NULL when free */
 	uint32_t req_num;
 	uint64_t deadline_tsc;
+	struct rte_mbuf *req; /* the request, one reference ours, for resending */
+	uint64_t rtx_tsc;     /* next resend */
+	uint64_t rto_tsc;     /* current resend interval */
 };
 
 enum dp_srv_state { DP_SRV_EMPTY, DP_SRV_RUNNING, DP_SRV_DONE };
@@ -141,7 +144,7 @@ struct dp_hlcore {
 struct dp_stats {
 	_Atomic uint64_t rx_frames, tx_frames, tx_retries, tx_dropped;
 	_Atomic uint64_t calls_sent, calls_ok, calls_failed, calls_timed_out;
-	_Atomic uint64_t requests_handled, requests_unknown, requests_resent;
+	_Atomic uint64_t requests_handled, requests_unknown, requests_resent, retransmits;
 	_Atomic uint64_t drops[DPRPC_DROP_MAX];
 	_Atomic uint64_t reply_nombuf; /* any thread: dp_count_mt */
 };
@@ -191,6 +194,7 @@ struct dprpc_agent {
 	struct dp_peer *peers;
 	unsigned int max_outstanding;
 	uint64_t default_timeout_us;
+	uint64_t rto_tsc, rto_max_tsc; /* 0: no retransmission */
 	unsigned int idle_pause, idle_yield, idle_sleep, idle_sleep_us;
 
 	struct dp_stats st;

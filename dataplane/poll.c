@@ -41,6 +41,8 @@ dp_slot_release(struct dp_peer *peer, struct dp_slot *s)
 	struct dprpc_future *fut = s->fut;
 
 	s->fut = NULL;
+	rte_pktmbuf_free(s->req); /* our reference to the request, if kept */
+	s->req = NULL;
 	peer->free_slots[peer->nb_free++] = (uint16_t)(s - peer->slots);
 	/* Pairs with nothing: the counter only bounds submissions. */
 	atomic_fetch_sub_explicit(&peer->outstanding, 1, memory_order_relaxed);
@@ -227,6 +229,14 @@ dp_start_call(struct dprpc_agent *a, struct rte_mbuf *m)
 	s->req_num = ++peer->next_req;
 	s->deadline_tsc = meta->deadline_tsc;
 	meta->fut = NULL; /* started: a re-staged frame is a plain frame */
+	/* Keep the request to send it again if no response comes (the
+	 * loopback never loses a frame: calls to self are not kept). */
+	if (a->rto_tsc != 0 && peer != &a->peers[a->rank]) {
+		rte_mbuf_refcnt_update(m, 1);
+		s->req = m;
+		s->rto_tsc = a->rto_tsc;
+		s->rtx_tsc = rte_rdtsc() + s->rto_tsc;
+	}
 	dp_count(&a->st.calls_sent, 1);
 	h->slot = rte_cpu_to_be_16(idx);
 	h->req_num = rte_cpu_to_be_32(s->req_num);
@@ -269,7 +279,22 @@ dp_run_timers(struct dprpc_agent *a, uint64_t now)
 			struct dp_slot *s = &peer->slots[i];
 			struct dprpc_future *fut;
 
-			if (s->fut == NULL || s->deadline_tsc == 0 || s->deadline_tsc > now)
+			if (s->fut == NULL)
+				continue;
+			if (s->req != NULL && s->rtx_tsc <= now &&
+				(s->deadline_tsc == 0 || s->deadline_tsc > now)) {
+				/* Resend, backing off: the frame, the response,
+				 * or the handler is late; the server answers a
+				 * duplicate from its kept response or drops it. */
+				rte_mbuf_refcnt_update(s->req, 1);
+				dp_stage_tx(a, s->req);
+				s->rto_tsc = RTE_MIN(s->rto_tsc * 2, a->rto_max_tsc);
+				s->rtx_tsc = now + s->rto_tsc;
+				dp_count(&a->st.retransmits, 1);
+				n++;
+				continue;
+			}
+			if (s->deadline_tsc == 0 || s->deadline_tsc > now)
 				continue;
 			fut = dp_slot_release(peer, s);
 			snprintf(msg, sizeof(msg), "call to %s timed out", a->world.w[p].name);

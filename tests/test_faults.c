@@ -1,9 +1,11 @@
 /* SPDX-License-Identifier: BSD-3-Clause */
 /*
  * The fault-injection layer (dprpc_fault_conf) on a net_ring pair: what it
- * does to calls, that it repeats for a seed, and that it leaks nothing.
- * Wire version 1 does not retransmit: a lost request or response shows up
- * as that call's timeout, which is what these tests count on.
+ * does to calls, that it repeats for a seed, and that it leaks nothing;
+ * then loss recovery: retransmission with at-most-once execution.
+ *
+ * The tests of the fault stage itself turn retransmission off, so that a
+ * lost request or response shows up as exactly that call's timeout.
  */
 #include <errno.h>
 #include <stdatomic.h>
@@ -16,7 +18,8 @@
 #include "dpt.h"
 
 static struct dpt_ring_pair pair;
-static atomic_uint runs; /* handler executions */
+static atomic_uint runs;       /* handler executions */
+static uint32_t retransmit_us; /* for the next start_agents(); 0: off */
 
 static int
 counting_echo(struct dprpc_request *req, void *arg)
@@ -66,6 +69,7 @@ start_agents(const struct dprpc_fault_conf *a_tx, const struct dprpc_fault_conf 
 	c.world = DPT_WORLD2;
 	c.port_id = pair.port_a;
 	c.mbuf_pool = mp;
+	c.retransmit_us = retransmit_us;
 	if (a_tx != NULL)
 		c.fault_tx = *a_tx;
 	a = dprpc_agent_create(&c);
@@ -76,6 +80,7 @@ start_agents(const struct dprpc_fault_conf *a_tx, const struct dprpc_fault_conf 
 	c.port_id = pair.port_b;
 	c.mbuf_pool = mp;
 	c.io_lcore = 1;
+	c.retransmit_us = retransmit_us;
 	if (b_tx != NULL)
 		c.fault_tx = *b_tx;
 	b = dprpc_agent_create(&c);
@@ -276,6 +281,85 @@ Test(faults, duplicated_and_reordered_requests_run_once)
 	struct dprpc_future *fs[8];
 	uint32_t r, i;
 
+	start_agents(&fa, &fb);
+	for (r = 0; r < 50; r++) {
+		for (i = 0; i < 8; i++) {
+			uint32_t v = r * 8 + i;
+
+			fs[i] = dprpc_rpc_async(a, "b", "echo", &v, sizeof(v), 0);
+			cr_assert_not_null(fs[i]);
+		}
+		cr_assert_eq(dprpc_future_wait_all(fs, 8, 0), 0);
+		for (i = 0; i < 8; i++) {
+			const uint32_t *v = dprpc_future_value(fs[i], NULL);
+
+			cr_assert_eq(*v, r * 8 + i);
+			dprpc_future_put(fs[i]);
+		}
+	}
+	cr_assert_eq(atomic_load(&runs), 400u);
+}
+
+/* Loss recovery: the first request is lost, the call still completes. */
+Test(faults, lost_request_is_resent)
+{
+	struct dprpc_fault_conf f = {.drop_nth = {1}};
+	struct dprpc_agent_stats s;
+
+	retransmit_us = 1000;
+	start_agents(&f, NULL);
+	cr_assert_eq(run_calls(3, 0), 0u);
+	cr_assert_eq(dprpc_agent_stats_get(a, &s), 0);
+	cr_assert_eq(s.fault_dropped, 1u);
+	cr_assert_geq(s.retransmits, 1u);
+	cr_assert_eq(atomic_load(&runs), 3u);
+}
+
+/* The first response is lost: the client resends the request, the server
+ * answers from its kept response without running the handler again. */
+Test(faults, lost_response_is_answered_again)
+{
+	struct dprpc_fault_conf f = {.drop_nth = {1}};
+	struct dprpc_agent_stats s;
+
+	retransmit_us = 1000;
+	start_agents(NULL, &f);
+	cr_assert_eq(run_calls(3, 0), 0u);
+	cr_assert_eq(atomic_load(&runs), 3u);
+	cr_assert_eq(dprpc_agent_stats_get(b, &s), 0);
+	cr_assert_eq(s.fault_dropped, 1u);
+	cr_assert_geq(s.requests_resent, 1u);
+}
+
+/* 20% loss both ways, sequential calls without timeout: every call
+ * completes with its own bytes and every handler runs exactly once. */
+Test(faults, random_loss_both_ways_recovers)
+{
+	struct dprpc_fault_conf fa = {.seed = 21, .drop_ppm = 200000};
+	struct dprpc_fault_conf fb = {.seed = 22, .drop_ppm = 200000};
+	struct dprpc_agent_stats sa, sb;
+
+	retransmit_us = 200;
+	start_agents(&fa, &fb);
+	cr_assert_eq(run_calls(200, 0), 0u);
+	cr_assert_eq(atomic_load(&runs), 200u);
+	cr_assert_eq(dprpc_agent_stats_get(a, &sa), 0);
+	cr_assert_eq(dprpc_agent_stats_get(b, &sb), 0);
+	cr_assert_gt(sa.retransmits, 0u);
+	cr_assert_gt(sa.fault_dropped + sb.fault_dropped, 0u);
+	cr_assert_eq(sa.calls_ok, 200u);
+}
+
+/* Loss, duplication and reordering together in a window of 8. */
+Test(faults, window_under_loss_dup_reorder_recovers)
+{
+	struct dprpc_fault_conf fa = {
+		.seed = 31, .drop_ppm = 50000, .dup_ppm = 50000, .reorder_ppm = 100000};
+	struct dprpc_fault_conf fb = {.seed = 32, .drop_ppm = 50000, .reorder_ppm = 100000};
+	struct dprpc_future *fs[8];
+	uint32_t r, i;
+
+	retransmit_us = 200;
 	start_agents(&fa, &fb);
 	for (r = 0; r < 50; r++) {
 		for (i = 0; i < 8; i++) {

@@ -118,6 +118,11 @@ struct dprpc_agent_conf {
 	/** Incoming requests being handled at once (inline, queued to the
 	 * pool, or deferred); default 1024. */
 	unsigned int max_requests;
+	/** Retransmission of a call's request until its response comes:
+	 * first after this many microseconds, then after twice as long each
+	 * time, up to 64 times this; 0 turns retransmission off.  Default 1000.
+	 * The server runs each request at most once whatever arrives twice. */
+	uint32_t retransmit_us;
 	/** Faults injected on transmit and on receive; off by default. */
 	struct dprpc_fault_conf fault_tx;
 	struct dprpc_fault_conf fault_rx;
@@ -249,6 +254,7 @@ struct dprpc_agent_stats {
 	uint64_t reply_nombuf;	   /**< replies (errors) lost for want of an mbuf */
 	uint64_t requests_resent;  /**< duplicate requests answered again with the
 				        stored response, the handler not run */
+	uint64_t retransmits;	   /**< requests sent again for want of a response */
 	uint64_t dropped;	   /**< sum of drops[] */
 	uint64_t drops[DPRPC_DROP_MAX];
 	/** Injected faults (dprpc_fault_conf), transmit and receive together. */
