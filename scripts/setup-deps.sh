@@ -12,6 +12,10 @@ pkgs=(
 	libcriterion-dev     # the test framework
 	libbsd-dev libnuma-dev libpcap-dev libelf-dev   # for libdpdk.pc's private deps
 	iproute2             # network namespaces and veth pairs in tests
+	clang                # builds tests/netns/xdp_drop.c (clang -target bpf)
+	libbpf-dev           # bpf/bpf_helpers.h for the XDP program
+	linux-libc-dev       # linux/bpf.h, asm/types.h (-I/usr/include/<multiarch>) for it
+	ethtool              # the veth's XDP verdict counters in the netns test
 )
 
 missing=()

@@ -1,0 +1,302 @@
+# shellcheck shell=bash
+# SPDX-License-Identifier: BSD-3-Clause
+#
+# Two "hosts" on one machine for tests: two network namespaces joined by a
+# veth pair, optional XDP programs on the veth ends, and a cleanup that
+# undoes all of it.  Source it from a bash test (set -euo pipefail is fine):
+#
+#   . tests/netns/netns.sh
+#   netns_can_create || exit 77          # not root, no CAP_SYS_ADMIN, ...
+#   trap netns_cleanup EXIT
+#   trap 'exit 143' TERM; trap 'exit 130' INT
+#   netns_setup                          # NETNS_KERNEL_IPS=1: give the
+#                                        # kernel interfaces their IPs too
+#   netns_exec "$NETNS_A" some-command   # runs inside namespace A
+#   netns_run_bounded 20 "$NETNS_B" cmd  # foreground, killed after 20 s,
+#                                        # interruptible by the traps
+#   netns_spawn 30 "$NETNS_A" log cmd ...  # background, tracked: $NETNS_PID
+#   netns_xdp_attach "$NETNS_A" "$NETNS_IF_A" drop.o
+#   netns_xdp_detach "$NETNS_A" "$NETNS_IF_A"
+#
+# After netns_setup:
+#   NETNS_A, NETNS_B         namespace names (dprpc-<pid>-a, dprpc-<pid>-b)
+#   NETNS_IF_A, NETNS_IF_B   the veth ends, one in each namespace, up, MTU 1500
+#   NETNS_MAC_A, NETNS_MAC_B their MACs (02:00:00:00:00:01 and :02 unless
+#                            NETNS_MAC_A/NETNS_MAC_B are set before setup)
+#   NETNS_IP_A, NETNS_IP_B   10.0.0.1 and 10.0.0.2 (unless set before): the
+#                            addresses to put in a dprpc world map.  They are
+#                            given to the kernel only if NETNS_KERNEL_IPS=1.
+#   NETNS_TMP                a private directory (also netns_tmpdir), removed
+#                            by netns_cleanup
+#
+# By default the kernel in the namespaces has no address at all (IPv4
+# none, IPv6 disabled).  DPDK's af_packet PMD gets a copy of every frame
+# the veth receives, so dprpc needs no kernel address; the kernel's own
+# stack sees the same frames, and with no address it drops them quietly:
+# it neither answers dprpc's UDP frames (no ICMP port unreachable) nor
+# sends router solicitations, DAD or MLD frames of its own.  The only
+# frames on the wire are the test's.
+#
+# Safety: every link is created directly inside its namespace (`ip link
+# add ... netns NS`), so nothing is ever created, renamed or moved in the
+# default namespace, and its interfaces and routes are never touched.
+# netns_cleanup deletes only namespaces this shell created and kills only
+# processes inside them or started through netns_spawn/netns_run_bounded.
+
+# Set here, used by the sourcing test.
+# shellcheck disable=SC2034
+NETNS_A=""
+NETNS_B=""
+NETNS_IF_A=""
+NETNS_IF_B=""
+NETNS_TMP=""
+NETNS_XDP_MODE=""
+# Namespaces created by this shell, and background pids to kill on cleanup.
+_netns_created=()
+_netns_pids=()
+
+_netns_log() {
+	echo "netns: $*" >&2
+}
+
+# True when this process may create (and delete) a network namespace.
+netns_can_create() {
+	local probe="dprpc-$$-probe"
+
+	command -v ip >/dev/null 2>&1 || { _netns_log "no 'ip' command (iproute2)"; return 1; }
+	ip netns add "$probe" >/dev/null 2>&1 || return 1
+	ip netns del "$probe" >/dev/null 2>&1 || true
+	return 0
+}
+
+# netns_tmpdir: create NETNS_TMP (once); netns_cleanup removes it.
+netns_tmpdir() {
+	if [ -z "$NETNS_TMP" ]; then
+		NETNS_TMP=$(mktemp -d "${TMPDIR:-/tmp}/dprpc-netns-$$.XXXXXX")
+	fi
+}
+
+# netns_setup: the two namespaces and the veth pair.
+netns_setup() {
+	local ns _
+	NETNS_A="dprpc-$$-a"
+	NETNS_B="dprpc-$$-b"
+	# Names are per namespace, so they cannot clash with the host's; the
+	# pid suffix only makes them easy to attribute (15 characters max).
+	NETNS_IF_A="dpa$$"
+	NETNS_IF_B="dpb$$"
+	NETNS_MAC_A=${NETNS_MAC_A:-02:00:00:00:00:01}
+	NETNS_MAC_B=${NETNS_MAC_B:-02:00:00:00:00:02}
+	NETNS_IP_A=${NETNS_IP_A:-10.0.0.1}
+	NETNS_IP_B=${NETNS_IP_B:-10.0.0.2}
+	netns_tmpdir
+
+	for ns in "$NETNS_A" "$NETNS_B"; do
+		ip netns add "$ns"
+		_netns_created+=("$ns")
+		ip -n "$ns" link set lo up
+		# No IPv6 on links created from now on: no RS, DAD or MLD frames.
+		# (/proc/sys/net shows the namespace of the process reading it.)
+		echo 1 | ip netns exec "$ns" tee /proc/sys/net/ipv6/conf/all/disable_ipv6 \
+			/proc/sys/net/ipv6/conf/default/disable_ipv6 >/dev/null 2>&1 ||
+			_netns_log "cannot disable IPv6 in $ns: expect its frames on the veth"
+	done
+	# Both ends are created directly in their namespaces.
+	ip link add "$NETNS_IF_A" netns "$NETNS_A" address "$NETNS_MAC_A" mtu 1500 type veth \
+		peer name "$NETNS_IF_B" netns "$NETNS_B" address "$NETNS_MAC_B" mtu 1500
+	if [ "${NETNS_KERNEL_IPS:-0}" = 1 ]; then
+		netns_addr "$NETNS_A" "$NETNS_IF_A" "$NETNS_IP_A/24"
+		netns_addr "$NETNS_B" "$NETNS_IF_B" "$NETNS_IP_B/24"
+	fi
+	ip -n "$NETNS_A" link set "$NETNS_IF_A" up
+	ip -n "$NETNS_B" link set "$NETNS_IF_B" up
+	# Both ends report carrier once both are up.
+	for _ in $(seq 100); do
+		if ip -n "$NETNS_A" link show "$NETNS_IF_A" | grep -q LOWER_UP &&
+			ip -n "$NETNS_B" link show "$NETNS_IF_B" | grep -q LOWER_UP; then
+			return 0
+		fi
+		sleep 0.02
+	done
+	_netns_log "veth $NETNS_IF_A/$NETNS_IF_B did not come up"
+	return 1
+}
+
+# netns_addr NS IF CIDR: give the kernel interface an IPv4 address.
+netns_addr() {
+	ip -n "$1" addr add "$3" dev "$2"
+}
+
+# netns_mac NS IF: the interface's MAC as the kernel reports it.
+netns_mac() {
+	ip -n "$1" -o link show dev "$2" | sed -n 's|.*link/ether \([0-9a-f:]*\) .*|\1|p'
+}
+
+# netns_stat NS IF rx|tx: the interface's packet counter (a number, or
+# a non-zero return).  `ip netns exec` mounts the namespace's own sysfs.
+netns_stat() {
+	local v
+	v=$(ip netns exec "$1" cat "/sys/class/net/$2/statistics/$3_packets") || return 1
+	[[ $v =~ ^[0-9]+$ ]] || return 1
+	echo "$v"
+}
+
+# netns_icmp_out NS: ICMP messages the kernel in NS has sent (OutMsgs).
+netns_icmp_out() {
+	ip netns exec "$1" cat /proc/net/snmp | awk '$1 == "Icmp:" {
+		if (!n) { for (i = 2; i <= NF; i++) if ($i == "OutMsgs") col = i; n = 1 }
+		else { print $col; exit }
+	}'
+}
+
+# netns_packet_sockets NS: how many AF_PACKET sockets are open in NS
+# (a DPDK af_packet port opens and binds its socket during EAL init).
+netns_packet_sockets() {
+	ip netns exec "$1" cat /proc/net/packet | awk 'NR > 1' | wc -l
+}
+
+# netns_wait_flag NS IF FLAG SECS: wait until IF shows FLAG (e.g. PROMISC,
+# which a dprpc agent sets on its af_packet port once the port started).
+netns_wait_flag() {
+	local _
+	for _ in $(seq $(($4 * 20))); do
+		ip -n "$1" link show dev "$2" | grep -q "[<,]$3[,>]" && return 0
+		sleep 0.05
+	done
+	return 1
+}
+
+# netns_exec NS CMD...: run CMD in namespace NS (no time bound).
+netns_exec() {
+	local ns=$1
+	shift
+	ip netns exec "$ns" "$@"
+}
+
+# netns_prefix NAME: a unique DPDK --file-prefix (dprpc-netns-<pid>-NAME).
+# Its run directory (/var/run/dpdk/PREFIX, which EAL leaves behind even
+# with --no-shconf) is removed by netns_cleanup.
+netns_prefix() {
+	echo "dprpc-netns-$$-$1"
+}
+
+# netns_spawn SECS NS LOG CMD...: start CMD in namespace NS in the
+# background, killed after SECS seconds at the latest, output to LOG.
+# Sets NETNS_PID to its pid (for wait, or netns_stop).  Not in a $(...):
+# the child must belong to this shell.
+NETNS_PID=""
+netns_spawn() {
+	local secs=$1 ns=$2 log=$3
+	shift 3
+	timeout -k 3 "$secs" ip netns exec "$ns" "$@" >"$log" 2>&1 &
+	NETNS_PID=$!
+	_netns_pids+=("$NETNS_PID")
+}
+
+# netns_run_bounded SECS NS CMD...: run CMD in namespace NS, wait for it
+# (interruptibly: a trapped signal runs its trap at once), return its exit
+# status; after SECS seconds it is killed (status 124, or 137).
+netns_run_bounded() {
+	local secs=$1 ns=$2 pid rc=0
+	shift 2
+	timeout -k 3 "$secs" ip netns exec "$ns" "$@" &
+	pid=$!
+	_netns_pids+=("$pid")
+	wait "$pid" || rc=$?
+	return "$rc"
+}
+
+# netns_stop PID [SECS]: SIGTERM, then SIGKILL after SECS (default 5);
+# returns PID's exit status (143 when the TERM killed it).
+netns_stop() {
+	local pid=$1 secs=${2:-5} _ rc=0
+
+	kill -TERM "$pid" 2>/dev/null || true
+	for _ in $(seq $((secs * 20))); do
+		kill -0 "$pid" 2>/dev/null || break
+		sleep 0.05
+	done
+	kill -KILL "$pid" 2>/dev/null || true
+	wait "$pid" 2>/dev/null || rc=$?
+	return "$rc"
+}
+
+# netns_build_xdp_drop SRC PCT OUT: compile xdp_drop.c for PCT percent.
+# Returns non-zero (with clang's words on stderr) if clang cannot target
+# BPF.  /usr/include/<multiarch> holds asm/types.h on Debian.
+netns_build_xdp_drop() {
+	local src=$1 pct=$2 out=$3 ma
+
+	command -v clang >/dev/null 2>&1 || { _netns_log "clang not found"; return 1; }
+	ma=$(gcc -print-multiarch 2>/dev/null || true)
+	[ -n "$ma" ] || ma="$(uname -m)-linux-gnu"
+	clang -O2 -g -Wall -target bpf "-I/usr/include/$ma" "-DDROP_PCT=$pct" -c "$src" -o "$out"
+}
+
+# netns_xdp_attach NS IF OBJ: attach OBJ's "xdp" section to IF in place
+# of any program there, native (driver) mode first, then generic (skb)
+# mode.  Sets NETNS_XDP_MODE to xdpdrv or xdpgeneric; returns non-zero if
+# both are refused.  Set NETNS_XDP_FORCE=xdpdrv|xdpgeneric to try only one.
+netns_xdp_attach() {
+	local ns=$1 ifc=$2 obj=$3 mode modes=(xdpdrv xdpgeneric) err
+
+	[ -n "${NETNS_XDP_FORCE:-}" ] && modes=("$NETNS_XDP_FORCE")
+	netns_xdp_detach "$ns" "$ifc"
+	for mode in "${modes[@]}"; do
+		if err=$(ip -n "$ns" link set dev "$ifc" "$mode" obj "$obj" sec xdp 2>&1); then
+			NETNS_XDP_MODE=$mode
+			return 0
+		fi
+		_netns_log "$mode attach on $ifc refused: $err"
+	done
+	# shellcheck disable=SC2034
+	NETNS_XDP_MODE=""
+	return 1
+}
+
+# netns_xdp_detach NS IF: remove any XDP program from IF (both modes).
+netns_xdp_detach() {
+	ip -n "$1" link set dev "$2" xdpdrv off >/dev/null 2>&1 || true
+	ip -n "$1" link set dev "$2" xdpgeneric off >/dev/null 2>&1 || true
+}
+
+# netns_cleanup: kill what we started and whatever still runs in our
+# namespaces, delete the namespaces (and with them the veth pair), remove
+# the private directory and our DPDK run directories.  Idempotent and safe
+# from a trap, whatever state setup reached.
+netns_cleanup() {
+	local pid ns p pids errexit=0
+
+	[[ $- == *e* ]] && errexit=1
+	set +e
+	for pid in "${_netns_pids[@]}"; do
+		kill -TERM "$pid" 2>/dev/null
+	done
+	for ns in "${_netns_created[@]}"; do
+		pids=$(ip netns pids "$ns" 2>/dev/null)
+		# shellcheck disable=SC2086
+		[ -n "$pids" ] && kill -TERM $pids 2>/dev/null
+	done
+	sleep 0.2
+	for pid in "${_netns_pids[@]}"; do
+		kill -KILL "$pid" 2>/dev/null
+		wait "$pid" 2>/dev/null
+	done
+	_netns_pids=()
+	for ns in "${_netns_created[@]}"; do
+		pids=$(ip netns pids "$ns" 2>/dev/null)
+		# shellcheck disable=SC2086
+		[ -n "$pids" ] && kill -KILL $pids 2>/dev/null
+		ip netns del "$ns" 2>/dev/null
+	done
+	_netns_created=()
+	if [ -n "$NETNS_TMP" ]; then
+		rm -rf -- "$NETNS_TMP"
+		NETNS_TMP=""
+	fi
+	for p in /var/run/dpdk/dprpc-netns-"$$"-*; do
+		[ -d "$p" ] && rm -rf -- "$p"
+	done
+	[ "$errexit" = 1 ] && set -e
+	return 0
+}
