@@ -3,7 +3,9 @@
  * Agent life cycle: configuration, world, port, pools, lcores, teardown;
  * counters and dumps.
  */
+#include <dirent.h>
 #include <errno.h>
+#include <limits.h>
 #include <inttypes.h>
 #include <stdlib.h>
 #include <string.h>
@@ -72,6 +74,27 @@ dprpc_agent_conf_init(struct dprpc_agent_conf *c)
 	c->max_handlers = 256;
 	c->max_requests = 1024;
 	c->retransmit_us = 1000;
+}
+
+int
+dprpc_eal_cleanup(void)
+{
+	char dir[PATH_MAX];
+	struct dirent *e;
+	DIR *d;
+	int rc;
+
+	snprintf(dir, sizeof(dir), "%s", rte_eal_get_runtime_dir());
+	rc = rte_eal_cleanup();
+	d = opendir(dir);
+	if (d != NULL) {
+		while ((e = readdir(d)) != NULL)
+			if (strcmp(e->d_name, ".") != 0 && strcmp(e->d_name, "..") != 0)
+				(void)unlinkat(dirfd(d), e->d_name, 0);
+		closedir(d);
+		(void)rmdir(dir);
+	}
+	return rc < 0 ? rc : 0;
 }
 
 int

@@ -248,6 +248,6 @@ main(int argc, char **argv)
 		dprpc_agent_dump(a, stdout);
 	if (dprpc_agent_destroy(a) != 0)
 		rc = rc ? rc : -EBUSY;
-	rte_eal_cleanup();
+	dprpc_eal_cleanup();
 	return rc == 0 ? 0 : 1;
 }

@@ -75,7 +75,7 @@ struct perf_result {
 	double seconds;
 	double rate;
 	double p50_us, p99_us, p999_us, max_us;
-	uint64_t dropped, tx_retries, calls_failed;
+	uint64_t dropped, tx_retries, calls_failed, retransmits;
 };
 
 static volatile sig_atomic_t perf_stop;
@@ -530,6 +530,7 @@ rpc_client(uint16_t port, const struct perf_opts *o, struct perf_result *r)
 	r->dropped = st.dropped;
 	r->tx_retries = st.tx_retries;
 	r->calls_failed = st.calls_failed;
+	r->retransmits = st.retransmits;
 	publish_and_hold(r);
 	return dprpc_agent_destroy(a);
 }
@@ -606,7 +607,7 @@ spawn_side(const char *role, unsigned int cpu, const char *sock, unsigned int ta
 	perf_out_fd = out_fd;
 	perf_hold_fd = hold_fd != NULL ? hold_fd[0] : -1;
 	rc = run_side(role, &so, &r);
-	rte_eal_cleanup();
+	dprpc_eal_cleanup();
 	_exit(rc == 0 ? 0 : 1);
 }
 
@@ -702,11 +703,12 @@ median_result(struct perf_result *runs, unsigned int n, struct perf_result *m)
 	MEDIAN(max_us);
 	MEDIAN(calls);
 #undef MEDIAN
-	m->dropped = m->tx_retries = m->calls_failed = 0;
+	m->dropped = m->tx_retries = m->calls_failed = m->retransmits = 0;
 	for (i = 0; i < n; i++) {
 		m->dropped += runs[i].dropped;
 		m->tx_retries += runs[i].tx_retries;
 		m->calls_failed += runs[i].calls_failed;
+		m->retransmits += runs[i].retransmits;
 	}
 }
 
@@ -742,8 +744,8 @@ report(const struct perf_opts *o, const struct perf_result *d, const struct perf
 		print_fields(d);
 		if (o->mode != MODE_RAW)
 			printf(", \"dropped\": %" PRIu64 ", \"tx_retries\": %" PRIu64
-			       ", \"calls_failed\": %" PRIu64,
-				d->dropped, d->tx_retries, d->calls_failed);
+			       ", \"calls_failed\": %" PRIu64 ", \"retransmits\": %" PRIu64,
+				d->dropped, d->tx_retries, d->calls_failed, d->retransmits);
 		if (raw != NULL) {
 			printf(", \"raw\": {");
 			print_fields(raw);
@@ -853,6 +855,6 @@ main(int argc, char **argv)
 	rc = run_side(o.role, &o, &r);
 	if (rc == 0 && strcmp(o.role, "client") == 0)
 		report(&o, &r, NULL, NULL);
-	rte_eal_cleanup();
+	dprpc_eal_cleanup();
 	return rc == 0 ? 0 : 1;
 }

@@ -5,7 +5,9 @@
 #   scripts/dev.sh demo    install what is missing, build, run two workers
 #                          talking over a memif pair on this machine
 #   scripts/dev.sh test    install what is missing, build with warnings as
-#                          errors, run every test suite, end with
+#                          errors, run every test suite, the unit suites
+#                          again under ASan+UBSan, and the parser fuzzer for
+#                          a minute (DPRPC_FUZZ_SECONDS); end with
 #                          "N passed, N failed"
 #   scripts/dev.sh perf [MODE options]   dprpc-perf with the raw floor beside it
 #
@@ -103,8 +105,9 @@ PY
 }
 
 run_tests() {
-	local dir="$top/build-test" asan="$top/build-asan" rc=0
-	rm -f "$dir/meson-logs/testlog.json" "$asan/meson-logs/testlog.json"
+	local dir="$top/build-test" asan="$top/build-asan" fuzz="$top/build-fuzz" rc=0
+	rm -f "$dir/meson-logs/testlog.json" "$asan/meson-logs/testlog.json" \
+		"$fuzz/meson-logs/testlog.json"
 	echo "== build (warnings are errors) and every suite"
 	if build "$dir" -Dwerror=true -Dbuildtype=debugoptimized; then
 		meson test -C "$dir" --print-errorlogs --num-processes 1 || rc=1
@@ -119,7 +122,15 @@ run_tests() {
 	else
 		rc=1
 	fi
-	summarize "$dir/meson-logs/testlog.json" "$asan/meson-logs/testlog.json" || rc=1
+	echo "== libFuzzer on the frame and world-map parsers (clang, ${DPRPC_FUZZ_SECONDS:-60} s)"
+	if CC=clang build "$fuzz" -Dwerror=true -Dtests=false -Dfuzz=true \
+		-Dfuzz_seconds="${DPRPC_FUZZ_SECONDS:-60}"; then
+		meson test -C "$fuzz" --print-errorlogs --num-processes 1 --suite fuzz || rc=1
+	else
+		rc=1
+	fi
+	summarize "$dir/meson-logs/testlog.json" "$asan/meson-logs/testlog.json" \
+		"$fuzz/meson-logs/testlog.json" || rc=1
 	return $rc
 }
 

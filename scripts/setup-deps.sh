@@ -12,7 +12,8 @@ pkgs=(
 	libcriterion-dev     # the test framework
 	libbsd-dev libnuma-dev libpcap-dev libelf-dev   # for libdpdk.pc's private deps
 	iproute2             # network namespaces and veth pairs in tests
-	clang                # builds tests/netns/xdp_drop.c (clang -target bpf)
+	clang                # builds tests/netns/xdp_drop.c (clang -target bpf) and the fuzzer
+	libclang-rt-dev      # libFuzzer and the sanitizer runtimes for clang
 	libbpf-dev           # bpf/bpf_helpers.h for the XDP program
 	linux-libc-dev       # linux/bpf.h, asm/types.h (-I/usr/include/<multiarch>) for it
 	ethtool              # the veth's XDP verdict counters in the netns test

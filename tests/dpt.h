@@ -47,6 +47,13 @@ dpt_eal_init(const char *tag)
 	return dprpc_eal_init(argc, argv);
 }
 
+/* The end of a test process: EAL down, its runtime directory removed. */
+static inline void
+dpt_eal_cleanup(void)
+{
+	(void)dprpc_eal_cleanup();
+}
+
 /* Two ethdev ports joined back to back by two rte_rings. */
 struct dpt_ring_pair {
 	struct rte_ring *ab, *ba;

@@ -11,11 +11,14 @@ for mode in "latency" "throughput --window 8"; do
 import json, sys
 r = json.loads(sys.argv[1])
 need = ["mode", "payload_bytes", "window", "rtt_p50_us", "rtt_p99_us", "rtt_p999_us",
-        "rate_rps", "raw", "ratio_p50", "ratio_rate", "dropped", "calls_failed"]
+        "rate_rps", "raw", "ratio_p50", "ratio_rate", "dropped", "calls_failed", "retransmits"]
 missing = [k for k in need if k not in r]
 assert not missing, f"missing {missing} in {r}"
 assert r["calls"] > 0 and r["raw"]["calls"] > 0, r
-assert r["calls_failed"] == 0 and r["dropped"] == 0, r
+# A loss-free memif: nothing fails; the only frames dropped are second
+# responses to requests resent when the machine stalled a call past the
+# retransmission timer.
+assert r["calls_failed"] == 0 and r["dropped"] <= r["retransmits"], r
 assert 0 < r["rtt_p50_us"] <= r["rtt_p99_us"] <= r["rtt_p999_us"], r
 print(f"{r['mode']}: {r['calls']} calls, p50 {r['rtt_p50_us']} us, ratio_p50 {r['ratio_p50']}")
 PY

@@ -56,6 +56,7 @@ teardown(void)
 	stop_agents();
 	cr_expect_eq(
 		rte_mempool_in_use_count(mp), 0u, "mbufs leaked: %u", rte_mempool_in_use_count(mp));
+	dpt_eal_cleanup();
 }
 
 /* a calls (caller-driven), b serves echo on io lcore 1. */

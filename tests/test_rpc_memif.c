@@ -70,7 +70,7 @@ server_main(void)
 		_exit(13);
 	if (dprpc_agent_destroy(srv) != 0)
 		_exit(14);
-	rte_eal_cleanup();
+	dpt_eal_cleanup();
 	_exit(atomic_load(&quit) ? 0 : 15);
 }
 
@@ -126,6 +126,7 @@ teardown(void)
 		cr_expect_eq(u.calls, 0u);
 		cr_assert_eq(dprpc_agent_destroy(cli), 0);
 		cli = NULL;
+		dpt_eal_cleanup();
 	}
 	if (server_pid > 0) {
 		for (int i = 0; i < 5000; i++) {

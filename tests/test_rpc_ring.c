@@ -135,6 +135,7 @@ teardown(void)
 	a = b = NULL;
 	cr_expect_eq(
 		rte_mempool_in_use_count(mp), 0u, "mbufs leaked: %u", rte_mempool_in_use_count(mp));
+	dpt_eal_cleanup();
 }
 
 TestSuite(rpc_ring, .init = setup, .fini = teardown, .timeout = 60);

@@ -61,6 +61,7 @@ teardown(void)
 	if (sock >= 0)
 		close(sock);
 	cr_assert_eq(dprpc_agent_destroy(agent), 0);
+	dpt_eal_cleanup();
 }
 
 static void

@@ -303,6 +303,19 @@ int dprpc_agent_usage(const struct dprpc_agent *agent, struct dprpc_agent_usage 
  */
 int dprpc_eal_init(int argc, char **argv);
 
+/**
+ * Convenience EAL teardown for tools, tests and examples that run with a
+ * private --file-prefix: rte_eal_cleanup(), then remove the files of EAL's
+ * runtime directory (/var/run/dpdk/PREFIX: sockets, configuration) and the
+ * directory, which EAL leaves behind even with --no-shconf.  Not for a
+ * multi-process primary whose secondaries still use that directory.
+ *
+ * @return 0, or rte_eal_cleanup()'s negative errno (the directory is
+ *         removed all the same).
+ * Thread context: the main thread, last; no DPDK call may follow.
+ */
+int dprpc_eal_cleanup(void);
+
 #ifdef __cplusplus
 }
 #endif
