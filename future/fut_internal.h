@@ -21,8 +21,8 @@
  * per allocation on an EAL lcore).  dprpc_future_pool_release() frees it
  * if no future is in use and otherwise leaks it, logged, so that the
  * futures still held stay valid.  NULL with rte_errno on failure. */
-struct dprpc_future_pool *fut_pool_create_mempool(const char *name, unsigned int nb_futures,
-	unsigned int nb_cb_nodes, int socket_id);
+struct dprpc_future_pool *fut_pool_create_mempool(
+	const char *name, unsigned int nb_futures, unsigned int nb_cb_nodes, int socket_id);
 
 /* dprpc_future_new() with @refs references held by the caller. */
 struct dprpc_future *fut_new_refs(struct dprpc_future_pool *pool, uint32_t refs);

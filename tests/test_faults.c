@@ -112,6 +112,32 @@ run_calls(unsigned int n, uint64_t timeout_us)
 	return lost;
 }
 
+/* @rounds windows of 8 rpc_async calls, each checked for its own value. */
+static void
+run_windows(uint32_t rounds)
+{
+	struct dprpc_future *fs[8];
+	uint32_t r, i;
+
+	for (r = 0; r < rounds; r++) {
+		for (i = 0; i < 8; i++) {
+			uint32_t v = r * 8 + i;
+
+			fs[i] = dprpc_rpc_async(a, "b", "echo", &v, sizeof(v), 0);
+			cr_assert_not_null(fs[i]);
+		}
+		cr_assert_eq(dprpc_future_wait_all(fs, 8, 0), 0);
+		for (i = 0; i < 8; i++) {
+			size_t len;
+			const uint32_t *v = dprpc_future_value(fs[i], &len);
+
+			cr_assert_eq(len, sizeof(*v));
+			cr_assert_eq(*v, r * 8 + i);
+			dprpc_future_put(fs[i]);
+		}
+	}
+}
+
 TestSuite(faults, .init = setup, .fini = teardown, .timeout = 90);
 
 Test(faults, off_by_default)
@@ -194,28 +220,10 @@ Test(faults, duplicated_responses_are_dropped_as_stale)
 Test(faults, reordering_keeps_every_call_whole)
 {
 	struct dprpc_fault_conf f = {.seed = 3, .reorder_ppm = 500000};
-	struct dprpc_future *fs[8];
 	struct dprpc_agent_stats s;
-	uint32_t r, i;
 
 	start_agents(&f, &f);
-	for (r = 0; r < 50; r++) {
-		for (i = 0; i < 8; i++) {
-			uint32_t v = r * 8 + i;
-
-			fs[i] = dprpc_rpc_async(a, "b", "echo", &v, sizeof(v), 0);
-			cr_assert_not_null(fs[i]);
-		}
-		cr_assert_eq(dprpc_future_wait_all(fs, 8, 0), 0);
-		for (i = 0; i < 8; i++) {
-			size_t len;
-			const uint32_t *v = dprpc_future_value(fs[i], &len);
-
-			cr_assert_eq(len, sizeof(*v));
-			cr_assert_eq(*v, r * 8 + i);
-			dprpc_future_put(fs[i]);
-		}
-	}
+	run_windows(50);
 	cr_assert_eq(dprpc_agent_stats_get(a, &s), 0);
 	cr_assert_gt(s.fault_reordered, 0u);
 }
@@ -279,25 +287,9 @@ Test(faults, duplicated_and_reordered_requests_run_once)
 {
 	struct dprpc_fault_conf fa = {.seed = 5, .dup_ppm = 300000, .reorder_ppm = 300000};
 	struct dprpc_fault_conf fb = {.seed = 6, .reorder_ppm = 300000};
-	struct dprpc_future *fs[8];
-	uint32_t r, i;
 
 	start_agents(&fa, &fb);
-	for (r = 0; r < 50; r++) {
-		for (i = 0; i < 8; i++) {
-			uint32_t v = r * 8 + i;
-
-			fs[i] = dprpc_rpc_async(a, "b", "echo", &v, sizeof(v), 0);
-			cr_assert_not_null(fs[i]);
-		}
-		cr_assert_eq(dprpc_future_wait_all(fs, 8, 0), 0);
-		for (i = 0; i < 8; i++) {
-			const uint32_t *v = dprpc_future_value(fs[i], NULL);
-
-			cr_assert_eq(*v, r * 8 + i);
-			dprpc_future_put(fs[i]);
-		}
-	}
+	run_windows(50);
 	cr_assert_eq(atomic_load(&runs), 400u);
 }
 
@@ -357,25 +349,9 @@ Test(faults, window_under_loss_dup_reorder_recovers)
 	struct dprpc_fault_conf fa = {
 		.seed = 31, .drop_ppm = 50000, .dup_ppm = 50000, .reorder_ppm = 100000};
 	struct dprpc_fault_conf fb = {.seed = 32, .drop_ppm = 50000, .reorder_ppm = 100000};
-	struct dprpc_future *fs[8];
-	uint32_t r, i;
 
 	retransmit_us = 200;
 	start_agents(&fa, &fb);
-	for (r = 0; r < 50; r++) {
-		for (i = 0; i < 8; i++) {
-			uint32_t v = r * 8 + i;
-
-			fs[i] = dprpc_rpc_async(a, "b", "echo", &v, sizeof(v), 0);
-			cr_assert_not_null(fs[i]);
-		}
-		cr_assert_eq(dprpc_future_wait_all(fs, 8, 0), 0);
-		for (i = 0; i < 8; i++) {
-			const uint32_t *v = dprpc_future_value(fs[i], NULL);
-
-			cr_assert_eq(*v, r * 8 + i);
-			dprpc_future_put(fs[i]);
-		}
-	}
+	run_windows(50);
 	cr_assert_eq(atomic_load(&runs), 400u);
 }
