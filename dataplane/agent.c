@@ -74,6 +74,8 @@ dprpc_agent_conf_init(struct dprpc_agent_conf *c)
 	c->max_handlers = 256;
 	c->max_requests = 1024;
 	c->retransmit_us = 1000;
+	c->keepalive_us = 100 * 1000;
+	c->peer_timeout_us = 1000 * 1000;
 }
 
 int
@@ -550,6 +552,10 @@ dprpc_agent_create(const struct dprpc_agent_conf *c)
 	a->tsc_hz = rte_get_tsc_hz();
 	a->rto_tsc = (uint64_t)c->retransmit_us * a->tsc_hz / 1000000;
 	a->rto_max_tsc = a->rto_tsc * 64;
+	a->keepalive_tsc = dp_us_to_tsc(a, c->keepalive_us);
+	a->peer_timeout_tsc = dp_us_to_tsc(a, c->peer_timeout_us);
+	a->peer_event = c->peer_event;
+	a->peer_event_arg = c->peer_event_arg;
 	a->idle_pause = c->idle_pause_polls;
 	a->idle_yield = c->idle_yield_polls;
 	a->idle_sleep = c->idle_sleep_polls;
@@ -667,6 +673,16 @@ dprpc_worker_name(const struct dprpc_agent *a, unsigned int rank)
 	return a->world.w[rank].name;
 }
 
+int
+dprpc_worker_state(const struct dprpc_agent *a, unsigned int rank)
+{
+	if (a == NULL || rank >= a->world.n)
+		return -ENOENT;
+	if (rank == a->rank)
+		return DPRPC_PEER_UP;
+	return dp_load_relaxed(&a->peers[rank].state);
+}
+
 uint16_t
 dprpc_agent_port(const struct dprpc_agent *a)
 {
@@ -688,6 +704,8 @@ dprpc_agent_stats_get(const struct dprpc_agent *a, struct dprpc_agent_stats *s)
 	s->reply_nombuf = dp_load_relaxed(&a->st.reply_nombuf);
 	s->requests_resent = dp_load_relaxed(&a->st.requests_resent);
 	s->retransmits = dp_load_relaxed(&a->st.retransmits);
+	s->keepalives = dp_load_relaxed(&a->st.keepalives);
+	s->peers_down = dp_load_relaxed(&a->st.peers_down);
 	/* Plain reads of poller-written counters: statistics, may lag. */
 	s->fault_dropped = a->ftx.dropped + a->frx.dropped;
 	s->fault_duplicated = a->ftx.duplicated + a->frx.duplicated;

@@ -151,7 +151,8 @@ dp_frame_parse(const uint8_t *frame, uint32_t len, const struct dp_rx_ctx *ctx,
 		return dp_drop(why, DPRPC_DROP_BAD_MAGIC);
 	if (h->version != DP_WIRE_VERSION)
 		return dp_drop(why, DPRPC_DROP_BAD_VERSION);
-	if (h->type != DP_FRAME_REQUEST && h->type != DP_FRAME_RESPONSE)
+	if (h->type != DP_FRAME_REQUEST && h->type != DP_FRAME_RESPONSE &&
+		h->type != DP_FRAME_CONTROL)
 		return dp_drop(why, DPRPC_DROP_BAD_TYPE);
 	src = rte_be_to_cpu_16(h->src_worker);
 	dst = rte_be_to_cpu_16(h->dst_worker);

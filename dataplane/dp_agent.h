@@ -107,6 +107,12 @@ struct dp_peer {
 	struct dp_srv_slot *srv;
 	uint32_t srv_session; /* the peer incarnation srv[] belongs to */
 	bool srv_known;
+	/* Liveness, poller only but for state, which any thread reads
+	 * (relaxed: a snapshot, nothing is published through it). */
+	uint64_t last_rx_tsc;	   /* last frame from the peer */
+	uint64_t last_ping_tsc;	   /* last keep-alive sent to it */
+	uint64_t silent_since_tsc; /* UNKNOWN peer: since calls wait on it */
+	_Atomic uint8_t state;	   /* enum dprpc_peer_state */
 };
 
 struct dp_handler {
@@ -145,6 +151,7 @@ struct dp_stats {
 	_Atomic uint64_t rx_frames, tx_frames, tx_retries, tx_dropped;
 	_Atomic uint64_t calls_sent, calls_ok, calls_failed, calls_timed_out;
 	_Atomic uint64_t requests_handled, requests_unknown, requests_resent, retransmits;
+	_Atomic uint64_t keepalives, peers_down;
 	_Atomic uint64_t drops[DPRPC_DROP_MAX];
 	_Atomic uint64_t reply_nombuf; /* any thread: dp_count_mt */
 };
@@ -194,7 +201,11 @@ struct dprpc_agent {
 	struct dp_peer *peers;
 	unsigned int max_outstanding;
 	uint64_t default_timeout_us;
-	uint64_t rto_tsc, rto_max_tsc; /* 0: no retransmission */
+	uint64_t rto_tsc, rto_max_tsc;		  /* 0: no retransmission */
+	uint64_t keepalive_tsc, peer_timeout_tsc; /* 0: off */
+	dprpc_peer_event_t peer_event;
+	void *peer_event_arg;
+	uint64_t now_tsc; /* TSC at the start of the current poll */
 	unsigned int idle_pause, idle_yield, idle_sleep, idle_sleep_us;
 
 	struct dp_stats st;
@@ -228,6 +239,7 @@ int dp_lcore_io(void *agent);
 void dp_stage_tx(struct dprpc_agent *a, struct rte_mbuf *m);
 void dp_start_call(struct dprpc_agent *a, struct rte_mbuf *m);
 void dp_fail_all_slots(struct dprpc_agent *a, int code, const char *msg);
+void dp_fail_peer_slots(struct dprpc_agent *a, unsigned int p, int code, const char *msg);
 
 /* rpc.c */
 void dp_srv_reset(struct dp_peer *peer, unsigned int nb_slots);

@@ -19,7 +19,8 @@
  *    20     2  pkt_idx      index of this frame in its message
  *    22     2  pkt_cnt      frames in the message (1 in version 1)
  *    24     4  msg_len      total message length (payload bytes)
- *    28     4  handler_id   dprpc_handler_id() of the handler's name
+ *    28     4  handler_id   dprpc_handler_id() of the handler's name, or
+ *                           the operation of a CONTROL frame
  *    32     4  status       0, or a positive errno (responses); the payload
  *                           of an error response is the error message
  *    36     2  credits      reserved for flow control, 0
@@ -47,7 +48,13 @@ enum dp_frame_type {
 	DP_FRAME_REQUEST = 1,
 	DP_FRAME_RESPONSE = 2,
 	DP_FRAME_ACK = 3,     /* reserved: credit return (reliable transport) */
-	DP_FRAME_CONTROL = 4, /* reserved: session control */
+	DP_FRAME_CONTROL = 4, /* liveness: handler_id is the operation */
+};
+
+/* Operations of a CONTROL frame (in its handler_id field, no payload). */
+enum dp_ctrl_op {
+	DP_CTRL_PING = 1, /* are you there? answered by a PONG */
+	DP_CTRL_PONG = 2,
 };
 
 struct dp_wire_hdr {

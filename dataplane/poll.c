@@ -8,6 +8,7 @@
  * their own.  Nothing here allocates, locks or logs per frame.
  */
 #include <errno.h>
+#include <inttypes.h>
 #include <sched.h>
 #include <unistd.h>
 
@@ -18,6 +19,10 @@
 #include "dp_agent.h"
 #include "fut_internal.h"
 #include "dprpc_atomic.h"
+
+static void dp_send_control(struct dprpc_agent *a, unsigned int to, enum dp_ctrl_op op);
+static void dp_peer_heard(struct dprpc_agent *a, unsigned int p);
+static void dp_liveness(struct dprpc_agent *a, uint64_t now);
 
 __thread struct dprpc_agent *dp_tls_poller __attribute__((tls_model("initial-exec")));
 
@@ -131,6 +136,14 @@ dp_rx_frame(struct dprpc_agent *a, struct rte_mbuf *m)
 	if (!dp_frame_parse(
 		    rte_pktmbuf_mtod(m, const uint8_t *), m->data_len, &a->rx_ctx, &p, &why)) {
 		dp_drop_frame(a, m, why);
+		return;
+	}
+	if (p.src != a->rank)
+		dp_peer_heard(a, p.src);
+	if (unlikely(p.type == DP_FRAME_CONTROL)) {
+		if (p.handler_id == DP_CTRL_PING)
+			dp_send_control(a, p.src, DP_CTRL_PONG);
+		rte_pktmbuf_free(m);
 		return;
 	}
 	dp_align_payload(&p);
@@ -270,6 +283,7 @@ dp_run_timers(struct dprpc_agent *a, uint64_t now)
 	char msg[DPRPC_ERRMSG_MAX];
 
 	a->next_timer_tsc = now + a->timer_period_tsc;
+	dp_liveness(a, now);
 	for (p = 0; p < a->world.n; p++) {
 		struct dp_peer *peer = &a->peers[p];
 
@@ -308,20 +322,124 @@ dp_run_timers(struct dprpc_agent *a, uint64_t now)
 }
 
 void
+dp_fail_peer_slots(struct dprpc_agent *a, unsigned int p, int code, const char *msg)
+{
+	unsigned int i;
+
+	for (i = 0; i < a->max_outstanding; i++) {
+		struct dp_slot *s = &a->peers[p].slots[i];
+		struct dprpc_future *fut;
+
+		if (s->fut == NULL)
+			continue;
+		fut = dp_slot_release(&a->peers[p], s);
+		fut_fail_consume(fut, code, a->rank, msg);
+		dp_count(&a->st.calls_failed, 1);
+	}
+}
+
+void
 dp_fail_all_slots(struct dprpc_agent *a, int code, const char *msg)
 {
-	unsigned int p, i;
+	unsigned int p;
+
+	for (p = 0; p < a->world.n; p++)
+		dp_fail_peer_slots(a, p, code, msg);
+}
+
+/*
+ * Liveness (DESIGN.md section 5).  Any frame from a peer proves it alive.
+ * A peer heard from before, or with calls waiting on it, gets a CONTROL
+ * PING after keepalive_tsc of silence, which it answers with a PONG; after
+ * peer_timeout_tsc of silence it is declared down: its pending calls fail
+ * with -EHOSTDOWN, new ones fail at submission, and the application's
+ * peer_event is told.  Pings go on, so a peer that comes back is seen.
+ */
+static void
+dp_send_control(struct dprpc_agent *a, unsigned int to, enum dp_ctrl_op op)
+{
+	struct dp_hdr_fields f = {
+		.type = DP_FRAME_CONTROL,
+		.src = a->rank,
+		.dst = (uint16_t)to,
+		.session = a->session,
+		.handler_id = op,
+	};
+	struct rte_mbuf *m = rte_pktmbuf_alloc(a->mp);
+	uint8_t *frame;
+
+	if (m == NULL)
+		return; /* a later keep-alive will do */
+	frame = (uint8_t *)rte_pktmbuf_append(m, DP_HDRS_LEN);
+	dp_frame_write(frame, a->peers[to].tmpl, &f, NULL, 0);
+	dp_meta(m)->fut = NULL;
+	dp_stage_tx(a, m);
+}
+
+static void
+dp_peer_heard(struct dprpc_agent *a, unsigned int p)
+{
+	struct dp_peer *peer = &a->peers[p];
+	uint8_t was = dp_load_relaxed(&peer->state);
+
+	peer->last_rx_tsc = a->now_tsc;
+	peer->silent_since_tsc = 0;
+	if (was == DPRPC_PEER_UP)
+		return;
+	dp_store_relaxed(&peer->state, DPRPC_PEER_UP);
+	if (was == DPRPC_PEER_DOWN && a->peer_event != NULL)
+		a->peer_event(a, p, true, a->peer_event_arg);
+}
+
+static void
+dp_peer_down(struct dprpc_agent *a, unsigned int p, uint64_t silent_tsc)
+{
+	char msg[DPRPC_ERRMSG_MAX];
+
+	dp_store_relaxed(&a->peers[p].state, DPRPC_PEER_DOWN);
+	dp_count(&a->st.peers_down, 1);
+	snprintf(msg, sizeof(msg), "worker %s is down: nothing heard for %" PRIu64 " ms",
+		a->world.w[p].name, silent_tsc * 1000 / a->tsc_hz);
+	dp_fail_peer_slots(a, p, -EHOSTDOWN, msg);
+	if (a->peer_event != NULL)
+		a->peer_event(a, p, false, a->peer_event_arg);
+}
+
+static void
+dp_liveness(struct dprpc_agent *a, uint64_t now)
+{
+	unsigned int p;
 
 	for (p = 0; p < a->world.n; p++) {
-		for (i = 0; i < a->max_outstanding; i++) {
-			struct dp_slot *s = &a->peers[p].slots[i];
-			struct dprpc_future *fut;
+		struct dp_peer *peer = &a->peers[p];
+		uint8_t state = dp_load_relaxed(&peer->state);
+		bool busy = peer->nb_free != a->max_outstanding;
+		uint64_t since;
 
-			if (s->fut == NULL)
-				continue;
-			fut = dp_slot_release(&a->peers[p], s);
-			fut_fail_consume(fut, code, a->rank, msg);
-			dp_count(&a->st.calls_failed, 1);
+		if (p == a->rank || (state == DPRPC_PEER_UNKNOWN && !busy))
+			continue;
+		if (state == DPRPC_PEER_DOWN) {
+			/* Calls that slipped in as it went down. */
+			if (busy)
+				dp_fail_peer_slots(a, p, -EHOSTDOWN, "worker is down");
+			since = peer->last_rx_tsc;
+		} else if (state == DPRPC_PEER_UNKNOWN) {
+			if (peer->silent_since_tsc == 0)
+				peer->silent_since_tsc = now;
+			since = peer->silent_since_tsc;
+		} else {
+			since = peer->last_rx_tsc;
+		}
+		if (a->peer_timeout_tsc != 0 && state != DPRPC_PEER_DOWN &&
+			now - since >= a->peer_timeout_tsc) {
+			dp_peer_down(a, p, now - since);
+			continue;
+		}
+		if (a->keepalive_tsc != 0 && now - since >= a->keepalive_tsc &&
+			now - peer->last_ping_tsc >= a->keepalive_tsc) {
+			peer->last_ping_tsc = now;
+			dp_count(&a->st.keepalives, 1);
+			dp_send_control(a, p, DP_CTRL_PING);
 		}
 	}
 }
@@ -365,6 +483,7 @@ dp_poll_locked(struct dprpc_agent *a, unsigned int budget)
 	unsigned int n, i, work = 0, room;
 	uint64_t now;
 
+	a->now_tsc = rte_rdtsc();
 	if (DP_TX_BUF - a->tx_n < DP_RX_BURST)
 		dp_tx_flush(a);
 	/* Each frame received may stage one reply: receive no more than

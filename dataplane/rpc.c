@@ -453,6 +453,12 @@ dprpc_rpc_async_id(struct dprpc_agent *a, unsigned int to, uint32_t handler_id, 
 		return NULL;
 	}
 	peer = &a->peers[to];
+	/* Relaxed: liveness is a snapshot; a call that slips past a peer
+	 * going down is failed by the poller's next liveness check. */
+	if (dp_load_relaxed(&peer->state) == DPRPC_PEER_DOWN) {
+		rte_errno = EHOSTDOWN;
+		return NULL;
+	}
 	/* Relaxed: a bound only; the poller's decrement publishes nothing. */
 	if (atomic_fetch_add_explicit(&peer->outstanding, 1, memory_order_relaxed) >=
 		a->max_outstanding) {

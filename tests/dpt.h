@@ -47,6 +47,18 @@ dpt_eal_init(const char *tag)
 	return dprpc_eal_init(argc, argv);
 }
 
+/* Remove the EAL runtime directory of a test process that was killed
+ * (dpt_eal_init(@tag) in process @pid). */
+static inline void
+dpt_remove_runtime_dir(const char *tag, pid_t pid)
+{
+	char cmd[160];
+
+	snprintf(cmd, sizeof(cmd), "rm -rf /var/run/dpdk/dpt_%s_%d", tag, (int)pid);
+	if (system(cmd) != 0)
+		fprintf(stderr, "dpt: could not remove the runtime dir of %d\n", (int)pid);
+}
+
 /* The end of a test process: EAL down, its runtime directory removed. */
 static inline void
 dpt_eal_cleanup(void)

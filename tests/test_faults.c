@@ -5,7 +5,9 @@
  * then loss recovery: retransmission with at-most-once execution.
  *
  * The tests of the fault stage itself turn retransmission off, so that a
- * lost request or response shows up as exactly that call's timeout.
+ * lost request or response shows up as exactly that call's timeout.  All
+ * turn liveness (keep-alives) off: its pings would take their own draws
+ * from the fault stage (tests/test_liveness.c covers it).
  */
 #include <errno.h>
 #include <stdatomic.h>
@@ -71,6 +73,8 @@ start_agents(const struct dprpc_fault_conf *a_tx, const struct dprpc_fault_conf 
 	c.port_id = pair.port_a;
 	c.mbuf_pool = mp;
 	c.retransmit_us = retransmit_us;
+	c.keepalive_us = 0;
+	c.peer_timeout_us = 0;
 	if (a_tx != NULL)
 		c.fault_tx = *a_tx;
 	a = dprpc_agent_create(&c);
@@ -82,6 +86,8 @@ start_agents(const struct dprpc_fault_conf *a_tx, const struct dprpc_fault_conf 
 	c.mbuf_pool = mp;
 	c.io_lcore = 1;
 	c.retransmit_us = retransmit_us;
+	c.keepalive_us = 0;
+	c.peer_timeout_us = 0;
 	if (b_tx != NULL)
 		c.fault_tx = *b_tx;
 	b = dprpc_agent_create(&c);

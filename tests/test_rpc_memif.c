@@ -203,3 +203,30 @@ Test(rpc_memif, errors_cross_processes)
 	cr_assert_str_eq(err.msg, "server says no");
 	cr_assert_eq(err.origin, 1);
 }
+
+/* The server process dies with calls in flight that have no timeout of
+ * their own: they fail with -EHOSTDOWN within the liveness bound (1 s by
+ * default), never hang. */
+Test(rpc_memif, killed_server_fails_pending_calls_with_hostdown)
+{
+	struct dprpc_future *fs[8];
+	unsigned int i;
+	int status;
+
+	cr_assert_eq(dprpc_rpc_sync(cli, "b", "echo", "x", 1, 5000 * 1000, NULL, NULL, NULL), 0);
+	cr_assert_eq(kill(server_pid, SIGKILL), 0);
+	cr_assert_eq(waitpid(server_pid, &status, 0), server_pid);
+	dpt_remove_runtime_dir("msrv", server_pid);
+	server_pid = -1;
+	for (i = 0; i < 8; i++) {
+		fs[i] = dprpc_rpc_async(cli, "b", "echo", "y", 1, DPRPC_TIMEOUT_NONE);
+		cr_assert_not_null(fs[i], "%s", rte_strerror(rte_errno));
+	}
+	for (i = 0; i < 8; i++) {
+		cr_assert_eq(dprpc_future_wait(fs[i], 0), -EHOSTDOWN);
+		dprpc_future_put(fs[i]);
+	}
+	cr_assert_eq(dprpc_worker_state(cli, 1), DPRPC_PEER_DOWN);
+	cr_assert_null(dprpc_rpc_async(cli, "b", "echo", "z", 1, 0));
+	cr_assert_eq(rte_errno, EHOSTDOWN);
+}

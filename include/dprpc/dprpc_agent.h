@@ -35,6 +35,21 @@ struct rte_mempool;
 /** An agent: opaque. */
 struct dprpc_agent;
 
+/** What this agent knows of a peer's liveness. */
+enum dprpc_peer_state {
+	DPRPC_PEER_UNKNOWN = 0, /**< nothing heard from it yet */
+	DPRPC_PEER_UP = 1,	/**< heard from within peer_timeout_us */
+	DPRPC_PEER_DOWN = 2,	/**< silent for peer_timeout_us: declared down */
+};
+
+/**
+ * Called when a peer is declared down (@p up false: its pending calls have
+ * just failed with -EHOSTDOWN) and when a peer declared down is heard from
+ * again (@p up true).  Runs on the polling thread; must not block.
+ */
+typedef void (*dprpc_peer_event_t)(
+	struct dprpc_agent *agent, unsigned int rank, bool up, void *arg);
+
 /** Longest worker name, including the terminating NUL. */
 #define DPRPC_NAME_MAX 32
 /** Most workers in a world. */
@@ -123,6 +138,17 @@ struct dprpc_agent_conf {
 	 * time, up to 64 times this; 0 turns retransmission off.  Default 1000.
 	 * The server runs each request at most once whatever arrives twice. */
 	uint32_t retransmit_us;
+	/** Liveness: a peer this agent has heard from, or has calls pending
+	 * to, gets a keep-alive after keepalive_us of silence (default 100 ms;
+	 * 0: none), and is declared down after peer_timeout_us with nothing
+	 * heard (default 1 s; 0: never).  Then every call pending towards it
+	 * fails with -EHOSTDOWN and new calls fail at once with EHOSTDOWN
+	 * until it is heard from again. */
+	uint32_t keepalive_us;
+	uint32_t peer_timeout_us;
+	/** Told of peers going down and coming back; may be NULL. */
+	dprpc_peer_event_t peer_event;
+	void *peer_event_arg;
 	/** Faults injected on transmit and on receive; off by default. */
 	struct dprpc_fault_conf fault_tx;
 	struct dprpc_fault_conf fault_rx;
@@ -207,6 +233,13 @@ int dprpc_worker_rank(const struct dprpc_agent *agent, const char *name);
  * ENOENT.
  */
 const char *dprpc_worker_name(const struct dprpc_agent *agent, unsigned int rank);
+/**
+ * What this agent knows of a worker's liveness.
+ * @return an enum dprpc_peer_state, or -ENOENT for a bad rank.
+ * Thread context: any.  Memory order: relaxed (a snapshot).
+ */
+int dprpc_worker_state(const struct dprpc_agent *agent, unsigned int rank);
+
 /** The ethdev port the agent uses. */
 uint16_t dprpc_agent_port(const struct dprpc_agent *agent);
 
@@ -255,6 +288,8 @@ struct dprpc_agent_stats {
 	uint64_t requests_resent;  /**< duplicate requests answered again with the
 				        stored response, the handler not run */
 	uint64_t retransmits;	   /**< requests sent again for want of a response */
+	uint64_t keepalives;	   /**< keep-alive pings sent */
+	uint64_t peers_down;	   /**< times a peer was declared down */
 	uint64_t dropped;	   /**< sum of drops[] */
 	uint64_t drops[DPRPC_DROP_MAX];
 	/** Injected faults (dprpc_fault_conf), transmit and receive together. */

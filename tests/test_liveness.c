@@ -1,0 +1,218 @@
+/* SPDX-License-Identifier: BSD-3-Clause */
+/*
+ * Peer liveness over a net_ring pair: keep-alives keep a quiet peer up; a
+ * silent peer is declared down within peer_timeout_us, its pending calls
+ * fail with -EHOSTDOWN (not a timeout), new calls fail at once, the
+ * application is told, and a peer heard from again is up again.
+ *
+ * The server b is polled by a thread of the test, which stops polling to
+ * play a dead peer: nothing it receives is answered, pings included.
+ */
+#include <errno.h>
+#include <pthread.h>
+#include <stdatomic.h>
+#include <string.h>
+
+#include <criterion/criterion.h>
+
+#include <rte_errno.h>
+
+#include "dpt.h"
+
+#define KEEPALIVE_US 2000
+#define TIMEOUT_US   20000
+
+static struct dpt_ring_pair pair;
+static struct rte_mempool *mp;
+static struct dprpc_agent *a, *b;
+static pthread_t poller;
+static atomic_bool b_polls, b_stop, b_idle;
+static atomic_uint ups, downs;
+static atomic_int last_rank = -1;
+
+static void
+on_peer(struct dprpc_agent *agent, unsigned int rank, bool up, void *arg)
+{
+	atomic_store(&last_rank, (int)rank);
+	atomic_fetch_add(up ? &ups : &downs, 1);
+}
+
+static void *
+poll_b(void *arg)
+{
+	while (!atomic_load(&b_stop)) {
+		if (atomic_load(&b_polls)) {
+			atomic_store(&b_idle, false);
+			dprpc_poll(b, 32);
+		} else {
+			atomic_store(&b_idle, true);
+			usleep(100);
+		}
+	}
+	return NULL;
+}
+
+static void
+setup(void)
+{
+	struct dprpc_agent_conf c;
+
+	cr_assert_geq(dpt_eal_init("live"), 0);
+	mp = rte_pktmbuf_pool_create(
+		"dpt_live", 8191, 256, 0, RTE_MBUF_DEFAULT_BUF_SIZE, SOCKET_ID_ANY);
+	cr_assert_not_null(mp);
+	cr_assert_eq(dpt_ring_pair(&pair), 0);
+	dprpc_agent_conf_init(&c);
+	c.world = DPT_WORLD2;
+	c.mbuf_pool = mp;
+	c.keepalive_us = KEEPALIVE_US;
+	c.peer_timeout_us = TIMEOUT_US;
+	c.name = "a";
+	c.port_id = pair.port_a;
+	c.peer_event = on_peer;
+	a = dprpc_agent_create(&c);
+	cr_assert_not_null(a, "%s", rte_strerror(rte_errno));
+	c.name = "b";
+	c.port_id = pair.port_b;
+	c.peer_event = NULL;
+	b = dprpc_agent_create(&c);
+	cr_assert_not_null(b, "%s", rte_strerror(rte_errno));
+	cr_assert_eq(dprpc_register(b, "echo", dpt_echo, NULL, DPRPC_HANDLER_INLINE), 0);
+	atomic_store(&b_polls, true);
+	cr_assert_eq(pthread_create(&poller, NULL, poll_b, NULL), 0);
+}
+
+static void
+teardown(void)
+{
+	atomic_store(&b_stop, true);
+	pthread_join(poller, NULL);
+	cr_assert_eq(dprpc_agent_destroy(a), 0);
+	cr_assert_eq(dprpc_agent_destroy(b), 0);
+	/* b's ring may still hold frames a sent while b was silent. */
+	while (rte_ring_count(pair.ab) + rte_ring_count(pair.ba) > 0) {
+		struct rte_mbuf *m;
+
+		if (rte_ring_dequeue(pair.ab, (void **)&m) == 0 ||
+			rte_ring_dequeue(pair.ba, (void **)&m) == 0)
+			rte_pktmbuf_free(m);
+	}
+	cr_expect_eq(rte_mempool_in_use_count(mp), 0u, "mbufs leaked");
+	dpt_eal_cleanup();
+}
+
+TestSuite(liveness, .init = setup, .fini = teardown, .timeout = 60);
+
+/* Make b silent: stop its poller and wait until it has stopped. */
+static void
+silence_b(void)
+{
+	atomic_store(&b_polls, false);
+	while (!atomic_load(&b_idle))
+		usleep(100);
+}
+
+/* Poll a for about @us, sleeping between polls. */
+static void
+poll_a_for(unsigned int us)
+{
+	for (unsigned int t = 0; t < us; t += 200) {
+		dprpc_poll(a, 32);
+		usleep(200);
+	}
+}
+
+Test(liveness, unknown_until_heard_then_up)
+{
+	cr_assert_eq(dprpc_worker_state(a, 1), DPRPC_PEER_UNKNOWN);
+	cr_assert_eq(dprpc_worker_state(a, 0), DPRPC_PEER_UP); /* itself */
+	cr_assert_eq(dprpc_worker_state(a, 9), -ENOENT);
+	cr_assert_eq(dprpc_rpc_sync(a, "b", "echo", "x", 1, 0, NULL, NULL, NULL), 0);
+	cr_assert_eq(dprpc_worker_state(a, 1), DPRPC_PEER_UP);
+}
+
+/* A quiet but alive peer: keep-alives every 2 ms keep it up through ten
+ * times the down timeout of silence between calls. */
+Test(liveness, keepalives_keep_a_quiet_peer_up)
+{
+	struct dprpc_agent_stats sa, sb;
+
+	cr_assert_eq(dprpc_rpc_sync(a, "b", "echo", "x", 1, 0, NULL, NULL, NULL), 0);
+	poll_a_for(10 * TIMEOUT_US);
+	cr_assert_eq(dprpc_worker_state(a, 1), DPRPC_PEER_UP);
+	cr_assert_eq(dprpc_worker_state(b, 0), DPRPC_PEER_UP);
+	/* Whichever side pings first keeps the other's silence short: count
+	 * the pair.  Ten timeouts of quiet need at least a few. */
+	cr_assert_eq(dprpc_agent_stats_get(a, &sa), 0);
+	cr_assert_eq(dprpc_agent_stats_get(b, &sb), 0);
+	cr_assert_geq(sa.keepalives + sb.keepalives, 5u, "pings %lu + %lu",
+		(unsigned long)sa.keepalives, (unsigned long)sb.keepalives);
+	cr_assert_eq(sa.peers_down + sb.peers_down, 0u);
+	cr_assert_eq(atomic_load(&downs), 0u);
+	cr_assert_eq(dprpc_rpc_sync(a, "b", "echo", "y", 1, 0, NULL, NULL, NULL), 0);
+}
+
+/* The peer stops answering with calls pending that have no timeout of
+ * their own: they fail with -EHOSTDOWN, not hang; the application is told
+ * once; new calls fail at once. */
+Test(liveness, silent_peer_is_declared_down_and_its_calls_fail)
+{
+	struct dprpc_future *fs[4];
+	const struct dprpc_error *err;
+	struct dprpc_agent_stats s;
+	unsigned int i;
+
+	cr_assert_eq(dprpc_rpc_sync(a, "b", "echo", "x", 1, 0, NULL, NULL, NULL), 0);
+	silence_b();
+	for (i = 0; i < 4; i++) {
+		fs[i] = dprpc_rpc_async(a, "b", "echo", "z", 1, DPRPC_TIMEOUT_NONE);
+		cr_assert_not_null(fs[i]);
+	}
+	for (i = 0; i < 4; i++) {
+		int rc = dprpc_future_wait(fs[i], 0);
+		cr_assert_eq(
+			rc, -EHOSTDOWN, "call %u: %d state %d", i, rc, dprpc_worker_state(a, 1));
+		err = dprpc_future_error(fs[i]);
+		cr_assert_not_null(strstr(err->msg, "is down"), "%s", err->msg);
+		dprpc_future_put(fs[i]);
+	}
+	cr_assert_eq(dprpc_worker_state(a, 1), DPRPC_PEER_DOWN);
+	cr_assert_eq(atomic_load(&downs), 1u);
+	cr_assert_eq(atomic_load(&last_rank), 1);
+	cr_assert_null(dprpc_rpc_async(a, "b", "echo", "z", 1, 0));
+	cr_assert_eq(rte_errno, EHOSTDOWN);
+	cr_assert_eq(dprpc_agent_stats_get(a, &s), 0);
+	cr_assert_eq(s.peers_down, 1u);
+	cr_assert_eq(s.calls_failed, 4u);
+}
+
+/* A peer declared down that answers again is up again, and calls work. */
+Test(liveness, peer_back_is_up_again)
+{
+	cr_assert_eq(dprpc_rpc_sync(a, "b", "echo", "x", 1, 0, NULL, NULL, NULL), 0);
+	silence_b();
+	for (int i = 0; i < 500 && dprpc_worker_state(a, 1) != DPRPC_PEER_DOWN; i++)
+		poll_a_for(1000);
+	cr_assert_eq(dprpc_worker_state(a, 1), DPRPC_PEER_DOWN);
+	atomic_store(&b_polls, true);
+	/* a keeps pinging a down peer: its pong brings it back. */
+	for (int i = 0; i < 500 && dprpc_worker_state(a, 1) != DPRPC_PEER_UP; i++)
+		poll_a_for(1000);
+	cr_assert_eq(dprpc_worker_state(a, 1), DPRPC_PEER_UP);
+	cr_assert_eq(atomic_load(&ups), 1u);
+	cr_assert_eq(dprpc_rpc_sync(a, "b", "echo", "y", 1, 0, NULL, NULL, NULL), 0);
+}
+
+/* A peer never heard from, with a call waiting on it: down after the
+ * timeout rather than after the call's own 60 s default. */
+Test(liveness, never_heard_peer_with_a_call_goes_down)
+{
+	struct dprpc_future *f;
+
+	silence_b();
+	f = dprpc_rpc_async(a, "b", "echo", "x", 1, DPRPC_TIMEOUT_DEFAULT);
+	cr_assert_not_null(f);
+	cr_assert_eq(dprpc_future_wait(f, 0), -EHOSTDOWN);
+	dprpc_future_put(f);
+	cr_assert_eq(dprpc_worker_state(a, 1), DPRPC_PEER_DOWN);
+}
