@@ -76,9 +76,12 @@ struct perf_result {
 	double rate;
 	double p50_us, p99_us, p999_us, max_us;
 	uint64_t dropped, tx_retries, calls_failed, retransmits;
+	uint64_t calls_sent, calls_ok; /* the agent's totals, warm-up and drain included */
 };
 
 static volatile sig_atomic_t perf_stop;
+/* --role server --json: print the server agent's counters when it stops. */
+static bool perf_server_json;
 /* Forked client: where its result goes, and the pipe it holds on to. */
 static int perf_out_fd = -1, perf_hold_fd = -1;
 
@@ -433,6 +436,15 @@ rpc_server(uint16_t port)
 	/* Way 1: this process's main lcore is the poll loop, busy. */
 	while (!perf_stop)
 		dprpc_poll(a, 32);
+	if (perf_server_json) {
+		struct dprpc_agent_stats st;
+
+		dprpc_agent_stats_get(a, &st);
+		printf("{\"role\": \"server\", \"requests_handled\": %" PRIu64
+		       ", \"requests_resent\": %" PRIu64 ", \"dropped\": %" PRIu64 "}\n",
+			st.requests_handled, st.requests_resent, st.dropped);
+		fflush(stdout);
+	}
 	return dprpc_agent_destroy(a);
 }
 
@@ -531,6 +543,8 @@ rpc_client(uint16_t port, const struct perf_opts *o, struct perf_result *r)
 	r->tx_retries = st.tx_retries;
 	r->calls_failed = st.calls_failed;
 	r->retransmits = st.retransmits;
+	r->calls_sent = st.calls_sent;
+	r->calls_ok = st.calls_ok;
 	publish_and_hold(r);
 	return dprpc_agent_destroy(a);
 }
@@ -744,8 +758,10 @@ report(const struct perf_opts *o, const struct perf_result *d, const struct perf
 		print_fields(d);
 		if (o->mode != MODE_RAW)
 			printf(", \"dropped\": %" PRIu64 ", \"tx_retries\": %" PRIu64
-			       ", \"calls_failed\": %" PRIu64 ", \"retransmits\": %" PRIu64,
-				d->dropped, d->tx_retries, d->calls_failed, d->retransmits);
+			       ", \"calls_failed\": %" PRIu64 ", \"retransmits\": %" PRIu64
+			       ", \"calls_sent\": %" PRIu64 ", \"calls_ok\": %" PRIu64,
+				d->dropped, d->tx_retries, d->calls_failed, d->retransmits,
+				d->calls_sent, d->calls_ok);
 		if (raw != NULL) {
 			printf(", \"raw\": {");
 			print_fields(raw);
@@ -847,6 +863,7 @@ main(int argc, char **argv)
 		fprintf(stderr, "dprpc-perf: --compare-raw and --repeat need the forked mode\n");
 		return 2;
 	}
+	perf_server_json = o.json && strcmp(o.role, "server") == 0;
 	rc = dprpc_eal_init(sep, argv);
 	if (rc < 0) {
 		fprintf(stderr, "dprpc-perf: EAL: %s\n", strerror(-rc));
