@@ -18,8 +18,17 @@
  *  -ETIMEDOUT   the call's timeout expired (the slot and future are released;
  *               a late response is counted as stale and dropped);
  *  -ESHUTDOWN   the agent was destroyed with the call pending;
+ *  -EHOSTDOWN   the destination was declared down (silent for
+ *               dprpc_agent_conf.peer_timeout_us) while the call was
+ *               pending;
+ *  -ERANGE      the destination keeps fewer slots per peer than this
+ *               agent uses (max_outstanding must match across a world);
  *  any negative errno a handler replied with (origin: the handler's worker,
  *  message: the handler's).
+ *
+ * A lost request or response is recovered by resending the request
+ * (dprpc_agent_conf.retransmit_us); the destination runs each request at
+ * most once and answers a duplicate from the response it kept.
  */
 #ifndef DPRPC_RPC_H
 #define DPRPC_RPC_H
@@ -159,7 +168,8 @@ int dprpc_reply_error(struct dprpc_request *req, int code, const char *msg);
  *         last put).
  *         NULL with rte_errno: EINVAL (bad rank, NULL data with len > 0),
  *         EMSGSIZE (payload too large), EAGAIN (max_outstanding calls to
- *         that peer in flight), ENOBUFS (no future, mbuf or ring room).
+ *         that peer in flight), ENOBUFS (no future, mbuf or ring room),
+ *         EHOSTDOWN (the peer is declared down).
  *         After NULL nothing was sent.
  *
  * Thread context: any thread, including completion callbacks and inline
