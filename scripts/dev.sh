@@ -39,14 +39,15 @@ eal_opts() {
 
 demo() {
 	build "$top/build"
-	local sock="/tmp/dprpc-demo-$$.sock"
+	demo_sock="/tmp/dprpc-demo-$$.sock"
+	local sock=$demo_sock
 	local world="alice 0 02:00:00:00:00:01 10.0.0.1 7000; bob 1 02:00:00:00:00:02 10.0.0.2 7000"
 	local hello="$top/build/examples/hello_rpc"
 	demo_srv=""
 	# shellcheck disable=SC2317
 	cleanup() {
 		[ -n "${demo_srv:-}" ] && kill "$demo_srv" 2>/dev/null || true
-		rm -f "$sock"
+		rm -f "${demo_sock:-}"
 	}
 	trap cleanup EXIT
 	rm -f "$sock"
