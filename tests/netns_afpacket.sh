@@ -81,13 +81,7 @@ MAC_B=$(netns_mac "$B" "$NETNS_IF_B")
 world="alice 0 $MAC_A $NETNS_IP_A 7000; bob 1 $MAC_B $NETNS_IP_B 7000"
 say "namespaces $A ($NETNS_IF_A $MAC_A) and $B ($NETNS_IF_B $MAC_B), veth MTU 1500, no kernel addresses"
 
-# EAL options of one worker: as scripts/dev.sh gives the demo, with an
-# af_packet port on the veth end instead of memif.
-eal() { # CPU NAME IFACE
-	EAL=(-l "$1" --no-pci --no-huge -m 256 --no-shconf --no-telemetry
-		--file-prefix "$(netns_prefix "$2")" --log-level=lib.eal:error
-		--vdev "net_af_packet0,iface=$3")
-}
+eal() { netns_eal "$@"; } # CPU NAME IFACE
 
 # wait_exit PID SECS: wait for a spawned process to end by itself; its status.
 wait_exit() {
@@ -192,7 +186,7 @@ rc=0
 netns_stop "$srv" 5 || rc=$?
 [ "$rc" = 0 ] || fail "dprpc-perf server exited with $rc"
 json=$(grep '^{' "$NETNS_TMP/perf-client.log") || fail "no JSON from dprpc-perf"
-jfield() { echo "$json" | sed -n "s/.*\"$1\": \([0-9.]*\).*/\1/p"; }
+jfield() { netns_json_field "$json" "$1"; }
 calls=$(jfield calls)
 failed=$(jfield calls_failed)
 if [ "${calls:-0}" -eq 0 ] || [ "${failed:-1}" != 0 ]; then
@@ -274,31 +268,10 @@ fi
 if [ "$xdp_ok" = 1 ]; then
 	t0=$(date +%s.%N)
 	for pct in 0 1 5 20; do
-		netns_xdp_attach "$A" "$NETNS_IF_A" "$NETNS_TMP/xdp_drop_$pct.o" ||
-			fail "XDP attach refused on $NETNS_IF_A"
-		netns_xdp_attach "$B" "$NETNS_IF_B" "$NETNS_TMP/xdp_drop_$pct.o" ||
-			fail "XDP attach refused on $NETNS_IF_B"
-		ip -n "$A" link set dev "$NETNS_IF_A" promisc off
-		eal 1 "loss$pct-server" "$NETNS_IF_A"
-		netns_spawn 60 "$A" "$NETNS_TMP/loss$pct-server.log" "$perf" "${EAL[@]}" -- \
-			throughput --role server --json
-		srv=$NETNS_PID
-		netns_wait_flag "$A" "$NETNS_IF_A" PROMISC 20 ||
-			fail "dprpc-perf server's port did not start ($pct%)"
-		eal 0 "loss$pct-client" "$NETNS_IF_B"
-		rc=0
-		netns_run_bounded 60 "$B" "$perf" "${EAL[@]}" -- throughput --role client \
-			--window 32 --duration 1 --warmup 0.2 --json \
-			>"$NETNS_TMP/loss$pct-client.log" 2>&1 || rc=$?
-		[ "$rc" = 0 ] || fail "throughput client at $pct% loss exited with $rc"
-		rc=0
-		netns_stop "$srv" 5 || rc=$?
-		[ "$rc" = 0 ] || fail "throughput server at $pct% loss exited with $rc"
-		netns_xdp_detach "$A" "$NETNS_IF_A"
-		netns_xdp_detach "$B" "$NETNS_IF_B"
-		json=$(grep '^{' "$NETNS_TMP/loss$pct-client.log") || fail "no client JSON ($pct%)"
-		sjson=$(grep '^{' "$NETNS_TMP/loss$pct-server.log") || fail "no server JSON ($pct%)"
-		sfield() { echo "$sjson" | sed -n "s/.*\"$1\": \([0-9.]*\).*/\1/p"; }
+		netns_perf_through_loss "$perf" "$NETNS_TMP/xdp_drop_$pct.o" "loss$pct" 32 1 ||
+			fail "throughput through $pct% loss did not run"
+		json=$NETNS_CJSON
+		sfield() { netns_json_field "$NETNS_SJSON" "$1"; }
 		sent=$(jfield calls_sent)
 		ok=$(jfield calls_ok)
 		failed=$(jfield calls_failed)

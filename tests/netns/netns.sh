@@ -260,6 +260,54 @@ netns_xdp_detach() {
 	ip -n "$1" link set dev "$2" xdpgeneric off >/dev/null 2>&1 || true
 }
 
+# netns_eal CPU NAME IFACE: EAL=(...), the EAL options of one worker on an
+# af_packet port bound to IFACE: as scripts/dev.sh gives the demo, with
+# that port instead of memif.
+netns_eal() {
+	EAL=(-l "$1" --no-pci --no-huge -m 256 --no-shconf --no-telemetry
+		--file-prefix "$(netns_prefix "$2")" --log-level=lib.eal:error
+		--vdev "net_af_packet0,iface=$3")
+}
+
+# netns_json_field JSON KEY: a number from a flat JSON line.
+netns_json_field() {
+	echo "$1" | sed -n "s/.*\"$2\": \([0-9.]*\).*/\1/p"
+}
+
+# netns_perf_through_loss PERF XDP_OBJ TAG WINDOW SECONDS: dprpc-perf
+# throughput across the namespaces, server in A on CPU 1 and client in B on
+# CPU 0, with XDP_OBJ on both veths.  Sets NETNS_CJSON and NETNS_SJSON to
+# the client's and the server's JSON lines; non-zero with a message on
+# stderr if a side fails (logs: $NETNS_TMP/TAG-{server,client}.log).
+netns_perf_through_loss() {
+	local perf=$1 obj=$2 tag=$3 window=$4 secs=$5 srv rc=0
+
+	NETNS_CJSON="" NETNS_SJSON=""
+	netns_xdp_attach "$NETNS_A" "$NETNS_IF_A" "$obj" &&
+		netns_xdp_attach "$NETNS_B" "$NETNS_IF_B" "$obj" ||
+		{ echo "XDP attach refused" >&2; return 1; }
+	# PROMISC, which the agent sets once its port started, is the
+	# readiness signal: clear what a killed process may have left.
+	ip -n "$NETNS_A" link set dev "$NETNS_IF_A" promisc off
+	netns_eal 1 "$tag-server" "$NETNS_IF_A"
+	netns_spawn 60 "$NETNS_A" "$NETNS_TMP/$tag-server.log" "$perf" "${EAL[@]}" -- \
+		throughput --role server --json
+	srv=$NETNS_PID
+	netns_wait_flag "$NETNS_A" "$NETNS_IF_A" PROMISC 20 ||
+		{ echo "$tag: the server's port did not start" >&2; return 1; }
+	netns_eal 0 "$tag-client" "$NETNS_IF_B"
+	netns_run_bounded 60 "$NETNS_B" "$perf" "${EAL[@]}" -- throughput --role client \
+		--window "$window" --duration "$secs" --warmup 0.2 --json \
+		>"$NETNS_TMP/$tag-client.log" 2>&1 || rc=$?
+	netns_stop "$srv" 5 || { echo "$tag: server exited with $?" >&2; rc=1; }
+	netns_xdp_detach "$NETNS_A" "$NETNS_IF_A"
+	netns_xdp_detach "$NETNS_B" "$NETNS_IF_B"
+	[ "$rc" = 0 ] || { echo "$tag: client exited with $rc" >&2; return 1; }
+	NETNS_CJSON=$(grep '^{' "$NETNS_TMP/$tag-client.log") &&
+		NETNS_SJSON=$(grep '^{' "$NETNS_TMP/$tag-server.log") ||
+		{ echo "$tag: no JSON from dprpc-perf" >&2; return 1; }
+}
+
 # netns_cleanup: kill what we started and whatever still runs in our
 # namespaces, delete the namespaces (and with them the veth pair), remove
 # the private directory and our DPDK run directories.  Idempotent and safe
