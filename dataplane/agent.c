@@ -9,6 +9,7 @@
 #include <inttypes.h>
 #include <stdlib.h>
 #include <string.h>
+#include <time.h>
 #include <unistd.h>
 
 #include <rte_bus_vdev.h>
@@ -49,6 +50,7 @@ static const char *const dp_drop_names[DPRPC_DROP_MAX] = {
 	[DPRPC_DROP_NO_REQUEST] = "no_request",
 	[DPRPC_DROP_HANDLER_FULL] = "handler_full",
 	[DPRPC_DROP_DUPLICATE] = "duplicate",
+	[DPRPC_DROP_OLD_SESSION] = "old_session",
 };
 
 const char *
@@ -124,6 +126,27 @@ dp_register_dynfield(void)
 		return -rte_errno;
 	dp_meta_offset = off;
 	return 0;
+}
+
+/* An incarnation id: the creation time in ms, so that a restarted worker's
+ * frames compare newer than its old ones (serial-number order, good across
+ * 24 days), and strictly newer than the last one made in this process even
+ * within the same millisecond. */
+static uint32_t
+dp_new_session(void)
+{
+	static uint32_t last;
+	struct timespec ts;
+	uint32_t s;
+
+	clock_gettime(CLOCK_REALTIME, &ts);
+	s = (uint32_t)((uint64_t)ts.tv_sec * 1000 + (uint64_t)ts.tv_nsec / 1000000);
+	pthread_mutex_lock(&dp_agents_lock);
+	if ((int32_t)(s - last) <= 0)
+		s = last + 1;
+	last = s;
+	pthread_mutex_unlock(&dp_agents_lock);
+	return s;
 }
 
 static int
@@ -544,7 +567,7 @@ dprpc_agent_create(const struct dprpc_agent_conf *c)
 		goto fail;
 	}
 	a->rank = (uint16_t)rank;
-	a->session = (uint32_t)rte_rand();
+	a->session = dp_new_session();
 	a->rx_ctx = (struct dp_rx_ctx){
 		.addrs = a->world.addrs, .nb_workers = a->world.n, .self_rank = a->rank};
 	a->max_outstanding = c->max_outstanding;
@@ -706,6 +729,7 @@ dprpc_agent_stats_get(const struct dprpc_agent *a, struct dprpc_agent_stats *s)
 	s->retransmits = dp_load_relaxed(&a->st.retransmits);
 	s->keepalives = dp_load_relaxed(&a->st.keepalives);
 	s->peers_down = dp_load_relaxed(&a->st.peers_down);
+	s->peers_restarted = dp_load_relaxed(&a->st.peers_restarted);
 	/* Plain reads of poller-written counters: statistics, may lag. */
 	s->fault_dropped = a->ftx.dropped + a->frx.dropped;
 	s->fault_duplicated = a->ftx.duplicated + a->frx.duplicated;

@@ -105,8 +105,8 @@ struct dp_peer {
 	 * only: per slot of the peer's numbering, the last request seen and,
 	 * once answered, its response, kept until the peer moves on. */
 	struct dp_srv_slot *srv;
-	uint32_t srv_session; /* the peer incarnation srv[] belongs to */
-	bool srv_known;
+	uint32_t session; /* the peer's incarnation, once known */
+	bool session_known;
 	/* Liveness, poller only but for state, which any thread reads
 	 * (relaxed: a snapshot, nothing is published through it). */
 	uint64_t last_rx_tsc;	   /* last frame from the peer */
@@ -151,7 +151,7 @@ struct dp_stats {
 	_Atomic uint64_t rx_frames, tx_frames, tx_retries, tx_dropped;
 	_Atomic uint64_t calls_sent, calls_ok, calls_failed, calls_timed_out;
 	_Atomic uint64_t requests_handled, requests_unknown, requests_resent, retransmits;
-	_Atomic uint64_t keepalives, peers_down;
+	_Atomic uint64_t keepalives, peers_down, peers_restarted;
 	_Atomic uint64_t drops[DPRPC_DROP_MAX];
 	_Atomic uint64_t reply_nombuf; /* any thread: dp_count_mt */
 };

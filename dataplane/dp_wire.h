@@ -14,7 +14,8 @@
  *     6     2  src_worker   sender's rank
  *     8     2  dst_worker   receiver's rank
  *    10     2  slot         session slot of the call (client's numbering)
- *    12     4  session      sender's incarnation, random per agent
+ *    12     4  session      sender's incarnation: its creation time in ms
+ *                           (mod 2^32), compared in serial-number order
  *    16     4  req_num      request number within the slot
  *    20     2  pkt_idx      index of this frame in its message
  *    22     2  pkt_cnt      frames in the message (1 in version 1)

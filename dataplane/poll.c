@@ -23,6 +23,7 @@
 static void dp_send_control(struct dprpc_agent *a, unsigned int to, enum dp_ctrl_op op);
 static void dp_peer_heard(struct dprpc_agent *a, unsigned int p);
 static void dp_liveness(struct dprpc_agent *a, uint64_t now);
+static bool dp_check_session(struct dprpc_agent *a, const struct dp_parsed *p);
 
 __thread struct dprpc_agent *dp_tls_poller __attribute__((tls_model("initial-exec")));
 
@@ -138,8 +139,13 @@ dp_rx_frame(struct dprpc_agent *a, struct rte_mbuf *m)
 		dp_drop_frame(a, m, why);
 		return;
 	}
-	if (p.src != a->rank)
+	if (p.src != a->rank) {
+		if (!dp_check_session(a, &p)) {
+			dp_drop_frame(a, m, DPRPC_DROP_OLD_SESSION);
+			return;
+		}
 		dp_peer_heard(a, p.src);
+	}
 	if (unlikely(p.type == DP_FRAME_CONTROL)) {
 		if (p.handler_id == DP_CTRL_PING)
 			dp_send_control(a, p.src, DP_CTRL_PONG);
@@ -374,6 +380,40 @@ dp_send_control(struct dprpc_agent *a, unsigned int to, enum dp_ctrl_op op)
 	dp_frame_write(frame, a->peers[to].tmpl, &f, NULL, 0);
 	dp_meta(m)->fut = NULL;
 	dp_stage_tx(a, m);
+}
+
+/*
+ * Incarnations.  Every frame carries its sender's session, its creation
+ * time in ms.  The first one seen from a peer is adopted; an older one
+ * (serial-number order) is a stale frame of a previous incarnation and is
+ * dropped; a newer one means the peer restarted: what it held is gone, so
+ * the server state kept for it is cleared and the calls pending towards it
+ * fail with -ECONNRESET (its new incarnation never saw them).  No handshake
+ * frame is involved, so no single lost frame can defeat it.
+ */
+static bool
+dp_check_session(struct dprpc_agent *a, const struct dp_parsed *p)
+{
+	struct dp_peer *peer = &a->peers[p->src];
+	char msg[DPRPC_ERRMSG_MAX];
+	int32_t d;
+
+	if (likely(peer->session_known && p->session == peer->session))
+		return true;
+	if (!peer->session_known) {
+		peer->session = p->session;
+		peer->session_known = true;
+		return true;
+	}
+	d = (int32_t)(p->session - peer->session);
+	if (d < 0)
+		return false;
+	peer->session = p->session;
+	dp_srv_reset(peer, a->max_outstanding);
+	dp_count(&a->st.peers_restarted, 1);
+	snprintf(msg, sizeof(msg), "worker %s restarted", a->world.w[p->src].name);
+	dp_fail_peer_slots(a, p->src, -ECONNRESET, msg);
+	return true;
 }
 
 static void

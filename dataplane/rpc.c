@@ -270,8 +270,8 @@ dp_run_handler(struct dprpc_request *req)
  * once answered, keeps its response (one mbuf reference) until the peer
  * sends a newer request on that slot.  A duplicate of an answered request
  * gets the kept response again; a duplicate of one still running, or an
- * older request, is dropped.  A new session id from the peer (it restarted)
- * clears its slots.  Poller only.
+ * older request, is dropped.  A newer session id from the peer (it
+ * restarted) clears its slots (dp_check_session()).  Poller only.
  */
 void
 dp_srv_reset(struct dp_peer *peer, unsigned int nb_slots)
@@ -291,14 +291,8 @@ dp_srv_reset(struct dp_peer *peer, unsigned int nb_slots)
 static struct dp_srv_slot *
 dp_srv_entry(struct dprpc_agent *a, const struct dp_parsed *p)
 {
-	struct dp_peer *peer = &a->peers[p->src];
-
-	if (!peer->srv_known || peer->srv_session != p->session) {
-		dp_srv_reset(peer, a->max_outstanding);
-		peer->srv_session = p->session;
-		peer->srv_known = true;
-	}
-	return p->slot < a->max_outstanding ? &peer->srv[p->slot] : NULL;
+	/* The frame's session is the peer's current one (dp_check_session). */
+	return p->slot < a->max_outstanding ? &a->peers[p->src].srv[p->slot] : NULL;
 }
 
 /* A response staged for the port: keep it if it answers the request its
@@ -310,7 +304,7 @@ dp_keep_response(struct dprpc_agent *a, struct rte_mbuf *m, const struct dp_wire
 	unsigned int slot = rte_be_to_cpu_16(h->slot);
 	struct dp_srv_slot *e;
 
-	if (slot >= a->max_outstanding || !peer->srv_known)
+	if (slot >= a->max_outstanding || !peer->session_known)
 		return;
 	e = &peer->srv[slot];
 	if (e->state != DP_SRV_RUNNING || e->req_num != rte_be_to_cpu_32(h->req_num))

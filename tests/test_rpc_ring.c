@@ -14,6 +14,7 @@
 #include <rte_errno.h>
 #include <rte_lcore.h>
 
+#include "dp_agent.h"
 #include "dpt.h"
 
 static struct dpt_ring_pair pair;
@@ -559,4 +560,87 @@ Test(rpc_ring, exhausted_mbufs_fail_cleanly)
 	}
 	cr_assert_eq(rte_mempool_in_use_count(small), 0u);
 	rte_mempool_free(small);
+}
+
+/* b, with faults on what it sends, in place of the current b. */
+static void
+replace_b(uint32_t tx_drop_ppm)
+{
+	struct dprpc_agent_conf c;
+
+	cr_assert_eq(dprpc_agent_destroy(b), 0);
+	dprpc_agent_conf_init(&c);
+	c.name = "b";
+	c.world = DPT_WORLD2;
+	c.port_id = pair.port_b;
+	c.mbuf_pool = mp;
+	c.io_lcore = 1;
+	c.fault_tx.drop_ppm = tx_drop_ppm;
+	b = dprpc_agent_create(&c);
+	cr_assert_not_null(b, "%s", rte_strerror(rte_errno));
+	cr_assert_eq(dprpc_register(b, "echo", h_echo, NULL, DPRPC_HANDLER_INLINE), 0);
+}
+
+/* A peer that restarts: a call pending across the restart fails with
+ * -ECONNRESET (the new incarnation never saw it), the server's new
+ * incarnation serves new calls, and a frame of the old incarnation that
+ * turns up late is dropped. */
+Test(rpc_ring, restarted_peer_is_recognised)
+{
+	struct dprpc_agent_stats s, sb;
+	const struct dprpc_error *err;
+	struct dprpc_future *f;
+	uint8_t tmpl[DP_L2L4_LEN];
+	struct dp_hdr_fields hf;
+	struct rte_mbuf *m;
+	uint32_t old_session;
+
+	/* a learns b's first incarnation. */
+	cr_assert_eq(dprpc_rpc_sync(a, "b", "echo", "1", 1, 0, NULL, NULL, NULL), 0);
+	old_session = b->session;
+	/* A second incarnation that answers nothing: a's call stays pending
+	 * (a keeps resending) once this b has run it. */
+	replace_b(1000000);
+	f = dprpc_rpc_async(a, "b", "echo", "2", 1, 0);
+	cr_assert_not_null(f);
+	for (int i = 0; i < 2000; i++) {
+		dprpc_poll(a, 32);
+		cr_assert_eq(dprpc_agent_stats_get(b, &sb), 0);
+		if (sb.requests_handled > 0)
+			break;
+		usleep(500);
+	}
+	cr_assert_eq(sb.requests_handled, 1u);
+	/* A third incarnation: a's next resend reaches it, its answer shows
+	 * a newer session, and the pending call fails. */
+	replace_b(0);
+	cr_assert_eq(dprpc_future_wait(f, 0), -ECONNRESET);
+	err = dprpc_future_error(f);
+	cr_assert_not_null(strstr(err->msg, "restarted"), "%s", err->msg);
+	dprpc_future_put(f);
+	cr_assert_eq(dprpc_rpc_sync(a, "b", "echo", "3", 1, 0, NULL, NULL, NULL), 0);
+	cr_assert_eq(dprpc_agent_stats_get(a, &s), 0);
+	cr_assert_eq(s.peers_restarted, 1u);
+	cr_assert_eq(dprpc_worker_state(a, 1), DPRPC_PEER_UP);
+
+	/* A late PONG from the first incarnation: dropped as old.  b goes
+	 * first: the ring is single-producer, and b's io lcore sends on it. */
+	cr_assert_eq(dprpc_agent_destroy(b), 0);
+	b = NULL;
+	hf = (struct dp_hdr_fields){.type = DP_FRAME_CONTROL,
+		.src = 1,
+		.dst = 0,
+		.session = old_session,
+		.handler_id = DP_CTRL_PONG};
+	dp_l2l4_template(tmpl, &a->world.addrs[1], &a->world.addrs[0]);
+	m = rte_pktmbuf_alloc(mp);
+	cr_assert_not_null(m);
+	dp_frame_write((uint8_t *)rte_pktmbuf_append(m, DP_HDRS_LEN), tmpl, &hf, NULL, 0);
+	cr_assert_eq(rte_ring_enqueue(pair.ba, m), 0);
+	for (int i = 0; i < 100 && s.drops[DPRPC_DROP_OLD_SESSION] == 0; i++) {
+		dprpc_poll(a, 32);
+		cr_assert_eq(dprpc_agent_stats_get(a, &s), 0);
+	}
+	cr_assert_eq(s.drops[DPRPC_DROP_OLD_SESSION], 1u);
+	cr_assert_eq(s.peers_restarted, 1u);
 }

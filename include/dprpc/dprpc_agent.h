@@ -260,6 +260,7 @@ enum dprpc_drop_reason {
 	DPRPC_DROP_HANDLER_FULL,  /**< handler pool ring full */
 	DPRPC_DROP_DUPLICATE,	  /**< a request whose handler still runs, or an
 				       older request than the slot's last */
+	DPRPC_DROP_OLD_SESSION,	  /**< from an earlier incarnation of its sender */
 	DPRPC_DROP_MAX
 };
 
@@ -290,6 +291,7 @@ struct dprpc_agent_stats {
 	uint64_t retransmits;	   /**< requests sent again for want of a response */
 	uint64_t keepalives;	   /**< keep-alive pings sent */
 	uint64_t peers_down;	   /**< times a peer was declared down */
+	uint64_t peers_restarted;  /**< times a peer was seen to have restarted */
 	uint64_t dropped;	   /**< sum of drops[] */
 	uint64_t drops[DPRPC_DROP_MAX];
 	/** Injected faults (dprpc_fault_conf), transmit and receive together. */

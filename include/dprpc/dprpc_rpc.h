@@ -21,6 +21,8 @@
  *  -EHOSTDOWN   the destination was declared down (silent for
  *               dprpc_agent_conf.peer_timeout_us) while the call was
  *               pending;
+ *  -ECONNRESET  the destination restarted while the call was pending (the
+ *               new incarnation never saw it);
  *  -ERANGE      the destination keeps fewer slots per peer than this
  *               agent uses (max_outstanding must match across a world);
  *  any negative errno a handler replied with (origin: the handler's worker,
