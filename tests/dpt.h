@@ -85,6 +85,20 @@ dpt_ring_pair(struct dpt_ring_pair *p)
 	return p->port_a < 0 || p->port_b < 0 ? -1 : 0;
 }
 
+/* Poll @a, bounded (about a second), until its drop counter @why reaches
+ * @n; @s holds the last counters read.  The caller asserts on them. */
+static inline void
+dpt_poll_until_drops(
+	struct dprpc_agent *a, enum dprpc_drop_reason why, uint64_t n, struct dprpc_agent_stats *s)
+{
+	for (int i = 0; i < 4000; i++) {
+		dprpc_poll(a, 32);
+		if (dprpc_agent_stats_get(a, s) == 0 && s->drops[why] >= n)
+			return;
+		usleep(250);
+	}
+}
+
 /* A handler that answers with its request's payload. */
 static inline int
 dpt_echo(struct dprpc_request *req, void *arg)

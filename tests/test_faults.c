@@ -209,13 +209,7 @@ Test(faults, duplicated_responses_are_dropped_as_stale)
 	start_agents(NULL, &f);
 	cr_assert_eq(run_calls(100, 0), 0u);
 	/* The last duplicate may still be on its way. */
-	for (int i = 0; i < 1000; i++) {
-		dprpc_poll(a, 32);
-		cr_assert_eq(dprpc_agent_stats_get(a, &s), 0);
-		if (s.drops[DPRPC_DROP_STALE] == 100)
-			break;
-		usleep(100);
-	}
+	dpt_poll_until_drops(a, DPRPC_DROP_STALE, 100, &s);
 	cr_assert_eq(s.drops[DPRPC_DROP_STALE], 100u);
 	cr_assert_eq(s.calls_ok, 100u);
 	cr_assert_eq(dprpc_agent_stats_get(b, &s), 0);

@@ -327,13 +327,7 @@ Test(rpc_ring, timeout_fails_the_call_and_late_response_is_dropped)
 	cr_assert_eq(u.futures, 0u);
 	/* The handler answers after the caller gave up: counted stale. */
 	reply_parked("too late");
-	for (int i = 0; i < 2000; i++) {
-		dprpc_poll(a, 32);
-		cr_assert_eq(dprpc_agent_stats_get(a, &s), 0);
-		if (s.drops[DPRPC_DROP_STALE] == 1)
-			break;
-		usleep(500);
-	}
+	dpt_poll_until_drops(a, DPRPC_DROP_STALE, 1, &s);
 	cr_assert_eq(s.drops[DPRPC_DROP_STALE], 1u);
 	cr_assert_eq(s.calls_timed_out, 1u);
 }
@@ -637,10 +631,7 @@ Test(rpc_ring, restarted_peer_is_recognised)
 	cr_assert_not_null(m);
 	dp_frame_write((uint8_t *)rte_pktmbuf_append(m, DP_HDRS_LEN), tmpl, &hf, NULL, 0);
 	cr_assert_eq(rte_ring_enqueue(pair.ba, m), 0);
-	for (int i = 0; i < 100 && s.drops[DPRPC_DROP_OLD_SESSION] == 0; i++) {
-		dprpc_poll(a, 32);
-		cr_assert_eq(dprpc_agent_stats_get(a, &s), 0);
-	}
+	dpt_poll_until_drops(a, DPRPC_DROP_OLD_SESSION, 1, &s);
 	cr_assert_eq(s.drops[DPRPC_DROP_OLD_SESSION], 1u);
 	cr_assert_eq(s.peers_restarted, 1u);
 }
