@@ -482,6 +482,8 @@ dp_lcores_launch(struct dprpc_agent *a)
 {
 	unsigned int i;
 
+	/* Relaxed: rte_eal_remote_launch() hands the lcore its work through
+	 * EAL's own release/acquire pair, which publishes this store too. */
 	atomic_store_explicit(&a->stop, false, memory_order_relaxed);
 	for (i = 0; i < a->nb_hl; i++) {
 		if (rte_eal_remote_launch(dp_lcore_handler, &a->hl[i], a->hl[i].lcore) != 0)
@@ -703,6 +705,7 @@ dprpc_worker_state(const struct dprpc_agent *a, unsigned int rank)
 		return -ENOENT;
 	if (rank == a->rank)
 		return DPRPC_PEER_UP;
+	/* Relaxed: a snapshot of a poller-written state; publishes nothing. */
 	return dp_load_relaxed(&a->peers[rank].state);
 }
 
@@ -759,6 +762,7 @@ dprpc_agent_usage(const struct dprpc_agent *a, struct dprpc_agent_usage *u)
 	u->futures = dprpc_future_pool_in_use(a->fpool);
 	u->requests = dp_requests_in_use(a);
 	u->mbufs = a->own_mp ? rte_mempool_in_use_count(a->mp) : 0;
+	/* Relaxed: counters for leak checks, exact only when quiescent. */
 	for (p = 0; p < a->world.n; p++)
 		u->calls += dp_load_relaxed(&a->peers[p].outstanding);
 	return 0;

@@ -221,7 +221,6 @@ extern __thread struct dprpc_agent *dp_tls_poller __attribute__((tls_model("init
 void dp_agents_foreach(void (*fn)(struct dprpc_agent *a, void *arg), void *arg);
 
 /* telemetry.c */
-void dp_tel_add_name(struct dprpc_agent *a, void *arg);
 void dp_telemetry_register(void);
 
 /* poll.c */
@@ -237,7 +236,7 @@ unsigned int dp_tx_flush(struct dprpc_agent *a);
 void dp_idle(const struct dprpc_agent *a, unsigned int *empty);
 int dp_lcore_io(void *agent);
 void dp_stage_tx(struct dprpc_agent *a, struct rte_mbuf *m);
-void dp_start_call(struct dprpc_agent *a, struct rte_mbuf *m);
+void dp_start_call(struct dprpc_agent *a, struct rte_mbuf *m, uint64_t now);
 void dp_fail_all_slots(struct dprpc_agent *a, int code, const char *msg);
 void dp_fail_peer_slots(struct dprpc_agent *a, unsigned int p, int code, const char *msg);
 

@@ -232,7 +232,7 @@ dp_stage_port(struct dprpc_agent *a, struct rte_mbuf *m)
 
 /* Give a submitted request its slot and request number. */
 void
-dp_start_call(struct dprpc_agent *a, struct rte_mbuf *m)
+dp_start_call(struct dprpc_agent *a, struct rte_mbuf *m, uint64_t now)
 {
 	struct dp_wire_hdr *h = dp_frame_hdr(rte_pktmbuf_mtod(m, uint8_t *));
 	struct dp_call_meta *meta = dp_meta(m);
@@ -254,7 +254,7 @@ dp_start_call(struct dprpc_agent *a, struct rte_mbuf *m)
 		rte_mbuf_refcnt_update(m, 1);
 		s->req = m;
 		s->rto_tsc = a->rto_tsc;
-		s->rtx_tsc = rte_rdtsc() + s->rto_tsc;
+		s->rtx_tsc = now + s->rto_tsc;
 	}
 	dp_count(&a->st.calls_sent, 1);
 	h->slot = rte_cpu_to_be_16(idx);
@@ -275,7 +275,7 @@ dp_drain_tx_ring(struct dprpc_agent *a)
 		RTE_MIN(room - DP_RX_BURST, (unsigned int)DP_RX_BURST), NULL);
 	for (i = 0; i < n; i++) {
 		if (dp_meta(ms[i])->fut != NULL)
-			dp_start_call(a, ms[i]);
+			dp_start_call(a, ms[i], a->now_tsc);
 		else
 			dp_stage_tx(a, ms[i]);
 	}

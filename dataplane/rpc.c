@@ -75,6 +75,8 @@ dprpc_register(struct dprpc_agent *a, const char *name, dprpc_handler_t fn, void
 	for (i = 0, b = id & a->handler_mask; i <= a->handler_mask;
 		i++, b = (b + 1) & a->handler_mask) {
 		struct dp_handler *h = &a->handlers[b];
+		/* Relaxed: writers are serialised by reg_lock, whose
+		 * acquire orders this read after the last registration. */
 		uint32_t cur = atomic_load_explicit(&h->id, memory_order_relaxed);
 
 		if (cur == id) {
@@ -129,7 +131,7 @@ dp_submit(struct dprpc_agent *a, struct rte_mbuf *m, bool must)
 {
 	if (dp_tls_poller == a) {
 		if (dp_meta(m)->fut != NULL)
-			dp_start_call(a, m);
+			dp_start_call(a, m, a->now_tsc); /* inside a poll: fresh */
 		else
 			dp_stage_tx(a, m);
 		return 0;
@@ -437,6 +439,7 @@ dprpc_rpc_async_id(struct dprpc_agent *a, unsigned int to, uint32_t handler_id, 
 	struct dp_peer *peer;
 	struct rte_mbuf *m;
 	uint8_t *frame;
+	uint64_t now;
 
 	if (a == NULL || to >= a->world.n || (data == NULL && len > 0)) {
 		rte_errno = EINVAL;
@@ -480,14 +483,15 @@ dprpc_rpc_async_id(struct dprpc_agent *a, unsigned int to, uint32_t handler_id, 
 		timeout_us = a->default_timeout_us;
 	meta = dp_meta(m);
 	meta->fut = fut;
-	meta->deadline_tsc = timeout_us == 0 ? 0 : rte_rdtsc() + dp_us_to_tsc(a, timeout_us);
+	now = rte_rdtsc();
+	meta->deadline_tsc = timeout_us == 0 ? 0 : now + dp_us_to_tsc(a, timeout_us);
 	dprpc_future_set_progress(fut, dp_progress, a);
 	if (!a->io_launched && dp_tls_poller != a && dp_poll_trylock(a)) {
 		/* Caller-driven and nobody polls: send it ourselves now rather
 		 * than through the ring (after what the ring holds, keeping
 		 * this thread's calls in order). */
 		dp_drain_tx_ring(a);
-		dp_start_call(a, m);
+		dp_start_call(a, m, now);
 		dp_tx_flush(a);
 		dp_poll_unlock(a);
 		return fut;

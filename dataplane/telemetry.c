@@ -16,6 +16,12 @@
 
 #include "dp_agent.h"
 
+static void
+dp_tel_add_name(struct dprpc_agent *a, void *arg)
+{
+	rte_tel_data_add_array_string(arg, a->name);
+}
+
 static int
 dp_tel_agents(const char *cmd, const char *params, struct rte_tel_data *d)
 {
@@ -24,12 +30,6 @@ dp_tel_agents(const char *cmd, const char *params, struct rte_tel_data *d)
 	rte_tel_data_start_array(d, RTE_TEL_STRING_VAL);
 	dp_agents_foreach(dp_tel_add_name, d);
 	return 0;
-}
-
-void
-dp_tel_add_name(struct dprpc_agent *a, void *arg)
-{
-	rte_tel_data_add_array_string(arg, a->name);
 }
 
 struct dp_tel_query {

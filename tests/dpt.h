@@ -99,6 +99,19 @@ dpt_poll_until_drops(
 	}
 }
 
+/* The mbuf pool and net_ring pair an in-process suite starts from; NULL if
+ * either cannot be made. */
+static inline struct rte_mempool *
+dpt_pool_and_pair(const char *pool_name, unsigned int nb_mbufs, struct dpt_ring_pair *pair)
+{
+	struct rte_mempool *mp = rte_pktmbuf_pool_create(pool_name, nb_mbufs,
+		RTE_MIN(256u, nb_mbufs / 8), 0, RTE_MBUF_DEFAULT_BUF_SIZE, SOCKET_ID_ANY);
+
+	if (mp == NULL || dpt_ring_pair(pair) != 0)
+		return NULL;
+	return mp;
+}
+
 /* A handler that answers with its request's payload. */
 static inline int
 dpt_echo(struct dprpc_request *req, void *arg)

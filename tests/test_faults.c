@@ -36,10 +36,8 @@ static void
 setup(void)
 {
 	cr_assert_geq(dpt_eal_init("faults"), 0);
-	mp = rte_pktmbuf_pool_create(
-		"dpt_faults", 8191, 256, 0, RTE_MBUF_DEFAULT_BUF_SIZE, SOCKET_ID_ANY);
+	mp = dpt_pool_and_pair("dpt_faults", 8191, &pair);
 	cr_assert_not_null(mp);
-	cr_assert_eq(dpt_ring_pair(&pair), 0);
 }
 
 static void

@@ -58,10 +58,8 @@ setup(void)
 	struct dprpc_agent_conf c;
 
 	cr_assert_geq(dpt_eal_init("live"), 0);
-	mp = rte_pktmbuf_pool_create(
-		"dpt_live", 8191, 256, 0, RTE_MBUF_DEFAULT_BUF_SIZE, SOCKET_ID_ANY);
+	mp = dpt_pool_and_pair("dpt_live", 8191, &pair);
 	cr_assert_not_null(mp);
-	cr_assert_eq(dpt_ring_pair(&pair), 0);
 	dprpc_agent_conf_init(&c);
 	c.world = DPT_WORLD2;
 	c.mbuf_pool = mp;

@@ -102,10 +102,8 @@ static void
 setup(void)
 {
 	cr_assert_geq(dpt_eal_init("ring"), 0);
-	mp = rte_pktmbuf_pool_create(
-		"dpt_mp", 8191, 256, 0, RTE_MBUF_DEFAULT_BUF_SIZE, SOCKET_ID_ANY);
+	mp = dpt_pool_and_pair("dpt_mp", 8191, &pair);
 	cr_assert_not_null(mp);
-	cr_assert_eq(dpt_ring_pair(&pair), 0);
 	a = make_agent("a", pair.port_a, DPRPC_LCORE_NONE, 8);
 	b = make_agent("b", pair.port_b, 1, 64);
 	cr_assert_eq(dprpc_register(b, "echo", h_echo, NULL, DPRPC_HANDLER_INLINE), 0);

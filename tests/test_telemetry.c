@@ -32,10 +32,8 @@ setup(void)
 
 	snprintf(prefix, sizeof(prefix), "--file-prefix=dpt_tel_%d", (int)getpid());
 	cr_assert_geq(dprpc_eal_init(10, argv), 0);
-	mp = rte_pktmbuf_pool_create(
-		"dpt_tel", 2047, 0, 0, RTE_MBUF_DEFAULT_BUF_SIZE, SOCKET_ID_ANY);
+	mp = dpt_pool_and_pair("dpt_tel", 2047, &pair);
 	cr_assert_not_null(mp);
-	cr_assert_eq(dpt_ring_pair(&pair), 0);
 	dprpc_agent_conf_init(&c);
 	c.name = "a";
 	c.world = DPT_WORLD2;

@@ -217,6 +217,12 @@ int dprpc_poll(struct dprpc_agent *agent, unsigned int budget);
  */
 int dprpc_agent_wait_link(struct dprpc_agent *agent, uint64_t timeout_us);
 
+/*
+ * Accessors.  They read what was fixed at creation: any thread, no
+ * ordering needed; returned strings are owned by the agent and live as long
+ * as it does.
+ */
+
 /** This agent's rank. */
 unsigned int dprpc_agent_rank(const struct dprpc_agent *agent);
 /** This agent's name (owned by the agent). */
@@ -240,7 +246,7 @@ const char *dprpc_worker_name(const struct dprpc_agent *agent, unsigned int rank
  */
 int dprpc_worker_state(const struct dprpc_agent *agent, unsigned int rank);
 
-/** The ethdev port the agent uses. */
+/** The ethdev port the agent uses (the application's if it gave one). */
 uint16_t dprpc_agent_port(const struct dprpc_agent *agent);
 
 /** Why a received frame was dropped. */
@@ -264,7 +270,8 @@ enum dprpc_drop_reason {
 	DPRPC_DROP_MAX
 };
 
-/** A short name for a drop reason, e.g. "truncated". */
+/** A short name for a drop reason, e.g. "truncated" ("unknown" for a value
+ * out of range); a static string.  Thread context: any. */
 const char *dprpc_drop_reason_str(enum dprpc_drop_reason reason);
 
 /**

@@ -128,11 +128,13 @@ void dprpc_future_pool_release(struct dprpc_future_pool *pool);
 /**
  * Number of futures of the pool currently in use (taken and not yet
  * returned by their last put).  For leak checks.
+ * Thread context: any.  Memory order: relaxed; exact when quiescent.
  */
 unsigned int dprpc_future_pool_in_use(const struct dprpc_future_pool *pool);
 
 /**
  * Number of extra callback nodes currently in use.  For leak checks.
+ * Thread context: any.  Memory order: relaxed; exact when quiescent.
  */
 unsigned int dprpc_future_pool_cb_in_use(const struct dprpc_future_pool *pool);
 

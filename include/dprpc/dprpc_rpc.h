@@ -122,10 +122,12 @@ int dprpc_register(struct dprpc_agent *agent, const char *name, dprpc_handler_t 
  */
 const void *dprpc_request_payload(const struct dprpc_request *req, size_t *len);
 
-/** Rank of the calling worker. */
+/** Rank of the calling worker.  Thread context (this and the two other
+ * request accessors): whichever thread holds the request, until it is
+ * answered. */
 unsigned int dprpc_request_caller(const struct dprpc_request *req);
 
-/** The agent that received the request. */
+/** The agent that received the request (owned by the application). */
 struct dprpc_agent *dprpc_request_agent(const struct dprpc_request *req);
 
 /**
