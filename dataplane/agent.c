@@ -24,6 +24,7 @@
 #include <rte_random.h>
 
 #include "dp_agent.h"
+#include "rr_internal.h"
 #include "fut_internal.h"
 #include "dprpc_atomic.h"
 
@@ -78,6 +79,7 @@ dprpc_agent_conf_init(struct dprpc_agent_conf *c)
 	c->retransmit_us = 1000;
 	c->keepalive_us = 100 * 1000;
 	c->peer_timeout_us = 1000 * 1000;
+	c->max_rrefs = 16384;
 }
 
 int
@@ -163,8 +165,9 @@ dp_check_conf(const struct dprpc_agent_conf *c)
 		return -EINVAL;
 	}
 	if (c->max_outstanding == 0 || c->max_outstanding > UINT16_MAX || c->max_handlers == 0 ||
-		c->max_handlers > (1u << 20) || c->max_requests == 0 ||
-		c->nb_handler_lcores > DPRPC_MAX_HANDLER_LCORES || c->nb_mbufs < 1024) {
+		c->max_handlers > (1u << 20) || c->max_requests == 0 || c->max_rrefs == 0 ||
+		c->max_rrefs > (1u << 24) || c->nb_handler_lcores > DPRPC_MAX_HANDLER_LCORES ||
+		c->nb_mbufs < 1024) {
 		DP_LOG(ERR, "agent %s: configuration value out of range", c->name);
 		return -EINVAL;
 	}
@@ -442,6 +445,7 @@ dp_agent_free(struct dprpc_agent *a)
 {
 	unsigned int i, in_use;
 
+	rr_ctx_closing(a);
 	dp_port_close(a);
 	if (a->tx_ring != NULL)
 		dp_drain_rings(a);
@@ -452,6 +456,7 @@ dp_agent_free(struct dprpc_agent *a)
 	if (a->peers != NULL)
 		for (i = 0; i < a->world.n; i++)
 			dp_srv_reset(&a->peers[i], a->max_outstanding);
+	rr_ctx_free(a);
 	for (i = 0; i < a->nb_hl; i++)
 		rte_ring_free(a->hl[i].ring);
 	rte_ring_free(a->tx_ring);
@@ -592,6 +597,9 @@ dprpc_agent_create(const struct dprpc_agent_conf *c)
 	rc = dp_pools_init(a, c);
 	if (rc != 0)
 		goto fail;
+	rc = rr_ctx_create(a, c);
+	if (rc != 0)
+		goto fail;
 	rc = dp_peers_init(a);
 	if (rc != 0)
 		goto fail;
@@ -621,6 +629,9 @@ dprpc_agent_destroy(struct dprpc_agent *a)
 	if (a == NULL)
 		return -EINVAL;
 	dp_lcores_stop(a);
+	/* Requests waiting for an RRef value that will never come are
+	 * answered (-ESHUTDOWN) rather than left deferred. */
+	rr_ctx_quiesce(a);
 	/* Deferred requests hold a pointer to the agent: refuse while any is
 	 * unanswered.  Requests still queued to the stopped handler lcores are
 	 * ours to release. */

@@ -125,6 +125,19 @@ struct dp_handler {
 	char name[DPRPC_HANDLER_NAME_MAX];
 };
 
+/* Hooks another module (rref/) sets on a request it hands to a handler
+ * (dp_redispatch()). */
+struct dp_req_hook {
+	/* Called by dprpc_reply()/dprpc_reply_error() before anything is
+	 * sent, on the replying thread, with what the handler answers; may
+	 * change what goes to the caller.  May run more than once if the
+	 * reply fails (-ENOBUFS) and the handler replies again. */
+	void (*reply)(
+		struct dprpc_request *req, uint32_t *status, const void **data, uint32_t *len);
+	/* Called once when the request is released, answered or not. */
+	void (*release)(struct dprpc_request *req);
+};
+
 struct dprpc_request {
 	struct dprpc_agent *agent;
 	struct rte_mbuf *m; /* the request frame; payload points into it */
@@ -133,8 +146,13 @@ struct dprpc_request {
 	uint16_t src;
 	uint16_t slot;
 	uint32_t req_num;
-	uint32_t handler_id;
+	uint32_t handler_id; /* the id the caller called: echoed in the reply */
 	const struct dp_handler *h;
+	/* Set by dp_redispatch()'s callers; NULL/0 otherwise. */
+	const struct dp_req_hook *hook;
+	void *hook_arg[2];
+	const void *in_val; /* dprpc_request_rref_value() */
+	uint32_t in_len;
 };
 
 struct dp_hlcore {
@@ -209,6 +227,8 @@ struct dprpc_agent {
 	unsigned int idle_pause, idle_yield, idle_sleep, idle_sleep_us;
 
 	struct dp_stats st;
+
+	struct rr_ctx *rref; /* rref/: RRef contexts */
 };
 
 /* The agent whose poll loop runs on this thread, if any. */
@@ -247,6 +267,23 @@ const struct dp_handler *dp_handler_find(const struct dprpc_agent *a, uint32_t i
 void dp_dispatch_request(struct dprpc_agent *a, struct rte_mbuf *m, const struct dp_parsed *p);
 void dp_run_handler(struct dprpc_request *req);
 int dp_lcore_handler(void *hlcore_arg);
+/* Register a handler, reserved names ("dprpc." prefix) allowed. */
+int dp_register(struct dprpc_agent *a, const char *name, dprpc_handler_t fn, void *arg,
+	enum dprpc_handler_mode mode, bool internal);
+/* Hand @req (taken by an inline handler) to the handler @handler_id with
+ * @payload as its payload (pointing into the request's frame or living
+ * until the request is released).  Runs it inline, or queues it to the
+ * handler lcores when called on the poller; off the poller it runs on the
+ * calling thread whatever its mode.  -ENOENT (no such handler) or -EBUSY
+ * (pool full): nothing ran, the request is still the caller's to answer. */
+int dp_redispatch(
+	struct dprpc_request *req, uint32_t handler_id, const void *payload, uint32_t len);
+/* Wait for @fut (polling when nobody else does), up to @timeout_us (0: no
+ * limit), copy its value out and put it: dprpc_rpc_sync()'s returns. */
+int dp_sync_wait(struct dprpc_agent *a, struct dprpc_future *fut, uint64_t timeout_us, void *out,
+	size_t *out_len, struct dprpc_error *err);
+/* The request's frame is released (and the request returned) here. */
+void dp_request_free(struct dprpc_request *req);
 
 /* A counter written by the poller only.  Relaxed: statistics publish
  * nothing; a single writer needs no read-modify-write. */

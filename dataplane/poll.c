@@ -17,6 +17,7 @@
 #include <rte_pause.h>
 
 #include "dp_agent.h"
+#include "rr_internal.h"
 #include "fut_internal.h"
 #include "dprpc_atomic.h"
 
@@ -290,6 +291,7 @@ dp_run_timers(struct dprpc_agent *a, uint64_t now)
 
 	a->next_timer_tsc = now + a->timer_period_tsc;
 	dp_liveness(a, now);
+	n += rr_ctx_timer(a);
 	for (p = 0; p < a->world.n; p++) {
 		struct dp_peer *peer = &a->peers[p];
 
@@ -645,12 +647,21 @@ dp_lcore_io(void *arg)
 	struct dprpc_agent *a = arg;
 	unsigned int empty = 0;
 
+	/* An io lcore is an RCU reader for good (QSBR): its timer reports the
+	 * quiescent states (rr_ctx_timer()); it goes offline to sleep. */
+	rr_rcu_online_begin();
 	/* Acquire: pairs with the release store of stop in destroy. */
 	while (!atomic_load_explicit(&a->stop, memory_order_acquire)) {
-		if (dprpc_poll(a, DP_RX_BURST) > 0)
+		if (dprpc_poll(a, DP_RX_BURST) > 0) {
 			empty = 0;
-		else
+		} else if (empty + 1 >= a->idle_yield) {
+			rr_rcu_sleep_begin();
 			dp_idle(a, &empty);
+			rr_rcu_sleep_end();
+		} else {
+			dp_idle(a, &empty);
+		}
 	}
+	rr_rcu_online_end();
 	return 0;
 }

@@ -51,9 +51,12 @@ dp_handler_find(const struct dprpc_agent *a, uint32_t id)
 	return NULL;
 }
 
+/* Handler names the library keeps for itself (the RRef messages). */
+#define DP_RESERVED_PREFIX "dprpc."
+
 int
-dprpc_register(struct dprpc_agent *a, const char *name, dprpc_handler_t fn, void *arg,
-	enum dprpc_handler_mode mode)
+dp_register(struct dprpc_agent *a, const char *name, dprpc_handler_t fn, void *arg,
+	enum dprpc_handler_mode mode, bool internal)
 {
 	unsigned int b, i;
 	uint32_t id;
@@ -64,6 +67,8 @@ dprpc_register(struct dprpc_agent *a, const char *name, dprpc_handler_t fn, void
 		return -EINVAL;
 	len = strlen(name);
 	if (len == 0 || len >= DPRPC_HANDLER_NAME_MAX)
+		return -EINVAL;
+	if (!internal && strncmp(name, DP_RESERVED_PREFIX, strlen(DP_RESERVED_PREFIX)) == 0)
 		return -EINVAL;
 	if (mode != DPRPC_HANDLER_INLINE && mode != DPRPC_HANDLER_POOL)
 		return -EINVAL;
@@ -100,6 +105,13 @@ dprpc_register(struct dprpc_agent *a, const char *name, dprpc_handler_t fn, void
 	}
 	pthread_mutex_unlock(&a->reg_lock);
 	return rc;
+}
+
+int
+dprpc_register(struct dprpc_agent *a, const char *name, dprpc_handler_t fn, void *arg,
+	enum dprpc_handler_mode mode)
+{
+	return dp_register(a, name, fn, arg, mode, false);
 }
 
 const void *
@@ -163,11 +175,13 @@ dp_frame_alloc(struct dprpc_agent *a, uint32_t len, uint8_t **frame)
 	return m;
 }
 
-static void
+void
 dp_request_free(struct dprpc_request *req)
 {
 	struct dprpc_agent *a = req->agent;
 
+	if (req->hook != NULL)
+		req->hook->release(req);
 	rte_pktmbuf_free(req->m);
 	rte_mempool_put(a->req_pool, req);
 }
@@ -195,6 +209,10 @@ dp_respond(struct dprpc_request *req, uint32_t status, const void *data, uint32_
 	};
 	uint8_t *frame;
 
+	if (req->hook != NULL) {
+		req->hook->reply(req, &status, &data, &len);
+		f.status = status;
+	}
 	if (dp_tls_poller == a && rte_mbuf_refcnt_read(m) == 1 && RTE_MBUF_DIRECT(m) &&
 		m->data_off + DP_HDRS_LEN + len <= m->buf_len) {
 		req->m = NULL;
@@ -376,6 +394,9 @@ dp_dispatch_request(struct dprpc_agent *a, struct rte_mbuf *m, const struct dp_p
 	req->slot = p->slot;
 	req->req_num = p->req_num;
 	req->handler_id = p->handler_id;
+	req->hook = NULL;
+	req->in_val = NULL;
+	req->in_len = 0;
 	h = dp_handler_find(a, p->handler_id);
 	req->h = h;
 	if (e == NULL && p->src != a->rank) {
@@ -405,6 +426,28 @@ dp_dispatch_request(struct dprpc_agent *a, struct rte_mbuf *m, const struct dp_p
 		return;
 	}
 	a->hl_next = a->hl_next + 1 == a->nb_hl ? 0 : a->hl_next + 1;
+}
+
+int
+dp_redispatch(struct dprpc_request *req, uint32_t handler_id, const void *payload, uint32_t len)
+{
+	struct dprpc_agent *a = req->agent;
+	const struct dp_handler *h = dp_handler_find(a, handler_id);
+
+	if (h == NULL)
+		return -ENOENT;
+	req->h = h;
+	req->payload = payload;
+	req->len = len;
+	if (h->mode == DPRPC_HANDLER_INLINE || dp_tls_poller != a) {
+		dp_run_handler(req);
+		return 0;
+	}
+	/* SP: only the poller enqueues. */
+	if (rte_ring_sp_enqueue(a->hl[a->hl_next].ring, req) != 0)
+		return -EBUSY;
+	a->hl_next = a->hl_next + 1 == a->nb_hl ? 0 : a->hl_next + 1;
+	return 0;
 }
 
 int
@@ -531,17 +574,17 @@ dprpc_rpc_async(struct dprpc_agent *a, const char *to, const char *handler, cons
 		a, (unsigned int)rank, dprpc_handler_id(handler), data, len, timeout_us);
 }
 
-static int
-dp_sync_wait(struct dprpc_agent *a, struct dprpc_future *fut, void *out, size_t *out_len,
-	struct dprpc_error *err)
+int
+dp_sync_wait(struct dprpc_agent *a, struct dprpc_future *fut, uint64_t timeout_us, void *out,
+	size_t *out_len, struct dprpc_error *err)
 {
 	const void *val;
 	size_t vlen;
 	int rc;
 
-	/* The call's own timeout fails the future; wait without a limit. */
+	/* A call's own timeout fails its future: then wait without a limit. */
 	(void)dp_poll_until_done(a, fut);
-	rc = dprpc_future_wait(fut, 0);
+	rc = dprpc_future_wait(fut, timeout_us);
 	if (rc == 0) {
 		val = dprpc_future_value(fut, &vlen);
 		if (out_len != NULL) {
@@ -551,8 +594,8 @@ dp_sync_wait(struct dprpc_agent *a, struct dprpc_future *fut, void *out, size_t 
 				memcpy(out, val, vlen);
 			*out_len = vlen;
 		}
-	} else if (err != NULL) {
-		*err = *dprpc_future_error(fut);
+	} else if (err != NULL && dprpc_future_error(fut) != NULL) {
+		*err = *dprpc_future_error(fut); /* not on a wait that timed out */
 	}
 	dprpc_future_put(fut);
 	return rc;
@@ -566,7 +609,7 @@ dprpc_rpc_sync_id(struct dprpc_agent *a, unsigned int to, uint32_t handler_id, c
 
 	if (fut == NULL)
 		return -rte_errno;
-	return dp_sync_wait(a, fut, out, out_len, err);
+	return dp_sync_wait(a, fut, 0, out, out_len, err);
 }
 
 int
@@ -577,5 +620,5 @@ dprpc_rpc_sync(struct dprpc_agent *a, const char *to, const char *handler, const
 
 	if (fut == NULL)
 		return -rte_errno;
-	return dp_sync_wait(a, fut, out, out_len, err);
+	return dp_sync_wait(a, fut, 0, out, out_len, err);
 }

@@ -85,6 +85,73 @@ dpt_ring_pair(struct dpt_ring_pair *p)
 	return p->port_a < 0 || p->port_b < 0 ? -1 : 0;
 }
 
+#define DPT_WORLD3                              \
+	"a 0 02:00:00:00:00:01 10.0.0.1 7001\n" \
+	"b 1 02:00:00:00:00:02 10.0.0.2 7002\n" \
+	"c 2 02:00:00:00:00:03 10.0.0.3 7003\n"
+
+/* A software switch for several agents in one process: port i receives
+ * on rx[i] and sends on tx[i]; dpt_switch_step() moves each frame from a
+ * tx ring to the rx ring of the port whose MAC (02:00:00:00:00:0<i+1>,
+ * as in DPT_WORLD3) is its destination, and drops the others. */
+#define DPT_SWITCH_MAX 4
+struct dpt_switch {
+	unsigned int n;
+	struct rte_ring *rx[DPT_SWITCH_MAX], *tx[DPT_SWITCH_MAX];
+	int port[DPT_SWITCH_MAX];
+	uint64_t dropped;
+};
+
+static inline int
+dpt_switch_make(struct dpt_switch *sw, unsigned int n)
+{
+	char name[32];
+	unsigned int i;
+
+	if (n > DPT_SWITCH_MAX)
+		return -1;
+	sw->n = n;
+	sw->dropped = 0;
+	for (i = 0; i < n; i++) {
+		snprintf(name, sizeof(name), "dpt_sw_rx%u", i);
+		sw->rx[i] = rte_ring_create(name, 1024, SOCKET_ID_ANY, RING_F_SC_DEQ);
+		snprintf(name, sizeof(name), "dpt_sw_tx%u", i);
+		sw->tx[i] = rte_ring_create(name, 1024, SOCKET_ID_ANY, RING_F_SC_DEQ);
+		if (sw->rx[i] == NULL || sw->tx[i] == NULL)
+			return -1;
+		snprintf(name, sizeof(name), "dpt_sw%u", i);
+		sw->port[i] = rte_eth_from_rings(name, &sw->rx[i], 1, &sw->tx[i], 1, SOCKET_ID_ANY);
+		if (sw->port[i] < 0)
+			return -1;
+	}
+	return 0;
+}
+
+/* Move what the ports sent.  Returns the number of frames moved.  One
+ * thread at a time. */
+static inline unsigned int
+dpt_switch_step(struct dpt_switch *sw)
+{
+	struct rte_mbuf *m[32];
+	unsigned int i, k, n, moved = 0;
+
+	for (i = 0; i < sw->n; i++) {
+		n = rte_ring_dequeue_burst(sw->tx[i], (void **)m, 32, NULL);
+		for (k = 0; k < n; k++) {
+			const uint8_t *dst = rte_pktmbuf_mtod(m[k], const uint8_t *);
+			unsigned int to = (unsigned int)dst[5] - 1;
+
+			if (to < sw->n && rte_ring_enqueue(sw->rx[to], m[k]) == 0) {
+				moved++;
+			} else {
+				rte_pktmbuf_free(m[k]);
+				sw->dropped++;
+			}
+		}
+	}
+	return moved;
+}
+
 /* Poll @a, bounded (about a second), until its drop counter @why reaches
  * @n; @s holds the last counters read.  The caller asserts on them. */
 static inline void

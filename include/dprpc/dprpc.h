@@ -10,5 +10,6 @@
 #include <dprpc/dprpc_future.h>
 #include <dprpc/dprpc_agent.h>
 #include <dprpc/dprpc_rpc.h>
+#include <dprpc/dprpc_rref.h>
 
 #endif /* DPRPC_H */

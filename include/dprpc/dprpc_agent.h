@@ -149,6 +149,10 @@ struct dprpc_agent_conf {
 	/** Told of peers going down and coming back; may be NULL. */
 	dprpc_peer_event_t peer_event;
 	void *peer_event_arg;
+	/** RRefs: most values owned plus user references held at once by
+	 * this agent (each takes a future of a pool made up front); default
+	 * 16384. */
+	unsigned int max_rrefs;
 	/** Faults injected on transmit and on receive; off by default. */
 	struct dprpc_fault_conf fault_tx;
 	struct dprpc_fault_conf fault_rx;

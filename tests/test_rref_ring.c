@@ -1,0 +1,741 @@
+/* SPDX-License-Identifier: BSD-3-Clause */
+/*
+ * RRefs between three agents in one process (a, b, c), joined by a
+ * software switch over net_ring ports.  EAL lcore 1 runs the switch and
+ * polls the three agents; the test thread (lcore 0) and, in the
+ * concurrency test, plain threads call the API.
+ */
+#include <errno.h>
+#include <pthread.h>
+#include <stdatomic.h>
+#include <string.h>
+
+#include <criterion/criterion.h>
+
+#include <rte_errno.h>
+#include <rte_launch.h>
+#include <rte_lcore.h>
+
+#include "dpt.h"
+
+static struct dpt_switch sw;
+static struct rte_mempool *mp;
+static struct dprpc_agent *ag[3];
+#define A (ag[0])
+#define B (ag[1])
+#define C (ag[2])
+static atomic_bool stop_bg;
+
+/* Requests parked by "park", answered by the test. */
+static struct dprpc_request *_Atomic parked[8];
+static atomic_uint nb_parked;
+/* Handles rebuilt by "adopt", per agent. */
+static struct dprpc_rref *_Atomic adopted[3][8];
+static atomic_uint nb_adopted[3];
+
+/* The value is the request's payload. */
+static int
+h_make(struct dprpc_request *req, void *arg)
+{
+	return dpt_echo(req, arg);
+}
+
+static int
+h_fail(struct dprpc_request *req, void *arg)
+{
+	return dprpc_reply_error(req, -EPERM, "no");
+}
+
+static int
+h_park(struct dprpc_request *req, void *arg)
+{
+	unsigned int i = atomic_fetch_add(&nb_parked, 1);
+
+	if (i >= 8)
+		return -ENOSPC;
+	atomic_store(&parked[i], req);
+	return DPRPC_DEFERRED;
+}
+
+/* Proxy: the RRef's value (a uint64) plus the argument (a uint64). */
+static int
+h_add(struct dprpc_request *req, void *arg)
+{
+	size_t vlen, alen;
+	const uint64_t *v = dprpc_request_rref_value(req, &vlen);
+	const uint64_t *x = dprpc_request_payload(req, &alen);
+	uint64_t sum;
+
+	if (v == NULL || vlen != sizeof(*v) || alen != sizeof(*x))
+		return -EINVAL;
+	sum = *v + *x;
+	return dprpc_reply(req, &sum, sizeof(sum));
+}
+
+/* Rebuild the RRef forked into the payload; reply with its slot. */
+static int
+h_adopt(struct dprpc_request *req, void *arg)
+{
+	unsigned int w = (unsigned int)(uintptr_t)arg;
+	size_t len;
+	const void *p = dprpc_request_payload(req, &len);
+	struct dprpc_rref *r = dprpc_rref_from_fork(dprpc_request_agent(req), p, len);
+	uint32_t slot;
+
+	if (r == NULL)
+		return -rte_errno;
+	slot = atomic_fetch_add(&nb_adopted[w], 1);
+	if (slot >= 8) {
+		dprpc_rref_release(r);
+		return -ENOSPC;
+	}
+	atomic_store(&adopted[w][slot], r);
+	return dprpc_reply(req, &slot, sizeof(slot));
+}
+
+static void
+reply_parked(const void *v, size_t len)
+{
+	unsigned int i, n = atomic_load(&nb_parked);
+
+	for (i = 0; i < n; i++) {
+		struct dprpc_request *req = atomic_exchange(&parked[i], NULL);
+
+		if (req != NULL)
+			cr_assert_eq(dprpc_reply(req, v, len), 0);
+	}
+}
+
+static int
+bg_loop(void *unused)
+{
+	unsigned int idle = 0, i;
+
+	(void)unused;
+	while (!atomic_load(&stop_bg)) {
+		unsigned int work = dpt_switch_step(&sw);
+
+		for (i = 0; i < 3; i++) {
+			int n = dprpc_poll(ag[i], 32);
+
+			work += n > 0 ? (unsigned int)n : 0;
+		}
+		if (work > 0)
+			idle = 0;
+		else if (++idle > 1000)
+			usleep(20);
+	}
+	return 0;
+}
+
+static void
+setup(void)
+{
+	static const char *names[] = {"a", "b", "c"};
+	struct dprpc_agent_conf c;
+	unsigned int i;
+
+	cr_assert_geq(dpt_eal_init("rref"), 0);
+	mp = rte_pktmbuf_pool_create(
+		"dpt_mp", 8191, 256, 0, RTE_MBUF_DEFAULT_BUF_SIZE, SOCKET_ID_ANY);
+	cr_assert_not_null(mp);
+	cr_assert_eq(dpt_switch_make(&sw, 3), 0);
+	for (i = 0; i < 3; i++) {
+		dprpc_agent_conf_init(&c);
+		c.name = names[i];
+		c.world = DPT_WORLD3;
+		c.port_id = sw.port[i];
+		c.mbuf_pool = mp;
+		c.nb_mbufs = 2048;
+		c.max_rrefs = 4096;
+		ag[i] = dprpc_agent_create(&c);
+		cr_assert_not_null(ag[i], "agent %s: %s", names[i], rte_strerror(rte_errno));
+		cr_assert_eq(dprpc_register(ag[i], "make", h_make, NULL, DPRPC_HANDLER_INLINE), 0);
+		cr_assert_eq(dprpc_register(ag[i], "fail", h_fail, NULL, DPRPC_HANDLER_INLINE), 0);
+		cr_assert_eq(dprpc_register(ag[i], "park", h_park, NULL, DPRPC_HANDLER_INLINE), 0);
+		cr_assert_eq(dprpc_register(ag[i], "add", h_add, NULL, DPRPC_HANDLER_INLINE), 0);
+		cr_assert_eq(dprpc_register(ag[i], "adopt", h_adopt, (void *)(uintptr_t)i,
+				     DPRPC_HANDLER_INLINE),
+			0);
+	}
+	atomic_store(&stop_bg, false);
+	cr_assert_eq(rte_eal_remote_launch(bg_loop, NULL, 1), 0);
+}
+
+static void
+teardown(void)
+{
+	struct dprpc_agent_usage u;
+	unsigned int i;
+
+	atomic_store(&stop_bg, true);
+	rte_eal_wait_lcore(1);
+	for (i = 0; i < 3; i++) {
+		if (ag[i] == NULL)
+			continue;
+		cr_assert_eq(dprpc_agent_usage(ag[i], &u), 0);
+		cr_expect_eq(u.futures, 0u, "futures left on %u: %u", i, u.futures);
+		cr_assert_eq(dprpc_agent_destroy(ag[i]), 0);
+		ag[i] = NULL;
+	}
+	cr_expect_eq(rte_mempool_in_use_count(mp), 0u, "mbufs leaked");
+	dpt_eal_cleanup();
+}
+
+TestSuite(rref_ring, .init = setup, .fini = teardown, .timeout = 60);
+
+static struct dprpc_rref_debug
+dbg(struct dprpc_agent *x)
+{
+	struct dprpc_rref_debug d;
+
+	cr_assert_eq(dprpc_rref_debug_info(x, &d), 0);
+	return d;
+}
+
+/* Wait (bounded, ~2 s) until @x owns @owners values with @forks forks. */
+static void
+wait_owner(struct dprpc_agent *x, uint64_t owners, uint64_t forks)
+{
+	struct dprpc_rref_debug d;
+
+	for (int i = 0; i < 20000; i++) {
+		d = dbg(x);
+		if (d.num_owner_rrefs == owners && d.num_forks == forks)
+			return;
+		usleep(100);
+	}
+	cr_assert_fail("%s owns %lu values with %lu forks, expected %lu and %lu",
+		dprpc_agent_name(x), (unsigned long)d.num_owner_rrefs, (unsigned long)d.num_forks,
+		(unsigned long)owners, (unsigned long)forks);
+}
+
+/* Wait until @x has no pending fork and no pending user. */
+static void
+wait_settled(struct dprpc_agent *x)
+{
+	struct dprpc_rref_debug d;
+
+	for (int i = 0; i < 20000; i++) {
+		d = dbg(x);
+		if (d.num_pending_forks == 0 && d.num_pending_users == 0)
+			return;
+		usleep(100);
+	}
+	cr_assert_fail("%s: %lu pending forks, %lu pending users", dprpc_agent_name(x),
+		(unsigned long)d.num_pending_forks, (unsigned long)d.num_pending_users);
+}
+
+static void
+expect_value(struct dprpc_rref *r, const void *v, size_t len)
+{
+	char out[64];
+	size_t out_len = sizeof(out);
+	struct dprpc_error e;
+	int rc = dprpc_rref_to_here(r, 2000000, out, &out_len, &e);
+
+	cr_assert_eq(rc, 0, "to_here: %d (%s)", rc, rc != 0 ? e.msg : "");
+	cr_assert_eq(out_len, len);
+	cr_assert_arr_eq(out, v, len);
+}
+
+static struct dprpc_rref *
+fork_to(struct dprpc_rref *r, struct dprpc_agent *to)
+{
+	uint8_t d[DPRPC_RREF_FORK_SIZE];
+	struct dprpc_rref *child;
+
+	cr_assert_eq(dprpc_rref_fork(r, d, sizeof(d)), DPRPC_RREF_FORK_SIZE);
+	child = dprpc_rref_from_fork(to, d, sizeof(d));
+	cr_assert_not_null(child, "from_fork: %s", rte_strerror(rte_errno));
+	return child;
+}
+
+Test(rref_ring, remote_to_here_and_release_frees_the_value)
+{
+	struct dprpc_future *f;
+	struct dprpc_rref *r = dprpc_remote(A, "b", "make", "hello", 5, DPRPC_TIMEOUT_DEFAULT);
+
+	cr_assert_not_null(r);
+	cr_assert_not(dprpc_rref_is_owner(r));
+	cr_assert_eq(dprpc_rref_owner(r), 1u);
+	cr_assert_str_eq(dprpc_rref_owner_name(r), "b");
+	cr_assert_eq(dprpc_rref_id(r) >> 48, 0u, "created by a");
+	expect_value(r, "hello", 5);
+	f = dprpc_rref_creation_future(r);
+	cr_assert_eq(dprpc_future_wait(f, 2000000), 0);
+	dprpc_future_put(f);
+	cr_assert(dprpc_rref_confirmed_by_owner(r));
+	wait_owner(B, 1, 1);
+	cr_assert_eq(dbg(A).num_users, 1u);
+	cr_assert_eq(dprpc_rref_release(r), 0);
+	cr_assert_eq(dbg(A).num_users, 0u);
+	wait_owner(B, 0, 0);
+	cr_assert_eq(dbg(B).deletes_unknown, 0u);
+	cr_assert_eq(dbg(A).messages_failed, 0u);
+}
+
+Test(rref_ring, local_rref_lives_while_a_user_holds_it)
+{
+	const void *v;
+	size_t len;
+	struct dprpc_rref *r = dprpc_rref_create_local(A, "local", 5), *rb;
+
+	cr_assert_not_null(r);
+	cr_assert(dprpc_rref_is_owner(r));
+	cr_assert(dprpc_rref_confirmed_by_owner(r));
+	cr_assert_eq(dprpc_rref_local_value(r, &v, &len), 0);
+	cr_assert_eq(len, 5u);
+	cr_assert_arr_eq(v, "local", 5);
+	expect_value(r, "local", 5);
+	rb = fork_to(r, B);
+	cr_assert_eq(dprpc_rref_local_value(rb, &v, &len), -EPERM);
+	expect_value(rb, "local", 5);
+	wait_settled(B);
+	cr_assert_eq(dprpc_rref_release(r), 0);
+	/* b's reference keeps it. */
+	wait_owner(A, 1, 1);
+	expect_value(rb, "local", 5);
+	cr_assert_eq(dprpc_rref_release(rb), 0);
+	wait_owner(A, 0, 0);
+}
+
+Test(rref_ring, remote_to_self_is_an_owner_handle)
+{
+	const void *v;
+	size_t len;
+	struct dprpc_rref *r = dprpc_remote(A, "a", "make", "me", 2, DPRPC_TIMEOUT_DEFAULT);
+
+	cr_assert_not_null(r);
+	cr_assert(dprpc_rref_is_owner(r));
+	expect_value(r, "me", 2);
+	cr_assert_eq(dprpc_rref_local_value(r, &v, &len), 0);
+	cr_assert_arr_eq(v, "me", 2);
+	cr_assert_eq(dbg(A).num_owner_rrefs, 1u);
+	cr_assert_eq(dbg(A).num_owner_handles, 1u);
+	cr_assert_eq(dprpc_rref_release(r), 0);
+	cr_assert_eq(dbg(A).num_owner_rrefs, 0u);
+	cr_assert_eq(dbg(A).num_owner_handles, 0u);
+}
+
+Test(rref_ring, proxies_run_on_the_owner_with_its_value)
+{
+	uint64_t forty = 40, two = 2, five = 5, out, want;
+	size_t out_len = sizeof(out);
+	struct dprpc_rref *r = dprpc_remote(A, "b", "make", &forty, 8, DPRPC_TIMEOUT_DEFAULT), *r2;
+	struct dprpc_future *f;
+
+	cr_assert_not_null(r);
+	cr_assert_eq(
+		dprpc_rref_rpc_sync(r, "add", &two, 8, DPRPC_TIMEOUT_DEFAULT, &out, &out_len, NULL),
+		0);
+	cr_assert_eq(out, 42u);
+	f = dprpc_rref_rpc_async(r, "add", &five, 8, DPRPC_TIMEOUT_DEFAULT);
+	cr_assert_not_null(f);
+	cr_assert_eq(dprpc_future_wait(f, 2000000), 0);
+	cr_assert_eq(*(const uint64_t *)dprpc_future_value(f, NULL), 45u);
+	dprpc_future_put(f);
+	/* rref.remote().add(5): a new RRef on b. */
+	r2 = dprpc_rref_remote(r, "add", &five, 8, DPRPC_TIMEOUT_DEFAULT);
+	cr_assert_not_null(r2);
+	cr_assert_eq(dprpc_rref_owner(r2), 1u);
+	want = 45;
+	expect_value(r2, &want, 8);
+	wait_owner(B, 2, 2);
+	/* A proxy on an owner handle runs locally. */
+	{
+		struct dprpc_rref *l = dprpc_rref_create_local(A, &forty, 8);
+
+		out_len = sizeof(out);
+		cr_assert_eq(dprpc_rref_rpc_sync(l, "add", &two, 8, DPRPC_TIMEOUT_DEFAULT, &out,
+				     &out_len, NULL),
+			0);
+		cr_assert_eq(out, 42u);
+		dprpc_rref_release(l);
+	}
+	dprpc_rref_release(r);
+	dprpc_rref_release(r2);
+	wait_owner(B, 0, 0);
+	cr_assert_eq(dbg(A).num_owner_rrefs, 0u);
+}
+
+/* A proxy and a fetch sent before the value exists wait for it on the
+ * owner. */
+Test(rref_ring, uses_wait_for_a_pending_value)
+{
+	uint64_t forty = 40, two = 2;
+	struct dprpc_rref *r = dprpc_remote(A, "b", "park", NULL, 0, DPRPC_TIMEOUT_DEFAULT);
+	struct dprpc_future *fetch, *proxy;
+
+	cr_assert_not_null(r);
+	fetch = dprpc_rref_to_here_async(r, DPRPC_TIMEOUT_DEFAULT);
+	proxy = dprpc_rref_rpc_async(r, "add", &two, 8, DPRPC_TIMEOUT_DEFAULT);
+	cr_assert_not_null(fetch);
+	cr_assert_not_null(proxy);
+	for (int i = 0; i < 20000 && atomic_load(&nb_parked) == 0; i++)
+		usleep(100);
+	cr_assert_eq(atomic_load(&nb_parked), 1u);
+	cr_assert_eq(dbg(A).num_pending_users, 1u);
+	usleep(10000);
+	cr_assert_not(dprpc_future_is_done(fetch));
+	cr_assert_not(dprpc_future_is_done(proxy));
+	reply_parked(&forty, 8);
+	cr_assert_eq(dprpc_future_wait(fetch, 2000000), 0);
+	cr_assert_eq(*(const uint64_t *)dprpc_future_value(fetch, NULL), 40u);
+	cr_assert_eq(dprpc_future_wait(proxy, 2000000), 0);
+	cr_assert_eq(*(const uint64_t *)dprpc_future_value(proxy, NULL), 42u);
+	dprpc_future_put(fetch);
+	dprpc_future_put(proxy);
+	wait_settled(A);
+	dprpc_rref_release(r);
+	wait_owner(B, 0, 0);
+}
+
+/* a creates on b, forks to c through an RPC (c adopts it), c forks back to
+ * a; the three user references are released in each of the 6 orders: the
+ * value lives exactly until the last one goes. */
+Test(rref_ring, fork_chain_released_in_every_order)
+{
+	static const int orders[6][3] = {
+		{0, 1, 2}, {0, 2, 1}, {1, 0, 2}, {1, 2, 0}, {2, 0, 1}, {2, 1, 0}};
+	uint8_t d[DPRPC_RREF_FORK_SIZE];
+	uint32_t slot;
+	size_t slen;
+
+	for (int o = 0; o < 6; o++) {
+		uint64_t v = 1000 + (uint64_t)o;
+		struct dprpc_rref *h[3];
+
+		h[0] = dprpc_remote(A, "b", "make", &v, 8, DPRPC_TIMEOUT_DEFAULT);
+		cr_assert_not_null(h[0]);
+		/* a -> c inside a call's payload. */
+		cr_assert_eq(dprpc_rref_fork(h[0], d, sizeof(d)), DPRPC_RREF_FORK_SIZE);
+		slen = sizeof(slot);
+		cr_assert_eq(dprpc_rpc_sync(A, "c", "adopt", d, sizeof(d), DPRPC_TIMEOUT_DEFAULT,
+				     &slot, &slen, NULL),
+			0);
+		h[1] = atomic_exchange(&adopted[2][slot], NULL);
+		cr_assert_not_null(h[1]);
+		cr_assert_eq(dprpc_rref_agent(h[1]), C);
+		/* c -> a. */
+		h[2] = fork_to(h[1], A);
+		for (int i = 0; i < 3; i++)
+			expect_value(h[i], &v, 8);
+		wait_settled(A);
+		wait_settled(C);
+		wait_owner(B, 1, 3);
+		for (int k = 0; k < 3; k++) {
+			cr_assert_eq(dprpc_rref_release(h[orders[o][k]]), 0);
+			if (k < 2) {
+				wait_owner(B, 1, 2 - (uint64_t)k);
+				expect_value(h[orders[o][2]], &v, 8);
+			}
+		}
+		wait_owner(B, 0, 0);
+		cr_assert_eq(dbg(A).num_users, 0u);
+		cr_assert_eq(dbg(C).num_users, 0u);
+	}
+	cr_assert_eq(dbg(B).deletes_unknown, 0u);
+}
+
+/* G2: a parent released before its child is confirmed keeps its reference
+ * until the owner accepts the child. */
+Test(rref_ring, parent_keeps_its_reference_until_the_child_is_confirmed)
+{
+	uint8_t d[DPRPC_RREF_FORK_SIZE];
+	struct dprpc_rref *r = dprpc_remote(A, "b", "make", "g2", 2, DPRPC_TIMEOUT_DEFAULT), *rc;
+
+	cr_assert_not_null(r);
+	expect_value(r, "g2", 2);
+	cr_assert_eq(dprpc_rref_fork(r, d, sizeof(d)), DPRPC_RREF_FORK_SIZE);
+	cr_assert_eq(dprpc_rref_release(r), 0);
+	cr_assert_eq(dprpc_rref_release(r), -EINVAL, "a second release is refused");
+	usleep(20000);
+	/* Nothing went to b: a still counts its user, with one pending fork. */
+	cr_assert_eq(dbg(A).num_users, 1u);
+	cr_assert_eq(dbg(A).num_pending_forks, 1u);
+	wait_owner(B, 1, 1);
+	rc = dprpc_rref_from_fork(C, d, sizeof(d));
+	cr_assert_not_null(rc);
+	expect_value(rc, "g2", 2);
+	wait_settled(A);
+	cr_assert_eq(dbg(A).num_users, 0u);
+	wait_owner(B, 1, 1); /* c's fork only */
+	dprpc_rref_release(rc);
+	wait_owner(B, 0, 0);
+}
+
+/* A fork that reaches the owner becomes an owner handle. */
+Test(rref_ring, fork_back_to_the_owner_is_an_owner_handle)
+{
+	const void *v;
+	size_t len;
+	struct dprpc_rref *r = dprpc_remote(A, "b", "make", "own", 3, DPRPC_TIMEOUT_DEFAULT), *rb;
+
+	cr_assert_not_null(r);
+	expect_value(r, "own", 3);
+	rb = fork_to(r, B);
+	cr_assert(dprpc_rref_is_owner(rb));
+	cr_assert_eq(dprpc_rref_local_value(rb, &v, &len), 0);
+	cr_assert_arr_eq(v, "own", 3);
+	wait_settled(A);
+	dprpc_rref_release(r);
+	wait_owner(B, 1, 0); /* the local handle keeps it */
+	cr_assert_eq(dbg(B).num_owner_handles, 1u);
+	dprpc_rref_release(rb);
+	wait_owner(B, 0, 0);
+}
+
+Test(rref_ring, failed_creation_is_reported_on_every_use)
+{
+	char out[8];
+	size_t out_len = sizeof(out);
+	struct dprpc_error e;
+	uint8_t d[DPRPC_RREF_FORK_SIZE];
+	struct dprpc_future *f;
+	struct dprpc_rref *r = dprpc_remote(A, "b", "fail", NULL, 0, DPRPC_TIMEOUT_DEFAULT), *r2;
+
+	cr_assert_not_null(r);
+	cr_assert_eq(dprpc_rref_to_here(r, DPRPC_TIMEOUT_DEFAULT, out, &out_len, &e), -EPERM);
+	cr_assert_eq(e.origin, 1u);
+	cr_assert_str_eq(e.msg, "no");
+	f = dprpc_rref_creation_future(r);
+	cr_assert_eq(dprpc_future_wait(f, 2000000), -EPERM);
+	dprpc_future_put(f);
+	cr_assert_not(dprpc_rref_confirmed_by_owner(r));
+	/* Once the creation is known to have failed, uses fail at once. */
+	f = dprpc_rref_rpc_async(r, "add", NULL, 0, DPRPC_TIMEOUT_DEFAULT);
+	cr_assert_not_null(f);
+	cr_assert_eq(dprpc_future_wait(f, 0), -EPERM);
+	cr_assert_str_eq(dprpc_future_error(f)->msg, "no");
+	dprpc_future_put(f);
+	cr_assert_eq(dprpc_rref_fork(r, d, sizeof(d)), -EPERM);
+	cr_assert_null(dprpc_rref_remote(r, "add", NULL, 0, DPRPC_TIMEOUT_DEFAULT));
+	cr_assert_eq(rte_errno, EPERM);
+	/* The owner keeps the error until the user goes. */
+	wait_owner(B, 1, 1);
+	dprpc_rref_release(r);
+	wait_owner(B, 0, 0);
+	/* An unknown handler. */
+	r2 = dprpc_remote(A, "b", "nope", NULL, 0, DPRPC_TIMEOUT_DEFAULT);
+	cr_assert_not_null(r2);
+	out_len = sizeof(out);
+	cr_assert_eq(dprpc_rref_to_here(r2, DPRPC_TIMEOUT_DEFAULT, out, &out_len, &e), -ENOENT);
+	dprpc_rref_release(r2);
+	wait_owner(B, 0, 0);
+}
+
+Test(rref_ring, timeouts_of_creation_and_of_to_here)
+{
+	char out[8];
+	size_t out_len = sizeof(out);
+	struct dprpc_error e;
+	struct dprpc_rref *r;
+	uint64_t t0, t1;
+
+	/* to_here times out while the owner's handler has not replied. */
+	r = dprpc_remote(A, "b", "park", NULL, 0, DPRPC_TIMEOUT_DEFAULT);
+	cr_assert_not_null(r);
+	t0 = rte_rdtsc();
+	cr_assert_eq(dprpc_rref_to_here(r, 20000, out, &out_len, &e), -ETIMEDOUT);
+	t1 = rte_rdtsc();
+	cr_assert_geq(t1 - t0, rte_get_tsc_hz() / 100, "waited at least ~20 ms");
+	reply_parked("late", 4);
+	out_len = sizeof(out);
+	cr_assert_eq(dprpc_rref_to_here(r, DPRPC_TIMEOUT_DEFAULT, out, &out_len, &e), 0);
+	cr_assert_arr_eq(out, "late", 4);
+	dprpc_rref_release(r);
+	wait_owner(B, 0, 0);
+
+	/* The creation times out: to_here reports it. */
+	atomic_store(&nb_parked, 0);
+	r = dprpc_remote(A, "b", "park", NULL, 0, 20000);
+	cr_assert_not_null(r);
+	out_len = sizeof(out);
+	{
+		struct dprpc_future *f = dprpc_rref_creation_future(r);
+
+		cr_assert_eq(dprpc_future_wait(f, 2000000), -ETIMEDOUT);
+		dprpc_future_put(f);
+	}
+	cr_assert_eq(dprpc_rref_to_here(r, DPRPC_TIMEOUT_DEFAULT, out, &out_len, &e), -ETIMEDOUT);
+	reply_parked("x", 1);
+	dprpc_rref_release(r);
+	wait_owner(B, 0, 0);
+}
+
+Test(rref_ring, local_value_errors)
+{
+	const void *v;
+	size_t len;
+	struct dprpc_rref *r = dprpc_remote(A, "a", "park", NULL, 0, DPRPC_TIMEOUT_DEFAULT);
+
+	cr_assert_not_null(r);
+	for (int i = 0; i < 20000 && atomic_load(&nb_parked) == 0; i++)
+		usleep(100);
+	cr_assert_eq(dprpc_rref_local_value(r, &v, &len), -EAGAIN);
+	reply_parked("ok", 2);
+	for (int i = 0; i < 20000 && dprpc_rref_local_value(r, &v, &len) == -EAGAIN; i++)
+		usleep(100);
+	cr_assert_eq(dprpc_rref_local_value(r, &v, &len), 0);
+	cr_assert_eq(dprpc_rref_local_value(r, NULL, &len), -EINVAL);
+	dprpc_rref_release(r);
+	r = dprpc_remote(A, "b", "fail", NULL, 0, DPRPC_TIMEOUT_DEFAULT);
+	cr_assert_eq(dprpc_rref_local_value(r, &v, &len), -EPERM);
+	dprpc_rref_release(r);
+	wait_owner(B, 0, 0);
+}
+
+/* Fork data used after the RRef was deleted: the owner refuses it. */
+Test(rref_ring, fork_of_a_deleted_rref_fails_clearly)
+{
+	uint8_t d[DPRPC_RREF_FORK_SIZE], bad[DPRPC_RREF_FORK_SIZE];
+	char out[8];
+	size_t out_len = sizeof(out);
+	struct dprpc_error e;
+	struct dprpc_rref *r = dprpc_remote(A, "b", "make", "gone", 4, DPRPC_TIMEOUT_DEFAULT), *rc;
+
+	cr_assert_not_null(r);
+	expect_value(r, "gone", 4);
+	cr_assert_eq(dprpc_rref_fork(r, d, sizeof(d)), DPRPC_RREF_FORK_SIZE);
+	rc = dprpc_rref_from_fork(C, d, sizeof(d));
+	cr_assert_not_null(rc);
+	wait_settled(C);
+	dprpc_rref_release(r);
+	dprpc_rref_release(rc);
+	wait_owner(B, 0, 0);
+	/* The same data again, on a user: the owner answers -ENOENT. */
+	rc = dprpc_rref_from_fork(C, d, sizeof(d));
+	cr_assert_not_null(rc);
+	cr_assert_eq(dprpc_rref_to_here(rc, DPRPC_TIMEOUT_DEFAULT, out, &out_len, &e), -ENOENT);
+	cr_assert_eq(e.origin, 1u);
+	cr_assert_not(dprpc_rref_confirmed_by_owner(rc));
+	dprpc_rref_release(rc);
+	/* On the owner itself. */
+	cr_assert_null(dprpc_rref_from_fork(B, d, sizeof(d)));
+	cr_assert_eq(rte_errno, ENOENT);
+	/* Garbage. */
+	memcpy(bad, d, sizeof(bad));
+	bad[0] ^= 0xff;
+	cr_assert_null(dprpc_rref_from_fork(C, bad, sizeof(bad)));
+	cr_assert_eq(rte_errno, EPROTO);
+	cr_assert_null(dprpc_rref_from_fork(C, d, sizeof(d) - 1));
+	cr_assert_eq(rte_errno, EINVAL);
+	wait_settled(C);
+	wait_owner(B, 0, 0);
+	cr_assert_eq(dbg(C).num_users, 0u);
+}
+
+Test(rref_ring, leak_report_and_graceful_shutdown)
+{
+	struct dprpc_rref_info info[4];
+	struct dprpc_rref *r = dprpc_remote(A, "b", "make", "leak", 4, DPRPC_TIMEOUT_DEFAULT);
+	struct dprpc_rref *l = dprpc_rref_create_local(B, "mine", 4);
+
+	cr_assert_not_null(r);
+	cr_assert_not_null(l);
+	expect_value(r, "leak", 4);
+	wait_owner(B, 2, 1);
+	cr_assert_eq(dprpc_rref_list(A, info, 4), 1);
+	cr_assert_eq(info[0].kind, DPRPC_RREF_USER);
+	cr_assert_eq(info[0].rref_id, dprpc_rref_id(r));
+	cr_assert(info[0].confirmed);
+	cr_assert_eq(dprpc_rref_list(B, info, 4), 2);
+	/* Without the flag, what is left is ignored. */
+	cr_assert_eq(dprpc_rref_shutdown(B, 20000, 0), 0);
+	/* b released its own handle; a still holds its user: reported. */
+	cr_assert_eq(dprpc_rref_shutdown(B, 20000, DPRPC_RREF_REPORT_LEAKS), 1);
+	cr_assert_eq(dprpc_rref_list(B, info, 4), 1);
+	cr_assert_eq(info[0].kind, DPRPC_RREF_OWNED);
+	cr_assert_eq(info[0].refs, 1u);
+	/* a's shutdown deletes its users; then nothing is left anywhere. */
+	cr_assert_eq(dprpc_rref_shutdown(A, 2000000, DPRPC_RREF_REPORT_LEAKS), 0);
+	cr_assert_eq(dprpc_rref_shutdown(B, 2000000, DPRPC_RREF_REPORT_LEAKS), 0);
+	cr_assert_eq(dbg(B).num_owner_rrefs, 0u);
+	(void)l;
+}
+
+Test(rref_ring, reserved_handler_names_are_refused)
+{
+	cr_assert_eq(
+		dprpc_register(A, "dprpc.rref.fetch", h_make, NULL, DPRPC_HANDLER_INLINE), -EINVAL);
+	cr_assert_eq(dprpc_register(A, "dprpc.mine", h_make, NULL, DPRPC_HANDLER_INLINE), -EINVAL);
+}
+
+/* Several threads create, fork, fetch and release at once on a (to b and
+ * c); everything is freed in the end, once (ASan checks the frees). */
+#define CONC_THREADS 4
+#define CONC_ITERS   150
+static atomic_uint conc_errors;
+
+static void *
+conc_thread(void *arg)
+{
+	unsigned int t = (unsigned int)(uintptr_t)arg;
+	uint8_t d[DPRPC_RREF_FORK_SIZE];
+
+	for (unsigned int i = 0; i < CONC_ITERS; i++) {
+		uint64_t v = (uint64_t)t << 32 | i, out = 0;
+		size_t out_len = sizeof(out);
+		struct dprpc_rref *r, *rc, *l;
+
+		r = dprpc_remote(A, i % 2 ? "b" : "c", "make", &v, 8, DPRPC_TIMEOUT_DEFAULT);
+		l = dprpc_rref_create_local(A, &v, 8);
+		if (r == NULL || l == NULL) {
+			atomic_fetch_add(&conc_errors, 1);
+			continue;
+		}
+		if (dprpc_rref_to_here(r, DPRPC_TIMEOUT_DEFAULT, &out, &out_len, NULL) != 0 ||
+			out != v)
+			atomic_fetch_add(&conc_errors, 1);
+		/* Fork r to the worker that does not own it, and l to b. */
+		if (dprpc_rref_fork(r, d, sizeof(d)) != DPRPC_RREF_FORK_SIZE ||
+			(rc = dprpc_rref_from_fork(i % 2 ? C : B, d, sizeof(d))) == NULL) {
+			atomic_fetch_add(&conc_errors, 1);
+		} else {
+			if (i % 3 == 0)
+				dprpc_rref_release(r); /* parent first */
+			out_len = sizeof(out);
+			if (dprpc_rref_to_here(rc, DPRPC_TIMEOUT_DEFAULT, &out, &out_len, NULL) !=
+					0 ||
+				out != v)
+				atomic_fetch_add(&conc_errors, 1);
+			dprpc_rref_release(rc);
+			if (i % 3 != 0)
+				dprpc_rref_release(r);
+		}
+		if (dprpc_rref_fork(l, d, sizeof(d)) != DPRPC_RREF_FORK_SIZE ||
+			(rc = dprpc_rref_from_fork(B, d, sizeof(d))) == NULL) {
+			atomic_fetch_add(&conc_errors, 1);
+			dprpc_rref_release(l);
+			continue;
+		}
+		dprpc_rref_release(l);
+		out_len = sizeof(out);
+		if (dprpc_rref_to_here(rc, DPRPC_TIMEOUT_DEFAULT, &out, &out_len, NULL) != 0 ||
+			out != v)
+			atomic_fetch_add(&conc_errors, 1);
+		dprpc_rref_release(rc);
+	}
+	return NULL;
+}
+
+Test(rref_ring, concurrent_create_fork_fetch_release, .timeout = 240)
+{
+	pthread_t th[CONC_THREADS];
+
+	for (unsigned int t = 0; t < CONC_THREADS; t++)
+		cr_assert_eq(pthread_create(&th[t], NULL, conc_thread, (void *)(uintptr_t)t), 0);
+	for (unsigned int t = 0; t < CONC_THREADS; t++)
+		pthread_join(th[t], NULL);
+	cr_assert_eq(atomic_load(&conc_errors), 0u);
+	for (int i = 0; i < 3; i++)
+		wait_settled(ag[i]);
+	for (int i = 0; i < 3; i++) {
+		wait_owner(ag[i], 0, 0);
+		cr_assert_eq(dbg(ag[i]).num_users, 0u);
+		cr_assert_eq(dbg(ag[i]).num_owner_handles, 0u);
+		cr_assert_eq(dbg(ag[i]).deletes_unknown, 0u);
+		cr_assert_eq(dbg(ag[i]).messages_failed, 0u);
+	}
+}
