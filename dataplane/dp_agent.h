@@ -53,6 +53,7 @@ extern int dp_logtype;
 	rte_log(RTE_LOG_##level, dp_logtype, "dprpc: " fmt "\n", ##__VA_ARGS__)
 
 #define DP_RX_BURST  32
+#define DP_RX_MIN    4	 /* frames received per poll even with tx_buf full */
 #define DP_TX_BUF    512 /* frames staged for tx_burst; >= DP_RX_BURST * 2 */
 #define DP_RING_SIZE 4096
 /* Staged frames are handed to the port as soon as this many are waiting,

@@ -529,8 +529,15 @@ dp_poll_locked(struct dprpc_agent *a, unsigned int budget)
 	if (DP_TX_BUF - a->tx_n < DP_RX_BURST)
 		dp_tx_flush(a);
 	/* Each frame received may stage one reply: receive no more than
-	 * tx_buf has room for, so the port's push-back reaches the peer. */
+	 * tx_buf has room for, so the port's push-back reaches the peer.  But
+	 * never stop receiving: two workers whose tx queues are both full of
+	 * calls would otherwise wait for each other for good (seen with 2048
+	 * calls in flight each way).  A reply that finds tx_buf full is
+	 * dropped (tx_dropped) and answered again, from the kept response,
+	 * when the caller resends. */
 	room = DP_TX_BUF - a->tx_n;
+	if (room < DP_RX_MIN)
+		room = DP_RX_MIN;
 	budget = RTE_MIN(budget, (unsigned int)DP_RX_BURST);
 	budget = RTE_MIN(budget, room);
 	n = budget == 0 ? 0 : rte_eth_rx_burst(a->port_id, a->rxq, rx, (uint16_t)budget);

@@ -50,8 +50,8 @@
 	"server 0 02:00:00:00:00:01 10.0.0.1 7000\n" \
 	"client 1 02:00:00:00:00:02 10.0.0.2 7000\n"
 
-enum perf_mode { MODE_LATENCY, MODE_THROUGHPUT, MODE_RAW };
-static const char *const mode_names[] = {"latency", "throughput", "raw"};
+enum perf_mode { MODE_LATENCY, MODE_THROUGHPUT, MODE_RAW, MODE_RREF, MODE_RREF_CHURN, MODE_MAX };
+static const char *const mode_names[] = {"latency", "throughput", "raw", "rref", "rref-churn"};
 
 struct perf_opts {
 	enum perf_mode mode;
@@ -64,6 +64,9 @@ struct perf_opts {
 	unsigned int server_cpu, client_cpu;
 	bool json;
 	bool compare_raw;
+	bool compare_rpc;   /* rref: rpc_sync latency runs alternate as the baseline */
+	uint64_t rrefs;	    /* rref-churn: RRefs created and released */
+	unsigned int batch; /* rref-churn: alive at once */
 };
 
 /* What a client measured; sent to the driver through a pipe. */
@@ -77,6 +80,12 @@ struct perf_result {
 	double p50_us, p99_us, p999_us, max_us;
 	uint64_t dropped, tx_retries, calls_failed, retransmits;
 	uint64_t calls_sent, calls_ok; /* the agent's totals, warm-up and drain included */
+	/* rref: proxy rpc_sync calls on one RRef, interleaved with the
+	 * remote + to_here round trips. */
+	double proxy_p50_us, proxy_p99_us;
+	/* rref-churn: the owner's resident memory after the first batch and
+	 * after the last, and its RRef count at the end. */
+	uint64_t rss_first_kb, rss_warm_kb, rss_last_kb, owners_left;
 };
 
 static volatile sig_atomic_t perf_stop;
@@ -111,7 +120,7 @@ usage(const char *prog)
 {
 	fprintf(stderr,
 		"usage: %s [EAL options] -- MODE [options]\n"
-		"MODE: latency | throughput | raw\n"
+		"MODE: latency | throughput | raw | rref | rref-churn\n"
 		"  --payload BYTES   request and response payload (default 32, max %d)\n"
 		"  --window W        calls (or raw frames) in flight (default 1 for latency, 32 "
 		"otherwise)\n"
@@ -119,6 +128,9 @@ usage(const char *prog)
 		"  --warmup S        seconds discarded before measuring (default 0.3)\n"
 		"  --repeat N        runs; medians are reported (default 1)\n"
 		"  --compare-raw     measure the raw floor in the same run, alternating\n"
+		"  --compare-rpc     rref: measure rpc_sync latency in the same run, alternating\n"
+		"  --rrefs N         rref-churn: RRefs created and released (default 1000000)\n"
+		"  --batch B         rref-churn: RRefs alive at once (default 4096)\n"
 		"  --json            print one JSON object\n"
 		"  --role R          server | client: run one side with the given EAL options\n"
 		"  --server-cpu C, --client-cpu C   CPUs of the forked sides (default 1, 0)\n",
@@ -135,6 +147,9 @@ parse_opts(int argc, char **argv, struct perf_opts *o)
 		{"warmup", required_argument, NULL, 'W'},
 		{"repeat", required_argument, NULL, 'r'},
 		{"compare-raw", no_argument, NULL, 'c'},
+		{"compare-rpc", no_argument, NULL, 'P'},
+		{"rrefs", required_argument, NULL, 'N'},
+		{"batch", required_argument, NULL, 'B'},
 		{"json", no_argument, NULL, 'j'},
 		{"role", required_argument, NULL, 'R'},
 		{"server-cpu", required_argument, NULL, 'S'},
@@ -152,13 +167,15 @@ parse_opts(int argc, char **argv, struct perf_opts *o)
 	o->repeat = 1;
 	o->server_cpu = 1;
 	o->client_cpu = 0;
+	o->rrefs = 1000000;
+	o->batch = 4096;
 	if (argc < 2) {
 		fprintf(stderr, "dprpc-perf: give a MODE after --\n");
 		return -EINVAL;
 	}
-	for (i = 0; i < 3 && strcmp(argv[1], mode_names[i]) != 0; i++)
+	for (i = 0; i < MODE_MAX && strcmp(argv[1], mode_names[i]) != 0; i++)
 		;
-	if (i == 3) {
+	if (i == MODE_MAX) {
 		fprintf(stderr, "dprpc-perf: unknown mode '%s'\n", argv[1]);
 		return -EINVAL;
 	}
@@ -185,6 +202,15 @@ parse_opts(int argc, char **argv, struct perf_opts *o)
 		case 'c':
 			o->compare_raw = true;
 			break;
+		case 'P':
+			o->compare_rpc = true;
+			break;
+		case 'N':
+			o->rrefs = strtoull(optarg, NULL, 0);
+			break;
+		case 'B':
+			o->batch = (unsigned int)strtoul(optarg, NULL, 0);
+			break;
 		case 'j':
 			o->json = true;
 			break;
@@ -202,9 +228,15 @@ parse_opts(int argc, char **argv, struct perf_opts *o)
 		}
 	}
 	if (!window_set)
-		o->window = o->mode == MODE_LATENCY ? 1 : 32;
-	if (o->mode == MODE_LATENCY && o->window != 1) {
-		fprintf(stderr, "dprpc-perf: latency mode keeps one call outstanding\n");
+		o->window = o->mode == MODE_THROUGHPUT || o->mode == MODE_RAW ? 32 : 1;
+	if (o->window != 1 && o->mode != MODE_THROUGHPUT && o->mode != MODE_RAW) {
+		fprintf(stderr, "dprpc-perf: %s mode keeps one call outstanding\n",
+			mode_names[o->mode]);
+		return -EINVAL;
+	}
+	if ((o->compare_rpc && o->mode != MODE_RREF) || (o->compare_raw && o->compare_rpc) ||
+		o->rrefs == 0 || o->batch == 0 || o->batch > 8192) {
+		fprintf(stderr, "dprpc-perf: --compare-rpc is for rref; --batch is 1..8192\n");
 		return -EINVAL;
 	}
 	if (o->payload > DPRPC_MAX_FRAME_PAYLOAD || o->window == 0 || o->window > PERF_MAX_WINDOW ||
@@ -408,6 +440,49 @@ h_echo(struct dprpc_request *req, void *arg)
 	return dprpc_reply(req, p, len);
 }
 
+/* rref: a proxy handler answering with the RRef's value. */
+static int
+h_value(struct dprpc_request *req, void *arg)
+{
+	size_t len;
+	const void *v = dprpc_request_rref_value(req, &len);
+
+	(void)arg;
+	return v == NULL ? -EINVAL : dprpc_reply(req, v, len);
+}
+
+/* rref-churn: the server's RRef count and resident memory. */
+struct perf_rrefstat {
+	uint64_t owners, rss_kb;
+};
+
+static uint64_t
+rss_kb(void)
+{
+	unsigned long size = 0, resident = 0;
+	FILE *f = fopen("/proc/self/statm", "r");
+
+	if (f != NULL) {
+		if (fscanf(f, "%lu %lu", &size, &resident) != 2)
+			resident = 0;
+		fclose(f);
+	}
+	return (uint64_t)resident * (uint64_t)sysconf(_SC_PAGESIZE) / 1024;
+}
+
+static int
+h_rrefstat(struct dprpc_request *req, void *arg)
+{
+	struct dprpc_rref_debug d;
+	struct perf_rrefstat st;
+
+	(void)arg;
+	dprpc_rref_debug_info(dprpc_request_agent(req), &d);
+	st.owners = d.num_owner_rrefs;
+	st.rss_kb = rss_kb();
+	return dprpc_reply(req, &st, sizeof(st));
+}
+
 static struct dprpc_agent *
 rpc_agent(const char *name, uint16_t port)
 {
@@ -431,7 +506,9 @@ rpc_server(uint16_t port)
 {
 	struct dprpc_agent *a = rpc_agent("server", port);
 
-	if (a == NULL || dprpc_register(a, "echo", h_echo, NULL, DPRPC_HANDLER_INLINE) != 0)
+	if (a == NULL || dprpc_register(a, "echo", h_echo, NULL, DPRPC_HANDLER_INLINE) != 0 ||
+		dprpc_register(a, "value", h_value, NULL, DPRPC_HANDLER_INLINE) != 0 ||
+		dprpc_register(a, "rrefstat", h_rrefstat, NULL, DPRPC_HANDLER_INLINE) != 0)
 		return -EIO;
 	/* Way 1: this process's main lcore is the poll loop, busy. */
 	while (!perf_stop)
@@ -494,12 +571,13 @@ rpc_lane_done(struct dprpc_future *f, void *arg)
 		rpc_lane_issue(l);
 }
 
+static int client_finish(struct dprpc_agent *a, struct perf_result *r);
+
 static int
 rpc_client(uint16_t port, const struct perf_opts *o, struct perf_result *r)
 {
 	static uint8_t payload[DPRPC_MAX_FRAME_PAYLOAD], out[DPRPC_MAX_FRAME_PAYLOAD];
 	static struct rpc_lane lanes[PERF_MAX_WINDOW];
-	struct dprpc_agent_stats st;
 	struct dprpc_agent *a = rpc_agent("client", port);
 	uint32_t hid = dprpc_handler_id("echo");
 	struct perf_clock k;
@@ -538,6 +616,15 @@ rpc_client(uint16_t port, const struct perf_opts *o, struct perf_result *r)
 			dprpc_poll(a, 32);
 	}
 	clock_finish(&k, o, r);
+	return client_finish(a, r);
+}
+
+/* The agent's totals into a result; hand it over; destroy the agent. */
+static int
+client_finish(struct dprpc_agent *a, struct perf_result *r)
+{
+	struct dprpc_agent_stats st;
+
 	dprpc_agent_stats_get(a, &st);
 	r->dropped = st.dropped;
 	r->tx_retries = st.tx_retries;
@@ -547,6 +634,135 @@ rpc_client(uint16_t port, const struct perf_opts *o, struct perf_result *r)
 	r->calls_ok = st.calls_ok;
 	publish_and_hold(r);
 	return dprpc_agent_destroy(a);
+}
+
+/* remote() + to_here() + release, round after round, interleaved with a
+ * proxy rpc_sync on one long-lived RRef. */
+static int
+rref_client(uint16_t port, const struct perf_opts *o, struct perf_result *r)
+{
+	static uint8_t payload[DPRPC_MAX_FRAME_PAYLOAD], out[DPRPC_MAX_FRAME_PAYLOAD];
+	struct dprpc_agent *a = rpc_agent("client", port);
+	uint32_t hid = dprpc_handler_id("echo");
+	struct perf_clock k, kp;
+	struct perf_result rp;
+	struct dprpc_rref *base, *x;
+	uint64_t t0, t1;
+	size_t out_len;
+	int rc;
+
+	if (a == NULL || dprpc_agent_wait_link(a, 20 * 1000 * 1000) != 0 ||
+		clock_init(&k, o) != 0 || clock_init(&kp, o) != 0)
+		return -EIO;
+	memset(payload, 0x5a, sizeof(payload));
+	base = dprpc_remote_id(a, 0, hid, payload, o->payload, DPRPC_TIMEOUT_DEFAULT);
+	out_len = sizeof(out);
+	if (base == NULL ||
+		dprpc_rref_to_here(base, DPRPC_TIMEOUT_DEFAULT, out, &out_len, NULL) != 0)
+		return -EIO;
+	while ((t0 = rte_rdtsc()) < k.end) {
+		x = dprpc_remote_id(a, 0, hid, payload, o->payload, DPRPC_TIMEOUT_DEFAULT);
+		if (x != NULL) {
+			out_len = sizeof(out);
+			rc = dprpc_rref_to_here(x, DPRPC_TIMEOUT_DEFAULT, out, &out_len, NULL);
+			t1 = rte_rdtsc();
+			if (rc == 0)
+				clock_record(&k, t0, t1);
+			dprpc_rref_release(x);
+		}
+		out_len = sizeof(out);
+		t0 = rte_rdtsc();
+		rc = dprpc_rref_rpc_sync(
+			base, "value", NULL, 0, DPRPC_TIMEOUT_DEFAULT, out, &out_len, NULL);
+		t1 = rte_rdtsc();
+		if (rc == 0)
+			clock_record(&kp, t0, t1);
+	}
+	dprpc_rref_release(base);
+	clock_finish(&k, o, r);
+	clock_finish(&kp, o, &rp);
+	r->proxy_p50_us = rp.p50_us;
+	r->proxy_p99_us = rp.p99_us;
+	/* Every user reference deleted on the owner before the agent goes. */
+	(void)dprpc_rref_shutdown(a, 2 * 1000 * 1000, 0);
+	return client_finish(a, r);
+}
+
+static int
+churn_stat(struct dprpc_agent *a, struct perf_rrefstat *st)
+{
+	size_t len = sizeof(*st);
+	int rc;
+
+	/* The DELETEs of a batch may hold every call slot for a while. */
+	while ((rc = dprpc_rpc_sync(a, "server", "rrefstat", NULL, 0, DPRPC_TIMEOUT_DEFAULT, st,
+			&len, NULL)) == -EAGAIN ||
+		rc == -ENOBUFS)
+		dprpc_poll(a, 32);
+	return rc;
+}
+
+/* Create and release o->rrefs RRefs on the server, o->batch alive at a
+ * time; the server's resident memory after the first and last batch. */
+static int
+churn_client(uint16_t port, const struct perf_opts *o, struct perf_result *r)
+{
+	static struct dprpc_rref *rs[8192];
+	struct dprpc_agent *a = rpc_agent("client", port);
+	uint32_t hid = dprpc_handler_id("echo");
+	struct perf_rrefstat st;
+	uint64_t done = 0, failed = 0, v, t0, hz = rte_get_tsc_hz();
+	unsigned int i, n;
+
+	if (a == NULL || dprpc_agent_wait_link(a, 20 * 1000 * 1000) != 0)
+		return -EIO;
+	t0 = rte_rdtsc();
+	while (done < o->rrefs && !perf_stop) {
+		n = (unsigned int)RTE_MIN((uint64_t)o->batch, o->rrefs - done);
+		for (i = 0; i < n; i++) {
+			v = done + i;
+			while ((rs[i] = dprpc_remote_id(
+					a, 0, hid, &v, sizeof(v), DPRPC_TIMEOUT_DEFAULT)) == NULL) {
+				if (rte_errno != EAGAIN && rte_errno != ENOBUFS) {
+					fprintf(stderr, "dprpc-perf: remote: %s\n",
+						rte_strerror(rte_errno));
+					dprpc_agent_dump(a, stderr);
+					return -EIO;
+				}
+				dprpc_poll(a, 32);
+			}
+		}
+		for (i = 0; i < n; i++) {
+			struct dprpc_future *f = dprpc_rref_creation_future(rs[i]);
+			int rc = dprpc_future_wait(f, 0);
+
+			dprpc_future_put(f);
+			if (rc != 0)
+				failed++;
+			dprpc_rref_release(rs[i]);
+		}
+		/* The owner has freed them all before the next batch. */
+		do {
+			dprpc_poll(a, 32);
+			if (churn_stat(a, &st) != 0) {
+				fprintf(stderr, "dprpc-perf: rrefstat failed\n");
+				dprpc_agent_dump(a, stderr);
+				return -EIO;
+			}
+		} while (st.owners != 0 && !perf_stop);
+		if (done == 0)
+			r->rss_first_kb = st.rss_kb;
+		if (r->rss_warm_kb == 0 && done + n >= o->rrefs / 10)
+			r->rss_warm_kb = st.rss_kb; /* after a tenth of the run */
+		r->rss_last_kb = st.rss_kb;
+		done += n;
+	}
+	r->owners_left = st.owners;
+	r->calls = done;
+	r->seconds = (double)(rte_rdtsc() - t0) / (double)hz;
+	r->rate = (double)done / r->seconds;
+	r->ok = done == o->rrefs && failed == 0;
+	return client_finish(a, r);
 }
 
 /* ---- one side, in this process ---- */
@@ -569,7 +785,16 @@ run_side(const char *role, const struct perf_opts *o, struct perf_result *r)
 	r->window = o->window;
 	if (strcmp(role, "server") == 0)
 		return o->mode == MODE_RAW ? raw_server(port) : rpc_server(port);
-	return o->mode == MODE_RAW ? raw_client(port, o, r) : rpc_client(port, o, r);
+	switch (o->mode) {
+	case MODE_RAW:
+		return raw_client(port, o, r);
+	case MODE_RREF:
+		return rref_client(port, o, r);
+	case MODE_RREF_CHURN:
+		return churn_client(port, o, r);
+	default:
+		return rpc_client(port, o, r);
+	}
 }
 
 /* ---- the driver: fork both sides per phase ---- */
@@ -716,6 +941,9 @@ median_result(struct perf_result *runs, unsigned int n, struct perf_result *m)
 	MEDIAN(p999_us);
 	MEDIAN(max_us);
 	MEDIAN(calls);
+	MEDIAN(proxy_p50_us);
+	MEDIAN(proxy_p99_us);
+	MEDIAN(rss_last_kb);
 #undef MEDIAN
 	m->dropped = m->tx_retries = m->calls_failed = m->retransmits = 0;
 	for (i = 0; i < n; i++) {
@@ -749,9 +977,37 @@ median_of(double *v, unsigned int n)
 }
 
 static void
+report_churn(const struct perf_opts *o, const struct perf_result *d)
+{
+	double growth = d->rss_warm_kb > 0 ? (double)d->rss_last_kb / (double)d->rss_warm_kb : 0;
+
+	if (o->json) {
+		printf("{\"mode\": \"rref-churn\", \"rrefs\": %" PRIu64 ", \"batch\": %u, "
+		       "\"seconds\": %.3f, \"rate_rps\": %.0f, \"owner_rss_first_kb\": %" PRIu64
+		       ", \"owner_rss_warm_kb\": %" PRIu64 ", \"owner_rss_last_kb\": %" PRIu64
+		       ", \"rss_ratio_last_to_warm\": %.4f, \"owners_left\": %" PRIu64
+		       ", \"calls_failed\": %" PRIu64 "}\n",
+			d->calls, o->batch, d->seconds, d->rate, d->rss_first_kb, d->rss_warm_kb,
+			d->rss_last_kb, growth, d->owners_left, d->calls_failed);
+		return;
+	}
+	printf("rref-churn: %" PRIu64 " RRefs (batches of %u) created and released in %.2f s "
+	       "(%.0f/s); owner RSS after the first batch %" PRIu64 " kB, after a tenth %" PRIu64
+	       " kB, after the last %" PRIu64 " kB (last/tenth %.4fx); %" PRIu64 " left\n",
+		d->calls, o->batch, d->seconds, d->rate, d->rss_first_kb, d->rss_warm_kb,
+		d->rss_last_kb, growth, d->owners_left);
+}
+
+static void
 report(const struct perf_opts *o, const struct perf_result *d, const struct perf_result *raw,
 	const struct perf_ratios *pr)
 {
+	const char *base = o->compare_rpc ? "rpc_sync" : "raw";
+
+	if (o->mode == MODE_RREF_CHURN) {
+		report_churn(o, d);
+		return;
+	}
 	if (o->json) {
 		printf("{\"mode\": \"%s\", \"payload_bytes\": %u, \"window\": %u, \"repeat\": %u, ",
 			mode_names[o->mode], o->payload, o->window, o->repeat);
@@ -762,8 +1018,11 @@ report(const struct perf_opts *o, const struct perf_result *d, const struct perf
 			       ", \"calls_sent\": %" PRIu64 ", \"calls_ok\": %" PRIu64,
 				d->dropped, d->tx_retries, d->calls_failed, d->retransmits,
 				d->calls_sent, d->calls_ok);
+		if (o->mode == MODE_RREF)
+			printf(", \"proxy_p50_us\": %.3f, \"proxy_p99_us\": %.3f", d->proxy_p50_us,
+				d->proxy_p99_us);
 		if (raw != NULL) {
-			printf(", \"raw\": {");
+			printf(", \"%s\": {", base);
 			print_fields(raw);
 			printf("}, \"ratio_p50\": %.3f, \"ratio_rate\": %.3f, "
 			       "\"ratio_p50_of_medians\": %.3f, \"ratio_rate_of_medians\": %.3f",
@@ -777,14 +1036,19 @@ report(const struct perf_opts *o, const struct perf_result *d, const struct perf
 	       "p99.9 %.2f us  max %.2f us\n",
 		mode_names[o->mode], o->payload, o->window, d->rate, d->p50_us, d->p99_us,
 		d->p999_us, d->max_us);
+	if (o->mode == MODE_RREF)
+		printf("%-10s proxy rpc_sync on one RRef: p50 %.2f us  p99 %.2f us\n", "",
+			d->proxy_p50_us, d->proxy_p99_us);
 	if (raw != NULL) {
-		printf("%-10s payload %u B window %u: %.0f echoes/s rtt p50 %.2f us  p99 %.2f us  "
+		printf("%-10s payload %u B window %u: %.0f %s/s rtt p50 %.2f us  p99 %.2f us  "
 		       "p99.9 %.2f us  max %.2f us\n",
-			"raw floor", o->payload, o->window, raw->rate, raw->p50_us, raw->p99_us,
-			raw->p999_us, raw->max_us);
-		printf("dprpc / raw: p50 %.3fx, rate %.3fx (median of %u back-to-back pairs; "
+			o->compare_rpc ? "rpc_sync" : "raw floor", o->payload, o->window, raw->rate,
+			o->compare_rpc ? "calls" : "echoes", raw->p50_us, raw->p99_us, raw->p999_us,
+			raw->max_us);
+		printf("%s / %s: p50 %.3fx, rate %.3fx (median of %u back-to-back pairs; "
 		       "of the medians: %.3fx, %.3fx)\n",
-			pr->p50, pr->rate, o->repeat, d->p50_us / raw->p50_us, d->rate / raw->rate);
+			o->compare_rpc ? "remote+to_here" : "dprpc", base, pr->p50, pr->rate,
+			o->repeat, d->p50_us / raw->p50_us, d->rate / raw->rate);
 	}
 }
 
@@ -794,16 +1058,17 @@ drive(const struct perf_opts *o)
 	static struct perf_result runs[100], raws[100];
 	struct perf_result d, raw;
 	struct perf_ratios pr = {0, 0};
-	bool with_raw = o->compare_raw && o->mode != MODE_RAW;
+	bool with_raw = (o->compare_raw && o->mode != MODE_RAW) || o->compare_rpc;
+	enum perf_mode base = o->compare_rpc ? MODE_LATENCY : MODE_RAW;
 	unsigned int i, tag = 0;
 	int rc;
 
 	for (i = 0; i < o->repeat; i++) {
 		if (with_raw) {
-			rc = run_phase(o, MODE_RAW, tag++, &raws[i]);
+			rc = run_phase(o, base, tag++, &raws[i]);
 			if (rc != 0) {
-				fprintf(stderr, "dprpc-perf: raw run %u failed: %s\n", i,
-					strerror(-rc));
+				fprintf(stderr, "dprpc-perf: %s run %u failed: %s\n",
+					mode_names[base], i, strerror(-rc));
 				return 1;
 			}
 		}
@@ -859,7 +1124,7 @@ main(int argc, char **argv)
 		fprintf(stderr, "dprpc-perf: with EAL options, give --role server|client\n");
 		return 2;
 	}
-	if (o.compare_raw || o.repeat != 1) {
+	if (o.compare_raw || o.compare_rpc || o.repeat != 1) {
 		fprintf(stderr, "dprpc-perf: --compare-raw and --repeat need the forked mode\n");
 		return 2;
 	}
