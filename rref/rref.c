@@ -28,8 +28,11 @@
  * Messages are calls to handlers registered at agent creation (all
  * inline, on the owner's poller), with an rr_msg header:
  *  REMOTE  user -> owner: create rref_id with user fork_id, run handler
- *          (on src_id's value for rref.remote()); the reply is an ack.
- *  FETCH   user -> owner: the value (to_here).
+ *          (on src_id's value for rref.remote()); the reply confirms the
+ *          user and carries the value (it fits one frame), which the user
+ *          keeps as its creation future's value: to_here on it then needs
+ *          no message (values never change).
+ *  FETCH   user -> owner: the value (to_here of a forked user).
  *  PROXY   user -> owner: run handler on src_id's value; its reply goes
  *          straight back to the caller.
  *  NOTIFY  child -> owner: "I hold fork_id, forked by parent".
@@ -132,6 +135,7 @@ struct dprpc_rref {
 	atomic_bool released;	      /* the application's reference is gone */
 	struct rr_owner *own;	      /* owner handle: one reference */
 	struct dprpc_future *created; /* user: the owner's confirmation */
+	bool value_in_created;	      /* made by remote(): created holds the value */
 };
 
 /* An RRef message that found no call slot, waiting for the timer. */
@@ -619,10 +623,17 @@ rr_creation_done(struct dprpc_future *f, void *arg)
 {
 	struct dprpc_future *created = arg;
 	const struct dprpc_error *e = dprpc_future_error(f);
+	const void *v;
+	size_t len;
 
-	if (e == NULL)
-		(void)dprpc_future_complete(created, NULL, 0, NULL, NULL);
-	else
+	if (e == NULL) {
+		/* A copy, not the frame: a user may live long, an mbuf
+		 * should not. */
+		v = dprpc_future_value(f, &len);
+		if (dprpc_future_complete_copy(created, v, len) == -ENOMEM)
+			(void)dprpc_future_fail(
+				created, -ENOMEM, DPRPC_ORIGIN_LOCAL, "no memory for the value");
+	} else
 		(void)dprpc_future_fail(created, e->code, e->origin, e->msg);
 	dprpc_future_put(created);
 	dprpc_future_put(f);
@@ -764,19 +775,29 @@ static const struct dp_req_hook rr_hold_hook = {
 };
 
 /* A creating handler's reply becomes the value (or the error) of the
- * entry in hook_arg[0]; the caller gets an empty ack (or the error). */
+ * entry in hook_arg[0]; the caller gets the value (or the error) with its
+ * confirmation.  Run again after a failed send: the value stays. */
 static void
 rr_capture_reply(struct dprpc_request *req, uint32_t *status, const void **data, uint32_t *len)
 {
 	struct rr_owner *o = req->hook_arg[0];
 	char msg[DPRPC_ERRMSG_MAX];
+	const struct dprpc_error *e;
+	size_t vlen;
 
 	if (*status == 0) {
 		if (dprpc_future_complete_copy(o->val, *data, *len) == -ENOMEM)
 			(void)dprpc_future_fail(
 				o->val, -ENOMEM, req->agent->rank, "no memory for the value");
-		*data = NULL;
-		*len = 0;
+		e = dprpc_future_error(o->val);
+		if (e == NULL) {
+			*data = dprpc_future_value(o->val, &vlen);
+			*len = (uint32_t)vlen;
+		} else {
+			*status = (uint32_t)-e->code;
+			*data = e->msg;
+			*len = (uint32_t)strlen(e->msg);
+		}
 		return;
 	}
 	snprintf(msg, sizeof(msg), "%.*s", (int)*len, (const char *)*data);
@@ -1148,6 +1169,7 @@ rr_remote(struct rr_ctx *ctx, unsigned int to, uint32_t hid, const struct dprpc_
 	r = rr_handle_user(ctx, id, id, to);
 	if (r == NULL)
 		return NULL;
+	r->value_in_created = true;
 	rr_msg_fill(&m, id, id, src != NULL ? src->rref_id : 0, src != NULL ? src->n.key : 0, hid,
 		a->rank, flags);
 	f = rr_call(ctx, to, ctx->h_remote, &m, args, len, timeout_us);
@@ -1321,6 +1343,11 @@ dprpc_rref_to_here_async(struct dprpc_rref *r, uint64_t timeout_us)
 		dprpc_future_get(r->own->val);
 		return r->own->val;
 	}
+	if (r->value_in_created) {
+		/* The confirmation brings the value (or the creation's error). */
+		dprpc_future_get(r->created);
+		return r->created;
+	}
 	e = rr_creation_error(r);
 	if (e != NULL)
 		return rr_failed_future(r->ctx, e);
@@ -1336,9 +1363,12 @@ dprpc_rref_to_here(struct dprpc_rref *r, uint64_t timeout_us, void *out, size_t 
 
 	if (f == NULL)
 		return -rte_errno;
-	/* A user's fetch has the call's timeout; the owner's value has none
-	 * of its own, so the wait is bounded. */
-	return dp_sync_wait(r->ctx->a, f, r->is_owner ? timeout_us : 0, out, out_len, err);
+	/* A fetch has the call's timeout; the owner's value and a creation
+	 * future have none of their own (or the creation's), so the wait is
+	 * bounded. */
+	if (timeout_us == DPRPC_TIMEOUT_DEFAULT)
+		timeout_us = r->ctx->a->default_timeout_us;
+	return dp_sync_wait(r->ctx->a, f, timeout_us, out, out_len, err);
 }
 
 struct dprpc_future *

@@ -364,14 +364,18 @@ Test(rref_ring, proxies_run_on_the_owner_with_its_value)
 Test(rref_ring, uses_wait_for_a_pending_value)
 {
 	uint64_t forty = 40, two = 2;
-	struct dprpc_rref *r = dprpc_remote(A, "b", "park", NULL, 0, DPRPC_TIMEOUT_DEFAULT);
-	struct dprpc_future *fetch, *proxy;
+	struct dprpc_rref *r = dprpc_remote(A, "b", "park", NULL, 0, DPRPC_TIMEOUT_DEFAULT), *rc;
+	struct dprpc_future *fetch, *proxy, *fetch_c;
 
 	cr_assert_not_null(r);
 	fetch = dprpc_rref_to_here_async(r, DPRPC_TIMEOUT_DEFAULT);
 	proxy = dprpc_rref_rpc_async(r, "add", &two, 8, DPRPC_TIMEOUT_DEFAULT);
 	cr_assert_not_null(fetch);
 	cr_assert_not_null(proxy);
+	/* A forked user fetches from the owner (FETCH waits there). */
+	rc = fork_to(r, C);
+	fetch_c = dprpc_rref_to_here_async(rc, DPRPC_TIMEOUT_DEFAULT);
+	cr_assert_not_null(fetch_c);
 	for (int i = 0; i < 20000 && atomic_load(&nb_parked) == 0; i++)
 		usleep(100);
 	cr_assert_eq(atomic_load(&nb_parked), 1u);
@@ -379,7 +383,12 @@ Test(rref_ring, uses_wait_for_a_pending_value)
 	usleep(10000);
 	cr_assert_not(dprpc_future_is_done(fetch));
 	cr_assert_not(dprpc_future_is_done(proxy));
+	cr_assert_not(dprpc_future_is_done(fetch_c));
 	reply_parked(&forty, 8);
+	cr_assert_eq(dprpc_future_wait(fetch_c, 2000000), 0);
+	cr_assert_eq(*(const uint64_t *)dprpc_future_value(fetch_c, NULL), 40u);
+	dprpc_future_put(fetch_c);
+	dprpc_rref_release(rc);
 	cr_assert_eq(dprpc_future_wait(fetch, 2000000), 0);
 	cr_assert_eq(*(const uint64_t *)dprpc_future_value(fetch, NULL), 40u);
 	cr_assert_eq(dprpc_future_wait(proxy, 2000000), 0);
@@ -738,4 +747,40 @@ Test(rref_ring, concurrent_create_fork_fetch_release, .timeout = 240)
 		cr_assert_eq(dbg(ag[i]).deletes_unknown, 0u);
 		cr_assert_eq(dbg(ag[i]).messages_failed, 0u);
 	}
+}
+
+/* RRef messages that are too short or name nothing known are answered
+ * with an error and change nothing. */
+Test(rref_ring, malformed_rref_messages_are_refused)
+{
+	static const char *const names[] = {"dprpc.rref.remote", "dprpc.rref.fetch",
+		"dprpc.rref.proxy", "dprpc.rref.notify", "dprpc.rref.accept", "dprpc.rref.delete"};
+	uint8_t junk[40];
+	struct dprpc_rref *keep = dprpc_rref_create_local(B, "k", 1);
+	int rc;
+
+	cr_assert_not_null(keep);
+	for (unsigned int i = 0; i < 6; i++) {
+		rc = dprpc_rpc_sync(
+			A, "b", names[i], "x", 1, DPRPC_TIMEOUT_DEFAULT, NULL, NULL, NULL);
+		cr_assert_eq(rc, -EPROTO, "%s: %d", names[i], rc);
+	}
+	/* Well-formed but unknown ids, from a worker that created nothing. */
+	srand(7);
+	for (unsigned int n = 0; n < 200; n++) {
+		for (unsigned int k = 0; k < sizeof(junk); k++)
+			junk[k] = (uint8_t)rand();
+		junk[0] = 0x00; /* rref ids of worker 0 (a)... */
+		junk[1] = 0x00;
+		junk[36] = 0x00; /* parent rank 0..255: refused if out of range */
+		(void)dprpc_rpc_sync(A, "b", names[1 + n % 5], junk, sizeof(junk),
+			DPRPC_TIMEOUT_DEFAULT, NULL, NULL, NULL);
+	}
+	/* Junk that claims to come from a's users may leave placeholders on
+	 * b (the protocol trusts the world's workers, as PyTorch's does); it
+	 * must not crash b or touch what b made itself. */
+	cr_assert_eq(dbg(B).num_owner_handles, 1u);
+	expect_value(keep, "k", 1);
+	dprpc_rref_release(keep);
+	cr_assert_eq(dbg(B).num_owner_handles, 0u);
 }

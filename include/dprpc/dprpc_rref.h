@@ -136,10 +136,11 @@ struct dprpc_agent *dprpc_rref_agent(const struct dprpc_rref *rref);
 bool dprpc_rref_confirmed_by_owner(const struct dprpc_rref *rref);
 
 /**
- * The future of the owner's creation: DONE (no value) once the owner
- * confirmed this reference, FAILED with the creation's error otherwise.
- * On an owner handle: the value's own future (DONE with the value once the
- * handler replied).
+ * The future of the owner's creation: DONE once the owner confirmed this
+ * reference, FAILED with the creation's error otherwise.  For a user made
+ * by remote() its value is the RRef's value (the confirmation carries it);
+ * for a forked user it has none.  On an owner handle: the value's own
+ * future (DONE with the value once the handler replied).
  * @return a new reference for the caller (put it); never NULL for a valid
  *         handle.
  */
@@ -163,8 +164,13 @@ int dprpc_rref_local_value(const struct dprpc_rref *rref, const void **value, si
  * @return a future with one reference for the caller; DONE with a copy of
  *         the value (DPRPC_PAYLOAD_ALIGN-aligned) or FAILED: the creation's
  *         error, -ENOENT if the owner no longer has the RRef, or the
- *         call's errors (dprpc_rpc.h).  On the owner, the value's own
- *         future (no timeout: it completes when the handler replies).
+ *         call's errors (dprpc_rpc.h).  Without a message when the value
+ *         is already here: on the owner, the value's own future; on a user
+ *         made by remote(), its creation future, whose confirmation
+ *         carries the value (values never change, so this copy is the
+ *         value).  Those two complete when the owner's handler replies (or
+ *         the creation times out), not at @p timeout_us: use
+ *         dprpc_rref_to_here() for a bounded wait.
  *         NULL with rte_errno as dprpc_rpc_async_id() (nothing sent).
  */
 struct dprpc_future *dprpc_rref_to_here_async(struct dprpc_rref *rref, uint64_t timeout_us);
@@ -172,8 +178,8 @@ struct dprpc_future *dprpc_rref_to_here_async(struct dprpc_rref *rref, uint64_t 
 /**
  * Fetch the value and wait (PyTorch's to_here(timeout)).  @p out,
  * @p out_len and @p err as for dprpc_rpc_sync(); returns as that does,
- * and -ETIMEDOUT on an owner handle whose value is not ready within
- * @p timeout_us.
+ * and -ETIMEDOUT if the value is not here within @p timeout_us (the RRef
+ * stays usable: a later to_here may succeed).
  */
 int dprpc_rref_to_here(struct dprpc_rref *rref, uint64_t timeout_us, void *out, size_t *out_len,
 	struct dprpc_error *err);
