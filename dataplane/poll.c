@@ -579,6 +579,7 @@ dp_poll_trylock(struct dprpc_agent *a)
 void
 dp_poll_unlock(struct dprpc_agent *a)
 {
+	rr_rcu_poll_end();
 	dp_tls_poller = NULL;
 	/* Release: pairs with the acquire exchange in dp_poll_trylock(). */
 	atomic_store_explicit(&a->polling, false, memory_order_release);

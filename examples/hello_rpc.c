@@ -12,7 +12,8 @@
  * The handlers show the three kinds a dprpc user writes: an inline handler
  * (greet), a handler that fails with a message (divide by zero), and one
  * that defers its reply to another thread (slow_square, PyTorch's
- * @async_execution).
+ * @async_execution).  Then RRefs: values made by remote() on the peer,
+ * fetched with to_here(), used through a proxy call (scale), and released.
  */
 #include <errno.h>
 #include <getopt.h>
@@ -64,6 +65,34 @@ divide(struct dprpc_request *req, void *arg)
 		return dprpc_reply_error(req, -EDOM, "division by zero");
 	q = v[0] / v[1];
 	return dprpc_reply(req, &q, sizeof(q));
+}
+
+/* An RRef proxy: the RRef's value (an int64 on this worker) times the
+ * argument. */
+static int
+scale(struct dprpc_request *req, void *arg)
+{
+	int64_t v, k, r;
+	size_t vlen, klen;
+	const void *pv = dprpc_request_rref_value(req, &vlen);
+	const void *pk = dprpc_request_payload(req, &klen);
+
+	if (pv == NULL || vlen != sizeof(v) || klen != sizeof(k))
+		return dprpc_reply_error(req, -EINVAL, "scale wants an int64 RRef and an int64");
+	memcpy(&v, pv, sizeof(v));
+	memcpy(&k, pk, sizeof(k));
+	r = v * k;
+	return dprpc_reply(req, &r, sizeof(r));
+}
+
+/* How many RRef values this worker owns. */
+static int
+owned(struct dprpc_request *req, void *arg)
+{
+	struct dprpc_rref_debug d;
+
+	dprpc_rref_debug_info(dprpc_request_agent(req), &d);
+	return dprpc_reply(req, &d.num_owner_rrefs, sizeof(d.num_owner_rrefs));
 }
 
 /* Deferred: a thread computes and replies later; the poll loop goes on. */
@@ -121,7 +150,55 @@ serve(struct dprpc_agent *a)
 	/* Give the reply to "stop" a few polls to leave. */
 	for (int i = 0; i < 1000; i++)
 		dprpc_poll(a, 32);
+	printf("%s: RRef contexts left at shutdown: %d\n", dprpc_agent_name(a),
+		dprpc_rref_shutdown(a, 100 * 1000, DPRPC_RREF_REPORT_LEAKS));
 	return 0;
+}
+
+/* remote(), to_here(), a proxy call, a failed creation, release. */
+static int
+rrefs_with_peer(struct dprpc_agent *a, const char *peer)
+{
+	int64_t args[2] = {84, 2}, v, ten = 10;
+	uint64_t n = 1;
+	size_t len = sizeof(v);
+	struct dprpc_error err;
+	struct dprpc_rref *r, *bad;
+	int rc;
+
+	r = dprpc_remote(a, peer, "divide", args, sizeof(args), TIMEOUT_US);
+	args[1] = 0;
+	bad = dprpc_remote(a, peer, "divide", args, sizeof(args), TIMEOUT_US);
+	if (r == NULL || bad == NULL)
+		return -rte_errno;
+	rc = dprpc_rref_to_here(r, TIMEOUT_US, &v, &len, &err);
+	if (rc != 0)
+		return rc;
+	printf("%s: remote divide(84, 2) on %s, to_here -> %" PRId64 "\n", dprpc_agent_name(a),
+		dprpc_rref_owner_name(r), v);
+	len = sizeof(v);
+	rc = dprpc_rref_rpc_sync(r, "scale", &ten, sizeof(ten), TIMEOUT_US, &v, &len, &err);
+	if (rc != 0)
+		return rc;
+	printf("%s: proxy rref.rpc_sync().scale(10) -> %" PRId64 "\n", dprpc_agent_name(a), v);
+	rc = dprpc_rref_to_here(bad, TIMEOUT_US, &v, &len, &err);
+	printf("%s: remote divide(84, 0), to_here -> error %d (%s): \"%s\"\n", dprpc_agent_name(a),
+		rc, strerror(-rc), err.msg);
+	if (rc != -EDOM)
+		return -EPROTO;
+	dprpc_rref_release(r);
+	dprpc_rref_release(bad);
+	/* The owner frees both values once it has heard of the releases. */
+	for (int i = 0; i < 1000 && n != 0; i++) {
+		len = sizeof(n);
+		rc = dprpc_rpc_sync(a, peer, "owned", NULL, 0, TIMEOUT_US, &n, &len, NULL);
+		if (rc != 0)
+			return rc;
+		if (n != 0)
+			usleep(1000);
+	}
+	printf("%s: released both; %s now owns %" PRIu64 " RRefs\n", dprpc_agent_name(a), peer, n);
+	return n == 0 ? 0 : -EBUSY;
 }
 
 static int
@@ -183,6 +260,12 @@ call_peer(struct dprpc_agent *a, const char *peer)
 	if (rc != 0)
 		return rc;
 
+	rc = rrefs_with_peer(a, peer);
+	if (rc != 0) {
+		fprintf(stderr, "RRefs failed: %s\n", strerror(-rc));
+		return rc;
+	}
+
 	rc = dprpc_rpc_sync(a, peer, "stop", NULL, 0, TIMEOUT_US, NULL, NULL, NULL);
 	printf("%s: asked %s to stop: %s\n", dprpc_agent_name(a), peer, rc ? strerror(-rc) : "ok");
 	return rc;
@@ -237,6 +320,8 @@ main(int argc, char **argv)
 	if (dprpc_register(a, "greet", greet, a, DPRPC_HANDLER_INLINE) != 0 ||
 		dprpc_register(a, "divide", divide, NULL, DPRPC_HANDLER_INLINE) != 0 ||
 		dprpc_register(a, "slow_square", slow_square, NULL, DPRPC_HANDLER_INLINE) != 0 ||
+		dprpc_register(a, "scale", scale, NULL, DPRPC_HANDLER_INLINE) != 0 ||
+		dprpc_register(a, "owned", owned, NULL, DPRPC_HANDLER_INLINE) != 0 ||
 		dprpc_register(a, "stop", stop_handler, NULL, DPRPC_HANDLER_INLINE) != 0)
 		return 1;
 	if (dprpc_agent_wait_link(a, 20 * 1000 * 1000) != 0) {

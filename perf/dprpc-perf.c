@@ -636,8 +636,8 @@ client_finish(struct dprpc_agent *a, struct perf_result *r)
 	return dprpc_agent_destroy(a);
 }
 
-/* remote() + to_here() + release, round after round, interleaved with a
- * proxy rpc_sync on one long-lived RRef. */
+/* remote() + to_here() + release, round after round; then proxy rpc_sync
+ * calls on one long-lived RRef, for as long again. */
 static int
 rref_client(uint16_t port, const struct perf_opts *o, struct perf_result *r)
 {
@@ -662,16 +662,21 @@ rref_client(uint16_t port, const struct perf_opts *o, struct perf_result *r)
 		return -EIO;
 	while ((t0 = rte_rdtsc()) < k.end) {
 		x = dprpc_remote_id(a, 0, hid, payload, o->payload, DPRPC_TIMEOUT_DEFAULT);
-		if (x != NULL) {
-			out_len = sizeof(out);
-			rc = dprpc_rref_to_here(x, DPRPC_TIMEOUT_DEFAULT, out, &out_len, NULL);
-			t1 = rte_rdtsc();
-			if (rc == 0)
-				clock_record(&k, t0, t1);
-			dprpc_rref_release(x);
-		}
+		if (x == NULL)
+			continue;
 		out_len = sizeof(out);
-		t0 = rte_rdtsc();
+		rc = dprpc_rref_to_here(x, DPRPC_TIMEOUT_DEFAULT, out, &out_len, NULL);
+		t1 = rte_rdtsc();
+		if (rc == 0)
+			clock_record(&k, t0, t1);
+		dprpc_rref_release(x);
+	}
+	/* Then proxies, for a second window of the same length. */
+	free(kp.samples);
+	if (clock_init(&kp, o) != 0)
+		return -EIO;
+	while ((t0 = rte_rdtsc()) < kp.end) {
+		out_len = sizeof(out);
 		rc = dprpc_rref_rpc_sync(
 			base, "value", NULL, 0, DPRPC_TIMEOUT_DEFAULT, out, &out_len, NULL);
 		t1 = rte_rdtsc();

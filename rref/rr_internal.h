@@ -27,12 +27,16 @@ unsigned int rr_ctx_timer(struct dprpc_agent *a);
  * A thread that polls for good (an io lcore) stays online and reports a
  * quiescent state from its timer (rr_rcu_quiescent()), going offline only
  * while it sleeps; its read-side sections cost nothing.  Every other
- * thread (application threads, handler lcores, a caller polling while it
- * waits) is registered on first use and stays offline, coming online only
- * for the length of a read-side section.  Sections may nest. */
+ * thread (application threads, handler lcores) is registered on first use
+ * and stays offline, coming online only for the length of a read-side
+ * section; inside a poll (an application's loop, a caller polling while it
+ * waits) it stays online from its first section to the end of the poll
+ * (rr_rcu_poll_end()), reporting quiescent states from the poll's timer.
+ * Sections may nest. */
 void rr_rcu_online_begin(void);
 void rr_rcu_online_end(void);
 void rr_rcu_quiescent(void);
+void rr_rcu_poll_end(void);
 void rr_rcu_sleep_begin(void);
 void rr_rcu_sleep_end(void);
 void rr_read_lock(void);

@@ -673,28 +673,28 @@ static void
 rr_handle_put(struct dprpc_rref *r)
 {
 	struct rr_ctx *ctx = r->ctx;
-	bool mine;
 
 	if (atomic_fetch_sub_explicit(&r->refs, 1, memory_order_acq_rel) != 1)
 		return;
+	/* One read-side section for the whole release (nested ones inside
+	 * cost nothing). */
 	rr_read_lock();
-	mine = cds_lfht_del(ctx->handles, &r->n.node) == 0;
-	rr_read_unlock();
-	if (!mine)
+	if (cds_lfht_del(ctx->handles, &r->n.node) != 0) {
+		rr_read_unlock();
 		return; /* the agent's teardown took it */
+	}
 	if (r->is_owner) {
 		rr_dec(&ctx->n_owner_handles);
 		rr_owner_put(r->own);
-		rr_read_lock();
 		urcu_qsbr_call_rcu(&r->n.rcu, rr_handle_free_rcu);
-		rr_read_unlock();
-		return;
+	} else {
+		rr_dec(&ctx->n_users);
+		/* A user whose creation is unanswered waits for the answer, so
+		 * the DELETE cannot overtake the REMOTE or NOTIFY it undoes. */
+		if (dprpc_future_add_callback(r->created, rr_user_finish, r) != 0)
+			rr_user_finish(r->created, r);
 	}
-	rr_dec(&ctx->n_users);
-	/* A user whose creation is unanswered waits for the answer, so the
-	 * DELETE cannot overtake the REMOTE or NOTIFY it undoes. */
-	if (dprpc_future_add_callback(r->created, rr_user_finish, r) != 0)
-		rr_user_finish(r->created, r);
+	rr_read_unlock();
 }
 
 /* --- the owner's handlers ----------------------------------------------- */

@@ -70,6 +70,9 @@ demo() {
 	echo "== what it costs: dprpc-perf, dprpc beside the raw memif echo (the floor), same run"
 	"$top/build/perf/dprpc-perf" -- latency --compare-raw --duration 1 --repeat 3
 	"$top/build/perf/dprpc-perf" -- throughput --window 32 --compare-raw --duration 1 --repeat 3
+	echo
+	echo "== RRefs: remote() + to_here() and proxy calls beside rpc_sync, same run"
+	"$top/build/perf/dprpc-perf" -- rref --compare-rpc --duration 1 --repeat 3
 }
 
 # Sum Criterion's per-suite "Synthesis" lines (and meson's verdict for
