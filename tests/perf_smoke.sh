@@ -23,6 +23,26 @@ assert 0 < r["rtt_p50_us"] <= r["rtt_p99_us"] <= r["rtt_p999_us"], r
 print(f"{r['mode']}: {r['calls']} calls, p50 {r['rtt_p50_us']} us, ratio_p50 {r['ratio_p50']}")
 PY
 done
+# RRefs: remote() + to_here() beside rpc_sync, with proxies; and a churn
+# whose owner ends with no RRef left.
+out=$("$perf" -- rref --duration 0.2 --warmup 0.05 --json --compare-rpc 2>/dev/null)
+python3 - "$out" <<'PY'
+import json, sys
+r = json.loads(sys.argv[1])
+need = ["rtt_p50_us", "rtt_p99_us", "proxy_p50_us", "proxy_p99_us", "rpc_sync", "ratio_p50"]
+missing = [k for k in need if k not in r]
+assert not missing, f"missing {missing} in {r}"
+assert r["calls"] > 0 and r["rpc_sync"]["calls"] > 0 and r["calls_failed"] == 0, r
+assert 0 < r["proxy_p50_us"] <= r["proxy_p99_us"], r
+print(f"rref: {r['calls']} remote+to_here, p50 {r['rtt_p50_us']} us, ratio_p50 {r['ratio_p50']}")
+PY
+out=$("$perf" -- rref-churn --rrefs 20000 --batch 2048 --json 2>/dev/null)
+python3 - "$out" <<'PY'
+import json, sys
+r = json.loads(sys.argv[1])
+assert r["rrefs"] == 20000 and r["owners_left"] == 0 and r["owner_rss_last_kb"] > 0, r
+print(f"rref-churn: {r['rrefs']} RRefs, owner RSS {r['owner_rss_first_kb']} -> {r['owner_rss_last_kb']} kB")
+PY
 # One side per process, as across namespaces: --role with EAL options.
 sock=/tmp/dprpc-perf-smoke-$$.sock
 srv=""
@@ -50,3 +70,4 @@ srv=""
 # Bad usage is an error, not a crash.
 if "$perf" -- nosuchmode 2>/dev/null; then echo "accepted a bad mode"; exit 1; fi
 if "$perf" -- latency --window 4 2>/dev/null; then echo "accepted latency with a window"; exit 1; fi
+if "$perf" -- latency --compare-rpc 2>/dev/null; then echo "accepted --compare-rpc outside rref"; exit 1; fi
