@@ -33,6 +33,7 @@
 #include <stdbool.h>
 #include <stdint.h>
 
+#include <rte_errno.h>
 #include <rte_log.h>
 #include <rte_dev.h>
 #include <rte_mbuf.h>
@@ -306,6 +307,25 @@ static inline unsigned int
 dp_requests_in_use(const struct dprpc_agent *a)
 {
 	return rte_mempool_in_use_count(a->req_pool);
+}
+
+/* The rank of worker @to for a call by names: -1 with rte_errno EINVAL
+ * (a NULL argument) or ENOENT (no such worker). */
+static inline int
+dp_resolve(const struct dprpc_agent *a, const char *to, const char *hname)
+{
+	int rank;
+
+	if (a == NULL || to == NULL || hname == NULL) {
+		rte_errno = EINVAL;
+		return -1;
+	}
+	rank = dprpc_worker_rank(a, to);
+	if (rank < 0) {
+		rte_errno = -rank;
+		return -1;
+	}
+	return rank;
 }
 
 static inline uint64_t

@@ -559,19 +559,11 @@ struct dprpc_future *
 dprpc_rpc_async(struct dprpc_agent *a, const char *to, const char *handler, const void *data,
 	size_t len, uint64_t timeout_us)
 {
-	int rank;
+	int rank = dp_resolve(a, to, handler);
 
-	if (a == NULL || to == NULL || handler == NULL) {
-		rte_errno = EINVAL;
-		return NULL;
-	}
-	rank = dprpc_worker_rank(a, to);
-	if (rank < 0) {
-		rte_errno = -rank;
-		return NULL;
-	}
-	return dprpc_rpc_async_id(
-		a, (unsigned int)rank, dprpc_handler_id(handler), data, len, timeout_us);
+	return rank < 0 ? NULL
+			: dprpc_rpc_async_id(a, (unsigned int)rank, dprpc_handler_id(handler), data,
+				  len, timeout_us);
 }
 
 int

@@ -949,10 +949,11 @@ rr_h_remote(struct dprpc_request *req, void *arg)
 	return 0;
 }
 
+/* FETCH (rref_id, fork_id) and PROXY (src_id, src_fork): hold the entry
+ * and answer once its value is there. */
 static int
-rr_h_fetch(struct dprpc_request *req, void *arg)
+rr_h_wait(struct dprpc_request *req, struct rr_ctx *ctx, bool proxy)
 {
-	struct rr_ctx *ctx = arg;
 	const void *args;
 	uint32_t alen;
 	const struct rr_msg *m = rr_parse(req, &args, &alen);
@@ -961,8 +962,8 @@ rr_h_fetch(struct dprpc_request *req, void *arg)
 
 	if (m == NULL)
 		return -EPROTO;
-	id = rte_be_to_cpu_64(m->rref_id);
-	o = rr_owner_for(ctx, req, id, rte_be_to_cpu_64(m->fork_id));
+	id = rte_be_to_cpu_64(proxy ? m->src_id : m->rref_id);
+	o = rr_owner_for(ctx, req, id, rte_be_to_cpu_64(proxy ? m->src_fork : m->fork_id));
 	if (o == NULL) {
 		rr_not_here(req, id);
 		return 0;
@@ -970,33 +971,20 @@ rr_h_fetch(struct dprpc_request *req, void *arg)
 	req->hook_arg[0] = o;
 	req->hook_arg[1] = NULL;
 	req->hook = &rr_hold_hook;
-	rr_wait_value(req, o, rr_fetch_ready);
+	rr_wait_value(req, o, proxy ? rr_proxy_ready : rr_fetch_ready);
 	return 0;
+}
+
+static int
+rr_h_fetch(struct dprpc_request *req, void *arg)
+{
+	return rr_h_wait(req, arg, false);
 }
 
 static int
 rr_h_proxy(struct dprpc_request *req, void *arg)
 {
-	struct rr_ctx *ctx = arg;
-	const void *args;
-	uint32_t alen;
-	const struct rr_msg *m = rr_parse(req, &args, &alen);
-	struct rr_owner *o;
-	uint64_t id;
-
-	if (m == NULL)
-		return -EPROTO;
-	id = rte_be_to_cpu_64(m->src_id);
-	o = rr_owner_for(ctx, req, id, rte_be_to_cpu_64(m->src_fork));
-	if (o == NULL) {
-		rr_not_here(req, id);
-		return 0;
-	}
-	req->hook_arg[0] = o;
-	req->hook_arg[1] = NULL;
-	req->hook = &rr_hold_hook;
-	rr_wait_value(req, o, rr_proxy_ready);
-	return 0;
+	return rr_h_wait(req, arg, true);
 }
 
 static void
@@ -1199,19 +1187,11 @@ struct dprpc_rref *
 dprpc_remote(struct dprpc_agent *a, const char *to, const char *handler, const void *args,
 	size_t len, uint64_t timeout_us)
 {
-	int rank;
+	int rank = dp_resolve(a, to, handler);
 
-	if (a == NULL || to == NULL || handler == NULL) {
-		rte_errno = EINVAL;
-		return NULL;
-	}
-	rank = dprpc_worker_rank(a, to);
-	if (rank < 0) {
-		rte_errno = -rank;
-		return NULL;
-	}
-	return dprpc_remote_id(
-		a, (unsigned int)rank, dprpc_handler_id(handler), args, len, timeout_us);
+	return rank < 0 ? NULL
+			: dprpc_remote_id(a, (unsigned int)rank, dprpc_handler_id(handler), args,
+				  len, timeout_us);
 }
 
 struct dprpc_rref *
