@@ -52,6 +52,8 @@ static const char *const dp_drop_names[DPRPC_DROP_MAX] = {
 	[DPRPC_DROP_HANDLER_FULL] = "handler_full",
 	[DPRPC_DROP_DUPLICATE] = "duplicate",
 	[DPRPC_DROP_OLD_SESSION] = "old_session",
+	[DPRPC_DROP_TOO_BIG] = "too_big",
+	[DPRPC_DROP_NO_MEMORY] = "no_memory",
 };
 
 const char *
@@ -77,6 +79,8 @@ dprpc_agent_conf_init(struct dprpc_agent_conf *c)
 	c->max_handlers = 256;
 	c->max_requests = 1024;
 	c->retransmit_us = 1000;
+	c->max_msg_size = DPRPC_MAX_MSG_DEFAULT;
+	c->credits = 64;
 	c->keepalive_us = 100 * 1000;
 	c->peer_timeout_us = 1000 * 1000;
 	c->max_rrefs = 16384;
@@ -167,7 +171,8 @@ dp_check_conf(const struct dprpc_agent_conf *c)
 	if (c->max_outstanding == 0 || c->max_outstanding > UINT16_MAX || c->max_handlers == 0 ||
 		c->max_handlers > (1u << 20) || c->max_requests == 0 || c->max_rrefs == 0 ||
 		c->max_rrefs > (1u << 24) || c->nb_handler_lcores > DPRPC_MAX_HANDLER_LCORES ||
-		c->nb_mbufs < 1024) {
+		c->nb_mbufs < 1024 || c->max_msg_size < DPRPC_MAX_FRAME_PAYLOAD ||
+		c->max_msg_size > DPRPC_MAX_MSG_LIMIT || c->credits == 0 || c->credits > 1024) {
 		DP_LOG(ERR, "agent %s: configuration value out of range", c->name);
 		return -EINVAL;
 	}
@@ -420,6 +425,7 @@ dp_drain_rings(struct dprpc_agent *a)
 		unsigned int dst =
 			rte_be_to_cpu_16(dp_frame_hdr(rte_pktmbuf_mtod(m, uint8_t *))->dst_worker);
 
+		dp_txmsg_put(meta->tx);
 		if (meta->fut != NULL) {
 			fut_fail_consume(meta->fut, -ESHUTDOWN, a->rank, "agent shut down");
 			atomic_fetch_sub_explicit(
@@ -455,7 +461,7 @@ dp_agent_free(struct dprpc_agent *a)
 	dp_fault_free(&a->frx);
 	if (a->peers != NULL)
 		for (i = 0; i < a->world.n; i++)
-			dp_srv_reset(&a->peers[i], a->max_outstanding);
+			dp_srv_reset(a, &a->peers[i]);
 	rr_ctx_free(a);
 	for (i = 0; i < a->nb_hl; i++)
 		rte_ring_free(a->hl[i].ring);
@@ -578,6 +584,8 @@ dprpc_agent_create(const struct dprpc_agent_conf *c)
 	a->rx_ctx = (struct dp_rx_ctx){
 		.addrs = a->world.addrs, .nb_workers = a->world.n, .self_rank = a->rank};
 	a->max_outstanding = c->max_outstanding;
+	a->max_msg = c->max_msg_size;
+	a->credits = c->credits;
 	a->default_timeout_us = c->default_timeout_us;
 	a->tsc_hz = rte_get_tsc_hz();
 	a->rto_tsc = (uint64_t)c->retransmit_us * a->tsc_hz / 1000000;
@@ -744,6 +752,11 @@ dprpc_agent_stats_get(const struct dprpc_agent *a, struct dprpc_agent_stats *s)
 	s->keepalives = dp_load_relaxed(&a->st.keepalives);
 	s->peers_down = dp_load_relaxed(&a->st.peers_down);
 	s->peers_restarted = dp_load_relaxed(&a->st.peers_restarted);
+	s->msgs_sent = dp_load_relaxed(&a->st.msgs_sent);
+	s->msgs_received = dp_load_relaxed(&a->st.msgs_received);
+	s->frames_resent = dp_load_relaxed(&a->st.frames_resent);
+	s->acks_sent = dp_load_relaxed(&a->st.acks_sent);
+	s->credits_cut = dp_load_relaxed(&a->st.credits_cut);
 	/* Plain reads of poller-written counters: statistics, may lag. */
 	s->fault_dropped = a->ftx.dropped + a->frx.dropped;
 	s->fault_duplicated = a->ftx.duplicated + a->frx.duplicated;
@@ -776,6 +789,7 @@ dprpc_agent_usage(const struct dprpc_agent *a, struct dprpc_agent_usage *u)
 	/* Relaxed: counters for leak checks, exact only when quiescent. */
 	for (p = 0; p < a->world.n; p++)
 		u->calls += dp_load_relaxed(&a->peers[p].outstanding);
+	u->messages = (unsigned int)dp_load_relaxed(&a->st.msgs_live);
 	return 0;
 }
 
@@ -803,12 +817,17 @@ dprpc_agent_dump(const struct dprpc_agent *a, FILE *f)
 		s.calls_sent, s.calls_ok, s.calls_failed, s.calls_timed_out);
 	fprintf(f, "  requests handled %" PRIu64 " unknown %" PRIu64 " resent %" PRIu64 "\n",
 		s.requests_handled, s.requests_unknown, s.requests_resent);
+	fprintf(f,
+		"  messages sent %" PRIu64 " received %" PRIu64 " frames_resent %" PRIu64
+		" acks %" PRIu64 " credits_cut %" PRIu64 "\n",
+		s.msgs_sent, s.msgs_received, s.frames_resent, s.acks_sent, s.credits_cut);
 	fprintf(f, "  dropped %" PRIu64, s.dropped);
 	for (i = 0; i < DPRPC_DROP_MAX; i++)
 		if (s.drops[i] != 0)
 			fprintf(f, " %s=%" PRIu64, dprpc_drop_reason_str(i), s.drops[i]);
-	fprintf(f, "\n  in use: futures %u requests %u mbufs %u calls %u; handlers %u\n", u.futures,
-		u.requests, u.mbufs, u.calls, a->nb_handlers);
+	fprintf(f,
+		"\n  in use: futures %u requests %u mbufs %u calls %u messages %u; handlers %u\n",
+		u.futures, u.requests, u.mbufs, u.calls, u.messages, a->nb_handlers);
 	for (i = 0; i < a->world.n; i++)
 		fprintf(f, "  worker %u %s " RTE_ETHER_ADDR_PRT_FMT " port %u\n", i,
 			a->world.w[i].name, RTE_ETHER_ADDR_BYTES(&a->world.w[i].addr.mac),

@@ -50,17 +50,24 @@ void
 dp_frame_write(uint8_t *frame, const uint8_t *tmpl, const struct dp_hdr_fields *f,
 	const void *payload, uint32_t len)
 {
-	struct rte_ipv4_hdr *ip = (struct rte_ipv4_hdr *)(frame + sizeof(struct rte_ether_hdr));
-	struct rte_udp_hdr *udp = (struct rte_udp_hdr *)(ip + 1);
 	struct dp_wire_hdr *h = dp_frame_hdr(frame);
-
-	uint32_t sum;
 
 	/* Payload first: it may overlap the headers' place (a reply built in
 	 * its request's mbuf, whose payload was slid back by up to 7 bytes
 	 * for alignment); memmove, or nothing when already in place. */
 	if (len > 0 && payload != (const void *)(h + 1))
 		memmove(h + 1, payload, len);
+	dp_frame_write_hdr(frame, tmpl, f, len);
+}
+
+void
+dp_frame_write_hdr(uint8_t *frame, const uint8_t *tmpl, const struct dp_hdr_fields *f, uint32_t len)
+{
+	struct rte_ipv4_hdr *ip = (struct rte_ipv4_hdr *)(frame + sizeof(struct rte_ether_hdr));
+	struct rte_udp_hdr *udp = (struct rte_udp_hdr *)(ip + 1);
+	struct dp_wire_hdr *h = dp_frame_hdr(frame);
+	uint32_t sum;
+
 	memcpy(frame, tmpl, DP_L2L4_LEN);
 	ip->total_length =
 		rte_cpu_to_be_16((uint16_t)(sizeof(*ip) + sizeof(*udp) + sizeof(*h) + len));
@@ -74,18 +81,19 @@ dp_frame_write(uint8_t *frame, const uint8_t *tmpl, const struct dp_hdr_fields *
 	h->magic = rte_cpu_to_be_16(DP_WIRE_MAGIC);
 	h->version = DP_WIRE_VERSION;
 	h->type = f->type;
-	h->flags = 0;
+	h->flags = rte_cpu_to_be_16(f->flags);
 	h->src_worker = rte_cpu_to_be_16(f->src);
 	h->dst_worker = rte_cpu_to_be_16(f->dst);
 	h->slot = rte_cpu_to_be_16(f->slot);
 	h->session = rte_cpu_to_be_32(f->session);
 	h->req_num = rte_cpu_to_be_32(f->req_num);
-	h->pkt_idx = 0;
-	h->pkt_cnt = rte_cpu_to_be_16(1);
-	h->msg_len = rte_cpu_to_be_32(len);
+	/* pkt_cnt 0: a message of one frame, @len long. */
+	h->pkt_idx = rte_cpu_to_be_16(f->pkt_cnt == 0 ? 0 : f->pkt_idx);
+	h->pkt_cnt = rte_cpu_to_be_16(f->pkt_cnt == 0 ? 1 : f->pkt_cnt);
+	h->msg_len = rte_cpu_to_be_32(f->pkt_cnt == 0 ? len : f->msg_len);
 	h->handler_id = rte_cpu_to_be_32(f->handler_id);
 	h->status = rte_cpu_to_be_32(f->status);
-	h->credits = 0;
+	h->credits = rte_cpu_to_be_16(f->credits);
 	h->reserved = 0;
 }
 
@@ -105,8 +113,8 @@ dp_frame_parse(const uint8_t *frame, uint32_t len, const struct dp_rx_ctx *ctx,
 	const struct rte_udp_hdr *udp;
 	const struct dp_wire_hdr *h;
 	const struct dp_addr *self, *peer;
-	uint32_t ihl, ip_len, udp_len, msg_len;
-	uint16_t src, dst, cnt;
+	uint32_t ihl, ip_len, udp_len, msg_len, pay_len;
+	uint16_t src, dst, cnt, idx;
 
 	if (len < sizeof(*eth))
 		return dp_drop(why, DPRPC_DROP_TRUNCATED);
@@ -151,8 +159,7 @@ dp_frame_parse(const uint8_t *frame, uint32_t len, const struct dp_rx_ctx *ctx,
 		return dp_drop(why, DPRPC_DROP_BAD_MAGIC);
 	if (h->version != DP_WIRE_VERSION)
 		return dp_drop(why, DPRPC_DROP_BAD_VERSION);
-	if (h->type != DP_FRAME_REQUEST && h->type != DP_FRAME_RESPONSE &&
-		h->type != DP_FRAME_CONTROL)
+	if (h->type < DP_FRAME_REQUEST || h->type > DP_FRAME_CONTROL)
 		return dp_drop(why, DPRPC_DROP_BAD_TYPE);
 	src = rte_be_to_cpu_16(h->src_worker);
 	dst = rte_be_to_cpu_16(h->dst_worker);
@@ -163,17 +170,42 @@ dp_frame_parse(const uint8_t *frame, uint32_t len, const struct dp_rx_ctx *ctx,
 	if (ip->src_addr != peer->ip || udp->src_port != peer->port)
 		return dp_drop(why, DPRPC_DROP_FOREIGN);
 	cnt = rte_be_to_cpu_16(h->pkt_cnt);
-	if (cnt == 0 || rte_be_to_cpu_16(h->pkt_idx) >= cnt)
-		return dp_drop(why, DPRPC_DROP_BAD_LENGTH);
-	if (cnt != 1)
-		return dp_drop(why, DPRPC_DROP_UNSUPPORTED);
+	idx = rte_be_to_cpu_16(h->pkt_idx);
 	msg_len = rte_be_to_cpu_32(h->msg_len);
-	if (msg_len != udp_len - sizeof(*udp) - sizeof(*h) || msg_len > DPRPC_MAX_FRAME_PAYLOAD)
+	pay_len = udp_len - (uint32_t)sizeof(*udp) - (uint32_t)sizeof(*h);
+	if (h->type == DP_FRAME_ACK) {
+		/* pkt_idx is how many frames the receiver holds in order: at
+		 * most all of them. */
+		if (cnt < 2 || idx > cnt || msg_len != 0 || pay_len != 0 ||
+			(h->status != rte_cpu_to_be_32(DP_FRAME_REQUEST) &&
+				h->status != rte_cpu_to_be_32(DP_FRAME_RESPONSE)))
+			return dp_drop(why, DPRPC_DROP_BAD_LENGTH);
+	} else if (cnt == 0 || idx >= cnt) {
 		return dp_drop(why, DPRPC_DROP_BAD_LENGTH);
+	} else if (cnt == 1) {
+		if (msg_len != pay_len || msg_len > DPRPC_MAX_FRAME_PAYLOAD)
+			return dp_drop(why, DPRPC_DROP_BAD_LENGTH);
+	} else {
+		/* Every frame but the last is full; the last holds the rest.
+		 * The first test also bounds msg_len, so nothing overflows. */
+		if (msg_len <= (uint32_t)(cnt - 1) * DPRPC_MAX_FRAME_PAYLOAD ||
+			msg_len > (uint32_t)cnt * DPRPC_MAX_FRAME_PAYLOAD ||
+			h->type == DP_FRAME_CONTROL)
+			return dp_drop(why, DPRPC_DROP_BAD_LENGTH);
+		if (pay_len !=
+			(idx + 1u < cnt ? DPRPC_MAX_FRAME_PAYLOAD
+					: msg_len - (uint32_t)(cnt - 1) * DPRPC_MAX_FRAME_PAYLOAD))
+			return dp_drop(why, DPRPC_DROP_BAD_LENGTH);
+	}
 
 	out->hdr = h;
 	out->payload = (const uint8_t *)(h + 1);
-	out->payload_len = msg_len;
+	out->payload_len = pay_len;
+	out->msg_len = msg_len;
+	out->pkt_idx = idx;
+	out->pkt_cnt = cnt;
+	out->flags = rte_be_to_cpu_16(h->flags);
+	out->credits = rte_be_to_cpu_16(h->credits);
 	out->type = h->type;
 	out->src = src;
 	out->slot = rte_be_to_cpu_16(h->slot);

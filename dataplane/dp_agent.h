@@ -23,7 +23,13 @@
  *    place) until the reply, which frees it;
  *  - response: a matching response mbuf becomes the future's value (zero
  *    copy) and is freed by the future's last put; any other frame is freed
- *    at once after counting its drop reason.
+ *    at once after counting its drop reason;
+ *  - multi-frame messages (msg.c): the sender's dp_txmsg is handed over in
+ *    a carrier mbuf's metadata and owned by the session slot (client) or
+ *    the server slot (response) until acknowledged; each frame's payload
+ *    mbuf holds a reference to it; received frames are copied into a
+ *    dp_rxmsg and freed at once; a whole dp_rxmsg is owned by the request
+ *    (freed with it) or the future (freed by its last put).
  */
 #ifndef DP_AGENT_H
 #define DP_AGENT_H
@@ -63,10 +69,17 @@ extern int dp_logtype;
  * alternating with it.  See perf/RESULTS.md. */
 #define DP_TX_FLUSH_AT 4
 
-/* Per-mbuf metadata of a submitted call, in an mbuf dynamic field. */
+struct dp_txmsg;
+
+/* Per-mbuf metadata of a submitted frame, in an mbuf dynamic field.  Every
+ * mbuf handed to tx_ring or dp_stage_tx() has it set (dp_meta_plain() for
+ * a frame that is neither a call nor a multi-frame message). */
 struct dp_call_meta {
 	struct dprpc_future *fut; /* the agent's reference; NULL for a reply */
 	uint64_t deadline_tsc;	  /* 0: no timeout */
+	/* Not NULL: this mbuf only carries a multi-frame message to the
+	 * poller (and is freed there); the frames are made from @tx. */
+	struct dp_txmsg *tx;
 };
 extern int dp_meta_offset;
 static inline struct dp_call_meta *
@@ -75,22 +88,63 @@ dp_meta(struct rte_mbuf *m)
 	return RTE_MBUF_DYNFIELD(m, dp_meta_offset, struct dp_call_meta *);
 }
 
+static inline void
+dp_meta_plain(struct rte_mbuf *m)
+{
+	dp_meta(m)->fut = NULL;
+	dp_meta(m)->tx = NULL;
+}
+
+/*
+ * Multi-frame messages (msg.c).  A message longer than one frame's payload
+ * is copied once into a dp_txmsg; its frames are made on demand, each a
+ * header mbuf chained to an mbuf attached (no copy) to its slice of the
+ * copy, so only the window's frames exist at a time.  The receiver copies
+ * each frame's payload into a dp_rxmsg (one copy) and acknowledges.
+ */
+struct dp_txmsg {
+	/* Holds one reference for the agent, one per frame in flight; the
+	 * last one frees the message (any thread: the PMD frees frames). */
+	struct rte_mbuf_ext_shared_info shinfo;
+	struct dp_hdr_fields f; /* every frame's header but the frame fields */
+	uint32_t len, n;	/* bytes, frames */
+	uint32_t next;		/* the next frame to send */
+	uint32_t hi;		/* frames below this were sent at least once */
+	uint32_t acked;		/* the receiver holds every frame below this */
+	uint32_t window;	/* the receiver's credits beyond acked */
+	uint8_t *buf;
+};
+
+struct dp_rxmsg {
+	uint32_t req_num, len, n;
+	uint32_t handler_id, status;
+	uint32_t have;	     /* frames received */
+	uint32_t cum;	     /* every frame below this is here */
+	uint32_t acked_sent; /* cum told the sender */
+	uint32_t ooo, dups;  /* frames beyond a gap at cum; duplicates */
+	uint8_t *buf;	     /* len bytes, cache-line aligned */
+	uint64_t bits[];     /* frames received */
+};
 /* A session slot: one call in flight towards a peer.  Poller only. */
 struct dp_slot {
 	struct dprpc_future *fut; /* NULL when free */
 	uint32_t req_num;
 	uint64_t deadline_tsc;
 	struct rte_mbuf *req; /* the request, one reference ours, for resending */
+	struct dp_txmsg *tx;  /* a multi-frame request: ours until the slot is freed */
+	struct dp_rxmsg *rx;  /* a multi-frame response being reassembled */
 	uint64_t rtx_tsc;     /* next resend */
 	uint64_t rto_tsc;     /* current resend interval */
 };
 
-enum dp_srv_state { DP_SRV_EMPTY, DP_SRV_RUNNING, DP_SRV_DONE };
+enum dp_srv_state { DP_SRV_EMPTY, DP_SRV_RECEIVING, DP_SRV_RUNNING, DP_SRV_DONE };
 
 struct dp_srv_slot {
 	uint32_t req_num;
 	uint8_t state;	       /* enum dp_srv_state */
 	struct rte_mbuf *resp; /* DONE: the response; one reference is ours */
+	struct dp_txmsg *tx;   /* DONE: a multi-frame response, until acked whole */
+	struct dp_rxmsg *rx;   /* RECEIVING: the request being reassembled */
 };
 
 struct dp_peer {
@@ -155,6 +209,7 @@ struct dprpc_request {
 	void *hook_arg[2];
 	const void *in_val; /* dprpc_request_rref_value() */
 	uint32_t in_len;
+	struct dp_rxmsg *rx; /* a reassembled request: owns the payload */
 };
 
 struct dp_hlcore {
@@ -172,6 +227,8 @@ struct dp_stats {
 	_Atomic uint64_t calls_sent, calls_ok, calls_failed, calls_timed_out;
 	_Atomic uint64_t requests_handled, requests_unknown, requests_resent, retransmits;
 	_Atomic uint64_t keepalives, peers_down, peers_restarted;
+	_Atomic uint64_t msgs_sent, msgs_received, frames_resent, acks_sent, credits_cut;
+	_Atomic uint64_t msgs_live; /* multi-frame messages held by slots */
 	_Atomic uint64_t drops[DPRPC_DROP_MAX];
 	_Atomic uint64_t reply_nombuf; /* any thread: dp_count_mt */
 };
@@ -221,6 +278,8 @@ struct dprpc_agent {
 	struct dp_peer *peers;
 	unsigned int max_outstanding;
 	uint64_t default_timeout_us;
+	uint32_t max_msg;			  /* conf.max_msg_size */
+	uint32_t credits;			  /* conf.credits */
 	uint64_t rto_tsc, rto_max_tsc;		  /* 0: no retransmission */
 	uint64_t keepalive_tsc, peer_timeout_tsc; /* 0: off */
 	dprpc_peer_event_t peer_event;
@@ -258,12 +317,36 @@ unsigned int dp_tx_flush(struct dprpc_agent *a);
 void dp_idle(const struct dprpc_agent *a, unsigned int *empty);
 int dp_lcore_io(void *agent);
 void dp_stage_tx(struct dprpc_agent *a, struct rte_mbuf *m);
+void dp_stage_out(struct dprpc_agent *a, struct rte_mbuf *m);
+void dp_rx_frame(struct dprpc_agent *a, struct rte_mbuf *m);
 void dp_start_call(struct dprpc_agent *a, struct rte_mbuf *m, uint64_t now);
+struct dprpc_future *dp_slot_release(
+	struct dprpc_agent *a, struct dp_peer *peer, struct dp_slot *s);
 void dp_fail_all_slots(struct dprpc_agent *a, int code, const char *msg);
 void dp_fail_peer_slots(struct dprpc_agent *a, unsigned int p, int code, const char *msg);
 
+/* msg.c */
+struct dp_txmsg *dp_txmsg_new(
+	const struct dprpc_agent *a, const struct dp_hdr_fields *f, const void *data, uint32_t len);
+void dp_txmsg_put(struct dp_txmsg *t);
+void dp_rxmsg_free(void *r);
+struct rte_mbuf *dp_carrier_new(struct dprpc_agent *a, struct dp_txmsg *t);
+void dp_msg_start_call(struct dprpc_agent *a, struct dp_slot *s, struct dp_txmsg *t);
+void dp_msg_start_response(struct dprpc_agent *a, struct dp_txmsg *t);
+void dp_msg_rx_request(struct dprpc_agent *a, struct rte_mbuf *m, const struct dp_parsed *p);
+void dp_msg_rx_response(
+	struct dprpc_agent *a, struct dp_slot *s, struct rte_mbuf *m, const struct dp_parsed *p);
+void dp_msg_rx_ack(struct dprpc_agent *a, struct rte_mbuf *m, const struct dp_parsed *p);
+void dp_msg_resend(struct dprpc_agent *a, unsigned int to, struct dp_slot *s);
+bool dp_msg_resend_response(struct dprpc_agent *a, struct dp_srv_slot *e);
+void dp_msg_slot_clear(struct dprpc_agent *a, struct dp_slot *s);
+void dp_msg_srv_clear(struct dprpc_agent *a, struct dp_srv_slot *e);
+
 /* rpc.c */
-void dp_srv_reset(struct dp_peer *peer, unsigned int nb_slots);
+void dp_srv_reset(struct dprpc_agent *a, struct dp_peer *peer);
+struct dprpc_request *dp_req_new(struct dprpc_agent *a, const struct dp_parsed *p);
+void dp_req_start(struct dprpc_agent *a, struct dprpc_request *req);
+void dp_reply_error_or_drop(struct dprpc_request *req, int code, const char *msg);
 void dp_keep_response(struct dprpc_agent *a, struct rte_mbuf *m, const struct dp_wire_hdr *h);
 const struct dp_handler *dp_handler_find(const struct dprpc_agent *a, uint32_t id);
 void dp_dispatch_request(struct dprpc_agent *a, struct rte_mbuf *m, const struct dp_parsed *p);

@@ -10,21 +10,28 @@
  *     0     2  magic        DP_WIRE_MAGIC
  *     2     1  version      DP_WIRE_VERSION
  *     3     1  type         enum dp_frame_type
- *     4     2  flags        none defined in version 1; ignored on receive
+ *     4     2  flags        ACK frames: DP_ACK_NACK, DP_ACK_PROBE; other
+ *                           frames: none defined, ignored on receive
  *     6     2  src_worker   sender's rank
  *     8     2  dst_worker   receiver's rank
  *    10     2  slot         session slot of the call (client's numbering)
  *    12     4  session      sender's incarnation: its creation time in ms
  *                           (mod 2^32), compared in serial-number order
  *    16     4  req_num      request number within the slot
- *    20     2  pkt_idx      index of this frame in its message
- *    22     2  pkt_cnt      frames in the message (1 in version 1)
- *    24     4  msg_len      total message length (payload bytes)
+ *    20     2  pkt_idx      index of this frame in its message; in an ACK,
+ *                           how many frames the receiver holds in order
+ *    22     2  pkt_cnt      frames in the message (an ACK: of the message
+ *                           it acknowledges)
+ *    24     4  msg_len      total message length (payload bytes); 0 in an
+ *                           ACK.  Every frame of a message but the last
+ *                           carries DPRPC_MAX_FRAME_PAYLOAD bytes
  *    28     4  handler_id   dprpc_handler_id() of the handler's name, or
  *                           the operation of a CONTROL frame
  *    32     4  status       0, or a positive errno (responses); the payload
- *                           of an error response is the error message
- *    36     2  credits      reserved for flow control, 0
+ *                           of an error response is the error message; in
+ *                           an ACK, the type of the message acknowledged
+ *    36     2  credits      in an ACK, frames the sender may have beyond
+ *                           pkt_idx (its window); 0 elsewhere
  *    38     2  reserved     0
  */
 #ifndef DP_WIRE_H
@@ -48,7 +55,7 @@
 enum dp_frame_type {
 	DP_FRAME_REQUEST = 1,
 	DP_FRAME_RESPONSE = 2,
-	DP_FRAME_ACK = 3,     /* reserved: credit return (reliable transport) */
+	DP_FRAME_ACK = 3,     /* a multi-frame message's receiver: progress, credits */
 	DP_FRAME_CONTROL = 4, /* liveness: handler_id is the operation */
 };
 
@@ -56,6 +63,12 @@ enum dp_frame_type {
 enum dp_ctrl_op {
 	DP_CTRL_PING = 1, /* are you there? answered by a PONG */
 	DP_CTRL_PONG = 2,
+};
+
+/* Flags of an ACK frame. */
+enum dp_ack_flag {
+	DP_ACK_NACK = 1,  /* frame pkt_idx is missing, later ones came: resend it */
+	DP_ACK_PROBE = 2, /* nothing came for a while: resend from pkt_idx on */
 };
 
 struct dp_wire_hdr {
@@ -114,9 +127,13 @@ struct dp_parsed {
 	uint32_t req_num;
 	uint32_t handler_id;
 	uint32_t status;
+	uint32_t msg_len; /* the whole message's length */
+	uint16_t pkt_idx, pkt_cnt, flags, credits;
 };
 
-/* The parts of a frame's dprpc header the sender chooses. */
+/* The parts of a frame's dprpc header the sender chooses.  pkt_cnt 0 (what
+ * an initialiser leaves) means a message of one frame, the payload given
+ * to dp_frame_write(); pkt_idx, msg_len then do not matter. */
 struct dp_hdr_fields {
 	uint8_t type;
 	uint16_t src;
@@ -126,6 +143,8 @@ struct dp_hdr_fields {
 	uint32_t req_num;
 	uint32_t handler_id;
 	uint32_t status;
+	uint16_t pkt_idx, pkt_cnt, flags, credits;
+	uint32_t msg_len;
 };
 
 /* Build the Ethernet/IPv4/UDP headers from @src to @dst into tmpl[DP_L2L4_LEN];
@@ -137,6 +156,11 @@ void dp_l2l4_template(uint8_t *tmpl, const struct dp_addr *src, const struct dp_
  * DP_HDRS_LEN + len bytes; @payload may overlap the frame. */
 void dp_frame_write(uint8_t *frame, const uint8_t *tmpl, const struct dp_hdr_fields *f,
 	const void *payload, uint32_t len);
+
+/* Write only the headers of a frame carrying @len payload bytes (which
+ * follow the headers, or sit in a further segment). */
+void dp_frame_write_hdr(
+	uint8_t *frame, const uint8_t *tmpl, const struct dp_hdr_fields *f, uint32_t len);
 
 /* Parse and check a frame of @len contiguous bytes.  Returns true and fills
  * @out, or false and sets @why.  Reads nothing outside [frame, frame+len). */

@@ -42,14 +42,16 @@ dp_drop_frame(struct dprpc_agent *a, struct rte_mbuf *m, enum dprpc_drop_reason 
 }
 
 /* Release slot @s of @peer and return the future it held (agent's ref). */
-static struct dprpc_future *
-dp_slot_release(struct dp_peer *peer, struct dp_slot *s)
+struct dprpc_future *
+dp_slot_release(struct dprpc_agent *a, struct dp_peer *peer, struct dp_slot *s)
 {
 	struct dprpc_future *fut = s->fut;
 
 	s->fut = NULL;
 	rte_pktmbuf_free(s->req); /* our reference to the request, if kept */
 	s->req = NULL;
+	if (unlikely(s->tx != NULL || s->rx != NULL))
+		dp_msg_slot_clear(a, s);
 	peer->free_slots[peer->nb_free++] = (uint16_t)(s - peer->slots);
 	/* Pairs with nothing: the counter only bounds submissions. */
 	atomic_fetch_sub_explicit(&peer->outstanding, 1, memory_order_relaxed);
@@ -74,7 +76,11 @@ dp_handle_response(struct dprpc_agent *a, struct rte_mbuf *m, const struct dp_pa
 		dp_drop_frame(a, m, DPRPC_DROP_STALE);
 		return;
 	}
-	fut = dp_slot_release(peer, s);
+	if (p->pkt_cnt > 1) {
+		dp_msg_rx_response(a, s, m, p);
+		return;
+	}
+	fut = dp_slot_release(a, peer, s);
 	if (p->status == 0) {
 		/* Zero copy: the future owns the mbuf from here on.  The
 		 * agent's reference is dropped by the completion itself. */
@@ -112,28 +118,45 @@ dp_align_payload(struct dp_parsed *p)
 	p->hdr = NULL; /* overwritten */
 }
 
-static void
+/* A frame in several segments (net_ring passes on the chains a
+ * multi-frame message is sent as) or shared with its sender (net_ring
+ * hands over the very mbuf, which a server keeps as its stored response):
+ * the payload may be moved in place, so work on a private, contiguous
+ * copy.  NULL if none can be had (counted). */
+static struct rte_mbuf *
+dp_rx_private(struct dprpc_agent *a, struct rte_mbuf *m)
+{
+	struct rte_mbuf *copy;
+	const void *from;
+	uint8_t *data;
+
+	if (m->pkt_len > (uint32_t)rte_pktmbuf_data_room_size(a->mp) - RTE_PKTMBUF_HEADROOM) {
+		dp_drop_frame(a, m, DPRPC_DROP_UNSUPPORTED);
+		return NULL;
+	}
+	copy = rte_pktmbuf_alloc(a->mp);
+	if (copy != NULL) {
+		data = (uint8_t *)rte_pktmbuf_append(copy, (uint16_t)m->pkt_len);
+		from = rte_pktmbuf_read(m, 0, m->pkt_len, data); /* copies if chained */
+		if (from != data)
+			memcpy(data, from, m->pkt_len);
+	}
+	rte_pktmbuf_free(m);
+	if (copy == NULL)
+		dp_count(&a->st.drops[DPRPC_DROP_NO_REQUEST], 1);
+	return copy;
+}
+
+void
 dp_rx_frame(struct dprpc_agent *a, struct rte_mbuf *m)
 {
 	enum dprpc_drop_reason why;
 	struct dp_parsed p;
 
-	if (unlikely(m->nb_segs != 1)) {
-		dp_drop_frame(a, m, DPRPC_DROP_UNSUPPORTED);
-		return;
-	}
-	if (unlikely(rte_mbuf_refcnt_read(m) > 1)) {
-		/* Shared with its sender (net_ring hands over the very mbuf,
-		 * which a server keeps as its stored response): the payload
-		 * is moved in place below, so work on a copy. */
-		struct rte_mbuf *copy = rte_pktmbuf_copy(m, a->mp, 0, UINT32_MAX);
-
-		rte_pktmbuf_free(m);
-		if (copy == NULL) {
-			dp_count(&a->st.drops[DPRPC_DROP_NO_REQUEST], 1);
+	if (unlikely(m->nb_segs != 1 || rte_mbuf_refcnt_read(m) > 1)) {
+		m = dp_rx_private(a, m);
+		if (m == NULL)
 			return;
-		}
-		m = copy;
 	}
 	if (!dp_frame_parse(
 		    rte_pktmbuf_mtod(m, const uint8_t *), m->data_len, &a->rx_ctx, &p, &why)) {
@@ -153,7 +176,13 @@ dp_rx_frame(struct dprpc_agent *a, struct rte_mbuf *m)
 		rte_pktmbuf_free(m);
 		return;
 	}
-	dp_align_payload(&p);
+	if (unlikely(p.type == DP_FRAME_ACK)) {
+		dp_msg_rx_ack(a, m, &p);
+		return;
+	}
+	/* A message's frames are copied out: no need to align them. */
+	if (p.pkt_cnt == 1)
+		dp_align_payload(&p);
 	if (p.type == DP_FRAME_RESPONSE)
 		dp_handle_response(a, m, &p);
 	else
@@ -191,15 +220,31 @@ void
 dp_stage_tx(struct dprpc_agent *a, struct rte_mbuf *m)
 {
 	const struct dp_wire_hdr *h = dp_frame_hdr(rte_pktmbuf_mtod(m, uint8_t *));
-	struct rte_mbuf *out[2];
-	unsigned int i, n;
 
+	if (unlikely(dp_meta(m)->tx != NULL)) {
+		/* A multi-frame response handed over by dp_respond(). */
+		struct dp_txmsg *t = dp_meta(m)->tx;
+
+		rte_pktmbuf_free(m);
+		dp_msg_start_response(a, t);
+		return;
+	}
 	if (rte_be_to_cpu_16(h->dst_worker) == a->rank) {
 		dp_loopback(a, m);
 		return;
 	}
 	if (h->type == DP_FRAME_RESPONSE)
 		dp_keep_response(a, m, h);
+	dp_stage_out(a, m);
+}
+
+/* A frame for the wire: through the transmit faults to the port. */
+void
+dp_stage_out(struct dprpc_agent *a, struct rte_mbuf *m)
+{
+	struct rte_mbuf *out[2];
+	unsigned int i, n;
+
 	if (likely(!a->ftx.on)) {
 		dp_stage_port(a, m);
 		return;
@@ -249,15 +294,27 @@ dp_start_call(struct dprpc_agent *a, struct rte_mbuf *m, uint64_t now)
 	s->req_num = ++peer->next_req;
 	s->deadline_tsc = meta->deadline_tsc;
 	meta->fut = NULL; /* started: a re-staged frame is a plain frame */
+	s->rto_tsc = 0;	  /* 0: never resent */
+	if (a->rto_tsc != 0 && peer != &a->peers[a->rank]) {
+		s->rto_tsc = a->rto_tsc;
+		s->rtx_tsc = now + s->rto_tsc;
+	}
+	dp_count(&a->st.calls_sent, 1);
+	if (unlikely(meta->tx != NULL)) {
+		struct dp_txmsg *t = meta->tx;
+
+		rte_pktmbuf_free(m);
+		t->f.slot = idx;
+		t->f.req_num = s->req_num;
+		dp_msg_start_call(a, s, t);
+		return;
+	}
 	/* Keep the request to send it again if no response comes (the
 	 * loopback never loses a frame: calls to self are not kept). */
 	if (a->rto_tsc != 0 && peer != &a->peers[a->rank]) {
 		rte_mbuf_refcnt_update(m, 1);
 		s->req = m;
-		s->rto_tsc = a->rto_tsc;
-		s->rtx_tsc = now + s->rto_tsc;
 	}
-	dp_count(&a->st.calls_sent, 1);
 	h->slot = rte_cpu_to_be_16(idx);
 	h->req_num = rte_cpu_to_be_32(s->req_num);
 	dp_stage_tx(a, m);
@@ -303,13 +360,17 @@ dp_run_timers(struct dprpc_agent *a, uint64_t now)
 
 			if (s->fut == NULL)
 				continue;
-			if (s->req != NULL && s->rtx_tsc <= now &&
+			if (s->rto_tsc != 0 && s->rtx_tsc <= now &&
 				(s->deadline_tsc == 0 || s->deadline_tsc > now)) {
 				/* Resend, backing off: the frame, the response,
 				 * or the handler is late; the server answers a
 				 * duplicate from its kept response or drops it. */
-				rte_mbuf_refcnt_update(s->req, 1);
-				dp_stage_tx(a, s->req);
+				if (unlikely(s->tx != NULL || s->rx != NULL)) {
+					dp_msg_resend(a, p, s);
+				} else {
+					rte_mbuf_refcnt_update(s->req, 1);
+					dp_stage_tx(a, s->req);
+				}
 				s->rto_tsc = RTE_MIN(s->rto_tsc * 2, a->rto_max_tsc);
 				s->rtx_tsc = now + s->rto_tsc;
 				dp_count(&a->st.retransmits, 1);
@@ -318,7 +379,7 @@ dp_run_timers(struct dprpc_agent *a, uint64_t now)
 			}
 			if (s->deadline_tsc == 0 || s->deadline_tsc > now)
 				continue;
-			fut = dp_slot_release(peer, s);
+			fut = dp_slot_release(a, peer, s);
 			snprintf(msg, sizeof(msg), "call to %s timed out", a->world.w[p].name);
 			fut_fail_consume(fut, -ETIMEDOUT, a->rank, msg);
 			dp_count(&a->st.calls_failed, 1);
@@ -340,7 +401,7 @@ dp_fail_peer_slots(struct dprpc_agent *a, unsigned int p, int code, const char *
 
 		if (s->fut == NULL)
 			continue;
-		fut = dp_slot_release(&a->peers[p], s);
+		fut = dp_slot_release(a, &a->peers[p], s);
 		fut_fail_consume(fut, code, a->rank, msg);
 		dp_count(&a->st.calls_failed, 1);
 	}
@@ -380,7 +441,7 @@ dp_send_control(struct dprpc_agent *a, unsigned int to, enum dp_ctrl_op op)
 		return; /* a later keep-alive will do */
 	frame = (uint8_t *)rte_pktmbuf_append(m, DP_HDRS_LEN);
 	dp_frame_write(frame, a->peers[to].tmpl, &f, NULL, 0);
-	dp_meta(m)->fut = NULL;
+	dp_meta_plain(m);
 	dp_stage_tx(a, m);
 }
 
@@ -411,7 +472,7 @@ dp_check_session(struct dprpc_agent *a, const struct dp_parsed *p)
 	if (d < 0)
 		return false;
 	peer->session = p->session;
-	dp_srv_reset(peer, a->max_outstanding);
+	dp_srv_reset(a, peer);
 	dp_count(&a->st.peers_restarted, 1);
 	snprintf(msg, sizeof(msg), "worker %s restarted", a->world.w[p->src].name);
 	dp_fail_peer_slots(a, p->src, -ECONNRESET, msg);

@@ -10,6 +10,7 @@
  * are never freed or reused, so a reader can never see a torn entry.
  */
 #include <errno.h>
+#include <stdlib.h>
 #include <string.h>
 
 #include <rte_cycles.h>
@@ -183,6 +184,8 @@ dp_request_free(struct dprpc_request *req)
 	if (req->hook != NULL)
 		req->hook->release(req);
 	rte_pktmbuf_free(req->m);
+	if (req->rx != NULL)
+		dp_rxmsg_free(req->rx); /* a reassembled request's payload */
 	rte_mempool_put(a->req_pool, req);
 }
 
@@ -213,7 +216,19 @@ dp_respond(struct dprpc_request *req, uint32_t status, const void *data, uint32_
 		req->hook->reply(req, &status, &data, &len);
 		f.status = status;
 	}
-	if (dp_tls_poller == a && rte_mbuf_refcnt_read(m) == 1 && RTE_MBUF_DIRECT(m) &&
+	if (unlikely(len > DPRPC_MAX_FRAME_PAYLOAD)) {
+		struct dp_txmsg *t = dp_txmsg_new(a, &f, data, len);
+
+		m = t != NULL ? dp_carrier_new(a, t) : NULL;
+		if (m == NULL) {
+			dp_txmsg_put(t);
+			return -ENOBUFS;
+		}
+		dp_request_free(req);
+		dp_submit(a, m, true);
+		return 0;
+	}
+	if (dp_tls_poller == a && m != NULL && rte_mbuf_refcnt_read(m) == 1 && RTE_MBUF_DIRECT(m) &&
 		m->data_off + DP_HDRS_LEN + len <= m->buf_len) {
 		req->m = NULL;
 		m->data_len = (uint16_t)(DP_HDRS_LEN + len);
@@ -225,7 +240,7 @@ dp_respond(struct dprpc_request *req, uint32_t status, const void *data, uint32_
 			return -ENOBUFS;
 	}
 	dp_frame_write(frame, a->peers[req->src].tmpl, &f, data, len);
-	dp_meta(m)->fut = NULL;
+	dp_meta_plain(m);
 	dp_request_free(req);
 	dp_submit(a, m, true);
 	return 0;
@@ -236,7 +251,7 @@ dprpc_reply(struct dprpc_request *req, const void *data, size_t len)
 {
 	if (req == NULL || (data == NULL && len > 0))
 		return -EINVAL;
-	if (len > DPRPC_MAX_FRAME_PAYLOAD)
+	if (len > req->agent->max_msg)
 		return -EMSGSIZE;
 	return dp_respond(req, 0, data, (uint32_t)len);
 }
@@ -257,7 +272,7 @@ dprpc_reply_error(struct dprpc_request *req, int code, const char *msg)
 /* An error answer the library itself owes (no handler, a handler that
  * failed, a full pool): if no mbuf can be had, count it and release the
  * request; the caller's call times out. */
-static void
+void
 dp_reply_error_or_drop(struct dprpc_request *req, int code, const char *msg)
 {
 	struct dprpc_agent *a = req->agent;
@@ -294,15 +309,12 @@ dp_run_handler(struct dprpc_request *req)
  * restarted) clears its slots (dp_check_session()).  Poller only.
  */
 void
-dp_srv_reset(struct dp_peer *peer, unsigned int nb_slots)
+dp_srv_reset(struct dprpc_agent *a, struct dp_peer *peer)
 {
 	unsigned int i;
 
-	for (i = 0; i < nb_slots; i++) {
-		rte_pktmbuf_free(peer->srv[i].resp);
-		peer->srv[i].resp = NULL;
-		peer->srv[i].state = DP_SRV_EMPTY;
-	}
+	for (i = 0; i < a->max_outstanding; i++)
+		dp_msg_srv_clear(a, &peer->srv[i]);
 }
 
 /* The slot entry for a request from a peer, or NULL if the slot number is
@@ -337,8 +349,8 @@ dp_keep_response(struct dprpc_agent *a, struct rte_mbuf *m, const struct dp_wire
 /* Decide on a request from a peer: true to run it; false if it was a
  * duplicate (answered again or dropped; @m is consumed). */
 static bool
-dp_srv_check(struct dprpc_agent *a, struct rte_mbuf *m, const struct dp_srv_slot *e,
-	const struct dp_parsed *p)
+dp_srv_check(
+	struct dprpc_agent *a, struct rte_mbuf *m, struct dp_srv_slot *e, const struct dp_parsed *p)
 {
 	int32_t d;
 
@@ -348,46 +360,27 @@ dp_srv_check(struct dprpc_agent *a, struct rte_mbuf *m, const struct dp_srv_slot
 	d = (int32_t)(p->req_num - e->req_num);
 	if (d > 0)
 		return true;
-	if (d == 0 && e->state == DP_SRV_DONE) {
-		rte_mbuf_refcnt_update(e->resp, 1);
-		dp_stage_tx(a, e->resp);
-		dp_count(&a->st.requests_resent, 1);
-	} else {
+	if (d != 0 || e->state != DP_SRV_DONE || !dp_msg_resend_response(a, e))
 		dp_count(&a->st.drops[DPRPC_DROP_DUPLICATE], 1);
-	}
 	rte_pktmbuf_free(m);
 	return false;
 }
 
-void
-dp_dispatch_request(struct dprpc_agent *a, struct rte_mbuf *m, const struct dp_parsed *p)
+/* A request object for @p (payload in place, no frame attached), or NULL
+ * if the pool is empty (counted). */
+struct dprpc_request *
+dp_req_new(struct dprpc_agent *a, const struct dp_parsed *p)
 {
-	struct dp_srv_slot *e = NULL;
 	struct dprpc_request *req;
-	const struct dp_handler *h;
-	char msg[DPRPC_ERRMSG_MAX];
 	void *obj;
 
-	/* Calls to self never cross the port: nothing to de-duplicate. */
-	if (p->src != a->rank) {
-		e = dp_srv_entry(a, p);
-		if (!dp_srv_check(a, m, e, p))
-			return;
-	}
 	if (rte_mempool_get(a->req_pool, &obj) != 0) {
 		dp_count(&a->st.drops[DPRPC_DROP_NO_REQUEST], 1);
-		rte_pktmbuf_free(m);
-		return;
-	}
-	if (e != NULL) {
-		rte_pktmbuf_free(e->resp); /* the peer moved on */
-		e->resp = NULL;
-		e->req_num = p->req_num;
-		e->state = DP_SRV_RUNNING;
+		return NULL;
 	}
 	req = obj;
 	req->agent = a;
-	req->m = m;
+	req->m = NULL;
 	req->payload = p->payload;
 	req->len = p->payload_len;
 	req->src = p->src;
@@ -397,18 +390,23 @@ dp_dispatch_request(struct dprpc_agent *a, struct rte_mbuf *m, const struct dp_p
 	req->hook = NULL;
 	req->in_val = NULL;
 	req->in_len = 0;
-	h = dp_handler_find(a, p->handler_id);
-	req->h = h;
-	if (e == NULL && p->src != a->rank) {
-		snprintf(msg, sizeof(msg), "slot %u beyond max_outstanding %u of worker %s",
-			p->slot, a->max_outstanding, a->name);
-		dp_reply_error_or_drop(req, -ERANGE, msg);
-		return;
-	}
+	req->rx = NULL;
+	req->h = dp_handler_find(a, p->handler_id);
+	return req;
+}
+
+/* Run @req's handler inline or queue it to the pool, or answer that there
+ * is no such handler or no room. */
+void
+dp_req_start(struct dprpc_agent *a, struct dprpc_request *req)
+{
+	const struct dp_handler *h = req->h;
+	char msg[DPRPC_ERRMSG_MAX];
+
 	if (h == NULL) {
 		dp_count(&a->st.requests_unknown, 1);
-		snprintf(msg, sizeof(msg), "no handler with id 0x%08x on worker %s", p->handler_id,
-			a->name);
+		snprintf(msg, sizeof(msg), "no handler with id 0x%08x on worker %s",
+			req->handler_id, a->name);
 		dp_reply_error_or_drop(req, -ENOENT, msg);
 		return;
 	}
@@ -426,6 +424,43 @@ dp_dispatch_request(struct dprpc_agent *a, struct rte_mbuf *m, const struct dp_p
 		return;
 	}
 	a->hl_next = a->hl_next + 1 == a->nb_hl ? 0 : a->hl_next + 1;
+}
+
+void
+dp_dispatch_request(struct dprpc_agent *a, struct rte_mbuf *m, const struct dp_parsed *p)
+{
+	struct dp_srv_slot *e = NULL;
+	struct dprpc_request *req;
+	char msg[DPRPC_ERRMSG_MAX];
+
+	if (p->pkt_cnt > 1) {
+		dp_msg_rx_request(a, m, p);
+		return;
+	}
+	/* Calls to self never cross the port: nothing to de-duplicate. */
+	if (p->src != a->rank) {
+		e = dp_srv_entry(a, p);
+		if (!dp_srv_check(a, m, e, p))
+			return;
+	}
+	req = dp_req_new(a, p);
+	if (req == NULL) {
+		rte_pktmbuf_free(m);
+		return;
+	}
+	req->m = m;
+	if (e != NULL) {
+		dp_msg_srv_clear(a, e); /* the peer moved on */
+		e->req_num = p->req_num;
+		e->state = DP_SRV_RUNNING;
+	}
+	if (e == NULL && p->src != a->rank) {
+		snprintf(msg, sizeof(msg), "slot %u beyond max_outstanding %u of worker %s",
+			p->slot, a->max_outstanding, a->name);
+		dp_reply_error_or_drop(req, -ERANGE, msg);
+		return;
+	}
+	dp_req_start(a, req);
 }
 
 int
@@ -488,7 +523,7 @@ dprpc_rpc_async_id(struct dprpc_agent *a, unsigned int to, uint32_t handler_id, 
 		rte_errno = EINVAL;
 		return NULL;
 	}
-	if (len > DPRPC_MAX_FRAME_PAYLOAD) {
+	if (len > a->max_msg) {
 		rte_errno = EMSGSIZE;
 		return NULL;
 	}
@@ -511,9 +546,6 @@ dprpc_rpc_async_id(struct dprpc_agent *a, unsigned int to, uint32_t handler_id, 
 	fut = fut_new_refs(a->fpool, 2);
 	if (fut == NULL)
 		goto fail_outstanding;
-	m = dp_frame_alloc(a, (uint32_t)len, &frame);
-	if (m == NULL)
-		goto fail_future;
 	f = (struct dp_hdr_fields){
 		.type = DP_FRAME_REQUEST,
 		.src = a->rank,
@@ -521,7 +553,21 @@ dprpc_rpc_async_id(struct dprpc_agent *a, unsigned int to, uint32_t handler_id, 
 		.session = a->session,
 		.handler_id = handler_id,
 	};
-	dp_frame_write(frame, peer->tmpl, &f, data, (uint32_t)len);
+	if (unlikely(len > DPRPC_MAX_FRAME_PAYLOAD)) {
+		struct dp_txmsg *t = dp_txmsg_new(a, &f, data, (uint32_t)len);
+
+		m = t != NULL ? dp_carrier_new(a, t) : NULL;
+		if (m == NULL) {
+			dp_txmsg_put(t);
+			goto fail_future;
+		}
+	} else {
+		m = dp_frame_alloc(a, (uint32_t)len, &frame);
+		if (m == NULL)
+			goto fail_future;
+		dp_frame_write(frame, peer->tmpl, &f, data, (uint32_t)len);
+		dp_meta(m)->tx = NULL;
+	}
 	if (timeout_us == DPRPC_TIMEOUT_DEFAULT)
 		timeout_us = a->default_timeout_us;
 	meta = dp_meta(m);
@@ -540,6 +586,7 @@ dprpc_rpc_async_id(struct dprpc_agent *a, unsigned int to, uint32_t handler_id, 
 		return fut;
 	}
 	if (dp_submit(a, m, false) != 0) {
+		dp_txmsg_put(meta->tx);
 		rte_pktmbuf_free(m);
 		goto fail_future;
 	}

@@ -46,6 +46,7 @@
 #define PERF_MAX_SAMPLES (8u << 20)
 #define PERF_MAX_WINDOW	 1024
 #define PERF_HDRS	 (14 + 20 + 8 + 40) /* a dprpc frame's headers */
+#define PERF_ECHO	 UINT32_MAX	    /* --response not given: echo */
 #define PERF_WORLD                                   \
 	"server 0 02:00:00:00:00:01 10.0.0.1 7000\n" \
 	"client 1 02:00:00:00:00:02 10.0.0.2 7000\n"
@@ -57,6 +58,7 @@ struct perf_opts {
 	enum perf_mode mode;
 	const char *role; /* NULL: both, forked */
 	unsigned int payload;
+	unsigned int response; /* latency, throughput: response bytes; PERF_ECHO: echo */
 	unsigned int window;
 	double duration_s;
 	double warmup_s;
@@ -79,6 +81,7 @@ struct perf_result {
 	double rate;
 	double p50_us, p99_us, p999_us, max_us;
 	uint64_t dropped, tx_retries, calls_failed, retransmits;
+	uint64_t frames_resent, acks_sent, msgs_sent, msgs_received;
 	uint64_t calls_sent, calls_ok; /* the agent's totals, warm-up and drain included */
 	/* rref: proxy rpc_sync calls on one RRef, interleaved with the
 	 * remote + to_here round trips. */
@@ -121,7 +124,10 @@ usage(const char *prog)
 	fprintf(stderr,
 		"usage: %s [EAL options] -- MODE [options]\n"
 		"MODE: latency | throughput | raw | rref | rref-churn\n"
-		"  --payload BYTES   request and response payload (default 32, max %d)\n"
+		"  --payload BYTES   request (and response) payload (default 32; up to %u in\n"
+		"                    latency and throughput, %d otherwise)\n"
+		"  --response BYTES  latency, throughput: the server answers this many bytes\n"
+		"                    instead of echoing\n"
 		"  --window W        calls (or raw frames) in flight (default 1 for latency, 32 "
 		"otherwise)\n"
 		"  --duration S      seconds measured per run (default 2)\n"
@@ -134,7 +140,7 @@ usage(const char *prog)
 		"  --json            print one JSON object\n"
 		"  --role R          server | client: run one side with the given EAL options\n"
 		"  --server-cpu C, --client-cpu C   CPUs of the forked sides (default 1, 0)\n",
-		prog, DPRPC_MAX_FRAME_PAYLOAD);
+		prog, DPRPC_MAX_MSG_DEFAULT, DPRPC_MAX_FRAME_PAYLOAD);
 }
 
 static int
@@ -142,6 +148,7 @@ parse_opts(int argc, char **argv, struct perf_opts *o)
 {
 	static const struct option longopts[] = {
 		{"payload", required_argument, NULL, 'p'},
+		{"response", required_argument, NULL, 'A'},
 		{"window", required_argument, NULL, 'w'},
 		{"duration", required_argument, NULL, 'd'},
 		{"warmup", required_argument, NULL, 'W'},
@@ -162,6 +169,7 @@ parse_opts(int argc, char **argv, struct perf_opts *o)
 
 	memset(o, 0, sizeof(*o));
 	o->payload = 32;
+	o->response = PERF_ECHO;
 	o->duration_s = 2.0;
 	o->warmup_s = 0.3;
 	o->repeat = 1;
@@ -185,6 +193,9 @@ parse_opts(int argc, char **argv, struct perf_opts *o)
 		switch (c) {
 		case 'p':
 			o->payload = (unsigned int)strtoul(optarg, NULL, 0);
+			break;
+		case 'A':
+			o->response = (unsigned int)strtoul(optarg, NULL, 0);
 			break;
 		case 'w':
 			o->window = (unsigned int)strtoul(optarg, NULL, 0);
@@ -239,8 +250,20 @@ parse_opts(int argc, char **argv, struct perf_opts *o)
 		fprintf(stderr, "dprpc-perf: --compare-rpc is for rref; --batch is 1..8192\n");
 		return -EINVAL;
 	}
-	if (o->payload > DPRPC_MAX_FRAME_PAYLOAD || o->window == 0 || o->window > PERF_MAX_WINDOW ||
-		o->duration_s <= 0 || o->warmup_s < 0 || o->repeat == 0 || o->repeat > 100) {
+	if (o->mode == MODE_LATENCY || o->mode == MODE_THROUGHPUT) {
+		if (o->payload > DPRPC_MAX_MSG_DEFAULT ||
+			(o->response != PERF_ECHO && o->response > DPRPC_MAX_MSG_DEFAULT)) {
+			fprintf(stderr, "dprpc-perf: --payload and --response are at most %u\n",
+				DPRPC_MAX_MSG_DEFAULT);
+			return -EINVAL;
+		}
+	} else if (o->payload > DPRPC_MAX_FRAME_PAYLOAD || o->response != PERF_ECHO) {
+		fprintf(stderr, "dprpc-perf: %s mode: --payload up to %d, no --response\n",
+			mode_names[o->mode], DPRPC_MAX_FRAME_PAYLOAD);
+		return -EINVAL;
+	}
+	if (o->window == 0 || o->window > PERF_MAX_WINDOW || o->duration_s <= 0 ||
+		o->warmup_s < 0 || o->repeat == 0 || o->repeat > 100) {
 		fprintf(stderr, "dprpc-perf: option out of range\n");
 		return -EINVAL;
 	}
@@ -430,6 +453,10 @@ raw_client(uint16_t port, const struct perf_opts *o, struct perf_result *r)
 
 /* ---- dprpc ---- */
 
+/* --response: what the server answers instead of an echo. */
+static uint8_t *perf_response;
+static unsigned int perf_response_len = PERF_ECHO;
+
 static int
 h_echo(struct dprpc_request *req, void *arg)
 {
@@ -437,6 +464,8 @@ h_echo(struct dprpc_request *req, void *arg)
 	const void *p = dprpc_request_payload(req, &len);
 
 	(void)arg;
+	if (perf_response_len != PERF_ECHO)
+		return dprpc_reply(req, perf_response, perf_response_len);
 	return dprpc_reply(req, p, len);
 }
 
@@ -518,8 +547,10 @@ rpc_server(uint16_t port)
 
 		dprpc_agent_stats_get(a, &st);
 		printf("{\"role\": \"server\", \"requests_handled\": %" PRIu64
-		       ", \"requests_resent\": %" PRIu64 ", \"dropped\": %" PRIu64 "}\n",
-			st.requests_handled, st.requests_resent, st.dropped);
+		       ", \"requests_resent\": %" PRIu64 ", \"dropped\": %" PRIu64
+		       ", \"frames_resent\": %" PRIu64 ", \"acks_sent\": %" PRIu64 "}\n",
+			st.requests_handled, st.requests_resent, st.dropped, st.frames_resent,
+			st.acks_sent);
 		fflush(stdout);
 	}
 	return dprpc_agent_destroy(a);
@@ -576,8 +607,9 @@ static int client_finish(struct dprpc_agent *a, struct perf_result *r);
 static int
 rpc_client(uint16_t port, const struct perf_opts *o, struct perf_result *r)
 {
-	static uint8_t payload[DPRPC_MAX_FRAME_PAYLOAD], out[DPRPC_MAX_FRAME_PAYLOAD];
 	static struct rpc_lane lanes[PERF_MAX_WINDOW];
+	size_t out_max = o->response != PERF_ECHO ? o->response : o->payload;
+	uint8_t *payload = malloc(o->payload + 1), *out = malloc(out_max + 1);
 	struct dprpc_agent *a = rpc_agent("client", port);
 	uint32_t hid = dprpc_handler_id("echo");
 	struct perf_clock k;
@@ -586,12 +618,16 @@ rpc_client(uint16_t port, const struct perf_opts *o, struct perf_result *r)
 	size_t out_len;
 	int rc;
 
-	if (a == NULL || dprpc_agent_wait_link(a, 20 * 1000 * 1000) != 0 || clock_init(&k, o) != 0)
+	if (payload == NULL || out == NULL || a == NULL ||
+		dprpc_agent_wait_link(a, 20 * 1000 * 1000) != 0 || clock_init(&k, o) != 0) {
+		free(payload);
+		free(out);
 		return -EIO;
-	memset(payload, 0xa5, sizeof(payload));
+	}
+	memset(payload, 0xa5, o->payload);
 	if (o->mode == MODE_LATENCY) {
 		while ((t0 = rte_rdtsc()) < k.end) {
-			out_len = sizeof(out);
+			out_len = out_max;
 			rc = dprpc_rpc_sync_id(a, 0, hid, payload, o->payload,
 				DPRPC_TIMEOUT_DEFAULT, out, &out_len, NULL);
 			now = rte_rdtsc();
@@ -616,6 +652,8 @@ rpc_client(uint16_t port, const struct perf_opts *o, struct perf_result *r)
 			dprpc_poll(a, 32);
 	}
 	clock_finish(&k, o, r);
+	free(payload);
+	free(out);
 	return client_finish(a, r);
 }
 
@@ -630,6 +668,10 @@ client_finish(struct dprpc_agent *a, struct perf_result *r)
 	r->tx_retries = st.tx_retries;
 	r->calls_failed = st.calls_failed;
 	r->retransmits = st.retransmits;
+	r->frames_resent = st.frames_resent;
+	r->acks_sent = st.acks_sent;
+	r->msgs_sent = st.msgs_sent;
+	r->msgs_received = st.msgs_received;
 	r->calls_sent = st.calls_sent;
 	r->calls_ok = st.calls_ok;
 	publish_and_hold(r);
@@ -788,8 +830,15 @@ run_side(const char *role, const struct perf_opts *o, struct perf_result *r)
 	memset(r, 0, sizeof(*r));
 	r->mode = o->mode;
 	r->window = o->window;
-	if (strcmp(role, "server") == 0)
+	if (strcmp(role, "server") == 0) {
+		if (o->response != PERF_ECHO) {
+			perf_response = calloc(1, o->response + 1);
+			if (perf_response == NULL)
+				return -ENOMEM;
+			perf_response_len = o->response;
+		}
 		return o->mode == MODE_RAW ? raw_server(port) : rpc_server(port);
+	}
 	switch (o->mode) {
 	case MODE_RAW:
 		return raw_client(port, o, r);
@@ -1003,6 +1052,13 @@ report_churn(const struct perf_opts *o, const struct perf_result *d)
 		d->rss_last_kb, growth, d->owners_left);
 }
 
+/* Bytes of each response. */
+static unsigned int
+resp_bytes(const struct perf_opts *o)
+{
+	return o->response == PERF_ECHO ? o->payload : o->response;
+}
+
 static void
 report(const struct perf_opts *o, const struct perf_result *d, const struct perf_result *raw,
 	const struct perf_ratios *pr)
@@ -1020,9 +1076,15 @@ report(const struct perf_opts *o, const struct perf_result *d, const struct perf
 		if (o->mode != MODE_RAW)
 			printf(", \"dropped\": %" PRIu64 ", \"tx_retries\": %" PRIu64
 			       ", \"calls_failed\": %" PRIu64 ", \"retransmits\": %" PRIu64
+			       ", \"frames_resent\": %" PRIu64 ", \"acks_sent\": %" PRIu64
+			       ", \"msgs_sent\": %" PRIu64 ", \"msgs_received\": %" PRIu64
 			       ", \"calls_sent\": %" PRIu64 ", \"calls_ok\": %" PRIu64,
 				d->dropped, d->tx_retries, d->calls_failed, d->retransmits,
+				d->frames_resent, d->acks_sent, d->msgs_sent, d->msgs_received,
 				d->calls_sent, d->calls_ok);
+		if (o->mode == MODE_LATENCY || o->mode == MODE_THROUGHPUT)
+			printf(", \"response_bytes\": %u, \"bytes_per_s\": %.0f", resp_bytes(o),
+				d->rate * (o->payload + resp_bytes(o)));
 		if (o->mode == MODE_RREF)
 			printf(", \"proxy_p50_us\": %.3f, \"proxy_p99_us\": %.3f", d->proxy_p50_us,
 				d->proxy_p99_us);
@@ -1041,6 +1103,12 @@ report(const struct perf_opts *o, const struct perf_result *d, const struct perf
 	       "p99.9 %.2f us  max %.2f us\n",
 		mode_names[o->mode], o->payload, o->window, d->rate, d->p50_us, d->p99_us,
 		d->p999_us, d->max_us);
+	if ((o->mode == MODE_LATENCY || o->mode == MODE_THROUGHPUT) &&
+		o->payload + resp_bytes(o) > DPRPC_MAX_FRAME_PAYLOAD)
+		printf("%-10s response %u B: %.3f GB/s of payload (both ways); frames resent "
+		       "%" PRIu64 "\n",
+			"", resp_bytes(o), d->rate * (o->payload + resp_bytes(o)) / 1e9,
+			d->frames_resent);
 	if (o->mode == MODE_RREF)
 		printf("%-10s proxy rpc_sync on one RRef: p50 %.2f us  p99 %.2f us\n", "",
 			d->proxy_p50_us, d->proxy_p99_us);

@@ -786,9 +786,15 @@ rr_capture_reply(struct dprpc_request *req, uint32_t *status, const void **data,
 	size_t vlen;
 
 	if (*status == 0) {
-		if (dprpc_future_complete_copy(o->val, *data, *len) == -ENOMEM)
+		if (*len > DPRPC_RREF_VALUE_MAX) {
+			/* Values fit one frame (dprpc_rref.h). */
+			snprintf(msg, sizeof(msg), "value of %u bytes exceeds DPRPC_RREF_VALUE_MAX",
+				*len);
+			(void)dprpc_future_fail(o->val, -EMSGSIZE, req->agent->rank, msg);
+		} else if (dprpc_future_complete_copy(o->val, *data, *len) == -ENOMEM) {
 			(void)dprpc_future_fail(
 				o->val, -ENOMEM, req->agent->rank, "no memory for the value");
+		}
 		e = dprpc_future_error(o->val);
 		if (e == NULL) {
 			*data = dprpc_future_value(o->val, &vlen);

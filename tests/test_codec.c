@@ -143,8 +143,86 @@ Test(codec, wrong_magic_version_type)
 	h->version = DP_WIRE_VERSION;
 	h->type = 9;
 	cr_assert_eq(parse_fails(), DPRPC_DROP_BAD_TYPE);
-	h->type = DP_FRAME_ACK; /* reserved, not used by version 1 */
+	h->type = 0;
 	cr_assert_eq(parse_fails(), DPRPC_DROP_BAD_TYPE);
+	h->type = DP_FRAME_CONTROL + 1;
+	cr_assert_eq(parse_fails(), DPRPC_DROP_BAD_TYPE);
+}
+
+/* Frame @idx of a message of @cnt frames and @msg_len bytes, carrying
+ * @len bytes (zeros); an ACK if @type says so. */
+static void
+build_part(uint8_t type, uint16_t idx, uint16_t cnt, uint32_t msg_len, uint32_t len)
+{
+	static const uint8_t zeros[DPRPC_MAX_FRAME_PAYLOAD + 8];
+	uint8_t tmpl[DP_L2L4_LEN];
+	struct dp_hdr_fields f = {
+		.type = type,
+		.src = 0,
+		.dst = 1,
+		.slot = 5,
+		.req_num = 77,
+		.status = type == DP_FRAME_ACK ? DP_FRAME_REQUEST : 0,
+		.pkt_idx = idx,
+		.pkt_cnt = cnt,
+		.msg_len = msg_len,
+		.flags = type == DP_FRAME_ACK ? DP_ACK_NACK : 0,
+		.credits = 64,
+	};
+
+	dp_l2l4_template(tmpl, &world.addrs[0], &world.addrs[1]);
+	dp_frame_write(frame, tmpl, &f, zeros, len);
+	frame_len = DP_HDRS_LEN + len;
+}
+
+/* Every frame of a message but the last is full, the last holds the rest;
+ * an ACK names at most all frames and carries nothing. */
+Test(codec, message_frames_and_acks)
+{
+	const uint32_t full = DPRPC_MAX_FRAME_PAYLOAD, len = 2 * full + 100;
+	struct dp_wire_hdr *h = dp_frame_hdr(frame);
+	enum dprpc_drop_reason why;
+	struct dp_parsed p;
+
+	build_part(DP_FRAME_REQUEST, 1, 3, len, full);
+	cr_assert(dp_frame_parse(frame, frame_len, &ctx, &p, &why));
+	cr_assert_eq(p.pkt_idx, 1);
+	cr_assert_eq(p.pkt_cnt, 3);
+	cr_assert_eq(p.msg_len, len);
+	cr_assert_eq(p.payload_len, full);
+	build_part(DP_FRAME_RESPONSE, 2, 3, len, 100);
+	cr_assert(dp_frame_parse(frame, frame_len, &ctx, &p, &why));
+	cr_assert_eq(p.payload_len, 100u);
+	/* A short middle frame, a long last one. */
+	build_part(DP_FRAME_REQUEST, 1, 3, len, full - 1);
+	cr_assert_eq(parse_fails(), DPRPC_DROP_BAD_LENGTH);
+	build_part(DP_FRAME_REQUEST, 2, 3, len, 101);
+	cr_assert_eq(parse_fails(), DPRPC_DROP_BAD_LENGTH);
+	/* msg_len that needs fewer or more frames than pkt_cnt. */
+	build_part(DP_FRAME_REQUEST, 0, 3, 2 * full, full);
+	cr_assert_eq(parse_fails(), DPRPC_DROP_BAD_LENGTH);
+	build_part(DP_FRAME_REQUEST, 0, 3, 3 * full + 1, full);
+	cr_assert_eq(parse_fails(), DPRPC_DROP_BAD_LENGTH);
+	build_part(DP_FRAME_REQUEST, 0, 65535, UINT32_MAX, full);
+	cr_assert_eq(parse_fails(), DPRPC_DROP_BAD_LENGTH);
+	/* A CONTROL frame is never split. */
+	build_part(DP_FRAME_CONTROL, 0, 3, len, full);
+	cr_assert_eq(parse_fails(), DPRPC_DROP_BAD_LENGTH);
+	/* ACKs. */
+	build_part(DP_FRAME_ACK, 3, 3, 0, 0);
+	cr_assert(dp_frame_parse(frame, frame_len, &ctx, &p, &why));
+	cr_assert_eq(p.pkt_idx, 3);
+	cr_assert_eq(p.flags, DP_ACK_NACK);
+	cr_assert_eq(p.credits, 64);
+	build_part(DP_FRAME_ACK, 4, 3, 0, 0);
+	cr_assert_eq(parse_fails(), DPRPC_DROP_BAD_LENGTH);
+	build_part(DP_FRAME_ACK, 0, 1, 0, 0);
+	cr_assert_eq(parse_fails(), DPRPC_DROP_BAD_LENGTH);
+	build_part(DP_FRAME_ACK, 1, 3, 0, 4);
+	cr_assert_eq(parse_fails(), DPRPC_DROP_BAD_LENGTH);
+	build_part(DP_FRAME_ACK, 1, 3, 0, 0);
+	h->status = rte_cpu_to_be_32(DP_FRAME_CONTROL);
+	cr_assert_eq(parse_fails(), DPRPC_DROP_BAD_LENGTH);
 }
 
 Test(codec, wrong_lengths)
@@ -165,8 +243,9 @@ Test(codec, wrong_lengths)
 	build(DP_FRAME_REQUEST, 0, 1, "payload!", 8);
 	h->pkt_cnt = 0;
 	cr_assert_eq(parse_fails(), DPRPC_DROP_BAD_LENGTH);
+	/* Two frames, but this one holds the whole message. */
 	h->pkt_cnt = rte_cpu_to_be_16(2);
-	cr_assert_eq(parse_fails(), DPRPC_DROP_UNSUPPORTED);
+	cr_assert_eq(parse_fails(), DPRPC_DROP_BAD_LENGTH);
 	h->pkt_idx = rte_cpu_to_be_16(2);
 	cr_assert_eq(parse_fails(), DPRPC_DROP_BAD_LENGTH);
 	/* IHL below 5. */

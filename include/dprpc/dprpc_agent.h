@@ -60,6 +60,10 @@ typedef void (*dprpc_peer_event_t)(
 #define DPRPC_LCORE_NONE UINT32_MAX
 /** Largest payload of a request or response carried in one frame. */
 #define DPRPC_MAX_FRAME_PAYLOAD 1432
+/** Default of dprpc_agent_conf.max_msg_size: 8 MiB. */
+#define DPRPC_MAX_MSG_DEFAULT (8u << 20)
+/** Highest max_msg_size: a message has at most 65535 frames. */
+#define DPRPC_MAX_MSG_LIMIT (65535u * DPRPC_MAX_FRAME_PAYLOAD)
 
 /**
  * Fault injection on one direction of an agent's port (DESIGN.md section 9),
@@ -156,6 +160,18 @@ struct dprpc_agent_conf {
 	/** Faults injected on transmit and on receive; off by default. */
 	struct dprpc_fault_conf fault_tx;
 	struct dprpc_fault_conf fault_rx;
+	/** Largest message (request or response payload), in bytes; default
+	 * DPRPC_MAX_MSG_DEFAULT (8 MiB), from DPRPC_MAX_FRAME_PAYLOAD to
+	 * DPRPC_MAX_MSG_LIMIT.  Longer calls and replies fail with -EMSGSIZE,
+	 * and so does a call whose request or response is longer than its
+	 * receiver's own max_msg_size.  Messages longer than
+	 * DPRPC_MAX_FRAME_PAYLOAD travel as several frames (dprpc_rpc.h). */
+	uint32_t max_msg_size;
+	/** Flow control: the frames of one multi-frame message a sender may
+	 * have beyond those acknowledged: the window this agent grants as a
+	 * receiver, cut to an eighth while its mbuf pool is under a quarter
+	 * full (counted in credits_cut).  Default 64; 1 to 1024. */
+	unsigned int credits;
 };
 
 /**
@@ -264,13 +280,16 @@ enum dprpc_drop_reason {
 	DPRPC_DROP_BAD_LENGTH,	  /**< lengths inconsistent */
 	DPRPC_DROP_FOREIGN,	  /**< source is not the world's worker it claims,
 				       or destination is not this worker */
-	DPRPC_DROP_UNSUPPORTED,	  /**< multi-frame message (not in version 1) */
+	DPRPC_DROP_UNSUPPORTED,	  /**< chained mbuf larger than one mbuf can hold */
 	DPRPC_DROP_STALE,	  /**< response to no pending call (late, duplicate) */
 	DPRPC_DROP_NO_REQUEST,	  /**< no request object left for an incoming call */
 	DPRPC_DROP_HANDLER_FULL,  /**< handler pool ring full */
 	DPRPC_DROP_DUPLICATE,	  /**< a request whose handler still runs, or an
 				       older request than the slot's last */
 	DPRPC_DROP_OLD_SESSION,	  /**< from an earlier incarnation of its sender */
+	DPRPC_DROP_TOO_BIG,	  /**< a message longer than max_msg_size */
+	DPRPC_DROP_NO_MEMORY,	  /**< no memory to reassemble a message (the
+				       sender resends it later) */
 	DPRPC_DROP_MAX
 };
 
@@ -303,6 +322,14 @@ struct dprpc_agent_stats {
 	uint64_t keepalives;	   /**< keep-alive pings sent */
 	uint64_t peers_down;	   /**< times a peer was declared down */
 	uint64_t peers_restarted;  /**< times a peer was seen to have restarted */
+	uint64_t msgs_sent;	   /**< multi-frame messages started (requests and
+				        responses) */
+	uint64_t msgs_received;	   /**< multi-frame messages reassembled whole */
+	uint64_t frames_resent;	   /**< frames of multi-frame messages sent again
+				        (lost, or their acknowledgement was) */
+	uint64_t acks_sent;	   /**< acknowledgements (credit returns) sent */
+	uint64_t credits_cut;	   /**< acknowledgements granting a reduced window
+				        because this agent's mbuf pool ran low */
 	uint64_t dropped;	   /**< sum of drops[] */
 	uint64_t drops[DPRPC_DROP_MAX];
 	/** Injected faults (dprpc_fault_conf), transmit and receive together. */
@@ -332,6 +359,8 @@ struct dprpc_agent_usage {
 	unsigned int mbufs;    /**< mbufs of the agent-created pool in use
 				    (0 if the pool is the application's) */
 	unsigned int calls;    /**< calls in flight, all peers */
+	unsigned int messages; /**< multi-frame messages being sent (until
+				    acknowledged whole) or reassembled */
 };
 
 /**

@@ -133,9 +133,14 @@ struct dprpc_agent *dprpc_request_agent(const struct dprpc_request *req);
 /**
  * Answer a request with bytes (copied; the caller keeps @p data).
  *
- * @return 0; -EMSGSIZE if @p len exceeds DPRPC_MAX_FRAME_PAYLOAD (the
+ * A reply longer than DPRPC_MAX_FRAME_PAYLOAD is copied once into memory
+ * from DPDK's heap and sent as several frames (see dprpc_rpc_async_id());
+ * the server keeps it until the caller has acknowledged all of it.
+ *
+ * @return 0; -EMSGSIZE if @p len exceeds the agent's max_msg_size (the
  *         request stays unanswered: reply again, e.g. with an error);
- *         -ENOBUFS if no mbuf could be had (likewise); -EINVAL.
+ *         -ENOBUFS if no mbuf or no memory for a long reply could be had
+ *         (likewise); -EINVAL.
  *         On success the request is consumed and must not be used again.
  *
  * Thread context: any thread (handler, handler lcore, or a thread the
@@ -163,16 +168,24 @@ int dprpc_reply_error(struct dprpc_request *req, int code, const char *msg);
  *                   calls locally, without the wire).
  * @param handler_id dprpc_handler_id() of the handler's name.
  * @param data,len   the request payload, copied before return;
- *                   len <= DPRPC_MAX_FRAME_PAYLOAD.
+ *                   len <= the agent's max_msg_size (default 8 MiB).
+ *                   Up to DPRPC_MAX_FRAME_PAYLOAD bytes travel in one
+ *                   frame; a longer payload is copied once into DPDK heap
+ *                   memory and sent as a multi-frame message, under flow
+ *                   control (dprpc_agent_conf.credits) and with lost frames
+ *                   resent; the receiver reassembles it with one more copy.
  * @param timeout_us the call's timeout in microseconds, DPRPC_TIMEOUT_NONE,
  *                   or DPRPC_TIMEOUT_DEFAULT.
  * @return a future with one reference for the caller (put it when done);
  *         its value is the response payload (zero copy: it points into
- *         the received frame, DPRPC_PAYLOAD_ALIGN-aligned, valid until the
- *         last put).
+ *         the received frame, or into the reassembled message for a
+ *         response of several frames; DPRPC_PAYLOAD_ALIGN-aligned, valid
+ *         until the last put).  The call fails with -EMSGSIZE if the
+ *         request or the response exceeds its receiver's max_msg_size.
  *         NULL with rte_errno: EINVAL (bad rank, NULL data with len > 0),
- *         EMSGSIZE (payload too large), EAGAIN (max_outstanding calls to
- *         that peer in flight), ENOBUFS (no future, mbuf or ring room),
+ *         EMSGSIZE (payload over max_msg_size), EAGAIN (max_outstanding calls to
+ *         that peer in flight), ENOBUFS (no future, mbuf or ring room, or no
+ *         memory for a long payload),
  *         EHOSTDOWN (the peer is declared down).
  *         After NULL nothing was sent.
  *

@@ -57,9 +57,9 @@ extern "C" {
 /** A handle on an RRef: opaque.  One per reference held. */
 struct dprpc_rref;
 
-/** Largest RRef value: one frame (to_here carries it in one response).
- * Larger values wait for multi-frame messages (the reliable-transport
- * issue); a creating handler's longer reply cannot be sent either. */
+/** Largest RRef value: one frame (the owner's confirmation and to_here
+ * carry it in one response).  A creating handler replying more fails the
+ * creation with -EMSGSIZE.  (Plain calls carry up to max_msg_size.) */
 #define DPRPC_RREF_VALUE_MAX DPRPC_MAX_FRAME_PAYLOAD
 /** Largest argument of remote() and of a proxy call: one frame less the
  * 40-byte RRef message header. */

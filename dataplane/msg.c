@@ -1,0 +1,632 @@
+/* SPDX-License-Identifier: BSD-3-Clause */
+/*
+ * Multi-frame messages (DESIGN.md sections 4 and 5): splitting, reassembly,
+ * acknowledgements, credits and the recovery of lost frames.
+ *
+ * A request or response longer than DPRPC_MAX_FRAME_PAYLOAD bytes travels
+ * as n frames; every frame but the last is full, each names its index, the
+ * frame count and the message length.
+ *
+ * Memory.  Message buffers come from DPDK's heap (rte_malloc): memory
+ * that stays mapped and faulted in once used, so a message does not pay a
+ * page fault per 4 KiB as fresh malloc() memory would (glibc hands large
+ * blocks back to the kernel: measured at about 1 us per page here), and
+ * whose IOVA is known.  Size DPDK's memory (-m) for the messages in flight.
+ *
+ * Copies.  The sender copies the payload once, into a dp_txmsg.  A frame is
+ * made only when it is sent: a header mbuf chained to an mbuf attached to
+ * the frame's slice of that copy (an external buffer, reference counted
+ * through the message's shared info), so the window's frames are all that
+ * exist as mbufs.  The receiver copies each payload once, into the
+ * message's buffer, and frees the frame at once; the whole buffer becomes
+ * the handler's payload or the future's value without another copy.
+ *
+ * Flow control.  A sender may have `window` frames beyond the last one
+ * acknowledged; the receiver grants the window (its credits) in every ACK
+ * and acknowledges every quarter window, so a steady sender is never idle.
+ * A receiver whose mbuf pool is under a quarter full grants an eighth of
+ * its credits: senders slow down instead of having frames dropped.
+ *
+ * Loss.  The receiver keeps a bitmap and accepts frames in any order; a
+ * frame beyond a gap makes it send a NACK for the first missing frame (and
+ * again every half window of frames beyond the same gap), which the sender
+ * answers by resending that frame.  Whatever else is lost (a resent frame,
+ * an ACK, the tail of a message) is recovered by the caller's timer: the
+ * client resends from the last acknowledged frame (its request) or sends a
+ * PROBE acknowledgement (the response), upon which the server goes back to
+ * the frame named.  The server itself keeps no timer.  Duplicates are
+ * counted and dropped by the bitmap.
+ *
+ * At most once.  A request is reassembled in its server slot (state
+ * RECEIVING) and handed to its handler once, when whole; a complete
+ * request's frames arriving again only bring an ACK back (and its last
+ * frame, the client's probe, the response).  A multi-frame response is
+ * kept in the slot until the client acknowledges it whole.
+ *
+ * Everything here runs on the poller, but dp_txmsg_new(), dp_carrier_new()
+ * and dp_txmsg_put() (any thread).  Calls to self loop back: their frames
+ * are all sent at once and nobody acknowledges them.
+ */
+#include <errno.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include <rte_cycles.h>
+#include <rte_malloc.h>
+
+#include "dp_agent.h"
+#include "fut_internal.h"
+
+#define DP_FRAG DPRPC_MAX_FRAME_PAYLOAD
+
+static void
+dp_txmsg_free_cb(void *addr, void *opaque)
+{
+	(void)addr;
+	rte_free(opaque);
+}
+
+struct dp_txmsg *
+dp_txmsg_new(
+	const struct dprpc_agent *a, const struct dp_hdr_fields *f, const void *data, uint32_t len)
+{
+	struct dp_txmsg *t = rte_malloc(NULL, sizeof(*t) + len, RTE_CACHE_LINE_SIZE);
+
+	if (t == NULL)
+		return NULL;
+	memset(t, 0, sizeof(*t));
+	t->buf = (uint8_t *)(t + 1);
+	memcpy(t->buf, data, len); /* the one copy on the sending side */
+	t->f = *f;
+	t->len = len;
+	t->n = (len + DP_FRAG - 1) / DP_FRAG;
+	t->window = a->credits;
+	t->shinfo.free_cb = dp_txmsg_free_cb;
+	t->shinfo.fcb_opaque = t;
+	rte_mbuf_ext_refcnt_set(&t->shinfo, 1);
+	return t;
+}
+
+void
+dp_txmsg_put(struct dp_txmsg *t)
+{
+	if (t != NULL && rte_mbuf_ext_refcnt_update(&t->shinfo, -1) == 0)
+		rte_free(t);
+}
+
+/* An mbuf that carries @t to the poller through tx_ring or dp_submit(): a
+ * header-only frame (its destination is read by the poller) with the
+ * message in its metadata. */
+struct rte_mbuf *
+dp_carrier_new(struct dprpc_agent *a, struct dp_txmsg *t)
+{
+	struct rte_mbuf *m = rte_pktmbuf_alloc(a->mp);
+	uint8_t *frame;
+
+	if (m == NULL)
+		return NULL;
+	frame = (uint8_t *)rte_pktmbuf_append(m, DP_HDRS_LEN);
+	dp_frame_write_hdr(frame, a->peers[t->f.dst].tmpl, &t->f, 0);
+	dp_meta(m)->fut = NULL;
+	dp_meta(m)->deadline_tsc = 0;
+	dp_meta(m)->tx = t;
+	return m;
+}
+
+/* Send frame @i of @t: false if no mbuf could be had (the timer resumes). */
+static bool
+dp_txmsg_frame(struct dprpc_agent *a, struct dp_txmsg *t, uint32_t i)
+{
+	uint32_t off = i * DP_FRAG, len = RTE_MIN((uint32_t)DP_FRAG, t->len - off);
+	struct dp_hdr_fields f = t->f;
+	struct rte_mbuf *ms[2];
+	uint8_t *frame;
+
+	if (rte_pktmbuf_alloc_bulk(a->mp, ms, 2) != 0)
+		return false;
+	frame = (uint8_t *)rte_pktmbuf_append(ms[0], DP_HDRS_LEN);
+	f.pkt_idx = (uint16_t)i;
+	f.pkt_cnt = (uint16_t)t->n;
+	f.msg_len = t->len;
+	dp_frame_write_hdr(frame, a->peers[f.dst].tmpl, &f, len);
+	rte_mbuf_ext_refcnt_update(&t->shinfo, 1); /* the frame's */
+	rte_pktmbuf_attach_extbuf(ms[1], t->buf + off, rte_malloc_virt2iova(t) + sizeof(*t) + off,
+		(uint16_t)len, &t->shinfo);
+	ms[1]->data_len = (uint16_t)len;
+	ms[1]->pkt_len = len;
+	rte_pktmbuf_chain(ms[0], ms[1]);
+	dp_meta_plain(ms[0]);
+	if (i < t->hi)
+		dp_count(&a->st.frames_resent, 1);
+	else
+		t->hi = i + 1;
+	if (f.dst == a->rank)
+		dp_rx_frame(a, ms[0]);
+	else
+		dp_stage_out(a, ms[0]);
+	return true;
+}
+
+/* Send what the window allows. */
+static void
+dp_txmsg_pump(struct dprpc_agent *a, struct dp_txmsg *t)
+{
+	uint32_t end = RTE_MIN(t->n, t->acked + t->window);
+
+	while (t->next < end && dp_txmsg_frame(a, t, t->next))
+		t->next++;
+}
+
+/* Go back to the first frame not acknowledged. */
+static void
+dp_txmsg_rewind(struct dprpc_agent *a, struct dp_txmsg *t)
+{
+	t->next = t->acked;
+	dp_txmsg_pump(a, t);
+}
+
+static void
+dp_msgs_live(struct dprpc_agent *a, int d)
+{
+	dp_count(&a->st.msgs_live, (uint64_t)(int64_t)d);
+}
+
+void
+dp_msg_start_call(struct dprpc_agent *a, struct dp_slot *s, struct dp_txmsg *t)
+{
+	dp_count(&a->st.msgs_sent, 1);
+	if (t->f.dst == a->rank) {
+		t->window = t->n; /* the loopback loses nothing */
+		dp_txmsg_pump(a, t);
+		dp_txmsg_put(t);
+		return;
+	}
+	s->tx = t;
+	dp_msgs_live(a, 1);
+	dp_txmsg_pump(a, t);
+}
+
+void
+dp_msg_start_response(struct dprpc_agent *a, struct dp_txmsg *t)
+{
+	struct dp_srv_slot *e;
+
+	dp_count(&a->st.msgs_sent, 1);
+	if (t->f.dst == a->rank) {
+		t->window = t->n;
+		dp_txmsg_pump(a, t);
+		dp_txmsg_put(t);
+		return;
+	}
+	e = t->f.slot < a->max_outstanding ? &a->peers[t->f.dst].srv[t->f.slot] : NULL;
+	if (e == NULL || e->state != DP_SRV_RUNNING || e->req_num != t->f.req_num) {
+		/* The peer restarted meanwhile: nobody waits for it. */
+		dp_txmsg_put(t);
+		return;
+	}
+	e->tx = t;
+	e->state = DP_SRV_DONE;
+	dp_msgs_live(a, 1);
+	dp_txmsg_pump(a, t);
+}
+
+/* --- receiving --------------------------------------------------------- */
+
+static struct dp_rxmsg *
+dp_rxmsg_new(const struct dp_parsed *p)
+{
+	size_t head =
+		RTE_ALIGN_CEIL(sizeof(struct dp_rxmsg) + (p->pkt_cnt + 63u) / 64 * sizeof(uint64_t),
+			RTE_CACHE_LINE_SIZE);
+	struct dp_rxmsg *r;
+	void *mem = rte_malloc(NULL, head + p->msg_len, RTE_CACHE_LINE_SIZE);
+
+	if (mem == NULL)
+		return NULL;
+	memset(mem, 0, head);
+	r = mem;
+	r->req_num = p->req_num;
+	r->len = p->msg_len;
+	r->n = p->pkt_cnt;
+	r->handler_id = p->handler_id;
+	r->status = p->status;
+	r->buf = (uint8_t *)mem + head;
+	return r;
+}
+
+void
+dp_rxmsg_free(void *r)
+{
+	rte_free(r);
+}
+
+/* Store a frame: 1 if the message is now whole, 0 if not (or a duplicate,
+ * *dup set), -1 if the frame does not belong to it. */
+static int
+dp_rxmsg_add(struct dp_rxmsg *r, const struct dp_parsed *p, bool *dup)
+{
+	uint32_t i = p->pkt_idx;
+	uint64_t bit = 1ull << (i % 64);
+
+	*dup = false;
+	if (p->msg_len != r->len || p->pkt_cnt != r->n || p->handler_id != r->handler_id ||
+		p->status != r->status)
+		return -1;
+	if (r->bits[i / 64] & bit) {
+		*dup = true;
+		r->dups++;
+		return r->have == r->n;
+	}
+	memcpy(r->buf + (size_t)i * DP_FRAG, p->payload, p->payload_len);
+	r->bits[i / 64] |= bit;
+	r->have++;
+	if (i == r->cum) {
+		while (r->cum < r->n && (r->bits[r->cum / 64] & (1ull << (r->cum % 64))))
+			r->cum++;
+		r->ooo = 0;
+	} else {
+		r->ooo++;
+	}
+	return r->have == r->n;
+}
+
+/* The window this agent grants: its credits, or an eighth of them while
+ * its mbuf pool is under a quarter full (checked once per ACK). */
+static uint16_t
+dp_grant(struct dprpc_agent *a)
+{
+	if (rte_mempool_avail_count(a->mp) < a->mp->size / 4) {
+		dp_count(&a->st.credits_cut, 1);
+		return (uint16_t)RTE_MAX(a->credits / 8, 1u);
+	}
+	return (uint16_t)a->credits;
+}
+
+static void
+dp_send_ack(struct dprpc_agent *a, unsigned int to, uint8_t of_type, uint16_t slot,
+	uint32_t req_num, uint32_t cum, uint32_t n, uint16_t flags)
+{
+	struct dp_hdr_fields f = {
+		.type = DP_FRAME_ACK,
+		.src = a->rank,
+		.dst = (uint16_t)to,
+		.slot = slot,
+		.session = a->session,
+		.req_num = req_num,
+		.status = of_type,
+		.pkt_idx = (uint16_t)cum,
+		.pkt_cnt = (uint16_t)n,
+		.flags = flags,
+	};
+	struct rte_mbuf *m;
+	uint8_t *frame;
+
+	if (to == a->rank)
+		return; /* the loopback loses nothing */
+	m = rte_pktmbuf_alloc(a->mp);
+	if (m == NULL)
+		return; /* the sender's timer makes up for it */
+	f.credits = dp_grant(a);
+	frame = (uint8_t *)rte_pktmbuf_append(m, DP_HDRS_LEN);
+	dp_frame_write_hdr(frame, a->peers[to].tmpl, &f, 0);
+	dp_meta_plain(m);
+	dp_count(&a->st.acks_sent, 1);
+	dp_stage_out(a, m);
+}
+
+/* After storing a frame that did not complete @r: acknowledge every
+ * quarter window of progress, NACK a gap when first seen and every half
+ * window of frames past it, and answer a sender that resends (it lost an
+ * ACK) once per quarter window of duplicates. */
+static void
+dp_rxmsg_ack(struct dprpc_agent *a, struct dp_rxmsg *r, const struct dp_parsed *p, bool dup)
+{
+	uint32_t quarter = RTE_MAX(a->credits / 4, 1u), half = RTE_MAX(a->credits / 2, 1u);
+	uint16_t flags = 0;
+
+	if (r->ooo > 0 && !dup && (r->ooo == 1 || r->ooo % half == 0))
+		flags = DP_ACK_NACK;
+	else if (dup ? (r->dups % quarter) != 1 % quarter : r->cum - r->acked_sent < quarter)
+		return;
+	r->acked_sent = r->cum;
+	dp_send_ack(a, p->src, p->type, p->slot, p->req_num, r->cum, r->n, flags);
+}
+
+/* A whole request: hand it to its handler.  False if no request object is
+ * free: it stays whole in its slot and the client's next resend retries. */
+static bool
+dp_msg_deliver_request(struct dprpc_agent *a, struct dp_srv_slot *e, const struct dp_parsed *p)
+{
+	struct dp_rxmsg *r = e->rx;
+	struct dprpc_request *req = dp_req_new(a, p);
+
+	if (req == NULL)
+		return false;
+	e->rx = NULL;
+	e->state = DP_SRV_RUNNING;
+	dp_msgs_live(a, -1);
+	dp_count(&a->st.msgs_received, 1);
+	dp_send_ack(a, p->src, DP_FRAME_REQUEST, p->slot, p->req_num, r->n, r->n, 0);
+	req->rx = r;
+	req->payload = r->buf;
+	req->len = r->len;
+	dp_req_start(a, req);
+	return true;
+}
+
+/* Answer a request too long for this agent with -EMSGSIZE, kept as its
+ * response like any other. */
+static void
+dp_msg_refuse(struct dprpc_agent *a, struct dp_srv_slot *e, const struct dp_parsed *p)
+{
+	struct dprpc_request *req;
+	char msg[DPRPC_ERRMSG_MAX];
+
+	dp_count(&a->st.drops[DPRPC_DROP_TOO_BIG], 1);
+	req = dp_req_new(a, p);
+	if (req == NULL)
+		return;
+	e->req_num = p->req_num;
+	e->state = DP_SRV_RUNNING;
+	req->payload = NULL;
+	req->len = 0;
+	snprintf(msg, sizeof(msg), "request of %u bytes exceeds max_msg_size %u of worker %s",
+		p->msg_len, a->max_msg, a->name);
+	dp_reply_error_or_drop(req, -EMSGSIZE, msg);
+}
+
+void
+dp_msg_rx_request(struct dprpc_agent *a, struct rte_mbuf *m, const struct dp_parsed *p)
+{
+	struct dp_srv_slot *e;
+	bool dup;
+	int rc;
+
+	if (p->slot >= a->max_outstanding) {
+		/* max_outstanding differs across the world: see dp_dispatch_request() */
+		dp_count(&a->st.drops[DPRPC_DROP_STALE], 1);
+		rte_pktmbuf_free(m);
+		return;
+	}
+	e = &a->peers[p->src].srv[p->slot];
+	if (e->state != DP_SRV_EMPTY && e->req_num == p->req_num) {
+		if (e->state == DP_SRV_RECEIVING)
+			goto add;
+		/* Whole already: tell the client, and answer its probe. */
+		rte_pktmbuf_free(m);
+		dp_send_ack(a, p->src, DP_FRAME_REQUEST, p->slot, p->req_num, p->pkt_cnt,
+			p->pkt_cnt, 0);
+		if (e->state == DP_SRV_DONE && p->pkt_idx + 1u == p->pkt_cnt &&
+			dp_msg_resend_response(a, e))
+			return;
+		dp_count(&a->st.drops[DPRPC_DROP_DUPLICATE], 1);
+		return;
+	}
+	if (e->state != DP_SRV_EMPTY && (int32_t)(p->req_num - e->req_num) < 0) {
+		dp_count(&a->st.drops[DPRPC_DROP_DUPLICATE], 1);
+		rte_pktmbuf_free(m);
+		return;
+	}
+	/* A new request on the slot: the peer moved on. */
+	dp_msg_srv_clear(a, e);
+	if (p->msg_len > a->max_msg) {
+		rte_pktmbuf_free(m);
+		dp_msg_refuse(a, e, p);
+		return;
+	}
+	e->rx = dp_rxmsg_new(p);
+	if (e->rx == NULL) {
+		dp_count(&a->st.drops[DPRPC_DROP_NO_MEMORY], 1);
+		rte_pktmbuf_free(m);
+		return;
+	}
+	e->req_num = p->req_num;
+	e->state = DP_SRV_RECEIVING;
+	dp_msgs_live(a, 1);
+add:
+	rc = dp_rxmsg_add(e->rx, p, &dup);
+	rte_pktmbuf_free(m);
+	if (rc < 0) {
+		dp_count(&a->st.drops[DPRPC_DROP_BAD_LENGTH], 1);
+		return;
+	}
+	if (dup && rc == 0)
+		dp_count(&a->st.drops[DPRPC_DROP_DUPLICATE], 1);
+	if (rc == 0 || !dp_msg_deliver_request(a, e, p))
+		dp_rxmsg_ack(a, e->rx, p, dup);
+}
+
+void
+dp_msg_rx_response(
+	struct dprpc_agent *a, struct dp_slot *s, struct rte_mbuf *m, const struct dp_parsed *p)
+{
+	struct dp_peer *peer = &a->peers[p->src];
+	char msg[DPRPC_ERRMSG_MAX];
+	struct dprpc_future *fut;
+	struct dp_rxmsg *r;
+	bool dup;
+	int rc;
+
+	if (s->rx == NULL) {
+		if (p->msg_len > a->max_msg) {
+			rte_pktmbuf_free(m);
+			dp_count(&a->st.drops[DPRPC_DROP_TOO_BIG], 1);
+			/* Let the server drop it, and fail the call. */
+			dp_send_ack(a, p->src, DP_FRAME_RESPONSE, p->slot, p->req_num, p->pkt_cnt,
+				p->pkt_cnt, 0);
+			snprintf(msg, sizeof(msg),
+				"response of %u bytes from %s exceeds max_msg_size %u", p->msg_len,
+				a->world.w[p->src].name, a->max_msg);
+			fut = dp_slot_release(a, peer, s);
+			fut_fail_consume(fut, -EMSGSIZE, a->rank, msg);
+			dp_count(&a->st.calls_failed, 1);
+			return;
+		}
+		s->rx = dp_rxmsg_new(p);
+		if (s->rx == NULL) {
+			dp_count(&a->st.drops[DPRPC_DROP_NO_MEMORY], 1);
+			rte_pktmbuf_free(m);
+			return;
+		}
+		dp_msgs_live(a, 1);
+	}
+	rc = dp_rxmsg_add(s->rx, p, &dup);
+	rte_pktmbuf_free(m);
+	if (rc < 0) {
+		dp_count(&a->st.drops[DPRPC_DROP_BAD_LENGTH], 1);
+		return;
+	}
+	if (dup)
+		dp_count(&a->st.drops[DPRPC_DROP_DUPLICATE], 1);
+	if (!dup && s->rto_tsc != 0) {
+		/* Progress: the resend timer starts over. */
+		s->rto_tsc = a->rto_tsc;
+		s->rtx_tsc = a->now_tsc + s->rto_tsc;
+	}
+	if (rc == 0) {
+		dp_rxmsg_ack(a, s->rx, p, dup);
+		return;
+	}
+	/* Whole: let the server drop its copy, and complete the call with
+	 * the buffer as the value (the future frees it). */
+	r = s->rx;
+	s->rx = NULL;
+	dp_msgs_live(a, -1);
+	dp_count(&a->st.msgs_received, 1);
+	dp_send_ack(a, p->src, DP_FRAME_RESPONSE, p->slot, p->req_num, r->n, r->n, 0);
+	fut = dp_slot_release(a, peer, s);
+	if (r->status == 0) {
+		if (fut_complete_consume(fut, r->buf, r->len, dp_rxmsg_free, r) != 0)
+			rte_free(r);
+		dp_count(&a->st.calls_ok, 1);
+	} else {
+		snprintf(msg, sizeof(msg), "%.*s", (int)RTE_MIN(r->len, sizeof(msg) - 1),
+			(const char *)r->buf);
+		fut_fail_consume(fut, -(int)RTE_MIN(r->status, (uint32_t)INT32_MAX), p->src, msg);
+		rte_free(r);
+		dp_count(&a->st.calls_failed, 1);
+	}
+}
+
+/* An ACK: progress and credits from the receiver of one of our messages. */
+void
+dp_msg_rx_ack(struct dprpc_agent *a, struct rte_mbuf *m, const struct dp_parsed *p)
+{
+	struct dp_peer *peer = &a->peers[p->src];
+	struct dp_slot *s = NULL;
+	struct dp_srv_slot *e = NULL;
+	struct dp_txmsg *t = NULL;
+	uint32_t cum = p->pkt_idx;
+
+	rte_pktmbuf_free(m);
+	if (p->slot < a->max_outstanding) {
+		if (p->status == DP_FRAME_REQUEST) {
+			s = &peer->slots[p->slot];
+			if (s->fut != NULL && s->req_num == p->req_num)
+				t = s->tx;
+		} else {
+			e = &peer->srv[p->slot];
+			if (e->state == DP_SRV_DONE && e->req_num == p->req_num)
+				t = e->tx;
+		}
+	}
+	if (t == NULL || p->pkt_cnt != t->n) {
+		dp_count(&a->st.drops[DPRPC_DROP_STALE], 1);
+		return;
+	}
+	if (cum > t->acked) {
+		t->acked = cum;
+		if (t->next < cum)
+			t->next = cum;
+		if (s != NULL && s->rto_tsc != 0) {
+			s->rto_tsc = a->rto_tsc;
+			s->rtx_tsc = a->now_tsc + s->rto_tsc;
+		}
+	}
+	if (e != NULL && t->acked == t->n) {
+		/* The client has the whole response: the kept copy goes; a
+		 * late duplicate of the request is dropped from now on. */
+		e->tx = NULL;
+		dp_txmsg_put(t);
+		dp_msgs_live(a, -1);
+		return;
+	}
+	t->window = p->credits == 0 ? 1 : RTE_MIN((uint32_t)p->credits, 1024u);
+	if (p->flags & DP_ACK_PROBE)
+		t->next = t->acked;
+	else if ((p->flags & DP_ACK_NACK) && cum < t->next)
+		(void)dp_txmsg_frame(a, t, cum);
+	dp_txmsg_pump(a, t);
+}
+
+/* The client's resend timer fired for slot @s (no response yet, or only
+ * part of it). */
+void
+dp_msg_resend(struct dprpc_agent *a, unsigned int to, struct dp_slot *s)
+{
+	struct dp_txmsg *t = s->tx;
+
+	if (s->rx != NULL) {
+		/* Part of the response came: ask for the rest. */
+		dp_send_ack(a, to, DP_FRAME_RESPONSE, (uint16_t)(s - a->peers[to].slots),
+			s->req_num, s->rx->cum, s->rx->n, DP_ACK_PROBE);
+		return;
+	}
+	if (t->acked < t->n)
+		dp_txmsg_rewind(a, t);
+	else
+		(void)dp_txmsg_frame(a, t, t->n - 1); /* whole there: a probe */
+}
+
+/* A duplicate of an answered request whose response is a multi-frame
+ * message: go back to what the client acknowledged.  False if the response
+ * is gone (acknowledged whole). */
+bool
+dp_msg_resend_response(struct dprpc_agent *a, struct dp_srv_slot *e)
+{
+	if (e->tx != NULL) {
+		dp_count(&a->st.requests_resent, 1);
+		dp_txmsg_rewind(a, e->tx);
+		return true;
+	}
+	if (e->resp != NULL) {
+		rte_mbuf_refcnt_update(e->resp, 1);
+		dp_stage_tx(a, e->resp);
+		dp_count(&a->st.requests_resent, 1);
+		return true;
+	}
+	return false;
+}
+
+void
+dp_msg_slot_clear(struct dprpc_agent *a, struct dp_slot *s)
+{
+	if (s->tx != NULL) {
+		dp_txmsg_put(s->tx);
+		s->tx = NULL;
+		dp_msgs_live(a, -1);
+	}
+	if (s->rx != NULL) {
+		rte_free(s->rx);
+		s->rx = NULL;
+		dp_msgs_live(a, -1);
+	}
+}
+
+void
+dp_msg_srv_clear(struct dprpc_agent *a, struct dp_srv_slot *e)
+{
+	rte_pktmbuf_free(e->resp);
+	e->resp = NULL;
+	if (e->tx != NULL) {
+		dp_txmsg_put(e->tx);
+		e->tx = NULL;
+		dp_msgs_live(a, -1);
+	}
+	if (e->rx != NULL) {
+		rte_free(e->rx);
+		e->rx = NULL;
+		dp_msgs_live(a, -1);
+	}
+	e->state = DP_SRV_EMPTY;
+}
