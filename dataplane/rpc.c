@@ -38,6 +38,10 @@ dp_handler_find(const struct dprpc_agent *a, uint32_t id)
 {
 	unsigned int i, b;
 
+	/* 0 marks a free bucket: no handler has it (a frame may carry it;
+	 * found by tests/fuzz/fuzz_msg.c). */
+	if (id == 0)
+		return NULL;
 	for (i = 0, b = id & a->handler_mask; i <= a->handler_mask;
 		i++, b = (b + 1) & a->handler_mask) {
 		/* Acquire: pairs with the release store of id in

@@ -42,4 +42,14 @@ void rr_rcu_sleep_end(void);
 void rr_read_lock(void);
 void rr_read_unlock(void);
 
+/* cds_lfht_for_each_entry() takes container_of() of the NULL node that
+ * ends a walk (undefined behaviour: UBSan reports it under the fuzzer);
+ * this walks the nodes and converts only real ones. */
+#define rr_for_each_entry(ht, iter, pos, member)                                               \
+	for (cds_lfht_first(ht, iter); cds_lfht_iter_get_node(iter) != NULL &&                 \
+				       ((pos) = caa_container_of(cds_lfht_iter_get_node(iter), \
+						__typeof__(*(pos)), member),                   \
+				       1);                                                     \
+		cds_lfht_next(ht, iter))
+
 #endif /* RR_INTERNAL_H */

@@ -1564,7 +1564,7 @@ dprpc_rref_debug_info(const struct dprpc_agent *a, struct dprpc_rref_debug *d)
 		return -EINVAL;
 	ctx = a->rref;
 	rr_read_lock();
-	cds_lfht_for_each_entry(ctx->handles, &it, r,
+	rr_for_each_entry(ctx->handles, &it, r,
 		n.node) if (!r->is_owner && !dprpc_future_is_done(r->created)) pending++;
 	rr_read_unlock();
 	*d = (struct dprpc_rref_debug){
@@ -1594,7 +1594,7 @@ dprpc_rref_list(struct dprpc_agent *a, struct dprpc_rref_info *out, unsigned int
 		return -EINVAL;
 	ctx = a->rref;
 	rr_read_lock();
-	cds_lfht_for_each_entry(ctx->owners, &it, o, n.node)
+	rr_for_each_entry(ctx->owners, &it, o, n.node)
 	{
 		if (k < n)
 			out[k] = (struct dprpc_rref_info){.kind = DPRPC_RREF_OWNED,
@@ -1604,7 +1604,7 @@ dprpc_rref_list(struct dprpc_agent *a, struct dprpc_rref_info *out, unsigned int
 				.refs = atomic_load_explicit(&o->refs, memory_order_relaxed)};
 		k++;
 	}
-	cds_lfht_for_each_entry(ctx->handles, &it, r, n.node)
+	rr_for_each_entry(ctx->handles, &it, r, n.node)
 	{
 		if (r->is_owner)
 			continue; /* counted in its owner entry */
@@ -1616,7 +1616,7 @@ dprpc_rref_list(struct dprpc_agent *a, struct dprpc_rref_info *out, unsigned int
 				.fork_id = r->n.key};
 		k++;
 	}
-	cds_lfht_for_each_entry(ctx->pending, &it, p, n.node)
+	rr_for_each_entry(ctx->pending, &it, p, n.node)
 	{
 		if (k < n)
 			out[k] = (struct dprpc_rref_info){.kind = DPRPC_RREF_PENDING_FORK,
@@ -1662,7 +1662,7 @@ rr_release_all_handles(struct rr_ctx *ctx)
 	struct dprpc_rref *r;
 
 	rr_read_lock();
-	cds_lfht_for_each_entry(ctx->handles, &it, r,
+	rr_for_each_entry(ctx->handles, &it, r,
 		n.node) if (!atomic_exchange_explicit(&r->released, true, memory_order_acq_rel))
 		rr_handle_put(r);
 	rr_read_unlock();
@@ -1770,7 +1770,7 @@ rr_ctx_quiesce(struct dprpc_agent *a)
 	if (a->rref == NULL)
 		return;
 	rr_read_lock();
-	cds_lfht_for_each_entry(a->rref->owners, &it, o, n.node)(void)
+	rr_for_each_entry(a->rref->owners, &it, o, n.node)(void)
 		dprpc_future_fail(o->val, -ESHUTDOWN, a->rank, "owner shut down");
 	rr_read_unlock();
 }

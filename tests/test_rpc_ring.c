@@ -235,6 +235,17 @@ Test(rpc_ring, unknown_handler_is_remote_enoent)
 	cr_assert_eq(atomic_load(&handler_runs), 0u);
 }
 
+/* Handler id 0 marks a free bucket of the registry: a frame carrying it
+ * once ran a NULL handler (found by tests/fuzz/fuzz_msg.c). */
+Test(rpc_ring, handler_id_zero_is_unknown)
+{
+	struct dprpc_error err;
+
+	cr_assert_eq(dprpc_rpc_sync_id(a, 1, 0, "x", 1, 0, NULL, NULL, &err), -ENOENT);
+	cr_assert_eq(err.origin, 1);
+	cr_assert_eq(atomic_load(&handler_runs), 0u);
+}
+
 Test(rpc_ring, handler_error_carries_code_origin_and_message)
 {
 	struct dprpc_error err;

@@ -6,7 +6,7 @@ set -euo pipefail
 target=$1
 seeds=$2
 seconds=${3:-60}
-work="$(dirname "$target")/fuzz-work"
+work="$(dirname "$target")/fuzz-work-$(basename "$target")"
 mkdir -p "$work/corpus" "$work/artifacts"
 exec "$target" -max_total_time="$seconds" -print_final_stats=1 -timeout=10 \
 	-artifact_prefix="$work/artifacts/" "$work/corpus" "$seeds"
