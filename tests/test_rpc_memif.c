@@ -36,6 +36,31 @@ h_fail(struct dprpc_request *req, void *arg)
 	return dprpc_reply_error(req, -ENOTSUP, "server says no");
 }
 
+/* 64-bit FNV-1a of @len bytes. */
+static uint64_t
+fnv64(const uint8_t *p, size_t len)
+{
+	uint64_t h = 14695981039346656037ull;
+
+	while (len-- > 0) {
+		h ^= *p++;
+		h *= 1099511628211ull;
+	}
+	return h;
+}
+
+/* Answers the checksum of its request. */
+static int
+h_sum(struct dprpc_request *req, void *arg)
+{
+	size_t len;
+	const uint8_t *p = dprpc_request_payload(req, &len);
+	uint64_t h = fnv64(p, len);
+
+	(void)arg;
+	return dprpc_reply(req, &h, sizeof(h));
+}
+
 /* The server process: runs until "quit" or 60 s; exit status 0 when it
  * shut down cleanly with nothing leaked. */
 static void
@@ -61,7 +86,8 @@ server_main(void)
 		_exit(11);
 	if (dprpc_register(srv, "echo", dpt_echo, NULL, DPRPC_HANDLER_INLINE) != 0 ||
 		dprpc_register(srv, "quit", h_quit, NULL, DPRPC_HANDLER_INLINE) != 0 ||
-		dprpc_register(srv, "fail", h_fail, NULL, DPRPC_HANDLER_INLINE) != 0)
+		dprpc_register(srv, "fail", h_fail, NULL, DPRPC_HANDLER_INLINE) != 0 ||
+		dprpc_register(srv, "sum", h_sum, NULL, DPRPC_HANDLER_INLINE) != 0)
 		_exit(12);
 	while (!atomic_load(&quit) && time(NULL) < end)
 		usleep(1000);
@@ -163,6 +189,43 @@ Test(rpc_memif, sync_calls_of_every_size_round_trip)
 		cr_assert_eq(out_len, len);
 		cr_assert_arr_eq(out, buf, len);
 	}
+}
+
+/* 1 KiB, 64 KiB, 1 MiB and 8 MiB across processes: the server checksums
+ * what it received, and the echo comes back byte-exact. */
+Test(rpc_memif, large_messages_checksummed)
+{
+	static const size_t sizes[] = {1024, 64 * 1024, 1024 * 1024, 8 * 1024 * 1024};
+	uint8_t *buf = malloc(sizes[3]), *out = malloc(sizes[3]);
+	struct dprpc_agent_stats st;
+	struct dprpc_agent_usage u;
+	size_t i, j, out_len;
+	uint64_t sum;
+
+	cr_assert(buf != NULL && out != NULL);
+	for (i = 0; i < RTE_DIM(sizes); i++) {
+		for (j = 0; j < sizes[i]; j++)
+			buf[j] = (uint8_t)(j * 31 + i + (j >> 11));
+		out_len = sizeof(sum);
+		cr_assert_eq(dprpc_rpc_sync(cli, "b", "sum", buf, sizes[i], 20 * 1000 * 1000, &sum,
+				     &out_len, NULL),
+			0, "sum of %zu bytes", sizes[i]);
+		cr_assert_eq(sum, fnv64(buf, sizes[i]), "checksum of %zu bytes", sizes[i]);
+		out_len = sizes[3];
+		cr_assert_eq(dprpc_rpc_sync(cli, "b", "echo", buf, sizes[i], 20 * 1000 * 1000, out,
+				     &out_len, NULL),
+			0, "echo of %zu bytes", sizes[i]);
+		cr_assert_eq(out_len, sizes[i]);
+		cr_assert_eq(
+			fnv64(out, out_len), fnv64(buf, sizes[i]), "echo of %zu bytes", sizes[i]);
+	}
+	cr_assert_eq(dprpc_agent_stats_get(cli, &st), 0);
+	cr_assert_eq(st.msgs_sent, 2 * (RTE_DIM(sizes) - 1)); /* 1 KiB fits a frame */
+	cr_assert_eq(st.msgs_received, RTE_DIM(sizes) - 1);
+	cr_assert_eq(dprpc_agent_usage(cli, &u), 0);
+	cr_assert_eq(u.messages, 0u);
+	free(buf);
+	free(out);
 }
 
 Test(rpc_memif, async_window_of_32)
