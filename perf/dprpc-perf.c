@@ -82,6 +82,7 @@ struct perf_result {
 	double p50_us, p99_us, p999_us, max_us;
 	uint64_t dropped, tx_retries, calls_failed, retransmits;
 	uint64_t frames_resent, acks_sent, msgs_sent, msgs_received;
+	uint64_t corrupt; /* echoes that came back different (checked when echoing) */
 	uint64_t calls_sent, calls_ok; /* the agent's totals, warm-up and drain included */
 	/* rref: proxy rpc_sync calls on one RRef, interleaved with the
 	 * remote + to_here round trips. */
@@ -566,6 +567,9 @@ struct rpc_lane {
 };
 
 static bool rpc_running;
+/* Echo mode: every answer is compared with what was sent. */
+static bool rpc_verify;
+static uint64_t rpc_corrupt;
 /* Lanes whose last issue failed (EAGAIN/ENOBUFS), retried by the loop. */
 static struct rpc_lane *idle_lanes[PERF_MAX_WINDOW];
 static unsigned int nb_idle, nb_busy;
@@ -594,8 +598,16 @@ rpc_lane_done(struct dprpc_future *f, void *arg)
 {
 	struct rpc_lane *l = arg;
 
-	if (dprpc_future_state(f) == DPRPC_FUTURE_DONE)
+	if (dprpc_future_state(f) == DPRPC_FUTURE_DONE) {
 		clock_record(l->k, l->t0, rte_rdtsc());
+		if (rpc_verify) {
+			size_t len;
+			const void *v = dprpc_future_value(f, &len);
+
+			if (len != l->len || (len > 0 && memcmp(v, l->payload, len) != 0))
+				rpc_corrupt++;
+		}
+	}
 	dprpc_future_put(f);
 	nb_busy--;
 	if (rpc_running)
@@ -624,7 +636,10 @@ rpc_client(uint16_t port, const struct perf_opts *o, struct perf_result *r)
 		free(out);
 		return -EIO;
 	}
-	memset(payload, 0xa5, o->payload);
+	/* Position-dependent, so a frame put in the wrong place shows. */
+	for (i = 0; i < o->payload; i++)
+		payload[i] = (uint8_t)(i * 7 + (i >> 8));
+	rpc_verify = o->response == PERF_ECHO;
 	if (o->mode == MODE_LATENCY) {
 		while ((t0 = rte_rdtsc()) < k.end) {
 			out_len = out_max;
@@ -633,6 +648,9 @@ rpc_client(uint16_t port, const struct perf_opts *o, struct perf_result *r)
 			now = rte_rdtsc();
 			if (rc == 0)
 				clock_record(&k, t0, now);
+			if (rc == 0 && rpc_verify &&
+				(out_len != o->payload || memcmp(out, payload, out_len) != 0))
+				rpc_corrupt++;
 		}
 	} else {
 		rpc_running = true;
@@ -652,6 +670,7 @@ rpc_client(uint16_t port, const struct perf_opts *o, struct perf_result *r)
 			dprpc_poll(a, 32);
 	}
 	clock_finish(&k, o, r);
+	r->corrupt = rpc_corrupt;
 	free(payload);
 	free(out);
 	return client_finish(a, r);
@@ -1078,9 +1097,11 @@ report(const struct perf_opts *o, const struct perf_result *d, const struct perf
 			       ", \"calls_failed\": %" PRIu64 ", \"retransmits\": %" PRIu64
 			       ", \"frames_resent\": %" PRIu64 ", \"acks_sent\": %" PRIu64
 			       ", \"msgs_sent\": %" PRIu64 ", \"msgs_received\": %" PRIu64
+			       ", \"corrupt\": %" PRIu64
 			       ", \"calls_sent\": %" PRIu64 ", \"calls_ok\": %" PRIu64,
 				d->dropped, d->tx_retries, d->calls_failed, d->retransmits,
 				d->frames_resent, d->acks_sent, d->msgs_sent, d->msgs_received,
+				d->corrupt,
 				d->calls_sent, d->calls_ok);
 		if (o->mode == MODE_LATENCY || o->mode == MODE_THROUGHPUT)
 			printf(", \"response_bytes\": %u, \"bytes_per_s\": %.0f", resp_bytes(o),

@@ -274,13 +274,14 @@ netns_json_field() {
 	echo "$1" | sed -n "s/.*\"$2\": \([0-9.]*\).*/\1/p"
 }
 
-# netns_perf_through_loss PERF XDP_OBJ TAG WINDOW SECONDS: dprpc-perf
-# throughput across the namespaces, server in A on CPU 1 and client in B on
+# netns_perf_through_loss PERF XDP_OBJ TAG WINDOW SECONDS [ARG...]: dprpc-perf
+# throughput (the client given ARGs too, e.g. --payload) across the namespaces, server in A on CPU 1 and client in B on
 # CPU 0, with XDP_OBJ on both veths.  Sets NETNS_CJSON and NETNS_SJSON to
 # the client's and the server's JSON lines; non-zero with a message on
 # stderr if a side fails (logs: $NETNS_TMP/TAG-{server,client}.log).
 netns_perf_through_loss() {
 	local perf=$1 obj=$2 tag=$3 window=$4 secs=$5 srv rc=0
+	shift 5
 
 	NETNS_CJSON="" NETNS_SJSON=""
 	netns_xdp_attach "$NETNS_A" "$NETNS_IF_A" "$obj" &&
@@ -297,7 +298,7 @@ netns_perf_through_loss() {
 		{ echo "$tag: the server's port did not start" >&2; return 1; }
 	netns_eal 0 "$tag-client" "$NETNS_IF_B"
 	netns_run_bounded 60 "$NETNS_B" "$perf" "${EAL[@]}" -- throughput --role client \
-		--window "$window" --duration "$secs" --warmup 0.2 --json \
+		--window "$window" --duration "$secs" --warmup 0.2 --json "$@" \
 		>"$NETNS_TMP/$tag-client.log" 2>&1 || rc=$?
 	netns_stop "$srv" 5 || { echo "$tag: server exited with $?" >&2; rc=1; }
 	netns_xdp_detach "$NETNS_A" "$NETNS_IF_A"
