@@ -7,6 +7,7 @@
 #ifndef DPT_H
 #define DPT_H
 
+#include <stdatomic.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <unistd.h>
@@ -188,6 +189,29 @@ dpt_echo(struct dprpc_request *req, void *arg)
 
 	(void)arg;
 	return dprpc_reply(req, p, len);
+}
+
+/* dpt_echo(), counting its runs in the atomic_uint @arg points to. */
+static inline int
+dpt_counting_echo(struct dprpc_request *req, void *arg)
+{
+	atomic_fetch_add((atomic_uint *)arg, 1);
+	return dpt_echo(req, NULL);
+}
+
+/* Free whatever a ring of a net_ring pair still holds (frames nobody polled
+ * for when the agents went); returns how many. */
+static inline unsigned int
+dpt_ring_drain(struct rte_ring *r)
+{
+	struct rte_mbuf *m;
+	unsigned int n = 0;
+
+	while (rte_ring_dequeue(r, (void **)&m) == 0) {
+		rte_pktmbuf_free(m);
+		n++;
+	}
+	return n;
 }
 
 #endif /* DPT_H */

@@ -23,12 +23,6 @@ static struct dpt_ring_pair pair;
 static atomic_uint runs;       /* handler executions */
 static uint32_t retransmit_us; /* for the next start_agents(); 0: off */
 
-static int
-counting_echo(struct dprpc_request *req, void *arg)
-{
-	atomic_fetch_add(&runs, 1);
-	return dpt_echo(req, arg);
-}
 static struct rte_mempool *mp;
 static struct dprpc_agent *a, *b;
 
@@ -90,7 +84,7 @@ start_agents(const struct dprpc_fault_conf *a_tx, const struct dprpc_fault_conf 
 		c.fault_tx = *b_tx;
 	b = dprpc_agent_create(&c);
 	cr_assert_not_null(b, "%s", rte_strerror(rte_errno));
-	cr_assert_eq(dprpc_register(b, "echo", counting_echo, NULL, DPRPC_HANDLER_INLINE), 0);
+	cr_assert_eq(dprpc_register(b, "echo", dpt_counting_echo, &runs, DPRPC_HANDLER_INLINE), 0);
 }
 
 /* n sequential calls with a short timeout; returns how many timed out and

@@ -65,13 +65,6 @@ check(const uint8_t *p, size_t len, uint32_t seed)
 	return ok;
 }
 
-static int
-counting_echo(struct dprpc_request *req, void *arg)
-{
-	atomic_fetch_add(&runs, 1);
-	return dpt_echo(req, arg);
-}
-
 /* Request: {uint32 len, uint32 seed}; answers fill(len, seed). */
 static int
 h_gen(struct dprpc_request *req, void *arg)
@@ -140,11 +133,11 @@ start_agents(const struct side *sa, const struct side *sb)
 {
 	a = make("a", pair.port_a, DPRPC_LCORE_NONE, sa);
 	b = make("b", pair.port_b, 1, sb);
-	cr_assert_eq(dprpc_register(b, "echo", counting_echo, NULL, DPRPC_HANDLER_INLINE), 0);
+	cr_assert_eq(dprpc_register(b, "echo", dpt_counting_echo, &runs, DPRPC_HANDLER_INLINE), 0);
 	cr_assert_eq(dprpc_register(b, "gen", h_gen, NULL, DPRPC_HANDLER_INLINE), 0);
 	cr_assert_eq(
 		dprpc_register(b, "sink", h_sink, (void *)(uintptr_t)7, DPRPC_HANDLER_INLINE), 0);
-	cr_assert_eq(dprpc_register(a, "echo", counting_echo, NULL, DPRPC_HANDLER_INLINE), 0);
+	cr_assert_eq(dprpc_register(a, "echo", dpt_counting_echo, &runs, DPRPC_HANDLER_INLINE), 0);
 }
 
 static void
@@ -167,17 +160,6 @@ assert_idle(struct dprpc_agent *ag)
 	cr_expect_eq(u.calls, 0u, "calls in flight: %u", u.calls);
 }
 
-/* Frames still on the wire when the agents go (final acknowledgements
- * nobody polled for) are freed with the rings, not leaked by anyone. */
-static void
-drain(struct rte_ring *r)
-{
-	struct rte_mbuf *m;
-
-	while (rte_ring_dequeue(r, (void **)&m) == 0)
-		rte_pktmbuf_free(m);
-}
-
 static void
 teardown(void)
 {
@@ -190,8 +172,10 @@ teardown(void)
 		cr_assert_eq(dprpc_agent_destroy(b), 0);
 	}
 	a = b = NULL;
-	drain(pair.ab);
-	drain(pair.ba);
+	/* Frames still on the wire when the agents went (final ACKs nobody
+	 * polled for) are freed with the rings, not leaked by anyone. */
+	dpt_ring_drain(pair.ab);
+	dpt_ring_drain(pair.ba);
 	cr_expect_eq(
 		rte_mempool_in_use_count(mp), 0u, "mbufs leaked: %u", rte_mempool_in_use_count(mp));
 	dpt_eal_cleanup();

@@ -27,6 +27,7 @@
 #include <rte_ring.h>
 
 #include "dp_agent.h"
+#include "../dpt.h"
 
 #define FUZZ_WORLD                              \
 	"a 0 02:00:00:00:00:01 10.0.0.1 7001\n" \
@@ -106,15 +107,6 @@ LLVMFuzzerInitialize(int *argc, char ***argv)
 	return 0;
 }
 
-static void
-drain(struct rte_ring *r)
-{
-	struct rte_mbuf *m;
-
-	while (rte_ring_dequeue(r, (void **)&m) == 0)
-		rte_pktmbuf_free(m);
-}
-
 /*
  * One frame from 12 input bytes:
  *   0  type (low 2 bits: REQUEST, RESPONSE, ACK, CONTROL), bit 2: raw
@@ -187,7 +179,7 @@ fuzz_one_frame(struct dprpc_agent *b, const uint8_t *in, uint32_t session)
 	if (rte_ring_enqueue(ab, m) != 0)
 		rte_pktmbuf_free(m);
 	(void)dprpc_poll(b, 32);
-	drain(ba);
+	dpt_ring_drain(ba);
 }
 
 int
@@ -200,8 +192,8 @@ LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
 	uint32_t session;
 	size_t i;
 
-	drain(ab);
-	drain(ba);
+	dpt_ring_drain(ab);
+	dpt_ring_drain(ba);
 	if (rte_malloc_get_socket_stats(0, &before) != 0)
 		abort();
 	b = make_b();
@@ -210,7 +202,7 @@ LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
 	fut[0] = dprpc_rpc_async(b, "a", "echo", big, sizeof(big), 0);
 	fut[1] = dprpc_rpc_async(b, "a", "echo", big, 8, 0);
 	(void)dprpc_poll(b, 32);
-	drain(ba);
+	dpt_ring_drain(ba);
 	/* b adopts the session of a's first frame. */
 	session = 1000;
 	for (i = 0; i + 12 <= size && i < 12 * 256; i += 12)
@@ -222,8 +214,8 @@ LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
 		/* Deferred requests cannot exist (inline echo): a bug. */
 		abort();
 	}
-	drain(ab);
-	drain(ba);
+	dpt_ring_drain(ab);
+	dpt_ring_drain(ba);
 	if (rte_mempool_in_use_count(mp) != 0) {
 		fprintf(stderr, "fuzz_msg: %u mbufs leaked\n", rte_mempool_in_use_count(mp));
 		abort();
