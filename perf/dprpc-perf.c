@@ -82,7 +82,7 @@ struct perf_result {
 	double p50_us, p99_us, p999_us, max_us;
 	uint64_t dropped, tx_retries, calls_failed, retransmits;
 	uint64_t frames_resent, acks_sent, msgs_sent, msgs_received;
-	uint64_t corrupt; /* echoes that came back different (checked when echoing) */
+	uint64_t corrupt;	       /* echoes that came back different (checked when echoing) */
 	uint64_t calls_sent, calls_ok; /* the agent's totals, warm-up and drain included */
 	/* rref: proxy rpc_sync calls on one RRef, interleaved with the
 	 * remote + to_here round trips. */
@@ -1097,12 +1097,11 @@ report(const struct perf_opts *o, const struct perf_result *d, const struct perf
 			       ", \"calls_failed\": %" PRIu64 ", \"retransmits\": %" PRIu64
 			       ", \"frames_resent\": %" PRIu64 ", \"acks_sent\": %" PRIu64
 			       ", \"msgs_sent\": %" PRIu64 ", \"msgs_received\": %" PRIu64
-			       ", \"corrupt\": %" PRIu64
-			       ", \"calls_sent\": %" PRIu64 ", \"calls_ok\": %" PRIu64,
+			       ", \"corrupt\": %" PRIu64 ", \"calls_sent\": %" PRIu64
+			       ", \"calls_ok\": %" PRIu64,
 				d->dropped, d->tx_retries, d->calls_failed, d->retransmits,
 				d->frames_resent, d->acks_sent, d->msgs_sent, d->msgs_received,
-				d->corrupt,
-				d->calls_sent, d->calls_ok);
+				d->corrupt, d->calls_sent, d->calls_ok);
 		if (o->mode == MODE_LATENCY || o->mode == MODE_THROUGHPUT)
 			printf(", \"response_bytes\": %u, \"bytes_per_s\": %.0f", resp_bytes(o),
 				d->rate * (o->payload + resp_bytes(o)));

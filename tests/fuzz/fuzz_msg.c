@@ -77,6 +77,13 @@ make_b(void)
 	return b;
 }
 
+/* libFuzzer ends with exit(): take EAL down (and its runtime directory). */
+static void
+fuzz_cleanup(void)
+{
+	(void)dprpc_eal_cleanup();
+}
+
 int
 LLVMFuzzerInitialize(int *argc, char ***argv)
 {
@@ -90,6 +97,7 @@ LLVMFuzzerInitialize(int *argc, char ***argv)
 	snprintf(prefix, sizeof(prefix), "--file-prefix=fuzz_msg_%d", (int)getpid());
 	if (dprpc_eal_init((int)RTE_DIM(eal) - 1, eal) < 0)
 		abort();
+	atexit(fuzz_cleanup);
 	mp = rte_pktmbuf_pool_create("fuzz_mp", 4095, 0, 0, RTE_MBUF_DEFAULT_BUF_SIZE, 0);
 	ab = rte_ring_create("fuzz_ab", 1024, 0, RING_F_SP_ENQ | RING_F_SC_DEQ);
 	ba = rte_ring_create("fuzz_ba", 1024, 0, RING_F_SP_ENQ | RING_F_SC_DEQ);
