@@ -434,13 +434,11 @@ dp_drain_rings(struct dprpc_agent *a)
 		}
 		rte_pktmbuf_free(m);
 	}
-	/* Requests queued to handler lcores that stopped: answer them with an
-	 * error, which goes nowhere now but releases them. */
+	/* Requests queued to handler lcores that stopped: released unanswered
+	 * (their callers fail with the port gone). */
 	for (i = 0; i < a->nb_hl; i++) {
-		while (rte_ring_sc_dequeue(a->hl[i].ring, (void **)&req) == 0) {
-			rte_pktmbuf_free(req->m);
-			rte_mempool_put(a->req_pool, req);
-		}
+		while (rte_ring_sc_dequeue(a->hl[i].ring, (void **)&req) == 0)
+			dp_request_free(req); /* its frame, message and hook too */
 	}
 	while (a->tx_n > 0)
 		rte_pktmbuf_free(a->tx_buf[--a->tx_n]);

@@ -118,12 +118,11 @@ struct dp_txmsg {
 struct dp_rxmsg {
 	uint32_t req_num, len, n;
 	uint32_t handler_id, status;
-	uint32_t have;	     /* frames received */
-	uint32_t cum;	     /* every frame below this is here */
-	uint32_t acked_sent; /* cum told the sender */
-	uint32_t ooo, dups;  /* frames beyond a gap at cum; duplicates */
-	uint8_t *buf;	     /* len bytes, cache-line aligned */
-	uint64_t bits[];     /* frames received */
+	uint32_t have;	    /* frames received */
+	uint32_t cum;	    /* every frame below this is here */
+	uint32_t ooo, dups; /* frames beyond a gap at cum; duplicates */
+	uint8_t *buf;	    /* len bytes, cache-line aligned */
+	uint64_t bits[];    /* frames received */
 };
 /* A session slot: one call in flight towards a peer.  Poller only. */
 struct dp_slot {
@@ -210,6 +209,7 @@ struct dprpc_request {
 	const void *in_val; /* dprpc_request_rref_value() */
 	uint32_t in_len;
 	struct dp_rxmsg *rx; /* a reassembled request: owns the payload */
+	struct dp_txmsg *tx; /* a multi-frame request to self: owns the payload */
 };
 
 struct dp_hlcore {
@@ -340,6 +340,8 @@ void dp_msg_rx_ack(struct dprpc_agent *a, struct rte_mbuf *m, const struct dp_pa
 void dp_msg_resend(struct dprpc_agent *a, unsigned int to, struct dp_slot *s);
 bool dp_msg_resend_response(struct dprpc_agent *a, struct dp_srv_slot *e);
 void dp_msg_slot_clear(struct dprpc_agent *a, struct dp_slot *s);
+void dp_self_fail(
+	struct dprpc_agent *a, uint16_t slot, uint32_t req_num, int code, const char *why);
 void dp_msg_srv_clear(struct dprpc_agent *a, struct dp_srv_slot *e);
 
 /* rpc.c */

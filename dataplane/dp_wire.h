@@ -10,8 +10,9 @@
  *     0     2  magic        DP_WIRE_MAGIC
  *     2     1  version      DP_WIRE_VERSION
  *     3     1  type         enum dp_frame_type
- *     4     2  flags        ACK frames: DP_ACK_NACK, DP_ACK_PROBE; other
- *                           frames: none defined, ignored on receive
+ *     4     2  flags        ACK frames: DP_ACK_NACK, DP_ACK_PROBE; frames
+ *                           of a multi-frame message: DP_MSG_ACK_NOW; CONTROL
+ *                           frames: none; unknown flags ignored on receive
  *     6     2  src_worker   sender's rank
  *     8     2  dst_worker   receiver's rank
  *    10     2  slot         session slot of the call (client's numbering)
@@ -69,6 +70,12 @@ enum dp_ctrl_op {
 enum dp_ack_flag {
 	DP_ACK_NACK = 1,  /* frame pkt_idx is missing, later ones came: resend it */
 	DP_ACK_PROBE = 2, /* nothing came for a while: resend from pkt_idx on */
+};
+
+/* Flags of a request or response frame of a multi-frame message. */
+enum dp_msg_flag {
+	DP_MSG_ACK_NOW = 1, /* acknowledge on receipt: the sender's window is
+			     * a quarter further on, or full */
 };
 
 struct dp_wire_hdr {

@@ -22,10 +22,13 @@
  * the handler's payload or the future's value without another copy.
  *
  * Flow control.  A sender may have `window` frames beyond the last one
- * acknowledged; the receiver grants the window (its credits) in every ACK
- * and acknowledges every quarter window, so a steady sender is never idle.
- * A receiver whose mbuf pool is under a quarter full grants an eighth of
- * its credits: senders slow down instead of having frames dropped.
+ * acknowledged: its own credits until the receiver's first ACK, then what
+ * the receiver grants (its credits) in every ACK.  The sender marks every
+ * quarter window's frame and the window's last with DP_MSG_ACK_NOW and the
+ * receiver acknowledges those, so a steady sender is never idle whatever
+ * the two sides' credits.  A receiver whose mbuf pool is under a quarter
+ * full grants an eighth of its credits: senders slow down instead of
+ * having frames dropped.
  *
  * Loss.  The receiver keeps a bitmap and accepts frames in any order; a
  * frame beyond a gap makes it send a NACK for the first missing frame (and
@@ -44,8 +47,9 @@
  * kept in the slot until the client acknowledges it whole.
  *
  * Everything here runs on the poller, but dp_txmsg_new(), dp_carrier_new()
- * and dp_txmsg_put() (any thread).  Calls to self loop back: their frames
- * are all sent at once and nobody acknowledges them.
+ * and dp_txmsg_put() (any thread).  Calls to self make no frames: the
+ * sender's copy becomes the handler's payload, and the response's copy the
+ * future's value (dp_msg_self_request(), dp_msg_self_response()).
  */
 #include <errno.h>
 #include <stdlib.h>
@@ -128,6 +132,12 @@ dp_txmsg_frame(struct dprpc_agent *a, struct dp_txmsg *t, uint32_t i)
 	f.pkt_idx = (uint16_t)i;
 	f.pkt_cnt = (uint16_t)t->n;
 	f.msg_len = t->len;
+	/* Ask for an ACK every quarter window and at the window's end: the
+	 * sender knows its window, the receiver may not (its grant was cut,
+	 * or it has not granted yet). */
+	if (i >= t->acked && ((i + 1 - t->acked) % RTE_MAX(t->window / 4, 1u) == 0 ||
+				     i + 1 == t->acked + t->window || i + 1 == t->n))
+		f.flags = DP_MSG_ACK_NOW;
 	dp_frame_write_hdr(frame, a->peers[f.dst].tmpl, &f, len);
 	rte_mbuf_ext_refcnt_update(&t->shinfo, 1); /* the frame's */
 	rte_pktmbuf_attach_extbuf(ms[1], t->buf + off, rte_malloc_virt2iova(t) + sizeof(*t) + off,
@@ -171,14 +181,100 @@ dp_msgs_live(struct dprpc_agent *a, int d)
 	dp_count(&a->st.msgs_live, (uint64_t)(int64_t)d);
 }
 
+/* Fail the call to self on slot @slot, if still pending: the loopback has
+ * no timer to recover what it could not deliver. */
+void
+dp_self_fail(struct dprpc_agent *a, uint16_t slot, uint32_t req_num, int code, const char *why)
+{
+	struct dp_peer *peer = &a->peers[a->rank];
+	struct dp_slot *s;
+
+	if (slot >= a->max_outstanding)
+		return;
+	s = &peer->slots[slot];
+	if (s->fut == NULL || s->req_num != req_num)
+		return;
+	fut_fail_consume(dp_slot_release(a, peer, s), code, a->rank, why);
+	dp_count(&a->st.calls_failed, 1);
+}
+
+/* Complete the call on slot @s of @peer with a whole response: status 0 and
+ * @buf as the value (freed by @free_fn(@arg) when the future is done with
+ * it), or the error @status with @buf as its message. */
+static void
+dp_msg_complete(struct dprpc_agent *a, struct dp_peer *peer, struct dp_slot *s, unsigned int src,
+	uint32_t status, uint8_t *buf, uint32_t len, void (*free_fn)(void *), void *arg)
+{
+	struct dprpc_future *fut = dp_slot_release(a, peer, s);
+	char msg[DPRPC_ERRMSG_MAX];
+
+	dp_count(&a->st.msgs_received, 1);
+	if (status == 0) {
+		if (fut_complete_consume(fut, buf, len, free_fn, arg) != 0)
+			free_fn(arg);
+		dp_count(&a->st.calls_ok, 1);
+		return;
+	}
+	snprintf(msg, sizeof(msg), "%.*s", (int)RTE_MIN(len, sizeof(msg) - 1), (const char *)buf);
+	fut_fail_consume(fut, -(int)RTE_MIN(status, (uint32_t)INT32_MAX), src, msg);
+	free_fn(arg);
+	dp_count(&a->st.calls_failed, 1);
+}
+
+static void
+dp_txmsg_put_cb(void *t)
+{
+	dp_txmsg_put(t);
+}
+
+/* Calls to self skip the frames: the sender's copy of a message is handed
+ * over whole, as the handler's payload or the future's value. */
+static void
+dp_msg_self_request(struct dprpc_agent *a, struct dp_txmsg *t)
+{
+	struct dp_parsed p = {
+		.type = DP_FRAME_REQUEST,
+		.src = a->rank,
+		.slot = t->f.slot,
+		.req_num = t->f.req_num,
+		.handler_id = t->f.handler_id,
+		.payload = t->buf,
+		.payload_len = t->len,
+		.msg_len = t->len,
+		.pkt_cnt = (uint16_t)t->n,
+	};
+	struct dprpc_request *req = dp_req_new(a, &p);
+
+	if (req == NULL) {
+		dp_self_fail(a, p.slot, p.req_num, -ENOBUFS,
+			"no request object free for a call to self");
+		dp_txmsg_put(t);
+		return;
+	}
+	dp_count(&a->st.msgs_received, 1);
+	req->tx = t;
+	dp_req_start(a, req);
+}
+
+static void
+dp_msg_self_response(struct dprpc_agent *a, struct dp_txmsg *t)
+{
+	struct dp_peer *peer = &a->peers[a->rank];
+	struct dp_slot *s = t->f.slot < a->max_outstanding ? &peer->slots[t->f.slot] : NULL;
+
+	if (s == NULL || s->fut == NULL || s->req_num != t->f.req_num) {
+		dp_txmsg_put(t); /* the call timed out meanwhile */
+		return;
+	}
+	dp_msg_complete(a, peer, s, a->rank, t->f.status, t->buf, t->len, dp_txmsg_put_cb, t);
+}
+
 void
 dp_msg_start_call(struct dprpc_agent *a, struct dp_slot *s, struct dp_txmsg *t)
 {
 	dp_count(&a->st.msgs_sent, 1);
 	if (t->f.dst == a->rank) {
-		t->window = t->n; /* the loopback loses nothing */
-		dp_txmsg_pump(a, t);
-		dp_txmsg_put(t);
+		dp_msg_self_request(a, t);
 		return;
 	}
 	s->tx = t;
@@ -193,9 +289,7 @@ dp_msg_start_response(struct dprpc_agent *a, struct dp_txmsg *t)
 
 	dp_count(&a->st.msgs_sent, 1);
 	if (t->f.dst == a->rank) {
-		t->window = t->n;
-		dp_txmsg_pump(a, t);
-		dp_txmsg_put(t);
+		dp_msg_self_response(a, t);
 		return;
 	}
 	e = t->f.slot < a->max_outstanding ? &a->peers[t->f.dst].srv[t->f.slot] : NULL;
@@ -314,21 +408,21 @@ dp_send_ack(struct dprpc_agent *a, unsigned int to, uint8_t of_type, uint16_t sl
 	dp_stage_out(a, m);
 }
 
-/* After storing a frame that did not complete @r: acknowledge every
- * quarter window of progress, NACK a gap when first seen and every half
- * window of frames past it, and answer a sender that resends (it lost an
- * ACK) once per quarter window of duplicates. */
+/* After storing a frame that did not complete @r: acknowledge the frames
+ * the sender asks about (DP_MSG_ACK_NOW), NACK a gap when first seen and
+ * every half window of frames past it, and answer a sender that resends
+ * (it lost an ACK) once per quarter window of duplicates. */
 static void
 dp_rxmsg_ack(struct dprpc_agent *a, struct dp_rxmsg *r, const struct dp_parsed *p, bool dup)
 {
 	uint32_t quarter = RTE_MAX(a->credits / 4, 1u), half = RTE_MAX(a->credits / 2, 1u);
+	bool asked = (p->flags & DP_MSG_ACK_NOW) != 0;
 	uint16_t flags = 0;
 
 	if (r->ooo > 0 && !dup && (r->ooo == 1 || r->ooo % half == 0))
 		flags = DP_ACK_NACK;
-	else if (dup ? (r->dups % quarter) != 1 % quarter : r->cum - r->acked_sent < quarter)
+	else if (!asked && (!dup || r->dups % quarter != 1 % quarter))
 		return;
-	r->acked_sent = r->cum;
 	dp_send_ack(a, p->src, p->type, p->slot, p->req_num, r->cum, r->n, flags);
 }
 
@@ -366,6 +460,7 @@ dp_msg_refuse(struct dprpc_agent *a, struct dp_srv_slot *e, const struct dp_pars
 	req = dp_req_new(a, p);
 	if (req == NULL)
 		return;
+	dp_msg_srv_clear(a, e);
 	e->req_num = p->req_num;
 	e->state = DP_SRV_RUNNING;
 	req->payload = NULL;
@@ -379,6 +474,7 @@ void
 dp_msg_rx_request(struct dprpc_agent *a, struct rte_mbuf *m, const struct dp_parsed *p)
 {
 	struct dp_srv_slot *e;
+	struct dp_rxmsg *rx;
 	bool dup;
 	int rc;
 
@@ -407,19 +503,22 @@ dp_msg_rx_request(struct dprpc_agent *a, struct rte_mbuf *m, const struct dp_par
 		rte_pktmbuf_free(m);
 		return;
 	}
-	/* A new request on the slot: the peer moved on. */
-	dp_msg_srv_clear(a, e);
+	/* A new request on the slot: the peer moved on.  What the slot keeps
+	 * goes only once the new request has what it needs, so a failure here
+	 * leaves the old one's state (and its duplicates still recognised). */
 	if (p->msg_len > a->max_msg) {
 		rte_pktmbuf_free(m);
 		dp_msg_refuse(a, e, p);
 		return;
 	}
-	e->rx = dp_rxmsg_new(p);
-	if (e->rx == NULL) {
+	rx = dp_rxmsg_new(p);
+	if (rx == NULL) {
 		dp_count(&a->st.drops[DPRPC_DROP_NO_MEMORY], 1);
 		rte_pktmbuf_free(m);
 		return;
 	}
+	dp_msg_srv_clear(a, e);
+	e->rx = rx;
 	e->req_num = p->req_num;
 	e->state = DP_SRV_RECEIVING;
 	dp_msgs_live(a, 1);
@@ -492,20 +591,8 @@ dp_msg_rx_response(
 	r = s->rx;
 	s->rx = NULL;
 	dp_msgs_live(a, -1);
-	dp_count(&a->st.msgs_received, 1);
 	dp_send_ack(a, p->src, DP_FRAME_RESPONSE, p->slot, p->req_num, r->n, r->n, 0);
-	fut = dp_slot_release(a, peer, s);
-	if (r->status == 0) {
-		if (fut_complete_consume(fut, r->buf, r->len, dp_rxmsg_free, r) != 0)
-			rte_free(r);
-		dp_count(&a->st.calls_ok, 1);
-	} else {
-		snprintf(msg, sizeof(msg), "%.*s", (int)RTE_MIN(r->len, sizeof(msg) - 1),
-			(const char *)r->buf);
-		fut_fail_consume(fut, -(int)RTE_MIN(r->status, (uint32_t)INT32_MAX), p->src, msg);
-		rte_free(r);
-		dp_count(&a->st.calls_failed, 1);
-	}
+	dp_msg_complete(a, peer, s, p->src, r->status, r->buf, r->len, dp_rxmsg_free, r);
 }
 
 /* An ACK: progress and credits from the receiver of one of our messages. */

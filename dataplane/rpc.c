@@ -190,6 +190,7 @@ dp_request_free(struct dprpc_request *req)
 	rte_pktmbuf_free(req->m);
 	if (req->rx != NULL)
 		dp_rxmsg_free(req->rx); /* a reassembled request's payload */
+	dp_txmsg_put(req->tx);
 	rte_mempool_put(a->req_pool, req);
 }
 
@@ -395,6 +396,7 @@ dp_req_new(struct dprpc_agent *a, const struct dp_parsed *p)
 	req->in_val = NULL;
 	req->in_len = 0;
 	req->rx = NULL;
+	req->tx = NULL;
 	req->h = dp_handler_find(a, p->handler_id);
 	return req;
 }
@@ -450,6 +452,9 @@ dp_dispatch_request(struct dprpc_agent *a, struct rte_mbuf *m, const struct dp_p
 	req = dp_req_new(a, p);
 	if (req == NULL) {
 		rte_pktmbuf_free(m);
+		if (p->src == a->rank)
+			dp_self_fail(a, p->slot, p->req_num, -ENOBUFS,
+				"no request object free for a call to self");
 		return;
 	}
 	req->m = m;

@@ -11,6 +11,7 @@
  * offset or a stale frame of another call shows.
  */
 #include <errno.h>
+#include <pthread.h>
 #include <stdatomic.h>
 #include <stdlib.h>
 #include <string.h>
@@ -18,6 +19,7 @@
 #include <criterion/criterion.h>
 
 #include <rte_errno.h>
+#include <rte_malloc.h>
 
 #include "dp_agent.h"
 #include "dpt.h"
@@ -34,7 +36,10 @@ struct side {
 	struct dprpc_fault_conf tx;
 	uint32_t max_msg;
 	uint32_t retransmit_us;
+	bool no_retransmit;
 	unsigned int credits;
+	unsigned int max_requests;
+	unsigned int handler_lcore; /* 0: none */
 };
 
 static void
@@ -120,8 +125,16 @@ make(const char *name, int port, unsigned int io_lcore, const struct side *s)
 			c.max_msg_size = s->max_msg;
 		if (s->retransmit_us != 0)
 			c.retransmit_us = s->retransmit_us;
+		if (s->no_retransmit)
+			c.retransmit_us = 0;
 		if (s->credits != 0)
 			c.credits = s->credits;
+		if (s->max_requests != 0)
+			c.max_requests = s->max_requests;
+		if (s->handler_lcore != 0) {
+			c.nb_handler_lcores = 1;
+			c.handler_lcores[0] = s->handler_lcore;
+		}
 	}
 	ag = dprpc_agent_create(&c);
 	cr_assert_not_null(ag, "agent %s: %s", name, rte_strerror(rte_errno));
@@ -514,4 +527,255 @@ Test(msg, stray_acks_are_dropped)
 	dpt_poll_until_drops(b, DPRPC_DROP_BAD_LENGTH, 1, &s);
 	cr_assert_eq(s.drops[DPRPC_DROP_STALE], 1u);
 	cr_assert_eq(s.drops[DPRPC_DROP_BAD_LENGTH], 1u);
+}
+
+/* Windows that differ: each side's credits are its own, and a sender whose
+ * window is smaller than the receiver's quarter still gets its ACKs (it
+ * asks for them).  No retransmission: any stall would be a timeout. */
+Test(msg, unequal_credits_without_retransmission)
+{
+	static const unsigned int credits[][2] = {{4, 256}, {256, 4}, {1, 1024}, {1024, 3}};
+	struct dprpc_agent_stats sa, sb;
+	unsigned int i;
+
+	for (i = 0; i < RTE_DIM(credits); i++) {
+		struct side s_a = {.no_retransmit = true, .credits = credits[i][0]};
+		struct side s_b = {.no_retransmit = true, .credits = credits[i][1]};
+		uint8_t *in = malloc(MIB), *out = malloc(MIB);
+		size_t len = MIB;
+		struct dprpc_error err;
+		int rc;
+
+		cr_assert(in != NULL && out != NULL);
+		start_agents(&s_a, &s_b);
+		fill(in, MIB, 20 + i);
+		/* 2 s bounds what would otherwise hang. */
+		rc = dprpc_rpc_sync(a, "b", "echo", in, MIB, 2000 * 1000, out, &len, &err);
+		cr_assert_eq(rc, 0, "credits %u/%u: %d %s", credits[i][0], credits[i][1], rc,
+			rc ? err.msg : "");
+		cr_assert_eq(len, MIB);
+		cr_assert(check(out, len, 20 + i));
+		cr_assert_eq(dprpc_agent_stats_get(a, &sa), 0);
+		cr_assert_eq(dprpc_agent_stats_get(b, &sb), 0);
+		cr_assert_eq(sa.frames_resent + sb.frames_resent, 0u);
+		cr_assert_gt(sa.acks_sent, 0u);
+		cr_assert_gt(sb.acks_sent, 0u);
+		free(in);
+		free(out);
+		assert_idle(a);
+		assert_idle(b);
+		cr_assert_eq(dprpc_agent_destroy(a), 0);
+		cr_assert_eq(dprpc_agent_destroy(b), 0);
+		a = b = NULL;
+		dpt_ring_drain(pair.ab);
+		dpt_ring_drain(pair.ba);
+	}
+}
+
+/* Put a frame from a to b on the wire by hand. */
+static void
+inject(const struct dp_hdr_fields *f, const void *payload, uint32_t len)
+{
+	struct rte_mbuf *m = rte_pktmbuf_alloc(mp);
+	uint8_t *frame;
+
+	cr_assert_not_null(m);
+	frame = (uint8_t *)rte_pktmbuf_append(m, DP_HDRS_LEN + len);
+	cr_assert_not_null(frame);
+	dp_frame_write(frame, a->peers[1].tmpl, f, payload, len);
+	cr_assert_eq(rte_ring_enqueue(pair.ab, m), 0);
+}
+
+/* A new request on a slot that cannot be taken (no memory for its
+ * reassembly) leaves the slot's answered request as it was: a late
+ * duplicate of that one is answered from the kept response, not run
+ * again. */
+Test(msg, failed_reassembly_keeps_the_answered_request)
+{
+	struct side sb = {.max_msg = DPRPC_MAX_MSG_LIMIT};
+	static void *eaten[512];
+	struct dprpc_agent_stats s;
+	struct dp_hdr_fields f = {.type = DP_FRAME_REQUEST, .src = 0, .dst = 1};
+	static uint8_t chunk[DPRPC_MAX_FRAME_PAYLOAD];
+	unsigned int slot, n = 0, i;
+	uint32_t req_num = 0;
+	struct dp_srv_slot *e = NULL;
+
+	start_agents(NULL, &sb);
+	echo_one(a, "b", 10, 1);
+	cr_assert_eq(atomic_load(&runs), 1u);
+	for (slot = 0; slot < b->max_outstanding; slot++)
+		if (b->peers[0].srv[slot].state == DP_SRV_DONE) {
+			e = &b->peers[0].srv[slot];
+			req_num = e->req_num;
+			break;
+		}
+	cr_assert_not_null(e, "b keeps the answered request");
+	/* DPDK's heap cannot hold a message of the largest size now. */
+	while (n < RTE_DIM(eaten) && (eaten[n] = rte_malloc(NULL, 4 * MIB, 0)) != NULL)
+		n++;
+	cr_assert_lt(n, RTE_DIM(eaten));
+	f.session = a->session;
+	f.slot = (uint16_t)slot;
+	f.req_num = req_num + 1;
+	f.handler_id = dprpc_handler_id("echo");
+	f.msg_len = DPRPC_MAX_MSG_LIMIT;
+	f.pkt_cnt = (uint16_t)(DPRPC_MAX_MSG_LIMIT / DPRPC_MAX_FRAME_PAYLOAD);
+	f.pkt_idx = 0;
+	inject(&f, chunk, sizeof(chunk));
+	dpt_poll_until_drops(b, DPRPC_DROP_NO_MEMORY, 1, &s);
+	cr_assert_eq(s.drops[DPRPC_DROP_NO_MEMORY], 1u);
+	for (i = 0; i < n; i++)
+		rte_free(eaten[i]);
+	/* The old request again (what a's resend timer would send). */
+	f.req_num = req_num;
+	f.msg_len = 0;
+	f.pkt_cnt = 0;
+	inject(&f, "0123456789", 10);
+	for (i = 0; i < 4000; i++) {
+		cr_assert_eq(dprpc_agent_stats_get(b, &s), 0);
+		if (s.requests_resent >= 1)
+			break;
+		usleep(250);
+	}
+	cr_assert_eq(s.requests_resent, 1u);
+	cr_assert_eq(atomic_load(&runs), 1u, "the answered request ran again");
+	cr_assert_eq(e->state, DP_SRV_DONE);
+}
+
+static struct dprpc_request *held_reqs[4];
+static atomic_uint nb_held;
+
+/* Defers: keeps the request for the test to answer. */
+static int
+h_hold(struct dprpc_request *req, void *arg)
+{
+	(void)arg;
+	held_reqs[atomic_fetch_add(&nb_held, 1)] = req;
+	return 0;
+}
+
+/* A call to self that finds no request object free fails at once with
+ * -ENOBUFS (the loopback has no resend timer to wait for), single-frame
+ * or not; a multi-frame call to self makes no frames. */
+Test(msg, call_to_self_without_request_objects)
+{
+	struct side sa = {.max_requests = 2};
+	struct dprpc_agent_stats s0, s1;
+	struct dprpc_future *hf[2];
+	uint8_t *big = calloc(1, 300 * 1000);
+	uint8_t out[16];
+	size_t len = sizeof(out);
+	struct dprpc_error err;
+	unsigned int i;
+
+	cr_assert_not_null(big);
+	start_agents(&sa, NULL);
+	cr_assert_eq(dprpc_register(a, "hold", h_hold, NULL, DPRPC_HANDLER_INLINE), 0);
+	cr_assert_eq(dprpc_agent_stats_get(a, &s0), 0);
+	echo_one(a, "a", 300 * 1000, 3);
+	cr_assert_eq(dprpc_agent_stats_get(a, &s1), 0);
+	cr_assert_eq(s1.tx_frames, s0.tx_frames, "a call to self went to the port");
+	cr_assert_eq(s1.msgs_sent - s0.msgs_sent, 2u);
+	cr_assert_eq(s1.msgs_received - s0.msgs_received, 2u);
+	for (i = 0; i < 2; i++) {
+		hf[i] = dprpc_rpc_async(a, "a", "hold", "x", 1, 0);
+		cr_assert_not_null(hf[i]);
+	}
+	for (i = 0; i < 1000 && atomic_load(&nb_held) < 2; i++) {
+		dprpc_poll(a, 32);
+		usleep(1000);
+	}
+	cr_assert_eq(atomic_load(&nb_held), 2u);
+	/* Timeouts only bound a failure of this test. */
+	cr_assert_eq(
+		dprpc_rpc_sync(a, "a", "echo", "abc", 3, 2000 * 1000, out, &len, &err), -ENOBUFS);
+	cr_assert(strstr(err.msg, "request object") != NULL, "%s", err.msg);
+	len = sizeof(out);
+	cr_assert_eq(dprpc_rpc_sync(a, "a", "echo", big, 300 * 1000, 2000 * 1000, out, &len, &err),
+		-ENOBUFS);
+	cr_assert_eq(dprpc_agent_stats_get(a, &s1), 0);
+	cr_assert_eq(s1.drops[DPRPC_DROP_NO_REQUEST] - s0.drops[DPRPC_DROP_NO_REQUEST], 2u);
+	for (i = 0; i < 2; i++) {
+		cr_assert_eq(dprpc_reply(held_reqs[i], "y", 1), 0);
+		cr_assert_eq(dprpc_future_wait(hf[i], 0), 0);
+		dprpc_future_put(hf[i]);
+	}
+	echo_one(a, "a", 300 * 1000, 4);
+	free(big);
+}
+
+static atomic_bool release_slow;
+
+/* On a handler lcore: waits for the test's word, then answers 1 byte. */
+static int
+h_slow(struct dprpc_request *req, void *arg)
+{
+	(void)arg;
+	atomic_fetch_add(&runs, 1);
+	while (!atomic_load(&release_slow))
+		usleep(100);
+	return dprpc_reply(req, "k", 1);
+}
+
+static void *
+destroy_b(void *arg)
+{
+	(void)arg;
+	return (void *)(intptr_t)dprpc_agent_destroy(b);
+}
+
+/* Multi-frame requests still queued to a handler lcore when the agent is
+ * destroyed are released whole: their reassembled payloads too. */
+Test(msg, destroy_releases_queued_messages)
+{
+	struct side sb = {.handler_lcore = 2};
+	struct rte_malloc_socket_stats h0, h1;
+	struct dprpc_agent_stats s;
+	struct dprpc_future *fs[3];
+	uint8_t *big = calloc(1, 100 * 1000);
+	pthread_t th;
+	void *rc;
+	unsigned int i;
+
+	cr_assert_not_null(big);
+	/* The ports keep what their first configuration allocated. */
+	start_agents(NULL, &sb);
+	cr_assert_eq(dprpc_agent_destroy(a), 0);
+	cr_assert_eq(dprpc_agent_destroy(b), 0);
+	cr_assert_eq(rte_malloc_get_socket_stats(0, &h0), 0);
+	start_agents(NULL, &sb);
+	cr_assert_eq(dprpc_register(b, "slow", h_slow, NULL, DPRPC_HANDLER_POOL), 0);
+	for (i = 0; i < RTE_DIM(fs); i++) {
+		fs[i] = dprpc_rpc_async(a, "b", "slow", big, 100 * 1000, 500 * 1000);
+		cr_assert_not_null(fs[i]);
+		/* The first is running before the others are queued. */
+		while (i == 0 && atomic_load(&runs) == 0)
+			dprpc_poll(a, 32);
+	}
+	do {
+		dprpc_poll(a, 32);
+		cr_assert_eq(dprpc_agent_stats_get(b, &s), 0);
+	} while (s.requests_handled < RTE_DIM(fs));
+	cr_assert_eq(pthread_create(&th, NULL, destroy_b, NULL), 0);
+	usleep(100 * 1000); /* destroy is waiting for the handler lcore */
+	atomic_store(&release_slow, true);
+	cr_assert_eq(pthread_join(th, &rc), 0);
+	cr_assert_eq((intptr_t)rc, 0);
+	b = NULL;
+	cr_assert_eq(atomic_load(&runs), 1u);
+	for (i = 0; i < RTE_DIM(fs); i++) {
+		cr_assert_eq(dprpc_future_wait(fs[i], 0), -ETIMEDOUT);
+		dprpc_future_put(fs[i]);
+	}
+	assert_idle(a);
+	cr_assert_eq(dprpc_agent_destroy(a), 0);
+	a = NULL;
+	/* Frames of a's requests nobody received hold their messages. */
+	dpt_ring_drain(pair.ab);
+	dpt_ring_drain(pair.ba);
+	cr_assert_eq(rte_malloc_get_socket_stats(0, &h1), 0);
+	cr_assert_eq(h1.alloc_count, h0.alloc_count, "DPDK heap blocks: %u before, %u after",
+		h0.alloc_count, h1.alloc_count);
+	free(big);
 }
