@@ -333,7 +333,9 @@ dp_peers_init(struct dprpc_agent *a)
 		peer->slots = calloc(a->max_outstanding, sizeof(*peer->slots));
 		peer->free_slots = calloc(a->max_outstanding, sizeof(*peer->free_slots));
 		peer->srv = calloc(a->max_outstanding, sizeof(*peer->srv));
-		if (peer->slots == NULL || peer->free_slots == NULL || peer->srv == NULL)
+		peer->keep = calloc(2 * a->max_outstanding, DP_KEEP_BYTES);
+		if (peer->slots == NULL || peer->free_slots == NULL || peer->srv == NULL ||
+			peer->keep == NULL)
 			return -ENOMEM;
 		/* Stack of free slots, lowest index on top. */
 		for (i = 0; i < a->max_outstanding; i++)
@@ -355,6 +357,7 @@ dp_peers_free(struct dprpc_agent *a)
 		free(a->peers[p].slots);
 		free(a->peers[p].free_slots);
 		free(a->peers[p].srv);
+		free(a->peers[p].keep);
 	}
 	free(a->peers);
 	a->peers = NULL;

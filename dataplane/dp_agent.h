@@ -124,26 +124,41 @@ struct dp_rxmsg {
 	uint8_t *buf;	    /* len bytes, cache-line aligned */
 	uint64_t bits[];    /* frames received */
 };
+/*
+ * A frame kept to be sent again (a client's request until its response, a
+ * server's response until the client moves on).  A frame of up to
+ * DP_KEEP_BYTES is copied into the slot's area of its peer's keep array:
+ * a memcpy of two cache lines costs less than the reference it replaces
+ * (a locked increment here, a locked decrement in the PMD's free, and an
+ * mbuf kept out of the pool's per-lcore cache for the call's life).  A
+ * larger frame keeps one reference to its mbuf.
+ */
+#define DP_KEEP_BYTES 256
+struct dp_kept {
+	struct rte_mbuf *m; /* a reference, or NULL */
+	uint16_t len;	    /* bytes copied to the area, or 0 */
+};
+
 /* A session slot: one call in flight towards a peer.  Poller only. */
 struct dp_slot {
 	struct dprpc_future *fut; /* NULL when free */
 	uint32_t req_num;
 	uint64_t deadline_tsc;
-	struct rte_mbuf *req; /* the request, one reference ours, for resending */
-	struct dp_txmsg *tx;  /* a multi-frame request: ours until the slot is freed */
-	struct dp_rxmsg *rx;  /* a multi-frame response being reassembled */
-	uint64_t rtx_tsc;     /* next resend */
-	uint64_t rto_tsc;     /* current resend interval */
+	struct dp_kept req;  /* the request, for resending */
+	struct dp_txmsg *tx; /* a multi-frame request: ours until the slot is freed */
+	struct dp_rxmsg *rx; /* a multi-frame response being reassembled */
+	uint64_t rtx_tsc;    /* next resend */
+	uint64_t rto_tsc;    /* current resend interval */
 };
 
 enum dp_srv_state { DP_SRV_EMPTY, DP_SRV_RECEIVING, DP_SRV_RUNNING, DP_SRV_DONE };
 
 struct dp_srv_slot {
 	uint32_t req_num;
-	uint8_t state;	       /* enum dp_srv_state */
-	struct rte_mbuf *resp; /* DONE: the response; one reference is ours */
-	struct dp_txmsg *tx;   /* DONE: a multi-frame response, until acked whole */
-	struct dp_rxmsg *rx;   /* RECEIVING: the request being reassembled */
+	uint8_t state;	     /* enum dp_srv_state */
+	struct dp_kept resp; /* DONE: the response */
+	struct dp_txmsg *tx; /* DONE: a multi-frame response, until acked whole */
+	struct dp_rxmsg *rx; /* RECEIVING: the request being reassembled */
 };
 
 struct dp_peer {
@@ -160,6 +175,9 @@ struct dp_peer {
 	 * only: per slot of the peer's numbering, the last request seen and,
 	 * once answered, its response, kept until the peer moves on. */
 	struct dp_srv_slot *srv;
+	/* DP_KEEP_BYTES per slot: slots[i]'s then srv[i]'s at
+	 * max_outstanding + i. */
+	uint8_t *keep;
 	uint32_t session; /* the peer's incarnation, once known */
 	bool session_known;
 	/* Liveness, poller only but for state, which any thread reads
@@ -338,7 +356,7 @@ void dp_msg_rx_response(
 	struct dprpc_agent *a, struct dp_slot *s, struct rte_mbuf *m, const struct dp_parsed *p);
 void dp_msg_rx_ack(struct dprpc_agent *a, struct rte_mbuf *m, const struct dp_parsed *p);
 void dp_msg_resend(struct dprpc_agent *a, unsigned int to, struct dp_slot *s);
-bool dp_msg_resend_response(struct dprpc_agent *a, struct dp_srv_slot *e);
+bool dp_msg_resend_response(struct dprpc_agent *a, unsigned int from, uint16_t slot);
 void dp_msg_slot_clear(struct dprpc_agent *a, struct dp_slot *s);
 void dp_self_fail(
 	struct dprpc_agent *a, uint16_t slot, uint32_t req_num, int code, const char *why);
@@ -350,6 +368,14 @@ struct dprpc_request *dp_req_new(struct dprpc_agent *a, const struct dp_parsed *
 void dp_req_start(struct dprpc_agent *a, struct dprpc_request *req);
 void dp_reply_error_or_drop(struct dprpc_request *req, int code, const char *msg);
 void dp_keep_response(struct dprpc_agent *a, struct rte_mbuf *m, const struct dp_wire_hdr *h);
+void dp_keep(struct dp_kept *k, uint8_t *area, struct rte_mbuf *m);
+bool dp_kept_send(struct dprpc_agent *a, const struct dp_kept *k, const uint8_t *area);
+void dp_kept_clear(struct dp_kept *k);
+static inline uint8_t *
+dp_keep_area(const struct dprpc_agent *a, const struct dp_peer *peer, unsigned int slot, bool srv)
+{
+	return peer->keep + ((srv ? a->max_outstanding : 0) + slot) * (size_t)DP_KEEP_BYTES;
+}
 const struct dp_handler *dp_handler_find(const struct dprpc_agent *a, uint32_t id);
 void dp_dispatch_request(struct dprpc_agent *a, struct rte_mbuf *m, const struct dp_parsed *p);
 void dp_run_handler(struct dprpc_request *req);

@@ -493,7 +493,7 @@ dp_msg_rx_request(struct dprpc_agent *a, struct rte_mbuf *m, const struct dp_par
 		dp_send_ack(a, p->src, DP_FRAME_REQUEST, p->slot, p->req_num, p->pkt_cnt,
 			p->pkt_cnt, 0);
 		if (e->state == DP_SRV_DONE && p->pkt_idx + 1u == p->pkt_cnt &&
-			dp_msg_resend_response(a, e))
+			dp_msg_resend_response(a, p->src, p->slot))
 			return;
 		dp_count(&a->st.drops[DPRPC_DROP_DUPLICATE], 1);
 		return;
@@ -669,16 +669,16 @@ dp_msg_resend(struct dprpc_agent *a, unsigned int to, struct dp_slot *s)
  * message: go back to what the client acknowledged.  False if the response
  * is gone (acknowledged whole). */
 bool
-dp_msg_resend_response(struct dprpc_agent *a, struct dp_srv_slot *e)
+dp_msg_resend_response(struct dprpc_agent *a, unsigned int from, uint16_t slot)
 {
+	struct dp_srv_slot *e = &a->peers[from].srv[slot];
+
 	if (e->tx != NULL) {
 		dp_count(&a->st.requests_resent, 1);
 		dp_txmsg_rewind(a, e->tx);
 		return true;
 	}
-	if (e->resp != NULL) {
-		rte_mbuf_refcnt_update(e->resp, 1);
-		dp_stage_tx(a, e->resp);
+	if (dp_kept_send(a, &e->resp, dp_keep_area(a, &a->peers[from], slot, true))) {
 		dp_count(&a->st.requests_resent, 1);
 		return true;
 	}
@@ -703,8 +703,7 @@ dp_msg_slot_clear(struct dprpc_agent *a, struct dp_slot *s)
 void
 dp_msg_srv_clear(struct dprpc_agent *a, struct dp_srv_slot *e)
 {
-	rte_pktmbuf_free(e->resp);
-	e->resp = NULL;
+	dp_kept_clear(&e->resp);
 	if (e->tx != NULL) {
 		dp_txmsg_put(e->tx);
 		e->tx = NULL;

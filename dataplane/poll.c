@@ -48,8 +48,7 @@ dp_slot_release(struct dprpc_agent *a, struct dp_peer *peer, struct dp_slot *s)
 	struct dprpc_future *fut = s->fut;
 
 	s->fut = NULL;
-	rte_pktmbuf_free(s->req); /* our reference to the request, if kept */
-	s->req = NULL;
+	dp_kept_clear(&s->req);
 	if (unlikely(s->tx != NULL || s->rx != NULL))
 		dp_msg_slot_clear(a, s);
 	peer->free_slots[peer->nb_free++] = (uint16_t)(s - peer->slots);
@@ -309,14 +308,12 @@ dp_start_call(struct dprpc_agent *a, struct rte_mbuf *m, uint64_t now)
 		dp_msg_start_call(a, s, t);
 		return;
 	}
-	/* Keep the request to send it again if no response comes (the
-	 * loopback never loses a frame: calls to self are not kept). */
-	if (a->rto_tsc != 0 && peer != &a->peers[a->rank]) {
-		rte_mbuf_refcnt_update(m, 1);
-		s->req = m;
-	}
 	h->slot = rte_cpu_to_be_16(idx);
 	h->req_num = rte_cpu_to_be_32(s->req_num);
+	/* Keep the request to send it again if no response comes (the
+	 * loopback never loses a frame: calls to self are not kept). */
+	if (a->rto_tsc != 0 && peer != &a->peers[a->rank])
+		dp_keep(&s->req, dp_keep_area(a, peer, idx, false), m);
 	dp_stage_tx(a, m);
 }
 
@@ -368,8 +365,8 @@ dp_run_timers(struct dprpc_agent *a, uint64_t now)
 				if (unlikely(s->tx != NULL || s->rx != NULL)) {
 					dp_msg_resend(a, p, s);
 				} else {
-					rte_mbuf_refcnt_update(s->req, 1);
-					dp_stage_tx(a, s->req);
+					(void)dp_kept_send(
+						a, &s->req, dp_keep_area(a, peer, i, false));
 				}
 				s->rto_tsc = RTE_MIN(s->rto_tsc * 2, a->rto_max_tsc);
 				s->rtx_tsc = now + s->rto_tsc;

@@ -307,7 +307,7 @@ dp_run_handler(struct dprpc_request *req)
 /*
  * At-most-once execution (DESIGN.md section 5).  For each peer and each slot
  * of the peer's numbering, the server remembers the last request number and,
- * once answered, keeps its response (one mbuf reference) until the peer
+ * once answered, keeps its response (struct dp_kept) until the peer
  * sends a newer request on that slot.  A duplicate of an answered request
  * gets the kept response again; a duplicate of one still running, or an
  * older request, is dropped.  A newer session id from the peer (it
@@ -346,9 +346,50 @@ dp_keep_response(struct dprpc_agent *a, struct rte_mbuf *m, const struct dp_wire
 	e = &peer->srv[slot];
 	if (e->state != DP_SRV_RUNNING || e->req_num != rte_be_to_cpu_32(h->req_num))
 		return;
-	rte_mbuf_refcnt_update(m, 1); /* ours; the PMD frees the other */
-	e->resp = m;
+	dp_keep(&e->resp, dp_keep_area(a, peer, slot, true), m);
 	e->state = DP_SRV_DONE;
+}
+
+/* Keep @m, about to be sent, for sending again (struct dp_kept). */
+void
+dp_keep(struct dp_kept *k, uint8_t *area, struct rte_mbuf *m)
+{
+	if (likely(m->nb_segs == 1 && m->data_len <= DP_KEEP_BYTES)) {
+		rte_memcpy(area, rte_pktmbuf_mtod(m, const void *), m->data_len);
+		k->len = m->data_len;
+		k->m = NULL;
+		return;
+	}
+	rte_mbuf_refcnt_update(m, 1); /* ours; the PMD frees the other */
+	k->m = m;
+	k->len = 0;
+}
+
+/* Stage the kept frame again; false if nothing is kept or no mbuf could be
+ * had (the caller's timer or the peer's next duplicate tries again). */
+bool
+dp_kept_send(struct dprpc_agent *a, const struct dp_kept *k, const uint8_t *area)
+{
+	struct rte_mbuf *m = k->m;
+
+	if (m != NULL) {
+		rte_mbuf_refcnt_update(m, 1);
+	} else {
+		if (k->len == 0 || (m = rte_pktmbuf_alloc(a->mp)) == NULL)
+			return false;
+		rte_memcpy(rte_pktmbuf_append(m, k->len), area, k->len);
+		dp_meta_plain(m);
+	}
+	dp_stage_tx(a, m);
+	return true;
+}
+
+void
+dp_kept_clear(struct dp_kept *k)
+{
+	rte_pktmbuf_free(k->m);
+	k->m = NULL;
+	k->len = 0;
 }
 
 /* Decide on a request from a peer: true to run it; false if it was a
@@ -365,7 +406,7 @@ dp_srv_check(
 	d = (int32_t)(p->req_num - e->req_num);
 	if (d > 0)
 		return true;
-	if (d != 0 || e->state != DP_SRV_DONE || !dp_msg_resend_response(a, e))
+	if (d != 0 || e->state != DP_SRV_DONE || !dp_msg_resend_response(a, p->src, p->slot))
 		dp_count(&a->st.drops[DPRPC_DROP_DUPLICATE], 1);
 	rte_pktmbuf_free(m);
 	return false;

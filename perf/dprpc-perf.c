@@ -69,7 +69,11 @@ struct perf_opts {
 	bool compare_rpc;   /* rref: rpc_sync latency runs alternate as the baseline */
 	uint64_t rrefs;	    /* rref-churn: RRefs created and released */
 	unsigned int batch; /* rref-churn: alive at once */
+	long retransmit_us; /* -1: the agent's default */
 };
+
+/* Agent settings from the options, for rpc_agent(). */
+static long perf_retransmit_us = -1;
 
 /* What a client measured; sent to the driver through a pipe. */
 struct perf_result {
@@ -140,7 +144,9 @@ usage(const char *prog)
 		"  --batch B         rref-churn: RRefs alive at once (default 4096)\n"
 		"  --json            print one JSON object\n"
 		"  --role R          server | client: run one side with the given EAL options\n"
-		"  --server-cpu C, --client-cpu C   CPUs of the forked sides (default 1, 0)\n",
+		"  --server-cpu C, --client-cpu C   CPUs of the forked sides (default 1, 0)\n"
+		"  --retransmit-us US  the agents' retransmit_us (0: no resends; default the\n"
+		"                    agent's, 1000)\n",
 		prog, DPRPC_MAX_MSG_DEFAULT, DPRPC_MAX_FRAME_PAYLOAD);
 }
 
@@ -162,6 +168,7 @@ parse_opts(int argc, char **argv, struct perf_opts *o)
 		{"role", required_argument, NULL, 'R'},
 		{"server-cpu", required_argument, NULL, 'S'},
 		{"client-cpu", required_argument, NULL, 'C'},
+		{"retransmit-us", required_argument, NULL, 'T'},
 		{"help", no_argument, NULL, 'h'},
 		{NULL, 0, NULL, 0},
 	};
@@ -178,6 +185,7 @@ parse_opts(int argc, char **argv, struct perf_opts *o)
 	o->client_cpu = 0;
 	o->rrefs = 1000000;
 	o->batch = 4096;
+	o->retransmit_us = -1;
 	if (argc < 2) {
 		fprintf(stderr, "dprpc-perf: give a MODE after --\n");
 		return -EINVAL;
@@ -235,6 +243,9 @@ parse_opts(int argc, char **argv, struct perf_opts *o)
 		case 'C':
 			o->client_cpu = (unsigned int)strtoul(optarg, NULL, 0);
 			break;
+		case 'T':
+			o->retransmit_us = strtol(optarg, NULL, 0);
+			break;
 		default:
 			return -EINVAL;
 		}
@@ -264,7 +275,8 @@ parse_opts(int argc, char **argv, struct perf_opts *o)
 		return -EINVAL;
 	}
 	if (o->window == 0 || o->window > PERF_MAX_WINDOW || o->duration_s <= 0 ||
-		o->warmup_s < 0 || o->repeat == 0 || o->repeat > 100) {
+		o->warmup_s < 0 || o->repeat == 0 || o->repeat > 100 || o->retransmit_us < -1 ||
+		o->retransmit_us > 10 * 1000 * 1000) {
 		fprintf(stderr, "dprpc-perf: option out of range\n");
 		return -EINVAL;
 	}
@@ -525,6 +537,8 @@ rpc_agent(const char *name, uint16_t port)
 	c.port_id = port;
 	c.max_outstanding = PERF_MAX_WINDOW;
 	c.default_timeout_us = 5 * 1000 * 1000;
+	if (perf_retransmit_us >= 0)
+		c.retransmit_us = (uint32_t)perf_retransmit_us;
 	a = dprpc_agent_create(&c);
 	if (a == NULL)
 		fprintf(stderr, "dprpc-perf: agent %s: %s\n", name, rte_strerror(rte_errno));
@@ -1205,6 +1219,7 @@ main(int argc, char **argv)
 		usage(argv[0]);
 		return 2;
 	}
+	perf_retransmit_us = o.retransmit_us;
 	if (sep <= 1) {
 		/* No EAL options: fork both sides over a memif pair. */
 		if (o.role != NULL) {

@@ -316,6 +316,33 @@ Test(faults, lost_response_is_answered_again)
 	cr_assert_geq(s.requests_resent, 1u);
 }
 
+/* Frames too long to be copied into the slot (DP_KEEP_BYTES) are kept by
+ * reference: a 1000-byte request and its response are both lost once and
+ * recovered, the handler running once. */
+Test(faults, lost_long_request_and_response_recover)
+{
+	struct dprpc_fault_conf fa = {.drop_nth = {1}}, fb = {.drop_nth = {1}};
+	struct dprpc_agent_stats sa, sb;
+	uint8_t in[1000], out[1000];
+	size_t len = sizeof(out);
+	unsigned int i;
+
+	for (i = 0; i < sizeof(in); i++)
+		in[i] = (uint8_t)(i * 7 + 3);
+	retransmit_us = 1000;
+	start_agents(&fa, &fb);
+	cr_assert_eq(dprpc_rpc_sync(a, "b", "echo", in, sizeof(in), 0, out, &len, NULL), 0);
+	cr_assert_eq(len, sizeof(in));
+	cr_assert_arr_eq(out, in, sizeof(in));
+	cr_assert_eq(atomic_load(&runs), 1u);
+	cr_assert_eq(dprpc_agent_stats_get(a, &sa), 0);
+	cr_assert_eq(dprpc_agent_stats_get(b, &sb), 0);
+	cr_assert_eq(sa.fault_dropped, 1u);
+	cr_assert_eq(sb.fault_dropped, 1u);
+	cr_assert_geq(sa.retransmits, 2u);
+	cr_assert_geq(sb.requests_resent, 1u);
+}
+
 /* 20% loss both ways, sequential calls without timeout: every call
  * completes with its own bytes and every handler runs exactly once. */
 Test(faults, random_loss_both_ways_recovers)
