@@ -121,6 +121,7 @@ struct dp_rxmsg {
 	uint32_t have;	    /* frames received */
 	uint32_t cum;	    /* every frame below this is here */
 	uint32_t ooo, dups; /* frames beyond a gap at cum; duplicates */
+	bool jumped;	    /* the last frame moved cum over frames held */
 	uint8_t *buf;	    /* len bytes, cache-line aligned */
 	uint64_t bits[];    /* frames received */
 };

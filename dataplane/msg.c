@@ -354,10 +354,14 @@ dp_rxmsg_add(struct dp_rxmsg *r, const struct dp_parsed *p, bool *dup)
 	memcpy(r->buf + (size_t)i * DP_FRAG, p->payload, p->payload_len);
 	r->bits[i / 64] |= bit;
 	r->have++;
+	r->jumped = false;
 	if (i == r->cum) {
 		while (r->cum < r->n && (r->bits[r->cum / 64] & (1ull << (r->cum % 64))))
 			r->cum++;
-		r->ooo = 0;
+		/* A resend filled a gap: frames held beyond it count from the
+		 * next gap, if any. */
+		r->jumped = r->cum - i > 1;
+		r->ooo = r->have - r->cum;
 	} else {
 		r->ooo++;
 	}
@@ -409,9 +413,12 @@ dp_send_ack(struct dprpc_agent *a, unsigned int to, uint8_t of_type, uint16_t sl
 }
 
 /* After storing a frame that did not complete @r: acknowledge the frames
- * the sender asks about (DP_MSG_ACK_NOW), NACK a gap when first seen and
- * every half window of frames past it, and answer a sender that resends
- * (it lost an ACK) once per quarter window of duplicates. */
+ * the sender asks about (DP_MSG_ACK_NOW); NACK a gap when first seen,
+ * every half window of frames past it, and as soon as a resend fills the
+ * gap before it (one gap per round trip, no timer); acknowledge a filled
+ * gap that leaves none (the sender's window may be waiting on it); and
+ * answer a sender that resends (it lost an ACK) once per quarter window of
+ * duplicates. */
 static void
 dp_rxmsg_ack(struct dprpc_agent *a, struct dp_rxmsg *r, const struct dp_parsed *p, bool dup)
 {
@@ -419,9 +426,9 @@ dp_rxmsg_ack(struct dprpc_agent *a, struct dp_rxmsg *r, const struct dp_parsed *
 	bool asked = (p->flags & DP_MSG_ACK_NOW) != 0;
 	uint16_t flags = 0;
 
-	if (r->ooo > 0 && !dup && (r->ooo == 1 || r->ooo % half == 0))
+	if (!dup && r->ooo > 0 && (r->jumped || r->ooo == 1 || r->ooo % half == 0))
 		flags = DP_ACK_NACK;
-	else if (!asked && (!dup || r->dups % quarter != 1 % quarter))
+	else if (!asked && !(!dup && r->jumped) && (!dup || r->dups % quarter != 1 % quarter))
 		return;
 	dp_send_ack(a, p->src, p->type, p->slot, p->req_num, r->cum, r->n, flags);
 }

@@ -779,3 +779,33 @@ Test(msg, destroy_releases_queued_messages)
 		h0.alloc_count, h1.alloc_count);
 	free(big);
 }
+
+/* Two frames of one window lost, no resend timer: the receiver NACKs the
+ * first gap, and the second as soon as the resend fills the first. */
+Test(msg, gaps_recovered_by_nacks_alone)
+{
+	/* a's 3rd and 6th frames are the request's frames 2 and 5. */
+	struct side sa = {.tx = {.drop_nth = {3, 6}}, .no_retransmit = true};
+	struct side sb = {.no_retransmit = true};
+	struct dprpc_agent_stats sta;
+	uint8_t *in = malloc(20 * DPRPC_MAX_FRAME_PAYLOAD),
+		*out = malloc(20 * DPRPC_MAX_FRAME_PAYLOAD);
+	size_t len = 20 * DPRPC_MAX_FRAME_PAYLOAD;
+	struct dprpc_error err;
+	int rc;
+
+	cr_assert(in != NULL && out != NULL);
+	start_agents(&sa, &sb);
+	fill(in, len, 31);
+	/* 2 s bounds what would otherwise hang. */
+	rc = dprpc_rpc_sync(a, "b", "echo", in, len, 2000 * 1000, out, &len, &err);
+	cr_assert_eq(rc, 0, "%d %s", rc, rc ? err.msg : "");
+	cr_assert(check(out, 20 * DPRPC_MAX_FRAME_PAYLOAD, 31));
+	cr_assert_eq(dprpc_agent_stats_get(a, &sta), 0);
+	cr_assert_eq(sta.fault_dropped, 2u);
+	cr_assert_eq(sta.frames_resent, 2u);
+	cr_assert_eq(sta.retransmits, 0u);
+	cr_assert_eq(atomic_load(&runs), 1u);
+	free(in);
+	free(out);
+}
