@@ -174,9 +174,9 @@ dp_frame_parse(const uint8_t *frame, uint32_t len, const struct dp_rx_ctx *ctx,
 	msg_len = rte_be_to_cpu_32(h->msg_len);
 	pay_len = udp_len - (uint32_t)sizeof(*udp) - (uint32_t)sizeof(*h);
 	if (h->type == DP_FRAME_ACK) {
-		/* pkt_idx is how many frames the receiver holds in order: at
-		 * most all of them. */
-		if (cnt < 2 || idx > cnt || msg_len != 0 || pay_len != 0 ||
+		/* pkt_idx is how many frames the receiver holds in order,
+		 * msg_len one more than the last it holds: at most all. */
+		if (cnt < 2 || idx > cnt || msg_len > cnt || pay_len != 0 ||
 			(h->status != rte_cpu_to_be_32(DP_FRAME_REQUEST) &&
 				h->status != rte_cpu_to_be_32(DP_FRAME_RESPONSE)))
 			return dp_drop(why, DPRPC_DROP_BAD_LENGTH);

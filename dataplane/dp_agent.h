@@ -112,6 +112,7 @@ struct dp_txmsg {
 	uint32_t hi;		/* frames below this were sent at least once */
 	uint32_t acked;		/* the receiver holds every frame below this */
 	uint32_t window;	/* the receiver's credits beyond acked */
+	bool probing;		/* the resend timer asked the receiver where it stands */
 	uint8_t *buf;
 };
 
@@ -120,6 +121,7 @@ struct dp_rxmsg {
 	uint32_t handler_id, status;
 	uint32_t have;	    /* frames received */
 	uint32_t cum;	    /* every frame below this is here */
+	uint32_t hi;	    /* no frame from this on is here */
 	uint32_t ooo, dups; /* frames beyond a gap at cum; duplicates */
 	bool jumped;	    /* the last frame moved cum over frames held */
 	uint8_t *buf;	    /* len bytes, cache-line aligned */

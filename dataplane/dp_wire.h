@@ -23,9 +23,11 @@
  *                           how many frames the receiver holds in order
  *    22     2  pkt_cnt      frames in the message (an ACK: of the message
  *                           it acknowledges)
- *    24     4  msg_len      total message length (payload bytes); 0 in an
- *                           ACK.  Every frame of a message but the last
- *                           carries DPRPC_MAX_FRAME_PAYLOAD bytes
+ *    24     4  msg_len      total message length (payload bytes).  Every
+ *                           frame of a message but the last carries
+ *                           DPRPC_MAX_FRAME_PAYLOAD bytes.  In an ACK: one
+ *                           more than the highest frame index the receiver
+ *                           holds (0: none), at most pkt_cnt
  *    28     4  handler_id   dprpc_handler_id() of the handler's name, or
  *                           the operation of a CONTROL frame
  *    32     4  status       0, or a positive errno (responses); the payload

@@ -31,13 +31,17 @@
  * having frames dropped.
  *
  * Loss.  The receiver keeps a bitmap and accepts frames in any order; a
- * frame beyond a gap makes it send a NACK for the first missing frame (and
- * again every half window of frames beyond the same gap), which the sender
- * answers by resending that frame.  Whatever else is lost (a resent frame,
- * an ACK, the tail of a message) is recovered by the caller's timer: the
- * client resends from the last acknowledged frame (its request) or sends a
- * PROBE acknowledgement (the response), upon which the server goes back to
- * the frame named.  The server itself keeps no timer.  Duplicates are
+ * frame beyond a gap makes it send a NACK for the first missing frame
+ * (again every half window of frames beyond the same gap, and at once for
+ * the next gap when a resend fills one), which the sender answers by
+ * resending that frame.  Every ACK also says how far the receiver holds
+ * frames (hi).  Whatever else is lost (a resent frame, an ACK, the tail of
+ * a message) is recovered by the caller's timer, which asks where the
+ * receiver stands: the client sends its request's first unacknowledged
+ * frame asking for an ACK, or a PROBE acknowledgement of the response.
+ * The answer (or the probe, at the server) makes the sender resend the
+ * first missing frame and everything it sent beyond hi; gaps in between
+ * follow by NACK.  The server itself keeps no timer.  Duplicates are
  * counted and dropped by the bitmap.
  *
  * At most once.  A request is reassembled in its server slot (state
@@ -117,9 +121,10 @@ dp_carrier_new(struct dprpc_agent *a, struct dp_txmsg *t)
 	return m;
 }
 
-/* Send frame @i of @t: false if no mbuf could be had (the timer resumes). */
+/* Send frame @i of @t, asking for an ACK if @ask: false if no mbuf could
+ * be had (the timer resumes). */
 static bool
-dp_txmsg_frame(struct dprpc_agent *a, struct dp_txmsg *t, uint32_t i)
+dp_txmsg_frame(struct dprpc_agent *a, struct dp_txmsg *t, uint32_t i, bool ask)
 {
 	uint32_t off = i * DP_FRAG, len = RTE_MIN((uint32_t)DP_FRAG, t->len - off);
 	struct dp_hdr_fields f = t->f;
@@ -135,8 +140,8 @@ dp_txmsg_frame(struct dprpc_agent *a, struct dp_txmsg *t, uint32_t i)
 	/* Ask for an ACK every quarter window and at the window's end: the
 	 * sender knows its window, the receiver may not (its grant was cut,
 	 * or it has not granted yet). */
-	if (i >= t->acked && ((i + 1 - t->acked) % RTE_MAX(t->window / 4, 1u) == 0 ||
-				     i + 1 == t->acked + t->window || i + 1 == t->n))
+	if (ask || (i >= t->acked && ((i + 1 - t->acked) % RTE_MAX(t->window / 4, 1u) == 0 ||
+					     i + 1 == t->acked + t->window || i + 1 == t->n)))
 		f.flags = DP_MSG_ACK_NOW;
 	dp_frame_write_hdr(frame, a->peers[f.dst].tmpl, &f, len);
 	rte_mbuf_ext_refcnt_update(&t->shinfo, 1); /* the frame's */
@@ -163,7 +168,7 @@ dp_txmsg_pump(struct dprpc_agent *a, struct dp_txmsg *t)
 {
 	uint32_t end = RTE_MIN(t->n, t->acked + t->window);
 
-	while (t->next < end && dp_txmsg_frame(a, t, t->next))
+	while (t->next < end && dp_txmsg_frame(a, t, t->next, false))
 		t->next++;
 }
 
@@ -354,6 +359,8 @@ dp_rxmsg_add(struct dp_rxmsg *r, const struct dp_parsed *p, bool *dup)
 	memcpy(r->buf + (size_t)i * DP_FRAG, p->payload, p->payload_len);
 	r->bits[i / 64] |= bit;
 	r->have++;
+	if (i >= r->hi)
+		r->hi = i + 1;
 	r->jumped = false;
 	if (i == r->cum) {
 		while (r->cum < r->n && (r->bits[r->cum / 64] & (1ull << (r->cum % 64))))
@@ -382,7 +389,7 @@ dp_grant(struct dprpc_agent *a)
 
 static void
 dp_send_ack(struct dprpc_agent *a, unsigned int to, uint8_t of_type, uint16_t slot,
-	uint32_t req_num, uint32_t cum, uint32_t n, uint16_t flags)
+	uint32_t req_num, uint32_t cum, uint32_t hi, uint32_t n, uint16_t flags)
 {
 	struct dp_hdr_fields f = {
 		.type = DP_FRAME_ACK,
@@ -394,6 +401,7 @@ dp_send_ack(struct dprpc_agent *a, unsigned int to, uint8_t of_type, uint16_t sl
 		.status = of_type,
 		.pkt_idx = (uint16_t)cum,
 		.pkt_cnt = (uint16_t)n,
+		.msg_len = hi,
 		.flags = flags,
 	};
 	struct rte_mbuf *m;
@@ -430,7 +438,7 @@ dp_rxmsg_ack(struct dprpc_agent *a, struct dp_rxmsg *r, const struct dp_parsed *
 		flags = DP_ACK_NACK;
 	else if (!asked && !(!dup && r->jumped) && (!dup || r->dups % quarter != 1 % quarter))
 		return;
-	dp_send_ack(a, p->src, p->type, p->slot, p->req_num, r->cum, r->n, flags);
+	dp_send_ack(a, p->src, p->type, p->slot, p->req_num, r->cum, r->hi, r->n, flags);
 }
 
 /* A whole request: hand it to its handler.  False if no request object is
@@ -447,7 +455,7 @@ dp_msg_deliver_request(struct dprpc_agent *a, struct dp_srv_slot *e, const struc
 	e->state = DP_SRV_RUNNING;
 	dp_msgs_live(a, -1);
 	dp_count(&a->st.msgs_received, 1);
-	dp_send_ack(a, p->src, DP_FRAME_REQUEST, p->slot, p->req_num, r->n, r->n, 0);
+	dp_send_ack(a, p->src, DP_FRAME_REQUEST, p->slot, p->req_num, r->n, r->n, r->n, 0);
 	req->rx = r;
 	req->payload = r->buf;
 	req->len = r->len;
@@ -498,7 +506,7 @@ dp_msg_rx_request(struct dprpc_agent *a, struct rte_mbuf *m, const struct dp_par
 		/* Whole already: tell the client, and answer its probe. */
 		rte_pktmbuf_free(m);
 		dp_send_ack(a, p->src, DP_FRAME_REQUEST, p->slot, p->req_num, p->pkt_cnt,
-			p->pkt_cnt, 0);
+			p->pkt_cnt, p->pkt_cnt, 0);
 		if (e->state == DP_SRV_DONE && p->pkt_idx + 1u == p->pkt_cnt &&
 			dp_msg_resend_response(a, p->src, p->slot))
 			return;
@@ -559,7 +567,7 @@ dp_msg_rx_response(
 			dp_count(&a->st.drops[DPRPC_DROP_TOO_BIG], 1);
 			/* Let the server drop it, and fail the call. */
 			dp_send_ack(a, p->src, DP_FRAME_RESPONSE, p->slot, p->req_num, p->pkt_cnt,
-				p->pkt_cnt, 0);
+				p->pkt_cnt, p->pkt_cnt, 0);
 			snprintf(msg, sizeof(msg),
 				"response of %u bytes from %s exceeds max_msg_size %u", p->msg_len,
 				a->world.w[p->src].name, a->max_msg);
@@ -598,7 +606,7 @@ dp_msg_rx_response(
 	r = s->rx;
 	s->rx = NULL;
 	dp_msgs_live(a, -1);
-	dp_send_ack(a, p->src, DP_FRAME_RESPONSE, p->slot, p->req_num, r->n, r->n, 0);
+	dp_send_ack(a, p->src, DP_FRAME_RESPONSE, p->slot, p->req_num, r->n, r->n, r->n, 0);
 	dp_msg_complete(a, peer, s, p->src, r->status, r->buf, r->len, dp_rxmsg_free, r);
 }
 
@@ -610,7 +618,7 @@ dp_msg_rx_ack(struct dprpc_agent *a, struct rte_mbuf *m, const struct dp_parsed 
 	struct dp_slot *s = NULL;
 	struct dp_srv_slot *e = NULL;
 	struct dp_txmsg *t = NULL;
-	uint32_t cum = p->pkt_idx;
+	uint32_t cum = p->pkt_idx, hi = RTE_MAX(p->msg_len, cum);
 
 	rte_pktmbuf_free(m);
 	if (p->slot < a->max_outstanding) {
@@ -646,10 +654,19 @@ dp_msg_rx_ack(struct dprpc_agent *a, struct rte_mbuf *m, const struct dp_parsed 
 		return;
 	}
 	t->window = p->credits == 0 ? 1 : RTE_MIN((uint32_t)p->credits, 1024u);
-	if (p->flags & DP_ACK_PROBE)
-		t->next = t->acked;
-	else if ((p->flags & DP_ACK_NACK) && cum < t->next)
-		(void)dp_txmsg_frame(a, t, cum);
+	if ((p->flags & DP_ACK_PROBE) || t->probing) {
+		/* The receiver's state after a resend timeout (its probe, or
+		 * the answer to ours): frame cum is missing if below hi, and
+		 * what was sent beyond hi is taken as lost; gaps between the
+		 * two come back by NACK once cum is filled. */
+		t->probing = false;
+		if (cum < hi)
+			(void)dp_txmsg_frame(a, t, cum, false);
+		if (t->next > hi)
+			t->next = RTE_MAX(hi, t->acked);
+	} else if ((p->flags & DP_ACK_NACK) && cum < t->next) {
+		(void)dp_txmsg_frame(a, t, cum, false);
+	}
 	dp_txmsg_pump(a, t);
 }
 
@@ -663,13 +680,17 @@ dp_msg_resend(struct dprpc_agent *a, unsigned int to, struct dp_slot *s)
 	if (s->rx != NULL) {
 		/* Part of the response came: ask for the rest. */
 		dp_send_ack(a, to, DP_FRAME_RESPONSE, (uint16_t)(s - a->peers[to].slots),
-			s->req_num, s->rx->cum, s->rx->n, DP_ACK_PROBE);
+			s->req_num, s->rx->cum, s->rx->hi, s->rx->n, DP_ACK_PROBE);
 		return;
 	}
-	if (t->acked < t->n)
-		dp_txmsg_rewind(a, t);
-	else
-		(void)dp_txmsg_frame(a, t, t->n - 1); /* whole there: a probe */
+	if (t->acked < t->n) {
+		/* Ask where the server stands (dp_msg_rx_ack() resumes from
+		 * its answer) rather than sending the whole window again. */
+		t->probing = true;
+		(void)dp_txmsg_frame(a, t, t->acked, true);
+	} else {
+		(void)dp_txmsg_frame(a, t, t->n - 1, false); /* whole there: a probe */
+	}
 }
 
 /* A duplicate of an answered request whose response is a multi-frame

@@ -216,6 +216,12 @@ Test(codec, message_frames_and_acks)
 	cr_assert_eq(p.credits, 64);
 	build_part(DP_FRAME_ACK, 4, 3, 0, 0);
 	cr_assert_eq(parse_fails(), DPRPC_DROP_BAD_LENGTH);
+	/* msg_len: one past the highest frame held, at most pkt_cnt. */
+	build_part(DP_FRAME_ACK, 1, 3, 3, 0);
+	cr_assert(dp_frame_parse(frame, frame_len, &ctx, &p, &why));
+	cr_assert_eq(p.msg_len, 3u);
+	build_part(DP_FRAME_ACK, 1, 3, 4, 0);
+	cr_assert_eq(parse_fails(), DPRPC_DROP_BAD_LENGTH);
 	build_part(DP_FRAME_ACK, 0, 1, 0, 0);
 	cr_assert_eq(parse_fails(), DPRPC_DROP_BAD_LENGTH);
 	build_part(DP_FRAME_ACK, 1, 3, 0, 4);

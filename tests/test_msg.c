@@ -11,6 +11,7 @@
  * offset or a stale frame of another call shows.
  */
 #include <errno.h>
+#include <inttypes.h>
 #include <pthread.h>
 #include <stdatomic.h>
 #include <stdlib.h>
@@ -808,4 +809,25 @@ Test(msg, gaps_recovered_by_nacks_alone)
 	cr_assert_eq(atomic_load(&runs), 1u);
 	free(in);
 	free(out);
+}
+
+/* A frame lost twice (first send and its NACKed resend) with the rest of
+ * the window held by the receiver: the resend timer asks where the
+ * receiver stands and sends that one frame, not the window again. */
+Test(msg, timer_resends_what_is_missing)
+{
+	/* a's 5th frame is the request's frame 4, its 21st that frame resent
+	 * on b's NACK (the other 19 went first, in one window). */
+	struct side sa = {.tx = {.drop_nth = {5, 21}}, .retransmit_us = 500};
+	struct dprpc_agent_stats sta;
+
+	start_agents(&sa, NULL);
+	echo_one(a, "b", 20 * DPRPC_MAX_FRAME_PAYLOAD, 41);
+	cr_assert_eq(dprpc_agent_stats_get(a, &sta), 0);
+	cr_assert_eq(sta.fault_dropped, 2u);
+	cr_assert_geq(sta.retransmits, 1u);
+	/* The NACKed resend and the probe, one more if this machine stalled
+	 * past a second timeout; going back to frame 4 would be 17. */
+	cr_assert_leq(sta.frames_resent, 4u, "%" PRIu64 " frames resent", sta.frames_resent);
+	cr_assert_eq(atomic_load(&runs), 1u);
 }

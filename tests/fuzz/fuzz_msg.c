@@ -165,10 +165,11 @@ fuzz_one_frame(struct dprpc_agent *b, const uint8_t *in, uint32_t session)
 				    : len - (cnt - 1) * DPRPC_MAX_FRAME_PAYLOAD;
 	}
 	if (f.type == DP_FRAME_ACK) {
-		/* An ACK: how many frames are held, of how many. */
+		/* An ACK: how many frames are held in order, how far any are
+		 * held, of how many. */
 		f.pkt_idx = (uint16_t)idx;
 		f.pkt_cnt = (uint16_t)cnt;
-		f.msg_len = 0;
+		f.msg_len = raw ? in[5] : idx + in[5] % (cnt - idx + 1u);
 		f.status = (in[11] & 1) ? DP_FRAME_REQUEST : DP_FRAME_RESPONSE;
 		pay = 0;
 	} else {
