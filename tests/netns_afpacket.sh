@@ -20,13 +20,19 @@
 #    sent completes, and the server ran its handler exactly once per
 #    completed call (at-most-once under retransmission).  The rates are
 #    printed for the record, not judged.
-# 6. Multi-frame messages through loss: 64 KiB and 1 MiB echoes (window 4,
-#    2 s) with xdp_drop 5% on both veths: every echo byte-exact (dprpc-perf
-#    compares), none failed, every handler run once.
+# 6. Messages through loss: 1 KiB, 64 KiB, 1 MiB (window 4) and 8 MiB
+#    (window 2) echoes for 2 s each with xdp_drop 5% on both veths: every
+#    echo byte-exact (dprpc-perf compares), none failed, every handler run
+#    once.
+# 7. Peer death: tests/netns/peer_death serves in A, parking every call;
+#    its client in B puts 8 calls in flight and the script kills the server
+#    (SIGKILL).  The client must see all 8 fail with -EHOSTDOWN within its
+#    peer_timeout (500 ms) + 1 s, peer_event report the server down once,
+#    and a new call fail at once.
 #
 # Exit 77 (skip) when no namespace can be created or clang cannot target
-# BPF.  If the kernel refuses XDP in both native and generic mode, parts 2
-# and 4 are skipped with a message and the rest must pass.  Everything is
+# BPF.  If the kernel refuses XDP in both native and generic mode, parts 2,
+# 4, 5 and 6 are skipped with a message and the rest must pass.  Everything is
 # cleaned up on any exit: namespaces (and veths), processes, files.
 set -Eeuo pipefail
 
@@ -332,11 +338,42 @@ if [ "$xdp_ok" = 1 ]; then
 	parts=$((parts + 1))
 fi
 
+# ---- 7. the server killed with a window of calls in flight ----
+t0=$(date +%s.%N)
+pd="$build/tests/peer_death"
+eal 1 pd-server "$NETNS_IF_A"
+netns_spawn 60 "$A" "$NETNS_TMP/pd-server.log" "$pd" "${EAL[@]}" -- --role server --world "$world"
+pd_srv=""
+for _ in $(seq 400); do
+	pd_srv=$(sed -n 's/^alice: serving pid \([0-9]*\)$/\1/p' "$NETNS_TMP/pd-server.log")
+	[ -n "$pd_srv" ] && break
+	sleep 0.05
+done
+[ -n "$pd_srv" ] || fail "peer_death server not serving after 20 s"
+eal 0 pd-client "$NETNS_IF_B"
+netns_spawn 30 "$B" "$NETNS_TMP/pd-client.log" "$pd" "${EAL[@]}" -- --role client \
+	--world "$world" --peer-timeout-ms 500
+pd_cli=$NETNS_PID
+for _ in $(seq 400); do
+	grep -q "calls pending" "$NETNS_TMP/pd-client.log" && break
+	kill -0 "$pd_cli" 2>/dev/null || break
+	sleep 0.05
+done
+grep -q "calls pending" "$NETNS_TMP/pd-client.log" ||
+	fail "peer_death client never had its calls pending: $(cat "$NETNS_TMP/pd-client.log")"
+kill -KILL "$pd_srv"
+rc=0
+wait_exit "$pd_cli" 20 || rc=$?
+sed 's/^/    /' "$NETNS_TMP/pd-client.log"
+[ "$rc" = 0 ] || fail "peer_death client exited with $rc"
+parts=$((parts + 1))
+say "7. server killed with 8 calls in flight: all failed -EHOSTDOWN within the bound ($(since "$t0") s)"
+
 # An expansion error aborts a whole compound command without tripping set -e:
 # make sure every part ran to its end.
-[ "$parts" = $((2 + 4 * xdp_ok)) ] || fail "only $parts parts ran to their end"
+[ "$parts" = $((3 + 4 * xdp_ok)) ] || fail "only $parts parts ran to their end"
 if [ "$xdp_ok" = 1 ]; then
 	say "all parts passed"
 else
-	say "parts 1 and 3 passed; parts 2, 4, 5 and 6 skipped (no XDP)"
+	say "parts 1, 3 and 7 passed; parts 2, 4, 5 and 6 skipped (no XDP)"
 fi
