@@ -411,16 +411,24 @@ Test(msg, lost_first_and_last_response_frames)
 	cr_assert_geq(st.frames_resent, 2u);
 }
 
-/* Random loss, duplication and reordering both ways over windows of
+/* Random loss, duplication, reordering and delay both ways over windows of
  * large calls: every call completes byte-exact, every handler runs once. */
 static void
 lossy_windows(uint32_t drop_ppm, unsigned int rounds)
 {
-	struct side sa = {
-		.tx = {.seed = 41, .drop_ppm = drop_ppm, .dup_ppm = 20000, .reorder_ppm = 50000},
+	struct side sa = {.tx = {.seed = 41,
+				  .drop_ppm = drop_ppm,
+				  .dup_ppm = 20000,
+				  .reorder_ppm = 50000,
+				  .delay_ppm = 10000,
+				  .delay_us = 200},
 		.retransmit_us = 300};
-	struct side sb = {
-		.tx = {.seed = 42, .drop_ppm = drop_ppm, .dup_ppm = 20000, .reorder_ppm = 50000},
+	struct side sb = {.tx = {.seed = 42,
+				  .drop_ppm = drop_ppm,
+				  .dup_ppm = 20000,
+				  .reorder_ppm = 50000,
+				  .delay_ppm = 10000,
+				  .delay_us = 200},
 		.retransmit_us = 300};
 	struct dprpc_future *fs[4];
 	struct dprpc_agent_stats sta, stb;
@@ -451,6 +459,9 @@ lossy_windows(uint32_t drop_ppm, unsigned int rounds)
 	cr_assert_eq(dprpc_agent_stats_get(a, &sta), 0);
 	cr_assert_eq(dprpc_agent_stats_get(b, &stb), 0);
 	cr_assert_gt(sta.fault_dropped + stb.fault_dropped, 0u);
+	cr_assert_gt(sta.fault_duplicated + stb.fault_duplicated, 0u);
+	cr_assert_gt(sta.fault_reordered + stb.fault_reordered, 0u);
+	cr_assert_gt(sta.fault_delayed + stb.fault_delayed, 0u);
 	cr_assert_gt(sta.frames_resent + stb.frames_resent, 0u);
 	cr_assert_eq(sta.calls_ok, rounds * RTE_DIM(fs));
 	free(buf);
