@@ -173,6 +173,10 @@ struct dp_peer {
 	uint32_t next_req; /* poller only */
 	unsigned int nb_free;
 	uint16_t *free_slots; /* stack of free slot indexes, poller only */
+	/* 1 + the highest slot index ever taken, poller only: the stack hands
+	 * out low indexes first, so scans of the slots (timers, failing a
+	 * peer) stop here instead of at max_outstanding. */
+	unsigned int slots_hi;
 	struct dp_slot *slots;
 	/* Server side, for requests from this peer (at-most-once), poller
 	 * only: per slot of the peer's numbering, the last request seen and,

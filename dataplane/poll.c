@@ -288,6 +288,8 @@ dp_start_call(struct dprpc_agent *a, struct rte_mbuf *m, uint64_t now)
 	/* A free slot exists: outstanding <= max_outstanding was checked by
 	 * the submitter, and each call in flight holds one slot. */
 	idx = peer->free_slots[--peer->nb_free];
+	if (unlikely(idx >= peer->slots_hi))
+		peer->slots_hi = idx + 1u;
 	s = &peer->slots[idx];
 	s->fut = meta->fut;
 	s->req_num = ++peer->next_req;
@@ -351,7 +353,7 @@ dp_run_timers(struct dprpc_agent *a, uint64_t now)
 
 		if (peer->nb_free == a->max_outstanding)
 			continue;
-		for (i = 0; i < a->max_outstanding; i++) {
+		for (i = 0; i < peer->slots_hi; i++) {
 			struct dp_slot *s = &peer->slots[i];
 			struct dprpc_future *fut;
 
@@ -392,7 +394,7 @@ dp_fail_peer_slots(struct dprpc_agent *a, unsigned int p, int code, const char *
 {
 	unsigned int i;
 
-	for (i = 0; i < a->max_outstanding; i++) {
+	for (i = 0; i < a->peers[p].slots_hi; i++) {
 		struct dp_slot *s = &a->peers[p].slots[i];
 		struct dprpc_future *fut;
 
