@@ -423,18 +423,13 @@ lossy_windows(uint32_t drop_ppm, unsigned int rounds)
 				  .delay_ppm = 10000,
 				  .delay_us = 200},
 		.retransmit_us = 300};
-	struct side sb = {.tx = {.seed = 42,
-				  .drop_ppm = drop_ppm,
-				  .dup_ppm = 20000,
-				  .reorder_ppm = 50000,
-				  .delay_ppm = 10000,
-				  .delay_us = 200},
-		.retransmit_us = 300};
+	struct side sb = sa; /* the same faults, their own draws */
 	struct dprpc_future *fs[4];
 	struct dprpc_agent_stats sta, stb;
 	uint8_t *buf = malloc(200 * 1000);
 	unsigned int r, i;
 
+	sb.tx.seed = 42;
 	cr_assert_not_null(buf);
 	start_agents(&sa, &sb);
 	for (r = 0; r < rounds; r++) {
