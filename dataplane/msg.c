@@ -366,8 +366,9 @@ dp_rxmsg_add(struct dp_rxmsg *r, const struct dp_parsed *p, bool *dup)
 		while (r->cum < r->n && (r->bits[r->cum / 64] & (1ull << (r->cum % 64))))
 			r->cum++;
 		/* A resend filled a gap: frames held beyond it count from the
-		 * next gap, if any. */
-		r->jumped = r->cum - i > 1;
+		 * next gap, if any (right after it when two frames in a row
+		 * were lost). */
+		r->jumped = r->cum - i > 1 || r->have > r->cum;
 		r->ooo = r->have - r->cum;
 	} else {
 		r->ooo++;

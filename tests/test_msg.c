@@ -817,6 +817,36 @@ Test(msg, gaps_recovered_by_nacks_alone)
 	free(out);
 }
 
+/* Two frames in a row lost: the NACKed resend of the first fills its gap
+ * and leaves the next one right behind it, which is NACKed at once too. */
+Test(msg, adjacent_gaps_recovered_by_nacks_alone)
+{
+	/* a's 3rd and 4th frames are the request's frames 2 and 3. */
+	struct side sa = {.tx = {.drop_nth = {3, 4}}, .no_retransmit = true};
+	struct side sb = {.no_retransmit = true};
+	struct dprpc_agent_stats sta;
+	uint8_t *in = malloc(20 * DPRPC_MAX_FRAME_PAYLOAD),
+		*out = malloc(20 * DPRPC_MAX_FRAME_PAYLOAD);
+	size_t len = 20 * DPRPC_MAX_FRAME_PAYLOAD;
+	struct dprpc_error err;
+	int rc;
+
+	cr_assert(in != NULL && out != NULL);
+	start_agents(&sa, &sb);
+	fill(in, len, 37);
+	/* 2 s bounds what would otherwise hang. */
+	rc = dprpc_rpc_sync(a, "b", "echo", in, len, 2000 * 1000, out, &len, &err);
+	cr_assert_eq(rc, 0, "%d %s", rc, rc ? err.msg : "");
+	cr_assert(check(out, 20 * DPRPC_MAX_FRAME_PAYLOAD, 37));
+	cr_assert_eq(dprpc_agent_stats_get(a, &sta), 0);
+	cr_assert_eq(sta.fault_dropped, 2u);
+	cr_assert_eq(sta.frames_resent, 2u);
+	cr_assert_eq(sta.retransmits, 0u);
+	cr_assert_eq(atomic_load(&runs), 1u);
+	free(in);
+	free(out);
+}
+
 /* A frame lost twice (first send and its NACKed resend) with the rest of
  * the window held by the receiver: the resend timer asks where the
  * receiver stands and sends that one frame, not the window again. */
