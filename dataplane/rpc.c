@@ -276,16 +276,24 @@ dprpc_reply_error(struct dprpc_request *req, int code, const char *msg)
 
 /* An error answer the library itself owes (no handler, a handler that
  * failed, a full pool): if no mbuf can be had, count it and release the
- * request; the caller's call times out. */
+ * request.  A remote caller's call times out (or its peer goes down); a
+ * call to self has no resend to wait for, so on the poller, which owns its
+ * slot, it fails at once with @code.  (On a handler lcore the slot cannot
+ * be touched: that call to self waits for its timeout.) */
 void
 dp_reply_error_or_drop(struct dprpc_request *req, int code, const char *msg)
 {
 	struct dprpc_agent *a = req->agent;
+	uint16_t slot = req->slot;
+	uint32_t req_num = req->req_num;
+	bool self = req->src == a->rank;
 
-	if (dprpc_reply_error(req, code, msg) == -ENOBUFS) {
-		dp_count_mt(&a->st.reply_nombuf, 1);
-		dp_request_free(req);
-	}
+	if (dprpc_reply_error(req, code, msg) != -ENOBUFS)
+		return;
+	dp_count_mt(&a->st.reply_nombuf, 1);
+	dp_request_free(req);
+	if (self && dp_tls_poller == a)
+		dp_self_fail(a, slot, req_num, code, msg);
 }
 
 void

@@ -712,6 +712,52 @@ Test(msg, call_to_self_without_request_objects)
 	free(big);
 }
 
+static struct rte_mbuf *drained[8192];
+static unsigned int nb_drained;
+
+/* Inline: takes every mbuf left in the pool, then fails. */
+static int
+h_drain_and_fail(struct dprpc_request *req, void *arg)
+{
+	(void)req;
+	(void)arg;
+	while (nb_drained < RTE_DIM(drained) &&
+		(drained[nb_drained] = rte_pktmbuf_alloc(mp)) != NULL)
+		nb_drained++;
+	return -EIO;
+}
+
+/* A multi-frame call to self whose handler fails when no mbuf is left for
+ * the error reply: the call fails at once with the handler's error (a
+ * remote caller would resend; the loopback has nothing to wait for). */
+Test(msg, call_to_self_failing_without_mbufs)
+{
+	struct dprpc_agent_stats s0, s1;
+	uint8_t *big = calloc(1, 3 * DPRPC_MAX_FRAME_PAYLOAD);
+	uint8_t out[16];
+	size_t len = sizeof(out);
+	struct dprpc_error err;
+	int rc;
+
+	cr_assert_not_null(big);
+	start_agents(NULL, NULL);
+	cr_assert_eq(dprpc_register(a, "drain", h_drain_and_fail, NULL, DPRPC_HANDLER_INLINE), 0);
+	cr_assert_eq(dprpc_agent_stats_get(a, &s0), 0);
+	nb_drained = 0;
+	/* The timeout only bounds a failure of this test. */
+	rc = dprpc_rpc_sync(
+		a, "a", "drain", big, 3 * DPRPC_MAX_FRAME_PAYLOAD, 2000 * 1000, out, &len, &err);
+	cr_assert_gt(nb_drained, 0u);
+	rte_pktmbuf_free_bulk(drained, nb_drained);
+	cr_assert_eq(rc, -EIO, "%d", rc);
+	cr_assert(strstr(err.msg, "'drain'") != NULL, "%s", err.msg);
+	cr_assert_eq(dprpc_agent_stats_get(a, &s1), 0);
+	cr_assert_eq(s1.reply_nombuf - s0.reply_nombuf, 1u);
+	cr_assert_eq(s1.calls_failed - s0.calls_failed, 1u);
+	echo_one(a, "a", 3 * DPRPC_MAX_FRAME_PAYLOAD, 5);
+	free(big);
+}
+
 static atomic_bool release_slow;
 
 /* On a handler lcore: waits for the test's word, then answers 1 byte. */

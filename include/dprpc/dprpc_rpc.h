@@ -182,6 +182,11 @@ int dprpc_reply_error(struct dprpc_request *req, int code, const char *msg);
  *         response of several frames; DPRPC_PAYLOAD_ALIGN-aligned, valid
  *         until the last put).  The call fails with -EMSGSIZE if the
  *         request or the response exceeds its receiver's max_msg_size.
+ *         A call to self is never resent, so what a remote call would
+ *         recover by resending fails it at once instead: -ENOBUFS when no
+ *         request object (max_requests) is free; the library's own error
+ *         answer (no such handler, full handler pool, a handler's negative
+ *         return on the poller) when no mbuf is left to carry it.
  *         NULL with rte_errno: EINVAL (bad rank, NULL data with len > 0),
  *         EMSGSIZE (payload over max_msg_size), EAGAIN (max_outstanding calls to
  *         that peer in flight), ENOBUFS (no future, mbuf or ring room, or no
