@@ -16,9 +16,10 @@
  *  - submit: the caller allocates the request mbuf, writes the whole frame,
  *    and hands it to tx_ring; from then on the poller owns it;
  *  - transmit: the poller stamps slot and req_num, moves it to tx_buf, and
- *    rte_eth_tx_burst() hands it to the PMD, which frees it (no retransmit
- *    in wire version 1); a call to self is looped back instead and becomes
- *    an incoming request;
+ *    rte_eth_tx_burst() hands it to the PMD, which frees it; a request to
+ *    resend is kept first (copied if small, else one more reference: see
+ *    dp_keep() in rpc.c); a call to self is looped back instead and
+ *    becomes an incoming request;
  *  - incoming request: the request object owns the mbuf (payload read in
  *    place) until the reply, which frees it;
  *  - response: a matching response mbuf becomes the future's value (zero

@@ -70,8 +70,11 @@ enum dp_ctrl_op {
 
 /* Flags of an ACK frame. */
 enum dp_ack_flag {
-	DP_ACK_NACK = 1,  /* frame pkt_idx is missing, later ones came: resend it */
-	DP_ACK_PROBE = 2, /* nothing came for a while: resend from pkt_idx on */
+	DP_ACK_NACK = 1, /* frame pkt_idx is missing, later ones came: resend it */
+	/* Nothing came for a while (the client's resend timer): resend frame
+	 * pkt_idx if below msg_len (1 + the highest frame held), then go on
+	 * from msg_len; gaps in between come back by NACK. */
+	DP_ACK_PROBE = 2,
 };
 
 /* Flags of a request or response frame of a multi-frame message. */

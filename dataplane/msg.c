@@ -11,7 +11,14 @@
  * that stays mapped and faulted in once used, so a message does not pay a
  * page fault per 4 KiB as fresh malloc() memory would (glibc hands large
  * blocks back to the kernel: measured at about 1 us per page here), and
- * whose IOVA is known.  Size DPDK's memory (-m) for the messages in flight.
+ * whose IOVA is known.  Size DPDK's memory (-m) for the messages in flight,
+ * counting what the server holds: a request being reassembled holds its
+ * whole length from its first frame, and a multi-frame response is kept
+ * until the client acknowledges all of it.  The server has no timer of its
+ * own: both are freed when the client's next request takes the slot, when
+ * the client restarts (a new session), or with the agent; a client that
+ * stops mid-message pins up to max_msg_size per slot until then (a peer
+ * declared down keeps its slots: it may come back in the same session).
  *
  * Copies.  The sender copies the payload once, into a dp_txmsg.  A frame is
  * made only when it is sent: a header mbuf chained to an mbuf attached to

@@ -140,7 +140,11 @@ struct dprpc_agent_conf {
 	/** Retransmission of a call's request until its response comes:
 	 * first after this many microseconds, then after twice as long each
 	 * time, up to 64 times this; 0 turns retransmission off.  Default 1000.
-	 * The server runs each request at most once whatever arrives twice. */
+	 * The server runs each request at most once whatever arrives twice.
+	 * The same timer recovers multi-frame messages in both directions
+	 * (lost tails, lost resends, lost ACKs; a gap followed by frames that
+	 * arrive is NACKed without it): with 0, such a loss leaves the call
+	 * to its timeout, or to peer-down. */
 	uint32_t retransmit_us;
 	/** Liveness: a peer this agent has heard from, or has calls pending
 	 * to, gets a keep-alive after keepalive_us of silence (default 100 ms;
