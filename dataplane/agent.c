@@ -333,7 +333,12 @@ dp_peers_init(struct dprpc_agent *a)
 		peer->slots = calloc(a->max_outstanding, sizeof(*peer->slots));
 		peer->free_slots = calloc(a->max_outstanding, sizeof(*peer->free_slots));
 		peer->srv = calloc(a->max_outstanding, sizeof(*peer->srv));
-		peer->keep = calloc(2 * a->max_outstanding, DP_KEEP_BYTES);
+		/* Each slot's area on its own cache lines: a kept frame is
+		 * written once per call. */
+		peer->keep = aligned_alloc(
+			RTE_CACHE_LINE_SIZE, 2 * (size_t)a->max_outstanding * DP_KEEP_BYTES);
+		if (peer->keep != NULL)
+			memset(peer->keep, 0, 2 * (size_t)a->max_outstanding * DP_KEEP_BYTES);
 		if (peer->slots == NULL || peer->free_slots == NULL || peer->srv == NULL ||
 			peer->keep == NULL)
 			return -ENOMEM;
