@@ -130,17 +130,19 @@ struct dp_rxmsg {
 };
 /*
  * A frame kept to be sent again (a client's request until its response, a
- * server's response until the client moves on).  A frame of up to
- * DP_KEEP_BYTES is copied into the slot's area of its peer's keep array:
- * a memcpy of two cache lines costs less than the reference it replaces
- * (a locked increment here, a locked decrement in the PMD's free, and an
- * mbuf kept out of the pool's per-lcore cache for the call's life).  A
- * larger frame keeps one reference to its mbuf.
+ * server's response until the client moves on).  Only what the slot does
+ * not know is kept: a frame whose handler id, status and payload fit in
+ * DP_KEEP_BYTES has those copied into the slot's area of its peer's keep
+ * array (the headers are rebuilt on a resend), which for a small call is
+ * one cache line and costs less than the reference it replaces (a locked
+ * increment here, a locked decrement in the PMD's free, and an mbuf kept
+ * out of the pool's per-lcore cache for the call's life).  A larger frame
+ * keeps one reference to its mbuf.
  */
 #define DP_KEEP_BYTES 256
 struct dp_kept {
 	struct rte_mbuf *m; /* a reference, or NULL */
-	uint16_t len;	    /* bytes copied to the area, or 0 */
+	uint16_t len;	    /* bytes copied to the area (8 + payload), or 0 */
 };
 
 /* A session slot: one call in flight towards a peer.  Poller only. */
@@ -377,7 +379,8 @@ void dp_req_start(struct dprpc_agent *a, struct dprpc_request *req);
 void dp_reply_error_or_drop(struct dprpc_request *req, int code, const char *msg);
 void dp_keep_response(struct dprpc_agent *a, struct rte_mbuf *m, const struct dp_wire_hdr *h);
 void dp_keep(struct dp_kept *k, uint8_t *area, struct rte_mbuf *m);
-bool dp_kept_send(struct dprpc_agent *a, const struct dp_kept *k, const uint8_t *area);
+bool dp_kept_send(struct dprpc_agent *a, const struct dp_kept *k, const uint8_t *area,
+	uint8_t type, unsigned int to, uint16_t slot, uint32_t req_num);
 void dp_kept_clear(struct dp_kept *k);
 static inline uint8_t *
 dp_keep_area(const struct dprpc_agent *a, const struct dp_peer *peer, unsigned int slot, bool srv)

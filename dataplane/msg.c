@@ -714,7 +714,8 @@ dp_msg_resend_response(struct dprpc_agent *a, unsigned int from, uint16_t slot)
 		dp_txmsg_rewind(a, e->tx);
 		return true;
 	}
-	if (dp_kept_send(a, &e->resp, dp_keep_area(a, &a->peers[from], slot, true))) {
+	if (dp_kept_send(a, &e->resp, dp_keep_area(a, &a->peers[from], slot, true),
+		    DP_FRAME_RESPONSE, from, slot, e->req_num)) {
 		dp_count(&a->st.requests_resent, 1);
 		return true;
 	}

@@ -367,8 +367,9 @@ dp_run_timers(struct dprpc_agent *a, uint64_t now)
 				if (unlikely(s->tx != NULL || s->rx != NULL)) {
 					dp_msg_resend(a, p, s);
 				} else {
-					(void)dp_kept_send(
-						a, &s->req, dp_keep_area(a, peer, i, false));
+					(void)dp_kept_send(a, &s->req,
+						dp_keep_area(a, peer, i, false),
+						DP_FRAME_REQUEST, p, (uint16_t)i, s->req_num);
 				}
 				s->rto_tsc = RTE_MIN(s->rto_tsc * 2, a->rto_max_tsc);
 				s->rtx_tsc = now + s->rto_tsc;

@@ -358,13 +358,21 @@ dp_keep_response(struct dprpc_agent *a, struct rte_mbuf *m, const struct dp_wire
 	e->state = DP_SRV_DONE;
 }
 
-/* Keep @m, about to be sent, for sending again (struct dp_kept). */
+/* Keep @m, a single-frame request or response about to be sent, for
+ * sending again (struct dp_kept): its handler id and status (wire order)
+ * then its payload, or a reference. */
 void
 dp_keep(struct dp_kept *k, uint8_t *area, struct rte_mbuf *m)
 {
-	if (likely(m->nb_segs == 1 && m->data_len <= DP_KEEP_BYTES)) {
-		rte_memcpy(area, rte_pktmbuf_mtod(m, const void *), m->data_len);
-		k->len = m->data_len;
+	uint32_t plen = m->data_len - DP_HDRS_LEN;
+
+	if (likely(m->nb_segs == 1 && plen <= DP_KEEP_BYTES - 8)) {
+		const struct dp_wire_hdr *h = dp_frame_hdr(rte_pktmbuf_mtod(m, uint8_t *));
+
+		memcpy(area, &h->handler_id, 4);
+		memcpy(area + 4, &h->status, 4);
+		rte_memcpy(area + 8, rte_pktmbuf_mtod_offset(m, const void *, DP_HDRS_LEN), plen);
+		k->len = (uint16_t)(8 + plen);
 		k->m = NULL;
 		return;
 	}
@@ -373,19 +381,36 @@ dp_keep(struct dp_kept *k, uint8_t *area, struct rte_mbuf *m)
 	k->len = 0;
 }
 
-/* Stage the kept frame again; false if nothing is kept or no mbuf could be
- * had (the caller's timer or the peer's next duplicate tries again). */
+/* Stage the kept frame again, a @type frame to @to on @slot for request
+ * @req_num (what the frame's headers held besides the kept bytes); false
+ * if nothing is kept or no mbuf could be had (the caller's timer or the
+ * peer's next duplicate tries again). */
 bool
-dp_kept_send(struct dprpc_agent *a, const struct dp_kept *k, const uint8_t *area)
+dp_kept_send(struct dprpc_agent *a, const struct dp_kept *k, const uint8_t *area, uint8_t type,
+	unsigned int to, uint16_t slot, uint32_t req_num)
 {
+	struct dp_hdr_fields f = {
+		.type = type,
+		.src = a->rank,
+		.dst = (uint16_t)to,
+		.slot = slot,
+		.session = a->session,
+		.req_num = req_num,
+	};
 	struct rte_mbuf *m = k->m;
+	uint32_t v;
+	uint8_t *frame;
 
 	if (m != NULL) {
 		rte_mbuf_refcnt_update(m, 1);
 	} else {
-		if (k->len == 0 || (m = rte_pktmbuf_alloc(a->mp)) == NULL)
+		if (k->len < 8 || (m = dp_frame_alloc(a, k->len - 8u, &frame)) == NULL)
 			return false;
-		rte_memcpy(rte_pktmbuf_append(m, k->len), area, k->len);
+		memcpy(&v, area, 4);
+		f.handler_id = rte_be_to_cpu_32(v);
+		memcpy(&v, area + 4, 4);
+		f.status = rte_be_to_cpu_32(v);
+		dp_frame_write(frame, a->peers[to].tmpl, &f, area + 8, k->len - 8u);
 		dp_meta_plain(m);
 	}
 	dp_stage_tx(a, m);

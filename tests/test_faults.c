@@ -343,6 +343,52 @@ Test(faults, lost_long_request_and_response_recover)
 	cr_assert_geq(sb.requests_resent, 1u);
 }
 
+/* Counts its runs, then fails with -EPERM and a message. */
+static int
+h_refuse(struct dprpc_request *req, void *arg)
+{
+	(void)arg;
+	atomic_fetch_add(&runs, 1);
+	return dprpc_reply_error(req, -EPERM, "refused by b");
+}
+
+/* Short frames are kept as their handler id, status and payload, and
+ * their headers rebuilt on a resend: a lost 48-byte request and its lost
+ * echo, then a lost error answer, come back byte for byte, with the same
+ * status and message, each handler running once. */
+Test(faults, lost_short_frames_come_back_whole)
+{
+	/* b's frames: 1 the echo (lost), 2 its resend, 3 the error (lost),
+	 * 4 its resend. */
+	struct dprpc_fault_conf fa = {.drop_nth = {1}}, fb = {.drop_nth = {1, 3}};
+	struct dprpc_agent_stats sa, sb;
+	uint8_t in[48], out[48];
+	size_t len = sizeof(out);
+	struct dprpc_error err;
+	unsigned int i;
+
+	for (i = 0; i < sizeof(in); i++)
+		in[i] = (uint8_t)(i * 11 + 5);
+	retransmit_us = 1000;
+	start_agents(&fa, &fb);
+	cr_assert_eq(dprpc_register(b, "refuse", h_refuse, NULL, DPRPC_HANDLER_INLINE), 0);
+	cr_assert_eq(dprpc_rpc_sync(a, "b", "echo", in, sizeof(in), 0, out, &len, NULL), 0);
+	cr_assert_eq(len, sizeof(in));
+	cr_assert_arr_eq(out, in, sizeof(in));
+	len = sizeof(out);
+	cr_assert_eq(dprpc_rpc_sync(a, "b", "refuse", in, 5, 0, out, &len, &err), -EPERM);
+	cr_assert_str_eq(err.msg, "refused by b");
+	cr_assert_eq(atomic_load(&runs), 2u);
+	cr_assert_eq(dprpc_agent_stats_get(a, &sa), 0);
+	cr_assert_eq(dprpc_agent_stats_get(b, &sb), 0);
+	cr_assert_eq(sa.fault_dropped, 1u);
+	cr_assert_eq(sb.fault_dropped, 2u);
+	cr_assert_geq(sa.retransmits, 3u);
+	cr_assert_geq(sb.requests_resent, 2u);
+	for (i = DPRPC_DROP_TRUNCATED; i <= DPRPC_DROP_UNSUPPORTED; i++)
+		cr_assert_eq(sa.drops[i] + sb.drops[i], 0u, "drop reason %u", i);
+}
+
 /* 20% loss both ways, sequential calls without timeout: every call
  * completes with its own bytes and every handler runs exactly once. */
 Test(faults, random_loss_both_ways_recovers)
