@@ -332,15 +332,14 @@ dp_peers_init(struct dprpc_agent *a)
 		dp_l2l4_template(peer->tmpl, &a->world.addrs[a->rank], &a->world.addrs[p]);
 		peer->slots = calloc(a->max_outstanding, sizeof(*peer->slots));
 		peer->free_slots = calloc(a->max_outstanding, sizeof(*peer->free_slots));
-		peer->srv = calloc(a->max_outstanding, sizeof(*peer->srv));
 		/* Each slot's area on its own cache lines: a kept frame is
-		 * written once per call. */
+		 * written once per call (see dp_srv_grow() for the server's). */
 		peer->keep = aligned_alloc(
-			RTE_CACHE_LINE_SIZE, 2 * (size_t)a->max_outstanding * DP_KEEP_BYTES);
-		if (peer->keep != NULL)
-			memset(peer->keep, 0, 2 * (size_t)a->max_outstanding * DP_KEEP_BYTES);
-		if (peer->slots == NULL || peer->free_slots == NULL || peer->srv == NULL ||
-			peer->keep == NULL)
+			RTE_CACHE_LINE_SIZE, (size_t)a->max_outstanding * DP_KEEP_BYTES);
+		/* The server side as large as our own numbering to start with:
+		 * a world of equal max_outstanding never grows it. */
+		if (peer->slots == NULL || peer->free_slots == NULL || peer->keep == NULL ||
+			dp_srv_grow(peer, a->max_outstanding) != 0)
 			return -ENOMEM;
 		/* Stack of free slots, lowest index on top. */
 		for (i = 0; i < a->max_outstanding; i++)
@@ -362,6 +361,7 @@ dp_peers_free(struct dprpc_agent *a)
 		free(a->peers[p].slots);
 		free(a->peers[p].free_slots);
 		free(a->peers[p].srv);
+		free(a->peers[p].srv_keep);
 		free(a->peers[p].keep);
 	}
 	free(a->peers);

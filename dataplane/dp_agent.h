@@ -183,11 +183,15 @@ struct dp_peer {
 	struct dp_slot *slots;
 	/* Server side, for requests from this peer (at-most-once), poller
 	 * only: per slot of the peer's numbering, the last request seen and,
-	 * once answered, its response, kept until the peer moves on. */
+	 * once answered, its response, kept until the peer moves on.  The
+	 * peer numbers its slots up to its own max_outstanding, which need
+	 * not be ours: srv starts with max_outstanding entries and grows
+	 * (dp_srv_slot()) when the peer uses a slot beyond them. */
 	struct dp_srv_slot *srv;
-	/* DP_KEEP_BYTES per slot: slots[i]'s then srv[i]'s at
-	 * max_outstanding + i. */
-	uint8_t *keep;
+	unsigned int srv_cap; /* entries in srv and srv_keep */
+	/* DP_KEEP_BYTES per slot, each on its own cache lines: keep for
+	 * slots[i], srv_keep for srv[i]. */
+	uint8_t *keep, *srv_keep;
 	uint32_t session; /* the peer's incarnation, once known */
 	bool session_known;
 	/* Liveness, poller only but for state, which any thread reads
@@ -379,14 +383,27 @@ void dp_req_start(struct dprpc_agent *a, struct dprpc_request *req);
 void dp_reply_error_or_drop(struct dprpc_request *req, int code, const char *msg);
 void dp_keep_response(struct dprpc_agent *a, struct rte_mbuf *m, const struct dp_wire_hdr *h);
 void dp_keep(struct dp_kept *k, uint8_t *area, struct rte_mbuf *m);
-bool dp_kept_send(struct dprpc_agent *a, const struct dp_kept *k, const uint8_t *area,
-	uint8_t type, unsigned int to, uint16_t slot, uint32_t req_num);
+bool dp_kept_send(struct dprpc_agent *a, const struct dp_kept *k, const uint8_t *area, uint8_t type,
+	unsigned int to, uint16_t slot, uint32_t req_num);
 void dp_kept_clear(struct dp_kept *k);
 static inline uint8_t *
-dp_keep_area(const struct dprpc_agent *a, const struct dp_peer *peer, unsigned int slot, bool srv)
+dp_keep_area(const struct dp_peer *peer, unsigned int slot, bool srv)
 {
-	return peer->keep + ((srv ? a->max_outstanding : 0) + slot) * (size_t)DP_KEEP_BYTES;
+	return (srv ? peer->srv_keep : peer->keep) + slot * (size_t)DP_KEEP_BYTES;
 }
+/* The server's entry for @slot of @peer's numbering, NULL if the peer never
+ * used that slot. */
+static inline struct dp_srv_slot *
+dp_srv_find(const struct dp_peer *peer, unsigned int slot)
+{
+	return slot < peer->srv_cap ? &peer->srv[slot] : NULL;
+}
+/* The same, growing the peer's server state to hold @slot if it is beyond
+ * what it holds; NULL if the memory cannot be had. */
+struct dp_srv_slot *dp_srv_slot(struct dp_peer *peer, uint16_t slot);
+/* Allocate (or grow to @cap entries) @peer's server state: 0 or -ENOMEM,
+ * which leaves it as it was. */
+int dp_srv_grow(struct dp_peer *peer, unsigned int cap);
 const struct dp_handler *dp_handler_find(const struct dprpc_agent *a, uint32_t id);
 void dp_dispatch_request(struct dprpc_agent *a, struct rte_mbuf *m, const struct dp_parsed *p);
 void dp_run_handler(struct dprpc_request *req);

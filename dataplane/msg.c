@@ -304,7 +304,7 @@ dp_msg_start_response(struct dprpc_agent *a, struct dp_txmsg *t)
 		dp_msg_self_response(a, t);
 		return;
 	}
-	e = t->f.slot < a->max_outstanding ? &a->peers[t->f.dst].srv[t->f.slot] : NULL;
+	e = dp_srv_find(&a->peers[t->f.dst], t->f.slot);
 	if (e == NULL || e->state != DP_SRV_RUNNING || e->req_num != t->f.req_num) {
 		/* The peer restarted meanwhile: nobody waits for it. */
 		dp_txmsg_put(t);
@@ -501,13 +501,14 @@ dp_msg_rx_request(struct dprpc_agent *a, struct rte_mbuf *m, const struct dp_par
 	bool dup;
 	int rc;
 
-	if (p->slot >= a->max_outstanding) {
-		/* max_outstanding differs across the world: see dp_dispatch_request() */
-		dp_count(&a->st.drops[DPRPC_DROP_STALE], 1);
+	e = dp_srv_slot(&a->peers[p->src], p->slot);
+	if (e == NULL) {
+		/* Nothing to keep the slot's state in: as if lost, the
+		 * client's resend tries again. */
+		dp_count(&a->st.drops[DPRPC_DROP_NO_MEMORY], 1);
 		rte_pktmbuf_free(m);
 		return;
 	}
-	e = &a->peers[p->src].srv[p->slot];
 	if (e->state != DP_SRV_EMPTY && e->req_num == p->req_num) {
 		if (e->state == DP_SRV_RECEIVING)
 			goto add;
@@ -629,16 +630,14 @@ dp_msg_rx_ack(struct dprpc_agent *a, struct rte_mbuf *m, const struct dp_parsed 
 	uint32_t cum = p->pkt_idx, hi = RTE_MAX(p->msg_len, cum);
 
 	rte_pktmbuf_free(m);
-	if (p->slot < a->max_outstanding) {
-		if (p->status == DP_FRAME_REQUEST) {
-			s = &peer->slots[p->slot];
-			if (s->fut != NULL && s->req_num == p->req_num)
-				t = s->tx;
-		} else {
-			e = &peer->srv[p->slot];
-			if (e->state == DP_SRV_DONE && e->req_num == p->req_num)
-				t = e->tx;
-		}
+	if (p->status == DP_FRAME_REQUEST) {
+		s = p->slot < a->max_outstanding ? &peer->slots[p->slot] : NULL;
+		if (s != NULL && s->fut != NULL && s->req_num == p->req_num)
+			t = s->tx;
+	} else {
+		e = dp_srv_find(peer, p->slot);
+		if (e != NULL && e->state == DP_SRV_DONE && e->req_num == p->req_num)
+			t = e->tx;
 	}
 	if (t == NULL || p->pkt_cnt != t->n) {
 		dp_count(&a->st.drops[DPRPC_DROP_STALE], 1);
@@ -714,8 +713,8 @@ dp_msg_resend_response(struct dprpc_agent *a, unsigned int from, uint16_t slot)
 		dp_txmsg_rewind(a, e->tx);
 		return true;
 	}
-	if (dp_kept_send(a, &e->resp, dp_keep_area(a, &a->peers[from], slot, true),
-		    DP_FRAME_RESPONSE, from, slot, e->req_num)) {
+	if (dp_kept_send(a, &e->resp, dp_keep_area(&a->peers[from], slot, true), DP_FRAME_RESPONSE,
+		    from, slot, e->req_num)) {
 		dp_count(&a->st.requests_resent, 1);
 		return true;
 	}

@@ -315,7 +315,7 @@ dp_start_call(struct dprpc_agent *a, struct rte_mbuf *m, uint64_t now)
 	/* Keep the request to send it again if no response comes (the
 	 * loopback never loses a frame: calls to self are not kept). */
 	if (a->rto_tsc != 0 && peer != &a->peers[a->rank])
-		dp_keep(&s->req, dp_keep_area(a, peer, idx, false), m);
+		dp_keep(&s->req, dp_keep_area(peer, idx, false), m);
 	dp_stage_tx(a, m);
 }
 
@@ -367,8 +367,7 @@ dp_run_timers(struct dprpc_agent *a, uint64_t now)
 				if (unlikely(s->tx != NULL || s->rx != NULL)) {
 					dp_msg_resend(a, p, s);
 				} else {
-					(void)dp_kept_send(a, &s->req,
-						dp_keep_area(a, peer, i, false),
+					(void)dp_kept_send(a, &s->req, dp_keep_area(peer, i, false),
 						DP_FRAME_REQUEST, p, (uint16_t)i, s->req_num);
 				}
 				s->rto_tsc = RTE_MIN(s->rto_tsc * 2, a->rto_max_tsc);

@@ -320,24 +320,63 @@ dp_run_handler(struct dprpc_request *req)
  * gets the kept response again; a duplicate of one still running, or an
  * older request, is dropped.  A newer session id from the peer (it
  * restarted) clears its slots (dp_check_session()).  Poller only.
+ *
+ * The slots are the client's: it numbers them up to its own
+ * max_outstanding, which nothing makes equal to ours.  Instead of a
+ * handshake to agree on one number (a round trip before the first call,
+ * and a frame whose loss must be recovered too), the server's state for a
+ * peer grows, to the next power of two, the first time the peer uses a
+ * slot beyond it: a malloc on the poller, at most log2(65536 /
+ * max_outstanding) times per peer, never in the steady state.  A slot is a
+ * 16-bit field, so a peer can make us hold at most 65536 entries
+ * (65536 * (sizeof(struct dp_srv_slot) + DP_KEEP_BYTES), about 19 MiB).
  */
 void
 dp_srv_reset(struct dprpc_agent *a, struct dp_peer *peer)
 {
 	unsigned int i;
 
-	for (i = 0; i < a->max_outstanding; i++)
+	for (i = 0; i < peer->srv_cap; i++)
 		dp_msg_srv_clear(a, &peer->srv[i]);
 }
 
-/* The slot entry for a request from a peer, or NULL if the slot number is
- * beyond what this worker keeps (max_outstanding must match across the
- * world). */
-static struct dp_srv_slot *
-dp_srv_entry(struct dprpc_agent *a, const struct dp_parsed *p)
+int
+dp_srv_grow(struct dp_peer *peer, unsigned int cap)
 {
-	/* The frame's session is the peer's current one (dp_check_session). */
-	return p->slot < a->max_outstanding ? &a->peers[p->src].srv[p->slot] : NULL;
+	struct dp_srv_slot *srv;
+	uint8_t *keep;
+
+	if (cap <= peer->srv_cap)
+		return 0;
+	/* Each slot's area on its own cache lines: a kept frame is written
+	 * once per call.  Only the bytes a dp_kept says it holds are ever
+	 * read, so the new areas need no zeroing. */
+	keep = aligned_alloc(RTE_CACHE_LINE_SIZE, (size_t)cap * DP_KEEP_BYTES);
+	srv = keep != NULL ? realloc(peer->srv, (size_t)cap * sizeof(*srv)) : NULL;
+	if (srv == NULL) {
+		free(keep);
+		return -ENOMEM;
+	}
+	/* Entries hold pointers, not addresses of their own or of their
+	 * areas (dp_keep_area() is computed at each use): moving is safe. */
+	memset(srv + peer->srv_cap, 0, (size_t)(cap - peer->srv_cap) * sizeof(*srv));
+	if (peer->srv_cap > 0)
+		memcpy(keep, peer->srv_keep, (size_t)peer->srv_cap * DP_KEEP_BYTES);
+	free(peer->srv_keep);
+	peer->srv = srv;
+	peer->srv_keep = keep;
+	peer->srv_cap = cap;
+	return 0;
+}
+
+struct dp_srv_slot *
+dp_srv_slot(struct dp_peer *peer, uint16_t slot)
+{
+	if (likely(slot < peer->srv_cap))
+		return &peer->srv[slot];
+	if (dp_srv_grow(peer, rte_align32pow2((uint32_t)slot + 1)) != 0)
+		return NULL;
+	return &peer->srv[slot];
 }
 
 /* A response staged for the port: keep it if it answers the request its
@@ -349,12 +388,12 @@ dp_keep_response(struct dprpc_agent *a, struct rte_mbuf *m, const struct dp_wire
 	unsigned int slot = rte_be_to_cpu_16(h->slot);
 	struct dp_srv_slot *e;
 
-	if (slot >= a->max_outstanding || !peer->session_known)
+	e = dp_srv_find(peer, slot);
+	if (e == NULL || !peer->session_known)
 		return;
-	e = &peer->srv[slot];
 	if (e->state != DP_SRV_RUNNING || e->req_num != rte_be_to_cpu_32(h->req_num))
 		return;
-	dp_keep(&e->resp, dp_keep_area(a, peer, slot, true), m);
+	dp_keep(&e->resp, dp_keep_area(peer, slot, true), m);
 	e->state = DP_SRV_DONE;
 }
 
@@ -517,9 +556,10 @@ dp_dispatch_request(struct dprpc_agent *a, struct rte_mbuf *m, const struct dp_p
 		dp_msg_rx_request(a, m, p);
 		return;
 	}
-	/* Calls to self never cross the port: nothing to de-duplicate. */
+	/* Calls to self never cross the port: nothing to de-duplicate.  The
+	 * frame's session is the peer's current one (dp_check_session()). */
 	if (p->src != a->rank) {
-		e = dp_srv_entry(a, p);
+		e = dp_srv_slot(&a->peers[p->src], p->slot);
 		if (!dp_srv_check(a, m, e, p))
 			return;
 	}
@@ -538,9 +578,11 @@ dp_dispatch_request(struct dprpc_agent *a, struct rte_mbuf *m, const struct dp_p
 		e->state = DP_SRV_RUNNING;
 	}
 	if (e == NULL && p->src != a->rank) {
-		snprintf(msg, sizeof(msg), "slot %u beyond max_outstanding %u of worker %s",
-			p->slot, a->max_outstanding, a->name);
-		dp_reply_error_or_drop(req, -ERANGE, msg);
+		/* Nothing to keep its response in: refuse rather than run it
+		 * without the at-most-once guarantee. */
+		snprintf(msg, sizeof(msg), "worker %s has no memory for slot %u of the caller",
+			a->name, p->slot);
+		dp_reply_error_or_drop(req, -ENOMEM, msg);
 		return;
 	}
 	dp_req_start(a, req);

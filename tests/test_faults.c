@@ -22,6 +22,8 @@
 static struct dpt_ring_pair pair;
 static atomic_uint runs;       /* handler executions */
 static uint32_t retransmit_us; /* for the next start_agents(); 0: off */
+/* max_outstanding of a and b for the next start_agents(); 0: the default. */
+static unsigned int a_max_out, b_max_out;
 
 static struct rte_mempool *mp;
 static struct dprpc_agent *a, *b;
@@ -67,6 +69,8 @@ start_agents(const struct dprpc_fault_conf *a_tx, const struct dprpc_fault_conf 
 	c.retransmit_us = retransmit_us;
 	c.keepalive_us = 0;
 	c.peer_timeout_us = 0;
+	if (a_max_out != 0)
+		c.max_outstanding = a_max_out;
 	if (a_tx != NULL)
 		c.fault_tx = *a_tx;
 	a = dprpc_agent_create(&c);
@@ -80,6 +84,8 @@ start_agents(const struct dprpc_fault_conf *a_tx, const struct dprpc_fault_conf 
 	c.retransmit_us = retransmit_us;
 	c.keepalive_us = 0;
 	c.peer_timeout_us = 0;
+	if (b_max_out != 0)
+		c.max_outstanding = b_max_out;
 	if (b_tx != NULL)
 		c.fault_tx = *b_tx;
 	b = dprpc_agent_create(&c);
@@ -419,4 +425,59 @@ Test(faults, window_under_loss_dup_reorder_recovers)
 	start_agents(&fa, &fb);
 	run_windows(50);
 	cr_assert_eq(atomic_load(&runs), 400u);
+}
+
+/* A caller with more slots than its server keeps per peer (256 against
+ * 4): a window of 200 calls, every request duplicated and some reordered
+ * both ways, 1 in 8 of them a 4000-byte message of three frames.  The
+ * server grows its per-peer state to the slots the caller uses: every
+ * call completes with its own bytes (no -ERANGE, no -ENOMEM) and every
+ * handler runs exactly once, on the new slots as on the first four. */
+Test(faults, caller_with_more_slots_than_its_server)
+{
+	struct dprpc_fault_conf fa = {.seed = 41, .dup_ppm = 1000000, .reorder_ppm = 200000};
+	struct dprpc_fault_conf fb = {.seed = 42, .reorder_ppm = 200000};
+	enum { N = 200, BIG = 4000 };
+	static uint8_t big[N][BIG];
+	struct dprpc_future *fs[N];
+	struct dprpc_agent_stats sa, sb;
+	unsigned int i, k;
+
+	a_max_out = 256;
+	b_max_out = 4;
+	retransmit_us = 1000;
+	start_agents(&fa, &fb);
+	for (i = 0; i < N; i++) {
+		if (i % 8 == 0) {
+			for (k = 0; k < BIG; k++)
+				big[i][k] = (uint8_t)(i * 31 + k * 7);
+			fs[i] = dprpc_rpc_async(a, "b", "echo", big[i], BIG, 0);
+		} else {
+			fs[i] = dprpc_rpc_async(a, "b", "echo", &i, sizeof(i), 0);
+		}
+		cr_assert_not_null(fs[i], "call %u: %s", i, rte_strerror(rte_errno));
+	}
+	cr_assert_eq(dprpc_future_wait_all(fs, N, 0), 0);
+	for (i = 0; i < N; i++) {
+		size_t len;
+		const void *v = dprpc_future_value(fs[i], &len);
+
+		cr_assert_eq(dprpc_future_state(fs[i]), DPRPC_FUTURE_DONE, "call %u", i);
+		if (i % 8 == 0) {
+			cr_assert_eq(len, (size_t)BIG, "call %u", i);
+			cr_assert_arr_eq(v, big[i], BIG, "call %u", i);
+		} else {
+			cr_assert_eq(len, sizeof(i), "call %u", i);
+			cr_assert_eq(*(const unsigned int *)v, i, "call %u", i);
+		}
+		dprpc_future_put(fs[i]);
+	}
+	cr_assert_eq(atomic_load(&runs), (unsigned int)N);
+	cr_assert_eq(dprpc_agent_stats_get(a, &sa), 0);
+	cr_assert_eq(dprpc_agent_stats_get(b, &sb), 0);
+	cr_assert_eq(sa.calls_ok, (uint64_t)N);
+	cr_assert_eq(sb.requests_handled, (uint64_t)N);
+	cr_assert_eq(sb.drops[DPRPC_DROP_NO_MEMORY], 0u);
+	cr_assert_gt(sa.fault_duplicated, (uint64_t)N - 1);
+	a_max_out = b_max_out = 0;
 }

@@ -121,7 +121,11 @@ struct dprpc_agent_conf {
 	 * DPRPC_HANDLER_POOL mode run there); may be 0 if none is used. */
 	unsigned int nb_handler_lcores;
 	unsigned int handler_lcores[DPRPC_MAX_HANDLER_LCORES];
-	/** Most calls in flight towards one peer (session slots); default 64. */
+	/** Most calls in flight towards one peer (session slots); default 64,
+	 * at most 65535.  Peers need not agree on it: a worker keeps the
+	 * at-most-once state of as many slots as each caller uses, starting
+	 * with this many per peer and growing (to the next power of two)
+	 * when a caller with a larger max_outstanding uses more. */
 	unsigned int max_outstanding;
 	/** Timeout of calls given DPRPC_TIMEOUT_DEFAULT, in microseconds;
 	 * 0 means none.  Default 60 s (PyTorch's default). */
@@ -292,8 +296,10 @@ enum dprpc_drop_reason {
 				       older request than the slot's last */
 	DPRPC_DROP_OLD_SESSION,	  /**< from an earlier incarnation of its sender */
 	DPRPC_DROP_TOO_BIG,	  /**< a message longer than max_msg_size */
-	DPRPC_DROP_NO_MEMORY,	  /**< no memory to reassemble a message (the
-				       sender resends it later) */
+	DPRPC_DROP_NO_MEMORY,	  /**< no memory to reassemble a message, or to
+				       keep state for a slot beyond those the
+				       peer used before (the sender resends it
+				       later) */
 	DPRPC_DROP_MAX
 };
 
