@@ -148,7 +148,15 @@ struct dprpc_agent_conf {
 	 * The same timer recovers multi-frame messages in both directions
 	 * (lost tails, lost resends, lost ACKs; a gap followed by frames that
 	 * arrive is NACKed without it): with 0, such a loss leaves the call
-	 * to its timeout, or to peer-down. */
+	 * to its timeout, or to peer-down.
+	 *
+	 * The timer is fixed, not adaptive (as eRPC's): on the wires dprpc
+	 * is for, a round trip takes microseconds to a few hundred (af_packet
+	 * under load), well under the timer, so it fires only on a loss or
+	 * on a stall of either side; a stall's resend costs one duplicate
+	 * that the server answers from its kept response or drops, while an
+	 * estimate that shrank towards the microsecond round trip would
+	 * resend on every scheduling hiccup.  On a slower path, raise it. */
 	uint32_t retransmit_us;
 	/** Liveness: a peer this agent has heard from, or has calls pending
 	 * to, gets a keep-alive after keepalive_us of silence (default 100 ms;
