@@ -214,3 +214,51 @@ Test(liveness, never_heard_peer_with_a_call_goes_down)
 	dprpc_future_put(f);
 	cr_assert_eq(dprpc_worker_state(a, 1), DPRPC_PEER_DOWN);
 }
+
+/* RRef operations towards an owner that falls silent fail with
+ * -EHOSTDOWN too, not a timeout, never a hang: a remote() whose creation
+ * is pending, a proxy call, and to_here() on the unconfirmed RRef.  A
+ * value already confirmed stays readable (it never changes), and
+ * releasing both handles leaves no RRef context behind. */
+Test(liveness, rref_operations_towards_a_silent_owner_fail)
+{
+	struct dprpc_rref *r1, *r2;
+	struct dprpc_future *c1, *c2, *proxy;
+	struct dprpc_rref_debug d;
+	char out[8];
+	size_t out_len = sizeof(out);
+	int n = -1;
+
+	r1 = dprpc_remote(a, "b", "echo", "v", 1, DPRPC_TIMEOUT_NONE);
+	cr_assert_not_null(r1, "%s", rte_strerror(rte_errno));
+	c1 = dprpc_rref_creation_future(r1);
+	cr_assert_eq(dprpc_future_wait(c1, 0), 0);
+	dprpc_future_put(c1);
+	silence_b();
+	r2 = dprpc_remote(a, "b", "echo", "w", 1, DPRPC_TIMEOUT_NONE);
+	cr_assert_not_null(r2, "%s", rte_strerror(rte_errno));
+	proxy = dprpc_rref_rpc_async(r1, "echo", "p", 1, DPRPC_TIMEOUT_NONE);
+	cr_assert_not_null(proxy, "%s", rte_strerror(rte_errno));
+	c2 = dprpc_rref_creation_future(r2);
+	cr_assert_eq(dprpc_future_wait(c2, 0), -EHOSTDOWN);
+	dprpc_future_put(c2);
+	cr_assert_eq(dprpc_future_wait(proxy, 0), -EHOSTDOWN);
+	dprpc_future_put(proxy);
+	cr_assert_not(dprpc_rref_confirmed_by_owner(r2));
+	cr_assert_eq(dprpc_rref_to_here(r2, 0, out, &out_len, NULL), -EHOSTDOWN);
+	out_len = sizeof(out);
+	cr_assert_eq(dprpc_rref_to_here(r1, 0, out, &out_len, NULL), 0);
+	cr_assert_eq(out_len, 1u);
+	cr_assert_eq(out[0], 'v');
+	cr_assert_eq(dprpc_worker_state(a, 1), DPRPC_PEER_DOWN);
+	cr_assert_eq(dprpc_rref_release(r1), 0);
+	cr_assert_eq(dprpc_rref_release(r2), 0);
+	for (int i = 0; i < 1000 && n != 0; i++) {
+		dprpc_poll(a, 32);
+		n = dprpc_rref_list(a, NULL, 0);
+		usleep(100);
+	}
+	cr_assert_eq(n, 0, "RRef contexts left on a: %d", n);
+	cr_assert_eq(dprpc_rref_debug_info(a, &d), 0);
+	cr_assert_eq(d.num_users + d.num_pending_users + d.num_pending_forks, 0u);
+}
