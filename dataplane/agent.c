@@ -346,6 +346,8 @@ dp_peers_init(struct dprpc_agent *a)
 			peer->free_slots[i] = (uint16_t)(a->max_outstanding - 1 - i);
 		peer->nb_free = a->max_outstanding;
 		peer->next_req = (uint32_t)rte_rand();
+		/* Until the first round trip: before the agent is shared. */
+		dp_store_relaxed(&peer->rto_tsc, a->rto_tsc);
 	}
 	return 0;
 }
@@ -734,6 +736,19 @@ dprpc_worker_state(const struct dprpc_agent *a, unsigned int rank)
 	return dp_load_relaxed(&a->peers[rank].state);
 }
 
+int
+dprpc_worker_rtt(const struct dprpc_agent *a, unsigned int rank, struct dprpc_worker_rtt *rtt)
+{
+	if (a == NULL || rtt == NULL)
+		return -EINVAL;
+	if (rank >= a->world.n || rank == a->rank)
+		return -ENOENT;
+	/* Relaxed: snapshots of the poller's estimates (dp_agent.h). */
+	rtt->srtt_ns = dp_tsc_to_ns(a, dp_load_relaxed(&a->peers[rank].srtt_tsc));
+	rtt->rto_ns = dp_tsc_to_ns(a, dp_load_relaxed(&a->peers[rank].rto_tsc));
+	return 0;
+}
+
 uint16_t
 dprpc_agent_port(const struct dprpc_agent *a)
 {
@@ -834,8 +849,14 @@ dprpc_agent_dump(const struct dprpc_agent *a, FILE *f)
 	fprintf(f,
 		"\n  in use: futures %u requests %u mbufs %u calls %u messages %u; handlers %u\n",
 		u.futures, u.requests, u.mbufs, u.calls, u.messages, a->nb_handlers);
-	for (i = 0; i < a->world.n; i++)
-		fprintf(f, "  worker %u %s " RTE_ETHER_ADDR_PRT_FMT " port %u\n", i,
-			a->world.w[i].name, RTE_ETHER_ADDR_BYTES(&a->world.w[i].addr.mac),
-			rte_be_to_cpu_16(a->world.w[i].addr.port));
+	for (i = 0; i < a->world.n; i++) {
+		struct dprpc_worker_rtt r = {0, 0};
+
+		(void)dprpc_worker_rtt(a, i, &r); /* zeros for ourselves */
+		fprintf(f,
+			"  worker %u %s " RTE_ETHER_ADDR_PRT_FMT
+			" port %u srtt %.1f us rto %.1f us\n",
+			i, a->world.w[i].name, RTE_ETHER_ADDR_BYTES(&a->world.w[i].addr.mac),
+			rte_be_to_cpu_16(a->world.w[i].addr.port), r.srtt_ns / 1e3, r.rto_ns / 1e3);
+	}
 }

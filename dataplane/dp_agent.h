@@ -155,6 +155,10 @@ struct dp_slot {
 	struct dp_rxmsg *rx; /* a multi-frame response being reassembled */
 	uint64_t rtx_tsc;    /* next resend */
 	uint64_t rto_tsc;    /* current resend interval */
+	/* First transmission of a single-frame request, for a round-trip
+	 * sample; 0 once resent (Karn: an answer to which copy is unknown)
+	 * or for a multi-frame one (its transfer is not a round trip). */
+	uint64_t sent_tsc;
 };
 
 enum dp_srv_state { DP_SRV_EMPTY, DP_SRV_RECEIVING, DP_SRV_RUNNING, DP_SRV_DONE };
@@ -192,6 +196,13 @@ struct dp_peer {
 	/* DP_KEEP_BYTES per slot, each on its own cache lines: keep for
 	 * slots[i], srv_keep for srv[i]. */
 	uint8_t *keep, *srv_keep;
+	/* The resend timeout for new calls to this peer, adaptive (RFC 6298
+	 * in TSC units; dp_rtt_sample() in poll.c): the smoothed round trip
+	 * (0 before the first sample) and its variation.  Written by the
+	 * poller; rto and srtt read by dprpc_agent_dump() on any thread
+	 * (relaxed: a snapshot, nothing is published through them). */
+	_Atomic uint64_t rto_tsc, srtt_tsc;
+	uint64_t rttvar_tsc;
 	uint32_t session; /* the peer's incarnation, once known */
 	bool session_known;
 	/* Liveness, poller only but for state, which any thread reads
@@ -310,9 +321,12 @@ struct dprpc_agent {
 	struct dp_peer *peers;
 	unsigned int max_outstanding;
 	uint64_t default_timeout_us;
-	uint32_t max_msg;			  /* conf.max_msg_size */
-	uint32_t credits;			  /* conf.credits */
-	uint64_t rto_tsc, rto_max_tsc;		  /* 0: no retransmission */
+	uint32_t max_msg; /* conf.max_msg_size */
+	uint32_t credits; /* conf.credits */
+	/* conf.retransmit_us: the first resend timeout towards a peer not
+	 * measured yet (0: no retransmission), and 64 times it, the most a
+	 * timeout grows to. */
+	uint64_t rto_tsc, rto_max_tsc;
 	uint64_t keepalive_tsc, peer_timeout_tsc; /* 0: off */
 	dprpc_peer_event_t peer_event;
 	void *peer_event_arg;
@@ -471,6 +485,12 @@ static inline uint64_t
 dp_us_to_tsc(const struct dprpc_agent *a, uint64_t us)
 {
 	return (uint64_t)((__uint128_t)us * a->tsc_hz / 1000000);
+}
+
+static inline uint64_t
+dp_tsc_to_ns(const struct dprpc_agent *a, uint64_t tsc)
+{
+	return (uint64_t)((__uint128_t)tsc * 1000000000u / a->tsc_hz);
 }
 
 #endif /* DP_AGENT_H */

@@ -603,7 +603,7 @@ dp_msg_rx_response(
 		dp_count(&a->st.drops[DPRPC_DROP_DUPLICATE], 1);
 	if (!dup && s->rto_tsc != 0) {
 		/* Progress: the resend timer starts over. */
-		s->rto_tsc = a->rto_tsc;
+		s->rto_tsc = dp_load_relaxed(&a->peers[p->src].rto_tsc);
 		s->rtx_tsc = a->now_tsc + s->rto_tsc;
 	}
 	if (rc == 0) {
@@ -648,7 +648,7 @@ dp_msg_rx_ack(struct dprpc_agent *a, struct rte_mbuf *m, const struct dp_parsed 
 		if (t->next < cum)
 			t->next = cum;
 		if (s != NULL && s->rto_tsc != 0) {
-			s->rto_tsc = a->rto_tsc;
+			s->rto_tsc = dp_load_relaxed(&peer->rto_tsc);
 			s->rtx_tsc = a->now_tsc + s->rto_tsc;
 		}
 	}

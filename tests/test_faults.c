@@ -10,6 +10,7 @@
  * from the fault stage (tests/test_liveness.c covers it).
  */
 #include <errno.h>
+#include <inttypes.h>
 #include <stdatomic.h>
 #include <string.h>
 
@@ -480,4 +481,71 @@ Test(faults, caller_with_more_slots_than_its_server)
 	cr_assert_eq(sb.drops[DPRPC_DROP_NO_MEMORY], 0u);
 	cr_assert_gt(sa.fault_duplicated, (uint64_t)N - 1);
 	a_max_out = b_max_out = 0;
+}
+
+/* The resend timeout adapts to the round trip.  It starts at
+ * retransmit_us (50 ms here); after 50 calls over net_ring it is the
+ * measured round trip plus at least the timer's 100 us, far below that.
+ * Then a request is lost (a's 520th frame): the call, with a 25 ms
+ * timeout, half the configured one, still completes, resent at the
+ * adapted timeout; the resend backs the peer's timeout off (to at least
+ * twice what it was) until calls answered without a resend bring it
+ * down again. */
+Test(faults, resend_timeout_adapts_to_the_round_trip)
+{
+	/* After the longest warm-up below: 500 calls. */
+	struct dprpc_fault_conf f = {.drop_nth = {520}};
+	struct dprpc_worker_rtt r0, r1, before, after, r3;
+	struct dprpc_agent_stats s;
+	unsigned int i, n;
+
+	retransmit_us = 50000;
+	start_agents(&f, NULL);
+	cr_assert_eq(dprpc_worker_rtt(a, 1, &r0), 0);
+	cr_assert_eq(r0.srtt_ns, 0u);
+	cr_assert_eq(r0.rto_ns, 50000000u);
+	cr_assert_eq(dprpc_worker_rtt(a, 0, &r0), -ENOENT);
+	cr_assert_eq(dprpc_worker_rtt(a, 7, &r0), -ENOENT);
+	cr_assert_eq(dprpc_worker_rtt(NULL, 1, &r0), -EINVAL);
+	cr_assert_eq(dprpc_worker_rtt(a, 1, NULL), -EINVAL);
+	/* 50 calls, and more while a stall of this machine's sits in the
+	 * estimate (it decays by a quarter per call). */
+	for (i = 0; i < 10; i++) {
+		cr_assert_eq(run_calls(50, 0), 0u);
+		cr_assert_eq(dprpc_worker_rtt(a, 1, &r1), 0);
+		if (r1.rto_ns < 50000000u)
+			break;
+	}
+	n = 50 * (i + 1);
+	cr_assert_gt(r1.srtt_ns, 0u);
+	cr_assert_geq(r1.rto_ns, r1.srtt_ns + 100000u);
+	cr_assert_lt(r1.rto_ns, 50000000u, "rto %" PRIu64 " ns", r1.rto_ns);
+	/* One call at a time (25 ms timeout) until the lost frame's call
+	 * (the 520th frame, or earlier if a stall made a resend). */
+	for (i = 0; i < 600; i++) {
+		cr_assert_eq(dprpc_worker_rtt(a, 1, &before), 0);
+		cr_assert_eq(run_calls(1, 25000), 0u, "call %u timed out", n + i + 1);
+		cr_assert_eq(dprpc_agent_stats_get(a, &s), 0);
+		if (s.fault_dropped == 1)
+			break;
+	}
+	cr_assert_eq(s.fault_dropped, 1u);
+	cr_assert_geq(s.retransmits, 1u);
+	cr_assert_eq(dprpc_worker_rtt(a, 1, &after), 0);
+	cr_assert_geq(after.rto_ns, 2 * before.rto_ns - 2, "%" PRIu64 " after %" PRIu64,
+		after.rto_ns, before.rto_ns);
+	n += i + 1;
+	/* Measured again: back below the configured timeout. */
+	for (i = 0; i < 10; i++) {
+		cr_assert_eq(run_calls(50, 0), 0u);
+		n += 50;
+		cr_assert_eq(dprpc_worker_rtt(a, 1, &r3), 0);
+		if (r3.rto_ns < 50000000u)
+			break;
+	}
+	cr_assert_lt(r3.rto_ns, 50000000u);
+	cr_assert_geq(r3.rto_ns, r3.srtt_ns + 100000u);
+	cr_assert_eq(dprpc_agent_stats_get(a, &s), 0);
+	cr_assert_eq(s.calls_timed_out, 0u);
+	cr_assert_eq(atomic_load(&runs), n);
 }

@@ -239,7 +239,7 @@ Test(msg, sizes_round_trip_byte_exact)
 	cr_assert_eq(sa.msgs_received, multi);
 	cr_assert_gt(sa.acks_sent, 0u);
 	cr_assert_gt(sb.acks_sent, 0u);
-	/* Loss-free: nothing dropped but what the 1 ms resend timer may send
+	/* Loss-free: nothing dropped but what the resend timer may send
 	 * twice when this machine stalls (a handler copying 8 MiB may). */
 	cr_assert_eq(sa.dropped - sa.drops[DPRPC_DROP_DUPLICATE] - sa.drops[DPRPC_DROP_STALE], 0u);
 	cr_assert_eq(sb.dropped - sb.drops[DPRPC_DROP_DUPLICATE] - sb.drops[DPRPC_DROP_STALE], 0u);

@@ -141,22 +141,20 @@ struct dprpc_agent_conf {
 	/** Incoming requests being handled at once (inline, queued to the
 	 * pool, or deferred); default 1024. */
 	unsigned int max_requests;
-	/** Retransmission of a call's request until its response comes:
-	 * first after this many microseconds, then after twice as long each
-	 * time, up to 64 times this; 0 turns retransmission off.  Default 1000.
-	 * The server runs each request at most once whatever arrives twice.
-	 * The same timer recovers multi-frame messages in both directions
-	 * (lost tails, lost resends, lost ACKs; a gap followed by frames that
-	 * arrive is NACKed without it): with 0, such a loss leaves the call
-	 * to its timeout, or to peer-down.
-	 *
-	 * The timer is fixed, not adaptive (as eRPC's): on the wires dprpc
-	 * is for, a round trip takes microseconds to a few hundred (af_packet
-	 * under load), well under the timer, so it fires only on a loss or
-	 * on a stall of either side; a stall's resend costs one duplicate
-	 * that the server answers from its kept response or drops, while an
-	 * estimate that shrank towards the microsecond round trip would
-	 * resend on every scheduling hiccup.  On a slower path, raise it. */
+	/** Retransmission of a call's request until its response comes.
+	 * The resend timeout adapts to each peer's round trip as TCP's does
+	 * (RFC 6298): the smoothed round trip of calls answered without a
+	 * resend plus the larger of four times its variation and the resend
+	 * timer's 100 us period, so about 0.1 ms on memif or af_packet.
+	 * This is the timeout towards a peer not measured yet; a call's
+	 * timeout doubles at each resend, up to 64 times this; 0 turns
+	 * retransmission off.  Default 1000.  The server runs each request
+	 * at most once whatever arrives twice, so a resend on a stall of
+	 * either side costs one duplicate frame, which it answers from its
+	 * kept response or drops.  The same timer recovers multi-frame
+	 * messages in both directions (lost tails, lost resends, lost ACKs;
+	 * a gap followed by frames that arrive is NACKed without it): with
+	 * 0, such a loss leaves the call to its timeout, or to peer-down. */
 	uint32_t retransmit_us;
 	/** Liveness: a peer this agent has heard from, or has calls pending
 	 * to, gets a keep-alive after keepalive_us of silence (default 100 ms;
@@ -281,6 +279,29 @@ const char *dprpc_worker_name(const struct dprpc_agent *agent, unsigned int rank
  * Thread context: any.  Memory order: relaxed (a snapshot).
  */
 int dprpc_worker_state(const struct dprpc_agent *agent, unsigned int rank);
+
+/** What an agent has measured of the round trip to a worker. */
+struct dprpc_worker_rtt {
+	/** Smoothed round trip of calls answered without a resend, in ns;
+	 * 0 while none has been. */
+	uint64_t srtt_ns;
+	/** The resend timeout a new call to the worker starts with, in ns
+	 * (dprpc_agent_conf.retransmit_us until the first measurement; 0
+	 * with retransmission off). */
+	uint64_t rto_ns;
+};
+
+/**
+ * The round trip and resend timeout towards a worker (see
+ * dprpc_agent_conf.retransmit_us), e.g. to tune timeouts or watch a path.
+ * @param rtt filled on success.
+ * @return 0; -EINVAL (NULL @p agent or @p rtt); -ENOENT (a bad rank, or
+ *         this agent's own rank: calls to self are never resent).
+ * Thread context: any.  Memory order: relaxed (a snapshot of what the
+ * poller last computed; the two fields may come from different samples).
+ */
+int dprpc_worker_rtt(
+	const struct dprpc_agent *agent, unsigned int rank, struct dprpc_worker_rtt *rtt);
 
 /** The ethdev port the agent uses (the application's if it gave one). */
 uint16_t dprpc_agent_port(const struct dprpc_agent *agent);
