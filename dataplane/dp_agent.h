@@ -132,9 +132,10 @@ struct dp_rxmsg {
  * A frame kept to be sent again (a client's request until its response, a
  * server's response until the client moves on).  Only what the slot does
  * not know is kept: a frame whose handler id, status and payload fit in
- * DP_KEEP_BYTES has those copied into the slot's area of its peer's keep
- * array (the headers are rebuilt on a resend), which for a small call is
- * one cache line and costs less than the reference it replaces (a locked
+ * DP_KEEP_BYTES has those copied into the slot's area (dp_keep_area(): in
+ * the peer's keep array for a request, in its srv_keep for a response),
+ * and its headers are rebuilt on a resend.  For a small call that is one
+ * cache line, which costs less than the reference it replaces (a locked
  * increment here, a locked decrement in the PMD's free, and an mbuf kept
  * out of the pool's per-lcore cache for the call's life).  A larger frame
  * keeps one reference to its mbuf.
@@ -199,7 +200,7 @@ struct dp_peer {
 	/* The resend timeout for new calls to this peer, adaptive (RFC 6298
 	 * in TSC units; dp_rtt_sample() in poll.c): the smoothed round trip
 	 * (0 before the first sample) and its variation.  Written by the
-	 * poller; rto and srtt read by dprpc_agent_dump() on any thread
+	 * poller; rto and srtt read by dprpc_worker_rtt() on any thread
 	 * (relaxed: a snapshot, nothing is published through them). */
 	_Atomic uint64_t rto_tsc, srtt_tsc;
 	uint64_t rttvar_tsc;

@@ -406,7 +406,9 @@ dp_run_timers(struct dprpc_agent *a, uint64_t now)
 				/* Resend, backing off: the frame, the response,
 				 * or the handler is late; the server answers a
 				 * duplicate from its kept response or drops it. */
-				s->rto_tsc = RTE_MIN(s->rto_tsc * 2, a->rto_max_tsc);
+				uint64_t prev = s->rto_tsc, peer_rto;
+
+				s->rto_tsc = RTE_MIN(prev * 2, a->rto_max_tsc);
 				s->rtx_tsc = now + s->rto_tsc;
 				if (unlikely(s->tx != NULL || s->rx != NULL)) {
 					dp_msg_resend(a, p, s);
@@ -414,14 +416,20 @@ dp_run_timers(struct dprpc_agent *a, uint64_t now)
 					(void)dp_kept_send(a, &s->req, dp_keep_area(peer, i, false),
 						DP_FRAME_REQUEST, p, (uint16_t)i, s->req_num);
 					/* Karn: no sample from this call.  The
-					 * peer's timeout backs off with it until
-					 * the next sample; only single-frame calls
-					 * give samples, so only they back it off
-					 * (a message's resends restart on every
-					 * ACK instead). */
+					 * peer's timeout doubles (RFC 6298 5.5)
+					 * until the next sample, once per expiry
+					 * of a timeout at least as long as it: the
+					 * slots of one stall double it once, and a
+					 * slot deep in its own backoff (a slow
+					 * handler) does not lift it to its own.
+					 * Only single-frame calls give samples, so
+					 * only they back it off (a message's
+					 * resends restart on every ACK instead). */
 					s->sent_tsc = 0;
-					if (s->rto_tsc > dp_load_relaxed(&peer->rto_tsc))
-						dp_store_relaxed(&peer->rto_tsc, s->rto_tsc);
+					peer_rto = dp_load_relaxed(&peer->rto_tsc);
+					if (prev >= peer_rto)
+						dp_store_relaxed(&peer->rto_tsc,
+							RTE_MIN(peer_rto * 2, a->rto_max_tsc));
 				}
 				dp_count(&a->st.retransmits, 1);
 				n++;

@@ -472,7 +472,7 @@ dp_srv_check(
 {
 	int32_t d;
 
-	if (e == NULL || e->state == DP_SRV_EMPTY)
+	if (e->state == DP_SRV_EMPTY)
 		return true;
 	/* Serial-number order: request numbers wrap. */
 	d = (int32_t)(p->req_num - e->req_num);
@@ -550,7 +550,6 @@ dp_dispatch_request(struct dprpc_agent *a, struct rte_mbuf *m, const struct dp_p
 {
 	struct dp_srv_slot *e = NULL;
 	struct dprpc_request *req;
-	char msg[DPRPC_ERRMSG_MAX];
 
 	if (p->pkt_cnt > 1) {
 		dp_msg_rx_request(a, m, p);
@@ -560,6 +559,15 @@ dp_dispatch_request(struct dprpc_agent *a, struct rte_mbuf *m, const struct dp_p
 	 * frame's session is the peer's current one (dp_check_session()). */
 	if (p->src != a->rank) {
 		e = dp_srv_slot(&a->peers[p->src], p->slot);
+		if (unlikely(e == NULL)) {
+			/* No memory for the slot's at-most-once state: as if
+			 * lost (the caller's resend tries again), rather than
+			 * run it unguarded or answer that it did not run (a
+			 * later copy might). */
+			dp_count(&a->st.drops[DPRPC_DROP_NO_MEMORY], 1);
+			rte_pktmbuf_free(m);
+			return;
+		}
 		if (!dp_srv_check(a, m, e, p))
 			return;
 	}
@@ -576,14 +584,6 @@ dp_dispatch_request(struct dprpc_agent *a, struct rte_mbuf *m, const struct dp_p
 		dp_msg_srv_clear(a, e); /* the peer moved on */
 		e->req_num = p->req_num;
 		e->state = DP_SRV_RUNNING;
-	}
-	if (e == NULL && p->src != a->rank) {
-		/* Nothing to keep its response in: refuse rather than run it
-		 * without the at-most-once guarantee. */
-		snprintf(msg, sizeof(msg), "worker %s has no memory for slot %u of the caller",
-			a->name, p->slot);
-		dp_reply_error_or_drop(req, -ENOMEM, msg);
-		return;
 	}
 	dp_req_start(a, req);
 }
@@ -703,7 +703,9 @@ dprpc_rpc_async_id(struct dprpc_agent *a, unsigned int to, uint32_t handler_id, 
 	if (!a->io_launched && dp_tls_poller != a && dp_poll_trylock(a)) {
 		/* Caller-driven and nobody polls: send it ourselves now rather
 		 * than through the ring (after what the ring holds, keeping
-		 * this thread's calls in order). */
+		 * this thread's calls in order).  The calls in the ring start
+		 * at now too, not at the last poll's time. */
+		a->now_tsc = now;
 		dp_drain_tx_ring(a);
 		dp_start_call(a, m, now);
 		dp_tx_flush(a);

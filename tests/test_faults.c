@@ -432,8 +432,9 @@ Test(faults, window_under_loss_dup_reorder_recovers)
  * 4): a window of 200 calls, every request duplicated and some reordered
  * both ways, 1 in 8 of them a 4000-byte message of three frames.  The
  * server grows its per-peer state to the slots the caller uses: every
- * call completes with its own bytes (no -ERANGE, no -ENOMEM) and every
- * handler runs exactly once, on the new slots as on the first four. */
+ * call completes with its own bytes (before, the calls beyond four failed
+ * -ERANGE, or waited for ever when multi-frame) and every handler runs
+ * exactly once, on the new slots as on the first four. */
 Test(faults, caller_with_more_slots_than_its_server)
 {
 	struct dprpc_fault_conf fa = {.seed = 41, .dup_ppm = 1000000, .reorder_ppm = 200000};
@@ -486,11 +487,11 @@ Test(faults, caller_with_more_slots_than_its_server)
 /* The resend timeout adapts to the round trip.  It starts at
  * retransmit_us (50 ms here); after 50 calls over net_ring it is the
  * measured round trip plus at least the timer's 100 us, far below that.
- * Then a request is lost (a's 520th frame): the call, with a 25 ms
- * timeout, half the configured one, still completes, resent at the
- * adapted timeout; the resend backs the peer's timeout off (to at least
- * twice what it was) until calls answered without a resend bring it
- * down again. */
+ * Then a request is lost (a's 520th frame): the call completes, resent;
+ * the resend backs the peer's timeout off (to twice what it was, or more
+ * if a stall made more resends) until calls answered without a resend
+ * bring it down again.  (Timeouts in ns come from TSC counts: equal to
+ * within a few ns.) */
 Test(faults, resend_timeout_adapts_to_the_round_trip)
 {
 	/* After the longest warm-up below: 500 calls. */
@@ -503,7 +504,8 @@ Test(faults, resend_timeout_adapts_to_the_round_trip)
 	start_agents(&f, NULL);
 	cr_assert_eq(dprpc_worker_rtt(a, 1, &r0), 0);
 	cr_assert_eq(r0.srtt_ns, 0u);
-	cr_assert_eq(r0.rto_ns, 50000000u);
+	cr_assert(r0.rto_ns > 50000000u - 1000 && r0.rto_ns < 50000000u + 1000, "%" PRIu64,
+		r0.rto_ns);
 	cr_assert_eq(dprpc_worker_rtt(a, 0, &r0), -ENOENT);
 	cr_assert_eq(dprpc_worker_rtt(a, 7, &r0), -ENOENT);
 	cr_assert_eq(dprpc_worker_rtt(NULL, 1, &r0), -EINVAL);
@@ -518,13 +520,13 @@ Test(faults, resend_timeout_adapts_to_the_round_trip)
 	}
 	n = 50 * (i + 1);
 	cr_assert_gt(r1.srtt_ns, 0u);
-	cr_assert_geq(r1.rto_ns, r1.srtt_ns + 100000u);
+	cr_assert_geq(r1.rto_ns, r1.srtt_ns + 99000u);
 	cr_assert_lt(r1.rto_ns, 50000000u, "rto %" PRIu64 " ns", r1.rto_ns);
-	/* One call at a time (25 ms timeout) until the lost frame's call
-	 * (the 520th frame, or earlier if a stall made a resend). */
+	/* One call at a time until the lost frame's call (the 520th frame,
+	 * or earlier if a stall made a resend). */
 	for (i = 0; i < 600; i++) {
 		cr_assert_eq(dprpc_worker_rtt(a, 1, &before), 0);
-		cr_assert_eq(run_calls(1, 25000), 0u, "call %u timed out", n + i + 1);
+		cr_assert_eq(run_calls(1, 0), 0u);
 		cr_assert_eq(dprpc_agent_stats_get(a, &s), 0);
 		if (s.fault_dropped == 1)
 			break;
@@ -532,6 +534,7 @@ Test(faults, resend_timeout_adapts_to_the_round_trip)
 	cr_assert_eq(s.fault_dropped, 1u);
 	cr_assert_geq(s.retransmits, 1u);
 	cr_assert_eq(dprpc_worker_rtt(a, 1, &after), 0);
+	cr_assert_lt(before.rto_ns, 25000000u, "%" PRIu64, before.rto_ns);
 	cr_assert_geq(after.rto_ns, 2 * before.rto_ns - 2, "%" PRIu64 " after %" PRIu64,
 		after.rto_ns, before.rto_ns);
 	n += i + 1;
@@ -544,7 +547,7 @@ Test(faults, resend_timeout_adapts_to_the_round_trip)
 			break;
 	}
 	cr_assert_lt(r3.rto_ns, 50000000u);
-	cr_assert_geq(r3.rto_ns, r3.srtt_ns + 100000u);
+	cr_assert_geq(r3.rto_ns, r3.srtt_ns + 99000u);
 	cr_assert_eq(dprpc_agent_stats_get(a, &s), 0);
 	cr_assert_eq(s.calls_timed_out, 0u);
 	cr_assert_eq(atomic_load(&runs), n);

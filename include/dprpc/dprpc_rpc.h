@@ -23,9 +23,6 @@
  *               pending;
  *  -ECONNRESET  the destination restarted while the call was pending (the
  *               new incarnation never saw it);
- *  -ENOMEM      the destination had no memory to keep the call's
- *               at-most-once state (a call on a slot beyond those this
- *               agent used before towards it), so it did not run it;
  *  any negative errno a handler replied with (origin: the handler's worker,
  *  message: the handler's).
  *
