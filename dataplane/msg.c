@@ -603,6 +603,7 @@ dp_msg_rx_response(
 		dp_count(&a->st.drops[DPRPC_DROP_DUPLICATE], 1);
 	if (!dup && s->rto_tsc != 0) {
 		/* Progress: the resend timer starts over. */
+		/* Relaxed: poller-written, read here by the poller. */
 		s->rto_tsc = dp_load_relaxed(&a->peers[p->src].rto_tsc);
 		s->rtx_tsc = a->now_tsc + s->rto_tsc;
 	}
@@ -648,6 +649,7 @@ dp_msg_rx_ack(struct dprpc_agent *a, struct rte_mbuf *m, const struct dp_parsed 
 		if (t->next < cum)
 			t->next = cum;
 		if (s != NULL && s->rto_tsc != 0) {
+			/* Relaxed: poller-written, read by the poller. */
 			s->rto_tsc = dp_load_relaxed(&peer->rto_tsc);
 			s->rtx_tsc = a->now_tsc + s->rto_tsc;
 		}

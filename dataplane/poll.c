@@ -49,9 +49,9 @@ dp_drop_frame(struct dprpc_agent *a, struct rte_mbuf *m, enum dprpc_drop_reason 
  * RTO = srtt + max(G, 4 rttvar), G being the period of the timer that
  * fires resends (100 us: a timeout is seen up to G late anyway), at most
  * rto_max.  Before the first sample the RTO is conf.retransmit_us.  A
- * resend backs the peer's RTO off to the slot's doubled one until the
- * next sample, so a path that became slower than the RTO (every call
- * resent, so no sample) is still learned.  With a fixed 1 ms timer a
+ * resend doubles the peer's RTO until the next sample (dp_run_timers()),
+ * so a path that became slower than the RTO (every call resent, so no
+ * sample) is still learned.  With a fixed 1 ms timer a
  * call lost on a 56 us round trip (af_packet, window 32) held its slot
  * eighteen round trips: at 5% loss both ways the rate fell to 0.42 of the
  * loss-free one (perf/RESULTS.md, 2026-11-25).
