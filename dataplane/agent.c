@@ -24,7 +24,6 @@
 #include <rte_random.h>
 
 #include "dp_agent.h"
-#include "rr_internal.h"
 #include "fut_internal.h"
 #include "dprpc_atomic.h"
 
@@ -454,12 +453,92 @@ dp_drain_rings(struct dprpc_agent *a)
 		rte_pktmbuf_free(a->tx_buf[--a->tx_n]);
 }
 
+void *
+dp_ext_state(const struct dprpc_agent *a, const struct dp_ext_ops *ops)
+{
+	unsigned int i;
+
+	for (i = 0; i < DP_EXT_MAX && dp_extensions[i] != NULL; i++)
+		if (dp_extensions[i] == ops)
+			return a->ext[i];
+	return NULL;
+}
+
+unsigned int
+dp_agent_instance(const struct dprpc_agent *a)
+{
+	return a->instance;
+}
+
+uint64_t
+dp_agent_default_timeout_us(const struct dprpc_agent *a)
+{
+	return a->default_timeout_us;
+}
+
+bool
+dp_agent_has_io_lcore(const struct dprpc_agent *a)
+{
+	return a->io_launched;
+}
+
+/* Each extension's init, in order; stops at the first that fails (its
+ * state, and the others', are released by dp_ext_free_all()). */
+static int
+dp_ext_init_all(struct dprpc_agent *a, const struct dprpc_agent_conf *c)
+{
+	unsigned int i;
+	int rc;
+
+	for (i = 0; i < DP_EXT_MAX && dp_extensions[i] != NULL; i++) {
+		rc = dp_extensions[i]->init(a, c, &a->ext[i]);
+		if (rc != 0)
+			return rc;
+	}
+	return 0;
+}
+
+static void
+dp_ext_closing_all(struct dprpc_agent *a)
+{
+	unsigned int i;
+
+	for (i = 0; i < DP_EXT_MAX && dp_extensions[i] != NULL; i++)
+		if (a->ext[i] != NULL)
+			dp_extensions[i]->closing(a->ext[i]);
+}
+
+static void
+dp_ext_quiesce_all(struct dprpc_agent *a)
+{
+	unsigned int i;
+
+	for (i = 0; i < DP_EXT_MAX && dp_extensions[i] != NULL; i++)
+		if (a->ext[i] != NULL)
+			dp_extensions[i]->quiesce(a->ext[i]);
+}
+
+/* In reverse order of init. */
+static void
+dp_ext_free_all(struct dprpc_agent *a)
+{
+	unsigned int i = 0;
+
+	while (i < DP_EXT_MAX && dp_extensions[i] != NULL)
+		i++;
+	while (i-- > 0) {
+		if (a->ext[i] != NULL)
+			dp_extensions[i]->free(a->ext[i]);
+		a->ext[i] = NULL;
+	}
+}
+
 static void
 dp_agent_free(struct dprpc_agent *a)
 {
 	unsigned int i, in_use;
 
-	rr_ctx_closing(a);
+	dp_ext_closing_all(a);
 	dp_port_close(a);
 	if (a->tx_ring != NULL)
 		dp_drain_rings(a);
@@ -470,7 +549,7 @@ dp_agent_free(struct dprpc_agent *a)
 	if (a->peers != NULL)
 		for (i = 0; i < a->world.n; i++)
 			dp_srv_reset(a, &a->peers[i]);
-	rr_ctx_free(a);
+	dp_ext_free_all(a);
 	for (i = 0; i < a->nb_hl; i++)
 		rte_ring_free(a->hl[i].ring);
 	rte_ring_free(a->tx_ring);
@@ -613,7 +692,7 @@ dprpc_agent_create(const struct dprpc_agent_conf *c)
 	rc = dp_pools_init(a, c);
 	if (rc != 0)
 		goto fail;
-	rc = rr_ctx_create(a, c);
+	rc = dp_ext_init_all(a, c);
 	if (rc != 0)
 		goto fail;
 	rc = dp_peers_init(a);
@@ -645,9 +724,9 @@ dprpc_agent_destroy(struct dprpc_agent *a)
 	if (a == NULL)
 		return -EINVAL;
 	dp_lcores_stop(a);
-	/* Requests waiting for an RRef value that will never come are
-	 * answered (-ESHUTDOWN) rather than left deferred. */
-	rr_ctx_quiesce(a);
+	/* Requests waiting for something that will never come (an RRef
+	 * value) are answered (-ESHUTDOWN) rather than left deferred. */
+	dp_ext_quiesce_all(a);
 	/* Deferred requests hold a pointer to the agent: refuse while any is
 	 * unanswered.  Requests still queued to the stopped handler lcores are
 	 * ours to release. */

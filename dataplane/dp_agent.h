@@ -52,13 +52,11 @@
 #include <dprpc/dprpc_future.h>
 #include <dprpc/dprpc_rpc.h>
 
+#include "dp_ext.h"
 #include "dp_fault.h"
+#include "dp_log.h"
 #include "dp_wire.h"
 #include "dprpc_atomic.h"
-
-extern int dp_logtype;
-#define DP_LOG(level, fmt, ...) \
-	rte_log(RTE_LOG_##level, dp_logtype, "dprpc: " fmt "\n", ##__VA_ARGS__)
 
 #define DP_RX_BURST  32
 #define DP_RX_MIN    4	 /* frames received per poll even with tx_buf full */
@@ -224,19 +222,6 @@ struct dp_handler {
 	char name[DPRPC_HANDLER_NAME_MAX];
 };
 
-/* Hooks another module (rref/) sets on a request it hands to a handler
- * (dp_redispatch()). */
-struct dp_req_hook {
-	/* Called by dprpc_reply()/dprpc_reply_error() before anything is
-	 * sent, on the replying thread, with what the handler answers; may
-	 * change what goes to the caller.  May run more than once if the
-	 * reply fails (-ENOBUFS) and the handler replies again. */
-	void (*reply)(
-		struct dprpc_request *req, uint32_t *status, const void **data, uint32_t *len);
-	/* Called once when the request is released, answered or not. */
-	void (*release)(struct dprpc_request *req);
-};
-
 struct dprpc_request {
 	struct dprpc_agent *agent;
 	struct rte_mbuf *m; /* the request frame; payload points into it */
@@ -247,10 +232,11 @@ struct dprpc_request {
 	uint32_t req_num;
 	uint32_t handler_id; /* the id the caller called: echoed in the reply */
 	const struct dp_handler *h;
-	/* Set by dp_redispatch()'s callers; NULL/0 otherwise. */
+	/* Set by an extension (dp_req_set_hook(), dp_req_set_input());
+	 * NULL/0 otherwise. */
 	const struct dp_req_hook *hook;
 	void *hook_arg[2];
-	const void *in_val; /* dprpc_request_rref_value() */
+	const void *in_val;
 	uint32_t in_len;
 	struct dp_rxmsg *rx; /* a reassembled request: owns the payload */
 	struct dp_txmsg *tx; /* a multi-frame request to self: owns the payload */
@@ -336,7 +322,8 @@ struct dprpc_agent {
 
 	struct dp_stats st;
 
-	struct rr_ctx *rref; /* rref/: RRef contexts */
+	/* Extensions' states, in the order of dp_extensions[] (dp_ext.h). */
+	void *ext[DP_EXT_MAX];
 };
 
 /* The agent whose poll loop runs on this thread, if any. */
@@ -352,7 +339,6 @@ void dp_agents_foreach(void (*fn)(struct dprpc_agent *a, void *arg), void *arg);
 void dp_telemetry_register(void);
 
 /* poll.c */
-int dp_progress(void *agent);
 /* For a synchronous caller: poll, holding the poll flag throughout (one
  * exchange instead of one per poll), until @fut completes or the wait
  * grows long.  False if it did not (or could not) see it complete. */
@@ -423,23 +409,6 @@ const struct dp_handler *dp_handler_find(const struct dprpc_agent *a, uint32_t i
 void dp_dispatch_request(struct dprpc_agent *a, struct rte_mbuf *m, const struct dp_parsed *p);
 void dp_run_handler(struct dprpc_request *req);
 int dp_lcore_handler(void *hlcore_arg);
-/* Register a handler, reserved names ("dprpc." prefix) allowed. */
-int dp_register(struct dprpc_agent *a, const char *name, dprpc_handler_t fn, void *arg,
-	enum dprpc_handler_mode mode, bool internal);
-/* Hand @req (taken by an inline handler) to the handler @handler_id with
- * @payload as its payload (pointing into the request's frame or living
- * until the request is released).  Runs it inline, or queues it to the
- * handler lcores when called on the poller; off the poller it runs on the
- * calling thread whatever its mode.  -ENOENT (no such handler) or -EBUSY
- * (pool full): nothing ran, the request is still the caller's to answer. */
-int dp_redispatch(
-	struct dprpc_request *req, uint32_t handler_id, const void *payload, uint32_t len);
-/* Wait for @fut (polling when nobody else does), up to @timeout_us (0: no
- * limit), copy its value out and put it: dprpc_rpc_sync()'s returns. */
-int dp_sync_wait(struct dprpc_agent *a, struct dprpc_future *fut, uint64_t timeout_us, void *out,
-	size_t *out_len, struct dprpc_error *err);
-/* The request's frame is released (and the request returned) here. */
-void dp_request_free(struct dprpc_request *req);
 
 /* A counter written by the poller only.  Relaxed: statistics publish
  * nothing; a single writer needs no read-modify-write. */
@@ -461,25 +430,6 @@ static inline unsigned int
 dp_requests_in_use(const struct dprpc_agent *a)
 {
 	return rte_mempool_in_use_count(a->req_pool);
-}
-
-/* The rank of worker @to for a call by names: -1 with rte_errno EINVAL
- * (a NULL argument) or ENOENT (no such worker). */
-static inline int
-dp_resolve(const struct dprpc_agent *a, const char *to, const char *hname)
-{
-	int rank;
-
-	if (a == NULL || to == NULL || hname == NULL) {
-		rte_errno = EINVAL;
-		return -1;
-	}
-	rank = dprpc_worker_rank(a, to);
-	if (rank < 0) {
-		rte_errno = -rank;
-		return -1;
-	}
-	return rank;
 }
 
 /* Once per call (its deadline): a 64-bit product divided by a constant,

@@ -17,7 +17,7 @@
 #include <rte_pause.h>
 
 #include "dp_agent.h"
-#include "rr_internal.h"
+#include "dp_rcu.h"
 #include "fut_internal.h"
 #include "dprpc_atomic.h"
 
@@ -389,7 +389,12 @@ dp_run_timers(struct dprpc_agent *a, uint64_t now)
 
 	a->next_timer_tsc = now + a->timer_period_tsc;
 	dp_liveness(a, now);
-	n += rr_ctx_timer(a);
+	/* This thread is between read-side sections: a quiescent state for
+	 * an io lcore or a poll that stays online (dp_rcu.h). */
+	dp_rcu_quiescent();
+	for (i = 0; i < DP_EXT_MAX && dp_extensions[i] != NULL; i++)
+		if (a->ext[i] != NULL)
+			n += dp_extensions[i]->timer(a->ext[i]);
 	for (p = 0; p < a->world.n; p++) {
 		struct dp_peer *peer = &a->peers[p];
 
@@ -698,7 +703,7 @@ dp_poll_trylock(struct dprpc_agent *a)
 void
 dp_poll_unlock(struct dprpc_agent *a)
 {
-	rr_rcu_poll_end();
+	dp_rcu_poll_end();
 	dp_tls_poller = NULL;
 	/* Release: pairs with the acquire exchange in dp_poll_trylock(). */
 	atomic_store_explicit(&a->polling, false, memory_order_release);
@@ -739,6 +744,12 @@ dp_poll_until_done(struct dprpc_agent *a, const struct dprpc_future *fut)
 	return true;
 }
 
+bool
+dp_on_poller(const struct dprpc_agent *a)
+{
+	return dp_tls_poller == a;
+}
+
 int
 dp_progress(void *arg)
 {
@@ -775,20 +786,20 @@ dp_lcore_io(void *arg)
 	unsigned int empty = 0;
 
 	/* An io lcore is an RCU reader for good (QSBR): its timer reports the
-	 * quiescent states (rr_ctx_timer()); it goes offline to sleep. */
-	rr_rcu_online_begin();
+	 * quiescent states (dp_run_timers()); it goes offline to sleep. */
+	dp_rcu_online_begin();
 	/* Acquire: pairs with the release store of stop in destroy. */
 	while (!atomic_load_explicit(&a->stop, memory_order_acquire)) {
 		if (dprpc_poll(a, DP_RX_BURST) > 0) {
 			empty = 0;
 		} else if (empty + 1 >= a->idle_yield) {
-			rr_rcu_sleep_begin();
+			dp_rcu_sleep_begin();
 			dp_idle(a, &empty);
-			rr_rcu_sleep_end();
+			dp_rcu_sleep_end();
 		} else {
 			dp_idle(a, &empty);
 		}
 	}
-	rr_rcu_online_end();
+	dp_rcu_online_end();
 	return 0;
 }

@@ -139,6 +139,40 @@ dprpc_request_agent(const struct dprpc_request *req)
 	return req->agent;
 }
 
+void
+dp_req_set_hook(struct dprpc_request *req, const struct dp_req_hook *hook, void *arg0, void *arg1)
+{
+	req->hook = hook;
+	req->hook_arg[0] = arg0;
+	req->hook_arg[1] = arg1;
+}
+
+void *
+dp_req_hook_arg(const struct dprpc_request *req, unsigned int i)
+{
+	return req->hook_arg[i];
+}
+
+void
+dp_req_set_hook_arg(struct dprpc_request *req, unsigned int i, void *arg)
+{
+	req->hook_arg[i] = arg;
+}
+
+void
+dp_req_set_input(struct dprpc_request *req, const void *val, uint32_t len)
+{
+	req->in_val = val;
+	req->in_len = len;
+}
+
+const void *
+dp_req_input(const struct dprpc_request *req, uint32_t *len)
+{
+	*len = req->in_val != NULL ? req->in_len : 0;
+	return req->in_val;
+}
+
 /* Hand a finished frame to the poller: staged directly when we are the
  * poller, else through the MP tx ring.  With @must the ring is retried
  * until it has room (a reply must not be lost); without it a full ring
@@ -727,6 +761,23 @@ fail_outstanding:
 	atomic_fetch_sub_explicit(&peer->outstanding, 1, memory_order_relaxed);
 	rte_errno = ENOBUFS;
 	return NULL;
+}
+
+int
+dp_resolve(const struct dprpc_agent *a, const char *to, const char *hname)
+{
+	int rank;
+
+	if (a == NULL || to == NULL || hname == NULL) {
+		rte_errno = EINVAL;
+		return -1;
+	}
+	rank = dprpc_worker_rank(a, to);
+	if (rank < 0) {
+		rte_errno = -rank;
+		return -1;
+	}
+	return rank;
 }
 
 struct dprpc_future *

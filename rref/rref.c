@@ -13,7 +13,7 @@
  *  - pending: child fork id -> rr_pending, children forked from a user
  *             handle here and not yet confirmed by the owner (each holds
  *             one reference on the parent handle: G2).
- * Lookups run inside rr_read_lock() and take a reference with
+ * Lookups run inside dp_rcu_read_lock() and take a reference with
  * "increment if not zero"; whoever drops the last reference removes the
  * entry (cds_lfht_del) and frees it with call_rcu, so a reader that still
  * sees the node never sees freed memory, and a node whose count reached
@@ -55,6 +55,7 @@
 
 #include <rte_byteorder.h>
 #include <rte_common.h>
+#include <rte_cycles.h>
 #include <rte_errno.h>
 #include <rte_ring.h>
 
@@ -63,7 +64,9 @@
 
 #include <dprpc/dprpc_rref.h>
 
-#include "dp_agent.h"
+#include "dp_ext.h"
+#include "dp_rcu.h"
+#include "dprpc_atomic.h"
 #include "rr_internal.h"
 
 /* The header of every RRef message; the arguments follow (8-aligned). */
@@ -147,6 +150,7 @@ struct rr_retry {
 
 struct rr_ctx {
 	struct dprpc_agent *a;
+	uint16_t rank; /* the agent's */
 	struct cds_lfht *owners, *forks, *handles, *pending;
 	struct dprpc_future_pool *fpool;
 	struct rte_ring *retry; /* MP/SC: struct rr_retry *, drained by the poller */
@@ -190,7 +194,7 @@ rr_match(struct cds_lfht_node *node, const void *key)
 	return caa_container_of(node, struct rr_node, node)->key == *(const uint64_t *)key;
 }
 
-/* Inside rr_read_lock(). */
+/* Inside dp_rcu_read_lock(). */
 static struct rr_node *
 rr_find(struct cds_lfht *ht, uint64_t key)
 {
@@ -209,9 +213,9 @@ rr_insert(struct cds_lfht *ht, struct rr_node *n)
 	struct cds_lfht_node *got;
 
 	cds_lfht_node_init(&n->node);
-	rr_read_lock();
+	dp_rcu_read_lock();
 	got = cds_lfht_add_unique(ht, rr_hash(n->key), rr_match, &n->key, &n->node);
-	rr_read_unlock();
+	dp_rcu_read_unlock();
 	return got == &n->node ? 0 : -EEXIST;
 }
 
@@ -222,11 +226,11 @@ rr_remove(struct cds_lfht *ht, struct rr_node *n, void (*free_fn)(struct rcu_hea
 {
 	bool mine;
 
-	rr_read_lock();
+	dp_rcu_read_lock();
 	mine = cds_lfht_del(ht, &n->node) == 0;
 	if (mine)
 		urcu_qsbr_call_rcu(&n->rcu, free_fn);
-	rr_read_unlock();
+	dp_rcu_read_unlock();
 	return mine;
 }
 
@@ -250,7 +254,7 @@ rr_new_id(struct rr_ctx *ctx)
 {
 	uint64_t n = atomic_fetch_add_explicit(&ctx->next_id, 1, memory_order_relaxed);
 
-	return (uint64_t)ctx->a->rank << 48 | (n & ((1ULL << 48) - 1));
+	return (uint64_t)ctx->rank << 48 | (n & ((1ULL << 48) - 1));
 }
 
 static unsigned int
@@ -347,16 +351,14 @@ rr_send_bg(struct rr_ctx *ctx, unsigned int to, uint32_t hid, const struct rr_ms
 	atomic_fetch_sub_explicit(&ctx->msgs_waiting, 1, memory_order_release);
 }
 
-unsigned int
-rr_ctx_timer(struct dprpc_agent *a)
+/* The extension's timer: on the poller, every timer period. */
+static unsigned int
+rr_ctx_timer(void *state)
 {
-	struct rr_ctx *ctx = a->rref;
+	struct rr_ctx *ctx = state;
 	struct rr_retry *r;
 	unsigned int n = 0;
 
-	rr_rcu_quiescent();
-	if (ctx == NULL)
-		return 0;
 	while (n < 64 && rte_ring_sc_dequeue(ctx->retry, (void **)&r) == 0) {
 		if (!rr_try_send(ctx, r->to, r->handler_id, &r->msg)) {
 			/* Still no slot: back to the ring, try next tick.  Only
@@ -414,14 +416,14 @@ rr_owner_get(struct rr_ctx *ctx, uint64_t id)
 	struct rr_owner *o = NULL;
 	struct rr_node *n;
 
-	rr_read_lock();
+	dp_rcu_read_lock();
 	n = rr_find(ctx->owners, id);
 	if (n != NULL) {
 		o = caa_container_of(n, struct rr_owner, n);
 		if (!rr_ref_get_nz(&o->refs))
 			o = NULL;
 	}
-	rr_read_unlock();
+	dp_rcu_read_unlock();
 	return o;
 }
 
@@ -465,7 +467,7 @@ rr_owner_get_or_wait(struct rr_ctx *ctx, uint64_t id, bool may_be_coming)
 {
 	struct rr_owner *o = rr_owner_get(ctx, id);
 
-	if (o != NULL || !may_be_coming || rr_creator(id) == ctx->a->rank)
+	if (o != NULL || !may_be_coming || rr_creator(id) == ctx->rank)
 		return o;
 	o = rr_owner_new(ctx, id, 2, true); /* the creator's fork, and ours */
 	if (o == NULL && rte_errno == EEXIST)
@@ -508,7 +510,7 @@ rr_fork_del(struct rr_ctx *ctx, uint64_t fork_id, uint64_t rref_id)
 	struct rr_owner *o = NULL;
 	struct rr_node *n;
 
-	rr_read_lock();
+	dp_rcu_read_lock();
 	n = rr_find(ctx->forks, fork_id);
 	if (n != NULL) {
 		struct rr_fork *f = caa_container_of(n, struct rr_fork, n);
@@ -516,7 +518,7 @@ rr_fork_del(struct rr_ctx *ctx, uint64_t fork_id, uint64_t rref_id)
 		if (f->own->n.key == rref_id && rr_remove(ctx->forks, n, rr_free_node_rcu))
 			o = f->own;
 	}
-	rr_read_unlock();
+	dp_rcu_read_unlock();
 	if (o == NULL)
 		return -ENOENT;
 	rr_dec(&ctx->n_forks);
@@ -530,10 +532,10 @@ rr_fork_known(struct rr_ctx *ctx, uint64_t fork_id, uint64_t rref_id)
 	struct rr_node *n;
 	bool known;
 
-	rr_read_lock();
+	dp_rcu_read_lock();
 	n = rr_find(ctx->forks, fork_id);
 	known = n != NULL && caa_container_of(n, struct rr_fork, n)->own->n.key == rref_id;
-	rr_read_unlock();
+	dp_rcu_read_unlock();
 	return known;
 }
 
@@ -570,7 +572,7 @@ rr_handle_alloc(struct rr_ctx *ctx, uint64_t key, uint64_t rref_id, unsigned int
 static struct dprpc_rref *
 rr_handle_owner(struct rr_ctx *ctx, struct rr_owner *o)
 {
-	struct dprpc_rref *r = rr_handle_alloc(ctx, rr_new_id(ctx), o->n.key, ctx->a->rank);
+	struct dprpc_rref *r = rr_handle_alloc(ctx, rr_new_id(ctx), o->n.key, ctx->rank);
 
 	if (r == NULL)
 		return NULL;
@@ -614,7 +616,7 @@ rr_handle_user_discard(struct dprpc_rref *r)
 	struct rr_ctx *ctx = r->ctx;
 
 	rr_dec(&ctx->n_users);
-	(void)dprpc_future_fail(r->created, -ECANCELED, ctx->a->rank, "not sent");
+	(void)dprpc_future_fail(r->created, -ECANCELED, ctx->rank, "not sent");
 	(void)rr_remove(ctx->handles, &r->n, rr_handle_free_rcu);
 }
 
@@ -646,7 +648,7 @@ rr_user_confirm_by(struct dprpc_rref *r, struct dprpc_future *f)
 	dprpc_future_get(r->created);
 	if (dprpc_future_add_callback(f, rr_creation_done, r->created) != 0) {
 		(void)dprpc_future_fail(
-			r->created, -ENOBUFS, r->ctx->a->rank, "no callback node for the creation");
+			r->created, -ENOBUFS, r->ctx->rank, "no callback node for the creation");
 		dprpc_future_put(r->created);
 		dprpc_future_put(f);
 	}
@@ -662,11 +664,11 @@ rr_user_finish(struct dprpc_future *created, void *arg)
 	struct rr_msg m;
 
 	(void)created;
-	rr_msg_fill(&m, r->rref_id, r->n.key, 0, 0, 0, ctx->a->rank, 0);
+	rr_msg_fill(&m, r->rref_id, r->n.key, 0, 0, 0, ctx->rank, 0);
 	rr_send_bg(ctx, r->owner, ctx->h_delete, &m);
-	rr_read_lock();
+	dp_rcu_read_lock();
 	urcu_qsbr_call_rcu(&r->n.rcu, rr_handle_free_rcu);
-	rr_read_unlock();
+	dp_rcu_read_unlock();
 }
 
 static void
@@ -678,9 +680,9 @@ rr_handle_put(struct dprpc_rref *r)
 		return;
 	/* One read-side section for the whole release (nested ones inside
 	 * cost nothing). */
-	rr_read_lock();
+	dp_rcu_read_lock();
 	if (cds_lfht_del(ctx->handles, &r->n.node) != 0) {
-		rr_read_unlock();
+		dp_rcu_read_unlock();
 		return; /* the agent's teardown took it */
 	}
 	if (r->is_owner) {
@@ -694,7 +696,7 @@ rr_handle_put(struct dprpc_rref *r)
 		if (dprpc_future_add_callback(r->created, rr_user_finish, r) != 0)
 			rr_user_finish(r->created, r);
 	}
-	rr_read_unlock();
+	dp_rcu_read_unlock();
 }
 
 /* --- the owner's handlers ----------------------------------------------- */
@@ -736,16 +738,16 @@ rr_reply_with_error_of(struct dprpc_request *req, const struct dprpc_error *e)
 static void
 rr_dispatch(struct dprpc_request *req, uint32_t hid, const void *args, uint32_t alen)
 {
-	struct dprpc_agent *a = req->agent;
+	const char *name = dprpc_agent_name(dprpc_request_agent(req));
 	char msg[DPRPC_ERRMSG_MAX];
 	int rc = dp_redispatch(req, hid, args, alen);
 
 	if (rc == 0)
 		return;
 	if (rc == -ENOENT)
-		snprintf(msg, sizeof(msg), "no handler with id 0x%08x on worker %s", hid, a->name);
+		snprintf(msg, sizeof(msg), "no handler with id 0x%08x on worker %s", hid, name);
 	else
-		snprintf(msg, sizeof(msg), "handler pool of worker %s is full", a->name);
+		snprintf(msg, sizeof(msg), "handler pool of worker %s is full", name);
 	rr_reply_error(req, rc, msg);
 }
 
@@ -754,10 +756,10 @@ rr_dispatch(struct dprpc_request *req, uint32_t hid, const void *args, uint32_t 
 static void
 rr_hold_release(struct dprpc_request *req)
 {
-	if (req->hook_arg[0] != NULL)
-		rr_owner_put(req->hook_arg[0]);
-	if (req->hook_arg[1] != NULL)
-		rr_owner_put(req->hook_arg[1]);
+	if (dp_req_hook_arg(req, 0) != NULL)
+		rr_owner_put(dp_req_hook_arg(req, 0));
+	if (dp_req_hook_arg(req, 1) != NULL)
+		rr_owner_put(dp_req_hook_arg(req, 1));
 }
 
 static void
@@ -780,7 +782,7 @@ static const struct dp_req_hook rr_hold_hook = {
 static void
 rr_capture_reply(struct dprpc_request *req, uint32_t *status, const void **data, uint32_t *len)
 {
-	struct rr_owner *o = req->hook_arg[0];
+	struct rr_owner *o = dp_req_hook_arg(req, 0);
 	char msg[DPRPC_ERRMSG_MAX];
 	const struct dprpc_error *e;
 	size_t vlen;
@@ -790,10 +792,10 @@ rr_capture_reply(struct dprpc_request *req, uint32_t *status, const void **data,
 			/* Values fit one frame (dprpc_rref.h). */
 			snprintf(msg, sizeof(msg), "value of %u bytes exceeds DPRPC_RREF_VALUE_MAX",
 				*len);
-			(void)dprpc_future_fail(o->val, -EMSGSIZE, req->agent->rank, msg);
+			(void)dprpc_future_fail(o->val, -EMSGSIZE, o->ctx->rank, msg);
 		} else if (dprpc_future_complete_copy(o->val, *data, *len) == -ENOMEM) {
 			(void)dprpc_future_fail(
-				o->val, -ENOMEM, req->agent->rank, "no memory for the value");
+				o->val, -ENOMEM, o->ctx->rank, "no memory for the value");
 		}
 		e = dprpc_future_error(o->val);
 		if (e == NULL) {
@@ -807,16 +809,16 @@ rr_capture_reply(struct dprpc_request *req, uint32_t *status, const void **data,
 		return;
 	}
 	snprintf(msg, sizeof(msg), "%.*s", (int)*len, (const char *)*data);
-	(void)dprpc_future_fail(o->val, -(int)*status, req->agent->rank, msg);
+	(void)dprpc_future_fail(o->val, -(int)*status, o->ctx->rank, msg);
 }
 
 static void
 rr_capture_release(struct dprpc_request *req)
 {
-	struct rr_owner *o = req->hook_arg[0];
+	struct rr_owner *o = dp_req_hook_arg(req, 0);
 
 	(void)dprpc_future_fail(
-		o->val, -ECANCELED, req->agent->rank, "creating request dropped unanswered");
+		o->val, -ECANCELED, o->ctx->rank, "creating request dropped unanswered");
 	rr_hold_release(req);
 }
 
@@ -841,8 +843,9 @@ rr_proxy_ready(struct dprpc_future *val, void *arg)
 		return;
 	}
 	m = rr_parse(req, &args, &alen);
-	req->in_val = dprpc_future_value(val, &vlen);
-	req->in_len = (uint32_t)vlen;
+	const void *v = dprpc_future_value(val, &vlen);
+
+	dp_req_set_input(req, v, (uint32_t)vlen);
 	rr_dispatch(req, rte_be_to_cpu_32(m->handler_id), args, alen);
 }
 
@@ -874,7 +877,7 @@ rr_not_here(struct dprpc_request *req, uint64_t id)
 	char msg[DPRPC_ERRMSG_MAX];
 
 	snprintf(msg, sizeof(msg), "RRef %" PRIx64 " is not on worker %s (deleted?)", id,
-		req->agent->name);
+		dprpc_agent_name(dprpc_request_agent(req)));
 	rr_reply_error(req, -ENOENT, msg);
 }
 
@@ -938,9 +941,7 @@ rr_h_remote(struct dprpc_request *req, void *arg)
 			return 0;
 		}
 	}
-	req->hook_arg[0] = o;
-	req->hook_arg[1] = NULL;
-	req->hook = &rr_capture_hook;
+	dp_req_set_hook(req, &rr_capture_hook, o, NULL);
 	if (!(flags & RR_F_PROXY)) {
 		rr_dispatch(req, rte_be_to_cpu_32(m->handler_id), args, alen);
 		return 0;
@@ -950,7 +951,7 @@ rr_h_remote(struct dprpc_request *req, void *arg)
 		rr_not_here(req, rte_be_to_cpu_64(m->src_id));
 		return 0;
 	}
-	req->hook_arg[1] = src;
+	dp_req_set_hook_arg(req, 1, src);
 	rr_wait_value(req, src, rr_proxy_ready);
 	return 0;
 }
@@ -974,9 +975,7 @@ rr_h_wait(struct dprpc_request *req, struct rr_ctx *ctx, bool proxy)
 		rr_not_here(req, id);
 		return 0;
 	}
-	req->hook_arg[0] = o;
-	req->hook_arg[1] = NULL;
-	req->hook = &rr_hold_hook;
+	dp_req_set_hook(req, &rr_hold_hook, o, NULL);
 	rr_wait_value(req, o, proxy ? rr_proxy_ready : rr_fetch_ready);
 	return 0;
 }
@@ -998,7 +997,7 @@ rr_send_accept(struct rr_ctx *ctx, unsigned int parent, uint64_t rref_id, uint64
 {
 	struct rr_msg m;
 
-	rr_msg_fill(&m, rref_id, fork, 0, 0, 0, ctx->a->rank, 0);
+	rr_msg_fill(&m, rref_id, fork, 0, 0, 0, ctx->rank, 0);
 	rr_send_bg(ctx, parent, ctx->h_accept, &m);
 }
 
@@ -1019,12 +1018,12 @@ rr_h_notify(struct dprpc_request *req, void *arg)
 	id = rte_be_to_cpu_64(m->rref_id);
 	fork = rte_be_to_cpu_64(m->fork_id);
 	parent = rte_be_to_cpu_16(m->parent);
-	if (parent >= dprpc_world_size(req->agent))
+	if (parent >= dprpc_world_size(dprpc_request_agent(req)))
 		return -EPROTO;
 	o = rr_owner_get_or_wait(ctx, id, rte_be_to_cpu_16(m->flags) & RR_F_PARENT_UNCF);
 	if (o == NULL) {
 		rc = -ENOENT;
-	} else if (parent == ctx->a->rank) {
+	} else if (parent == ctx->rank) {
 		/* Forked by the owner, which recorded the fork then. */
 		if (!rr_fork_known(ctx, fork, id))
 			rc = -ENOENT;
@@ -1036,7 +1035,7 @@ rr_h_notify(struct dprpc_request *req, void *arg)
 	}
 	/* The parent's pending reference goes whatever the answer: a child
 	 * the owner refused will never hold a reference. */
-	if (parent != ctx->a->rank)
+	if (parent != ctx->rank)
 		rr_send_accept(ctx, parent, id, fork);
 	if (rc == 0)
 		rr_reply(req, NULL, 0);
@@ -1070,11 +1069,11 @@ rr_h_accept(struct dprpc_request *req, void *arg)
 
 	if (m == NULL)
 		return -EPROTO;
-	rr_read_lock();
+	dp_rcu_read_lock();
 	n = rr_find(ctx->pending, rte_be_to_cpu_64(m->fork_id));
 	if (n != NULL)
 		rr_pending_drop(ctx, n);
-	rr_read_unlock();
+	dp_rcu_read_unlock();
 	if (n == NULL)
 		rr_inc(&ctx->deletes_unknown);
 	rr_reply(req, NULL, 0);
@@ -1101,7 +1100,7 @@ rr_h_delete(struct dprpc_request *req, void *arg)
 		o = rr_owner_get(ctx, id);
 		if (o != NULL && fork == id && rr_creator(id) == dprpc_request_caller(req) &&
 			atomic_exchange_explicit(&o->placeholder, false, memory_order_acq_rel)) {
-			(void)dprpc_future_fail(o->val, -ECANCELED, ctx->a->rank,
+			(void)dprpc_future_fail(o->val, -ECANCELED, ctx->rank,
 				"the RRef's creation never reached its owner");
 			rr_owner_put(o);
 		} else {
@@ -1136,7 +1135,7 @@ rr_remote(struct rr_ctx *ctx, unsigned int to, uint32_t hid, const struct dprpc_
 		rte_errno = EMSGSIZE;
 		return NULL;
 	}
-	if (to == a->rank) {
+	if (to == ctx->rank) {
 		/* Owned here: the entry exists before the handle returns. */
 		o = rr_owner_new(ctx, id, 1, false);
 		if (o == NULL)
@@ -1147,7 +1146,7 @@ rr_remote(struct rr_ctx *ctx, unsigned int to, uint32_t hid, const struct dprpc_
 			return NULL;
 		}
 		rr_msg_fill(&m, id, 0, src != NULL ? src->rref_id : 0, src != NULL ? src->n.key : 0,
-			hid, a->rank, flags | RR_F_LOCAL);
+			hid, ctx->rank, flags | RR_F_LOCAL);
 		f = rr_call(ctx, to, ctx->h_remote, &m, args, len, timeout_us);
 		if (f == NULL) {
 			int e = rte_errno;
@@ -1165,7 +1164,7 @@ rr_remote(struct rr_ctx *ctx, unsigned int to, uint32_t hid, const struct dprpc_
 		return NULL;
 	r->value_in_created = true;
 	rr_msg_fill(&m, id, id, src != NULL ? src->rref_id : 0, src != NULL ? src->n.key : 0, hid,
-		a->rank, flags);
+		ctx->rank, flags);
 	f = rr_call(ctx, to, ctx->h_remote, &m, args, len, timeout_us);
 	if (f == NULL) {
 		int e = rte_errno;
@@ -1182,11 +1181,13 @@ struct dprpc_rref *
 dprpc_remote_id(struct dprpc_agent *a, unsigned int to, uint32_t handler_id, const void *args,
 	size_t len, uint64_t timeout_us)
 {
-	if (a == NULL || a->rref == NULL) {
+	struct rr_ctx *ctx;
+
+	if (a == NULL || (ctx = rr_ctx_of(a)) == NULL) {
 		rte_errno = EINVAL;
 		return NULL;
 	}
-	return rr_remote(a->rref, to, handler_id, NULL, args, len, timeout_us);
+	return rr_remote(ctx, to, handler_id, NULL, args, len, timeout_us);
 }
 
 struct dprpc_rref *
@@ -1207,7 +1208,7 @@ dprpc_rref_create_local(struct dprpc_agent *a, const void *value, size_t len)
 	struct dprpc_rref *r;
 	struct rr_ctx *ctx;
 
-	if (a == NULL || a->rref == NULL || (value == NULL && len > 0)) {
+	if (a == NULL || (ctx = rr_ctx_of(a)) == NULL || (value == NULL && len > 0)) {
 		rte_errno = EINVAL;
 		return NULL;
 	}
@@ -1215,7 +1216,6 @@ dprpc_rref_create_local(struct dprpc_agent *a, const void *value, size_t len)
 		rte_errno = EMSGSIZE;
 		return NULL;
 	}
-	ctx = a->rref;
 	o = rr_owner_new(ctx, rr_new_id(ctx), 1, false);
 	if (o == NULL)
 		return NULL;
@@ -1337,7 +1337,7 @@ dprpc_rref_to_here_async(struct dprpc_rref *r, uint64_t timeout_us)
 	e = rr_creation_error(r);
 	if (e != NULL)
 		return rr_failed_future(r->ctx, e);
-	rr_msg_fill(&m, r->rref_id, r->n.key, 0, 0, 0, r->ctx->a->rank, 0);
+	rr_msg_fill(&m, r->rref_id, r->n.key, 0, 0, 0, r->ctx->rank, 0);
 	return rr_call(r->ctx, r->owner, r->ctx->h_fetch, &m, NULL, 0, timeout_us);
 }
 
@@ -1353,7 +1353,7 @@ dprpc_rref_to_here(struct dprpc_rref *r, uint64_t timeout_us, void *out, size_t 
 	 * future have none of their own (or the creation's), so the wait is
 	 * bounded. */
 	if (timeout_us == DPRPC_TIMEOUT_DEFAULT)
-		timeout_us = r->ctx->a->default_timeout_us;
+		timeout_us = dp_agent_default_timeout_us(r->ctx->a);
 	return dp_sync_wait(r->ctx->a, f, timeout_us, out, out_len, err);
 }
 
@@ -1371,8 +1371,7 @@ dprpc_rref_rpc_async_id(struct dprpc_rref *r, uint32_t handler_id, const void *a
 	e = rr_creation_error(r);
 	if (e != NULL)
 		return rr_failed_future(r->ctx, e);
-	rr_msg_fill(
-		&m, 0, 0, r->rref_id, r->is_owner ? 0 : r->n.key, handler_id, r->ctx->a->rank, 0);
+	rr_msg_fill(&m, 0, 0, r->rref_id, r->is_owner ? 0 : r->n.key, handler_id, r->ctx->rank, 0);
 	return rr_call(r->ctx, r->owner, r->ctx->h_proxy, &m, args, len, timeout_us);
 }
 
@@ -1419,9 +1418,12 @@ dprpc_rref_remote(struct dprpc_rref *r, const char *handler, const void *args, s
 const void *
 dprpc_request_rref_value(const struct dprpc_request *req, size_t *len)
 {
+	uint32_t n;
+	const void *v = dp_req_input(req, &n);
+
 	if (len != NULL)
-		*len = req->in_val != NULL ? req->in_len : 0;
-	return req->in_val;
+		*len = n;
+	return v;
 }
 
 int
@@ -1469,7 +1471,7 @@ dprpc_rref_fork(struct dprpc_rref *r, void *buf, size_t cap)
 	memset(&d, 0, sizeof(d));
 	d.magic = rte_cpu_to_be_32(RR_FORK_MAGIC);
 	d.owner = rte_cpu_to_be_16(r->owner);
-	d.parent = rte_cpu_to_be_16(ctx->a->rank);
+	d.parent = rte_cpu_to_be_16(ctx->rank);
 	d.rref_id = rte_cpu_to_be_64(r->rref_id);
 	d.fork_id = rte_cpu_to_be_64(child);
 	d.flags = rte_cpu_to_be_16(flags);
@@ -1490,11 +1492,11 @@ dprpc_rref_from_fork(struct dprpc_agent *a, const void *buf, size_t len)
 	struct rr_msg m;
 	uint16_t flags;
 
-	if (a == NULL || a->rref == NULL || buf == NULL || len != DPRPC_RREF_FORK_SIZE) {
+	if (a == NULL || (ctx = rr_ctx_of(a)) == NULL || buf == NULL ||
+		len != DPRPC_RREF_FORK_SIZE) {
 		rte_errno = EINVAL;
 		return NULL;
 	}
-	ctx = a->rref;
 	memcpy(&d, buf, sizeof(d));
 	owner = rte_be_to_cpu_16(d.owner);
 	parent = rte_be_to_cpu_16(d.parent);
@@ -1511,7 +1513,7 @@ dprpc_rref_from_fork(struct dprpc_agent *a, const void *buf, size_t len)
 		rte_errno = EPROTO;
 		return NULL;
 	}
-	if (owner == a->rank) {
+	if (owner == ctx->rank) {
 		o = rr_owner_get(ctx, id);
 		if (o == NULL) {
 			rte_errno = ENOENT;
@@ -1522,7 +1524,7 @@ dprpc_rref_from_fork(struct dprpc_agent *a, const void *buf, size_t len)
 			rr_owner_put(o);
 			return NULL;
 		}
-		if (parent == a->rank)
+		if (parent == ctx->rank)
 			(void)rr_fork_del(ctx, child, id); /* the fork is now a local handle */
 		else
 			rr_send_accept(ctx, parent, id, child);
@@ -1560,13 +1562,12 @@ dprpc_rref_debug_info(const struct dprpc_agent *a, struct dprpc_rref_debug *d)
 	struct dprpc_rref *r;
 	uint64_t pending = 0;
 
-	if (a == NULL || a->rref == NULL || d == NULL)
+	if (a == NULL || (ctx = rr_ctx_of(a)) == NULL || d == NULL)
 		return -EINVAL;
-	ctx = a->rref;
-	rr_read_lock();
+	dp_rcu_read_lock();
 	rr_for_each_entry(ctx->handles, &it, r,
 		n.node) if (!r->is_owner && !dprpc_future_is_done(r->created)) pending++;
-	rr_read_unlock();
+	dp_rcu_read_unlock();
 	*d = (struct dprpc_rref_debug){
 		.num_owner_rrefs = rr_load(&ctx->n_owners),
 		.num_forks = rr_load(&ctx->n_forks),
@@ -1590,16 +1591,15 @@ dprpc_rref_list(struct dprpc_agent *a, struct dprpc_rref_info *out, unsigned int
 	struct rr_pending *p;
 	unsigned int k = 0;
 
-	if (a == NULL || a->rref == NULL || (out == NULL && n > 0))
+	if (a == NULL || (ctx = rr_ctx_of(a)) == NULL || (out == NULL && n > 0))
 		return -EINVAL;
-	ctx = a->rref;
-	rr_read_lock();
+	dp_rcu_read_lock();
 	rr_for_each_entry(ctx->owners, &it, o, n.node)
 	{
 		if (k < n)
 			out[k] = (struct dprpc_rref_info){.kind = DPRPC_RREF_OWNED,
 				.confirmed = true,
-				.owner = a->rank,
+				.owner = ctx->rank,
 				.rref_id = o->n.key,
 				.refs = atomic_load_explicit(&o->refs, memory_order_relaxed)};
 		k++;
@@ -1625,7 +1625,7 @@ dprpc_rref_list(struct dprpc_agent *a, struct dprpc_rref_info *out, unsigned int
 				.fork_id = p->n.key};
 		k++;
 	}
-	rr_read_unlock();
+	dp_rcu_read_unlock();
 	return (int)k;
 }
 
@@ -1643,8 +1643,9 @@ dprpc_rref_dump(struct dprpc_agent *a, FILE *f)
 		"rrefs of %s: owned %" PRIu64 " (forks %" PRIu64 ", local handles %" PRIu64
 		"), users %" PRIu64 " (pending %" PRIu64 "), pending forks %" PRIu64
 		", unknown deletes %" PRIu64 ", failed messages %" PRIu64 "\n",
-		a->name, d.num_owner_rrefs, d.num_forks, d.num_owner_handles, d.num_users,
-		d.num_pending_users, d.num_pending_forks, d.deletes_unknown, d.messages_failed);
+		dprpc_agent_name(a), d.num_owner_rrefs, d.num_forks, d.num_owner_handles,
+		d.num_users, d.num_pending_users, d.num_pending_forks, d.deletes_unknown,
+		d.messages_failed);
 	n = dprpc_rref_list(a, info, RTE_DIM(info));
 	for (i = 0; i < n && i < (int)RTE_DIM(info); i++)
 		fprintf(f, "  %-12s rref %016" PRIx64 " fork %016" PRIx64 " owner %u%s refs %u\n",
@@ -1661,11 +1662,11 @@ rr_release_all_handles(struct rr_ctx *ctx)
 	struct cds_lfht_iter it;
 	struct dprpc_rref *r;
 
-	rr_read_lock();
+	dp_rcu_read_lock();
 	rr_for_each_entry(ctx->handles, &it, r,
 		n.node) if (!atomic_exchange_explicit(&r->released, true, memory_order_acq_rel))
 		rr_handle_put(r);
-	rr_read_unlock();
+	dp_rcu_read_unlock();
 }
 
 static bool
@@ -1683,20 +1684,22 @@ dprpc_rref_shutdown(struct dprpc_agent *a, uint64_t timeout_us, unsigned int fla
 	uint64_t deadline;
 	int left;
 
-	if (a == NULL || a->rref == NULL || dp_tls_poller == a)
+	if (a == NULL || (ctx = rr_ctx_of(a)) == NULL || dp_on_poller(a))
 		return -EINVAL;
-	ctx = a->rref;
 	rr_release_all_handles(ctx);
-	deadline = timeout_us == 0 ? UINT64_MAX : rte_rdtsc() + dp_us_to_tsc(a, timeout_us);
+	deadline = timeout_us == 0 ? UINT64_MAX
+				   : rte_rdtsc() + (uint64_t)((__uint128_t)timeout_us *
+							      rte_get_tsc_hz() / 1000000);
 	while (!rr_settled(ctx) && rte_rdtsc() < deadline) {
-		if (a->io_launched || dprpc_poll(a, DP_RX_BURST) <= 0)
+		if (dp_agent_has_io_lcore(a) || dprpc_poll(a, 0) <= 0)
 			usleep(100);
 	}
 	if (!(flags & DPRPC_RREF_REPORT_LEAKS))
 		return 0;
 	left = dprpc_rref_list(a, NULL, 0);
 	if (left > 0) {
-		DP_LOG(WARNING, "agent %s: %d RRef contexts left at shutdown", a->name, left);
+		DP_LOG(WARNING, "agent %s: %d RRef contexts left at shutdown", dprpc_agent_name(a),
+			left);
 		dprpc_rref_dump(a, stderr);
 	}
 	return left;
@@ -1704,8 +1707,10 @@ dprpc_rref_shutdown(struct dprpc_agent *a, uint64_t timeout_us, unsigned int fla
 
 /* --- life cycle --------------------------------------------------------- */
 
-int
-rr_ctx_create(struct dprpc_agent *a, const struct dprpc_agent_conf *c)
+/* The extension's init (dp_ext.h): the tables, the RRef future pool, the
+ * retry ring, and the reserved "dprpc.rref.*" handlers. */
+static int
+rr_ctx_create(struct dprpc_agent *a, const struct dprpc_agent_conf *c, void **state)
 {
 	static const struct {
 		const char *name;
@@ -1728,10 +1733,11 @@ rr_ctx_create(struct dprpc_agent *a, const struct dprpc_agent_conf *c)
 	if (ctx == NULL)
 		return -ENOMEM;
 	ctx->a = a;
-	a->rref = ctx;
+	ctx->rank = (uint16_t)dprpc_agent_rank(a);
+	*state = ctx;
 	atomic_init(&ctx->next_id, 1);
 	ctx->fpool = dprpc_future_pool_create(c->max_rrefs, c->max_rrefs * 2);
-	snprintf(name, sizeof(name), "dprr_%u", a->instance);
+	snprintf(name, sizeof(name), "dprr_%u", dp_agent_instance(a));
 	ctx->retry = rte_ring_create(name, RR_RETRY_RING, c->socket_id, RING_F_SC_DEQ);
 	ctx->owners = cds_lfht_new_flavor(
 		1024, 1024, 0, CDS_LFHT_AUTO_RESIZE | CDS_LFHT_ACCOUNTING, &urcu_qsbr_flavor, NULL);
@@ -1754,25 +1760,29 @@ rr_ctx_create(struct dprpc_agent *a, const struct dprpc_agent_conf *c)
 	return 0;
 }
 
-void
-rr_ctx_closing(struct dprpc_agent *a)
+/* The extension's closing: no RRef message leaves any more. */
+static void
+rr_ctx_closing(void *state)
 {
-	if (a->rref != NULL)
-		atomic_store_explicit(&a->rref->closing, true, memory_order_release);
+	struct rr_ctx *ctx = state;
+
+	/* Release: pairs with the acquire load in rr_send_bg(). */
+	atomic_store_explicit(&ctx->closing, true, memory_order_release);
 }
 
-void
-rr_ctx_quiesce(struct dprpc_agent *a)
+/* The extension's quiesce: every value still pending fails with
+ * -ESHUTDOWN, which answers the requests waiting for one. */
+static void
+rr_ctx_quiesce(void *state)
 {
+	struct rr_ctx *ctx = state;
 	struct cds_lfht_iter it;
 	struct rr_owner *o;
 
-	if (a->rref == NULL)
-		return;
-	rr_read_lock();
-	rr_for_each_entry(a->rref->owners, &it, o, n.node)(void)
-		dprpc_future_fail(o->val, -ESHUTDOWN, a->rank, "owner shut down");
-	rr_read_unlock();
+	dp_rcu_read_lock();
+	rr_for_each_entry(ctx->owners, &it, o, n.node)(void)
+		dprpc_future_fail(o->val, -ESHUTDOWN, ctx->rank, "owner shut down");
+	dp_rcu_read_unlock();
 }
 
 /* Empty a table at teardown: no other thread uses the agent any more. */
@@ -1784,20 +1794,20 @@ rr_table_clear(struct cds_lfht *ht, void (*free_fn)(struct rcu_head *))
 
 	if (ht == NULL)
 		return;
-	rr_read_lock();
+	dp_rcu_read_lock();
 	cds_lfht_for_each(ht, &it, node) if (cds_lfht_del(ht, node) == 0)
 		urcu_qsbr_call_rcu(&caa_container_of(node, struct rr_node, node)->rcu, free_fn);
-	rr_read_unlock();
+	dp_rcu_read_unlock();
 }
 
-void
-rr_ctx_free(struct dprpc_agent *a)
+/* The extension's free: everything, without messages, after an RCU
+ * barrier. */
+static void
+rr_ctx_free(void *state)
 {
-	struct rr_ctx *ctx = a->rref;
+	struct rr_ctx *ctx = state;
 	struct rr_retry *r;
 
-	if (ctx == NULL)
-		return;
 	atomic_store_explicit(&ctx->closing, true, memory_order_release);
 	rr_table_clear(ctx->pending, rr_free_node_rcu);
 	rr_table_clear(ctx->handles, rr_handle_free_rcu);
@@ -1822,5 +1832,13 @@ rr_ctx_free(struct dprpc_agent *a)
 	if (ctx->fpool != NULL)
 		dprpc_future_pool_release(ctx->fpool);
 	free(ctx);
-	a->rref = NULL;
 }
+
+const struct dp_ext_ops rr_extension = {
+	.name = "rref",
+	.init = rr_ctx_create,
+	.timer = rr_ctx_timer,
+	.quiesce = rr_ctx_quiesce,
+	.closing = rr_ctx_closing,
+	.free = rr_ctx_free,
+};
