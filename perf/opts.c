@@ -1,0 +1,183 @@
+/* SPDX-License-Identifier: BSD-3-Clause */
+/*
+ * dprpc-perf's command line after the "--": the MODE, its options and
+ * their defaults, the checks that reject a combination the modes cannot
+ * run, and the usage text printed when they do.
+ */
+#include <errno.h>
+#include <getopt.h>
+#include <stdbool.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include <dprpc/dprpc.h>
+
+#include "perf.h"
+
+const char *const perf_mode_names[MODE_MAX] = {
+	"latency", "throughput", "raw", "rref", "rref-churn"};
+
+void
+perf_usage(const char *prog)
+{
+	fprintf(stderr,
+		"usage: %s [EAL options] -- MODE [options]\n"
+		"MODE: latency | throughput | raw | rref | rref-churn\n"
+		"  --payload BYTES   request (and response) payload (default 32; up to %u in\n"
+		"                    latency and throughput, %d otherwise)\n"
+		"  --response BYTES  latency, throughput: the server answers this many bytes\n"
+		"                    instead of echoing\n"
+		"  --window W        calls (or raw frames) in flight (default 1 for latency, 32 "
+		"otherwise)\n"
+		"  --duration S      seconds measured per run (default 2)\n"
+		"  --warmup S        seconds discarded before measuring (default 0.3)\n"
+		"  --repeat N        runs; medians are reported (default 1)\n"
+		"  --compare-raw     measure the raw floor in the same run, alternating\n"
+		"  --compare-rpc     rref: measure rpc_sync latency in the same run, alternating\n"
+		"  --rrefs N         rref-churn: RRefs created and released (default 1000000)\n"
+		"  --batch B         rref-churn: RRefs alive at once (default 4096)\n"
+		"  --json            print one JSON object\n"
+		"  --role R          server | client: run one side with the given EAL options\n"
+		"  --server-cpu C, --client-cpu C   CPUs of the forked sides (default 1, 0)\n"
+		"  --retransmit-us US  the agents' retransmit_us (0: no resends; default the\n"
+		"                    agent's, 1000)\n",
+		prog, DPRPC_MAX_MSG_DEFAULT, DPRPC_MAX_FRAME_PAYLOAD);
+}
+
+int
+perf_parse_opts(int argc, char **argv, struct perf_opts *o)
+{
+	static const struct option longopts[] = {
+		{"payload", required_argument, NULL, 'p'},
+		{"response", required_argument, NULL, 'A'},
+		{"window", required_argument, NULL, 'w'},
+		{"duration", required_argument, NULL, 'd'},
+		{"warmup", required_argument, NULL, 'W'},
+		{"repeat", required_argument, NULL, 'r'},
+		{"compare-raw", no_argument, NULL, 'c'},
+		{"compare-rpc", no_argument, NULL, 'P'},
+		{"rrefs", required_argument, NULL, 'N'},
+		{"batch", required_argument, NULL, 'B'},
+		{"json", no_argument, NULL, 'j'},
+		{"role", required_argument, NULL, 'R'},
+		{"server-cpu", required_argument, NULL, 'S'},
+		{"client-cpu", required_argument, NULL, 'C'},
+		{"retransmit-us", required_argument, NULL, 'T'},
+		{"help", no_argument, NULL, 'h'},
+		{NULL, 0, NULL, 0},
+	};
+	bool window_set = false;
+	int c, i;
+
+	memset(o, 0, sizeof(*o));
+	o->payload = 32;
+	o->response = PERF_ECHO;
+	o->duration_s = 2.0;
+	o->warmup_s = 0.3;
+	o->repeat = 1;
+	o->server_cpu = 1;
+	o->client_cpu = 0;
+	o->rrefs = 1000000;
+	o->batch = 4096;
+	o->retransmit_us = -1;
+	if (argc < 2) {
+		fprintf(stderr, "dprpc-perf: give a MODE after --\n");
+		return -EINVAL;
+	}
+	for (i = 0; i < MODE_MAX && strcmp(argv[1], perf_mode_names[i]) != 0; i++)
+		;
+	if (i == MODE_MAX) {
+		fprintf(stderr, "dprpc-perf: unknown mode '%s'\n", argv[1]);
+		return -EINVAL;
+	}
+	o->mode = (enum perf_mode)i;
+	optind = 2;
+	while ((c = getopt_long(argc, argv, "", longopts, NULL)) != -1) {
+		switch (c) {
+		case 'p':
+			o->payload = (unsigned int)strtoul(optarg, NULL, 0);
+			break;
+		case 'A':
+			o->response = (unsigned int)strtoul(optarg, NULL, 0);
+			break;
+		case 'w':
+			o->window = (unsigned int)strtoul(optarg, NULL, 0);
+			window_set = true;
+			break;
+		case 'd':
+			o->duration_s = strtod(optarg, NULL);
+			break;
+		case 'W':
+			o->warmup_s = strtod(optarg, NULL);
+			break;
+		case 'r':
+			o->repeat = (unsigned int)strtoul(optarg, NULL, 0);
+			break;
+		case 'c':
+			o->compare_raw = true;
+			break;
+		case 'P':
+			o->compare_rpc = true;
+			break;
+		case 'N':
+			o->rrefs = strtoull(optarg, NULL, 0);
+			break;
+		case 'B':
+			o->batch = (unsigned int)strtoul(optarg, NULL, 0);
+			break;
+		case 'j':
+			o->json = true;
+			break;
+		case 'R':
+			o->role = optarg;
+			break;
+		case 'S':
+			o->server_cpu = (unsigned int)strtoul(optarg, NULL, 0);
+			break;
+		case 'C':
+			o->client_cpu = (unsigned int)strtoul(optarg, NULL, 0);
+			break;
+		case 'T':
+			o->retransmit_us = strtol(optarg, NULL, 0);
+			break;
+		default:
+			return -EINVAL;
+		}
+	}
+	if (!window_set)
+		o->window = o->mode == MODE_THROUGHPUT || o->mode == MODE_RAW ? 32 : 1;
+	if (o->window != 1 && o->mode != MODE_THROUGHPUT && o->mode != MODE_RAW) {
+		fprintf(stderr, "dprpc-perf: %s mode keeps one call outstanding\n",
+			perf_mode_names[o->mode]);
+		return -EINVAL;
+	}
+	if ((o->compare_rpc && o->mode != MODE_RREF) || (o->compare_raw && o->compare_rpc) ||
+		o->rrefs == 0 || o->batch == 0 || o->batch > 8192) {
+		fprintf(stderr, "dprpc-perf: --compare-rpc is for rref; --batch is 1..8192\n");
+		return -EINVAL;
+	}
+	if (o->mode == MODE_LATENCY || o->mode == MODE_THROUGHPUT) {
+		if (o->payload > DPRPC_MAX_MSG_DEFAULT ||
+			(o->response != PERF_ECHO && o->response > DPRPC_MAX_MSG_DEFAULT)) {
+			fprintf(stderr, "dprpc-perf: --payload and --response are at most %u\n",
+				DPRPC_MAX_MSG_DEFAULT);
+			return -EINVAL;
+		}
+	} else if (o->payload > DPRPC_MAX_FRAME_PAYLOAD || o->response != PERF_ECHO) {
+		fprintf(stderr, "dprpc-perf: %s mode: --payload up to %d, no --response\n",
+			perf_mode_names[o->mode], DPRPC_MAX_FRAME_PAYLOAD);
+		return -EINVAL;
+	}
+	if (o->window == 0 || o->window > PERF_MAX_WINDOW || o->duration_s <= 0 ||
+		o->warmup_s < 0 || o->repeat == 0 || o->repeat > 100 || o->retransmit_us < -1 ||
+		o->retransmit_us > 10 * 1000 * 1000) {
+		fprintf(stderr, "dprpc-perf: option out of range\n");
+		return -EINVAL;
+	}
+	if (o->role != NULL && strcmp(o->role, "server") != 0 && strcmp(o->role, "client") != 0) {
+		fprintf(stderr, "dprpc-perf: --role is server or client\n");
+		return -EINVAL;
+	}
+	return 0;
+}

@@ -1,0 +1,129 @@
+/* SPDX-License-Identifier: BSD-3-Clause */
+/*
+ * dprpc-perf's shared vocabulary: the options, the result a client hands
+ * to the driver, the TSC clock every mode measures with, and the entry
+ * points each mode's file offers to main.c.  Only what crosses a file is
+ * here; everything else is static where it is used.
+ */
+#ifndef DPRPC_PERF_H
+#define DPRPC_PERF_H
+
+#include <signal.h>
+#include <stdbool.h>
+#include <stdint.h>
+
+#include <rte_common.h>
+#include <rte_cycles.h>
+
+#include <dprpc/dprpc.h>
+
+#define PERF_MAX_SAMPLES (8u << 20)
+#define PERF_MAX_WINDOW	 1024
+#define PERF_ECHO	 UINT32_MAX /* --response not given: echo */
+
+enum perf_mode { MODE_LATENCY, MODE_THROUGHPUT, MODE_RAW, MODE_RREF, MODE_RREF_CHURN, MODE_MAX };
+extern const char *const perf_mode_names[MODE_MAX];
+
+struct perf_opts {
+	enum perf_mode mode;
+	const char *role; /* NULL: both, forked */
+	unsigned int payload;
+	unsigned int response; /* latency, throughput: response bytes; PERF_ECHO: echo */
+	unsigned int window;
+	double duration_s;
+	double warmup_s;
+	unsigned int repeat;
+	unsigned int server_cpu, client_cpu;
+	bool json;
+	bool compare_raw;
+	bool compare_rpc;   /* rref: rpc_sync latency runs alternate as the baseline */
+	uint64_t rrefs;	    /* rref-churn: RRefs created and released */
+	unsigned int batch; /* rref-churn: alive at once */
+	long retransmit_us; /* -1: the agent's default */
+};
+
+/* What a client measured; sent to the driver through a pipe. */
+struct perf_result {
+	int ok;
+	enum perf_mode mode;
+	unsigned int window;
+	uint64_t calls;
+	double seconds;
+	double rate;
+	double p50_us, p99_us, p999_us, max_us;
+	uint64_t dropped, tx_retries, calls_failed, retransmits;
+	uint64_t frames_resent, acks_sent, msgs_sent, msgs_received;
+	uint64_t corrupt;	       /* echoes that came back different (checked when echoing) */
+	uint64_t calls_sent, calls_ok; /* the agent's totals, warm-up and drain included */
+	/* rref: proxy rpc_sync calls on one RRef, interleaved with the
+	 * remote + to_here round trips. */
+	double proxy_p50_us, proxy_p99_us;
+	/* rref-churn: the owner's resident memory after the first batch and
+	 * after the last, and its RRef count at the end. */
+	uint64_t rss_first_kb, rss_warm_kb, rss_last_kb, owners_left;
+};
+
+/* Pairwise ratios: each dprpc run over the raw run just before it, so a
+ * machine that changes speed between repeats does not skew them. */
+struct perf_ratios {
+	double p50, rate;
+};
+
+/* ---- measurement (stats.c) ---- */
+
+struct perf_clock {
+	uint64_t hz, start, measure_from, end;
+	uint32_t *samples; /* RTTs in TSC ticks, converted at the end */
+	uint64_t nb_samples, calls;
+};
+
+int perf_clock_init(struct perf_clock *k, const struct perf_opts *o);
+void perf_clock_finish(struct perf_clock *k, const struct perf_opts *o, struct perf_result *r);
+void perf_median_result(struct perf_result *runs, unsigned int n, struct perf_result *m);
+double perf_median_of(double *v, unsigned int n);
+
+static inline void
+perf_clock_record(struct perf_clock *k, uint64_t t0, uint64_t t1)
+{
+	if (t0 < k->measure_from || t1 > k->end)
+		return;
+	k->calls++;
+	if (k->nb_samples < PERF_MAX_SAMPLES)
+		k->samples[k->nb_samples++] = (uint32_t)RTE_MIN(t1 - t0, (uint64_t)UINT32_MAX);
+}
+
+/* ---- options (opts.c) ---- */
+
+void perf_usage(const char *prog);
+int perf_parse_opts(int argc, char **argv, struct perf_opts *o);
+
+/* ---- the driver (main.c) ---- */
+
+extern volatile sig_atomic_t perf_stop;
+void perf_publish_and_hold(const struct perf_result *r);
+
+/* ---- the modes (raw.c, rpc.c, rref.c) ---- */
+
+int perf_raw_server(uint16_t port);
+int perf_raw_client(uint16_t port, const struct perf_opts *o, struct perf_result *r);
+
+/* Agent settings from the options, for perf_rpc_agent(). */
+extern long perf_retransmit_us;
+/* --role server --json: print the server agent's counters when it stops. */
+extern bool perf_server_json;
+int perf_rpc_set_response(unsigned int len);
+struct dprpc_agent *perf_rpc_agent(const char *name, uint16_t port);
+int perf_rpc_server(uint16_t port);
+int perf_rpc_client(uint16_t port, const struct perf_opts *o, struct perf_result *r);
+int perf_client_finish(struct dprpc_agent *a, struct perf_result *r);
+
+int perf_h_rrefstat(struct dprpc_request *req, void *arg);
+int perf_rref_client(uint16_t port, const struct perf_opts *o, struct perf_result *r);
+int perf_churn_client(uint16_t port, const struct perf_opts *o, struct perf_result *r);
+
+/* ---- output (report.c) ---- */
+
+void perf_report(const struct perf_opts *o, const struct perf_result *d,
+	const struct perf_result *raw, const struct perf_ratios *pr);
+
+#endif /* DPRPC_PERF_H */

@@ -1,0 +1,251 @@
+/* SPDX-License-Identifier: BSD-3-Clause */
+/*
+ * The dprpc modes latency and throughput: the agents both sides make, the
+ * server's handlers (echo, or --response bytes; the RRef value for rref
+ * proxies; the RRef statistics for rref-churn) and the client, one
+ * rpc_sync outstanding or --window rpc_async lanes, each reissued from its
+ * completion callback.  perf_client_finish() hands any dprpc client's
+ * result over.
+ */
+#include <errno.h>
+#include <inttypes.h>
+#include <stdbool.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include <rte_cycles.h>
+#include <rte_errno.h>
+
+#include <dprpc/dprpc.h>
+
+#include "perf.h"
+
+#define PERF_WORLD                                   \
+	"server 0 02:00:00:00:00:01 10.0.0.1 7000\n" \
+	"client 1 02:00:00:00:00:02 10.0.0.2 7000\n"
+
+long perf_retransmit_us = -1;
+bool perf_server_json;
+
+/* --response: what the server answers instead of an echo. */
+static uint8_t *perf_response;
+static unsigned int perf_response_len = PERF_ECHO;
+
+static int
+h_echo(struct dprpc_request *req, void *arg)
+{
+	size_t len;
+	const void *p = dprpc_request_payload(req, &len);
+
+	(void)arg;
+	if (perf_response_len != PERF_ECHO)
+		return dprpc_reply(req, perf_response, perf_response_len);
+	return dprpc_reply(req, p, len);
+}
+
+/* rref: a proxy handler answering with the RRef's value. */
+static int
+h_value(struct dprpc_request *req, void *arg)
+{
+	size_t len;
+	const void *v = dprpc_request_rref_value(req, &len);
+
+	(void)arg;
+	return v == NULL ? -EINVAL : dprpc_reply(req, v, len);
+}
+
+/* The server answers @len zero bytes to every echo call. */
+int
+perf_rpc_set_response(unsigned int len)
+{
+	perf_response = calloc(1, len + 1);
+	if (perf_response == NULL)
+		return -ENOMEM;
+	perf_response_len = len;
+	return 0;
+}
+
+struct dprpc_agent *
+perf_rpc_agent(const char *name, uint16_t port)
+{
+	struct dprpc_agent_conf c;
+	struct dprpc_agent *a;
+
+	dprpc_agent_conf_init(&c);
+	c.name = name;
+	c.world = PERF_WORLD;
+	c.port_id = port;
+	c.max_outstanding = PERF_MAX_WINDOW;
+	c.default_timeout_us = 5 * 1000 * 1000;
+	if (perf_retransmit_us >= 0)
+		c.retransmit_us = (uint32_t)perf_retransmit_us;
+	a = dprpc_agent_create(&c);
+	if (a == NULL)
+		fprintf(stderr, "dprpc-perf: agent %s: %s\n", name, rte_strerror(rte_errno));
+	return a;
+}
+
+int
+perf_rpc_server(uint16_t port)
+{
+	struct dprpc_agent *a = perf_rpc_agent("server", port);
+
+	if (a == NULL || dprpc_register(a, "echo", h_echo, NULL, DPRPC_HANDLER_INLINE) != 0 ||
+		dprpc_register(a, "value", h_value, NULL, DPRPC_HANDLER_INLINE) != 0 ||
+		dprpc_register(a, "rrefstat", perf_h_rrefstat, NULL, DPRPC_HANDLER_INLINE) != 0)
+		return -EIO;
+	/* Way 1: this process's main lcore is the poll loop, busy. */
+	while (!perf_stop)
+		dprpc_poll(a, 32);
+	if (perf_server_json) {
+		struct dprpc_agent_stats st;
+
+		dprpc_agent_stats_get(a, &st);
+		printf("{\"role\": \"server\", \"requests_handled\": %" PRIu64
+		       ", \"requests_resent\": %" PRIu64 ", \"dropped\": %" PRIu64
+		       ", \"frames_resent\": %" PRIu64 ", \"acks_sent\": %" PRIu64 "}\n",
+			st.requests_handled, st.requests_resent, st.dropped, st.frames_resent,
+			st.acks_sent);
+		fflush(stdout);
+	}
+	return dprpc_agent_destroy(a);
+}
+
+struct rpc_lane {
+	struct perf_clock *k;
+	struct dprpc_agent *a;
+	const uint8_t *payload;
+	unsigned int len;
+	uint32_t hid;
+	uint64_t t0;
+};
+
+static bool rpc_running;
+/* Echo mode: every answer is compared with what was sent. */
+static bool rpc_verify;
+static uint64_t rpc_corrupt;
+/* Lanes whose last issue failed (EAGAIN/ENOBUFS), retried by the loop. */
+static struct rpc_lane *idle_lanes[PERF_MAX_WINDOW];
+static unsigned int nb_idle, nb_busy;
+
+static void rpc_lane_done(struct dprpc_future *f, void *arg);
+
+static void
+rpc_lane_issue(struct rpc_lane *l)
+{
+	struct dprpc_future *f;
+
+	l->t0 = rte_rdtsc();
+	f = dprpc_rpc_async_id(l->a, 0, l->hid, l->payload, l->len, DPRPC_TIMEOUT_DEFAULT);
+	if (f == NULL) {
+		idle_lanes[nb_idle++] = l;
+		return;
+	}
+	nb_busy++;
+	/* The callback takes over the caller's reference.  A future's first
+	 * callback uses its inline node: it cannot fail for want of one. */
+	(void)dprpc_future_add_callback(f, rpc_lane_done, l);
+}
+
+static void
+rpc_lane_done(struct dprpc_future *f, void *arg)
+{
+	struct rpc_lane *l = arg;
+
+	if (dprpc_future_state(f) == DPRPC_FUTURE_DONE) {
+		perf_clock_record(l->k, l->t0, rte_rdtsc());
+		if (rpc_verify) {
+			size_t len;
+			const void *v = dprpc_future_value(f, &len);
+
+			if (len != l->len || (len > 0 && memcmp(v, l->payload, len) != 0))
+				rpc_corrupt++;
+		}
+	}
+	dprpc_future_put(f);
+	nb_busy--;
+	if (rpc_running)
+		rpc_lane_issue(l);
+}
+
+int
+perf_rpc_client(uint16_t port, const struct perf_opts *o, struct perf_result *r)
+{
+	static struct rpc_lane lanes[PERF_MAX_WINDOW];
+	size_t out_max = o->response != PERF_ECHO ? o->response : o->payload;
+	uint8_t *payload = malloc(o->payload + 1), *out = malloc(out_max + 1);
+	struct dprpc_agent *a = perf_rpc_agent("client", port);
+	uint32_t hid = dprpc_handler_id("echo");
+	struct perf_clock k;
+	unsigned int i;
+	uint64_t t0, now;
+	size_t out_len;
+	int rc;
+
+	if (payload == NULL || out == NULL || a == NULL ||
+		dprpc_agent_wait_link(a, 20 * 1000 * 1000) != 0 || perf_clock_init(&k, o) != 0) {
+		free(payload);
+		free(out);
+		return -EIO;
+	}
+	/* Position-dependent, so a frame put in the wrong place shows. */
+	for (i = 0; i < o->payload; i++)
+		payload[i] = (uint8_t)(i * 7 + (i >> 8));
+	rpc_verify = o->response == PERF_ECHO;
+	if (o->mode == MODE_LATENCY) {
+		while ((t0 = rte_rdtsc()) < k.end) {
+			out_len = out_max;
+			rc = dprpc_rpc_sync_id(a, 0, hid, payload, o->payload,
+				DPRPC_TIMEOUT_DEFAULT, out, &out_len, NULL);
+			now = rte_rdtsc();
+			if (rc == 0)
+				perf_clock_record(&k, t0, now);
+			if (rc == 0 && rpc_verify &&
+				(out_len != o->payload || memcmp(out, payload, out_len) != 0))
+				rpc_corrupt++;
+		}
+	} else {
+		rpc_running = true;
+		for (i = 0; i < o->window; i++) {
+			lanes[i] = (struct rpc_lane){
+				.k = &k, .a = a, .payload = payload, .len = o->payload, .hid = hid};
+			rpc_lane_issue(&lanes[i]);
+		}
+		while (rte_rdtsc() < k.end) {
+			dprpc_poll(a, 32);
+			for (i = nb_idle, nb_idle = 0; i > 0; i--)
+				rpc_lane_issue(idle_lanes[i - 1]);
+		}
+		rpc_running = false;
+		/* Drain: every call completes or times out (bounded). */
+		while (nb_busy > 0)
+			dprpc_poll(a, 32);
+	}
+	perf_clock_finish(&k, o, r);
+	r->corrupt = rpc_corrupt;
+	free(payload);
+	free(out);
+	return perf_client_finish(a, r);
+}
+
+/* The agent's totals into a result; hand it over; destroy the agent. */
+int
+perf_client_finish(struct dprpc_agent *a, struct perf_result *r)
+{
+	struct dprpc_agent_stats st;
+
+	dprpc_agent_stats_get(a, &st);
+	r->dropped = st.dropped;
+	r->tx_retries = st.tx_retries;
+	r->calls_failed = st.calls_failed;
+	r->retransmits = st.retransmits;
+	r->frames_resent = st.frames_resent;
+	r->acks_sent = st.acks_sent;
+	r->msgs_sent = st.msgs_sent;
+	r->msgs_received = st.msgs_received;
+	r->calls_sent = st.calls_sent;
+	r->calls_ok = st.calls_ok;
+	perf_publish_and_hold(r);
+	return dprpc_agent_destroy(a);
+}

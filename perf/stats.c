@@ -1,0 +1,106 @@
+/* SPDX-License-Identifier: BSD-3-Clause */
+/*
+ * Measurement: a run's TSC clock (warm-up discarded, RTT samples kept in
+ * ticks and turned into percentiles at the end) and the medians taken over
+ * --repeat runs.  perf_clock_record(), on every call's path, is inline in
+ * perf.h.
+ */
+#include <errno.h>
+#include <stdlib.h>
+
+#include <rte_cycles.h>
+
+#include "perf.h"
+
+int
+perf_clock_init(struct perf_clock *k, const struct perf_opts *o)
+{
+	k->hz = rte_get_tsc_hz();
+	k->start = rte_rdtsc();
+	k->measure_from = k->start + (uint64_t)(o->warmup_s * (double)k->hz);
+	k->end = k->measure_from + (uint64_t)(o->duration_s * (double)k->hz);
+	k->samples = malloc(PERF_MAX_SAMPLES * sizeof(uint32_t));
+	k->nb_samples = 0;
+	k->calls = 0;
+	return k->samples == NULL ? -ENOMEM : 0;
+}
+
+static int
+cmp_u32(const void *a, const void *b)
+{
+	uint32_t x = *(const uint32_t *)a, y = *(const uint32_t *)b;
+
+	return x < y ? -1 : x > y;
+}
+
+static double
+pct_us(const struct perf_clock *k, double q)
+{
+	uint64_t n = k->nb_samples, i = (uint64_t)(q * (double)(n - 1) + 0.5);
+
+	return n == 0 ? 0.0 : k->samples[i] * 1e6 / (double)k->hz;
+}
+
+void
+perf_clock_finish(struct perf_clock *k, const struct perf_opts *o, struct perf_result *r)
+{
+	qsort(k->samples, k->nb_samples, sizeof(uint32_t), cmp_u32);
+	r->calls = k->calls;
+	r->seconds = o->duration_s;
+	r->rate = (double)k->calls / o->duration_s;
+	r->p50_us = pct_us(k, 0.50);
+	r->p99_us = pct_us(k, 0.99);
+	r->p999_us = pct_us(k, 0.999);
+	r->max_us = pct_us(k, 1.0);
+	r->ok = k->calls > 0;
+	free(k->samples);
+}
+
+static int
+cmp_double(const void *a, const void *b)
+{
+	double x = *(const double *)a, y = *(const double *)b;
+
+	return x < y ? -1 : x > y;
+}
+
+/* Median, field by field, over the runs. */
+void
+perf_median_result(struct perf_result *runs, unsigned int n, struct perf_result *m)
+{
+	double v[100];
+	unsigned int i;
+
+	*m = runs[0];
+#define MEDIAN(field)                                    \
+	do {                                             \
+		for (i = 0; i < n; i++)                  \
+			v[i] = (double)runs[i].field;    \
+		qsort(v, n, sizeof(double), cmp_double); \
+		m->field = v[n / 2];                     \
+	} while (0)
+	MEDIAN(rate);
+	MEDIAN(p50_us);
+	MEDIAN(p99_us);
+	MEDIAN(p999_us);
+	MEDIAN(max_us);
+	MEDIAN(calls);
+	MEDIAN(proxy_p50_us);
+	MEDIAN(proxy_p99_us);
+	MEDIAN(rss_last_kb);
+#undef MEDIAN
+	m->dropped = m->tx_retries = m->calls_failed = m->retransmits = 0;
+	for (i = 0; i < n; i++) {
+		m->dropped += runs[i].dropped;
+		m->tx_retries += runs[i].tx_retries;
+		m->calls_failed += runs[i].calls_failed;
+		m->retransmits += runs[i].retransmits;
+	}
+}
+
+double
+perf_median_of(double *v, unsigned int n)
+{
+	qsort(v, n, sizeof(double), cmp_double);
+	return v[n / 2];
+}
