@@ -266,13 +266,13 @@ fut_futex_wait(_Atomic uint32_t *word, uint32_t val, uint64_t rel_ns)
 	 * re-reads the state and the clock.  FUTEX_WAIT's timeout is relative
 	 * and measured on CLOCK_MONOTONIC.
 	 */
-	(void)syscall(SYS_futex, (void *)word, FUTEX_WAIT_PRIVATE, val, tsp, NULL, 0);
+	(void)syscall(SYS_futex, word, FUTEX_WAIT_PRIVATE, val, tsp, NULL, 0);
 }
 
 static void
 fut_futex_wake(_Atomic uint32_t *word)
 {
-	(void)syscall(SYS_futex, (void *)word, FUTEX_WAKE_PRIVATE, INT_MAX, NULL, NULL, 0);
+	(void)syscall(SYS_futex, word, FUTEX_WAKE_PRIVATE, INT_MAX, NULL, NULL, 0);
 }
 
 /* Park until the state leaves PENDING/COMPLETING, a wake, or rel_ns. */

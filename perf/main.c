@@ -113,11 +113,15 @@ static pid_t
 spawn_side(const char *role, unsigned int cpu, const char *sock, unsigned int tag,
 	const struct perf_opts *o, enum perf_mode mode, int out_fd, int hold_fd[2])
 {
+	/* EAL takes char **: writable copies of the fixed arguments. */
+	char fixed[][40] = {"dprpc-perf", "--no-pci", "--no-huge", "-m512", "--no-shconf",
+		"--no-telemetry", "--log-level=lib.eal:error", "--log-level=pmd.net.memif:error"};
 	char lcores[32], prefix[64], vdev[300];
 	struct perf_opts so = *o;
 	struct perf_result r;
 	char *argv[16];
 	int argc = 0, rc;
+	unsigned int i;
 	pid_t pid = fork();
 
 	if (pid != 0)
@@ -130,15 +134,9 @@ spawn_side(const char *role, unsigned int cpu, const char *sock, unsigned int ta
 		tag);
 	snprintf(vdev, sizeof(vdev), "--vdev=net_memif0,role=%s,socket-abstract=no,socket=%s", role,
 		sock);
-	argv[argc++] = (char *)"dprpc-perf";
+	for (i = 0; i < RTE_DIM(fixed); i++)
+		argv[argc++] = fixed[i];
 	argv[argc++] = lcores;
-	argv[argc++] = (char *)"--no-pci";
-	argv[argc++] = (char *)"--no-huge";
-	argv[argc++] = (char *)"-m512";
-	argv[argc++] = (char *)"--no-shconf";
-	argv[argc++] = (char *)"--no-telemetry";
-	argv[argc++] = (char *)"--log-level=lib.eal:error";
-	argv[argc++] = (char *)"--log-level=pmd.net.memif:error";
 	argv[argc++] = prefix;
 	argv[argc++] = vdev;
 	argv[argc] = NULL;

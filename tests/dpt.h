@@ -29,21 +29,18 @@
 static inline int
 dpt_eal_init(const char *tag)
 {
+	/* EAL takes char **: writable copies of the fixed arguments. */
+	char fixed[][32] = {"dprpc-test", "--no-pci", "--no-huge", "-m", "256", "--no-shconf",
+		"--no-telemetry", "--lcores=0@0,1@1,2@1,3@0", "--log-level=lib.eal:error"};
 	char prefix[64];
 	char *argv[16];
 	int argc = 0;
+	unsigned int i;
 
 	snprintf(prefix, sizeof(prefix), "--file-prefix=dpt_%s_%d", tag, (int)getpid());
-	argv[argc++] = (char *)"dprpc-test";
-	argv[argc++] = (char *)"--no-pci";
-	argv[argc++] = (char *)"--no-huge";
-	argv[argc++] = (char *)"-m";
-	argv[argc++] = (char *)"256";
-	argv[argc++] = (char *)"--no-shconf";
-	argv[argc++] = (char *)"--no-telemetry";
+	for (i = 0; i < sizeof(fixed) / sizeof(fixed[0]); i++)
+		argv[argc++] = fixed[i];
 	argv[argc++] = prefix;
-	argv[argc++] = (char *)"--lcores=0@0,1@1,2@1,3@0";
-	argv[argc++] = (char *)"--log-level=lib.eal:error";
 	argv[argc] = NULL;
 	return dprpc_eal_init(argc, argv);
 }

@@ -247,7 +247,7 @@ Test(rpc_memif, async_window_of_32)
 
 			cr_assert_eq(len, sizeof(*v));
 			cr_assert_eq(
-				(uintptr_t)v % DPRPC_PAYLOAD_ALIGN, 0u, "value at %p", (void *)v);
+				(uintptr_t)v % DPRPC_PAYLOAD_ALIGN, 0u, "value at %p", (const void *)v);
 			cr_assert_eq(*v, (uint64_t)r << 32 | i);
 			dprpc_future_put(fs[i]);
 		}

@@ -26,9 +26,11 @@ setup(void)
 	struct dpt_ring_pair pair;
 	struct dprpc_agent_conf c;
 	struct sockaddr_un sun = {.sun_family = AF_UNIX};
+	/* EAL takes char **: writable copies of the fixed arguments. */
+	char a0[] = "dprpc-test", a1[] = "--no-pci", a2[] = "--no-huge", a3[] = "-m", a4[] = "128",
+	     a5[] = "--no-shconf", a7[] = "-l", a8[] = "0", a9[] = "--log-level=lib.eal:error";
 	char prefix[64], buf[4096];
-	char *argv[] = {"dprpc-test", "--no-pci", "--no-huge", "-m", "128", "--no-shconf", prefix,
-		"-l", "0", "--log-level=lib.eal:error", NULL};
+	char *argv[] = {a0, a1, a2, a3, a4, a5, prefix, a7, a8, a9, NULL};
 
 	snprintf(prefix, sizeof(prefix), "--file-prefix=dpt_tel_%d", (int)getpid());
 	cr_assert_geq(dprpc_eal_init(10, argv), 0);
