@@ -176,9 +176,13 @@ struct dprpc_future {
 	_Atomic(struct fut_cb_node *) cb_head;
 	struct dprpc_future_pool *pool; /* constant */
 
-	/* Set by the creator before the future is shared. */
+	/* Set by the creator before the future is shared; then() and
+	 * collect_all() set them from their inputs'. */
 	dprpc_progress_fn_t progress_fn;
 	void *progress_arg;
+	/* A collect_all() result over inputs with different hooks: the set
+	 * progress_arg points to (malloc'd, freed by the reset), or NULL. */
+	struct fut_progress_set *progress_set;
 
 	/* Written by the winner of fut_claim() before the final state. */
 	const void *data;
@@ -581,6 +585,8 @@ fut_reset(struct dprpc_future *f)
 	dp_store_relaxed(&f->collect_remaining, 0);
 	f->progress_fn = NULL;
 	f->progress_arg = NULL;
+	free(f->progress_set);
+	f->progress_set = NULL;
 	f->data = NULL;
 	f->len = 0;
 	f->free_fn = NULL;
@@ -1054,9 +1060,14 @@ dprpc_future_then(struct dprpc_future *f, dprpc_then_fn_t fn, void *arg)
 	dst = dprpc_future_new(f->pool);
 	if (dst == NULL)
 		return NULL; /* rte_errno = ENOBUFS */
-	/* Plain stores: published to the callback by the push (release). */
+	/* Plain stores: published to the callback by the push (release),
+	 * and to dst's waiters by the return (dst is not shared yet).  dst is
+	 * completed by f's completion, so whatever makes progress on f makes
+	 * it on dst: a waiter on dst calls f's hook. */
 	dst->then_fn = fn;
 	dst->then_arg = arg;
+	dst->progress_fn = f->progress_fn;
+	dst->progress_arg = f->progress_arg;
 	/* The step's reference, dropped by fut_then_cb() after fn returns. */
 	dprpc_future_get(dst);
 	if (dprpc_future_add_callback(f, fut_then_cb, dst) != 0) {
@@ -1089,6 +1100,82 @@ dprpc_future_wait_all(struct dprpc_future *const *fs, unsigned int n, uint64_t t
 	for (i = 0; i < n; i++)
 		if (dprpc_future_state(fs[i]) == DPRPC_FUTURE_FAILED)
 			return fs[i]->u.err.code;
+	return 0;
+}
+
+/*
+ * The progress hooks of a collect_all() over inputs that different hooks
+ * drive (calls to several agents, each polled by its waiters).
+ */
+struct fut_progress_set {
+	unsigned int n;
+	struct {
+		dprpc_progress_fn_t fn;
+		void *arg;
+	} h[];
+};
+
+/* Call every hook: > 0 if any made progress, 0 if one polled and found
+ * nothing, < 0 if all say progress is made elsewhere. */
+static int
+fut_progress_all(void *arg)
+{
+	const struct fut_progress_set *set = arg;
+	int r, work = -1;
+	unsigned int i;
+
+	for (i = 0; i < set->n; i++) {
+		r = set->h[i].fn(set->h[i].arg);
+		if (r > 0)
+			work = (work > 0 ? work : 0) + r;
+		else if (r == 0 && work < 0)
+			work = 0;
+	}
+	return work;
+}
+
+/* Give @res (not shared yet) a hook that makes progress on all of @fs: the
+ * one they share, or a set of their distinct hooks.  -ENOMEM when the set
+ * cannot be allocated. */
+static int
+fut_progress_inherit(struct dprpc_future *res, struct dprpc_future *const *fs, unsigned int n)
+{
+	struct fut_progress_set *set;
+	unsigned int i, j, k = 0;
+
+	for (i = 0; i < n; i++) {
+		if (fs[i]->progress_fn == NULL)
+			continue;
+		if (res->progress_fn == NULL) {
+			res->progress_fn = fs[i]->progress_fn;
+			res->progress_arg = fs[i]->progress_arg;
+		} else if (fs[i]->progress_fn != res->progress_fn ||
+			   fs[i]->progress_arg != res->progress_arg) {
+			break;
+		}
+	}
+	if (i == n)
+		return 0; /* none, or one shared by all */
+	set = malloc(sizeof(*set) + n * sizeof(set->h[0]));
+	if (set == NULL)
+		return -ENOMEM;
+	for (i = 0; i < n; i++) {
+		if (fs[i]->progress_fn == NULL)
+			continue;
+		for (j = 0; j < k; j++)
+			if (set->h[j].fn == fs[i]->progress_fn &&
+				set->h[j].arg == fs[i]->progress_arg)
+				break;
+		if (j == k) {
+			set->h[k].fn = fs[i]->progress_fn;
+			set->h[k].arg = fs[i]->progress_arg;
+			k++;
+		}
+	}
+	set->n = k;
+	res->progress_set = set;
+	res->progress_fn = fut_progress_all;
+	res->progress_arg = set;
 	return 0;
 }
 
@@ -1151,6 +1238,11 @@ dprpc_future_collect_all(
 	res = dprpc_future_new(pool);
 	if (res == NULL)
 		return NULL; /* rte_errno = ENOBUFS */
+	if (fut_progress_inherit(res, fs, n) != 0) {
+		dprpc_future_put(res);
+		rte_errno = ENOMEM;
+		return NULL;
+	}
 	if (n == 0) {
 		(void)dprpc_future_complete(res, NULL, 0, NULL, NULL);
 		return res;

@@ -867,6 +867,77 @@ Test(future, wait_progress_hook_timeout)
 	assert_quiescent(pool);
 }
 
+/* A then() step that completes its destination with the source's state. */
+static void
+then_mirror(struct dprpc_future *src, struct dprpc_future *dst, void *arg)
+{
+	(void)arg;
+	if (dprpc_future_state(src) == DPRPC_FUTURE_DONE)
+		(void)dprpc_future_complete_copy(dst, "ok", 2);
+	else
+		(void)dprpc_future_fail(dst, dprpc_future_error(src)->code, 0, "src failed");
+}
+
+Test(future, then_future_progresses_through_source_hook)
+{
+	/* Nobody but the waiter makes progress: waiting on the derived future
+	 * must drive the source's hook (before, it parked until the timeout). */
+	struct hook h = {.f = dprpc_future_new(pool), .complete_at = 10, .ret_before = 0};
+	struct dprpc_future *d;
+	size_t len;
+
+	dprpc_future_set_progress(h.f, hook_fn, &h);
+	d = dprpc_future_then(h.f, then_mirror, NULL);
+	cr_assert_not_null(d);
+	cr_assert_eq(dprpc_future_wait(d, 2000000), 0);
+	cr_assert_eq(h.calls, 10);
+	cr_assert_arr_eq(dprpc_future_value(d, &len), "ok", 2);
+	dprpc_future_put(d);
+	dprpc_future_put(h.f);
+	assert_quiescent(pool);
+}
+
+Test(future, collect_all_progresses_through_every_input_hook)
+{
+	/* Two inputs driven by two different hooks (two agents), and a third
+	 * sharing the first's: the result's waiter drives both. */
+	struct hook h1 = {.f = dprpc_future_new(pool), .complete_at = 5, .ret_before = 0};
+	struct hook h2 = {.f = dprpc_future_new(pool), .complete_at = 7, .ret_before = 0};
+	struct dprpc_future *same = dprpc_future_new(pool);
+	struct dprpc_future *fs[3] = {h1.f, h2.f, same};
+	struct dprpc_future *res;
+
+	dprpc_future_set_progress(h1.f, hook_fn, &h1);
+	dprpc_future_set_progress(h2.f, hook_fn, &h2);
+	dprpc_future_set_progress(same, hook_fn, &h1);
+	(void)dprpc_future_complete(same, NULL, 0, NULL, NULL);
+	res = dprpc_future_collect_all(pool, fs, 3);
+	cr_assert_not_null(res);
+	cr_assert_eq(dprpc_future_wait(res, 2000000), 0);
+	cr_assert_eq(dprpc_future_state(h1.f), DPRPC_FUTURE_DONE);
+	cr_assert_eq(dprpc_future_state(h2.f), DPRPC_FUTURE_DONE);
+	dprpc_future_put(res);
+	dprpc_future_put(h1.f);
+	dprpc_future_put(h2.f);
+	dprpc_future_put(same);
+	assert_quiescent(pool);
+}
+
+Test(future, collect_all_of_one_hook_progresses)
+{
+	struct hook h = {.f = dprpc_future_new(pool), .complete_at = 3, .ret_before = 0};
+	struct dprpc_future *res;
+
+	dprpc_future_set_progress(h.f, hook_fn, &h);
+	res = dprpc_future_collect_all(pool, &h.f, 1);
+	cr_assert_not_null(res);
+	cr_assert_eq(dprpc_future_wait(res, 2000000), 0);
+	cr_assert_eq(h.calls, 3);
+	dprpc_future_put(res);
+	dprpc_future_put(h.f);
+	assert_quiescent(pool);
+}
+
 /* ------------------------------------------------------------------ */
 /* then() */
 

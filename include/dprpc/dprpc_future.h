@@ -272,7 +272,10 @@ int dprpc_future_add_callback(struct dprpc_future *f, dprpc_future_cb_t cb, void
 /**
  * Chain a step.  Returns a new pending future, from the same pool, with one
  * reference held by the caller; when @p f completes, @p fn runs with @p f
- * and the new future and must complete the new future.
+ * and the new future and must complete the new future.  The new future
+ * takes @p f's progress hook (dprpc_future_set_progress()), so waiting on
+ * it makes progress where waiting on @p f would: a then() on an
+ * rpc_async() future completes with nobody polling but its waiter.
  *
  * @return the new future, or NULL with rte_errno = ENOBUFS (no future or
  *         callback node left; @p fn is never called) or EINVAL.
@@ -295,10 +298,14 @@ int dprpc_future_wait_all(struct dprpc_future *const *fs, unsigned int n, uint64
  * A future that completes when every future of an array has completed
  * (PyTorch's collect_all).  It completes DONE with no value even if some of
  * the inputs failed: inspect the inputs.  It holds a reference to each
- * input until then.
+ * input until then.  Waiting on it calls the progress hooks of all the
+ * inputs (each distinct hook once per round), so inputs from calls to
+ * several agents complete with nobody polling but the waiter.
  *
  * @return the new future (one reference held by the caller), or NULL with
- *         rte_errno = ENOBUFS or EINVAL; on failure no reference is kept.
+ *         rte_errno = ENOBUFS, ENOMEM (inputs with different progress
+ *         hooks, and no memory for the set of them) or EINVAL; on failure
+ *         no reference is kept.
  */
 struct dprpc_future *dprpc_future_collect_all(
 	struct dprpc_future_pool *pool, struct dprpc_future *const *fs, unsigned int n);
