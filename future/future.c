@@ -1,6 +1,6 @@
 /* SPDX-License-Identifier: BSD-3-Clause */
 /*
- * Lock-free futures (DESIGN.md section 7, API in dprpc_future.h).
+ * Lock-free futures (API in dprpc_future.h; docs/futures.md).
  *
  * Design
  * ======

@@ -1,6 +1,6 @@
 /* SPDX-License-Identifier: BSD-3-Clause */
 /*
- * The one place dprpc spells its atomics (STYLE.md 6).
+ * The one place dprpc spells its atomics.
  *
  * Everything is C11 <stdatomic.h>.  Each use site carries a comment naming
  * the operation it pairs with; these wrappers only shorten the spelling and

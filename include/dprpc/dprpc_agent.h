@@ -1,7 +1,7 @@
 /* SPDX-License-Identifier: BSD-3-Clause */
 /**
  * @file
- * Agents: one dprpc worker each (DESIGN.md section 2).
+ * Agents: one dprpc worker each (docs/architecture.md in the source tree).
  *
  * An agent has a name and a rank in a static world map, an ethdev port (given
  * by the application or created from a vdev string), a mempool, handler
@@ -66,7 +66,7 @@ typedef void (*dprpc_peer_event_t)(
 #define DPRPC_MAX_MSG_LIMIT (65535u * DPRPC_MAX_FRAME_PAYLOAD)
 
 /**
- * Fault injection on one direction of an agent's port (DESIGN.md section 9),
+ * Fault injection on one direction of an agent's port (docs/reliability.md),
  * for tests of loss, duplication, reordering and delay on any PMD, memif
  * included.  All zero (the default) is off and costs one branch per burst.
  * Decisions come from a generator seeded with @ref seed, so a run repeats

@@ -1,7 +1,7 @@
 /* SPDX-License-Identifier: BSD-3-Clause */
 /**
  * @file
- * Lock-free futures (DESIGN.md section 7).
+ * Lock-free futures (docs/futures.md).
  *
  * A future is completed once, by one atomic transition, either with a value
  * (DONE) or with an error (FAILED).  Callbacks added before completion run

@@ -1,7 +1,7 @@
 /* SPDX-License-Identifier: BSD-3-Clause */
 /**
  * @file
- * Remote calls: handlers, rpc_sync and rpc_async (DESIGN.md section 3).
+ * Remote calls: handlers, rpc_sync and rpc_async (docs/architecture.md).
  *
  * A worker registers handlers by name; the wire carries a 32-bit id derived
  * from the name (dprpc_handler_id()), and a registration whose id collides

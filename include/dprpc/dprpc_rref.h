@@ -2,7 +2,7 @@
 /**
  * @file
  * Remote references (RRefs): remote(), to_here(), proxies, forks and
- * distributed reference counting (DESIGN.md section 6, PyTorch's RRef).
+ * distributed reference counting (PyTorch's RRef; the protocol is in docs/rref.md).
  *
  * An RRef names a value that lives on one worker, its owner.  Every agent
  * keeps the values it owns and the references it holds in RCU hash tables;
