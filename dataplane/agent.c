@@ -1,65 +1,38 @@
 /* SPDX-License-Identifier: BSD-3-Clause */
 /*
- * Agent life cycle: configuration, world, port, pools, lcores, teardown;
- * counters and dumps.
+ * Agent life cycle: configuration, world, pools, extensions, lcores,
+ * teardown; the process's registry of agents; the accessors of the agent
+ * and its workers.
  */
-#include <dirent.h>
 #include <errno.h>
-#include <limits.h>
-#include <inttypes.h>
 #include <stdlib.h>
 #include <string.h>
-#include <time.h>
 #include <unistd.h>
 
-#include <rte_bus_vdev.h>
 #include <rte_cycles.h>
-#include <rte_dev.h>
-#include <rte_eal.h>
-#include <rte_errno.h>
 #include <rte_ethdev.h>
 #include <rte_launch.h>
 #include <rte_lcore.h>
-#include <rte_mbuf_dyn.h>
 #include <rte_random.h>
 
 #include "dp_agent.h"
+#include "dp_client.h"
+#include "dp_eal.h"
+#include "dp_handler.h"
+#include "dp_liveness.h"
+#include "dp_msg.h"
+#include "dp_poll.h"
+#include "dp_port.h"
+#include "dp_server.h"
 #include "fut_internal.h"
 #include "dprpc_atomic.h"
 
 RTE_LOG_REGISTER_DEFAULT(dp_logtype, INFO);
 
-int dp_meta_offset = -1;
-
 /* Names of the agents alive in this process, to refuse duplicates. */
 static pthread_mutex_t dp_agents_lock = PTHREAD_MUTEX_INITIALIZER;
 static struct dprpc_agent *dp_agents[64];
 static unsigned int dp_instances;
-
-static const char *const dp_drop_names[DPRPC_DROP_MAX] = {
-	[DPRPC_DROP_TRUNCATED] = "truncated",
-	[DPRPC_DROP_NOT_DPRPC] = "not_dprpc",
-	[DPRPC_DROP_BAD_CSUM] = "bad_csum",
-	[DPRPC_DROP_BAD_MAGIC] = "bad_magic",
-	[DPRPC_DROP_BAD_VERSION] = "bad_version",
-	[DPRPC_DROP_BAD_TYPE] = "bad_type",
-	[DPRPC_DROP_BAD_LENGTH] = "bad_length",
-	[DPRPC_DROP_FOREIGN] = "foreign",
-	[DPRPC_DROP_UNSUPPORTED] = "unsupported",
-	[DPRPC_DROP_STALE] = "stale",
-	[DPRPC_DROP_NO_REQUEST] = "no_request",
-	[DPRPC_DROP_HANDLER_FULL] = "handler_full",
-	[DPRPC_DROP_DUPLICATE] = "duplicate",
-	[DPRPC_DROP_OLD_SESSION] = "old_session",
-	[DPRPC_DROP_TOO_BIG] = "too_big",
-	[DPRPC_DROP_NO_MEMORY] = "no_memory",
-};
-
-const char *
-dprpc_drop_reason_str(enum dprpc_drop_reason r)
-{
-	return (unsigned int)r < DPRPC_DROP_MAX ? dp_drop_names[r] : "unknown";
-}
 
 void
 dprpc_agent_conf_init(struct dprpc_agent_conf *c)
@@ -83,75 +56,6 @@ dprpc_agent_conf_init(struct dprpc_agent_conf *c)
 	c->keepalive_us = 100 * 1000;
 	c->peer_timeout_us = 1000 * 1000;
 	c->max_rrefs = 16384;
-}
-
-int
-dprpc_eal_cleanup(void)
-{
-	char dir[PATH_MAX];
-	struct dirent *e;
-	DIR *d;
-	int rc;
-
-	snprintf(dir, sizeof(dir), "%s", rte_eal_get_runtime_dir());
-	rc = rte_eal_cleanup();
-	d = opendir(dir);
-	if (d != NULL) {
-		while ((e = readdir(d)) != NULL)
-			if (strcmp(e->d_name, ".") != 0 && strcmp(e->d_name, "..") != 0)
-				(void)unlinkat(dirfd(d), e->d_name, 0);
-		closedir(d);
-		(void)rmdir(dir);
-	}
-	return rc < 0 ? rc : 0;
-}
-
-int
-dprpc_eal_init(int argc, char **argv)
-{
-	int rc = rte_eal_init(argc, argv);
-
-	if (rc < 0)
-		return rte_errno == EALREADY ? 0 : -rte_errno;
-	return rc;
-}
-
-static int
-dp_register_dynfield(void)
-{
-	static const struct rte_mbuf_dynfield desc = {
-		.name = "dprpc_call_meta",
-		.size = sizeof(struct dp_call_meta),
-		.align = __alignof__(struct dp_call_meta),
-	};
-	/* Idempotent: the same name and size give back the same offset. */
-	int off = rte_mbuf_dynfield_register(&desc);
-
-	if (off < 0)
-		return -rte_errno;
-	dp_meta_offset = off;
-	return 0;
-}
-
-/* An incarnation id: the creation time in ms, so that a restarted worker's
- * frames compare newer than its old ones (serial-number order, good across
- * 24 days), and strictly newer than the last one made in this process even
- * within the same millisecond. */
-static uint32_t
-dp_new_session(void)
-{
-	static uint32_t last;
-	struct timespec ts;
-	uint32_t s;
-
-	clock_gettime(CLOCK_REALTIME, &ts);
-	s = (uint32_t)((uint64_t)ts.tv_sec * 1000 + (uint64_t)ts.tv_nsec / 1000000);
-	pthread_mutex_lock(&dp_agents_lock);
-	if ((int32_t)(s - last) <= 0)
-		s = last + 1;
-	last = s;
-	pthread_mutex_unlock(&dp_agents_lock);
-	return s;
 }
 
 static int
@@ -239,82 +143,6 @@ dp_agent_name_drop(struct dprpc_agent *a)
 		if (dp_agents[i] == a)
 			dp_agents[i] = NULL;
 	pthread_mutex_unlock(&dp_agents_lock);
-}
-
-static int
-dp_port_open(struct dprpc_agent *a, const struct dprpc_agent_conf *c)
-{
-	struct rte_eth_conf pconf;
-	struct rte_eth_dev_info info;
-	uint16_t port;
-	size_t n;
-	int rc;
-
-	if (c->port_id >= 0) {
-		if (!rte_eth_dev_is_valid_port((uint16_t)c->port_id))
-			return -ENOENT;
-		port = (uint16_t)c->port_id;
-	} else {
-		n = strcspn(c->vdev, ",");
-		if (n == 0 || n >= sizeof(a->vdev_name))
-			return -EINVAL;
-		memcpy(a->vdev_name, c->vdev, n);
-		a->vdev_name[n] = '\0';
-		rc = rte_dev_probe(c->vdev);
-		if (rc < 0) {
-			DP_LOG(ERR, "agent %s: cannot create vdev '%s': %s", a->name, c->vdev,
-				strerror(-rc));
-			return rc;
-		}
-		a->port_probed = true;
-		if (rte_eth_dev_get_port_by_name(a->vdev_name, &port) != 0) {
-			DP_LOG(ERR, "agent %s: vdev '%s' gave no ethdev port", a->name,
-				a->vdev_name);
-			return -ENOENT;
-		}
-	}
-	a->port_id = port;
-	if (c->port_ready) {
-		a->rxq = c->rx_queue;
-		a->txq = c->tx_queue;
-		return 0;
-	}
-	a->rxq = 0;
-	a->txq = 0;
-	rc = rte_eth_dev_info_get(port, &info);
-	if (rc != 0)
-		return rc;
-	memset(&pconf, 0, sizeof(pconf));
-	rc = rte_eth_dev_configure(port, 1, 1, &pconf);
-	if (rc != 0)
-		return rc;
-	rc = rte_eth_rx_queue_setup(port, 0, 1024, rte_eth_dev_socket_id(port), NULL, a->mp);
-	if (rc != 0)
-		return rc;
-	rc = rte_eth_tx_queue_setup(port, 0, 1024, rte_eth_dev_socket_id(port), NULL);
-	if (rc != 0)
-		return rc;
-	rc = rte_eth_dev_start(port);
-	if (rc != 0)
-		return rc;
-	a->port_started = true;
-	/* Best effort: virtual devices mostly do not filter by MAC anyway. */
-	(void)rte_eth_promiscuous_enable(port);
-	return 0;
-}
-
-static void
-dp_port_close(struct dprpc_agent *a)
-{
-	if (a->port_started) {
-		(void)rte_eth_dev_stop(a->port_id);
-		a->port_started = false;
-	}
-	if (a->port_probed) {
-		(void)rte_eth_dev_close(a->port_id);
-		(void)rte_eal_hotplug_remove("vdev", a->vdev_name);
-		a->port_probed = false;
-	}
 }
 
 static int
@@ -437,6 +265,8 @@ dp_drain_rings(struct dprpc_agent *a)
 		dp_txmsg_put(meta->tx);
 		if (meta->fut != NULL) {
 			fut_fail_consume(meta->fut, -ESHUTDOWN, a->rank, "agent shut down");
+			/* Relaxed: a bound only, pairs with nothing (as in
+			 * dp_slot_release()). */
 			atomic_fetch_sub_explicit(
 				&a->peers[dst].outstanding, 1, memory_order_relaxed);
 			dp_count(&a->st.calls_failed, 1);
@@ -832,110 +662,4 @@ uint16_t
 dprpc_agent_port(const struct dprpc_agent *a)
 {
 	return a->port_id;
-}
-
-int
-dprpc_agent_stats_get(const struct dprpc_agent *a, struct dprpc_agent_stats *s)
-{
-	unsigned int i;
-
-	if (a == NULL || s == NULL)
-		return -EINVAL;
-	memset(s, 0, sizeof(*s));
-	s->rx_frames = dp_load_relaxed(&a->st.rx_frames);
-	s->tx_frames = dp_load_relaxed(&a->st.tx_frames);
-	s->tx_retries = dp_load_relaxed(&a->st.tx_retries);
-	s->tx_dropped = dp_load_relaxed(&a->st.tx_dropped);
-	s->reply_nombuf = dp_load_relaxed(&a->st.reply_nombuf);
-	s->requests_resent = dp_load_relaxed(&a->st.requests_resent);
-	s->retransmits = dp_load_relaxed(&a->st.retransmits);
-	s->keepalives = dp_load_relaxed(&a->st.keepalives);
-	s->peers_down = dp_load_relaxed(&a->st.peers_down);
-	s->peers_restarted = dp_load_relaxed(&a->st.peers_restarted);
-	s->msgs_sent = dp_load_relaxed(&a->st.msgs_sent);
-	s->msgs_received = dp_load_relaxed(&a->st.msgs_received);
-	s->frames_resent = dp_load_relaxed(&a->st.frames_resent);
-	s->acks_sent = dp_load_relaxed(&a->st.acks_sent);
-	s->credits_cut = dp_load_relaxed(&a->st.credits_cut);
-	/* Plain reads of poller-written counters: statistics, may lag. */
-	s->fault_dropped = a->ftx.dropped + a->frx.dropped;
-	s->fault_duplicated = a->ftx.duplicated + a->frx.duplicated;
-	s->fault_reordered = a->ftx.reordered + a->frx.reordered;
-	s->fault_delayed = a->ftx.delayed + a->frx.delayed;
-	s->calls_sent = dp_load_relaxed(&a->st.calls_sent);
-	s->calls_ok = dp_load_relaxed(&a->st.calls_ok);
-	s->calls_failed = dp_load_relaxed(&a->st.calls_failed);
-	s->calls_timed_out = dp_load_relaxed(&a->st.calls_timed_out);
-	s->requests_handled = dp_load_relaxed(&a->st.requests_handled);
-	s->requests_unknown = dp_load_relaxed(&a->st.requests_unknown);
-	for (i = 0; i < DPRPC_DROP_MAX; i++) {
-		s->drops[i] = dp_load_relaxed(&a->st.drops[i]);
-		s->dropped += s->drops[i];
-	}
-	return 0;
-}
-
-int
-dprpc_agent_usage(const struct dprpc_agent *a, struct dprpc_agent_usage *u)
-{
-	unsigned int p;
-
-	if (a == NULL || u == NULL)
-		return -EINVAL;
-	memset(u, 0, sizeof(*u));
-	u->futures = dprpc_future_pool_in_use(a->fpool);
-	u->requests = dp_requests_in_use(a);
-	u->mbufs = a->own_mp ? rte_mempool_in_use_count(a->mp) : 0;
-	/* Relaxed: counters for leak checks, exact only when quiescent. */
-	for (p = 0; p < a->world.n; p++)
-		u->calls += dp_load_relaxed(&a->peers[p].outstanding);
-	u->messages = (unsigned int)dp_load_relaxed(&a->st.msgs_live);
-	return 0;
-}
-
-void
-dprpc_agent_dump(const struct dprpc_agent *a, FILE *f)
-{
-	struct dprpc_agent_stats s;
-	struct dprpc_agent_usage u;
-	unsigned int i;
-
-	if (a == NULL || f == NULL)
-		return;
-	dprpc_agent_stats_get(a, &s);
-	dprpc_agent_usage(a, &u);
-	fprintf(f, "agent %s rank %u/%u port %u session 0x%08x io_lcore %d handler_lcores %u\n",
-		a->name, a->rank, a->world.n, a->port_id, a->session,
-		a->io_lcore == DPRPC_LCORE_NONE ? -1 : (int)a->io_lcore, a->nb_hl);
-	fprintf(f,
-		"  frames rx %" PRIu64 " tx %" PRIu64 " tx_retries %" PRIu64 " tx_dropped %" PRIu64
-		"\n",
-		s.rx_frames, s.tx_frames, s.tx_retries, s.tx_dropped);
-	fprintf(f,
-		"  calls sent %" PRIu64 " ok %" PRIu64 " failed %" PRIu64 " timed_out %" PRIu64
-		"\n",
-		s.calls_sent, s.calls_ok, s.calls_failed, s.calls_timed_out);
-	fprintf(f, "  requests handled %" PRIu64 " unknown %" PRIu64 " resent %" PRIu64 "\n",
-		s.requests_handled, s.requests_unknown, s.requests_resent);
-	fprintf(f,
-		"  messages sent %" PRIu64 " received %" PRIu64 " frames_resent %" PRIu64
-		" acks %" PRIu64 " credits_cut %" PRIu64 "\n",
-		s.msgs_sent, s.msgs_received, s.frames_resent, s.acks_sent, s.credits_cut);
-	fprintf(f, "  dropped %" PRIu64, s.dropped);
-	for (i = 0; i < DPRPC_DROP_MAX; i++)
-		if (s.drops[i] != 0)
-			fprintf(f, " %s=%" PRIu64, dprpc_drop_reason_str(i), s.drops[i]);
-	fprintf(f,
-		"\n  in use: futures %u requests %u mbufs %u calls %u messages %u; handlers %u\n",
-		u.futures, u.requests, u.mbufs, u.calls, u.messages, a->nb_handlers);
-	for (i = 0; i < a->world.n; i++) {
-		struct dprpc_worker_rtt r = {0, 0};
-
-		(void)dprpc_worker_rtt(a, i, &r); /* zeros for ourselves */
-		fprintf(f,
-			"  worker %u %s " RTE_ETHER_ADDR_PRT_FMT
-			" port %u srtt %.1f us rto %.1f us\n",
-			i, a->world.w[i].name, RTE_ETHER_ADDR_BYTES(&a->world.w[i].addr.mac),
-			rte_be_to_cpu_16(a->world.w[i].addr.port), r.srtt_ns / 1e3, r.rto_ns / 1e3);
-	}
 }

@@ -1,6 +1,6 @@
 /* SPDX-License-Identifier: BSD-3-Clause */
 /*
- * dprpc wire format, version 1 (DESIGN.md section 4).
+ * dprpc wire format, version 1 (docs/wire.md).
  *
  * A frame is Ethernet + IPv4 (no options, never fragmented) + UDP + the dprpc
  * header below + payload.  Every multi-byte field is big-endian; the header

@@ -1,0 +1,196 @@
+/* SPDX-License-Identifier: BSD-3-Clause */
+/*
+ * Calls, the client's API: dprpc_rpc_async*() build a request frame (or a
+ * multi-frame message's carrier), take a future and hand the frame to the
+ * poller (or send it at once when nobody polls); dprpc_rpc_sync*() wait
+ * for the future, polling when nobody else does.  Any thread.
+ */
+#include <errno.h>
+#include <string.h>
+
+#include <rte_cycles.h>
+#include <rte_errno.h>
+#include <rte_mbuf.h>
+
+#include "dp_agent.h"
+#include "dp_client.h"
+#include "dp_msg.h"
+#include "dp_poll.h"
+#include "dp_tx.h"
+#include "fut_internal.h"
+#include "dprpc_atomic.h"
+
+struct dprpc_future *
+dprpc_rpc_async_id(struct dprpc_agent *a, unsigned int to, uint32_t handler_id, const void *data,
+	size_t len, uint64_t timeout_us)
+{
+	struct dp_hdr_fields f;
+	struct dp_call_meta *meta;
+	struct dprpc_future *fut;
+	struct dp_peer *peer;
+	struct rte_mbuf *m;
+	uint8_t *frame;
+	uint64_t now;
+
+	if (a == NULL || to >= a->world.n || (data == NULL && len > 0)) {
+		rte_errno = EINVAL;
+		return NULL;
+	}
+	if (len > a->max_msg) {
+		rte_errno = EMSGSIZE;
+		return NULL;
+	}
+	peer = &a->peers[to];
+	/* Relaxed: liveness is a snapshot; a call that slips past a peer
+	 * going down is failed by the poller's next liveness check. */
+	if (dp_load_relaxed(&peer->state) == DPRPC_PEER_DOWN) {
+		rte_errno = EHOSTDOWN;
+		return NULL;
+	}
+	/* Relaxed: a bound only; the poller's decrement publishes nothing. */
+	if (atomic_fetch_add_explicit(&peer->outstanding, 1, memory_order_relaxed) >=
+		a->max_outstanding) {
+		atomic_fetch_sub_explicit(&peer->outstanding, 1, memory_order_relaxed);
+		rte_errno = EAGAIN;
+		return NULL;
+	}
+	/* Two references: the caller's, and the agent's, which the
+	 * completion drops (fut_complete_consume()). */
+	fut = fut_new_refs(a->fpool, 2);
+	if (fut == NULL)
+		goto fail_outstanding;
+	f = (struct dp_hdr_fields){
+		.type = DP_FRAME_REQUEST,
+		.src = a->rank,
+		.dst = (uint16_t)to,
+		.session = a->session,
+		.handler_id = handler_id,
+	};
+	if (unlikely(len > DPRPC_MAX_FRAME_PAYLOAD)) {
+		struct dp_txmsg *t = dp_txmsg_new(a, &f, data, (uint32_t)len);
+
+		m = t != NULL ? dp_carrier_new(a, t) : NULL;
+		if (m == NULL) {
+			dp_txmsg_put(t);
+			goto fail_future;
+		}
+	} else {
+		m = dp_frame_alloc(a, (uint32_t)len, &frame);
+		if (m == NULL)
+			goto fail_future;
+		dp_frame_write(frame, peer->tmpl, &f, data, (uint32_t)len);
+		dp_meta(m)->tx = NULL;
+	}
+	if (timeout_us == DPRPC_TIMEOUT_DEFAULT)
+		timeout_us = a->default_timeout_us;
+	meta = dp_meta(m);
+	meta->fut = fut;
+	now = rte_rdtsc();
+	meta->deadline_tsc = timeout_us == 0 ? 0 : now + dp_us_to_tsc(a, timeout_us);
+	dprpc_future_set_progress(fut, dp_progress, a);
+	if (!a->io_launched && dp_tls_poller != a && dp_poll_trylock(a)) {
+		/* Caller-driven and nobody polls: send it ourselves now rather
+		 * than through the ring (after what the ring holds, keeping
+		 * this thread's calls in order).  The calls in the ring start
+		 * at now too, not at the last poll's time. */
+		a->now_tsc = now;
+		dp_drain_tx_ring(a);
+		dp_start_call(a, m, now);
+		dp_tx_flush(a);
+		dp_poll_unlock(a);
+		return fut;
+	}
+	if (dp_submit(a, m, false) != 0) {
+		dp_txmsg_put(meta->tx);
+		rte_pktmbuf_free(m);
+		goto fail_future;
+	}
+	return fut;
+
+fail_future:
+	/* Never shared: both references go, nothing else holds it. */
+	dprpc_future_put(fut);
+	dprpc_future_put(fut);
+fail_outstanding:
+	/* Relaxed: a bound only, as above. */
+	atomic_fetch_sub_explicit(&peer->outstanding, 1, memory_order_relaxed);
+	rte_errno = ENOBUFS;
+	return NULL;
+}
+
+int
+dp_resolve(const struct dprpc_agent *a, const char *to, const char *hname)
+{
+	int rank;
+
+	if (a == NULL || to == NULL || hname == NULL) {
+		rte_errno = EINVAL;
+		return -1;
+	}
+	rank = dprpc_worker_rank(a, to);
+	if (rank < 0) {
+		rte_errno = -rank;
+		return -1;
+	}
+	return rank;
+}
+
+struct dprpc_future *
+dprpc_rpc_async(struct dprpc_agent *a, const char *to, const char *handler, const void *data,
+	size_t len, uint64_t timeout_us)
+{
+	int rank = dp_resolve(a, to, handler);
+
+	return rank < 0 ? NULL
+			: dprpc_rpc_async_id(a, (unsigned int)rank, dprpc_handler_id(handler), data,
+				  len, timeout_us);
+}
+
+int
+dp_sync_wait(struct dprpc_agent *a, struct dprpc_future *fut, uint64_t timeout_us, void *out,
+	size_t *out_len, struct dprpc_error *err)
+{
+	const void *val;
+	size_t vlen;
+	int rc;
+
+	/* A call's own timeout fails its future: then wait without a limit. */
+	(void)dp_poll_until_done(a, fut);
+	rc = dprpc_future_wait(fut, timeout_us);
+	if (rc == 0) {
+		val = dprpc_future_value(fut, &vlen);
+		if (out_len != NULL) {
+			if (vlen > *out_len)
+				rc = -EMSGSIZE;
+			else if (vlen > 0)
+				memcpy(out, val, vlen);
+			*out_len = vlen;
+		}
+	} else if (err != NULL && dprpc_future_error(fut) != NULL) {
+		*err = *dprpc_future_error(fut); /* not on a wait that timed out */
+	}
+	dprpc_future_put(fut);
+	return rc;
+}
+
+int
+dprpc_rpc_sync_id(struct dprpc_agent *a, unsigned int to, uint32_t handler_id, const void *data,
+	size_t len, uint64_t timeout_us, void *out, size_t *out_len, struct dprpc_error *err)
+{
+	struct dprpc_future *fut = dprpc_rpc_async_id(a, to, handler_id, data, len, timeout_us);
+
+	if (fut == NULL)
+		return -rte_errno;
+	return dp_sync_wait(a, fut, 0, out, out_len, err);
+}
+
+int
+dprpc_rpc_sync(struct dprpc_agent *a, const char *to, const char *handler, const void *data,
+	size_t len, uint64_t timeout_us, void *out, size_t *out_len, struct dprpc_error *err)
+{
+	struct dprpc_future *fut = dprpc_rpc_async(a, to, handler, data, len, timeout_us);
+
+	if (fut == NULL)
+		return -rte_errno;
+	return dp_sync_wait(a, fut, 0, out, out_len, err);
+}

@@ -1,0 +1,121 @@
+/* SPDX-License-Identifier: BSD-3-Clause */
+/*
+ * The client side of calls (client.c): session slots, starting a call,
+ * matching its response, the resend timers and their adaptive timeout,
+ * failing the calls pending towards a peer.  Poller only.
+ *
+ * Matching a response (dp_handle_response()) and its round-trip sample
+ * (dp_rtt_sample()) are inline here: the rx demux (poll.c) runs them for
+ * every response, as it did when they shared its file.
+ */
+/* Before the guard: dp_agent.h includes this header at its end. */
+#include "dp_agent.h"
+
+#ifndef DP_CLIENT_H
+#define DP_CLIENT_H
+
+#include <stdint.h>
+#include <string.h>
+
+#include "dp_msg.h"
+#include "dp_server.h"
+#include "fut_internal.h"
+
+/* A session slot: one call in flight towards a peer.  Poller only. */
+struct dp_slot {
+	struct dprpc_future *fut; /* NULL when free */
+	uint32_t req_num;
+	uint64_t deadline_tsc;
+	struct dp_kept req;  /* the request, for resending */
+	struct dp_txmsg *tx; /* a multi-frame request: ours until the slot is freed */
+	struct dp_rxmsg *rx; /* a multi-frame response being reassembled */
+	uint64_t rtx_tsc;    /* next resend */
+	uint64_t rto_tsc;    /* current resend interval */
+	/* First transmission of a single-frame request, for a round-trip
+	 * sample; 0 once resent (Karn: an answer to which copy is unknown)
+	 * or for a multi-frame one (its transfer is not a round trip). */
+	uint64_t sent_tsc;
+};
+
+/* Frees a response's mbuf, the future's value (zero copy). */
+void dp_value_free_mbuf(void *m);
+/* Release slot @s of @peer and return the future it held (agent's ref). */
+struct dprpc_future *dp_slot_release(
+	struct dprpc_agent *a, struct dp_peer *peer, struct dp_slot *s);
+/* Give a submitted request its slot and request number. */
+void dp_start_call(struct dprpc_agent *a, struct rte_mbuf *m, uint64_t now);
+/* The calls' timers, once per timer period (dp_run_timers()): resend what
+ * is late, fail what timed out.  How many calls it resent or failed. */
+unsigned int dp_client_timers(struct dprpc_agent *a, uint64_t now);
+void dp_fail_all_slots(struct dprpc_agent *a, int code, const char *msg);
+void dp_fail_peer_slots(struct dprpc_agent *a, unsigned int p, int code, const char *msg);
+
+/* A round-trip sample @r of @peer: the adaptive resend timeout (RFC 6298,
+ * see client.c). */
+static inline void
+dp_rtt_sample(struct dprpc_agent *a, struct dp_peer *peer, uint64_t r)
+{
+	/* Relaxed: only the poller writes them (dp_agent.h). */
+	uint64_t srtt = dp_load_relaxed(&peer->srtt_tsc);
+	uint64_t d, rto;
+
+	if (srtt == 0) {
+		srtt = r > 0 ? r : 1;
+		peer->rttvar_tsc = r / 2;
+	} else {
+		d = r > srtt ? r - srtt : srtt - r;
+		peer->rttvar_tsc = (3 * peer->rttvar_tsc + d) / 4;
+		srtt = (7 * srtt + r) / 8;
+	}
+	dp_store_relaxed(&peer->srtt_tsc, srtt);
+	rto = srtt + RTE_MAX(a->timer_period_tsc, 4 * peer->rttvar_tsc);
+	dp_store_relaxed(&peer->rto_tsc, RTE_MIN(rto, a->rto_max_tsc));
+}
+
+/* A response frame from the rx demux: a single-frame response completes
+ * its call; a multi-frame one's frames go to its reassembly. */
+static inline void
+dp_handle_response(struct dprpc_agent *a, struct rte_mbuf *m, const struct dp_parsed *p)
+{
+	struct dp_peer *peer = &a->peers[p->src];
+	struct dprpc_future *fut;
+	struct dp_slot *s;
+	char msg[DPRPC_ERRMSG_MAX];
+	uint32_t n;
+
+	if (p->slot >= a->max_outstanding) {
+		dp_drop_frame(a, m, DPRPC_DROP_STALE);
+		return;
+	}
+	s = &peer->slots[p->slot];
+	if (s->fut == NULL || s->req_num != p->req_num) {
+		dp_drop_frame(a, m, DPRPC_DROP_STALE);
+		return;
+	}
+	if (p->pkt_cnt > 1) {
+		dp_msg_rx_response(a, s, m, p);
+		return;
+	}
+	/* now_tsc, read as this poll began, is after the request went
+	 * (sent_tsc: in an earlier poll, or by a caller before it). */
+	if (s->sent_tsc != 0 && (int64_t)(a->now_tsc - s->sent_tsc) >= 0)
+		dp_rtt_sample(a, peer, a->now_tsc - s->sent_tsc);
+	fut = dp_slot_release(a, peer, s);
+	if (p->status == 0) {
+		/* Zero copy: the future owns the mbuf from here on.  The
+		 * agent's reference is dropped by the completion itself. */
+		if (fut_complete_consume(fut, p->payload_len ? p->payload : NULL, p->payload_len,
+			    dp_value_free_mbuf, m) != 0)
+			rte_pktmbuf_free(m);
+		dp_count(&a->st.calls_ok, 1);
+	} else {
+		n = RTE_MIN(p->payload_len, (uint32_t)sizeof(msg) - 1);
+		memcpy(msg, p->payload, n);
+		msg[n] = '\0';
+		rte_pktmbuf_free(m);
+		fut_fail_consume(fut, -(int)RTE_MIN(p->status, (uint32_t)INT32_MAX), p->src, msg);
+		dp_count(&a->st.calls_failed, 1);
+	}
+}
+
+#endif /* DP_CLIENT_H */

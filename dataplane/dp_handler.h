@@ -1,0 +1,53 @@
+/* SPDX-License-Identifier: BSD-3-Clause */
+/*
+ * Handlers (handler.c): the registry of handlers by wire id, the request
+ * object and the reply path, running a request inline or on a handler
+ * lcore.  dp_handler_find() and dp_run_handler(): any thread (the registry
+ * is read without a lock); dp_reply_error_or_drop(): the thread that holds
+ * the request; dp_req_new(), dp_req_start(): the poller;
+ * dp_lcore_handler(): a handler lcore's loop.  The functions an extension
+ * uses (dp_register(), dp_redispatch(), dp_request_free(), the request's
+ * hook and input) are declared in dp_ext.h.
+ */
+#ifndef DP_HANDLER_H
+#define DP_HANDLER_H
+
+#include <stdatomic.h>
+#include <stdbool.h>
+#include <stdint.h>
+
+#include <dprpc/dprpc_rpc.h>
+
+struct dprpc_agent;
+struct dp_parsed;
+struct rte_ring;
+
+struct dp_handler {
+	/* Wire id; 0 while the bucket is free.  Written last, with release,
+	 * by dprpc_register(); read with acquire by dp_handler_find(). */
+	_Atomic uint32_t id;
+	enum dprpc_handler_mode mode;
+	dprpc_handler_t fn;
+	void *arg;
+	char name[DPRPC_HANDLER_NAME_MAX];
+};
+
+struct dp_hlcore {
+	struct dprpc_agent *agent;
+	unsigned int lcore;
+	struct rte_ring *ring; /* SP (poller) / SC (this lcore) */
+	bool launched;
+};
+
+/* A request object for @p (payload in place, no frame attached), or NULL
+ * if the pool is empty (counted). */
+struct dprpc_request *dp_req_new(struct dprpc_agent *a, const struct dp_parsed *p);
+/* Run @req's handler inline or queue it to the pool, or answer that there
+ * is no such handler or no room. */
+void dp_req_start(struct dprpc_agent *a, struct dprpc_request *req);
+const struct dp_handler *dp_handler_find(const struct dprpc_agent *a, uint32_t id);
+void dp_reply_error_or_drop(struct dprpc_request *req, int code, const char *msg);
+void dp_run_handler(struct dprpc_request *req);
+int dp_lcore_handler(void *hlcore_arg);
+
+#endif /* DP_HANDLER_H */

@@ -1,0 +1,80 @@
+/* SPDX-License-Identifier: BSD-3-Clause */
+/*
+ * Liveness (liveness.c): incarnations (session ids), keep-alives, peers
+ * declared down or seen to restart, CONTROL frames.  The poller, but
+ * dp_new_session() (the thread that creates an agent).  The two checks the
+ * rx demux (poll.c) makes on every frame, dp_check_session() and
+ * dp_peer_heard(), are inline here, as they were in its file.
+ */
+#ifndef DP_LIVENESS_H
+#define DP_LIVENESS_H
+
+#include <errno.h>
+#include <stdbool.h>
+#include <stdint.h>
+#include <stdio.h>
+
+#include "dp_agent.h"
+#include "dp_client.h"
+#include "dp_server.h"
+
+/* A new incarnation id for an agent being created. */
+uint32_t dp_new_session(void);
+/* Send a CONTROL frame (@op) to worker @to. */
+void dp_send_control(struct dprpc_agent *a, unsigned int to, enum dp_ctrl_op op);
+/* Keep-alives and peer time-outs, once per timer period (dp_run_timers()). */
+void dp_liveness(struct dprpc_agent *a, uint64_t now);
+
+/*
+ * Incarnations.  Every frame carries its sender's session, its creation
+ * time in ms.  The first one seen from a peer is adopted; an older one
+ * (serial-number order) is a stale frame of a previous incarnation and is
+ * dropped; a newer one means the peer restarted: what it held is gone, so
+ * the server state kept for it is cleared and the calls pending towards it
+ * fail with -ECONNRESET (its new incarnation never saw them).  No handshake
+ * frame is involved, so no single lost frame can defeat it.
+ */
+static inline bool
+dp_check_session(struct dprpc_agent *a, const struct dp_parsed *p)
+{
+	struct dp_peer *peer = &a->peers[p->src];
+	char msg[DPRPC_ERRMSG_MAX];
+	int32_t d;
+
+	if (likely(peer->session_known && p->session == peer->session))
+		return true;
+	if (!peer->session_known) {
+		peer->session = p->session;
+		peer->session_known = true;
+		return true;
+	}
+	d = (int32_t)(p->session - peer->session);
+	if (d < 0)
+		return false;
+	peer->session = p->session;
+	dp_srv_reset(a, peer);
+	dp_count(&a->st.peers_restarted, 1);
+	snprintf(msg, sizeof(msg), "worker %s restarted", a->world.w[p->src].name);
+	dp_fail_peer_slots(a, p->src, -ECONNRESET, msg);
+	return true;
+}
+
+/* A frame came from peer @p: it is up. */
+static inline void
+dp_peer_heard(struct dprpc_agent *a, unsigned int p)
+{
+	struct dp_peer *peer = &a->peers[p];
+	/* Relaxed, here and below: the poller is the only writer of state,
+	 * which other threads read as a snapshot (struct dp_peer). */
+	uint8_t was = dp_load_relaxed(&peer->state);
+
+	peer->last_rx_tsc = a->now_tsc;
+	peer->silent_since_tsc = 0;
+	if (was == DPRPC_PEER_UP)
+		return;
+	dp_store_relaxed(&peer->state, DPRPC_PEER_UP);
+	if (was == DPRPC_PEER_DOWN && a->peer_event != NULL)
+		a->peer_event(a, p, true, a->peer_event_arg);
+}
+
+#endif /* DP_LIVENESS_H */

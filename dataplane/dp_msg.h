@@ -1,0 +1,135 @@
+/* SPDX-License-Identifier: BSD-3-Clause */
+/*
+ * Multi-frame messages (msg_tx.c sends them, msg_rx.c receives them):
+ * splitting, reassembly, acknowledgements, credits and the recovery of lost
+ * frames (docs/reliability.md).
+ *
+ * A request or response longer than DPRPC_MAX_FRAME_PAYLOAD bytes travels
+ * as n frames; every frame but the last is full, each names its index, the
+ * frame count and the message length.
+ *
+ * Memory.  Message buffers come from DPDK's heap (rte_malloc): memory
+ * that stays mapped and faulted in once used, so a message does not pay a
+ * page fault per 4 KiB as fresh malloc() memory would (glibc hands large
+ * blocks back to the kernel: measured at about 1 us per page here), and
+ * whose IOVA is known.  Size DPDK's memory (-m) for the messages in flight,
+ * counting what the server holds: a request being reassembled holds its
+ * whole length from its first frame, and a multi-frame response is kept
+ * until the client acknowledges all of it.  The server has no timer of its
+ * own: both are freed when the client's next request takes the slot, when
+ * the client restarts (a new session), or with the agent; a client that
+ * stops mid-message pins up to max_msg_size per slot until then (a peer
+ * declared down keeps its slots: it may come back in the same session).
+ *
+ * Flow control.  A sender may have `window` frames beyond the last one
+ * acknowledged: its own credits until the receiver's first ACK, then what
+ * the receiver grants (its credits) in every ACK.  The sender marks every
+ * quarter window's frame and the window's last with DP_MSG_ACK_NOW and the
+ * receiver acknowledges those, so a steady sender is never idle whatever
+ * the two sides' credits.  A receiver whose mbuf pool is under a quarter
+ * full grants an eighth of its credits: senders slow down instead of
+ * having frames dropped.
+ *
+ * Loss.  The receiver keeps a bitmap and accepts frames in any order; a
+ * frame beyond a gap makes it send a NACK for the first missing frame
+ * (again every half window of frames beyond the same gap, and at once for
+ * the next gap when a resend fills one), which the sender answers by
+ * resending that frame.  Every ACK also says how far the receiver holds
+ * frames (hi).  Whatever else is lost (a resent frame, an ACK, the tail of
+ * a message) is recovered by the caller's timer, which asks where the
+ * receiver stands: the client sends its request's first unacknowledged
+ * frame asking for an ACK, or a PROBE acknowledgement of the response.
+ * The answer (or the probe, at the server) makes the sender resend the
+ * first missing frame and everything it sent beyond hi; gaps in between
+ * follow by NACK.  The server itself keeps no timer.  Duplicates are
+ * counted and dropped by the bitmap.
+ *
+ * Everything here runs on the poller, but dp_txmsg_new(), dp_carrier_new()
+ * and dp_txmsg_put() (any thread).
+ */
+/* Before the guard: dp_agent.h includes this header (through dp_client.h)
+ * at its end. */
+#include "dp_agent.h"
+
+#ifndef DP_MSG_H
+#define DP_MSG_H
+
+#include <stdbool.h>
+#include <stdint.h>
+
+#include <rte_mbuf.h>
+
+#include "dp_wire.h"
+
+#define DP_FRAG DPRPC_MAX_FRAME_PAYLOAD
+
+/*
+ * A message longer than one frame's payload is copied once into a
+ * dp_txmsg; its frames are made on demand, each a header mbuf chained to
+ * an mbuf attached (no copy) to its slice of the copy, so only the
+ * window's frames exist at a time.  The receiver copies each frame's
+ * payload into a dp_rxmsg (one copy) and acknowledges.
+ */
+struct dp_txmsg {
+	/* Holds one reference for the agent, one per frame in flight; the
+	 * last one frees the message (any thread: the PMD frees frames). */
+	struct rte_mbuf_ext_shared_info shinfo;
+	struct dp_hdr_fields f; /* every frame's header but the frame fields */
+	uint32_t len, n;	/* bytes, frames */
+	uint32_t next;		/* the next frame to send */
+	uint32_t hi;		/* frames below this were sent at least once */
+	uint32_t acked;		/* the receiver holds every frame below this */
+	uint32_t window;	/* the receiver's credits beyond acked */
+	bool probing;		/* the resend timer asked the receiver where it stands */
+	uint8_t *buf;
+};
+
+struct dp_rxmsg {
+	uint32_t req_num, len, n;
+	uint32_t handler_id, status;
+	uint32_t have;	    /* frames received */
+	uint32_t cum;	    /* every frame below this is here */
+	uint32_t hi;	    /* no frame from this on is here */
+	uint32_t ooo, dups; /* frames beyond a gap at cum; duplicates */
+	bool jumped;	    /* the last frame moved cum over frames held */
+	uint8_t *buf;	    /* len bytes, cache-line aligned */
+	uint64_t bits[];    /* frames received */
+};
+
+/* msg_tx.c */
+struct dp_txmsg *dp_txmsg_new(
+	const struct dprpc_agent *a, const struct dp_hdr_fields *f, const void *data, uint32_t len);
+void dp_txmsg_put(struct dp_txmsg *t);
+struct rte_mbuf *dp_carrier_new(struct dprpc_agent *a, struct dp_txmsg *t);
+void dp_msg_start_call(struct dprpc_agent *a, struct dp_slot *s, struct dp_txmsg *t);
+void dp_msg_start_response(struct dprpc_agent *a, struct dp_txmsg *t);
+void dp_msg_rx_ack(struct dprpc_agent *a, struct rte_mbuf *m, const struct dp_parsed *p);
+void dp_msg_resend(struct dprpc_agent *a, unsigned int to, struct dp_slot *s);
+bool dp_msg_resend_response(struct dprpc_agent *a, unsigned int from, uint16_t slot);
+void dp_msg_slot_clear(struct dprpc_agent *a, struct dp_slot *s);
+void dp_self_fail(
+	struct dprpc_agent *a, uint16_t slot, uint32_t req_num, int code, const char *why);
+
+/* msg_rx.c */
+void dp_rxmsg_free(void *r);
+void dp_msg_rx_request(struct dprpc_agent *a, struct rte_mbuf *m, const struct dp_parsed *p);
+void dp_msg_rx_response(
+	struct dprpc_agent *a, struct dp_slot *s, struct rte_mbuf *m, const struct dp_parsed *p);
+void dp_msg_srv_clear(struct dprpc_agent *a, struct dp_srv_slot *e);
+/* Complete the call on slot @s of @peer with a whole response. */
+void dp_msg_complete(struct dprpc_agent *a, struct dp_peer *peer, struct dp_slot *s,
+	unsigned int src, uint32_t status, uint8_t *buf, uint32_t len, void (*free_fn)(void *),
+	void *arg);
+/* Acknowledge frames of a message of @of_type (or ask for an ACK, with
+ * DP_ACK_PROBE in @flags): nothing to ourselves or without an mbuf. */
+void dp_send_ack(struct dprpc_agent *a, unsigned int to, uint8_t of_type, uint16_t slot,
+	uint32_t req_num, uint32_t cum, uint32_t hi, uint32_t n, uint16_t flags);
+
+/* Messages held by slots, up or down by @d. */
+static inline void
+dp_msgs_live(struct dprpc_agent *a, int d)
+{
+	dp_count(&a->st.msgs_live, (uint64_t)(int64_t)d);
+}
+
+#endif /* DP_MSG_H */

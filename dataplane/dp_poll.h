@@ -1,0 +1,29 @@
+/* SPDX-License-Identifier: BSD-3-Clause */
+/*
+ * The poll loop (poll.c).  Whoever holds the poll flag (agent->polling)
+ * is the poller: dp_poll_trylock() and dp_poll_unlock() take and give it
+ * back, from any thread; dp_rx_frame() runs on the poller; dp_idle() is
+ * any loop's back-off; dp_lcore_io() is an io lcore's loop.  dp_on_poller()
+ * and dp_progress() are declared in dp_ext.h.
+ */
+#ifndef DP_POLL_H
+#define DP_POLL_H
+
+#include <stdbool.h>
+
+struct dprpc_agent;
+struct dprpc_future;
+struct rte_mbuf;
+
+/* For a synchronous caller: poll, holding the poll flag throughout (one
+ * exchange instead of one per poll), until @fut completes or the wait
+ * grows long.  False if it did not (or could not) see it complete. */
+bool dp_poll_until_done(struct dprpc_agent *a, const struct dprpc_future *fut);
+bool dp_poll_trylock(struct dprpc_agent *a);
+void dp_poll_unlock(struct dprpc_agent *a);
+/* The rx demux: a frame received, or looped back to ourselves. */
+void dp_rx_frame(struct dprpc_agent *a, struct rte_mbuf *m);
+void dp_idle(const struct dprpc_agent *a, unsigned int *empty);
+int dp_lcore_io(void *agent);
+
+#endif /* DP_POLL_H */

@@ -1,0 +1,29 @@
+/* SPDX-License-Identifier: BSD-3-Clause */
+/*
+ * Transmission (tx.c): handing frames to the poller through tx_ring,
+ * staging them in tx_buf for rte_eth_tx_burst(), flushing, and looping
+ * frames addressed to ourselves back to the rx demux.  dp_submit() and
+ * dp_frame_alloc(): any thread; the rest: the poller.
+ *
+ * dp_submit() and dp_frame_alloc() live here rather than with the calls
+ * (call.c): replies (handler.c) and resends (server.c) use them too, and
+ * dp_submit() is the producer side of tx_ring, whose consumer is
+ * dp_drain_tx_ring().
+ */
+#ifndef DP_TX_H
+#define DP_TX_H
+
+#include <stdbool.h>
+#include <stdint.h>
+
+#include "dp_agent.h"
+
+int dp_submit(struct dprpc_agent *a, struct rte_mbuf *m, bool must);
+struct rte_mbuf *dp_frame_alloc(struct dprpc_agent *a, uint32_t len, uint8_t **frame);
+unsigned int dp_drain_tx_ring(struct dprpc_agent *a);
+void dp_stage_tx(struct dprpc_agent *a, struct rte_mbuf *m);
+void dp_stage_out(struct dprpc_agent *a, struct rte_mbuf *m);
+void dp_stage_port(struct dprpc_agent *a, struct rte_mbuf *m);
+unsigned int dp_tx_flush(struct dprpc_agent *a);
+
+#endif /* DP_TX_H */

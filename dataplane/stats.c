@@ -1,0 +1,148 @@
+/* SPDX-License-Identifier: BSD-3-Clause */
+/*
+ * Counters and dumps: the drop reasons' names, dprpc_agent_stats_get(),
+ * dprpc_agent_usage() and dprpc_agent_dump().  Any thread: counters are
+ * read relaxed (struct dp_stats), a snapshot that may lag the poller.
+ */
+#include <errno.h>
+#include <inttypes.h>
+#include <stdio.h>
+#include <string.h>
+
+#include <rte_byteorder.h>
+#include <rte_ether.h>
+
+#include "dp_agent.h"
+#include "dprpc_atomic.h"
+
+static const char *const dp_drop_names[DPRPC_DROP_MAX] = {
+	[DPRPC_DROP_TRUNCATED] = "truncated",
+	[DPRPC_DROP_NOT_DPRPC] = "not_dprpc",
+	[DPRPC_DROP_BAD_CSUM] = "bad_csum",
+	[DPRPC_DROP_BAD_MAGIC] = "bad_magic",
+	[DPRPC_DROP_BAD_VERSION] = "bad_version",
+	[DPRPC_DROP_BAD_TYPE] = "bad_type",
+	[DPRPC_DROP_BAD_LENGTH] = "bad_length",
+	[DPRPC_DROP_FOREIGN] = "foreign",
+	[DPRPC_DROP_UNSUPPORTED] = "unsupported",
+	[DPRPC_DROP_STALE] = "stale",
+	[DPRPC_DROP_NO_REQUEST] = "no_request",
+	[DPRPC_DROP_HANDLER_FULL] = "handler_full",
+	[DPRPC_DROP_DUPLICATE] = "duplicate",
+	[DPRPC_DROP_OLD_SESSION] = "old_session",
+	[DPRPC_DROP_TOO_BIG] = "too_big",
+	[DPRPC_DROP_NO_MEMORY] = "no_memory",
+};
+
+const char *
+dprpc_drop_reason_str(enum dprpc_drop_reason r)
+{
+	return (unsigned int)r < DPRPC_DROP_MAX ? dp_drop_names[r] : "unknown";
+}
+
+int
+dprpc_agent_stats_get(const struct dprpc_agent *a, struct dprpc_agent_stats *s)
+{
+	unsigned int i;
+
+	if (a == NULL || s == NULL)
+		return -EINVAL;
+	memset(s, 0, sizeof(*s));
+	/* Relaxed: statistics publish nothing (struct dp_stats). */
+	s->rx_frames = dp_load_relaxed(&a->st.rx_frames);
+	s->tx_frames = dp_load_relaxed(&a->st.tx_frames);
+	s->tx_retries = dp_load_relaxed(&a->st.tx_retries);
+	s->tx_dropped = dp_load_relaxed(&a->st.tx_dropped);
+	s->reply_nombuf = dp_load_relaxed(&a->st.reply_nombuf);
+	s->requests_resent = dp_load_relaxed(&a->st.requests_resent);
+	s->retransmits = dp_load_relaxed(&a->st.retransmits);
+	s->keepalives = dp_load_relaxed(&a->st.keepalives);
+	s->peers_down = dp_load_relaxed(&a->st.peers_down);
+	s->peers_restarted = dp_load_relaxed(&a->st.peers_restarted);
+	s->msgs_sent = dp_load_relaxed(&a->st.msgs_sent);
+	s->msgs_received = dp_load_relaxed(&a->st.msgs_received);
+	s->frames_resent = dp_load_relaxed(&a->st.frames_resent);
+	s->acks_sent = dp_load_relaxed(&a->st.acks_sent);
+	s->credits_cut = dp_load_relaxed(&a->st.credits_cut);
+	/* Plain reads of poller-written counters: statistics, may lag. */
+	s->fault_dropped = a->ftx.dropped + a->frx.dropped;
+	s->fault_duplicated = a->ftx.duplicated + a->frx.duplicated;
+	s->fault_reordered = a->ftx.reordered + a->frx.reordered;
+	s->fault_delayed = a->ftx.delayed + a->frx.delayed;
+	s->calls_sent = dp_load_relaxed(&a->st.calls_sent);
+	s->calls_ok = dp_load_relaxed(&a->st.calls_ok);
+	s->calls_failed = dp_load_relaxed(&a->st.calls_failed);
+	s->calls_timed_out = dp_load_relaxed(&a->st.calls_timed_out);
+	s->requests_handled = dp_load_relaxed(&a->st.requests_handled);
+	s->requests_unknown = dp_load_relaxed(&a->st.requests_unknown);
+	for (i = 0; i < DPRPC_DROP_MAX; i++) {
+		s->drops[i] = dp_load_relaxed(&a->st.drops[i]);
+		s->dropped += s->drops[i];
+	}
+	return 0;
+}
+
+int
+dprpc_agent_usage(const struct dprpc_agent *a, struct dprpc_agent_usage *u)
+{
+	unsigned int p;
+
+	if (a == NULL || u == NULL)
+		return -EINVAL;
+	memset(u, 0, sizeof(*u));
+	u->futures = dprpc_future_pool_in_use(a->fpool);
+	u->requests = dp_requests_in_use(a);
+	u->mbufs = a->own_mp ? rte_mempool_in_use_count(a->mp) : 0;
+	/* Relaxed: counters for leak checks, exact only when quiescent. */
+	for (p = 0; p < a->world.n; p++)
+		u->calls += dp_load_relaxed(&a->peers[p].outstanding);
+	u->messages = (unsigned int)dp_load_relaxed(&a->st.msgs_live);
+	return 0;
+}
+
+void
+dprpc_agent_dump(const struct dprpc_agent *a, FILE *f)
+{
+	struct dprpc_agent_stats s;
+	struct dprpc_agent_usage u;
+	unsigned int i;
+
+	if (a == NULL || f == NULL)
+		return;
+	dprpc_agent_stats_get(a, &s);
+	dprpc_agent_usage(a, &u);
+	fprintf(f, "agent %s rank %u/%u port %u session 0x%08x io_lcore %d handler_lcores %u\n",
+		a->name, a->rank, a->world.n, a->port_id, a->session,
+		a->io_lcore == DPRPC_LCORE_NONE ? -1 : (int)a->io_lcore, a->nb_hl);
+	fprintf(f,
+		"  frames rx %" PRIu64 " tx %" PRIu64 " tx_retries %" PRIu64 " tx_dropped %" PRIu64
+		"\n",
+		s.rx_frames, s.tx_frames, s.tx_retries, s.tx_dropped);
+	fprintf(f,
+		"  calls sent %" PRIu64 " ok %" PRIu64 " failed %" PRIu64 " timed_out %" PRIu64
+		"\n",
+		s.calls_sent, s.calls_ok, s.calls_failed, s.calls_timed_out);
+	fprintf(f, "  requests handled %" PRIu64 " unknown %" PRIu64 " resent %" PRIu64 "\n",
+		s.requests_handled, s.requests_unknown, s.requests_resent);
+	fprintf(f,
+		"  messages sent %" PRIu64 " received %" PRIu64 " frames_resent %" PRIu64
+		" acks %" PRIu64 " credits_cut %" PRIu64 "\n",
+		s.msgs_sent, s.msgs_received, s.frames_resent, s.acks_sent, s.credits_cut);
+	fprintf(f, "  dropped %" PRIu64, s.dropped);
+	for (i = 0; i < DPRPC_DROP_MAX; i++)
+		if (s.drops[i] != 0)
+			fprintf(f, " %s=%" PRIu64, dprpc_drop_reason_str(i), s.drops[i]);
+	fprintf(f,
+		"\n  in use: futures %u requests %u mbufs %u calls %u messages %u; handlers %u\n",
+		u.futures, u.requests, u.mbufs, u.calls, u.messages, a->nb_handlers);
+	for (i = 0; i < a->world.n; i++) {
+		struct dprpc_worker_rtt r = {0, 0};
+
+		(void)dprpc_worker_rtt(a, i, &r); /* zeros for ourselves */
+		fprintf(f,
+			"  worker %u %s " RTE_ETHER_ADDR_PRT_FMT
+			" port %u srtt %.1f us rto %.1f us\n",
+			i, a->world.w[i].name, RTE_ETHER_ADDR_BYTES(&a->world.w[i].addr.mac),
+			rte_be_to_cpu_16(a->world.w[i].addr.port), r.srtt_ns / 1e3, r.rto_ns / 1e3);
+	}
+}

@@ -1,0 +1,192 @@
+/* SPDX-License-Identifier: BSD-3-Clause */
+/*
+ * Transmission: frames handed to the poller through tx_ring, staged in
+ * tx_buf, handed to the port by rte_eth_tx_burst(), or looped back when
+ * addressed to ourselves.
+ *
+ * tx_ring is multi-producer, single-consumer:
+ *  - Invariants.  Any thread enqueues (dp_submit(); the poller too, when
+ *    dp_stage_port() parks a frame the port pushed back); only the poller
+ *    dequeues (dp_drain_tx_ring(); dp_drain_rings() at destroy, once the
+ *    lcores stopped).  Every mbuf on it has its struct dp_call_meta set; a
+ *    call not started yet (meta->fut set) holds the agent's reference to
+ *    its future and one unit of its peer's outstanding count.  tx_buf and
+ *    tx_n are the poller's alone.
+ *  - Ordering.  The ring's enqueue publishes the frame and its metadata,
+ *    written before it, to the dequeue (DPDK's rte_ring orders the
+ *    producer's writes of the objects before its tail update, and the
+ *    consumer's reads after its load of it); nothing else is shared.
+ *    tx_buf passes from one poller to the next under the poll flag
+ *    (poll.c).
+ *  - Progress.  Enqueue and dequeue never wait for another thread.  On a
+ *    full ring a call fails (-ENOBUFS); a reply, which must not be lost,
+ *    retries, polling itself when nobody else does (caller-driven mode),
+ *    so the ring drains; a frame the poller parks is dropped (tx_dropped).
+ *    The poller takes no more than tx_buf has room for, keeping
+ *    DP_RX_BURST free for what a poll's received frames stage.
+ *  - Reclamation.  An mbuf is taken off the ring once; the poller then
+ *    owns it: staged (and freed by the PMD once sent), looped back, or
+ *    freed.  What remains at destroy is failed and freed by
+ *    dp_drain_rings().
+ */
+#include <errno.h>
+#include <string.h>
+
+#include <rte_cycles.h>
+#include <rte_ethdev.h>
+#include <rte_pause.h>
+
+#include "dp_agent.h"
+#include "dp_client.h"
+#include "dp_msg.h"
+#include "dp_poll.h"
+#include "dp_server.h"
+#include "dp_tx.h"
+#include "dprpc_atomic.h"
+
+/* Hand a finished frame to the poller: staged directly when we are the
+ * poller, else through the MP tx ring.  With @must the ring is retried
+ * until it has room (a reply must not be lost); without it a full ring
+ * fails with -ENOBUFS. */
+int
+dp_submit(struct dprpc_agent *a, struct rte_mbuf *m, bool must)
+{
+	if (dp_tls_poller == a) {
+		if (dp_meta(m)->fut != NULL)
+			dp_start_call(a, m, a->now_tsc); /* inside a poll: fresh */
+		else
+			dp_stage_tx(a, m);
+		return 0;
+	}
+	while (rte_ring_mp_enqueue(a->tx_ring, m) != 0) {
+		if (!must)
+			return -ENOBUFS;
+		/* The poller drains the ring; when nobody polls (caller-driven
+		 * mode) poll ourselves. */
+		if (!a->io_launched)
+			dprpc_poll(a, DP_RX_BURST);
+		rte_pause();
+	}
+	return 0;
+}
+
+struct rte_mbuf *
+dp_frame_alloc(struct dprpc_agent *a, uint32_t len, uint8_t **frame)
+{
+	struct rte_mbuf *m = rte_pktmbuf_alloc(a->mp);
+
+	if (m == NULL)
+		return NULL;
+	*frame = (uint8_t *)rte_pktmbuf_append(m, (uint16_t)(DP_HDRS_LEN + len));
+	if (*frame == NULL) {
+		rte_pktmbuf_free(m);
+		return NULL;
+	}
+	return m;
+}
+
+/* A frame addressed to ourselves (a call to self, or its reply): deliver it
+ * as if received, without the wire. */
+static void
+dp_loopback(struct dprpc_agent *a, struct rte_mbuf *m)
+{
+	dp_rx_frame(a, m);
+}
+
+unsigned int
+dp_tx_flush(struct dprpc_agent *a)
+{
+	uint16_t sent;
+
+	if (a->tx_n == 0)
+		return 0;
+	sent = rte_eth_tx_burst(a->port_id, a->txq, a->tx_buf, (uint16_t)a->tx_n);
+	if (sent < a->tx_n) {
+		memmove(a->tx_buf, a->tx_buf + sent, (a->tx_n - sent) * sizeof(a->tx_buf[0]));
+		dp_count(&a->st.tx_retries, 1);
+	}
+	a->tx_n -= sent;
+	/* Relaxed: a statistic (struct dp_stats). */
+	dp_counter_add(&a->st.tx_frames, sent);
+	return sent;
+}
+
+void
+dp_stage_tx(struct dprpc_agent *a, struct rte_mbuf *m)
+{
+	const struct dp_wire_hdr *h = dp_frame_hdr(rte_pktmbuf_mtod(m, uint8_t *));
+
+	if (unlikely(dp_meta(m)->tx != NULL)) {
+		/* A multi-frame response handed over by dp_respond(). */
+		struct dp_txmsg *t = dp_meta(m)->tx;
+
+		rte_pktmbuf_free(m);
+		dp_msg_start_response(a, t);
+		return;
+	}
+	if (rte_be_to_cpu_16(h->dst_worker) == a->rank) {
+		dp_loopback(a, m);
+		return;
+	}
+	if (h->type == DP_FRAME_RESPONSE)
+		dp_keep_response(a, m, h);
+	dp_stage_out(a, m);
+}
+
+/* A frame for the wire: through the transmit faults to the port. */
+void
+dp_stage_out(struct dprpc_agent *a, struct rte_mbuf *m)
+{
+	struct rte_mbuf *out[2];
+	unsigned int i, n;
+
+	if (likely(!a->ftx.on)) {
+		dp_stage_port(a, m);
+		return;
+	}
+	n = dp_fault_one(&a->ftx, m, out, rte_rdtsc());
+	for (i = 0; i < n; i++)
+		dp_stage_port(a, out[i]);
+}
+
+/* Stage a frame for the port (faults already applied). */
+void
+dp_stage_port(struct dprpc_agent *a, struct rte_mbuf *m)
+{
+	if (unlikely(a->tx_n == DP_TX_BUF))
+		dp_tx_flush(a);
+	if (likely(a->tx_n < DP_TX_BUF)) {
+		a->tx_buf[a->tx_n++] = m;
+		if (a->tx_n >= DP_TX_FLUSH_AT)
+			dp_tx_flush(a);
+		return;
+	}
+	/* The port pushes back and tx_buf is full (the rx budget and the ring
+	 * drain leave room for everything they stage, so only frames staged
+	 * by callbacks and handlers get here): park the frame on the tx ring
+	 * for a later poll.  Its call, if any, already holds its slot. */
+	if (rte_ring_mp_enqueue(a->tx_ring, m) != 0) {
+		dp_count(&a->st.tx_dropped, 1);
+		rte_pktmbuf_free(m);
+	}
+}
+
+unsigned int
+dp_drain_tx_ring(struct dprpc_agent *a)
+{
+	struct rte_mbuf *ms[DP_RX_BURST];
+	unsigned int n, i, room;
+
+	room = DP_TX_BUF - a->tx_n;
+	if (room <= DP_RX_BURST)
+		return 0;
+	n = rte_ring_sc_dequeue_burst(a->tx_ring, (void **)ms,
+		RTE_MIN(room - DP_RX_BURST, (unsigned int)DP_RX_BURST), NULL);
+	for (i = 0; i < n; i++) {
+		if (dp_meta(ms[i])->fut != NULL)
+			dp_start_call(a, ms[i], a->now_tsc);
+		else
+			dp_stage_tx(a, ms[i]);
+	}
+	return n;
+}
