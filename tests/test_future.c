@@ -6,6 +6,10 @@
  * zero extra callback nodes in use.  Concurrency tests start their threads
  * on a barrier, pin them, check invariants inside the loop (counted, since
  * Criterion asserts only on the test's own thread) and assert exact counts.
+ *
+ * Longer than most files: one Criterion suite per module (future/), whose
+ * cases (states, values, callbacks, waiting, combinators, pools, races) are
+ * independent and each short.
  */
 #ifndef _GNU_SOURCE
 #define _GNU_SOURCE /* pthread_setaffinity_np */

@@ -9,6 +9,10 @@
  * a calls, caller-driven; b serves on io lcore 1.  Payloads are a
  * position-dependent pattern seeded per call, so a frame put at the wrong
  * offset or a stale frame of another call shows.
+ *
+ * Longer than most files: one Criterion suite per module (multi-frame
+ * messages, msg_tx.c and msg_rx.c), sharing one fixture; its cases are
+ * independent and each short.
  */
 #include <errno.h>
 #include <inttypes.h>

@@ -4,6 +4,9 @@
  * software switch over net_ring ports.  EAL lcore 1 runs the switch and
  * polls the three agents; the test thread (lcore 0) and, in the
  * concurrency test, plain threads call the API.
+ *
+ * Longer than most files: one Criterion suite per module (rref/), sharing
+ * the three-agent fixture; its cases are independent and each short.
  */
 #include <errno.h>
 #include <pthread.h>
