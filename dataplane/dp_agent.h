@@ -5,7 +5,8 @@
  * One thread at a time polls an agent (the holder of agent->polling): it
  * alone touches the port's queues, tx_buf and the slots.  Any thread hands
  * calls and replies to it through tx_ring; handler lcores take requests from
- * their own rings.  Every mbuf has one owner at a time, passed on with it.
+ * their own rings.  Every mbuf has one owner at a time, passed on with it:
+ * the ledger of who owns and frees each one is docs/mbuf-ownership.md.
  */
 #ifndef DP_AGENT_H
 #define DP_AGENT_H

@@ -1,6 +1,6 @@
 /* SPDX-License-Identifier: BSD-3-Clause */
 /*
- * Fault injection: seeded drop, duplication,
+ * Fault injection (docs/reliability.md): seeded drop, duplication,
  * reordering and delay, and deterministic loss of chosen frames, applied on
  * transmit (as frames are staged) and on receive (as they come out of
  * rx_burst), so it works on every PMD.  Calls to self never touch the port

@@ -1,6 +1,6 @@
 /* SPDX-License-Identifier: BSD-3-Clause */
 /*
- * Read-only telemetry commands, for dpdk-telemetry.py:
+ * Read-only telemetry commands (docs/architecture.md), for dpdk-telemetry.py:
  *
  *   /dprpc/agents          the agents of this process, by name
  *   /dprpc/stats,NAME      one agent's counters (dprpc_agent_stats)
