@@ -1,7 +1,7 @@
 /* SPDX-License-Identifier: BSD-3-Clause */
 /*
  * The library's composition: the extensions every agent carries
- * (dataplane/dp_ext.h).  The dataplane knows them only through this list,
+ * (dataplane/ext/dp_ext.h).  The dataplane knows them only through this list,
  * so it never names the modules that extend it.
  */
 #include <stddef.h>
