@@ -5,6 +5,7 @@
  * and its workers.
  */
 #include <errno.h>
+#include <limits.h>
 #include <stdlib.h>
 #include <string.h>
 #include <unistd.h>
@@ -37,6 +38,8 @@ static unsigned int dp_instances;
 void
 dprpc_agent_conf_init(struct dprpc_agent_conf *c)
 {
+	if (c == NULL)
+		return;
 	memset(c, 0, sizeof(*c));
 	c->port_id = -1;
 	c->nb_mbufs = 8191;
@@ -596,18 +599,30 @@ dprpc_agent_wait_link(struct dprpc_agent *a, uint64_t timeout_us)
 unsigned int
 dprpc_agent_rank(const struct dprpc_agent *a)
 {
+	if (a == NULL) {
+		rte_errno = EINVAL;
+		return UINT_MAX;
+	}
 	return a->rank;
 }
 
 const char *
 dprpc_agent_name(const struct dprpc_agent *a)
 {
+	if (a == NULL) {
+		rte_errno = EINVAL;
+		return NULL;
+	}
 	return a->name;
 }
 
 unsigned int
 dprpc_world_size(const struct dprpc_agent *a)
 {
+	if (a == NULL) {
+		rte_errno = EINVAL;
+		return 0;
+	}
 	return a->world.n;
 }
 
@@ -628,7 +643,7 @@ const char *
 dprpc_worker_name(const struct dprpc_agent *a, unsigned int rank)
 {
 	if (a == NULL || rank >= a->world.n) {
-		rte_errno = ENOENT;
+		rte_errno = a == NULL ? EINVAL : ENOENT;
 		return NULL;
 	}
 	return a->world.w[rank].name;
@@ -637,7 +652,9 @@ dprpc_worker_name(const struct dprpc_agent *a, unsigned int rank)
 int
 dprpc_worker_state(const struct dprpc_agent *a, unsigned int rank)
 {
-	if (a == NULL || rank >= a->world.n)
+	if (a == NULL)
+		return -EINVAL;
+	if (rank >= a->world.n)
 		return -ENOENT;
 	if (rank == a->rank)
 		return DPRPC_PEER_UP;
@@ -661,5 +678,9 @@ dprpc_worker_rtt(const struct dprpc_agent *a, unsigned int rank, struct dprpc_wo
 uint16_t
 dprpc_agent_port(const struct dprpc_agent *a)
 {
+	if (a == NULL) {
+		rte_errno = EINVAL;
+		return UINT16_MAX;
+	}
 	return a->port_id;
 }

@@ -32,7 +32,7 @@ dprpc_rpc_async_id(struct dprpc_agent *a, unsigned int to, uint32_t handler_id, 
 	uint8_t *frame;
 	uint64_t now;
 
-	if (a == NULL || to >= a->world.n || (data == NULL && len > 0)) {
+	if (a == NULL || to >= a->world.n || handler_id == 0 || (data == NULL && len > 0)) {
 		rte_errno = EINVAL;
 		return NULL;
 	}
@@ -177,8 +177,11 @@ int
 dprpc_rpc_sync_id(struct dprpc_agent *a, unsigned int to, uint32_t handler_id, const void *data,
 	size_t len, uint64_t timeout_us, void *out, size_t *out_len, struct dprpc_error *err)
 {
-	struct dprpc_future *fut = dprpc_rpc_async_id(a, to, handler_id, data, len, timeout_us);
+	struct dprpc_future *fut;
 
+	if (out == NULL && out_len != NULL && *out_len > 0)
+		return -EINVAL; /* a capacity without a buffer: nothing sent */
+	fut = dprpc_rpc_async_id(a, to, handler_id, data, len, timeout_us);
 	if (fut == NULL)
 		return -rte_errno;
 	return dp_sync_wait(a, fut, 0, out, out_len, err);
@@ -188,8 +191,11 @@ int
 dprpc_rpc_sync(struct dprpc_agent *a, const char *to, const char *handler, const void *data,
 	size_t len, uint64_t timeout_us, void *out, size_t *out_len, struct dprpc_error *err)
 {
-	struct dprpc_future *fut = dprpc_rpc_async(a, to, handler, data, len, timeout_us);
+	struct dprpc_future *fut;
 
+	if (out == NULL && out_len != NULL && *out_len > 0)
+		return -EINVAL; /* a capacity without a buffer: nothing sent */
+	fut = dprpc_rpc_async(a, to, handler, data, len, timeout_us);
 	if (fut == NULL)
 		return -rte_errno;
 	return dp_sync_wait(a, fut, 0, out, out_len, err);

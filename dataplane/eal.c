@@ -13,6 +13,7 @@
 
 #include <rte_eal.h>
 #include <rte_errno.h>
+#include <rte_lcore.h>
 #include <rte_mbuf_dyn.h>
 
 #include "dp_agent.h"
@@ -28,6 +29,10 @@ dprpc_eal_cleanup(void)
 	DIR *d;
 	int rc;
 
+	/* EAL counts its lcores at init: none means it was never set up (or
+	 * was cleaned up), and rte_eal_cleanup() would tear down nothing. */
+	if (rte_lcore_count() == 0)
+		return -EALREADY;
 	snprintf(dir, sizeof(dir), "%s", rte_eal_get_runtime_dir());
 	rc = rte_eal_cleanup();
 	d = opendir(dir);
@@ -44,8 +49,11 @@ dprpc_eal_cleanup(void)
 int
 dprpc_eal_init(int argc, char **argv)
 {
-	int rc = rte_eal_init(argc, argv);
+	int rc;
 
+	if (argc < 1 || argv == NULL || argv[0] == NULL)
+		return -EINVAL;
+	rc = rte_eal_init(argc, argv);
 	if (rc < 0)
 		return rte_errno == EALREADY ? 0 : -rte_errno;
 	return rc;

@@ -24,6 +24,7 @@
  * dp_drain_rings().
  */
 #include <errno.h>
+#include <limits.h>
 #include <stdio.h>
 #include <string.h>
 
@@ -42,6 +43,8 @@ dprpc_handler_id(const char *name)
 {
 	uint32_t h = 2166136261u; /* FNV-1a, 32 bits */
 
+	if (name == NULL)
+		return 0; /* no handler has id 0 */
 	for (; *name != '\0'; name++) {
 		h ^= (uint8_t)*name;
 		h *= 16777619u;
@@ -138,6 +141,12 @@ dprpc_register(struct dprpc_agent *a, const char *name, dprpc_handler_t fn, void
 const void *
 dprpc_request_payload(const struct dprpc_request *req, size_t *len)
 {
+	if (req == NULL) {
+		if (len != NULL)
+			*len = 0;
+		rte_errno = EINVAL;
+		return NULL;
+	}
 	if (len != NULL)
 		*len = req->len;
 	return req->len > 0 ? req->payload : NULL;
@@ -146,12 +155,20 @@ dprpc_request_payload(const struct dprpc_request *req, size_t *len)
 unsigned int
 dprpc_request_caller(const struct dprpc_request *req)
 {
+	if (req == NULL) {
+		rte_errno = EINVAL;
+		return UINT_MAX;
+	}
 	return req->src;
 }
 
 struct dprpc_agent *
 dprpc_request_agent(const struct dprpc_request *req)
 {
+	if (req == NULL) {
+		rte_errno = EINVAL;
+		return NULL;
+	}
 	return req->agent;
 }
 

@@ -782,6 +782,10 @@ fut_pool_create_mempool(
 unsigned int
 dprpc_future_pool_in_use(const struct dprpc_future_pool *pool)
 {
+	if (pool == NULL) {
+		rte_errno = EINVAL;
+		return 0;
+	}
 	if (pool->mp != NULL)
 		return rte_mempool_in_use_count(pool->mp);
 	/* relaxed: a statistic, exact when quiescent. */
@@ -791,6 +795,10 @@ dprpc_future_pool_in_use(const struct dprpc_future_pool *pool)
 unsigned int
 dprpc_future_pool_cb_in_use(const struct dprpc_future_pool *pool)
 {
+	if (pool == NULL) {
+		rte_errno = EINVAL;
+		return 0;
+	}
 	return pool->nb_nodes - rte_ring_count(pool->node_ring);
 }
 
@@ -839,6 +847,8 @@ dprpc_future_new(struct dprpc_future_pool *pool)
 void
 dprpc_future_get(struct dprpc_future *f)
 {
+	if (f == NULL)
+		return;
 	/* relaxed: the caller's reference keeps f alive (API contract). */
 	atomic_fetch_add_explicit(&f->refs, 1, memory_order_relaxed);
 }
@@ -971,22 +981,31 @@ fut_fail_consume(struct dprpc_future *f, int code, uint16_t origin, const char *
 enum dprpc_future_state
 dprpc_future_state(const struct dprpc_future *f)
 {
-	/* acquire: pairs with the seq_cst store of the final state. */
-	uint32_t s = dp_load_acquire(&f->state);
+	uint32_t s;
 
+	if (unlikely(f == NULL)) {
+		rte_errno = EINVAL;
+		return DPRPC_FUTURE_FAILED;
+	}
+	/* acquire: pairs with the seq_cst store of the final state. */
+	s = dp_load_acquire(&f->state);
 	return fut_is_final(s) ? (enum dprpc_future_state)s : DPRPC_FUTURE_PENDING;
 }
 
 bool
 dprpc_future_is_done(const struct dprpc_future *f)
 {
+	if (f == NULL) {
+		rte_errno = EINVAL;
+		return false;
+	}
 	return dprpc_future_state(f) != DPRPC_FUTURE_PENDING;
 }
 
 const void *
 dprpc_future_value(const struct dprpc_future *f, size_t *len)
 {
-	if (dprpc_future_state(f) != DPRPC_FUTURE_DONE) {
+	if (f == NULL || dprpc_future_state(f) != DPRPC_FUTURE_DONE) {
 		if (len != NULL)
 			*len = 0;
 		return NULL;
@@ -999,6 +1018,10 @@ dprpc_future_value(const struct dprpc_future *f, size_t *len)
 const struct dprpc_error *
 dprpc_future_error(const struct dprpc_future *f)
 {
+	if (f == NULL) {
+		rte_errno = EINVAL;
+		return NULL;
+	}
 	return dprpc_future_state(f) == DPRPC_FUTURE_FAILED ? &f->u.err : NULL;
 }
 
@@ -1013,6 +1036,8 @@ dprpc_future_wait(struct dprpc_future *f, uint64_t timeout_us)
 void
 dprpc_future_set_progress(struct dprpc_future *f, dprpc_progress_fn_t fn, void *arg)
 {
+	if (f == NULL)
+		return;
 	/* Plain stores: set before f is shared (API contract). */
 	f->progress_fn = fn;
 	f->progress_arg = arg;

@@ -185,7 +185,8 @@ dprpc_rref_shutdown(struct dprpc_agent *a, uint64_t timeout_us, unsigned int fla
 	uint64_t deadline;
 	int left;
 
-	if (a == NULL || (ctx = rr_ctx_of(a)) == NULL || dp_on_poller(a))
+	if (a == NULL || (flags & ~DPRPC_RREF_REPORT_LEAKS) != 0 || (ctx = rr_ctx_of(a)) == NULL ||
+		dp_on_poller(a))
 		return -EINVAL;
 	rr_release_all_handles(ctx);
 	deadline = timeout_us == 0 ? UINT64_MAX

@@ -41,6 +41,7 @@
  * user once its creation is answered.
  */
 #include <errno.h>
+#include <limits.h>
 #include <stdbool.h>
 #include <stdint.h>
 #include <stdlib.h>
@@ -312,7 +313,7 @@ dprpc_remote_id(struct dprpc_agent *a, unsigned int to, uint32_t handler_id, con
 {
 	struct rr_ctx *ctx;
 
-	if (a == NULL || (ctx = rr_ctx_of(a)) == NULL) {
+	if (a == NULL || handler_id == 0 || (ctx = rr_ctx_of(a)) == NULL) {
 		rte_errno = EINVAL;
 		return NULL;
 	}
@@ -376,44 +377,73 @@ dprpc_rref_release(struct dprpc_rref *r)
 bool
 dprpc_rref_is_owner(const struct dprpc_rref *r)
 {
+	if (r == NULL) {
+		rte_errno = EINVAL;
+		return false;
+	}
 	return r->is_owner;
 }
 
 unsigned int
 dprpc_rref_owner(const struct dprpc_rref *r)
 {
+	if (r == NULL) {
+		rte_errno = EINVAL;
+		return UINT_MAX;
+	}
 	return r->owner;
 }
 
 const char *
 dprpc_rref_owner_name(const struct dprpc_rref *r)
 {
+	if (r == NULL) {
+		rte_errno = EINVAL;
+		return NULL;
+	}
 	return dprpc_worker_name(r->ctx->a, r->owner);
 }
 
 uint64_t
 dprpc_rref_id(const struct dprpc_rref *r)
 {
+	if (r == NULL) {
+		rte_errno = EINVAL;
+		return 0; /* ids are never 0 (rr_new_id()) */
+	}
 	return r->rref_id;
 }
 
 struct dprpc_agent *
 dprpc_rref_agent(const struct dprpc_rref *r)
 {
+	if (r == NULL) {
+		rte_errno = EINVAL;
+		return NULL;
+	}
 	return r->ctx->a;
 }
 
 bool
 dprpc_rref_confirmed_by_owner(const struct dprpc_rref *r)
 {
+	if (r == NULL) {
+		rte_errno = EINVAL;
+		return false;
+	}
 	return r->is_owner || dprpc_future_state(r->created) == DPRPC_FUTURE_DONE;
 }
 
 struct dprpc_future *
 dprpc_rref_creation_future(struct dprpc_rref *r)
 {
-	struct dprpc_future *f = r->is_owner ? r->own->val : r->created;
+	struct dprpc_future *f;
 
+	if (r == NULL) {
+		rte_errno = EINVAL;
+		return NULL;
+	}
+	f = r->is_owner ? r->own->val : r->created;
 	dprpc_future_get(f);
 	return f;
 }
@@ -495,7 +525,7 @@ dprpc_rref_rpc_async_id(struct dprpc_rref *r, uint32_t handler_id, const void *a
 	const struct dprpc_error *e;
 	struct rr_msg m;
 
-	if (r == NULL || (args == NULL && len > 0)) {
+	if (r == NULL || handler_id == 0 || (args == NULL && len > 0)) {
 		rte_errno = EINVAL;
 		return NULL;
 	}
@@ -550,8 +580,15 @@ const void *
 dprpc_request_rref_value(const struct dprpc_request *req, size_t *len)
 {
 	uint32_t n;
-	const void *v = dp_req_input(req, &n);
+	const void *v;
 
+	if (req == NULL) {
+		if (len != NULL)
+			*len = 0;
+		rte_errno = EINVAL;
+		return NULL;
+	}
+	v = dp_req_input(req, &n);
 	if (len != NULL)
 		*len = n;
 	return v;

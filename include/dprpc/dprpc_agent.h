@@ -193,6 +193,7 @@ struct dprpc_agent_conf {
 /**
  * Fill a configuration with defaults: no name, no world, port_id -1, no
  * vdev, no io lcore, no handler lcores, and the defaults listed above.
+ * A NULL @p conf is ignored.
  */
 void dprpc_agent_conf_init(struct dprpc_agent_conf *conf);
 
@@ -256,28 +257,30 @@ int dprpc_agent_wait_link(struct dprpc_agent *agent, uint64_t timeout_us);
 /*
  * Accessors.  They read what was fixed at creation: any thread, no
  * ordering needed; returned strings are owned by the agent and live as long
- * as it does.
+ * as it does.  Given a NULL agent, each returns the value its comment names
+ * and sets rte_errno to EINVAL.
  */
 
-/** This agent's rank. */
+/** This agent's rank (UINT_MAX for a NULL agent). */
 unsigned int dprpc_agent_rank(const struct dprpc_agent *agent);
-/** This agent's name (owned by the agent). */
+/** This agent's name (owned by the agent; NULL for a NULL agent). */
 const char *dprpc_agent_name(const struct dprpc_agent *agent);
-/** Number of workers in the world. */
+/** Number of workers in the world (0 for a NULL agent). */
 unsigned int dprpc_world_size(const struct dprpc_agent *agent);
 /**
  * Rank of a worker by name.
- * @return the rank, or -ENOENT.
+ * @return the rank, -ENOENT (no such worker) or -EINVAL (a NULL argument).
  */
 int dprpc_worker_rank(const struct dprpc_agent *agent, const char *name);
 /**
  * Name of a worker by rank (owned by the agent), or NULL with rte_errno
- * ENOENT.
+ * ENOENT (a rank beyond the world) or EINVAL (a NULL agent).
  */
 const char *dprpc_worker_name(const struct dprpc_agent *agent, unsigned int rank);
 /**
  * What this agent knows of a worker's liveness.
- * @return an enum dprpc_peer_state, or -ENOENT for a bad rank.
+ * @return an enum dprpc_peer_state, -ENOENT for a rank beyond the world,
+ *         or -EINVAL for a NULL agent.
  * Thread context: any.  Memory order: relaxed (a snapshot).
  */
 int dprpc_worker_state(const struct dprpc_agent *agent, unsigned int rank);
@@ -309,7 +312,8 @@ struct dprpc_worker_rtt {
 int dprpc_worker_rtt(
 	const struct dprpc_agent *agent, unsigned int rank, struct dprpc_worker_rtt *rtt);
 
-/** The ethdev port the agent uses (the application's if it gave one). */
+/** The ethdev port the agent uses (the application's if it gave one);
+ * UINT16_MAX, rte_errno EINVAL, for a NULL agent. */
 uint16_t dprpc_agent_port(const struct dprpc_agent *agent);
 
 /** Why a received frame was dropped. */
@@ -389,7 +393,8 @@ struct dprpc_agent_stats {
 int dprpc_agent_stats_get(const struct dprpc_agent *agent, struct dprpc_agent_stats *stats);
 
 /**
- * Print the agent's state and counters for debugging.
+ * Print the agent's state and counters for debugging.  Prints nothing when
+ * @p agent or @p f is NULL.
  * Thread context: any thread.
  */
 void dprpc_agent_dump(const struct dprpc_agent *agent, FILE *f);
@@ -420,7 +425,8 @@ int dprpc_agent_usage(const struct dprpc_agent *agent, struct dprpc_agent_usage 
  * the given arguments, tolerating an EAL that is already up.
  *
  * @return the number of arguments consumed (as rte_eal_init()), 0 if EAL
- *         was already initialised, or a negative errno.
+ *         was already initialised, -EINVAL if @p argc is below 1 or
+ *         @p argv (or argv[0]) is NULL, or rte_eal_init()'s negative errno.
  * Thread context: the main thread, once, before any other call.
  */
 int dprpc_eal_init(int argc, char **argv);
@@ -432,8 +438,9 @@ int dprpc_eal_init(int argc, char **argv);
  * directory, which EAL leaves behind even with --no-shconf.  Not for a
  * multi-process primary whose secondaries still use that directory.
  *
- * @return 0, or rte_eal_cleanup()'s negative errno (the directory is
- *         removed all the same).
+ * @return 0; -EALREADY if EAL is not up (never initialised, or cleaned
+ *         up already); or rte_eal_cleanup()'s negative errno (the
+ *         directory is removed all the same).
  * Thread context: the main thread, last; no DPDK call may follow.
  */
 int dprpc_eal_cleanup(void);

@@ -127,13 +127,15 @@ void dprpc_future_pool_release(struct dprpc_future_pool *pool);
 
 /**
  * Number of futures of the pool currently in use (taken and not yet
- * returned by their last put).  For leak checks.
+ * returned by their last put).  For leak checks.  0, rte_errno EINVAL, for
+ * a NULL @p pool.
  * Thread context: any.  Memory order: relaxed; exact when quiescent.
  */
 unsigned int dprpc_future_pool_in_use(const struct dprpc_future_pool *pool);
 
 /**
- * Number of extra callback nodes currently in use.  For leak checks.
+ * Number of extra callback nodes currently in use.  For leak checks.  0,
+ * rte_errno EINVAL, for a NULL @p pool.
  * Thread context: any.  Memory order: relaxed; exact when quiescent.
  */
 unsigned int dprpc_future_pool_cb_in_use(const struct dprpc_future_pool *pool);
@@ -142,7 +144,7 @@ unsigned int dprpc_future_pool_cb_in_use(const struct dprpc_future_pool *pool);
  * Take a pending future from a pool, with one reference held by the caller.
  *
  * @return the future, or NULL with rte_errno = ENOBUFS when the pool is
- *         exhausted.
+ *         exhausted, EINVAL for a NULL @p pool.
  *
  * Thread context: any thread (multi-producer, multi-consumer pool).
  */
@@ -151,14 +153,15 @@ struct dprpc_future *dprpc_future_new(struct dprpc_future_pool *pool);
 /**
  * Add a reference.  Thread context: any thread; the caller must already
  * hold a reference.  Memory order: relaxed (the reference held protects
- * the object).
+ * the object).  A NULL @p f is ignored.
  */
 void dprpc_future_get(struct dprpc_future *f);
 
 /**
  * Drop a reference.  The last put releases the value (its free function is
  * called) and returns the future to its pool.  A future may be put while
- * pending; its completer must then hold its own reference.
+ * pending; its completer must then hold its own reference.  A NULL @p f
+ * is ignored.
  *
  * Thread context: any thread.  Memory order: release on the decrement,
  * acquire before freeing, so every access by other holders happens before
@@ -211,24 +214,26 @@ int dprpc_future_fail(struct dprpc_future *f, int code, uint16_t origin, const c
 
 /**
  * Current state.  Memory order: acquire; after it returns DONE or FAILED
- * the value or error may be read.
+ * the value or error may be read.  FAILED, with rte_errno EINVAL, for a
+ * NULL @p f (and dprpc_future_error() of NULL is NULL).
  */
 enum dprpc_future_state dprpc_future_state(const struct dprpc_future *f);
 
-/** True when the state is DONE or FAILED (acquire). */
+/** True when the state is DONE or FAILED (acquire); false, rte_errno
+ * EINVAL, for a NULL @p f. */
 bool dprpc_future_is_done(const struct dprpc_future *f);
 
 /**
  * The value of a DONE future.
  * @param len if not NULL, receives the value's length.
  * @return the value (valid while a reference is held), or NULL if the
- *         future is pending or failed (then *len is 0).
+ *         future is pending, failed or NULL (then *len is 0).
  */
 const void *dprpc_future_value(const struct dprpc_future *f, size_t *len);
 
 /**
- * The error of a FAILED future, or NULL if it is pending or DONE.  Valid
- * while a reference is held.
+ * The error of a FAILED future, or NULL if it is pending or DONE (or NULL,
+ * with rte_errno EINVAL).  Valid while a reference is held.
  */
 const struct dprpc_error *dprpc_future_error(const struct dprpc_future *f);
 
@@ -252,7 +257,7 @@ int dprpc_future_wait(struct dprpc_future *f, uint64_t timeout_us);
 /**
  * Set the hook called by waiters to make progress (single-core mode: the
  * waiting thread polls the agent).  Set by the creator before the future
- * is handed to other threads.
+ * is handed to other threads.  A NULL @p f is ignored.
  */
 void dprpc_future_set_progress(struct dprpc_future *f, dprpc_progress_fn_t fn, void *arg);
 

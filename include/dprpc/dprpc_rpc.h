@@ -89,7 +89,8 @@ enum dprpc_handler_mode {
 typedef int (*dprpc_handler_t)(struct dprpc_request *req, void *arg);
 
 /**
- * The wire id of a handler name (32-bit FNV-1a; never 0).
+ * The wire id of a handler name (32-bit FNV-1a; never 0).  0 for a NULL
+ * name: every call taking a handler id refuses 0 with EINVAL.
  * Thread context: any.
  */
 uint32_t dprpc_handler_id(const char *name);
@@ -116,16 +117,17 @@ int dprpc_register(struct dprpc_agent *agent, const char *name, dprpc_handler_t 
  * @param len receives its length (may be NULL).
  * @return a pointer valid until the request is answered, owned by the
  *         library, DPRPC_PAYLOAD_ALIGN-aligned (NULL with *len 0 for an
- *         empty payload).
+ *         empty payload, and for a NULL @p req, with rte_errno EINVAL).
  */
 const void *dprpc_request_payload(const struct dprpc_request *req, size_t *len);
 
-/** Rank of the calling worker.  Thread context (this and the two other
- * request accessors): whichever thread holds the request, until it is
- * answered. */
+/** Rank of the calling worker (UINT_MAX, rte_errno EINVAL, for a NULL
+ * @p req).  Thread context (this and the two other request accessors):
+ * whichever thread holds the request, until it is answered. */
 unsigned int dprpc_request_caller(const struct dprpc_request *req);
 
-/** The agent that received the request (owned by the application). */
+/** The agent that received the request (owned by the application; NULL,
+ * rte_errno EINVAL, for a NULL @p req). */
 struct dprpc_agent *dprpc_request_agent(const struct dprpc_request *req);
 
 /**
@@ -185,7 +187,8 @@ int dprpc_reply_error(struct dprpc_request *req, int code, const char *msg);
  *         request object (max_requests) is free; the library's own error
  *         answer (no such handler, full handler pool, a handler's negative
  *         return on the poller) when no mbuf is left to carry it.
- *         NULL with rte_errno: EINVAL (bad rank, NULL data with len > 0),
+ *         NULL with rte_errno: EINVAL (NULL agent, bad rank, handler id 0,
+ *         NULL data with len > 0),
  *         EMSGSIZE (payload over max_msg_size), EAGAIN (max_outstanding calls to
  *         that peer in flight), ENOBUFS (no future, mbuf or ring room, or no
  *         memory for a long payload),
@@ -217,7 +220,8 @@ struct dprpc_future *dprpc_rpc_async(struct dprpc_agent *agent, const char *to, 
  *                 origin worker, message); untouched on success.
  * @return 0; -EMSGSIZE if the response is longer than *out_len (nothing is
  *         copied, *out_len is set to the length needed); the call's error
- *         (see the file comment); or rpc_async's errors as negative errno.
+ *         (see the file comment); rpc_async's errors as negative errno;
+ *         -EINVAL, nothing sent, for a NULL @p out with *out_len above 0.
  *
  * Thread context: any thread but the polling thread of the same agent (an
  * inline handler or a callback must not wait: use rpc_async and defer).

@@ -80,8 +80,8 @@ struct dprpc_rref;
  *                   DPRPC_TIMEOUT_NONE or microseconds); a creation that
  *                   times out fails the RRef with -ETIMEDOUT.
  * @return a handle, owned by the caller (release it with
- *         dprpc_rref_release()); NULL with rte_errno: EINVAL (bad rank,
- *         NULL args with len > 0), EMSGSIZE (len > DPRPC_RREF_ARGS_MAX),
+ *         dprpc_rref_release()); NULL with rte_errno: EINVAL (NULL agent,
+ *         bad rank, handler id 0, NULL args with len > 0), EMSGSIZE (len > DPRPC_RREF_ARGS_MAX),
  *         ENOBUFS (no future, memory or call slot; also rpc_async's
  *         EAGAIN), EHOSTDOWN (@p to is down).  After NULL nothing was
  *         created.
@@ -116,22 +116,28 @@ struct dprpc_rref *dprpc_rref_create_local(
  */
 int dprpc_rref_release(struct dprpc_rref *rref);
 
-/** True if this worker owns the value. */
+/*
+ * Accessors.  Given a NULL handle, each returns the value its comment
+ * names and sets rte_errno to EINVAL.
+ */
+
+/** True if this worker owns the value (false for NULL). */
 bool dprpc_rref_is_owner(const struct dprpc_rref *rref);
-/** The owner's rank. */
+/** The owner's rank (UINT_MAX for NULL). */
 unsigned int dprpc_rref_owner(const struct dprpc_rref *rref);
-/** The owner's name (valid while the agent lives). */
+/** The owner's name (valid while the agent lives; NULL for NULL). */
 const char *dprpc_rref_owner_name(const struct dprpc_rref *rref);
 /** The RRef's global id: the creating worker's rank in the top 16 bits,
- * a number unique on that worker in the others. */
+ * a number unique on that worker in the others, never 0 (0 for NULL). */
 uint64_t dprpc_rref_id(const struct dprpc_rref *rref);
-/** The agent the handle belongs to. */
+/** The agent the handle belongs to (NULL for NULL). */
 struct dprpc_agent *dprpc_rref_agent(const struct dprpc_rref *rref);
 
 /**
  * True once the owner knows of this reference: always for an owner handle;
  * for a user, once the creation (remote()) or the fork (from_fork) was
- * confirmed, successfully.  Memory order: acquire.
+ * confirmed, successfully.  Memory order: acquire.  False, rte_errno
+ * EINVAL, for NULL.
  */
 bool dprpc_rref_confirmed_by_owner(const struct dprpc_rref *rref);
 
@@ -142,7 +148,7 @@ bool dprpc_rref_confirmed_by_owner(const struct dprpc_rref *rref);
  * for a forked user it has none.  On an owner handle: the value's own
  * future (DONE with the value once the handler replied).
  * @return a new reference for the caller (put it); never NULL for a valid
- *         handle.
+ *         handle (NULL, rte_errno EINVAL, for a NULL one).
  */
 struct dprpc_future *dprpc_rref_creation_future(struct dprpc_rref *rref);
 
@@ -218,7 +224,8 @@ struct dprpc_rref *dprpc_rref_remote(struct dprpc_rref *rref, const char *handle
  * The value an RRef proxy call was made on, in its handler.
  * @param len receives its length (may be NULL).
  * @return the owner's value (valid until the request is answered), or NULL
- *         (and *len 0) if the request is not a proxy call.
+ *         (and *len 0) if the request is not a proxy call (or is NULL:
+ *         rte_errno EINVAL).
  */
 const void *dprpc_request_rref_value(const struct dprpc_request *req, size_t *len);
 
@@ -307,7 +314,8 @@ void dprpc_rref_dump(struct dprpc_agent *agent, FILE *f);
  *              DPRPC_RREF_REPORT_LEAKS logs it (dprpc_rref_dump()) and
  *              returns its count.
  * @return 0, or with DPRPC_RREF_REPORT_LEAKS the number of contexts left
- *         (> 0 means a leak); -EINVAL.
+ *         (> 0 means a leak); -EINVAL (NULL agent, a flag other than
+ *         DPRPC_RREF_REPORT_LEAKS, or called on the agent's poller).
  * Thread context: not the polling thread of the agent.
  */
 int dprpc_rref_shutdown(struct dprpc_agent *agent, uint64_t timeout_us, unsigned int flags);

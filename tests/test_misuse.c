@@ -1,0 +1,660 @@
+/* SPDX-License-Identifier: BSD-3-Clause */
+/*
+ * Every exported function called with bad arguments: NULL pointers, ranks,
+ * queues, modes and sizes out of range.  Each must return its documented
+ * error (-EINVAL, or NULL / a sentinel with rte_errno set), never crash.
+ *
+ * One test per exported symbol, named after it; tests/misuse_coverage.sh
+ * checks that every dprpc_* symbol the shared library exports has one, so
+ * a new public function without a misuse test fails the suite.
+ */
+#include <errno.h>
+#include <limits.h>
+#include <stdbool.h>
+#include <stdint.h>
+#include <stdio.h>
+#include <string.h>
+
+#include <criterion/criterion.h>
+
+#include <rte_errno.h>
+
+#include <dprpc/dprpc.h>
+
+#include "dpt.h"
+
+static struct dprpc_agent *agent;
+static struct rte_mempool *mp;
+static struct dprpc_future_pool *fpool;
+
+static void
+setup(void)
+{
+	struct dpt_ring_pair pair;
+	struct dprpc_agent_conf c;
+
+	cr_assert_geq(dpt_eal_init("misuse"), 0);
+	mp = dpt_pool_and_pair("dpt_misuse", 2047, &pair);
+	cr_assert_not_null(mp);
+	dprpc_agent_conf_init(&c);
+	c.name = "a";
+	c.world = DPT_WORLD2;
+	c.port_id = (uint16_t)pair.port_a;
+	c.mbuf_pool = mp;
+	agent = dprpc_agent_create(&c);
+	cr_assert_not_null(agent, "%s", rte_strerror(rte_errno));
+	fpool = dprpc_future_pool_create(8, 8);
+	cr_assert_not_null(fpool);
+}
+
+static void
+teardown(void)
+{
+	dprpc_future_pool_release(fpool);
+	cr_assert_eq(dprpc_agent_destroy(agent), 0);
+	dpt_eal_cleanup();
+}
+
+TestSuite(misuse, .init = setup, .fini = teardown, .timeout = 60);
+
+/* A call that must fail with NULL and rte_errno @e. */
+#define assert_null_errno(call, e)                                               \
+	do {                                                                     \
+		rte_errno = 0;                                                   \
+		cr_assert_null((call), #call);                                   \
+		cr_assert_eq(rte_errno, (e), #call ": rte_errno %d", rte_errno); \
+	} while (0)
+
+static int
+h_nop(struct dprpc_request *req, void *arg)
+{
+	(void)arg;
+	return dprpc_reply(req, NULL, 0);
+}
+
+static void
+cb_nop(struct dprpc_future *f, void *arg)
+{
+	(void)f;
+	(void)arg;
+}
+
+static void
+then_nop(struct dprpc_future *src, struct dprpc_future *dst, void *arg)
+{
+	(void)src;
+	(void)dst;
+	(void)arg;
+}
+
+/* --- EAL and agents ---------------------------------------------------- */
+
+Test(misuse, dprpc_eal_init)
+{
+	char *argv[] = {NULL};
+
+	cr_assert_eq(dprpc_eal_init(1, NULL), -EINVAL);
+	cr_assert_eq(dprpc_eal_init(-1, argv), -EINVAL);
+	cr_assert_eq(dprpc_eal_init(0, argv), -EINVAL);
+}
+
+/* Without the fixture: EAL was never initialised in this process. */
+Test(misuse_no_eal, dprpc_eal_cleanup, .timeout = 30)
+{
+	cr_assert_eq(dprpc_eal_cleanup(), -EALREADY);
+}
+
+Test(misuse, dprpc_agent_conf_init)
+{
+	dprpc_agent_conf_init(NULL); /* must not crash */
+}
+
+Test(misuse, dprpc_agent_create)
+{
+	struct dprpc_agent_conf c;
+
+	assert_null_errno(dprpc_agent_create(NULL), EINVAL);
+	dprpc_agent_conf_init(&c);
+	assert_null_errno(dprpc_agent_create(&c), EINVAL); /* no name, no world */
+	c.name = "b";					   /* "a" is the fixture's */
+	c.world = DPT_WORLD2;
+	c.port_id = 0;
+	c.max_outstanding = 0;
+	assert_null_errno(dprpc_agent_create(&c), EINVAL);
+	dprpc_agent_conf_init(&c);
+	c.name = "b";
+	c.world = NULL;
+	c.port_id = 0;
+	assert_null_errno(dprpc_agent_create(&c), EINVAL);
+}
+
+Test(misuse, dprpc_agent_destroy)
+{
+	cr_assert_eq(dprpc_agent_destroy(NULL), -EINVAL);
+}
+
+Test(misuse, dprpc_agent_wait_link)
+{
+	cr_assert_eq(dprpc_agent_wait_link(NULL, 0), -EINVAL);
+}
+
+Test(misuse, dprpc_agent_rank)
+{
+	rte_errno = 0;
+	cr_assert_eq(dprpc_agent_rank(NULL), UINT_MAX);
+	cr_assert_eq(rte_errno, EINVAL);
+}
+
+Test(misuse, dprpc_agent_name)
+{
+	assert_null_errno(dprpc_agent_name(NULL), EINVAL);
+}
+
+Test(misuse, dprpc_agent_port)
+{
+	rte_errno = 0;
+	cr_assert_eq(dprpc_agent_port(NULL), UINT16_MAX);
+	cr_assert_eq(rte_errno, EINVAL);
+}
+
+Test(misuse, dprpc_world_size)
+{
+	rte_errno = 0;
+	cr_assert_eq(dprpc_world_size(NULL), 0);
+	cr_assert_eq(rte_errno, EINVAL);
+}
+
+Test(misuse, dprpc_worker_rank)
+{
+	cr_assert_eq(dprpc_worker_rank(NULL, "a"), -EINVAL);
+	cr_assert_eq(dprpc_worker_rank(agent, NULL), -EINVAL);
+	cr_assert_eq(dprpc_worker_rank(agent, "nobody"), -ENOENT);
+}
+
+Test(misuse, dprpc_worker_name)
+{
+	assert_null_errno(dprpc_worker_name(NULL, 0), EINVAL);
+	/* A rank beyond the world is "no such worker", as a name would be. */
+	assert_null_errno(dprpc_worker_name(agent, 2), ENOENT);
+	assert_null_errno(dprpc_worker_name(agent, UINT_MAX), ENOENT);
+}
+
+Test(misuse, dprpc_worker_state)
+{
+	cr_assert_eq(dprpc_worker_state(NULL, 0), -EINVAL);
+	cr_assert_eq(dprpc_worker_state(agent, 2), -ENOENT);
+}
+
+Test(misuse, dprpc_worker_rtt)
+{
+	struct dprpc_worker_rtt rtt;
+
+	cr_assert_eq(dprpc_worker_rtt(NULL, 1, &rtt), -EINVAL);
+	cr_assert_eq(dprpc_worker_rtt(agent, 2, &rtt), -ENOENT);
+	cr_assert_eq(dprpc_worker_rtt(agent, 1, NULL), -EINVAL);
+}
+
+Test(misuse, dprpc_agent_stats_get)
+{
+	struct dprpc_agent_stats s;
+
+	cr_assert_eq(dprpc_agent_stats_get(NULL, &s), -EINVAL);
+	cr_assert_eq(dprpc_agent_stats_get(agent, NULL), -EINVAL);
+}
+
+Test(misuse, dprpc_agent_usage)
+{
+	struct dprpc_agent_usage u;
+
+	cr_assert_eq(dprpc_agent_usage(NULL, &u), -EINVAL);
+	cr_assert_eq(dprpc_agent_usage(agent, NULL), -EINVAL);
+}
+
+Test(misuse, dprpc_agent_dump)
+{
+	dprpc_agent_dump(NULL, stderr);
+	dprpc_agent_dump(agent, NULL);
+}
+
+Test(misuse, dprpc_drop_reason_str)
+{
+	const char *s = dprpc_drop_reason_str(DPRPC_DROP_MAX);
+
+	cr_assert_not_null(s);
+	cr_assert_str_eq(s, "unknown");
+	cr_assert_str_eq(dprpc_drop_reason_str((enum dprpc_drop_reason) - 1), "unknown");
+}
+
+Test(misuse, dprpc_poll)
+{
+	cr_assert_eq(dprpc_poll(NULL, 32), -EINVAL);
+}
+
+/* --- handlers and calls -------------------------------------------------- */
+
+Test(misuse, dprpc_handler_id)
+{
+	cr_assert_eq(dprpc_handler_id(NULL), 0);
+}
+
+Test(misuse, dprpc_register)
+{
+	cr_assert_eq(dprpc_register(NULL, "x", h_nop, NULL, DPRPC_HANDLER_INLINE), -EINVAL);
+	cr_assert_eq(dprpc_register(agent, NULL, h_nop, NULL, DPRPC_HANDLER_INLINE), -EINVAL);
+	cr_assert_eq(dprpc_register(agent, "x", NULL, NULL, DPRPC_HANDLER_INLINE), -EINVAL);
+	cr_assert_eq(dprpc_register(agent, "", h_nop, NULL, DPRPC_HANDLER_INLINE), -EINVAL);
+	cr_assert_eq(dprpc_register(agent, "x", h_nop, NULL, (enum dprpc_handler_mode)7), -EINVAL);
+	/* No handler lcores: POOL is out of range for this agent. */
+	cr_assert_eq(dprpc_register(agent, "x", h_nop, NULL, DPRPC_HANDLER_POOL), -EINVAL);
+	cr_assert_eq(dprpc_register(agent, "dprpc.reserved", h_nop, NULL, DPRPC_HANDLER_INLINE),
+		-EINVAL);
+}
+
+Test(misuse, dprpc_request_payload)
+{
+	size_t len = 99;
+
+	cr_assert_null(dprpc_request_payload(NULL, &len));
+	cr_assert_eq(len, 0);
+	cr_assert_null(dprpc_request_payload(NULL, NULL));
+}
+
+Test(misuse, dprpc_request_caller)
+{
+	rte_errno = 0;
+	cr_assert_eq(dprpc_request_caller(NULL), UINT_MAX);
+	cr_assert_eq(rte_errno, EINVAL);
+}
+
+Test(misuse, dprpc_request_agent)
+{
+	assert_null_errno(dprpc_request_agent(NULL), EINVAL);
+}
+
+Test(misuse, dprpc_request_rref_value)
+{
+	size_t len = 99;
+
+	cr_assert_null(dprpc_request_rref_value(NULL, &len));
+	cr_assert_eq(len, 0);
+}
+
+Test(misuse, dprpc_reply)
+{
+	cr_assert_eq(dprpc_reply(NULL, "x", 1), -EINVAL);
+}
+
+Test(misuse, dprpc_reply_error)
+{
+	cr_assert_eq(dprpc_reply_error(NULL, -EIO, "x"), -EINVAL);
+}
+
+Test(misuse, dprpc_rpc_async)
+{
+	assert_null_errno(dprpc_rpc_async(NULL, "b", "h", NULL, 0, 0), EINVAL);
+	assert_null_errno(dprpc_rpc_async(agent, NULL, "h", NULL, 0, 0), EINVAL);
+	assert_null_errno(dprpc_rpc_async(agent, "b", NULL, NULL, 0, 0), EINVAL);
+	assert_null_errno(dprpc_rpc_async(agent, "nobody", "h", NULL, 0, 0), ENOENT);
+	assert_null_errno(dprpc_rpc_async(agent, "b", "h", NULL, 4, 0), EINVAL);
+}
+
+Test(misuse, dprpc_rpc_async_id)
+{
+	uint32_t h = dprpc_handler_id("h");
+
+	assert_null_errno(dprpc_rpc_async_id(NULL, 1, h, NULL, 0, 0), EINVAL);
+	assert_null_errno(dprpc_rpc_async_id(agent, 2, h, NULL, 0, 0), EINVAL);
+	assert_null_errno(dprpc_rpc_async_id(agent, UINT_MAX, h, NULL, 0, 0), EINVAL);
+	assert_null_errno(dprpc_rpc_async_id(agent, 1, 0, NULL, 0, 0), EINVAL);
+	assert_null_errno(dprpc_rpc_async_id(agent, 1, h, NULL, 4, 0), EINVAL);
+	assert_null_errno(dprpc_rpc_async_id(agent, 1, h, "x", SIZE_MAX, 0), EMSGSIZE);
+}
+
+Test(misuse, dprpc_rpc_sync)
+{
+	char out[8];
+	size_t out_len = sizeof(out);
+
+	cr_assert_eq(dprpc_rpc_sync(NULL, "b", "h", NULL, 0, 0, out, &out_len, NULL), -EINVAL);
+	cr_assert_eq(dprpc_rpc_sync(agent, NULL, "h", NULL, 0, 0, out, &out_len, NULL), -EINVAL);
+	cr_assert_eq(dprpc_rpc_sync(agent, "b", NULL, NULL, 0, 0, out, &out_len, NULL), -EINVAL);
+	cr_assert_eq(
+		dprpc_rpc_sync(agent, "nobody", "h", NULL, 0, 0, out, &out_len, NULL), -ENOENT);
+	/* A buffer length without a buffer. */
+	cr_assert_eq(dprpc_rpc_sync(agent, "b", "h", NULL, 0, 0, NULL, &out_len, NULL), -EINVAL);
+}
+
+Test(misuse, dprpc_rpc_sync_id)
+{
+	char out[8];
+	size_t out_len = sizeof(out);
+	uint32_t h = dprpc_handler_id("h");
+
+	cr_assert_eq(dprpc_rpc_sync_id(NULL, 1, h, NULL, 0, 0, out, &out_len, NULL), -EINVAL);
+	cr_assert_eq(dprpc_rpc_sync_id(agent, 2, h, NULL, 0, 0, out, &out_len, NULL), -EINVAL);
+	cr_assert_eq(dprpc_rpc_sync_id(agent, 1, 0, NULL, 0, 0, out, &out_len, NULL), -EINVAL);
+	cr_assert_eq(dprpc_rpc_sync_id(agent, 1, h, NULL, 4, 0, out, &out_len, NULL), -EINVAL);
+}
+
+/* --- futures --------------------------------------------------------------- */
+
+Test(misuse, dprpc_future_pool_create)
+{
+	assert_null_errno(dprpc_future_pool_create(0, 8), EINVAL);
+	assert_null_errno(dprpc_future_pool_create(UINT_MAX, 8), EINVAL);
+}
+
+Test(misuse, dprpc_future_pool_release)
+{
+	dprpc_future_pool_release(NULL);
+}
+
+Test(misuse, dprpc_future_pool_in_use)
+{
+	rte_errno = 0;
+	cr_assert_eq(dprpc_future_pool_in_use(NULL), 0);
+	cr_assert_eq(rte_errno, EINVAL);
+}
+
+Test(misuse, dprpc_future_pool_cb_in_use)
+{
+	rte_errno = 0;
+	cr_assert_eq(dprpc_future_pool_cb_in_use(NULL), 0);
+	cr_assert_eq(rte_errno, EINVAL);
+}
+
+Test(misuse, dprpc_future_new)
+{
+	assert_null_errno(dprpc_future_new(NULL), EINVAL);
+}
+
+Test(misuse, dprpc_future_get)
+{
+	dprpc_future_get(NULL);
+}
+
+Test(misuse, dprpc_future_put)
+{
+	dprpc_future_put(NULL);
+}
+
+Test(misuse, dprpc_future_complete)
+{
+	struct dprpc_future *f = dprpc_future_new(fpool);
+
+	cr_assert_eq(dprpc_future_complete(NULL, "x", 1, NULL, NULL), -EINVAL);
+	cr_assert_eq(dprpc_future_complete(f, NULL, 1, NULL, NULL), -EINVAL);
+	cr_assert_eq(dprpc_future_state(f), DPRPC_FUTURE_PENDING);
+	dprpc_future_put(f);
+	cr_assert_eq(dprpc_future_pool_in_use(fpool), 0);
+}
+
+Test(misuse, dprpc_future_complete_copy)
+{
+	struct dprpc_future *f = dprpc_future_new(fpool);
+
+	cr_assert_eq(dprpc_future_complete_copy(NULL, "x", 1), -EINVAL);
+	cr_assert_eq(dprpc_future_complete_copy(f, NULL, 1), -EINVAL);
+	cr_assert_eq(dprpc_future_state(f), DPRPC_FUTURE_PENDING);
+	dprpc_future_put(f);
+}
+
+Test(misuse, dprpc_future_fail)
+{
+	cr_assert_eq(dprpc_future_fail(NULL, -EIO, 0, "x"), -EINVAL);
+}
+
+Test(misuse, dprpc_future_state)
+{
+	rte_errno = 0;
+	cr_assert_eq(dprpc_future_state(NULL), DPRPC_FUTURE_FAILED);
+	cr_assert_eq(rte_errno, EINVAL);
+}
+
+Test(misuse, dprpc_future_is_done)
+{
+	rte_errno = 0;
+	cr_assert_eq(dprpc_future_is_done(NULL), false);
+	cr_assert_eq(rte_errno, EINVAL);
+}
+
+Test(misuse, dprpc_future_value)
+{
+	size_t len = 99;
+
+	cr_assert_null(dprpc_future_value(NULL, &len));
+	cr_assert_eq(len, 0);
+}
+
+Test(misuse, dprpc_future_error)
+{
+	assert_null_errno(dprpc_future_error(NULL), EINVAL);
+}
+
+Test(misuse, dprpc_future_wait)
+{
+	cr_assert_eq(dprpc_future_wait(NULL, 0), -EINVAL);
+}
+
+Test(misuse, dprpc_future_wait_all)
+{
+	struct dprpc_future *fs[2] = {NULL, NULL};
+
+	cr_assert_eq(dprpc_future_wait_all(NULL, 2, 0), -EINVAL);
+	cr_assert_eq(dprpc_future_wait_all(fs, 2, 0), -EINVAL);
+}
+
+Test(misuse, dprpc_future_set_progress)
+{
+	dprpc_future_set_progress(NULL, NULL, NULL);
+}
+
+Test(misuse, dprpc_future_add_callback)
+{
+	struct dprpc_future *f = dprpc_future_new(fpool);
+
+	cr_assert_eq(dprpc_future_add_callback(NULL, cb_nop, NULL), -EINVAL);
+	cr_assert_eq(dprpc_future_add_callback(f, NULL, NULL), -EINVAL);
+	dprpc_future_put(f);
+}
+
+Test(misuse, dprpc_future_then)
+{
+	struct dprpc_future *f = dprpc_future_new(fpool);
+
+	assert_null_errno(dprpc_future_then(NULL, then_nop, NULL), EINVAL);
+	assert_null_errno(dprpc_future_then(f, NULL, NULL), EINVAL);
+	dprpc_future_put(f);
+	cr_assert_eq(dprpc_future_pool_in_use(fpool), 0);
+}
+
+Test(misuse, dprpc_future_collect_all)
+{
+	struct dprpc_future *fs[2] = {NULL, NULL};
+
+	assert_null_errno(dprpc_future_collect_all(NULL, fs, 0), EINVAL);
+	assert_null_errno(dprpc_future_collect_all(fpool, NULL, 2), EINVAL);
+	assert_null_errno(dprpc_future_collect_all(fpool, fs, 2), EINVAL);
+	cr_assert_eq(dprpc_future_pool_in_use(fpool), 0);
+}
+
+/* --- RRefs ----------------------------------------------------------------- */
+
+Test(misuse, dprpc_remote)
+{
+	assert_null_errno(dprpc_remote(NULL, "b", "h", NULL, 0, 0), EINVAL);
+	assert_null_errno(dprpc_remote(agent, NULL, "h", NULL, 0, 0), EINVAL);
+	assert_null_errno(dprpc_remote(agent, "b", NULL, NULL, 0, 0), EINVAL);
+	assert_null_errno(dprpc_remote(agent, "b", "h", NULL, 4, 0), EINVAL);
+}
+
+Test(misuse, dprpc_remote_id)
+{
+	uint32_t h = dprpc_handler_id("h");
+
+	assert_null_errno(dprpc_remote_id(NULL, 1, h, NULL, 0, 0), EINVAL);
+	assert_null_errno(dprpc_remote_id(agent, 2, h, NULL, 0, 0), EINVAL);
+	assert_null_errno(dprpc_remote_id(agent, 1, 0, NULL, 0, 0), EINVAL);
+}
+
+Test(misuse, dprpc_rref_create_local)
+{
+	assert_null_errno(dprpc_rref_create_local(NULL, "x", 1), EINVAL);
+	assert_null_errno(dprpc_rref_create_local(agent, NULL, 1), EINVAL);
+}
+
+Test(misuse, dprpc_rref_release)
+{
+	cr_assert_eq(dprpc_rref_release(NULL), -EINVAL);
+}
+
+Test(misuse, dprpc_rref_is_owner)
+{
+	rte_errno = 0;
+	cr_assert_eq(dprpc_rref_is_owner(NULL), false);
+	cr_assert_eq(rte_errno, EINVAL);
+}
+
+Test(misuse, dprpc_rref_owner)
+{
+	rte_errno = 0;
+	cr_assert_eq(dprpc_rref_owner(NULL), UINT_MAX);
+	cr_assert_eq(rte_errno, EINVAL);
+}
+
+Test(misuse, dprpc_rref_owner_name)
+{
+	assert_null_errno(dprpc_rref_owner_name(NULL), EINVAL);
+}
+
+Test(misuse, dprpc_rref_id)
+{
+	rte_errno = 0;
+	cr_assert_eq(dprpc_rref_id(NULL), 0);
+	cr_assert_eq(rte_errno, EINVAL);
+}
+
+Test(misuse, dprpc_rref_agent)
+{
+	assert_null_errno(dprpc_rref_agent(NULL), EINVAL);
+}
+
+Test(misuse, dprpc_rref_confirmed_by_owner)
+{
+	rte_errno = 0;
+	cr_assert_eq(dprpc_rref_confirmed_by_owner(NULL), false);
+	cr_assert_eq(rte_errno, EINVAL);
+}
+
+Test(misuse, dprpc_rref_creation_future)
+{
+	assert_null_errno(dprpc_rref_creation_future(NULL), EINVAL);
+}
+
+Test(misuse, dprpc_rref_local_value)
+{
+	const void *v;
+	size_t len;
+	struct dprpc_rref *r = dprpc_rref_create_local(agent, "v", 1);
+
+	cr_assert_not_null(r);
+	cr_assert_eq(dprpc_rref_local_value(NULL, &v, &len), -EINVAL);
+	cr_assert_eq(dprpc_rref_local_value(r, NULL, &len), -EINVAL);
+	cr_assert_eq(dprpc_rref_release(r), 0);
+}
+
+Test(misuse, dprpc_rref_to_here_async)
+{
+	assert_null_errno(dprpc_rref_to_here_async(NULL, 0), EINVAL);
+}
+
+Test(misuse, dprpc_rref_to_here)
+{
+	char out[8];
+	size_t out_len = sizeof(out);
+
+	cr_assert_eq(dprpc_rref_to_here(NULL, 0, out, &out_len, NULL), -EINVAL);
+}
+
+Test(misuse, dprpc_rref_rpc_async_id)
+{
+	assert_null_errno(dprpc_rref_rpc_async_id(NULL, 1, NULL, 0, 0), EINVAL);
+}
+
+Test(misuse, dprpc_rref_rpc_async)
+{
+	struct dprpc_rref *r = dprpc_rref_create_local(agent, "v", 1);
+
+	assert_null_errno(dprpc_rref_rpc_async(NULL, "h", NULL, 0, 0), EINVAL);
+	assert_null_errno(dprpc_rref_rpc_async(r, NULL, NULL, 0, 0), EINVAL);
+	assert_null_errno(dprpc_rref_rpc_async(r, "h", NULL, 4, 0), EINVAL);
+	cr_assert_eq(dprpc_rref_release(r), 0);
+}
+
+Test(misuse, dprpc_rref_rpc_sync)
+{
+	char out[8];
+	size_t out_len = sizeof(out);
+	struct dprpc_rref *r = dprpc_rref_create_local(agent, "v", 1);
+
+	cr_assert_eq(dprpc_rref_rpc_sync(NULL, "h", NULL, 0, 0, out, &out_len, NULL), -EINVAL);
+	cr_assert_eq(dprpc_rref_rpc_sync(r, NULL, NULL, 0, 0, out, &out_len, NULL), -EINVAL);
+	cr_assert_eq(dprpc_rref_release(r), 0);
+}
+
+Test(misuse, dprpc_rref_remote)
+{
+	struct dprpc_rref *r = dprpc_rref_create_local(agent, "v", 1);
+
+	assert_null_errno(dprpc_rref_remote(NULL, "h", NULL, 0, 0), EINVAL);
+	assert_null_errno(dprpc_rref_remote(r, NULL, NULL, 0, 0), EINVAL);
+	cr_assert_eq(dprpc_rref_release(r), 0);
+}
+
+Test(misuse, dprpc_rref_fork)
+{
+	uint8_t buf[DPRPC_RREF_FORK_SIZE];
+	struct dprpc_rref *r = dprpc_rref_create_local(agent, "v", 1);
+
+	cr_assert_eq(dprpc_rref_fork(NULL, buf, sizeof(buf)), -EINVAL);
+	cr_assert_eq(dprpc_rref_fork(r, NULL, sizeof(buf)), -EINVAL);
+	cr_assert_lt(dprpc_rref_fork(r, buf, sizeof(buf) - 1), 0);
+	cr_assert_eq(dprpc_rref_release(r), 0);
+}
+
+Test(misuse, dprpc_rref_from_fork)
+{
+	uint8_t junk[DPRPC_RREF_FORK_SIZE];
+
+	memset(junk, 0xa5, sizeof(junk));
+	assert_null_errno(dprpc_rref_from_fork(NULL, junk, sizeof(junk)), EINVAL);
+	assert_null_errno(dprpc_rref_from_fork(agent, NULL, sizeof(junk)), EINVAL);
+	assert_null_errno(dprpc_rref_from_fork(agent, junk, sizeof(junk) - 1), EINVAL);
+	assert_null_errno(dprpc_rref_from_fork(agent, junk, sizeof(junk)), EPROTO);
+}
+
+Test(misuse, dprpc_rref_debug_info)
+{
+	struct dprpc_rref_debug d;
+
+	cr_assert_eq(dprpc_rref_debug_info(NULL, &d), -EINVAL);
+	cr_assert_eq(dprpc_rref_debug_info(agent, NULL), -EINVAL);
+}
+
+Test(misuse, dprpc_rref_list)
+{
+	cr_assert_eq(dprpc_rref_list(NULL, NULL, 0), -EINVAL);
+	cr_assert_eq(dprpc_rref_list(agent, NULL, 4), -EINVAL);
+}
+
+Test(misuse, dprpc_rref_dump)
+{
+	dprpc_rref_dump(NULL, stderr);
+	dprpc_rref_dump(agent, NULL);
+}
+
+Test(misuse, dprpc_rref_shutdown)
+{
+	cr_assert_eq(dprpc_rref_shutdown(NULL, 0, 0), -EINVAL);
+	cr_assert_eq(dprpc_rref_shutdown(agent, 0, 0x80000000u), -EINVAL);
+}
