@@ -137,7 +137,7 @@ rr_table_clear(struct cds_lfht *ht, void (*free_fn)(struct rcu_head *))
 		return;
 	dp_rcu_read_lock();
 	cds_lfht_for_each(ht, &it, node) if (cds_lfht_del(ht, node) == 0)
-		urcu_qsbr_call_rcu(&caa_container_of(node, struct rr_node, node)->rcu, free_fn);
+		urcu_qsbr_call_rcu(&rr_container_of(node, struct rr_node, node)->rcu, free_fn);
 	dp_rcu_read_unlock();
 }
 

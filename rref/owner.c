@@ -71,7 +71,7 @@
 void
 rr_owner_free_rcu(struct rcu_head *h)
 {
-	struct rr_owner *o = caa_container_of(h, struct rr_owner, n.rcu);
+	struct rr_owner *o = rr_container_of(h, struct rr_owner, n.rcu);
 
 	dprpc_future_put(o->val);
 	free(o);
@@ -104,7 +104,7 @@ rr_owner_get(struct rr_ctx *ctx, uint64_t id)
 	dp_rcu_read_lock();
 	n = rr_find(ctx->owners, id);
 	if (n != NULL) {
-		o = caa_container_of(n, struct rr_owner, n);
+		o = rr_container_of(n, struct rr_owner, n);
 		if (!rr_ref_get_nz(&o->refs))
 			o = NULL;
 	}
@@ -194,7 +194,7 @@ rr_fork_del(struct rr_ctx *ctx, uint64_t fork_id, uint64_t rref_id)
 	dp_rcu_read_lock();
 	n = rr_find(ctx->forks, fork_id);
 	if (n != NULL) {
-		struct rr_fork *f = caa_container_of(n, struct rr_fork, n);
+		struct rr_fork *f = rr_container_of(n, struct rr_fork, n);
 
 		if (f->own->n.key == rref_id && rr_remove(ctx->forks, n, rr_free_node_rcu))
 			o = f->own;
@@ -215,7 +215,7 @@ rr_fork_known(struct rr_ctx *ctx, uint64_t fork_id, uint64_t rref_id)
 
 	dp_rcu_read_lock();
 	n = rr_find(ctx->forks, fork_id);
-	known = n != NULL && caa_container_of(n, struct rr_fork, n)->own->n.key == rref_id;
+	known = n != NULL && rr_container_of(n, struct rr_fork, n)->own->n.key == rref_id;
 	dp_rcu_read_unlock();
 	return known;
 }
@@ -577,7 +577,7 @@ rr_h_notify(struct dprpc_request *req, void *arg)
 static void
 rr_pending_drop(struct rr_ctx *ctx, struct rr_node *n)
 {
-	struct rr_pending *p = caa_container_of(n, struct rr_pending, n);
+	struct rr_pending *p = rr_container_of(n, struct rr_pending, n);
 	struct dprpc_rref *parent = p->parent;
 
 	if (!rr_remove(ctx->pending, n, rr_free_node_rcu))

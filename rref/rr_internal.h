@@ -204,14 +204,18 @@ rr_ctx_of(const struct dprpc_agent *a)
 	return dp_ext_state(a, &rr_extension);
 }
 
+/* container_of() without liburcu's const round trip (caa_container_of()
+ * goes through a const pointer, which clang's -Wcast-qual reports). */
+#define rr_container_of(ptr, type, member) ((type *)(void *)((char *)(ptr)-offsetof(type, member)))
+
 /* cds_lfht_for_each_entry() takes container_of() of the NULL node that
  * ends a walk (undefined behaviour: UBSan reports it under the fuzzer);
  * this walks the nodes and converts only real ones. */
-#define rr_for_each_entry(ht, iter, pos, member)                                               \
-	for (cds_lfht_first(ht, iter); cds_lfht_iter_get_node(iter) != NULL &&                 \
-				       ((pos) = caa_container_of(cds_lfht_iter_get_node(iter), \
-						__typeof__(*(pos)), member),                   \
-				       1);                                                     \
+#define rr_for_each_entry(ht, iter, pos, member)                                              \
+	for (cds_lfht_first(ht, iter); cds_lfht_iter_get_node(iter) != NULL &&                \
+				       ((pos) = rr_container_of(cds_lfht_iter_get_node(iter), \
+						__typeof__(*(pos)), member),                  \
+				       1);                                                    \
 		cds_lfht_next(ht, iter))
 
 /* --- table.c: tables and references ------------------------------------- */

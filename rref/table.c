@@ -95,7 +95,7 @@ rr_hash(uint64_t k)
 static int
 rr_match(struct cds_lfht_node *node, const void *key)
 {
-	return caa_container_of(node, struct rr_node, node)->key == *(const uint64_t *)key;
+	return rr_container_of(node, struct rr_node, node)->key == *(const uint64_t *)key;
 }
 
 /* Inside dp_rcu_read_lock(). */
@@ -107,7 +107,7 @@ rr_find(struct cds_lfht *ht, uint64_t key)
 
 	cds_lfht_lookup(ht, rr_hash(key), rr_match, &key, &it);
 	node = cds_lfht_iter_get_node(&it);
-	return node != NULL ? caa_container_of(node, struct rr_node, node) : NULL;
+	return node != NULL ? rr_container_of(node, struct rr_node, node) : NULL;
 }
 
 /* Insert unless the key is there.  0 or -EEXIST. */
@@ -176,5 +176,5 @@ rr_new_id(struct rr_ctx *ctx)
 void
 rr_free_node_rcu(struct rcu_head *h)
 {
-	free(caa_container_of(h, struct rr_node, rcu));
+	free(rr_container_of(h, struct rr_node, rcu));
 }

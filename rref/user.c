@@ -65,7 +65,7 @@
 void
 rr_handle_free_rcu(struct rcu_head *h)
 {
-	struct dprpc_rref *r = caa_container_of(h, struct dprpc_rref, n.rcu);
+	struct dprpc_rref *r = rr_container_of(h, struct dprpc_rref, n.rcu);
 
 	if (r->created != NULL)
 		dprpc_future_put(r->created);
