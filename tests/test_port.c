@@ -20,6 +20,9 @@
 #define NQ 4
 
 static struct rte_mempool *mp;
+/* Agents of a test that stops half-way, for teardown (b's io lcore must
+ * stop before EAL does). */
+static struct dprpc_agent *a, *b;
 
 /* A net_ring port of NQ rx and NQ tx queues: queue i receives from rx[i]
  * and sends to tx[i]. */
@@ -108,13 +111,13 @@ conf_for(struct dprpc_agent_conf *c, const char *name, int port)
 static void
 expect_refused(const struct dprpc_agent_conf *c, int err)
 {
-	struct dprpc_agent *a;
+	struct dprpc_agent *got;
 
 	rte_errno = 0;
-	a = dprpc_agent_create(c);
-	if (a != NULL)
-		(void)dprpc_agent_destroy(a);
-	cr_assert_null(a, "create succeeded");
+	got = dprpc_agent_create(c);
+	if (got != NULL)
+		(void)dprpc_agent_destroy(got);
+	cr_assert_null(got, "create succeeded");
 	cr_assert_eq(rte_errno, err, "rte_errno %d (%s), expected %d", rte_errno,
 		rte_strerror(rte_errno), err);
 }
@@ -131,6 +134,10 @@ setup(void)
 static void
 teardown(void)
 {
+	if (a != NULL)
+		cr_expect_eq(dprpc_agent_destroy(a), 0);
+	if (b != NULL)
+		cr_expect_eq(dprpc_agent_destroy(b), 0);
 	cr_expect_eq(rte_mempool_in_use_count(mp), 0u, "mbufs leaked");
 	dpt_eal_cleanup();
 }
@@ -142,7 +149,6 @@ TestSuite(port, .init = setup, .fini = teardown, .timeout = 60);
 Test(port, ready_port_keeps_its_queues_and_stays_started)
 {
 	struct dprpc_agent_conf c;
-	struct dprpc_agent *a, *b;
 	struct quad q;
 	char out[8];
 	size_t out_len = sizeof(out);
@@ -173,7 +179,9 @@ Test(port, ready_port_keeps_its_queues_and_stays_started)
 		if (i != 2)
 			cr_assert_eq(rte_ring_count(q.tx[i]), 0u, "agent sent on queue %u", i);
 	cr_assert_eq(dprpc_agent_destroy(a), 0);
+	a = NULL;
 	cr_assert_eq(dprpc_agent_destroy(b), 0);
+	b = NULL;
 
 	/* The application's port as it was: started, 4 queues, working. */
 	expect_port(q.port, NQ, true);
@@ -214,7 +222,6 @@ Test(port, ready_port_bad_queue_is_refused_untouched)
 Test(port, ready_port_not_started_is_refused)
 {
 	struct dprpc_agent_conf c;
-	struct dprpc_agent *a;
 	struct quad q;
 
 	quad_make(&q);
@@ -234,6 +241,7 @@ Test(port, ready_port_not_started_is_refused)
 	a = dprpc_agent_create(&c);
 	cr_assert_not_null(a, "%s", rte_strerror(rte_errno));
 	cr_assert_eq(dprpc_agent_destroy(a), 0);
+	a = NULL;
 	expect_port(q.port, NQ, true);
 }
 
@@ -244,7 +252,6 @@ Test(port, handed_over_port_is_configured_then_stopped)
 {
 	struct dpt_ring_pair pair;
 	struct dprpc_agent_conf c;
-	struct dprpc_agent *a;
 
 	cr_assert_eq(dpt_ring_pair(&pair), 0);
 	/* net_ring reports its rings as queues before it is configured. */
@@ -255,6 +262,7 @@ Test(port, handed_over_port_is_configured_then_stopped)
 		cr_assert_not_null(a, "round %d: %s", round, rte_strerror(rte_errno));
 		expect_port((uint16_t)pair.port_a, 1, true);
 		cr_assert_eq(dprpc_agent_destroy(a), 0);
+		a = NULL;
 		expect_port((uint16_t)pair.port_a, 1, false);
 	}
 }
