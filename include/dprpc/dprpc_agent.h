@@ -18,6 +18,13 @@
  *
  * Several agents may live in one process (tests do that); their names must
  * differ.
+ *
+ * Logs go through EAL's rte_log() under one log type per module:
+ * "dprpc.dataplane" (agents, the port, the wire), "dprpc.rref" (RRefs) and
+ * "dprpc.future" (futures), each at RTE_LOG_INFO by default.  EAL's
+ * --log-level='dprpc.*:debug' sets them all, --log-level=dprpc.rref:debug
+ * one of them; rte_log_set_level_pattern() does the same at run time.
+ * Nothing is logged per frame: drops are counted (dprpc_agent_stats_get()).
  */
 #ifndef DPRPC_AGENT_H
 #define DPRPC_AGENT_H
