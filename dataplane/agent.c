@@ -28,7 +28,7 @@
 #include "fut_internal.h"
 #include "dprpc_atomic.h"
 
-RTE_LOG_REGISTER_DEFAULT(dp_logtype, INFO);
+RTE_LOG_REGISTER(dp_logtype, dprpc.dataplane, INFO);
 
 /* Names of the agents alive in this process, to refuse duplicates. */
 static pthread_mutex_t dp_agents_lock = PTHREAD_MUTEX_INITIALIZER;

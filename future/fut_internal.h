@@ -14,7 +14,16 @@
 
 #include <stdint.h>
 
+#include <rte_log.h>
+
 #include <dprpc/dprpc_future.h>
+
+/* future/'s log type, "dprpc.future" (registered in future.c; EAL's
+ * --log-level='dprpc.*:debug' or dprpc.future:debug reaches it). */
+extern int fut_logtype;
+/* One line at RTE_LOG_<level> under "dprpc.future". */
+#define FUT_LOG(level, fmt, ...) \
+	rte_log(RTE_LOG_##level, fut_logtype, "dprpc: " fmt "\n", ##__VA_ARGS__)
 
 /* dprpc_future_pool_create() for a thread that has EAL: the futures live
  * in an rte_mempool called @name (per-lcore caches: no locked instruction

@@ -119,6 +119,8 @@
 
 #include "dprpc_atomic.h"
 
+RTE_LOG_REGISTER(fut_logtype, dprpc.future, INFO);
+
 /* Internal state, between PENDING and DONE/FAILED; reported as PENDING. */
 #define FUT_COMPLETING 3u
 
@@ -743,8 +745,7 @@ dprpc_future_pool_release(struct dprpc_future_pool *pool)
 	in_use = rte_mempool_in_use_count(pool->mp);
 	if (in_use != 0) {
 		/* Futures still held stay valid: leak rather than free. */
-		RTE_LOG(WARNING, USER1, "dprpc: %u futures still held, future pool leaked\n",
-			in_use);
+		FUT_LOG(WARNING, "%u futures still held, future pool leaked", in_use);
 		return;
 	}
 	rte_mempool_free(pool->mp);

@@ -41,6 +41,8 @@
 #include "rr_ext.h"
 #include "rr_internal.h"
 
+RTE_LOG_REGISTER(rr_logtype, dprpc.rref, INFO);
+
 /* --- life cycle --------------------------------------------------------- */
 
 /* The extension's init (dp_ext.h): the tables, the RRef future pool, the

@@ -35,7 +35,6 @@
 #include <dprpc/dprpc_rref.h>
 
 #include "dp_ext.h"
-#include "dp_log.h"
 #include "dp_rcu.h"
 #include "dprpc_atomic.h"
 #include "rr_internal.h"
@@ -200,7 +199,7 @@ dprpc_rref_shutdown(struct dprpc_agent *a, uint64_t timeout_us, unsigned int fla
 		return 0;
 	left = dprpc_rref_list(a, NULL, 0);
 	if (left > 0) {
-		DP_LOG(WARNING, "agent %s: %d RRef contexts left at shutdown", dprpc_agent_name(a),
+		RR_LOG(WARNING, "agent %s: %d RRef contexts left at shutdown", dprpc_agent_name(a),
 			left);
 		dprpc_rref_dump(a, stderr);
 	}

@@ -70,6 +70,7 @@
 
 #include <rte_byteorder.h>
 #include <rte_common.h>
+#include <rte_log.h>
 
 #include <urcu/urcu-qsbr.h>
 #include <urcu/rculfhash.h>
@@ -79,6 +80,13 @@
 #include "dp_ext.h"
 #include "dprpc_atomic.h"
 #include "rr_ext.h"
+
+/* rref/'s log type, "dprpc.rref" (registered in ctx.c; EAL's
+ * --log-level='dprpc.*:debug' or dprpc.rref:debug reaches it). */
+extern int rr_logtype;
+/* One line at RTE_LOG_<level> under "dprpc.rref". */
+#define RR_LOG(level, fmt, ...) \
+	rte_log(RTE_LOG_##level, rr_logtype, "dprpc: " fmt "\n", ##__VA_ARGS__)
 
 /* The header of every RRef message; the arguments follow (8-aligned). */
 struct rr_msg {

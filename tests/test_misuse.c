@@ -126,6 +126,11 @@ Test(misuse, dprpc_agent_create)
 	c.world = NULL;
 	c.port_id = 0;
 	assert_null_errno(dprpc_agent_create(&c), EINVAL);
+	dprpc_agent_conf_init(&c);
+	c.name = "b";
+	c.world = DPT_WORLD2;
+	c.port_id = RTE_MAX_ETHPORTS; /* no such port */
+	assert_null_errno(dprpc_agent_create(&c), EINVAL);
 }
 
 Test(misuse, dprpc_agent_destroy)

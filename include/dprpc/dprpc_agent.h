@@ -18,6 +18,13 @@
  *
  * Several agents may live in one process (tests do that); their names must
  * differ.
+ *
+ * Logs go through EAL's rte_log() under one log type per module:
+ * "dprpc.dataplane" (agents, the port, the wire), "dprpc.rref" (RRefs) and
+ * "dprpc.future" (futures), each at RTE_LOG_INFO by default.  EAL's
+ * --log-level='dprpc.*:debug' sets them all, --log-level=dprpc.rref:debug
+ * one of them; rte_log_set_level_pattern() does the same at run time.
+ * Nothing is logged per frame: drops are counted (dprpc_agent_stats_get()).
  */
 #ifndef DPRPC_AGENT_H
 #define DPRPC_AGENT_H
@@ -101,16 +108,43 @@ struct dprpc_agent_conf {
 	 * (workers may share a MAC: several behind one port).
 	 */
 	const char *world;
-	/** An existing ethdev port id, or -1 to create one from @ref vdev. */
+	/**
+	 * The port: an ethdev port id of the application's, or -1 to create
+	 * one from @ref vdev.  What the agent does to it:
+	 *  - @ref vdev (port_id -1): the port is the agent's.  Creation probes
+	 *    the vdev, configures one rx and one tx queue (queue 0, 1024
+	 *    descriptors, filled from the agent's mbuf pool), enables
+	 *    promiscuous mode and starts it; destroy stops, closes and
+	 *    removes it.
+	 *  - port_id, port_ready false: the application hands the port over.
+	 *    It must be stopped and have at most one rx and one tx queue (as
+	 *    rte_eth_dev_info_get() reports them: never configured, or left so
+	 *    by an earlier agent); creation configures and starts it as for a
+	 *    vdev, destroy stops it and leaves it configured, its rx queue
+	 *    still set up on the agent's mbuf pool (set the queues up again
+	 *    before starting it yourself).  A started port, or one with more
+	 *    queues, is the application's: EBUSY, and the port is untouched.
+	 *  - port_id, port_ready true: the port stays the application's,
+	 *    configured and started by it.  The agent receives on @ref rx_queue
+	 *    and sends on @ref tx_queue only, and never configures, starts,
+	 *    stops or closes the port; other queues may serve other parts of
+	 *    the application (or other agents).  Creation checks that the port
+	 *    is started and has both queues (EINVAL otherwise); a queue set up
+	 *    with deferred start is started.
+	 * A port_id that names no port is EINVAL.  Every refusal is logged
+	 * and leaves the port as it was.
+	 */
 	int port_id;
 	/** A vdev string for rte_dev_probe(), e.g.
 	 * "net_memif0,role=server,socket=/tmp/x.sock"; used when port_id < 0. */
 	const char *vdev;
-	/** True if the application configured and started the port itself
-	 * (the agent then uses rx_queue/tx_queue and never stops it). */
+	/** True if the application configured and started @ref port_id itself
+	 * (see there); not with a vdev (EINVAL). */
 	bool port_ready;
-	uint16_t rx_queue; /**< rx queue used by the agent (with port_ready) */
-	uint16_t tx_queue; /**< tx queue used by the agent (with port_ready) */
+	/** With port_ready, the queues the agent uses, below the port's
+	 * nb_rx_queues and nb_tx_queues; without it, 0 (EINVAL otherwise). */
+	uint16_t rx_queue;
+	uint16_t tx_queue; /**< see @ref rx_queue */
 	/** Mbuf pool for rx and tx; NULL: the agent creates one of nb_mbufs. */
 	struct rte_mempool *mbuf_pool;
 	unsigned int nb_mbufs; /**< default 8191 */
@@ -199,26 +233,32 @@ void dprpc_agent_conf_init(struct dprpc_agent_conf *conf);
 
 /**
  * Create an agent: parse the world, create or take the port, configure and
- * start it (unless port_ready), create pools and rings, and launch the io
- * lcore and handler lcores if configured.
+ * start it (unless port_ready: see dprpc_agent_conf.port_id), create pools
+ * and rings, and launch the io lcore and handler lcores if configured.
  *
  * @return the agent, or NULL with rte_errno set: EINVAL (bad configuration
- *         or world map; the reason is logged), ENOENT (name not in the
- *         world, or no such port/vdev), EEXIST (an agent of that name
- *         exists in this process), EBUSY (an lcore is not available),
- *         ENOMEM, or the errno of a failing ethdev call.
+ *         or world map, a port_id that names no port, port_ready queues the
+ *         port lacks or a port_ready port not started; the reason is
+ *         logged), ENOENT (name not in the world, or a vdev that gave no
+ *         port), EEXIST (an agent of that name exists in this process),
+ *         EBUSY (an lcore is not available, or a port given without
+ *         port_ready is started or has several queues), ENOMEM, or the
+ *         errno of a failing ethdev call.
  *
  * Thread context: any thread after rte_eal_init(); not concurrently with
  * dprpc_agent_destroy() of the same name.
  * Ownership: the caller owns the agent until dprpc_agent_destroy(); an
- * application-given port or mempool stays the application's.
+ * application's mempool, and its port given with port_ready, stay the
+ * application's (a port handed over without port_ready is configured,
+ * started and stopped by the agent: dprpc_agent_conf.port_id).
  */
 struct dprpc_agent *dprpc_agent_create(const struct dprpc_agent_conf *conf);
 
 /**
  * Destroy an agent: stop its lcores, fail every pending call with
- * -ESHUTDOWN, free what it created (its port if it probed the vdev, its
- * pools and rings).
+ * -ESHUTDOWN, stop the port if it configured it (and close and remove it if
+ * it probed the vdev; a port_ready port is left as it is), free its pools
+ * and rings.
  *
  * @return 0; -EBUSY if deferred requests are still unanswered (the agent
  *         is left intact; reply to them and retry); -EINVAL on NULL.
