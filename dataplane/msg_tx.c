@@ -178,6 +178,7 @@ dp_msg_self_request(struct dprpc_agent *a, struct dp_txmsg *t)
 	struct dp_parsed p = {
 		.type = DP_FRAME_REQUEST,
 		.src = a->rank,
+		.session = a->session,
 		.slot = t->f.slot,
 		.req_num = t->f.req_num,
 		.handler_id = t->f.handler_id,

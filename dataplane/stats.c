@@ -111,7 +111,9 @@ dprpc_agent_dump(const struct dprpc_agent *a, FILE *f)
 		return;
 	dprpc_agent_stats_get(a, &s);
 	dprpc_agent_usage(a, &u);
-	fprintf(f, "agent %s rank %u/%u port %u session 0x%08x io_lcore %d handler_lcores %u\n",
+	fprintf(f,
+		"agent %s rank %u/%u port %u session 0x%016" PRIx64
+		" io_lcore %d handler_lcores %u\n",
 		a->name, a->rank, a->world.n, a->port_id, a->session,
 		a->io_lcore == DPRPC_LCORE_NONE ? -1 : (int)a->io_lcore, a->nb_hl);
 	fprintf(f,

@@ -15,6 +15,7 @@
 #include <rte_lcore.h>
 
 #include "dp_agent.h"
+#include "dp_liveness.h"
 #include "dpt.h"
 
 static struct dpt_ring_pair pair;
@@ -606,7 +607,7 @@ Test(rpc_ring, restarted_peer_is_recognised)
 	uint8_t tmpl[DP_L2L4_LEN];
 	struct dp_hdr_fields hf;
 	struct rte_mbuf *m;
-	uint32_t old_session;
+	uint64_t old_session;
 
 	/* a learns b's first incarnation. */
 	cr_assert_eq(dprpc_rpc_sync(a, "b", "echo", "1", 1, 0, NULL, NULL, NULL), 0);
@@ -653,4 +654,90 @@ Test(rpc_ring, restarted_peer_is_recognised)
 	dpt_poll_until_drops(a, DPRPC_DROP_OLD_SESSION, 1, &s);
 	cr_assert_eq(s.drops[DPRPC_DROP_OLD_SESSION], 1u);
 	cr_assert_eq(s.peers_restarted, 1u);
+}
+
+/* b again, in place of the current one (if any), with incarnation id @id. */
+static void
+restart_b_as(uint64_t id)
+{
+	if (b != NULL)
+		cr_assert_eq(dprpc_agent_destroy(b), 0);
+	dp_set_next_session(id);
+	b = make_agent("b", pair.port_b, 1, 64);
+	cr_assert_eq(dprpc_register(b, "echo", h_echo, NULL, DPRPC_HANDLER_INLINE), 0);
+}
+
+/* A PONG from b's incarnation @id reaches a (late: that b is gone, so
+ * nobody else sends into the single-producer ring). */
+static void
+late_pong_from(uint64_t id)
+{
+	struct dp_hdr_fields hf = {.type = DP_FRAME_CONTROL,
+		.src = 1,
+		.dst = 0,
+		.session = id,
+		.handler_id = DP_CTRL_PONG};
+	uint8_t tmpl[DP_L2L4_LEN];
+	struct rte_mbuf *m;
+
+	dp_l2l4_template(tmpl, &a->world.addrs[1], &a->world.addrs[0]);
+	m = rte_pktmbuf_alloc(mp);
+	cr_assert_not_null(m);
+	dp_frame_write((uint8_t *)rte_pktmbuf_append(m, DP_HDRS_LEN), tmpl, &hf, NULL, 0);
+	cr_assert_eq(rte_ring_enqueue(pair.ba, m), 0);
+}
+
+/* Incarnation ids carry no order: any id other than the current one and
+ * the few before it is a restart.  Each pair of ids below is a first and
+ * a second incarnation of b; the 32-bit serial order of the ids made of
+ * the ms clock took each second one for older (after 24.8 days, or a
+ * clock stepped back, or wrapped), and dropped its frames for ever.  A
+ * call pending across the restart fails -ECONNRESET, new calls work, a
+ * late frame of the first incarnation is dropped as old_session. */
+Test(rpc_ring, restart_with_any_new_id_is_recognised)
+{
+	static const uint64_t ids[][2] = {
+		{0x10, 0x10 + (UINT64_C(1) << 31)},
+		{UINT64_C(0x5a5a5a5a5a5a5a5a), UINT64_C(0x5a5a5a5a5a5a5a59)},
+		{UINT64_MAX, 1},
+	};
+	const struct dprpc_error *err;
+	struct dprpc_agent_stats s;
+	struct dprpc_future *f;
+	unsigned int i;
+	int rc;
+
+	for (i = 0; i < RTE_DIM(ids); i++) {
+		/* A fresh a, which knows nothing of b yet. */
+		cr_assert_eq(dprpc_agent_destroy(a), 0);
+		if (b != NULL)
+			cr_assert_eq(dprpc_agent_destroy(b), 0);
+		b = NULL;
+		dpt_ring_drain(pair.ab);
+		dpt_ring_drain(pair.ba);
+		a = make_agent("a", pair.port_a, DPRPC_LCORE_NONE, 8);
+		restart_b_as(ids[i][0]);
+		cr_assert_eq(dprpc_rpc_sync(a, "b", "echo", "1", 1, 0, NULL, NULL, NULL), 0,
+			"ids %u: first incarnation", i);
+		restart_b_as(ids[i][1]);
+		f = dprpc_rpc_async(a, "b", "echo", "2", 1, 3000 * 1000);
+		cr_assert_not_null(f);
+		rc = dprpc_future_wait(f, 0);
+		cr_assert_eq(rc, -ECONNRESET, "ids %u: %d %s", i, rc,
+			dprpc_future_error(f) != NULL ? dprpc_future_error(f)->msg : "");
+		err = dprpc_future_error(f);
+		cr_assert_not_null(strstr(err->msg, "restarted"), "%s", err->msg);
+		dprpc_future_put(f);
+		cr_assert_eq(dprpc_rpc_sync(a, "b", "echo", "3", 1, 0, NULL, NULL, NULL), 0,
+			"ids %u: second incarnation", i);
+		cr_assert_eq(dprpc_agent_stats_get(a, &s), 0);
+		cr_assert_eq(s.peers_restarted, 1u, "ids %u", i);
+		cr_assert_eq(s.drops[DPRPC_DROP_OLD_SESSION], 0u, "ids %u", i);
+		cr_assert_eq(dprpc_agent_destroy(b), 0);
+		b = NULL;
+		late_pong_from(ids[i][0]);
+		dpt_poll_until_drops(a, DPRPC_DROP_OLD_SESSION, 1, &s);
+		cr_assert_eq(s.drops[DPRPC_DROP_OLD_SESSION], 1u, "ids %u", i);
+		cr_assert_eq(s.peers_restarted, 1u, "ids %u", i);
+	}
 }

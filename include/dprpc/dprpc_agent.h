@@ -59,7 +59,7 @@ typedef void (*dprpc_peer_event_t)(
 /** "No lcore" for dprpc_agent_conf.io_lcore. */
 #define DPRPC_LCORE_NONE UINT32_MAX
 /** Largest payload of a request or response carried in one frame. */
-#define DPRPC_MAX_FRAME_PAYLOAD 1432
+#define DPRPC_MAX_FRAME_PAYLOAD 1420
 /** Default of dprpc_agent_conf.max_msg_size: 8 MiB. */
 #define DPRPC_MAX_MSG_DEFAULT (8u << 20)
 /** Highest max_msg_size: a message has at most 65535 frames. */

@@ -127,11 +127,12 @@ LLVMFuzzerInitialize(int *argc, char ***argv)
  *   6  credits
  *   7  handler: odd = "echo", even = an unknown id
  *   8  payload fill byte
- *   9  session: 0 = b's view of a's, else a newer one
+ *   9  session: 0 = a's first one, else another (b takes it for a
+ *      restart of a, or for a late frame of an incarnation it retired)
  *   10-11 status
  */
 static void
-fuzz_one_frame(struct dprpc_agent *b, const uint8_t *in, uint32_t session)
+fuzz_one_frame(struct dprpc_agent *b, const uint8_t *in, uint64_t session)
 {
 	static uint8_t payload[DPRPC_MAX_FRAME_PAYLOAD];
 	struct dp_hdr_fields f = {0};
@@ -198,7 +199,7 @@ LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
 	struct rte_malloc_socket_stats before, after;
 	struct dprpc_future *fut[2];
 	struct dprpc_agent *b;
-	uint32_t session;
+	uint64_t session;
 	size_t i;
 
 	dpt_ring_drain(ab);
