@@ -118,6 +118,7 @@ struct dp_peer {
 	 * (relaxed: a snapshot, nothing is published through it). */
 	uint64_t last_rx_tsc;	   /* last frame from the peer */
 	uint64_t last_ping_tsc;	   /* last keep-alive sent to it */
+	uint64_t nudge_tsc;	   /* last PONG for a request to another incarnation */
 	uint64_t silent_since_tsc; /* UNKNOWN peer: since calls wait on it */
 	_Atomic uint8_t state;	   /* enum dprpc_peer_state */
 };
@@ -147,7 +148,7 @@ struct dprpc_request {
  * (dp_count: a relaxed load and store, no locked instruction) and read by
  * anyone (relaxed). */
 struct dp_stats {
-	_Atomic uint64_t rx_frames, tx_frames, tx_retries, tx_dropped;
+	_Atomic uint64_t rx_frames, tx_frames, tx_retries, tx_dropped, tx_discarded;
 	_Atomic uint64_t calls_sent, calls_ok, calls_failed, calls_timed_out;
 	_Atomic uint64_t requests_handled, requests_unknown, requests_resent, retransmits;
 	_Atomic uint64_t keepalives, peers_down, peers_restarted;

@@ -25,6 +25,12 @@ uint64_t dp_new_session(void);
 void dp_set_next_session(uint64_t id);
 /* Send a CONTROL frame (@op) to worker @to. */
 void dp_send_control(struct dprpc_agent *a, unsigned int to, enum dp_ctrl_op op);
+/* Ask peer @p for its incarnation (a PING, counted in keepalives) unless
+ * one went less than @interval TSC ago: calls wait for its answer. */
+void dp_hello(struct dprpc_agent *a, unsigned int p, uint64_t now, uint64_t interval);
+/* A frame from @p->src addressed to another incarnation of ours (or to
+ * none): dropped (wrong_incarnation); a request is answered by a PONG. */
+void dp_wrong_incarnation(struct dprpc_agent *a, struct rte_mbuf *m, const struct dp_parsed *p);
 /* Keep-alives and peer time-outs, once per timer period (dp_run_timers()). */
 void dp_liveness(struct dprpc_agent *a, uint64_t now);
 
@@ -62,6 +68,7 @@ dp_check_session(struct dprpc_agent *a, const struct dp_parsed *p)
 	if (!peer->session_known) {
 		peer->session = p->session;
 		peer->session_known = true;
+		dp_client_unpark(a, p->src); /* calls waited for it */
 		return true;
 	}
 	if (dp_session_retired(peer, p->session))
@@ -71,6 +78,9 @@ dp_check_session(struct dprpc_agent *a, const struct dp_parsed *p)
 	dp_srv_reset(a, peer);
 	dp_count(&a->st.peers_restarted, 1);
 	snprintf(msg, sizeof(msg), "worker %s restarted", a->world.w[p->src].name);
+	/* The calls fail, and every frame still queued for the old
+	 * incarnation goes (dp_tx_purge()): requests of those calls,
+	 * responses and ACKs for a client that is gone. */
 	dp_fail_peer_slots(a, p->src, -ECONNRESET, msg);
 	return true;
 }

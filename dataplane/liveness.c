@@ -25,6 +25,7 @@
 #include "dp_agent.h"
 #include "dp_client.h"
 #include "dp_liveness.h"
+#include "dp_server.h"
 #include "dp_tx.h"
 #include "dprpc_atomic.h"
 
@@ -104,6 +105,36 @@ dp_send_control(struct dprpc_agent *a, unsigned int to, enum dp_ctrl_op op)
 	dp_stage_tx(a, m);
 }
 
+void
+dp_hello(struct dprpc_agent *a, unsigned int p, uint64_t now, uint64_t interval)
+{
+	struct dp_peer *peer = &a->peers[p];
+
+	if (peer->last_ping_tsc != 0 && now - peer->last_ping_tsc < RTE_MAX(interval, 1u))
+		return;
+	peer->last_ping_tsc = now;
+	dp_count(&a->st.keepalives, 1);
+	dp_send_control(a, p, DP_CTRL_PING);
+}
+
+void
+dp_wrong_incarnation(struct dprpc_agent *a, struct rte_mbuf *m, const struct dp_parsed *p)
+{
+	struct dp_peer *peer = &a->peers[p->src];
+
+	dp_drop_frame(a, m, DPRPC_DROP_WRONG_INCARNATION);
+	if (p->type != DP_FRAME_REQUEST)
+		return;
+	/* Tell the sender who we are: our PONG carries our session, so it
+	 * sees our restart (or learns us) now rather than at its next
+	 * keep-alive.  One per timer period and peer: a window of requests
+	 * in flight needs one answer, not one each. */
+	if (peer->nudge_tsc != 0 && a->now_tsc - peer->nudge_tsc < a->timer_period_tsc)
+		return;
+	peer->nudge_tsc = a->now_tsc;
+	dp_send_control(a, p->src, DP_CTRL_PONG);
+}
+
 static void
 dp_peer_down(struct dprpc_agent *a, unsigned int p, uint64_t silent_tsc)
 {
@@ -115,6 +146,9 @@ dp_peer_down(struct dprpc_agent *a, unsigned int p, uint64_t silent_tsc)
 	snprintf(msg, sizeof(msg), "worker %s is down: nothing heard for %" PRIu64 " ms",
 		a->world.w[p].name, silent_tsc * 1000 / a->tsc_hz);
 	dp_fail_peer_slots(a, p, -EHOSTDOWN, msg);
+	/* Requests it was sending us, half received: whatever comes back
+	 * will send them again from where we ask. */
+	dp_srv_peer_down(a, &a->peers[p]);
 	if (a->peer_event != NULL)
 		a->peer_event(a, p, false, a->peer_event_arg);
 }

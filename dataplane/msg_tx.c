@@ -223,7 +223,14 @@ dp_msg_start_call(struct dprpc_agent *a, struct dp_slot *s, struct dp_txmsg *t)
 	}
 	s->tx = t;
 	dp_msgs_live(a, 1);
-	dp_txmsg_pump(a, t);
+	if (!s->parked)
+		dp_txmsg_pump(a, t);
+}
+
+void
+dp_msg_send_parked(struct dprpc_agent *a, struct dp_slot *s)
+{
+	dp_txmsg_pump(a, s->tx);
 }
 
 void

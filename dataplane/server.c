@@ -45,6 +45,16 @@ dp_srv_reset(struct dprpc_agent *a, struct dp_peer *peer)
 		dp_msg_srv_clear(a, &peer->srv[i]);
 }
 
+void
+dp_srv_peer_down(struct dprpc_agent *a, struct dp_peer *peer)
+{
+	unsigned int i;
+
+	for (i = 0; i < peer->srv_cap; i++)
+		if (peer->srv[i].state == DP_SRV_RECEIVING)
+			dp_msg_srv_clear(a, &peer->srv[i]);
+}
+
 int
 dp_srv_grow(struct dp_peer *peer, unsigned int cap)
 {

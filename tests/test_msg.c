@@ -521,6 +521,7 @@ Test(msg, stray_acks_are_dropped)
 	start_agents(NULL, NULL);
 	echo_one(a, "b", 10, 1); /* b learns a's session */
 	f.session = a->session;
+	f.dst_session = b->session;
 	m = rte_pktmbuf_alloc(mp);
 	frame = (uint8_t *)rte_pktmbuf_append(m, DP_HDRS_LEN);
 	dp_frame_write_hdr(frame, a->peers[1].tmpl, &f, 0);
@@ -623,6 +624,7 @@ Test(msg, failed_reassembly_keeps_the_answered_request)
 		n++;
 	cr_assert_lt(n, RTE_DIM(eaten));
 	f.session = a->session;
+	f.dst_session = b->session;
 	f.slot = (uint16_t)slot;
 	f.req_num = req_num + 1;
 	f.handler_id = dprpc_handler_id("echo");

@@ -549,6 +549,11 @@ Test(rpc_ring, exhausted_mbufs_fail_cleanly)
 	c.mbuf_pool = small;
 	a = dprpc_agent_create(&c);
 	cr_assert_not_null(a);
+	/* a takes b's incarnation for known (as if it had heard from b before
+	 * b went): its requests go out at once, into a ring nobody reads,
+	 * instead of waiting for b to answer a PING. */
+	a->peers[1].session = 1;
+	a->peers[1].session_known = true;
 	for (i = 0; i < 64; i++) {
 		fs[n] = dprpc_rpc_async(a, "b", "echo", "x", 1, 0);
 		if (fs[n] == NULL) {
@@ -596,8 +601,11 @@ replace_b(uint32_t tx_drop_ppm)
 }
 
 /* A peer that restarts: a call pending across the restart fails with
- * -ECONNRESET (the new incarnation never saw it), the server's new
- * incarnation serves new calls, and a frame of the old incarnation that
+ * -ECONNRESET, and no incarnation but the one it was sent to runs it: the
+ * request names b's first incarnation.  A second incarnation, whose every
+ * frame is lost, refuses it (a's resends with it); a third refuses it and
+ * answers with a PONG, which shows a its new session: the call fails.
+ * The third serves new calls, and a frame of the first incarnation that
  * turns up late is dropped. */
 Test(rpc_ring, restarted_peer_is_recognised)
 {
@@ -611,28 +619,32 @@ Test(rpc_ring, restarted_peer_is_recognised)
 
 	/* a learns b's first incarnation. */
 	cr_assert_eq(dprpc_rpc_sync(a, "b", "echo", "1", 1, 0, NULL, NULL, NULL), 0);
+	cr_assert_eq(atomic_load(&handler_runs), 1u);
 	old_session = b->session;
 	/* A second incarnation that answers nothing: a's call stays pending
-	 * (a keeps resending) once this b has run it. */
+	 * (a keeps resending it); this b drops it, not for it. */
 	replace_b(1000000);
 	f = dprpc_rpc_async(a, "b", "echo", "2", 1, 0);
 	cr_assert_not_null(f);
 	for (int i = 0; i < 2000; i++) {
 		dprpc_poll(a, 32);
 		cr_assert_eq(dprpc_agent_stats_get(b, &sb), 0);
-		if (sb.requests_handled > 0)
+		if (sb.drops[DPRPC_DROP_WRONG_INCARNATION] > 0)
 			break;
 		usleep(500);
 	}
-	cr_assert_eq(sb.requests_handled, 1u);
-	/* A third incarnation: a's next resend reaches it, its answer shows
-	 * a newer session, and the pending call fails. */
+	cr_assert_gt(sb.drops[DPRPC_DROP_WRONG_INCARNATION], 0u);
+	cr_assert_eq(sb.requests_handled, 0u);
+	/* A third incarnation: a's next resend reaches it, it refuses it too
+	 * and its PONG shows a new session: the pending call fails. */
 	replace_b(0);
 	cr_assert_eq(dprpc_future_wait(f, 0), -ECONNRESET);
 	err = dprpc_future_error(f);
 	cr_assert_not_null(strstr(err->msg, "restarted"), "%s", err->msg);
 	dprpc_future_put(f);
+	cr_assert_eq(atomic_load(&handler_runs), 1u, "a later incarnation ran the call");
 	cr_assert_eq(dprpc_rpc_sync(a, "b", "echo", "3", 1, 0, NULL, NULL, NULL), 0);
+	cr_assert_eq(atomic_load(&handler_runs), 2u);
 	cr_assert_eq(dprpc_agent_stats_get(a, &s), 0);
 	cr_assert_eq(s.peers_restarted, 1u);
 	cr_assert_eq(dprpc_worker_state(a, 1), DPRPC_PEER_UP);
