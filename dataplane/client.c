@@ -124,6 +124,7 @@ dp_start_call(struct dprpc_agent *a, struct rte_mbuf *m, uint64_t now)
 		t->f.req_num = s->req_num;
 		t->f.dst_session = peer->session;
 		dp_msg_start_call(a, s, t); /* held while parked */
+		/* Relaxed: poller-written, read by the poller (dp_agent.h). */
 		if (unlikely(s->parked))
 			dp_hello(a, to, now, dp_load_relaxed(&peer->rto_tsc));
 		return;
@@ -137,6 +138,7 @@ dp_start_call(struct dprpc_agent *a, struct rte_mbuf *m, uint64_t now)
 		 * reference). */
 		dp_keep(&s->req, dp_keep_area(peer, idx, false), m);
 		rte_pktmbuf_free(m);
+		/* Relaxed: poller-written, read by the poller (dp_agent.h). */
 		dp_hello(a, to, now, dp_load_relaxed(&peer->rto_tsc));
 		return;
 	}
