@@ -27,6 +27,7 @@
 
 #include "dp_agent.h"
 #include "dp_client.h"
+#include "dp_liveness.h"
 #include "dp_msg.h"
 #include "dp_server.h"
 #include "dp_tx.h"
@@ -46,6 +47,7 @@ dp_slot_release(struct dprpc_agent *a, struct dp_peer *peer, struct dp_slot *s)
 	struct dprpc_future *fut = s->fut;
 
 	s->fut = NULL;
+	s->parked = false;
 	dp_kept_clear(&s->req);
 	if (unlikely(s->tx != NULL || s->rx != NULL))
 		dp_msg_slot_clear(a, s);
@@ -55,16 +57,45 @@ dp_slot_release(struct dprpc_agent *a, struct dp_peer *peer, struct dp_slot *s)
 	return fut;
 }
 
-/* Give a submitted request its slot and request number. */
+/* A call submitted towards a peer declared down meanwhile (it was up when
+ * the caller checked): fail it at once rather than send its request to a
+ * peer whose calls were failed. */
+static void
+dp_call_refuse(struct dprpc_agent *a, struct rte_mbuf *m, unsigned int to)
+{
+	struct dp_call_meta *meta = dp_meta(m);
+	char msg[DPRPC_ERRMSG_MAX];
+
+	snprintf(msg, sizeof(msg), "worker %s is down", a->world.w[to].name);
+	dp_txmsg_put(meta->tx);
+	fut_fail_consume(meta->fut, -EHOSTDOWN, a->rank, msg);
+	/* Relaxed: a bound only, pairs with nothing (as in dp_slot_release()). */
+	atomic_fetch_sub_explicit(&a->peers[to].outstanding, 1, memory_order_relaxed);
+	dp_count(&a->st.calls_failed, 1);
+	rte_pktmbuf_free(m);
+}
+
+/* Give a submitted request its slot and request number, and send it,
+ * addressed to the peer's incarnation (docs/reliability.md, at most once
+ * across restarts).  While that incarnation is not known the request is
+ * parked: kept unsent, and the peer pinged; dp_client_unpark() sends it
+ * when the peer is first heard from. */
 void
 dp_start_call(struct dprpc_agent *a, struct rte_mbuf *m, uint64_t now)
 {
 	struct dp_wire_hdr *h = dp_frame_hdr(rte_pktmbuf_mtod(m, uint8_t *));
 	struct dp_call_meta *meta = dp_meta(m);
-	struct dp_peer *peer = &a->peers[rte_be_to_cpu_16(h->dst_worker)];
+	unsigned int to = rte_be_to_cpu_16(h->dst_worker);
+	struct dp_peer *peer = &a->peers[to];
+	bool remote = to != a->rank;
 	struct dp_slot *s;
 	uint16_t idx;
 
+	/* Relaxed: the poller's own write, read back. */
+	if (unlikely(remote && dp_load_relaxed(&peer->state) == DPRPC_PEER_DOWN)) {
+		dp_call_refuse(a, m, to);
+		return;
+	}
 	/* A free slot exists: outstanding <= max_outstanding was checked by
 	 * the submitter, and each call in flight holds one slot. */
 	idx = peer->free_slots[--peer->nb_free];
@@ -77,7 +108,8 @@ dp_start_call(struct dprpc_agent *a, struct rte_mbuf *m, uint64_t now)
 	meta->fut = NULL; /* started: a re-staged frame is a plain frame */
 	s->rto_tsc = 0;	  /* 0: never resent */
 	s->sent_tsc = 0;
-	if (a->rto_tsc != 0 && peer != &a->peers[a->rank]) {
+	s->parked = remote && !peer->session_known;
+	if (a->rto_tsc != 0 && remote) {
 		s->rto_tsc = dp_load_relaxed(&peer->rto_tsc); /* poller-written */
 		s->rtx_tsc = now + s->rto_tsc;
 		if (meta->tx == NULL)
@@ -90,16 +122,69 @@ dp_start_call(struct dprpc_agent *a, struct rte_mbuf *m, uint64_t now)
 		rte_pktmbuf_free(m);
 		t->f.slot = idx;
 		t->f.req_num = s->req_num;
-		dp_msg_start_call(a, s, t);
+		t->f.dst_session = peer->session;
+		dp_msg_start_call(a, s, t); /* held while parked */
+		/* Relaxed: poller-written, read by the poller (dp_agent.h). */
+		if (unlikely(s->parked))
+			dp_hello(a, to, now, dp_load_relaxed(&peer->rto_tsc));
 		return;
 	}
 	h->slot = rte_cpu_to_be_16(idx);
 	h->req_num = rte_cpu_to_be_32(s->req_num);
+	h->dst_session = rte_cpu_to_be_64(peer->session);
+	if (unlikely(s->parked)) {
+		/* Kept whatever retransmit_us says: it goes out later.  The
+		 * frame itself is ours to free (a copy was kept, or one more
+		 * reference). */
+		dp_keep(&s->req, dp_keep_area(peer, idx, false), m);
+		rte_pktmbuf_free(m);
+		/* Relaxed: poller-written, read by the poller (dp_agent.h). */
+		dp_hello(a, to, now, dp_load_relaxed(&peer->rto_tsc));
+		return;
+	}
 	/* Keep the request to send it again if no response comes (the
 	 * loopback never loses a frame: calls to self are not kept). */
-	if (a->rto_tsc != 0 && peer != &a->peers[a->rank])
+	if (a->rto_tsc != 0 && remote)
 		dp_keep(&s->req, dp_keep_area(peer, idx, false), m);
 	dp_stage_tx(a, m);
+}
+
+void
+dp_client_unpark(struct dprpc_agent *a, unsigned int p)
+{
+	struct dp_peer *peer = &a->peers[p];
+	unsigned int i;
+
+	if (peer->nb_free == a->max_outstanding)
+		return;
+	for (i = 0; i < peer->slots_hi; i++) {
+		struct dp_slot *s = &peer->slots[i];
+
+		if (s->fut == NULL || !s->parked)
+			continue;
+		s->parked = false;
+		/* The first transmission is now: the resend timer and the
+		 * round-trip sample start from it. */
+		if (s->rto_tsc != 0) {
+			s->rtx_tsc = a->now_tsc + s->rto_tsc;
+			if (s->tx == NULL)
+				s->sent_tsc = a->now_tsc;
+		}
+		if (s->tx != NULL) {
+			s->tx->f.dst_session = peer->session;
+			dp_msg_send_parked(a, s);
+			continue;
+		}
+		/* A frame kept by reference was never staged: ours alone, its
+		 * header may still be written. */
+		if (s->req.m != NULL)
+			dp_frame_hdr(rte_pktmbuf_mtod(s->req.m, uint8_t *))->dst_session =
+				rte_cpu_to_be_64(peer->session);
+		(void)dp_kept_send(a, &s->req, dp_keep_area(peer, i, false), DP_FRAME_REQUEST, p,
+			(uint16_t)i, s->req_num);
+		if (a->rto_tsc == 0)
+			dp_kept_clear(&s->req); /* no resends: nothing to keep */
+	}
 }
 
 /* The calls' timers, once per timer period (dp_run_timers()): resend what
@@ -130,6 +215,14 @@ dp_client_timers(struct dprpc_agent *a, uint64_t now)
 
 				s->rto_tsc = RTE_MIN(prev * 2, a->rto_max_tsc);
 				s->rtx_tsc = now + s->rto_tsc;
+				if (unlikely(s->parked)) {
+					/* Still nothing heard from the peer: ask
+					 * again for its incarnation (the slots
+					 * parked on it ask once per interval). */
+					dp_hello(a, p, now, prev);
+					n++;
+					continue;
+				}
 				if (unlikely(s->tx != NULL || s->rx != NULL)) {
 					dp_msg_resend(a, p, s);
 				} else {
@@ -184,6 +277,8 @@ dp_fail_peer_slots(struct dprpc_agent *a, unsigned int p, int code, const char *
 		fut_fail_consume(fut, code, a->rank, msg);
 		dp_count(&a->st.calls_failed, 1);
 	}
+	/* Their requests still queued must not go out after their failure. */
+	dp_tx_purge(a, p);
 }
 
 void

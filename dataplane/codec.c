@@ -1,12 +1,13 @@
 /* SPDX-License-Identifier: BSD-3-Clause */
 /*
- * Frame codec: build and parse version-1 frames (see dp_wire.h).
+ * Frame codec: build and parse version-2 frames (see dp_wire.h).
  *
  * The parser trusts nothing: every length is checked against the bytes
  * actually received before anything behind it is read, and every failure
  * names one drop reason so the poller can count it.
  */
 #include <errno.h>
+#include <inttypes.h>
 #include <string.h>
 
 #include <rte_ip.h>
@@ -85,8 +86,9 @@ dp_frame_write_hdr(uint8_t *frame, const uint8_t *tmpl, const struct dp_hdr_fiel
 	h->src_worker = rte_cpu_to_be_16(f->src);
 	h->dst_worker = rte_cpu_to_be_16(f->dst);
 	h->slot = rte_cpu_to_be_16(f->slot);
-	h->session = rte_cpu_to_be_32(f->session);
 	h->req_num = rte_cpu_to_be_32(f->req_num);
+	h->session = rte_cpu_to_be_64(f->session);
+	h->dst_session = rte_cpu_to_be_64(f->dst_session);
 	/* pkt_cnt 0: a message of one frame, @len long. */
 	h->pkt_idx = rte_cpu_to_be_16(f->pkt_cnt == 0 ? 0 : f->pkt_idx);
 	h->pkt_cnt = rte_cpu_to_be_16(f->pkt_cnt == 0 ? 1 : f->pkt_cnt);
@@ -209,7 +211,8 @@ dp_frame_parse(const uint8_t *frame, uint32_t len, const struct dp_rx_ctx *ctx,
 	out->type = h->type;
 	out->src = src;
 	out->slot = rte_be_to_cpu_16(h->slot);
-	out->session = rte_be_to_cpu_32(h->session);
+	out->session = rte_be_to_cpu_64(h->session);
+	out->dst_session = rte_be_to_cpu_64(h->dst_session);
 	out->req_num = rte_be_to_cpu_32(h->req_num);
 	out->handler_id = rte_be_to_cpu_32(h->handler_id);
 	out->status = rte_be_to_cpu_32(h->status);
@@ -223,12 +226,13 @@ dp_wire_hdr_str(const struct dp_wire_hdr *h, char *buf, size_t size)
 	uint8_t t = h->type < RTE_DIM(types) ? h->type : 0;
 
 	return snprintf(buf, size,
-		"%s v%u magic 0x%04x flags 0x%04x %u->%u slot %u session 0x%08x req %u "
-		"pkt %u/%u len %u handler 0x%08x status %u",
+		"%s v%u magic 0x%04x flags 0x%04x %u->%u slot %u session 0x%016" PRIx64
+		" dst_session 0x%016" PRIx64 " req %u pkt %u/%u len %u handler 0x%08x status %u",
 		types[t], h->version, rte_be_to_cpu_16(h->magic), rte_be_to_cpu_16(h->flags),
 		rte_be_to_cpu_16(h->src_worker), rte_be_to_cpu_16(h->dst_worker),
-		rte_be_to_cpu_16(h->slot), rte_be_to_cpu_32(h->session),
-		rte_be_to_cpu_32(h->req_num), rte_be_to_cpu_16(h->pkt_idx),
-		rte_be_to_cpu_16(h->pkt_cnt), rte_be_to_cpu_32(h->msg_len),
-		rte_be_to_cpu_32(h->handler_id), rte_be_to_cpu_32(h->status));
+		rte_be_to_cpu_16(h->slot), rte_be_to_cpu_64(h->session),
+		rte_be_to_cpu_64(h->dst_session), rte_be_to_cpu_32(h->req_num),
+		rte_be_to_cpu_16(h->pkt_idx), rte_be_to_cpu_16(h->pkt_cnt),
+		rte_be_to_cpu_32(h->msg_len), rte_be_to_cpu_32(h->handler_id),
+		rte_be_to_cpu_32(h->status));
 }

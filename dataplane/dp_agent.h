@@ -44,6 +44,8 @@
  * from completion callbacks) then overlaps with the peer's work instead of
  * alternating with it.  See perf/RESULTS.md. */
 #define DP_TX_FLUSH_AT 4
+/* Incarnation ids of a peer remembered after it restarted (struct dp_peer). */
+#define DP_RETIRED 4
 
 struct dp_rxmsg;
 struct dp_slot;
@@ -106,12 +108,18 @@ struct dp_peer {
 	 * (relaxed: a snapshot, nothing is published through them). */
 	_Atomic uint64_t rto_tsc, srtt_tsc;
 	uint64_t rttvar_tsc;
-	uint32_t session; /* the peer's incarnation, once known */
+	/* The peer's incarnation, once known (dp_check_session()), and the
+	 * DP_RETIRED ones before it, most recent at retired[(nb_retired - 1)
+	 * % DP_RETIRED]: a frame of those is late, not a restart. */
+	uint64_t session;
 	bool session_known;
+	unsigned int nb_retired;
+	uint64_t retired[DP_RETIRED];
 	/* Liveness, poller only but for state, which any thread reads
 	 * (relaxed: a snapshot, nothing is published through it). */
 	uint64_t last_rx_tsc;	   /* last frame from the peer */
 	uint64_t last_ping_tsc;	   /* last keep-alive sent to it */
+	uint64_t nudge_tsc;	   /* last PONG for a request to another incarnation */
 	uint64_t silent_since_tsc; /* UNKNOWN peer: since calls wait on it */
 	_Atomic uint8_t state;	   /* enum dprpc_peer_state */
 };
@@ -124,7 +132,8 @@ struct dprpc_request {
 	uint16_t src;
 	uint16_t slot;
 	uint32_t req_num;
-	uint32_t handler_id; /* the id the caller called: echoed in the reply */
+	uint32_t handler_id;  /* the id the caller called: echoed in the reply */
+	uint64_t src_session; /* the caller's incarnation: the reply's dst_session */
 	const struct dp_handler *h;
 	/* Set by an extension (dp_req_set_hook(), dp_req_set_input());
 	 * NULL/0 otherwise. */
@@ -140,7 +149,7 @@ struct dprpc_request {
  * (dp_count: a relaxed load and store, no locked instruction) and read by
  * anyone (relaxed). */
 struct dp_stats {
-	_Atomic uint64_t rx_frames, tx_frames, tx_retries, tx_dropped;
+	_Atomic uint64_t rx_frames, tx_frames, tx_retries, tx_dropped, tx_discarded;
 	_Atomic uint64_t calls_sent, calls_ok, calls_failed, calls_timed_out;
 	_Atomic uint64_t requests_handled, requests_unknown, requests_resent, retransmits;
 	_Atomic uint64_t keepalives, peers_down, peers_restarted;
@@ -153,7 +162,7 @@ struct dp_stats {
 struct dprpc_agent {
 	char name[DPRPC_NAME_MAX];
 	uint16_t rank;
-	uint32_t session; /* our incarnation, random */
+	uint64_t session; /* our incarnation, random (dp_new_session()) */
 	unsigned int instance;
 	struct dp_world world;
 	struct dp_rx_ctx rx_ctx;

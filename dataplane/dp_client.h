@@ -35,6 +35,10 @@ struct dp_slot {
 	 * sample; 0 once resent (Karn: an answer to which copy is unknown)
 	 * or for a multi-frame one (its transfer is not a round trip). */
 	uint64_t sent_tsc;
+	/* The peer's incarnation is not known yet: the request is kept (or
+	 * the message held) unsent until the peer is heard from
+	 * (dp_client_unpark()); its timer sends pings meanwhile. */
+	bool parked;
 };
 
 /* Frees a response's mbuf, the future's value (zero copy). */
@@ -48,7 +52,11 @@ void dp_start_call(struct dprpc_agent *a, struct rte_mbuf *m, uint64_t now);
  * is late, fail what timed out.  How many calls it resent or failed. */
 unsigned int dp_client_timers(struct dprpc_agent *a, uint64_t now);
 void dp_fail_all_slots(struct dprpc_agent *a, int code, const char *msg);
+/* Fail every call pending towards @p with @code and @msg, and discard the
+ * frames of theirs still queued (dp_tx_purge()). */
 void dp_fail_peer_slots(struct dprpc_agent *a, unsigned int p, int code, const char *msg);
+/* @p's incarnation was just learnt: send the requests parked for it. */
+void dp_client_unpark(struct dprpc_agent *a, unsigned int p);
 
 /* A round-trip sample @r of @peer: the adaptive resend timeout (RFC 6298,
  * see client.c). */

@@ -22,7 +22,7 @@ struct dp_fault {
 	uint64_t delay_tsc;
 	uint64_t drop_nth[8];	/* 1-based; 0 unused */
 	uint64_t rng;		/* xorshift64* state */
-	uint64_t index;		/* frames seen in this direction */
+	uint64_t index;		/* numbered frames seen in this direction */
 	struct rte_mempool *mp; /* for duplicates */
 	unsigned int n_held;
 	struct {
@@ -37,15 +37,22 @@ void dp_fault_init(struct dp_fault *f, const struct dprpc_fault_conf *c, struct 
 
 /* Pass one frame through the faults: it is dropped (freed), passed on, or
  * held back.  Writes what goes on now (0 to 2 frames: the frame and a
- * duplicate) to out[] and returns how many. */
+ * duplicate) to out[] and returns how many.  Only @numbered frames count
+ * towards (and can be picked by) drop_nth: not CONTROL frames, whose
+ * number depends on timing (a PING sent again because its answer was
+ * late would shift every frame after it). */
 unsigned int dp_fault_one(
-	struct dp_fault *f, struct rte_mbuf *m, struct rte_mbuf **out, uint64_t now);
+	struct dp_fault *f, struct rte_mbuf *m, struct rte_mbuf **out, uint64_t now, bool numbered);
 
 /* Move the held frames that are due (held in an earlier call: a reordered
  * frame goes out after at least one later poll's frames) to out[], at most
  * @cap; returns how many. */
 unsigned int dp_fault_due(
 	struct dp_fault *f, struct rte_mbuf **out, unsigned int cap, uint64_t now);
+
+/* Free the held frames @stale(@arg, frame) says must not go; how many. */
+unsigned int dp_fault_purge(
+	struct dp_fault *f, bool (*stale)(void *arg, struct rte_mbuf *m), void *arg);
 
 /* Free every held frame. */
 void dp_fault_free(struct dp_fault *f);

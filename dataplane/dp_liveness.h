@@ -18,20 +18,43 @@
 #include "dp_client.h"
 #include "dp_server.h"
 
-/* A new incarnation id for an agent being created. */
-uint32_t dp_new_session(void);
+/* A new incarnation id for an agent being created: random, never 0. */
+uint64_t dp_new_session(void);
+/* Tests: the next dp_new_session() returns @id (if not 0; an @id equal to
+ * the id handed out just before is changed all the same).  Any thread. */
+void dp_set_next_session(uint64_t id);
 /* Send a CONTROL frame (@op) to worker @to. */
 void dp_send_control(struct dprpc_agent *a, unsigned int to, enum dp_ctrl_op op);
+/* Ask peer @p for its incarnation (a PING, counted in keepalives) unless
+ * one went less than @interval TSC ago: calls wait for its answer. */
+void dp_hello(struct dprpc_agent *a, unsigned int p, uint64_t now, uint64_t interval);
+/* A frame from @p->src addressed to another incarnation of ours (or to
+ * none): dropped (wrong_incarnation); a request is answered by a PONG. */
+void dp_wrong_incarnation(struct dprpc_agent *a, struct rte_mbuf *m, const struct dp_parsed *p);
 /* Keep-alives and peer time-outs, once per timer period (dp_run_timers()). */
 void dp_liveness(struct dprpc_agent *a, uint64_t now);
 
+/* Whether @s is one of @peer's incarnations before its current one. */
+static inline bool
+dp_session_retired(const struct dp_peer *peer, uint64_t s)
+{
+	unsigned int i, n = RTE_MIN(peer->nb_retired, (unsigned int)DP_RETIRED);
+
+	for (i = 0; i < n; i++)
+		if (peer->retired[i] == s)
+			return true;
+	return false;
+}
+
 /*
- * Incarnations.  Every frame carries its sender's session, its creation
- * time in ms.  The first one seen from a peer is adopted; an older one
- * (serial-number order) is a stale frame of a previous incarnation and is
- * dropped; a newer one means the peer restarted: what it held is gone, so
- * the server state kept for it is cleared and the calls pending towards it
- * fail with -ECONNRESET (its new incarnation never saw them).  No handshake
+ * Incarnations (docs/reliability.md).  Every frame carries its sender's
+ * session, a random 64-bit id, which says nothing of order: only whether
+ * it is the one we know.  The first one seen from a peer is adopted; one
+ * of the DP_RETIRED ids the peer had before its current one is a late
+ * frame of a previous incarnation and is dropped; any other id means the
+ * peer restarted: what it held is gone, so the server state kept for it is
+ * cleared, the calls pending towards it fail with -ECONNRESET (its new
+ * incarnation never saw them), and its old id is retired.  No handshake
  * frame is involved, so no single lost frame can defeat it.
  */
 static inline bool
@@ -39,22 +62,25 @@ dp_check_session(struct dprpc_agent *a, const struct dp_parsed *p)
 {
 	struct dp_peer *peer = &a->peers[p->src];
 	char msg[DPRPC_ERRMSG_MAX];
-	int32_t d;
 
 	if (likely(peer->session_known && p->session == peer->session))
 		return true;
 	if (!peer->session_known) {
 		peer->session = p->session;
 		peer->session_known = true;
+		dp_client_unpark(a, p->src); /* calls waited for it */
 		return true;
 	}
-	d = (int32_t)(p->session - peer->session);
-	if (d < 0)
+	if (dp_session_retired(peer, p->session))
 		return false;
+	peer->retired[peer->nb_retired++ % DP_RETIRED] = peer->session;
 	peer->session = p->session;
 	dp_srv_reset(a, peer);
 	dp_count(&a->st.peers_restarted, 1);
 	snprintf(msg, sizeof(msg), "worker %s restarted", a->world.w[p->src].name);
+	/* The calls fail, and every frame still queued for the old
+	 * incarnation goes (dp_tx_purge()): requests of those calls,
+	 * responses and ACKs for a client that is gone. */
 	dp_fail_peer_slots(a, p->src, -ECONNRESET, msg);
 	return true;
 }

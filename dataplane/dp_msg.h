@@ -101,7 +101,10 @@ struct dp_txmsg *dp_txmsg_new(
 	const struct dprpc_agent *a, const struct dp_hdr_fields *f, const void *data, uint32_t len);
 void dp_txmsg_put(struct dp_txmsg *t);
 struct rte_mbuf *dp_carrier_new(struct dprpc_agent *a, struct dp_txmsg *t);
+/* Start a multi-frame call on slot @s: its frames go out at once, or, for
+ * a parked slot, from dp_msg_send_parked() once the peer is heard from. */
 void dp_msg_start_call(struct dprpc_agent *a, struct dp_slot *s, struct dp_txmsg *t);
+void dp_msg_send_parked(struct dprpc_agent *a, struct dp_slot *s);
 void dp_msg_start_response(struct dprpc_agent *a, struct dp_txmsg *t);
 void dp_msg_rx_ack(struct dprpc_agent *a, struct rte_mbuf *m, const struct dp_parsed *p);
 void dp_msg_resend(struct dprpc_agent *a, unsigned int to, struct dp_slot *s);

@@ -68,6 +68,9 @@ struct dp_srv_slot *dp_srv_slot(struct dp_peer *peer, uint16_t slot);
 int dp_srv_grow(struct dp_peer *peer, unsigned int cap);
 /* Clear what the server keeps for @peer (it restarted, or the agent goes). */
 void dp_srv_reset(struct dprpc_agent *a, struct dp_peer *peer);
+/* @peer was declared down: free the requests it was sending, half received
+ * (kept responses stay: it may come back in the same incarnation). */
+void dp_srv_peer_down(struct dprpc_agent *a, struct dp_peer *peer);
 void dp_keep_response(struct dprpc_agent *a, struct rte_mbuf *m, const struct dp_wire_hdr *h);
 void dp_keep(struct dp_kept *k, uint8_t *area, struct rte_mbuf *m);
 bool dp_kept_send(struct dprpc_agent *a, const struct dp_kept *k, const uint8_t *area, uint8_t type,

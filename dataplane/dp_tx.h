@@ -25,5 +25,14 @@ void dp_stage_tx(struct dprpc_agent *a, struct rte_mbuf *m);
 void dp_stage_out(struct dprpc_agent *a, struct rte_mbuf *m);
 void dp_stage_port(struct dprpc_agent *a, struct rte_mbuf *m);
 unsigned int dp_tx_flush(struct dprpc_agent *a);
+/* Whether a frame staged earlier must not go out any more: addressed to an
+ * incarnation of its peer that is gone, or a request whose call has ended
+ * (failed as its peer went down, or restarted).  CONTROL frames always go. */
+bool dp_tx_stale(struct dprpc_agent *a, struct rte_mbuf *m);
+/* Free a stale frame, counted in tx_discarded. */
+void dp_tx_discard(struct dprpc_agent *a, struct rte_mbuf *m);
+/* Discard the stale frames for peer @p still in tx_buf or held by the
+ * transmit faults (dp_fail_peer_slots()). */
+void dp_tx_purge(struct dprpc_agent *a, unsigned int p);
 
 #endif /* DP_TX_H */

@@ -1,6 +1,6 @@
 /* SPDX-License-Identifier: BSD-3-Clause */
 /*
- * dprpc wire format, version 1 (docs/wire.md).
+ * dprpc wire format, version 2 (docs/wire.md).
  *
  * A frame is Ethernet + IPv4 (no options, never fragmented) + UDP + the dprpc
  * header below + payload.  Every multi-byte field is big-endian; the header
@@ -16,31 +16,34 @@
  *     6     2  src_worker   sender's rank
  *     8     2  dst_worker   receiver's rank
  *    10     2  slot         session slot of the call (client's numbering)
- *    12     4  session      sender's incarnation: its creation time in ms
- *                           (mod 2^32), compared in serial-number order
- *    16     4  req_num      request number within the slot
- *    20     2  pkt_idx      index of this frame in its message; in an ACK,
+ *    12     4  req_num      request number within the slot
+ *    16     8  session      sender's incarnation: a random id, never 0,
+ *                           compared for equality only (docs/reliability.md)
+ *    24     8  dst_session  the receiver's incarnation as the sender knows
+ *                           it, 0 if it knows none (a CONTROL frame only)
+ *    32     2  pkt_idx      index of this frame in its message; in an ACK,
  *                           how many frames the receiver holds in order
- *    22     2  pkt_cnt      frames in the message (an ACK: of the message
+ *    34     2  pkt_cnt      frames in the message (an ACK: of the message
  *                           it acknowledges)
- *    24     4  msg_len      total message length (payload bytes).  Every
+ *    36     4  msg_len      total message length (payload bytes).  Every
  *                           frame of a message but the last carries
  *                           DPRPC_MAX_FRAME_PAYLOAD bytes.  In an ACK: one
  *                           more than the highest frame index the receiver
  *                           holds (0: none), at most pkt_cnt
- *    28     4  handler_id   dprpc_handler_id() of the handler's name, or
+ *    40     4  handler_id   dprpc_handler_id() of the handler's name, or
  *                           the operation of a CONTROL frame
- *    32     4  status       0, or a positive errno (responses); the payload
+ *    44     4  status       0, or a positive errno (responses); the payload
  *                           of an error response is the error message; in
  *                           an ACK, the type of the message acknowledged
- *    36     2  credits      in an ACK, frames the sender may have beyond
+ *    48     2  credits      in an ACK, frames the sender may have beyond
  *                           pkt_idx (its window); 0 elsewhere
- *    38     2  reserved     0
+ *    50     2  reserved     0
  */
 #ifndef DP_WIRE_H
 #define DP_WIRE_H
 
 #include <stdbool.h>
+#include <stddef.h>
 #include <stdint.h>
 #include <stdio.h>
 
@@ -53,7 +56,7 @@
 #include <dprpc/dprpc_agent.h>
 
 #define DP_WIRE_MAGIC	0xD9C1
-#define DP_WIRE_VERSION 1
+#define DP_WIRE_VERSION 2
 
 enum dp_frame_type {
 	DP_FRAME_REQUEST = 1,
@@ -91,8 +94,9 @@ struct dp_wire_hdr {
 	rte_be16_t src_worker;
 	rte_be16_t dst_worker;
 	rte_be16_t slot;
-	rte_be32_t session;
 	rte_be32_t req_num;
+	rte_be64_t session;
+	rte_be64_t dst_session;
 	rte_be16_t pkt_idx;
 	rte_be16_t pkt_cnt;
 	rte_be32_t msg_len;
@@ -102,14 +106,18 @@ struct dp_wire_hdr {
 	rte_be16_t reserved;
 } __rte_packed;
 
-_Static_assert(sizeof(struct dp_wire_hdr) == 40, "dprpc header is 40 bytes on the wire");
+_Static_assert(sizeof(struct dp_wire_hdr) == 52, "dprpc header is 52 bytes on the wire");
+_Static_assert(offsetof(struct dp_wire_hdr, session) == 16 &&
+		       offsetof(struct dp_wire_hdr, dst_session) == 24 &&
+		       offsetof(struct dp_wire_hdr, reserved) == 50,
+	"dprpc header fields at their documented offsets");
 
 /* Ethernet + IPv4 + UDP, prebuilt per peer. */
 #define DP_L2L4_LEN \
 	(sizeof(struct rte_ether_hdr) + sizeof(struct rte_ipv4_hdr) + sizeof(struct rte_udp_hdr))
 #define DP_HDRS_LEN (DP_L2L4_LEN + sizeof(struct dp_wire_hdr))
 _Static_assert(DP_L2L4_LEN == 42, "L2-L4 headers are 42 bytes");
-/* 1500-byte IP MTU: 20 IPv4 + 8 UDP + 40 dprpc + payload. */
+/* 1500-byte IP MTU: 20 IPv4 + 8 UDP + 52 dprpc + payload. */
 _Static_assert(DPRPC_MAX_FRAME_PAYLOAD + 20 + 8 + sizeof(struct dp_wire_hdr) == 1500,
 	"one frame's payload fills a 1500-byte MTU");
 
@@ -135,7 +143,8 @@ struct dp_parsed {
 	uint8_t type;
 	uint16_t src;
 	uint16_t slot;
-	uint32_t session;
+	uint64_t session;     /* the sender's incarnation */
+	uint64_t dst_session; /* ours, as the sender knows it (0: none) */
 	uint32_t req_num;
 	uint32_t handler_id;
 	uint32_t status;
@@ -151,7 +160,8 @@ struct dp_hdr_fields {
 	uint16_t src;
 	uint16_t dst;
 	uint16_t slot;
-	uint32_t session;
+	uint64_t session;     /* the sender's incarnation */
+	uint64_t dst_session; /* the receiver's, as far as the sender knows */
 	uint32_t req_num;
 	uint32_t handler_id;
 	uint32_t status;

@@ -53,17 +53,21 @@ dp_fault_hold(struct dp_fault *f, struct rte_mbuf *m, uint64_t due)
 }
 
 unsigned int
-dp_fault_one(struct dp_fault *f, struct rte_mbuf *m, struct rte_mbuf **out, uint64_t now)
+dp_fault_one(
+	struct dp_fault *f, struct rte_mbuf *m, struct rte_mbuf **out, uint64_t now, bool numbered)
 {
-	uint64_t nth = ++f->index;
 	unsigned int i, n = 0;
 	struct rte_mbuf *copy;
+	uint64_t nth;
 
-	for (i = 0; i < RTE_DIM(f->drop_nth); i++) {
-		if (f->drop_nth[i] == nth) {
-			f->dropped++;
-			rte_pktmbuf_free(m);
-			return 0;
+	if (numbered) {
+		nth = ++f->index;
+		for (i = 0; i < RTE_DIM(f->drop_nth); i++) {
+			if (f->drop_nth[i] == nth) {
+				f->dropped++;
+				rte_pktmbuf_free(m);
+				return 0;
+			}
 		}
 	}
 	/* One draw per fault kind, always, so a seed gives the same decisions
@@ -102,6 +106,23 @@ dp_fault_due(struct dp_fault *f, struct rte_mbuf **out, unsigned int cap, uint64
 		if (f->held[i].due <= now) {
 			out[n++] = f->held[i].m;
 			f->held[i] = f->held[--f->n_held];
+		} else {
+			i++;
+		}
+	}
+	return n;
+}
+
+unsigned int
+dp_fault_purge(struct dp_fault *f, bool (*stale)(void *arg, struct rte_mbuf *m), void *arg)
+{
+	unsigned int i = 0, n = 0;
+
+	while (i < f->n_held) {
+		if (stale(arg, f->held[i].m)) {
+			rte_pktmbuf_free(f->held[i].m);
+			f->held[i] = f->held[--f->n_held];
+			n++;
 		} else {
 			i++;
 		}

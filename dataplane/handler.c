@@ -237,6 +237,7 @@ dp_respond(struct dprpc_request *req, uint32_t status, const void *data, uint32_
 		.dst = req->src,
 		.slot = req->slot,
 		.session = a->session,
+		.dst_session = req->src_session,
 		.req_num = req->req_num,
 		.handler_id = req->handler_id,
 		.status = status,
@@ -359,6 +360,7 @@ dp_req_new(struct dprpc_agent *a, const struct dp_parsed *p)
 	req->slot = p->slot;
 	req->req_num = p->req_num;
 	req->handler_id = p->handler_id;
+	req->src_session = p->session;
 	req->hook = NULL;
 	req->in_val = NULL;
 	req->in_len = 0;

@@ -8,45 +8,79 @@
  * peer_event is told.  Pings go on, so a peer that comes back is seen.
  *
  * Incarnations (dp_new_session(), dp_check_session() in dp_liveness.h):
- * a peer seen with a newer session restarted.
+ * a peer seen with a session other than the one it had, and none it had
+ * before that, restarted.
  */
 #include <errno.h>
 #include <inttypes.h>
 #include <pthread.h>
 #include <stdio.h>
+#include <sys/random.h>
 #include <time.h>
+#include <unistd.h>
 
+#include <rte_cycles.h>
 #include <rte_mbuf.h>
 
 #include "dp_agent.h"
 #include "dp_client.h"
 #include "dp_liveness.h"
+#include "dp_server.h"
 #include "dp_tx.h"
 #include "dprpc_atomic.h"
 
-/* The last session id handed out, for dp_new_session(): agents may be
- * created by several threads at once. */
+/* What dp_new_session() hands out, serialised: agents may be created by
+ * several threads at once. */
 static pthread_mutex_t dp_session_lock = PTHREAD_MUTEX_INITIALIZER;
+static uint64_t dp_session_last, dp_session_count, dp_session_forced;
 
-/* An incarnation id: the creation time in ms, so that a restarted worker's
- * frames compare newer than its old ones (serial-number order, good across
- * 24 days), and strictly newer than the last one made in this process even
- * within the same millisecond. */
-uint32_t
+/* splitmix64's finaliser: a bijection that spreads every input bit. */
+static uint64_t
+dp_mix64(uint64_t x)
+{
+	x = (x ^ (x >> 30)) * UINT64_C(0xbf58476d1ce4e5b9);
+	x = (x ^ (x >> 27)) * UINT64_C(0x94d049bb133111eb);
+	return x ^ (x >> 31);
+}
+
+/*
+ * An incarnation id: 64 random bits (getrandom()), compared for equality
+ * only, so nothing wraps or runs out (docs/reliability.md).  Should the
+ * kernel have no entropy to give yet, the realtime clock in ns, the TSC
+ * and the pid, mixed.  Never 0 (a frame's dst_session says "not known"
+ * with it) and never the id handed out just before in this process; the
+ * count mixed in keeps ids of one process apart whatever the source.
+ */
+uint64_t
 dp_new_session(void)
 {
-	static uint32_t last;
 	struct timespec ts;
-	uint32_t s;
+	uint64_t s;
 
-	clock_gettime(CLOCK_REALTIME, &ts);
-	s = (uint32_t)((uint64_t)ts.tv_sec * 1000 + (uint64_t)ts.tv_nsec / 1000000);
+	if (getrandom(&s, sizeof(s), GRND_NONBLOCK) != (ssize_t)sizeof(s)) {
+		clock_gettime(CLOCK_REALTIME, &ts);
+		s = dp_mix64((uint64_t)ts.tv_sec * 1000000000u + (uint64_t)ts.tv_nsec) ^
+		    dp_mix64(rte_rdtsc() ^ ((uint64_t)getpid() << 32));
+	}
 	pthread_mutex_lock(&dp_session_lock);
-	if ((int32_t)(s - last) <= 0)
-		s = last + 1;
-	last = s;
+	s ^= dp_mix64(++dp_session_count);
+	if (dp_session_forced != 0) {
+		s = dp_session_forced;
+		dp_session_forced = 0;
+	}
+	while (s == 0 || s == dp_session_last)
+		s = dp_mix64(s + 1);
+	dp_session_last = s;
 	pthread_mutex_unlock(&dp_session_lock);
 	return s;
+}
+
+void
+dp_set_next_session(uint64_t id)
+{
+	pthread_mutex_lock(&dp_session_lock);
+	dp_session_forced = id;
+	pthread_mutex_unlock(&dp_session_lock);
 }
 
 void
@@ -57,6 +91,7 @@ dp_send_control(struct dprpc_agent *a, unsigned int to, enum dp_ctrl_op op)
 		.src = a->rank,
 		.dst = (uint16_t)to,
 		.session = a->session,
+		.dst_session = a->peers[to].session, /* 0 while not known */
 		.handler_id = op,
 	};
 	struct rte_mbuf *m = rte_pktmbuf_alloc(a->mp);
@@ -70,6 +105,36 @@ dp_send_control(struct dprpc_agent *a, unsigned int to, enum dp_ctrl_op op)
 	dp_stage_tx(a, m);
 }
 
+void
+dp_hello(struct dprpc_agent *a, unsigned int p, uint64_t now, uint64_t interval)
+{
+	struct dp_peer *peer = &a->peers[p];
+
+	if (peer->last_ping_tsc != 0 && now - peer->last_ping_tsc < RTE_MAX(interval, 1u))
+		return;
+	peer->last_ping_tsc = now;
+	dp_count(&a->st.keepalives, 1);
+	dp_send_control(a, p, DP_CTRL_PING);
+}
+
+void
+dp_wrong_incarnation(struct dprpc_agent *a, struct rte_mbuf *m, const struct dp_parsed *p)
+{
+	struct dp_peer *peer = &a->peers[p->src];
+
+	dp_drop_frame(a, m, DPRPC_DROP_WRONG_INCARNATION);
+	if (p->type != DP_FRAME_REQUEST)
+		return;
+	/* Tell the sender who we are: our PONG carries our session, so it
+	 * sees our restart (or learns us) now rather than at its next
+	 * keep-alive.  One per timer period and peer: a window of requests
+	 * in flight needs one answer, not one each. */
+	if (peer->nudge_tsc != 0 && a->now_tsc - peer->nudge_tsc < a->timer_period_tsc)
+		return;
+	peer->nudge_tsc = a->now_tsc;
+	dp_send_control(a, p->src, DP_CTRL_PONG);
+}
+
 static void
 dp_peer_down(struct dprpc_agent *a, unsigned int p, uint64_t silent_tsc)
 {
@@ -81,6 +146,9 @@ dp_peer_down(struct dprpc_agent *a, unsigned int p, uint64_t silent_tsc)
 	snprintf(msg, sizeof(msg), "worker %s is down: nothing heard for %" PRIu64 " ms",
 		a->world.w[p].name, silent_tsc * 1000 / a->tsc_hz);
 	dp_fail_peer_slots(a, p, -EHOSTDOWN, msg);
+	/* Requests it was sending us, half received: whatever comes back
+	 * will send them again from where we ask. */
+	dp_srv_peer_down(a, &a->peers[p]);
 	if (a->peer_event != NULL)
 		a->peer_event(a, p, false, a->peer_event_arg);
 }

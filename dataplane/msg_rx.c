@@ -141,6 +141,7 @@ dp_send_ack(struct dprpc_agent *a, unsigned int to, uint8_t of_type, uint16_t sl
 		.dst = (uint16_t)to,
 		.slot = slot,
 		.session = a->session,
+		.dst_session = a->peers[to].session,
 		.req_num = req_num,
 		.status = of_type,
 		.pkt_idx = (uint16_t)cum,

@@ -178,6 +178,7 @@ dp_msg_self_request(struct dprpc_agent *a, struct dp_txmsg *t)
 	struct dp_parsed p = {
 		.type = DP_FRAME_REQUEST,
 		.src = a->rank,
+		.session = a->session,
 		.slot = t->f.slot,
 		.req_num = t->f.req_num,
 		.handler_id = t->f.handler_id,
@@ -222,7 +223,14 @@ dp_msg_start_call(struct dprpc_agent *a, struct dp_slot *s, struct dp_txmsg *t)
 	}
 	s->tx = t;
 	dp_msgs_live(a, 1);
-	dp_txmsg_pump(a, t);
+	if (!s->parked)
+		dp_txmsg_pump(a, t);
+}
+
+void
+dp_msg_send_parked(struct dprpc_agent *a, struct dp_slot *s)
+{
+	dp_txmsg_pump(a, s->tx);
 }
 
 void

@@ -116,6 +116,13 @@ dp_rx_frame(struct dprpc_agent *a, struct rte_mbuf *m)
 			return;
 		}
 		dp_peer_heard(a, p.src);
+		/* Sent to a previous incarnation of ours, or to none: not
+		 * ours to act on (a request is never run, docs/reliability.md).
+		 * A PING or PONG is, whoever it names. */
+		if (unlikely(p.dst_session != a->session) && p.type != DP_FRAME_CONTROL) {
+			dp_wrong_incarnation(a, m, &p);
+			return;
+		}
 	}
 	if (unlikely(p.type == DP_FRAME_CONTROL)) {
 		if (p.handler_id == DP_CTRL_PING)
@@ -136,6 +143,19 @@ dp_rx_frame(struct dprpc_agent *a, struct rte_mbuf *m)
 		dp_dispatch_request(a, m, &p);
 }
 
+/* Whether a received frame looks like a CONTROL frame (not parsed yet:
+ * only what its first segment holds). */
+static bool
+dp_rx_looks_control(const struct rte_mbuf *m)
+{
+	const struct dp_wire_hdr *h;
+
+	if (m->data_len < DP_HDRS_LEN)
+		return false;
+	h = dp_frame_hdr(rte_pktmbuf_mtod(m, uint8_t *));
+	return h->magic == rte_cpu_to_be_16(DP_WIRE_MAGIC) && h->type == DP_FRAME_CONTROL;
+}
+
 /* Received frames through the rx faults. */
 static void
 dp_rx_faulty(struct dprpc_agent *a, struct rte_mbuf **rx, unsigned int n)
@@ -145,7 +165,7 @@ dp_rx_faulty(struct dprpc_agent *a, struct rte_mbuf **rx, unsigned int n)
 	unsigned int i, j, k;
 
 	for (i = 0; i < n; i++) {
-		k = dp_fault_one(&a->frx, rx[i], out, now);
+		k = dp_fault_one(&a->frx, rx[i], out, now, !dp_rx_looks_control(rx[i]));
 		for (j = 0; j < k; j++)
 			dp_rx_frame(a, out[j]);
 	}
@@ -163,8 +183,12 @@ dp_fault_release(struct dprpc_agent *a, uint64_t now)
 	for (i = 0; i < n; i++)
 		dp_rx_frame(a, ms[i]);
 	m = dp_fault_due(&a->ftx, ms, DP_FAULT_HELD, now);
-	for (i = 0; i < m; i++)
-		dp_stage_port(a, ms[i]);
+	for (i = 0; i < m; i++) {
+		if (unlikely(dp_tx_stale(a, ms[i])))
+			dp_tx_discard(a, ms[i]); /* its call or its peer's incarnation ended */
+		else
+			dp_stage_port(a, ms[i]);
+	}
 	return n + m;
 }
 

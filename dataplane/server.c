@@ -9,7 +9,7 @@
  * once answered, keeps its response (struct dp_kept) until the peer
  * sends a newer request on that slot.  A duplicate of an answered request
  * gets the kept response again; a duplicate of one still running, or an
- * older request, is dropped.  A newer session id from the peer (it
+ * older request, is dropped.  A new session id from the peer (it
  * restarted) clears its slots (dp_check_session()).  Poller only.
  *
  * The slots are the client's: it numbers them up to its own
@@ -43,6 +43,16 @@ dp_srv_reset(struct dprpc_agent *a, struct dp_peer *peer)
 
 	for (i = 0; i < peer->srv_cap; i++)
 		dp_msg_srv_clear(a, &peer->srv[i]);
+}
+
+void
+dp_srv_peer_down(struct dprpc_agent *a, struct dp_peer *peer)
+{
+	unsigned int i;
+
+	for (i = 0; i < peer->srv_cap; i++)
+		if (peer->srv[i].state == DP_SRV_RECEIVING)
+			dp_msg_srv_clear(a, &peer->srv[i]);
 }
 
 int
@@ -141,6 +151,7 @@ dp_kept_send(struct dprpc_agent *a, const struct dp_kept *k, const uint8_t *area
 		.dst = (uint16_t)to,
 		.slot = slot,
 		.session = a->session,
+		.dst_session = a->peers[to].session,
 		.req_num = req_num,
 	};
 	struct rte_mbuf *m = k->m;

@@ -32,6 +32,7 @@ static const char *const dp_drop_names[DPRPC_DROP_MAX] = {
 	[DPRPC_DROP_OLD_SESSION] = "old_session",
 	[DPRPC_DROP_TOO_BIG] = "too_big",
 	[DPRPC_DROP_NO_MEMORY] = "no_memory",
+	[DPRPC_DROP_WRONG_INCARNATION] = "wrong_incarnation",
 };
 
 const char *
@@ -53,6 +54,7 @@ dprpc_agent_stats_get(const struct dprpc_agent *a, struct dprpc_agent_stats *s)
 	s->tx_frames = dp_load_relaxed(&a->st.tx_frames);
 	s->tx_retries = dp_load_relaxed(&a->st.tx_retries);
 	s->tx_dropped = dp_load_relaxed(&a->st.tx_dropped);
+	s->tx_discarded = dp_load_relaxed(&a->st.tx_discarded);
 	s->reply_nombuf = dp_load_relaxed(&a->st.reply_nombuf);
 	s->requests_resent = dp_load_relaxed(&a->st.requests_resent);
 	s->retransmits = dp_load_relaxed(&a->st.retransmits);
@@ -111,13 +113,15 @@ dprpc_agent_dump(const struct dprpc_agent *a, FILE *f)
 		return;
 	dprpc_agent_stats_get(a, &s);
 	dprpc_agent_usage(a, &u);
-	fprintf(f, "agent %s rank %u/%u port %u session 0x%08x io_lcore %d handler_lcores %u\n",
+	fprintf(f,
+		"agent %s rank %u/%u port %u session 0x%016" PRIx64
+		" io_lcore %d handler_lcores %u\n",
 		a->name, a->rank, a->world.n, a->port_id, a->session,
 		a->io_lcore == DPRPC_LCORE_NONE ? -1 : (int)a->io_lcore, a->nb_hl);
 	fprintf(f,
 		"  frames rx %" PRIu64 " tx %" PRIu64 " tx_retries %" PRIu64 " tx_dropped %" PRIu64
-		"\n",
-		s.rx_frames, s.tx_frames, s.tx_retries, s.tx_dropped);
+		" tx_discarded %" PRIu64 "\n",
+		s.rx_frames, s.tx_frames, s.tx_retries, s.tx_dropped, s.tx_discarded);
 	fprintf(f,
 		"  calls sent %" PRIu64 " ok %" PRIu64 " failed %" PRIu64 " timed_out %" PRIu64
 		"\n",

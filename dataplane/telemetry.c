@@ -59,6 +59,7 @@ dp_tel_add_stats(struct dprpc_agent *a, void *arg)
 	rte_tel_data_add_dict_u64(d, "tx_frames", s.tx_frames);
 	rte_tel_data_add_dict_u64(d, "tx_retries", s.tx_retries);
 	rte_tel_data_add_dict_u64(d, "tx_dropped", s.tx_dropped);
+	rte_tel_data_add_dict_u64(d, "tx_discarded", s.tx_discarded);
 	rte_tel_data_add_dict_u64(d, "calls_sent", s.calls_sent);
 	rte_tel_data_add_dict_u64(d, "calls_ok", s.calls_ok);
 	rte_tel_data_add_dict_u64(d, "calls_failed", s.calls_failed);

@@ -144,7 +144,8 @@ dp_stage_out(struct dprpc_agent *a, struct rte_mbuf *m)
 		dp_stage_port(a, m);
 		return;
 	}
-	n = dp_fault_one(&a->ftx, m, out, rte_rdtsc());
+	n = dp_fault_one(&a->ftx, m, out, rte_rdtsc(),
+		dp_frame_hdr(rte_pktmbuf_mtod(m, uint8_t *))->type != DP_FRAME_CONTROL);
 	for (i = 0; i < n; i++)
 		dp_stage_port(a, out[i]);
 }
@@ -171,6 +172,70 @@ dp_stage_port(struct dprpc_agent *a, struct rte_mbuf *m)
 	}
 }
 
+bool
+dp_tx_stale(struct dprpc_agent *a, struct rte_mbuf *m)
+{
+	const struct dp_wire_hdr *h = dp_frame_hdr(rte_pktmbuf_mtod(m, uint8_t *));
+	unsigned int dst = rte_be_to_cpu_16(h->dst_worker), slot;
+	const struct dp_peer *peer;
+	const struct dp_slot *s;
+
+	if (h->type == DP_FRAME_CONTROL || dst == a->rank || dst >= a->world.n)
+		return false;
+	peer = &a->peers[dst];
+	/* Addressed to an incarnation of the peer that is gone. */
+	if (rte_be_to_cpu_64(h->dst_session) != peer->session)
+		return true;
+	if (h->type != DP_FRAME_REQUEST)
+		return false;
+	/* A request of a call that failed (peer down) or ended. */
+	slot = rte_be_to_cpu_16(h->slot);
+	if (slot >= a->max_outstanding)
+		return true;
+	s = &peer->slots[slot];
+	return s->fut == NULL || s->req_num != rte_be_to_cpu_32(h->req_num);
+}
+
+void
+dp_tx_discard(struct dprpc_agent *a, struct rte_mbuf *m)
+{
+	dp_count(&a->st.tx_discarded, 1);
+	rte_pktmbuf_free(m);
+}
+
+static bool
+dp_tx_stale_for(void *arg, struct rte_mbuf *m)
+{
+	struct dprpc_agent *a = arg;
+
+	return dp_tx_stale(a, m);
+}
+
+/* Frames staged for @p but not handed to the port yet, in tx_buf or held
+ * by the transmit faults, that must not go any more (dp_tx_stale()): freed
+ * and counted.  tx_ring is checked as it is drained (dp_drain_tx_ring()).
+ * Frames the port has taken cannot be recalled: a restarted receiver
+ * drops those addressed to its previous incarnation. */
+void
+dp_tx_purge(struct dprpc_agent *a, unsigned int p)
+{
+	unsigned int i, n = 0;
+
+	for (i = 0; i < a->tx_n; i++) {
+		struct rte_mbuf *m = a->tx_buf[i];
+
+		if (rte_be_to_cpu_16(dp_frame_hdr(rte_pktmbuf_mtod(m, uint8_t *))->dst_worker) ==
+				p &&
+			dp_tx_stale(a, m))
+			dp_tx_discard(a, m);
+		else
+			a->tx_buf[n++] = m;
+	}
+	a->tx_n = n;
+	if (unlikely(a->ftx.n_held > 0))
+		dp_count(&a->st.tx_discarded, dp_fault_purge(&a->ftx, dp_tx_stale_for, a));
+}
+
 unsigned int
 dp_drain_tx_ring(struct dprpc_agent *a)
 {
@@ -183,8 +248,12 @@ dp_drain_tx_ring(struct dprpc_agent *a)
 	n = rte_ring_sc_dequeue_burst(a->tx_ring, (void **)ms,
 		RTE_MIN(room - DP_RX_BURST, (unsigned int)DP_RX_BURST), NULL);
 	for (i = 0; i < n; i++) {
-		if (dp_meta(ms[i])->fut != NULL)
+		struct dp_call_meta *meta = dp_meta(ms[i]);
+
+		if (meta->fut != NULL)
 			dp_start_call(a, ms[i], a->now_tsc);
+		else if (unlikely(meta->tx == NULL && dp_tx_stale(a, ms[i])))
+			dp_tx_discard(a, ms[i]); /* parked here, its call gone since */
 		else
 			dp_stage_tx(a, ms[i]);
 	}

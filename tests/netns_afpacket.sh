@@ -320,7 +320,7 @@ if [ "$xdp_ok" = 1 ]; then
 		[ "${sent:-0}" -gt 0 ] && [ "$ok" = "$sent" ] ||
 			fail "$size B: $ok of $sent calls completed"
 		[ "$handled" = "$ok" ] || fail "$size B: $handled handlers run for $ok calls"
-		if [ "$size" -le 1432 ]; then
+		if [ "$size" -le 1420 ]; then
 			[ "$(jfield msgs_received)" = 0 ] ||
 				fail "$size B: $(jfield msgs_received) multi-frame responses"
 			[ "$(jfield retransmits)" -gt 0 ] || fail "$size B: 5% loss and no call resent"

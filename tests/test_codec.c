@@ -33,7 +33,8 @@ build(uint8_t type, uint16_t src, uint16_t dst, const void *payload, uint32_t le
 		.src = src,
 		.dst = dst,
 		.slot = 5,
-		.session = 0x11223344,
+		.session = UINT64_C(0x1122334455667788),
+		.dst_session = UINT64_C(0x99aabbccddeeff01),
 		.req_num = 77,
 		.handler_id = 0xabcdef01,
 		.status = 0,
@@ -88,13 +89,34 @@ Test(codec, round_trip_keeps_every_field)
 	cr_assert_eq(p.type, DP_FRAME_REQUEST);
 	cr_assert_eq(p.src, 0);
 	cr_assert_eq(p.slot, 5);
-	cr_assert_eq(p.session, 0x11223344u);
+	cr_assert_eq(p.session, UINT64_C(0x1122334455667788));
+	cr_assert_eq(p.dst_session, UINT64_C(0x99aabbccddeeff01));
 	cr_assert_eq(p.req_num, 77u);
 	cr_assert_eq(p.handler_id, 0xabcdef01u);
 	cr_assert_eq(p.status, 0u);
 	cr_assert_eq(p.payload_len, 8u);
 	cr_assert_arr_eq(p.payload, "payload!", 8);
-	cr_assert_eq(frame_len, 42u + 40u + 8u);
+	cr_assert_eq(frame_len, 42u + 52u + 8u);
+}
+
+/* Version 2's header, byte for byte at the offsets docs/wire.md gives:
+ * the 64-bit incarnations big-endian at 16 and 24. */
+Test(codec, header_bytes_at_their_offsets)
+{
+	static const uint8_t want[52] = {
+		0xd9, 0xc1, 2, DP_FRAME_REQUEST, 0, 0,		/* magic, version, type, flags */
+		0, 0, 0, 1, 0, 5,				/* src 0, dst 1, slot 5 */
+		0, 0, 0, 77,					/* req_num */
+		0x11, 0x22, 0x33, 0x44, 0x55, 0x66, 0x77, 0x88, /* session */
+		0x99, 0xaa, 0xbb, 0xcc, 0xdd, 0xee, 0xff, 0x01, /* dst_session */
+		0, 0, 0, 1, 0, 0, 0, 8,				/* pkt 0 of 1, msg_len 8 */
+		0xab, 0xcd, 0xef, 0x01, 0, 0, 0, 0,		/* handler_id, status */
+		0, 0, 0, 0,					/* credits, reserved */
+	};
+
+	cr_assert_eq(sizeof(struct dp_wire_hdr), sizeof(want));
+	cr_assert_arr_eq(frame + DP_L2L4_LEN, want, sizeof(want));
+	cr_assert_arr_eq(frame + DP_HDRS_LEN, "payload!", 8);
 }
 
 Test(codec, empty_and_largest_payloads_parse)
@@ -138,7 +160,9 @@ Test(codec, wrong_magic_version_type)
 	h->magic ^= 1;
 	cr_assert_eq(parse_fails(), DPRPC_DROP_BAD_MAGIC);
 	h->magic ^= 1;
-	h->version = 2;
+	h->version = 1; /* the 40-byte header with 32-bit sessions */
+	cr_assert_eq(parse_fails(), DPRPC_DROP_BAD_VERSION);
+	h->version = 3;
 	cr_assert_eq(parse_fails(), DPRPC_DROP_BAD_VERSION);
 	h->version = DP_WIRE_VERSION;
 	h->type = 9;
@@ -348,7 +372,9 @@ Test(codec, header_to_string)
 	char buf[256];
 
 	dp_wire_hdr_str(dp_frame_hdr(frame), buf, sizeof(buf));
-	cr_assert_not_null(strstr(buf, "REQ v1"), "%s", buf);
+	cr_assert_not_null(strstr(buf, "REQ v2"), "%s", buf);
+	cr_assert_not_null(strstr(buf, "session 0x1122334455667788 dst_session 0x99aabbccddeeff01"),
+		"%s", buf);
 	cr_assert_not_null(strstr(buf, "0->1 slot 5"), "%s", buf);
 	cr_assert_not_null(strstr(buf, "req 77"), "%s", buf);
 }

@@ -525,6 +525,7 @@ Test(msg, stray_acks_are_dropped)
 	start_agents(NULL, NULL);
 	echo_one(a, "b", 10, 1); /* b learns a's session */
 	f.session = a->session;
+	f.dst_session = b->session;
 	m = rte_pktmbuf_alloc(mp);
 	frame = (uint8_t *)rte_pktmbuf_append(m, DP_HDRS_LEN);
 	dp_frame_write_hdr(frame, a->peers[1].tmpl, &f, 0);
@@ -597,6 +598,34 @@ inject(const struct dp_hdr_fields *f, const void *payload, uint32_t len)
 	cr_assert_eq(rte_ring_enqueue(pair.ab, m), 0);
 }
 
+/* Handler id 0 marks a free bucket of the registry: a frame carrying it
+ * once ran a NULL handler (found by tests/fuzz/fuzz_msg.c).  The API
+ * refuses it (rpc_ring/handler_id_zero_is_refused); from the wire it is an
+ * unknown handler, answered as one, and nothing runs. */
+Test(msg, handler_id_zero_from_the_wire_is_unknown)
+{
+	struct dp_hdr_fields f = {.type = DP_FRAME_REQUEST, .src = 0, .dst = 1};
+	struct dprpc_agent_stats s;
+	unsigned int i;
+
+	start_agents(NULL, NULL);
+	echo_one(a, "b", 10, 1); /* each side has heard the other's incarnation */
+	f.session = a->session;
+	f.dst_session = b->session;
+	f.slot = (uint16_t)(a->max_outstanding - 1);
+	f.req_num = 1;
+	f.handler_id = 0;
+	inject(&f, "x", 1);
+	for (i = 0; i < 4000; i++) {
+		cr_assert_eq(dprpc_agent_stats_get(b, &s), 0);
+		if (s.requests_unknown >= 1)
+			break;
+		usleep(250);
+	}
+	cr_assert_eq(s.requests_unknown, 1u);
+	cr_assert_eq(atomic_load(&runs), 1u, "only the echo ran");
+}
+
 /* A new request on a slot that cannot be taken (no memory for its
  * reassembly) leaves the slot's answered request as it was: a late
  * duplicate of that one is answered from the kept response, not run
@@ -627,6 +656,7 @@ Test(msg, failed_reassembly_keeps_the_answered_request)
 		n++;
 	cr_assert_lt(n, RTE_DIM(eaten));
 	f.session = a->session;
+	f.dst_session = b->session;
 	f.slot = (uint16_t)slot;
 	f.req_num = req_num + 1;
 	f.handler_id = dprpc_handler_id("echo");

@@ -15,6 +15,7 @@
 #include <rte_lcore.h>
 
 #include "dp_agent.h"
+#include "dp_liveness.h"
 #include "dpt.h"
 
 static struct dpt_ring_pair pair;
@@ -242,14 +243,18 @@ Test(rpc_ring, unknown_handler_is_remote_enoent)
 	cr_assert_eq(atomic_load(&handler_runs), 0u);
 }
 
-/* Handler id 0 marks a free bucket of the registry: a frame carrying it
- * once ran a NULL handler (found by tests/fuzz/fuzz_msg.c). */
-Test(rpc_ring, handler_id_zero_is_unknown)
+/* Handler id 0 marks a free bucket of the registry and is no handler's
+ * id: a call naming it is refused before anything is sent.  (A frame
+ * carrying it from the wire: msg/handler_id_zero_from_the_wire_is_unknown.) */
+Test(rpc_ring, handler_id_zero_is_refused)
 {
+	struct dprpc_agent_stats s0, s1;
 	struct dprpc_error err;
 
-	cr_assert_eq(dprpc_rpc_sync_id(a, 1, 0, "x", 1, 0, NULL, NULL, &err), -ENOENT);
-	cr_assert_eq(err.origin, 1);
+	cr_assert_eq(dprpc_agent_stats_get(a, &s0), 0);
+	cr_assert_eq(dprpc_rpc_sync_id(a, 1, 0, "x", 1, 0, NULL, NULL, &err), -EINVAL);
+	cr_assert_eq(dprpc_agent_stats_get(a, &s1), 0);
+	cr_assert_eq(s1.calls_sent, s0.calls_sent);
 	cr_assert_eq(atomic_load(&handler_runs), 0u);
 }
 
@@ -548,6 +553,11 @@ Test(rpc_ring, exhausted_mbufs_fail_cleanly)
 	c.mbuf_pool = small;
 	a = dprpc_agent_create(&c);
 	cr_assert_not_null(a);
+	/* a takes b's incarnation for known (as if it had heard from b before
+	 * b went): its requests go out at once, into a ring nobody reads,
+	 * instead of waiting for b to answer a PING. */
+	a->peers[1].session = 1;
+	a->peers[1].session_known = true;
 	for (i = 0; i < 64; i++) {
 		fs[n] = dprpc_rpc_async(a, "b", "echo", "x", 1, 0);
 		if (fs[n] == NULL) {
@@ -595,8 +605,11 @@ replace_b(uint32_t tx_drop_ppm)
 }
 
 /* A peer that restarts: a call pending across the restart fails with
- * -ECONNRESET (the new incarnation never saw it), the server's new
- * incarnation serves new calls, and a frame of the old incarnation that
+ * -ECONNRESET, and no incarnation but the one it was sent to runs it: the
+ * request names b's first incarnation.  A second incarnation, whose every
+ * frame is lost, refuses it (a's resends with it); a third refuses it and
+ * answers with a PONG, which shows a its new session: the call fails.
+ * The third serves new calls, and a frame of the first incarnation that
  * turns up late is dropped. */
 Test(rpc_ring, restarted_peer_is_recognised)
 {
@@ -606,32 +619,36 @@ Test(rpc_ring, restarted_peer_is_recognised)
 	uint8_t tmpl[DP_L2L4_LEN];
 	struct dp_hdr_fields hf;
 	struct rte_mbuf *m;
-	uint32_t old_session;
+	uint64_t old_session;
 
 	/* a learns b's first incarnation. */
 	cr_assert_eq(dprpc_rpc_sync(a, "b", "echo", "1", 1, 0, NULL, NULL, NULL), 0);
+	cr_assert_eq(atomic_load(&handler_runs), 1u);
 	old_session = b->session;
 	/* A second incarnation that answers nothing: a's call stays pending
-	 * (a keeps resending) once this b has run it. */
+	 * (a keeps resending it); this b drops it, not for it. */
 	replace_b(1000000);
 	f = dprpc_rpc_async(a, "b", "echo", "2", 1, 0);
 	cr_assert_not_null(f);
 	for (int i = 0; i < 2000; i++) {
 		dprpc_poll(a, 32);
 		cr_assert_eq(dprpc_agent_stats_get(b, &sb), 0);
-		if (sb.requests_handled > 0)
+		if (sb.drops[DPRPC_DROP_WRONG_INCARNATION] > 0)
 			break;
 		usleep(500);
 	}
-	cr_assert_eq(sb.requests_handled, 1u);
-	/* A third incarnation: a's next resend reaches it, its answer shows
-	 * a newer session, and the pending call fails. */
+	cr_assert_gt(sb.drops[DPRPC_DROP_WRONG_INCARNATION], 0u);
+	cr_assert_eq(sb.requests_handled, 0u);
+	/* A third incarnation: a's next resend reaches it, it refuses it too
+	 * and its PONG shows a new session: the pending call fails. */
 	replace_b(0);
 	cr_assert_eq(dprpc_future_wait(f, 0), -ECONNRESET);
 	err = dprpc_future_error(f);
 	cr_assert_not_null(strstr(err->msg, "restarted"), "%s", err->msg);
 	dprpc_future_put(f);
+	cr_assert_eq(atomic_load(&handler_runs), 1u, "a later incarnation ran the call");
 	cr_assert_eq(dprpc_rpc_sync(a, "b", "echo", "3", 1, 0, NULL, NULL, NULL), 0);
+	cr_assert_eq(atomic_load(&handler_runs), 2u);
 	cr_assert_eq(dprpc_agent_stats_get(a, &s), 0);
 	cr_assert_eq(s.peers_restarted, 1u);
 	cr_assert_eq(dprpc_worker_state(a, 1), DPRPC_PEER_UP);
@@ -653,4 +670,90 @@ Test(rpc_ring, restarted_peer_is_recognised)
 	dpt_poll_until_drops(a, DPRPC_DROP_OLD_SESSION, 1, &s);
 	cr_assert_eq(s.drops[DPRPC_DROP_OLD_SESSION], 1u);
 	cr_assert_eq(s.peers_restarted, 1u);
+}
+
+/* b again, in place of the current one (if any), with incarnation id @id. */
+static void
+restart_b_as(uint64_t id)
+{
+	if (b != NULL)
+		cr_assert_eq(dprpc_agent_destroy(b), 0);
+	dp_set_next_session(id);
+	b = make_agent("b", pair.port_b, 1, 64);
+	cr_assert_eq(dprpc_register(b, "echo", h_echo, NULL, DPRPC_HANDLER_INLINE), 0);
+}
+
+/* A PONG from b's incarnation @id reaches a (late: that b is gone, so
+ * nobody else sends into the single-producer ring). */
+static void
+late_pong_from(uint64_t id)
+{
+	struct dp_hdr_fields hf = {.type = DP_FRAME_CONTROL,
+		.src = 1,
+		.dst = 0,
+		.session = id,
+		.handler_id = DP_CTRL_PONG};
+	uint8_t tmpl[DP_L2L4_LEN];
+	struct rte_mbuf *m;
+
+	dp_l2l4_template(tmpl, &a->world.addrs[1], &a->world.addrs[0]);
+	m = rte_pktmbuf_alloc(mp);
+	cr_assert_not_null(m);
+	dp_frame_write((uint8_t *)rte_pktmbuf_append(m, DP_HDRS_LEN), tmpl, &hf, NULL, 0);
+	cr_assert_eq(rte_ring_enqueue(pair.ba, m), 0);
+}
+
+/* Incarnation ids carry no order: any id other than the current one and
+ * the few before it is a restart.  Each pair of ids below is a first and
+ * a second incarnation of b; the 32-bit serial order of the ids made of
+ * the ms clock took each second one for older (after 24.8 days, or a
+ * clock stepped back, or wrapped), and dropped its frames for ever.  A
+ * call pending across the restart fails -ECONNRESET, new calls work, a
+ * late frame of the first incarnation is dropped as old_session. */
+Test(rpc_ring, restart_with_any_new_id_is_recognised)
+{
+	static const uint64_t ids[][2] = {
+		{0x10, 0x10 + (UINT64_C(1) << 31)},
+		{UINT64_C(0x5a5a5a5a5a5a5a5a), UINT64_C(0x5a5a5a5a5a5a5a59)},
+		{UINT64_MAX, 1},
+	};
+	const struct dprpc_error *err;
+	struct dprpc_agent_stats s;
+	struct dprpc_future *f;
+	unsigned int i;
+	int rc;
+
+	for (i = 0; i < RTE_DIM(ids); i++) {
+		/* A fresh a, which knows nothing of b yet. */
+		cr_assert_eq(dprpc_agent_destroy(a), 0);
+		if (b != NULL)
+			cr_assert_eq(dprpc_agent_destroy(b), 0);
+		b = NULL;
+		dpt_ring_drain(pair.ab);
+		dpt_ring_drain(pair.ba);
+		a = make_agent("a", pair.port_a, DPRPC_LCORE_NONE, 8);
+		restart_b_as(ids[i][0]);
+		cr_assert_eq(dprpc_rpc_sync(a, "b", "echo", "1", 1, 0, NULL, NULL, NULL), 0,
+			"ids %u: first incarnation", i);
+		restart_b_as(ids[i][1]);
+		f = dprpc_rpc_async(a, "b", "echo", "2", 1, 3000 * 1000);
+		cr_assert_not_null(f);
+		rc = dprpc_future_wait(f, 0);
+		cr_assert_eq(rc, -ECONNRESET, "ids %u: %d %s", i, rc,
+			dprpc_future_error(f) != NULL ? dprpc_future_error(f)->msg : "");
+		err = dprpc_future_error(f);
+		cr_assert_not_null(strstr(err->msg, "restarted"), "%s", err->msg);
+		dprpc_future_put(f);
+		cr_assert_eq(dprpc_rpc_sync(a, "b", "echo", "3", 1, 0, NULL, NULL, NULL), 0,
+			"ids %u: second incarnation", i);
+		cr_assert_eq(dprpc_agent_stats_get(a, &s), 0);
+		cr_assert_eq(s.peers_restarted, 1u, "ids %u", i);
+		cr_assert_eq(s.drops[DPRPC_DROP_OLD_SESSION], 0u, "ids %u", i);
+		cr_assert_eq(dprpc_agent_destroy(b), 0);
+		b = NULL;
+		late_pong_from(ids[i][0]);
+		dpt_poll_until_drops(a, DPRPC_DROP_OLD_SESSION, 1, &s);
+		cr_assert_eq(s.drops[DPRPC_DROP_OLD_SESSION], 1u, "ids %u", i);
+		cr_assert_eq(s.peers_restarted, 1u, "ids %u", i);
+	}
 }

@@ -66,7 +66,7 @@ typedef void (*dprpc_peer_event_t)(
 /** "No lcore" for dprpc_agent_conf.io_lcore. */
 #define DPRPC_LCORE_NONE UINT32_MAX
 /** Largest payload of a request or response carried in one frame. */
-#define DPRPC_MAX_FRAME_PAYLOAD 1432
+#define DPRPC_MAX_FRAME_PAYLOAD 1420
 /** Default of dprpc_agent_conf.max_msg_size: 8 MiB. */
 #define DPRPC_MAX_MSG_DEFAULT (8u << 20)
 /** Highest max_msg_size: a message has at most 65535 frames. */
@@ -88,7 +88,8 @@ struct dprpc_fault_conf {
 	uint32_t delay_us;    /**< delay of a delayed frame */
 	/** Drop exactly the Nth frames listed (1 = the first frame in this
 	 * direction since the agent's creation): deterministic loss of chosen
-	 * frames.  Up to 8; 0 = unused. */
+	 * frames.  CONTROL frames (pings) are not counted, nor dropped by
+	 * this: how many there are depends on timing.  Up to 8; 0 = unused. */
 	uint64_t drop_nth[8];
 };
 
@@ -379,6 +380,10 @@ enum dprpc_drop_reason {
 				       keep state for a slot beyond those the
 				       peer used before (the sender resends it
 				       later) */
+	/** Addressed to another incarnation of this worker: a previous one,
+	 * or none (its sender never heard from it).  A request so addressed
+	 * is never run (docs/reliability.md). */
+	DPRPC_DROP_WRONG_INCARNATION,
 	DPRPC_DROP_MAX
 };
 
@@ -397,6 +402,10 @@ struct dprpc_agent_stats {
 	uint64_t tx_retries;	   /**< tx bursts that left frames for later */
 	uint64_t tx_dropped;	   /**< frames dropped because the port pushed back
 				        and the tx ring was full as well */
+	uint64_t tx_discarded;	   /**< frames queued for a peer and not sent: their
+				        call failed (the peer went down or
+				        restarted) or the peer's incarnation they
+				        were addressed to is gone */
 	uint64_t calls_sent;	   /**< calls started: given a session slot and sent
 				        (remote) or looped back (self) */
 	uint64_t calls_ok;	   /**< calls completed with a value */
@@ -408,7 +417,8 @@ struct dprpc_agent_stats {
 	uint64_t requests_resent;  /**< duplicate requests answered again with the
 				        stored response, the handler not run */
 	uint64_t retransmits;	   /**< requests sent again for want of a response */
-	uint64_t keepalives;	   /**< keep-alive pings sent */
+	uint64_t keepalives;	   /**< pings sent: keep-alives, and to learn the
+				        incarnation of a peer calls wait for */
 	uint64_t peers_down;	   /**< times a peer was declared down */
 	uint64_t peers_restarted;  /**< times a peer was seen to have restarted */
 	uint64_t msgs_sent;	   /**< multi-frame messages started (requests and

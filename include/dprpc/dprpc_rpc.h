@@ -20,15 +20,20 @@
  *  -ESHUTDOWN   the agent was destroyed with the call pending;
  *  -EHOSTDOWN   the destination was declared down (silent for
  *               dprpc_agent_conf.peer_timeout_us) while the call was
- *               pending;
- *  -ECONNRESET  the destination restarted while the call was pending (the
- *               new incarnation never saw it);
+ *               pending, or before the agent could start it; it may have
+ *               run there (what was still queued here was not sent);
+ *  -ECONNRESET  the destination restarted while the call was pending: the
+ *               incarnation it was sent to may have run it, no later one
+ *               does (a request names the incarnation it is for);
  *  any negative errno a handler replied with (origin: the handler's worker,
  *  message: the handler's).
  *
  * A lost request or response is recovered by resending the request
  * (dprpc_agent_conf.retransmit_us); the destination runs each request at
- * most once and answers a duplicate from the response it kept.
+ * most once and answers a duplicate from the response it kept.  A call to
+ * a worker this agent has never heard from waits one round trip before its
+ * request goes: the agent asks the worker's incarnation first, so that no
+ * later incarnation of it can run the request (docs/reliability.md).
  */
 #ifndef DPRPC_RPC_H
 #define DPRPC_RPC_H

@@ -134,11 +134,13 @@ LLVMFuzzerInitialize(int *argc, char ***argv)
  *   6  credits
  *   7  handler: odd = "echo", even = an unknown id
  *   8  payload fill byte
- *   9  session: 0 = b's view of a's, else a newer one
+ *   9  low 7 bits, session: 0 = a's first one, else another (b takes it
+ *      for a restart of a, or for a late frame of an incarnation it
+ *      retired); bit 7: addressed to another incarnation of b
  *   10-11 status
  */
 static void
-fuzz_one_frame(struct dprpc_agent *b, const uint8_t *in, uint32_t session)
+fuzz_one_frame(struct dprpc_agent *b, const uint8_t *in, uint64_t session)
 {
 	static uint8_t payload[DPRPC_MAX_FRAME_PAYLOAD];
 	struct dp_hdr_fields f = {0};
@@ -152,7 +154,8 @@ fuzz_one_frame(struct dprpc_agent *b, const uint8_t *in, uint32_t session)
 	f.src = 0;
 	f.dst = 1;
 	f.slot = slot;
-	f.session = in[9] == 0 ? session : session + in[9];
+	f.session = session + (in[9] & 0x7f);
+	f.dst_session = (in[9] & 0x80) ? b->session + 1 : b->session;
 	f.req_num = (slot < 4 ? b->peers[0].slots[slot].req_num : 0) + (uint32_t)(int8_t)in[1];
 	f.flags = (uint16_t)((in[0] >> 3) & 3);
 	f.credits = in[6];
@@ -205,7 +208,7 @@ LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
 	struct rte_malloc_socket_stats before, after;
 	struct dprpc_future *fut[2];
 	struct dprpc_agent *b;
-	uint32_t session;
+	uint64_t session;
 	size_t i;
 
 	dpt_ring_drain(ab);
@@ -213,8 +216,9 @@ LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
 	if (rte_malloc_get_socket_stats(0, &before) != 0)
 		abort();
 	b = make_b();
-	/* Calls in flight to a: one of several frames (slot 0's request,
-	 * a's ACKs can reach it) and one of one frame. */
+	/* Calls to a: one of several frames (slot 0's request, a's ACKs can
+	 * reach it) and one of one frame; they wait for a's incarnation (b
+	 * pings a), and go when a's first frame comes. */
 	fut[0] = dprpc_rpc_async(b, "a", "echo", big, sizeof(big), 0);
 	fut[1] = dprpc_rpc_async(b, "a", "echo", big, 8, 0);
 	(void)dprpc_poll(b, 32);
