@@ -12,9 +12,17 @@
  * entry they reach is freed under them; the tables may change meanwhile,
  * and a report is a snapshot, not an atomic view of the four tables.
  *
+ * Handles.  A handle stays in the handles table until its memory goes
+ * (user.c); one whose reference has ended (refs 0) waits there only for
+ * the application's dprpc_rref_release() or its DELETE, and is neither
+ * counted nor listed.
+ *
  * Shutdown.  It drops the application's reference of every handle (the
- * released exchange, paired with dprpc_rref_release() in user.c), then
- * polls until the RRefs are settled: no owner entry, no user handle, no
+ * CAS of r->app from HELD to SHUTDOWN, paired with the exchange in
+ * dprpc_rref_release(), user.c), but not the application's hold on the
+ * handle's memory: the handles stay valid until the application releases
+ * them (or destroys the agent).  Then it polls until the RRefs are
+ * settled: no owner entry, no user handle, no
  * pending fork, and no bookkeeping message unanswered (msgs_waiting read
  * with acquire, paired with the release decrements in msg.c).  The wait
  * is bounded by the caller's timeout.
@@ -60,8 +68,11 @@ dprpc_rref_debug_info(const struct dprpc_agent *a, struct dprpc_rref_debug *d)
 	if (a == NULL || (ctx = rr_ctx_of(a)) == NULL || d == NULL)
 		return -EINVAL;
 	dp_rcu_read_lock();
-	rr_for_each_entry(ctx->handles, &it, r,
-		n.node) if (!r->is_owner && !dprpc_future_is_done(r->created)) pending++;
+	rr_for_each_entry(ctx->handles, &it, r, n.node)
+	{
+		if (!r->is_owner && rr_handle_live(r) && !dprpc_future_is_done(r->created))
+			pending++;
+	}
 	dp_rcu_read_unlock();
 	*d = (struct dprpc_rref_debug){
 		.num_owner_rrefs = rr_load(&ctx->n_owners),
@@ -103,8 +114,8 @@ dprpc_rref_list(struct dprpc_agent *a, struct dprpc_rref_info *out, unsigned int
 	}
 	rr_for_each_entry(ctx->handles, &it, r, n.node)
 	{
-		if (r->is_owner)
-			continue; /* counted in its owner entry */
+		if (r->is_owner || !rr_handle_live(r))
+			continue; /* counted in its owner entry, or ended */
 		if (k < n)
 			out[k] = (struct dprpc_rref_info){.kind = DPRPC_RREF_USER,
 				.confirmed = dprpc_rref_confirmed_by_owner(r),
@@ -152,19 +163,27 @@ dprpc_rref_dump(struct dprpc_agent *a, FILE *f)
 		fprintf(f, "  ... %d more\n", n - (int)RTE_DIM(info));
 }
 
-/* Drop the application's reference of every handle (shutdown). */
+/* Drop the application's reference of every handle (shutdown), not its
+ * hold on the handle's memory. */
 static void
 rr_release_all_handles(struct rr_ctx *ctx)
 {
 	struct cds_lfht_iter it;
 	struct dprpc_rref *r;
+	uint8_t held;
 
-	/* Acq_rel: pairs with the exchange in dprpc_rref_release() (user.c);
-	 * exactly one of them drops the application's reference. */
 	dp_rcu_read_lock();
-	rr_for_each_entry(ctx->handles, &it, r,
-		n.node) if (!atomic_exchange_explicit(&r->released, true, memory_order_acq_rel))
-		rr_handle_put(r);
+	rr_for_each_entry(ctx->handles, &it, r, n.node)
+	{
+		/* acq_rel: pairs with the exchange in dprpc_rref_release()
+		 * (user.c); exactly one of them moves the state from HELD and
+		 * drops the application's reference.  relaxed on failure:
+		 * nothing is read. */
+		held = RR_APP_HELD;
+		if (atomic_compare_exchange_strong_explicit(&r->app, &held, RR_APP_SHUTDOWN,
+			    memory_order_acq_rel, memory_order_relaxed))
+			rr_handle_put(r);
+	}
 	dp_rcu_read_unlock();
 }
 

@@ -11,8 +11,10 @@
  *  - owners:  rref id -> rr_owner, the values this worker owns;
  *  - forks:   fork id -> rr_fork, the users of those values the owner
  *             knows (each holds one reference on its rr_owner);
- *  - handles: handle id -> dprpc_rref, every handle the application holds
- *             here (a user's handle id is its fork id);
+ *  - handles: handle id -> dprpc_rref, every handle here whose memory is
+ *             not freed yet (held by the application, or released and
+ *             waiting for children or its DELETE; a user's handle id is
+ *             its fork id);
  *  - pending: child fork id -> rr_pending, children forked from a user
  *             handle here and not yet confirmed by the owner (each holds
  *             one reference on the parent handle: G2).
@@ -138,18 +140,34 @@ struct rr_pending {
 	struct dprpc_rref *parent;
 };
 
+/* What the application did with a handle (dprpc_rref.app). */
+enum rr_app_state {
+	RR_APP_HELD = 0,     /* the application holds it */
+	RR_APP_SHUTDOWN = 1, /* dprpc_rref_shutdown() dropped its reference;
+			      * the application still holds the memory */
+	RR_APP_RELEASED = 2, /* dprpc_rref_release() was called */
+};
+
 struct dprpc_rref {
 	struct rr_node n; /* key: handle id (a user's fork id) */
 	struct rr_ctx *ctx;
 	uint64_t rref_id;
 	uint16_t owner;
 	bool is_owner;
-	/* The application's reference and one per pending child. */
+	/* References to the RRef: the application's and one per pending
+	 * child.  The last one gone ends the reference (DELETE, or the owner
+	 * reference dropped). */
 	_Atomic uint32_t refs;
-	atomic_bool released;	      /* the application's reference is gone */
-	struct rr_owner *own;	      /* owner handle: one reference */
-	struct dprpc_future *created; /* user: the owner's confirmation */
-	bool value_in_created;	      /* made by remote(): created holds the value */
+	/* Holds on the handle's memory: the application's (until
+	 * dprpc_rref_release()) and the protocol's (until the reference has
+	 * ended, its DELETE sent).  The last one gone frees the handle. */
+	_Atomic uint32_t mem;
+	_Atomic uint8_t app;  /* enum rr_app_state */
+	struct rr_owner *own; /* owner handle: one reference, until refs ends */
+	/* User: the owner's confirmation.  Owner handle: a reference on the
+	 * value's future (own->val), valid as long as the handle's memory. */
+	struct dprpc_future *created;
+	bool value_in_created; /* made by remote(): created holds the value */
 };
 
 /* An RRef message that found no call slot, waiting for the timer. */
@@ -188,6 +206,15 @@ rr_dec(_Atomic uint64_t *c)
 {
 	/* relaxed: a statistic, nothing is published through it (as rr_inc). */
 	atomic_fetch_sub_explicit(c, 1, memory_order_relaxed);
+}
+
+/* False once the handle's reference has ended (it waits only for its
+ * memory to go: user.c).  For walks and reports. */
+static inline bool
+rr_handle_live(struct dprpc_rref *r)
+{
+	/* relaxed: a snapshot for a count or a report, as rr_inc(). */
+	return atomic_load_explicit(&r->refs, memory_order_relaxed) != 0;
 }
 
 /* The worker that made @id (ids: rr_new_id() in table.c). */
@@ -243,6 +270,7 @@ int rr_h_delete(struct dprpc_request *req, void *arg);
 
 void rr_handle_free_rcu(struct rcu_head *h);
 void rr_handle_put(struct dprpc_rref *r);
+void rr_handle_mem_put(struct dprpc_rref *r);
 
 /* --- msg.c: RRef messages ----------------------------------------------- */
 

@@ -9,36 +9,56 @@
  * ======
  *
  * Invariants.
- *  - r->refs counts the application's reference (until
+ *  - r->refs counts the references to the RRef: the application's (until
  *    dprpc_rref_release() or shutdown) and one per pending child
  *    (rr_pending.parent, dropped when the owner's ACCEPT comes: G2).  The
- *    put that reaches 0 removes the handle from the handles table; an
- *    owner handle then drops its owner reference and is freed after a
- *    grace period; a user handle waits for its creation's answer, then
- *    sends DELETE (G1) and is freed after a grace period.
- *  - r->released goes false -> true once; the exchange that sets it drops
- *    the application's reference, so release() and shutdown
- *    (rr_release_all_handles() in inspect.c) drop it once between them.
+ *    put that reaches 0 ends the reference (rr_handle_put()): an owner
+ *    handle drops its owner reference; a user handle waits for its
+ *    creation's answer, then sends DELETE (G1).  It never goes up from 0.
+ *  - r->mem counts the holds on the handle's memory: the application's,
+ *    dropped by dprpc_rref_release() alone, and the protocol's, dropped
+ *    once the reference has ended (its DELETE sent).  The put that reaches
+ *    0 (rr_handle_mem_put()) removes the handle from the handles table and
+ *    frees it after a grace period.  So shutdown, which ends the
+ *    application's reference but not its hold on the memory, never frees
+ *    a handle the application still holds: dprpc_rref_release() after it
+ *    reads valid memory.
+ *  - r->app goes HELD -> SHUTDOWN -> RELEASED or HELD -> RELEASED, never
+ *    back.  Whoever moves it from HELD drops the application's reference
+ *    (once: release()'s exchange and shutdown's CAS, rr_release_all_handles()
+ *    in inspect.c, cannot both see HELD); release() alone moves it to
+ *    RELEASED and drops the application's memory hold.
+ *  - A handle stays in the handles table until its memory goes; one whose
+ *    refs reached 0 is no longer counted (n_users, n_owner_handles) nor
+ *    listed.
  *  - A handle's other fields are written before rr_insert() publishes it
  *    and never change, except value_in_created, set by rr_remote() before
- *    it returns the handle and read only through that handle.
+ *    it returns the handle and read only through that handle.  r->own is
+ *    valid while refs > 0; r->created as long as the memory (an owner
+ *    handle holds a reference on its value's future there, so a value
+ *    read through the handle stays valid while the handle does).
  *  - A user's r->created is completed once: by the answer to its REMOTE or
  *    NOTIFY (rr_creation_done()), or failed here when that message could
  *    not be sent or waited for.
  *
  * Ordering.  Counts as in table.c: acq_rel puts; the increments made here
- * (fork) are relaxed because the caller holds a reference already, and
- * the new holder is published by rr_insert().  The released flag is an
- * acq_rel exchange.  Values and confirmations travel in futures (their
- * final state is a release, future/future.c).
+ * (fork) are relaxed because the caller holds a reference already (taken
+ * with rr_ref_get_nz() when it may be racing with shutdown), and the new
+ * holder is published by rr_insert().  r->app: an acq_rel exchange in
+ * release() and an acq_rel CAS in shutdown; the acquire loads that check
+ * it before a use pair with them, and only say whether the handle may
+ * still be used (a use racing with shutdown may see HELD: it then works
+ * on memory that stays valid).  Values and confirmations travel in
+ * futures (their final state is a release, future/future.c).
  *
  * Progress.  Lock-free; the only waits are the blocking calls of the API
  * (to_here, rpc_sync), through dp_sync_wait().
  *
  * Reclamation.  As table.c: the handle leaves its table at the last put
- * and rr_handle_free_rcu() frees it (and drops r->created) after a grace
- * period, queued at once for an owner handle, by rr_user_finish() for a
- * user once its creation is answered.
+ * of r->mem and rr_handle_free_rcu() frees it (and drops r->created)
+ * after a grace period.  The protocol's hold goes at the end of the
+ * reference: at once for an owner handle, in rr_user_finish() for a user
+ * once its creation is answered.
  */
 #include <errno.h>
 #include <stdbool.h>
@@ -87,6 +107,8 @@ rr_handle_alloc(struct rr_ctx *ctx, uint64_t key, uint64_t rref_id, unsigned int
 	/* Plain initialisation: r is not shared yet; rr_insert() publishes
 	 * it (cds_lfht_add_unique()'s full barrier, table.c). */
 	atomic_init(&r->refs, 1);
+	atomic_init(&r->mem, 2); /* the application's and the protocol's */
+	atomic_init(&r->app, RR_APP_HELD);
 	return r;
 }
 
@@ -100,6 +122,10 @@ rr_handle_owner(struct rr_ctx *ctx, struct rr_owner *o)
 		return NULL;
 	r->is_owner = true;
 	r->own = o;
+	/* The value's future outlives the owner entry while the handle's
+	 * memory lives (the handle holds it; rr_handle_free_rcu() puts it). */
+	r->created = o->val;
+	dprpc_future_get(r->created);
 	(void)rr_insert(ctx->handles, &r->n); /* fresh key */
 	rr_inc(&ctx->n_owner_handles);
 	return r;
@@ -188,9 +214,22 @@ rr_user_finish(struct dprpc_future *created, void *arg)
 	(void)created;
 	rr_msg_fill(&m, r->rref_id, r->n.key, 0, 0, 0, ctx->rank, 0);
 	rr_send_bg(ctx, r->owner, ctx->h_delete, &m);
-	dp_rcu_read_lock();
-	urcu_qsbr_call_rcu(&r->n.rcu, rr_handle_free_rcu);
-	dp_rcu_read_unlock();
+	rr_handle_mem_put(r);
+}
+
+/* Drop a hold on the handle's memory; the last one frees it. */
+void
+rr_handle_mem_put(struct dprpc_rref *r)
+{
+	/*
+	 * acq_rel, as rr_handle_put(): every holder's accesses happen before
+	 * the free; the count never goes up, so the thread that reaches 0 is
+	 * alone.  rr_remove() fails only if the agent's teardown took the
+	 * handle (and frees it) first.
+	 */
+	if (atomic_fetch_sub_explicit(&r->mem, 1, memory_order_acq_rel) != 1)
+		return;
+	(void)rr_remove(r->ctx->handles, &r->n, rr_handle_free_rcu);
 }
 
 void
@@ -201,22 +240,20 @@ rr_handle_put(struct dprpc_rref *r)
 	/*
 	 * acq_rel, as rr_owner_put(): the release half orders this holder's
 	 * accesses before the decrement, the acquire half lets the thread
-	 * that reaches 0 see every holder's before it removes the handle;
+	 * that reaches 0 see every holder's before it ends the reference;
 	 * the count never goes up from 0 (table.c), so that thread is alone.
+	 * The handle's memory stays (the protocol's hold) until the end is
+	 * done.
 	 */
 	if (atomic_fetch_sub_explicit(&r->refs, 1, memory_order_acq_rel) != 1)
 		return;
 	/* One read-side section for the whole release (nested ones inside
 	 * cost nothing). */
 	dp_rcu_read_lock();
-	if (cds_lfht_del(ctx->handles, &r->n.node) != 0) {
-		dp_rcu_read_unlock();
-		return; /* the agent's teardown took it */
-	}
 	if (r->is_owner) {
 		rr_dec(&ctx->n_owner_handles);
 		rr_owner_put(r->own);
-		urcu_qsbr_call_rcu(&r->n.rcu, rr_handle_free_rcu);
+		rr_handle_mem_put(r);
 	} else {
 		rr_dec(&ctx->n_users);
 		/* A user whose creation is unanswered waits for the answer, so
@@ -280,7 +317,7 @@ rr_remote(struct rr_ctx *ctx, unsigned int to, uint32_t hid, const struct dprpc_
 		if (f == NULL) {
 			int e = rte_errno;
 
-			rr_handle_put(r);
+			(void)dprpc_rref_release(r); /* never the application's */
 			rte_errno = e;
 			return NULL;
 		}
@@ -362,15 +399,35 @@ dprpc_rref_create_local(struct dprpc_agent *a, const void *value, size_t len)
 int
 dprpc_rref_release(struct dprpc_rref *r)
 {
+	uint8_t was;
+
 	if (r == NULL)
 		return -EINVAL;
-	/* Acq_rel: one of release() and shutdown drops the reference.  Pairs
-	 * with the exchange in rr_release_all_handles() (inspect.c): the RMW
-	 * lets exactly one of them see false; the put orders the rest. */
-	if (atomic_exchange_explicit(&r->released, true, memory_order_acq_rel))
+	/*
+	 * acq_rel: pairs with the CAS in rr_release_all_handles() (inspect.c)
+	 * and with a second release's exchange: the RMW lets exactly one of
+	 * them move the state from HELD (and drop the application's
+	 * reference) and one release move it to RELEASED (and drop the
+	 * memory hold); the puts order the rest.
+	 */
+	was = atomic_exchange_explicit(&r->app, RR_APP_RELEASED, memory_order_acq_rel);
+	if (was == RR_APP_RELEASED)
 		return -EINVAL;
-	rr_handle_put(r);
+	if (was == RR_APP_HELD)
+		rr_handle_put(r);
+	rr_handle_mem_put(r); /* last: r may be gone after it */
 	return 0;
+}
+
+/* False once the application's reference is gone (released by the
+ * application or by shutdown): its uses fail with ESHUTDOWN. */
+static bool
+rr_usable(const struct dprpc_rref *r)
+{
+	/* acquire: pairs with the exchange in dprpc_rref_release() and the
+	 * CAS in rr_release_all_handles(); only the state itself is read
+	 * (see the file comment: a racing use works on valid memory). */
+	return atomic_load_explicit(&r->app, memory_order_acquire) == RR_APP_HELD;
 }
 
 bool
@@ -412,10 +469,8 @@ dprpc_rref_confirmed_by_owner(const struct dprpc_rref *r)
 struct dprpc_future *
 dprpc_rref_creation_future(struct dprpc_rref *r)
 {
-	struct dprpc_future *f = r->is_owner ? r->own->val : r->created;
-
-	dprpc_future_get(f);
-	return f;
+	dprpc_future_get(r->created);
+	return r->created;
 }
 
 int
@@ -427,12 +482,14 @@ dprpc_rref_local_value(const struct dprpc_rref *r, const void **value, size_t *l
 		return -EINVAL;
 	if (!r->is_owner)
 		return -EPERM;
-	switch (dprpc_future_state(r->own->val)) {
+	if (!rr_usable(r))
+		return -ESHUTDOWN;
+	switch (dprpc_future_state(r->created)) {
 	case DPRPC_FUTURE_DONE:
-		*value = dprpc_future_value(r->own->val, len);
+		*value = dprpc_future_value(r->created, len);
 		return 0;
 	case DPRPC_FUTURE_FAILED:
-		e = dprpc_future_error(r->own->val);
+		e = dprpc_future_error(r->created);
 		return e->code;
 	default:
 		return -EAGAIN;
@@ -456,9 +513,13 @@ dprpc_rref_to_here_async(struct dprpc_rref *r, uint64_t timeout_us)
 		rte_errno = EINVAL;
 		return NULL;
 	}
+	if (!rr_usable(r)) {
+		rte_errno = ESHUTDOWN;
+		return NULL;
+	}
 	if (r->is_owner) {
-		dprpc_future_get(r->own->val);
-		return r->own->val;
+		dprpc_future_get(r->created);
+		return r->created;
 	}
 	if (r->value_in_created) {
 		/* The confirmation brings the value (or the creation's error). */
@@ -497,6 +558,10 @@ dprpc_rref_rpc_async_id(struct dprpc_rref *r, uint32_t handler_id, const void *a
 
 	if (r == NULL || (args == NULL && len > 0)) {
 		rte_errno = EINVAL;
+		return NULL;
+	}
+	if (!rr_usable(r)) {
+		rte_errno = ESHUTDOWN;
 		return NULL;
 	}
 	e = rr_creation_error(r);
@@ -538,6 +603,10 @@ dprpc_rref_remote(struct dprpc_rref *r, const char *handler, const void *args, s
 		rte_errno = EINVAL;
 		return NULL;
 	}
+	if (!rr_usable(r)) {
+		rte_errno = ESHUTDOWN;
+		return NULL;
+	}
 	e = rr_creation_error(r);
 	if (e != NULL) {
 		rte_errno = -e->code;
@@ -566,7 +635,7 @@ dprpc_rref_fork(struct dprpc_rref *r, void *buf, size_t cap)
 	const struct dprpc_error *e;
 	uint64_t child;
 	uint16_t flags = 0;
-	int rc;
+	int rc = DPRPC_RREF_FORK_SIZE;
 
 	if (r == NULL || buf == NULL)
 		return -EINVAL;
@@ -576,29 +645,36 @@ dprpc_rref_fork(struct dprpc_rref *r, void *buf, size_t cap)
 	e = rr_creation_error(r);
 	if (e != NULL)
 		return e->code;
+	/* A reference of our own for the fork: the application's may be
+	 * going (shutdown on another thread), and the new references below
+	 * are taken from a count that must not be 0 (table.c). */
+	if (!rr_usable(r) || !rr_ref_get_nz(&r->refs))
+		return -ESHUTDOWN;
 	child = rr_new_id(ctx);
 	if (r->is_owner) {
-		/* The owner records the child at once.  relaxed: r's own
-		 * reference keeps the count above 0 (no get unless zero
+		/* The owner records the child at once.  relaxed: r's
+		 * reference keeps r->own's count above 0 (no get unless zero
 		 * needed); the fork entry that holds the new one is published
 		 * by rr_insert() in rr_fork_add(), and its put is a release. */
 		atomic_fetch_add_explicit(&r->own->refs, 1, memory_order_relaxed);
 		rc = rr_fork_add(ctx, child, r->own);
 		if (rc != 0) {
 			rr_owner_put(r->own);
-			return rc;
+			goto out;
 		}
 	} else {
 		/* G2: the child keeps this handle's reference until the owner
 		 * confirms it (ACCEPT). */
 		p = malloc(sizeof(*p));
-		if (p == NULL)
-			return -ENOMEM;
+		if (p == NULL) {
+			rc = -ENOMEM;
+			goto out;
+		}
 		p->n.key = child;
 		p->parent = r;
-		/* relaxed: the caller's reference keeps the count above 0;
-		 * the pending entry that holds the new one is published by
-		 * rr_insert() below, and its put is a release. */
+		/* relaxed: our reference keeps the count above 0; the pending
+		 * entry that holds the new one is published by rr_insert()
+		 * below, and its put is a release. */
 		atomic_fetch_add_explicit(&r->refs, 1, memory_order_relaxed);
 		(void)rr_insert(ctx->pending, &p->n); /* fresh key */
 		rr_inc(&ctx->n_pending_forks);
@@ -613,7 +689,10 @@ dprpc_rref_fork(struct dprpc_rref *r, void *buf, size_t cap)
 	d.fork_id = rte_cpu_to_be_64(child);
 	d.flags = rte_cpu_to_be_16(flags);
 	memcpy(buf, &d, sizeof(d));
-	return DPRPC_RREF_FORK_SIZE;
+	rc = DPRPC_RREF_FORK_SIZE;
+out:
+	rr_handle_put(r);
+	return rc;
 }
 
 struct dprpc_rref *

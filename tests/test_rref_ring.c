@@ -664,6 +664,70 @@ Test(rref_ring, leak_report_and_graceful_shutdown)
 	(void)l;
 }
 
+/* dprpc_rref_shutdown() ends the references of the handles the
+ * application still holds but not their memory: the handles stay valid,
+ * their uses fail with ESHUTDOWN, and dprpc_rref_release() of each is then
+ * a plain 0 that frees it (under ASan, a release that read a handle freed
+ * by shutdown would be reported here). */
+Test(rref_ring, handles_stay_valid_after_shutdown_until_released)
+{
+	uint8_t d[DPRPC_RREF_FORK_SIZE];
+	const void *v;
+	size_t len;
+	char out[8];
+	size_t out_len = sizeof(out);
+	struct dprpc_future *f;
+	struct dprpc_rref *r = dprpc_remote(A, "b", "make", "user", 4, DPRPC_TIMEOUT_DEFAULT);
+	struct dprpc_rref *l = dprpc_rref_create_local(A, "own", 3);
+	uint64_t rid, lid;
+
+	cr_assert_not_null(r);
+	cr_assert_not_null(l);
+	expect_value(r, "user", 4);
+	rid = dprpc_rref_id(r);
+	lid = dprpc_rref_id(l);
+	wait_owner(B, 1, 1);
+	cr_assert_eq(dprpc_rref_shutdown(A, 2000000, DPRPC_RREF_REPORT_LEAKS), 0);
+	wait_owner(B, 0, 0);
+	cr_assert_eq(dbg(A).num_owner_rrefs, 0u);
+	cr_assert_eq(dprpc_rref_list(A, NULL, 0), 0);
+	/* Long past the grace period of anything shutdown freed. */
+	usleep(100 * 1000);
+	/* The handles are still the application's: accessors answer... */
+	cr_assert_eq(dprpc_rref_id(r), rid);
+	cr_assert_eq(dprpc_rref_id(l), lid);
+	cr_assert_not(dprpc_rref_is_owner(r));
+	cr_assert(dprpc_rref_is_owner(l));
+	cr_assert_eq(dprpc_rref_owner(r), 1u);
+	cr_assert_eq(dprpc_rref_agent(l), A);
+	f = dprpc_rref_creation_future(l);
+	cr_assert_not_null(f);
+	dprpc_future_put(f);
+	/* ...and every use fails with ESHUTDOWN, sending nothing. */
+	cr_assert_eq(dprpc_rref_to_here(r, DPRPC_TIMEOUT_DEFAULT, out, &out_len, NULL), -ESHUTDOWN);
+	cr_assert_null(dprpc_rref_to_here_async(l, DPRPC_TIMEOUT_DEFAULT));
+	cr_assert_eq(rte_errno, ESHUTDOWN);
+	cr_assert_null(dprpc_rref_rpc_async(r, "add", NULL, 0, DPRPC_TIMEOUT_DEFAULT));
+	cr_assert_eq(rte_errno, ESHUTDOWN);
+	cr_assert_null(dprpc_rref_remote(l, "add", NULL, 0, DPRPC_TIMEOUT_DEFAULT));
+	cr_assert_eq(rte_errno, ESHUTDOWN);
+	cr_assert_eq(dprpc_rref_fork(r, d, sizeof(d)), -ESHUTDOWN);
+	cr_assert_eq(dprpc_rref_fork(l, d, sizeof(d)), -ESHUTDOWN);
+	cr_assert_eq(dprpc_rref_local_value(l, &v, &len), -ESHUTDOWN);
+	/* The application's release frees them. */
+	cr_assert_eq(dprpc_rref_release(r), 0);
+	cr_assert_eq(dprpc_rref_release(l), 0);
+	cr_assert_eq(dbg(A).num_users, 0u);
+	cr_assert_eq(dbg(A).messages_failed, 0u);
+	cr_assert_eq(dbg(B).deletes_unknown, 0u);
+	/* The agent works on: a new RRef after shutdown. */
+	r = dprpc_remote(A, "b", "make", "again", 5, DPRPC_TIMEOUT_DEFAULT);
+	cr_assert_not_null(r);
+	expect_value(r, "again", 5);
+	cr_assert_eq(dprpc_rref_release(r), 0);
+	wait_owner(B, 0, 0);
+}
+
 Test(rref_ring, reserved_handler_names_are_refused)
 {
 	cr_assert_eq(

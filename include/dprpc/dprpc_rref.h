@@ -109,10 +109,20 @@ struct dprpc_rref *dprpc_rref_create_local(
  * child forked from it is confirmed: G2); an owner handle drops a local
  * reference.  The owner frees the value when none is left.
  *
- * @return 0; -EINVAL for NULL or a handle already released (while its
- *         memory is still held by pending children; otherwise a second
- *         release is a use after free).  The handle must not be used
- *         afterwards.
+ * Every handle is released exactly once by the application, also after
+ * dprpc_rref_shutdown(): shutdown drops the handle's reference to the
+ * RRef but leaves its memory to the application, and this call then only
+ * frees the handle.  Handles need no release after dprpc_agent_destroy(),
+ * which frees them all (they are invalid from then on).
+ *
+ * @return 0, also for a handle that dprpc_rref_shutdown() released
+ *         (nothing is sent then: shutdown did it); -EINVAL for NULL or a
+ *         handle the application already released (while its memory is
+ *         still held, by pending children or its DELETE; otherwise a
+ *         second release is a use after free).  The handle must not be
+ *         used afterwards.
+ * Thread context: any thread.  Ownership: the handle's memory goes back
+ * to the library.
  */
 int dprpc_rref_release(struct dprpc_rref *rref);
 
@@ -153,7 +163,8 @@ struct dprpc_future *dprpc_rref_creation_future(struct dprpc_rref *rref);
  * @param len   receives its length.
  * @return 0; -EPERM if this worker is not the owner (use to_here);
  *         -EAGAIN if the owner's handler has not replied yet; the
- *         creation's error code if it failed; -EINVAL.
+ *         creation's error code if it failed; -ESHUTDOWN (the handle was
+ *         released by dprpc_rref_shutdown()); -EINVAL.
  */
 int dprpc_rref_local_value(const struct dprpc_rref *rref, const void **value, size_t *len);
 
@@ -171,7 +182,8 @@ int dprpc_rref_local_value(const struct dprpc_rref *rref, const void **value, si
  *         value).  Those two complete when the owner's handler replies (or
  *         the creation times out), not at @p timeout_us: use
  *         dprpc_rref_to_here() for a bounded wait.
- *         NULL with rte_errno as dprpc_rpc_async_id() (nothing sent).
+ *         NULL with rte_errno as dprpc_rpc_async_id() (nothing sent), or
+ *         ESHUTDOWN (the handle was released by dprpc_rref_shutdown()).
  */
 struct dprpc_future *dprpc_rref_to_here_async(struct dprpc_rref *rref, uint64_t timeout_us);
 
@@ -193,7 +205,8 @@ int dprpc_rref_to_here(struct dprpc_rref *rref, uint64_t timeout_us, void *out, 
  * runs on the thread that completed the value.
  *
  * @return as dprpc_rpc_async_id(); a failed creation fails the future
- *         with its error; EMSGSIZE if len > DPRPC_RREF_ARGS_MAX.
+ *         with its error; EMSGSIZE if len > DPRPC_RREF_ARGS_MAX;
+ *         ESHUTDOWN (the handle was released by dprpc_rref_shutdown()).
  */
 struct dprpc_future *dprpc_rref_rpc_async_id(struct dprpc_rref *rref, uint32_t handler_id,
 	const void *args, size_t len, uint64_t timeout_us);
@@ -209,7 +222,9 @@ int dprpc_rref_rpc_sync(struct dprpc_rref *rref, const char *handler, const void
 /**
  * A new RRef on the owner of @p rref whose value is what the handler
  * replies when called with @p rref's value and @p args (PyTorch's
- * rref.remote().method(args)).  Returns as dprpc_remote_id().
+ * rref.remote().method(args)).  Returns as dprpc_remote_id(), and NULL
+ * with rte_errno ESHUTDOWN if @p rref was released by
+ * dprpc_rref_shutdown().
  */
 struct dprpc_rref *dprpc_rref_remote(struct dprpc_rref *rref, const char *handler, const void *args,
 	size_t len, uint64_t timeout_us);
@@ -231,6 +246,7 @@ const void *dprpc_request_rref_value(const struct dprpc_request *req, size_t *le
  *
  * @return DPRPC_RREF_FORK_SIZE; -ENOSPC (@p cap too small), -ENOMEM, the
  *         creation's error code if the RRef failed (nothing is forked),
+ *         -ESHUTDOWN (the handle was released by dprpc_rref_shutdown()),
  *         -EINVAL.
  */
 int dprpc_rref_fork(struct dprpc_rref *rref, void *buf, size_t cap);
@@ -297,11 +313,23 @@ void dprpc_rref_dump(struct dprpc_agent *agent, FILE *f);
 
 /**
  * Graceful RRef shutdown (PyTorch's shutdown(graceful=True), RRef part),
- * called by every worker before destroying its agent: releases every user
- * reference this worker still holds (telling the owners; the application's
- * handles become invalid), then waits, up to @p timeout_us (0: no limit),
- * until the other workers have released theirs on the values owned here
- * and the children forked here are confirmed.
+ * called by every worker before destroying its agent: drops the reference
+ * of every handle the application still holds here (telling the owners,
+ * dropping local owner references), then waits, up to @p timeout_us (0:
+ * no limit), until the other workers have released theirs on the values
+ * owned here and the children forked here are confirmed.
+ *
+ * The handles themselves stay valid memory, owned by the application,
+ * until it calls dprpc_rref_release() on each (which then returns 0 and
+ * sends nothing) or destroys the agent.  Meanwhile their accessors
+ * (dprpc_rref_id(), dprpc_rref_owner(), dprpc_rref_is_owner(),
+ * dprpc_rref_agent(), dprpc_rref_owner_name(),
+ * dprpc_rref_confirmed_by_owner(), dprpc_rref_creation_future()) still
+ * answer, and every use fails with ESHUTDOWN: dprpc_rref_to_here*(),
+ * dprpc_rref_rpc_*(), dprpc_rref_remote() (NULL or a negative return,
+ * rte_errno ESHUTDOWN), dprpc_rref_fork() and dprpc_rref_local_value()
+ * (-ESHUTDOWN).  A use racing with shutdown on another thread either
+ * works or fails so, always on valid memory.
  *
  * @param flags 0 ignores what is left, as PyTorch does by default;
  *              DPRPC_RREF_REPORT_LEAKS logs it (dprpc_rref_dump()) and
