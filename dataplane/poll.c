@@ -539,6 +539,7 @@ dp_check_session(struct dprpc_agent *a, const struct dp_parsed *p)
 	dp_count(&a->st.peers_restarted, 1);
 	snprintf(msg, sizeof(msg), "worker %s restarted", a->world.w[p->src].name);
 	dp_fail_peer_slots(a, p->src, -ECONNRESET, msg);
+	dp_ext_peer_event(a, p->src, DP_PEER_EV_RESTARTED);
 	return true;
 }
 
@@ -553,6 +554,8 @@ dp_peer_heard(struct dprpc_agent *a, unsigned int p)
 	if (was == DPRPC_PEER_UP)
 		return;
 	dp_store_relaxed(&peer->state, DPRPC_PEER_UP);
+	if (was == DPRPC_PEER_DOWN)
+		dp_ext_peer_event(a, p, DP_PEER_EV_UP);
 	if (was == DPRPC_PEER_DOWN && a->peer_event != NULL)
 		a->peer_event(a, p, true, a->peer_event_arg);
 }
@@ -567,6 +570,7 @@ dp_peer_down(struct dprpc_agent *a, unsigned int p, uint64_t silent_tsc)
 	snprintf(msg, sizeof(msg), "worker %s is down: nothing heard for %" PRIu64 " ms",
 		a->world.w[p].name, silent_tsc * 1000 / a->tsc_hz);
 	dp_fail_peer_slots(a, p, -EHOSTDOWN, msg);
+	dp_ext_peer_event(a, p, DP_PEER_EV_DOWN);
 	if (a->peer_event != NULL)
 		a->peer_event(a, p, false, a->peer_event_arg);
 }
