@@ -6,8 +6,8 @@
  * Design
  * ======
  *
- * What is read.  The counts (ctx->n_*, deletes_unknown, messages_failed)
- * are statistics: relaxed loads (rr_load()), exact only when the agent is
+ * What is read.  The counts (ctx->n_*, deletes_unknown, messages_failed,
+ * the drops of peers.c) are statistics: relaxed loads (rr_load()), exact only when the agent is
  * quiescent.  The walks run inside one read-side section per call, so no
  * entry they reach is freed under them; the tables may change meanwhile,
  * and a report is a snapshot, not an atomic view of the four tables.
@@ -50,13 +50,6 @@
 
 /* --- inspection and shutdown -------------------------------------------- */
 
-static uint64_t
-rr_load(const _Atomic uint64_t *c)
-{
-	/* relaxed: a statistic, nothing is published through it. */
-	return atomic_load_explicit(c, memory_order_relaxed);
-}
-
 int
 dprpc_rref_debug_info(const struct dprpc_agent *a, struct dprpc_rref_debug *d)
 {
@@ -83,6 +76,9 @@ dprpc_rref_debug_info(const struct dprpc_agent *a, struct dprpc_rref_debug *d)
 		.num_pending_forks = rr_load(&ctx->n_pending_forks),
 		.deletes_unknown = rr_load(&ctx->deletes_unknown),
 		.messages_failed = rr_load(&ctx->messages_failed),
+		.forks_dropped_peer_down = rr_load(&ctx->forks_dropped_peer_down),
+		.pending_forks_dropped = rr_load(&ctx->pending_forks_dropped),
+		.forks_expired = rr_load(&ctx->forks_expired),
 	};
 	return 0;
 }
@@ -150,10 +146,13 @@ dprpc_rref_dump(struct dprpc_agent *a, FILE *f)
 	fprintf(f,
 		"rrefs of %s: owned %" PRIu64 " (forks %" PRIu64 ", local handles %" PRIu64
 		"), users %" PRIu64 " (pending %" PRIu64 "), pending forks %" PRIu64
-		", unknown deletes %" PRIu64 ", failed messages %" PRIu64 "\n",
+		", unknown deletes %" PRIu64 ", failed messages %" PRIu64
+		", forks dropped (peer down) %" PRIu64 ", pending forks dropped %" PRIu64
+		", forks expired %" PRIu64 "\n",
 		dprpc_agent_name(a), d.num_owner_rrefs, d.num_forks, d.num_owner_handles,
 		d.num_users, d.num_pending_users, d.num_pending_forks, d.deletes_unknown,
-		d.messages_failed);
+		d.messages_failed, d.forks_dropped_peer_down, d.pending_forks_dropped,
+		d.forks_expired);
 	n = dprpc_rref_list(a, info, RTE_DIM(info));
 	for (i = 0; i < n && i < (int)RTE_DIM(info); i++)
 		fprintf(f, "  %-12s rref %016" PRIx64 " fork %016" PRIx64 " owner %u%s refs %u\n",

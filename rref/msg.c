@@ -162,13 +162,15 @@ rr_send_bg(struct rr_ctx *ctx, unsigned int to, uint32_t hid, const struct rr_ms
 	atomic_fetch_sub_explicit(&ctx->msgs_waiting, 1, memory_order_release);
 }
 
-/* The extension's timer: on the poller, every timer period. */
+/* The extension's timer: on the poller, every timer period.  Resends
+ * the bookkeeping messages that found no slot, and drops the children
+ * unconfirmed for too long (rr_sweep(), peers.c). */
 unsigned int
 rr_ctx_timer(void *state)
 {
 	struct rr_ctx *ctx = state;
 	struct rr_retry *r;
-	unsigned int n = 0;
+	unsigned int swept = rr_sweep(ctx), n = 0;
 
 	while (n < 64 && rte_ring_sc_dequeue(ctx->retry, (void **)&r) == 0) {
 		if (!rr_try_send(ctx, r->to, r->handler_id, &r->msg)) {
@@ -180,5 +182,5 @@ rr_ctx_timer(void *state)
 		free(r);
 		n++;
 	}
-	return n;
+	return n + swept;
 }

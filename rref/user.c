@@ -67,6 +67,7 @@
 #include <string.h>
 
 #include <rte_byteorder.h>
+#include <rte_cycles.h>
 #include <rte_errno.h>
 
 #include <urcu/urcu-qsbr.h>
@@ -626,15 +627,17 @@ dprpc_request_rref_value(const struct dprpc_request *req, size_t *len)
 	return v;
 }
 
-int
-dprpc_rref_fork(struct dprpc_rref *r, void *buf, size_t cap)
+/* dprpc_rref_fork() and dprpc_rref_fork_to(): @to is the receiver, or
+ * RR_NOBODY. */
+static int
+rr_fork(struct dprpc_rref *r, unsigned int to, void *buf, size_t cap)
 {
 	struct rr_ctx *ctx;
 	struct rr_fork_data d;
 	struct rr_pending *p;
 	const struct dprpc_error *e;
 	uint64_t child;
-	uint16_t flags = 0;
+	uint16_t flags = to != RR_NOBODY ? RR_FD_TO : 0;
 	int rc = DPRPC_RREF_FORK_SIZE;
 
 	if (r == NULL || buf == NULL)
@@ -657,7 +660,7 @@ dprpc_rref_fork(struct dprpc_rref *r, void *buf, size_t cap)
 		 * needed); the fork entry that holds the new one is published
 		 * by rr_insert() in rr_fork_add(), and its put is a release. */
 		atomic_fetch_add_explicit(&r->own->refs, 1, memory_order_relaxed);
-		rc = rr_fork_add(ctx, child, r->own);
+		rc = rr_fork_add(ctx, child, r->own, to, false);
 		if (rc != 0) {
 			rr_owner_put(r->own);
 			goto out;
@@ -672,6 +675,9 @@ dprpc_rref_fork(struct dprpc_rref *r, void *buf, size_t cap)
 		}
 		p->n.key = child;
 		p->parent = r;
+		p->to = (uint16_t)to;
+		p->deadline_tsc =
+			ctx->fork_timeout_tsc != 0 ? rte_rdtsc() + ctx->fork_timeout_tsc : 0;
 		/* relaxed: our reference keeps the count above 0; the pending
 		 * entry that holds the new one is published by rr_insert()
 		 * below, and its put is a release. */
@@ -688,11 +694,26 @@ dprpc_rref_fork(struct dprpc_rref *r, void *buf, size_t cap)
 	d.rref_id = rte_cpu_to_be_64(r->rref_id);
 	d.fork_id = rte_cpu_to_be_64(child);
 	d.flags = rte_cpu_to_be_16(flags);
+	d.to = rte_cpu_to_be_16(to != RR_NOBODY ? (uint16_t)to : 0);
 	memcpy(buf, &d, sizeof(d));
 	rc = DPRPC_RREF_FORK_SIZE;
 out:
 	rr_handle_put(r);
 	return rc;
+}
+
+int
+dprpc_rref_fork(struct dprpc_rref *r, void *buf, size_t cap)
+{
+	return rr_fork(r, RR_NOBODY, buf, cap);
+}
+
+int
+dprpc_rref_fork_to(struct dprpc_rref *r, unsigned int to, void *buf, size_t cap)
+{
+	if (r == NULL || to >= dprpc_world_size(r->ctx->a))
+		return -EINVAL;
+	return rr_fork(r, to, buf, cap);
 }
 
 struct dprpc_rref *
@@ -706,7 +727,7 @@ dprpc_rref_from_fork(struct dprpc_agent *a, const void *buf, size_t len)
 	struct dprpc_rref *r;
 	struct rr_ctx *ctx;
 	struct rr_msg m;
-	uint16_t flags;
+	uint16_t flags, to;
 
 	if (a == NULL || (ctx = rr_ctx_of(a)) == NULL || buf == NULL ||
 		len != DPRPC_RREF_FORK_SIZE) {
@@ -719,14 +740,19 @@ dprpc_rref_from_fork(struct dprpc_agent *a, const void *buf, size_t len)
 	id = rte_be_to_cpu_64(d.rref_id);
 	child = rte_be_to_cpu_64(d.fork_id);
 	flags = rte_be_to_cpu_16(d.flags);
+	to = rte_be_to_cpu_16(d.to);
 	for (i = 0; i < sizeof(d.zero); i++)
 		if (d.zero[i] != 0)
 			break;
 	if (rte_be_to_cpu_32(d.magic) != RR_FORK_MAGIC || i != sizeof(d.zero) ||
 		owner >= dprpc_world_size(a) || parent >= dprpc_world_size(a) ||
 		rr_creator(id) >= dprpc_world_size(a) || rr_creator(child) != parent ||
-		(flags & ~RR_F_PARENT_UNCF) != 0) {
+		(flags & ~(RR_F_PARENT_UNCF | RR_FD_TO)) != 0 || (!(flags & RR_FD_TO) && to != 0)) {
 		rte_errno = EPROTO;
+		return NULL;
+	}
+	if ((flags & RR_FD_TO) && to != ctx->rank) {
+		rte_errno = EINVAL; /* made for another worker */
 		return NULL;
 	}
 	if (owner == ctx->rank) {
@@ -749,7 +775,7 @@ dprpc_rref_from_fork(struct dprpc_agent *a, const void *buf, size_t len)
 	r = rr_handle_user(ctx, child, id, owner);
 	if (r == NULL)
 		return NULL;
-	rr_msg_fill(&m, id, child, 0, 0, 0, (uint16_t)parent, flags);
+	rr_msg_fill(&m, id, child, 0, 0, 0, (uint16_t)parent, flags & RR_F_PARENT_UNCF);
 	f = rr_call(ctx, owner, ctx->h_notify, &m, NULL, 0, DPRPC_TIMEOUT_DEFAULT);
 	if (f == NULL) {
 		int e = rte_errno;

@@ -17,7 +17,10 @@
  * Reference counting (PyTorch's guarantees):
  *  - G1: the owner learns of every user that is deleted (the release of a
  *    user handle sends it a message), and frees the value when no user and
- *    no local handle is left, at once, never before.
+ *    no local handle is left, at once, never before.  A worker declared
+ *    down or restarted is dead for RRefs: its references are dropped, on
+ *    the owner and on the workers that forked children for it or hold
+ *    children of an RRef it owned (docs/rref.md, "When a peer dies").
  *  - G2: a handle that was forked (dprpc_rref_fork()) keeps its reference
  *    until the owner has confirmed the child, even if the application
  *    releases it meanwhile.
@@ -244,6 +247,17 @@ const void *dprpc_request_rref_value(const struct dprpc_request *req, size_t *le
  * the owner confirms that child, this worker keeps a reference (G2), even
  * past dprpc_rref_release() of the handle.
  *
+ * Fork data that is never rebuilt does not pin the RRef for ever: an
+ * unconfirmed child is dropped (its reference released) once the owner is
+ * declared down or restarts, or after the agent's default timeout
+ * (dprpc_agent_conf.default_timeout_us; never if 0), counted in
+ * dprpc_rref_debug.pending_forks_dropped (forks_expired on the owner).
+ * Rebuilt later than that, it may find the RRef deleted (-ENOENT).  Name
+ * the receiver with dprpc_rref_fork_to() to have it dropped as soon as
+ * the receiver is declared down.
+ *
+ * Thread context: any thread.
+ *
  * @return DPRPC_RREF_FORK_SIZE; -ENOSPC (@p cap too small), -ENOMEM, the
  *         creation's error code if the RRef failed (nothing is forked),
  *         -ESHUTDOWN (the handle was released by dprpc_rref_shutdown()),
@@ -252,12 +266,27 @@ const void *dprpc_request_rref_value(const struct dprpc_request *req, size_t *le
 int dprpc_rref_fork(struct dprpc_rref *rref, void *buf, size_t cap);
 
 /**
+ * dprpc_rref_fork() for worker @p to alone: dprpc_rref_from_fork() of the
+ * data on any other worker fails with EINVAL.  Besides the bounds of
+ * dprpc_rref_fork(), the child is dropped at once (its reference
+ * released, on the parent or on the owner) if @p to is declared down or
+ * restarts before it is confirmed (PyTorch's RRef pickled into a message
+ * to one worker).
+ *
+ * @return as dprpc_rref_fork(); -EINVAL also if @p to is not a rank of
+ *         the world.
+ * Thread context: any thread.
+ */
+int dprpc_rref_fork_to(struct dprpc_rref *rref, unsigned int to, void *buf, size_t cap);
+
+/**
  * Rebuild a forked RRef on the receiving worker (PyTorch unpickling an
  * RRef).  A user tells the owner, which confirms it (and tells the
  * parent); on the owner itself the result is an owner handle.
  *
  * @return a handle owned by the caller; NULL with rte_errno: EINVAL (not
- *         fork data of this world), EPROTO (bad fork data), ENOENT (on the
+ *         fork data of this world, or made by dprpc_rref_fork_to() for
+ *         another worker), EPROTO (bad fork data), ENOENT (on the
  *         owner: the RRef was deleted), ENOBUFS.  A user rebuilt from the
  *         data of a deleted RRef comes back, but its creation future fails
  *         with -ENOENT (the owner's answer), and so do its uses.
@@ -275,6 +304,18 @@ struct dprpc_rref_debug {
 	uint64_t num_pending_forks; /**< children forked here, not confirmed */
 	uint64_t deletes_unknown;   /**< deletions of forks the owner did not know */
 	uint64_t messages_failed;   /**< RRef messages (delete, accept) that failed */
+	/** Owner side: user references (forks, and placeholders of pending
+	 * creations) of values owned here, dropped because the worker that
+	 * held them was declared down or restarted. */
+	uint64_t forks_dropped_peer_down;
+	/** Children forked here dropped unconfirmed: their owner, or the
+	 * worker they were forked for, was declared down or restarted, or
+	 * they stayed unconfirmed for the default timeout (fork data never
+	 * rebuilt). */
+	uint64_t pending_forks_dropped;
+	/** Owner side: forks of owner handles whose fork data was not rebuilt
+	 * within the default timeout. */
+	uint64_t forks_expired;
 };
 
 /** Fill @p d.  @return 0 or -EINVAL. */
