@@ -72,6 +72,7 @@ rr_ctx_create(struct dprpc_agent *a, const struct dprpc_agent_conf *c, void **st
 		return -ENOMEM;
 	ctx->a = a;
 	ctx->rank = (uint16_t)dprpc_agent_rank(a);
+	ctx->max_msg = c->max_msg_size;
 	*state = ctx;
 	/* Plain initialisation: the context is not shared until the agent
 	 * is (see the file comment). */

@@ -46,6 +46,7 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include <rte_branch_prediction.h>
 #include <rte_byteorder.h>
 #include <rte_errno.h>
 #include <rte_ring.h>
@@ -71,21 +72,40 @@ rr_msg_fill(struct rr_msg *m, uint64_t rref_id, uint64_t fork_id, uint64_t src_i
 	m->flags = rte_cpu_to_be_16(flags);
 }
 
-/* Send a message with arguments.  NULL with rte_errno as rpc_async. */
+/* Send a message with arguments: the header and @len bytes of @args, up
+ * to the agent's max_msg_size.  NULL with rte_errno as rpc_async
+ * (EMSGSIZE beyond that size, ENOBUFS without memory for a long one). */
 struct dprpc_future *
 rr_call(struct rr_ctx *ctx, unsigned int to, uint32_t hid, const struct rr_msg *m, const void *args,
 	size_t len, uint64_t timeout_us)
 {
 	alignas(8) uint8_t buf[DPRPC_MAX_FRAME_PAYLOAD];
+	struct dprpc_future *f;
+	uint8_t *big;
 
-	if (len > DPRPC_RREF_ARGS_MAX) {
+	if (len > ctx->max_msg - sizeof(*m)) {
 		rte_errno = EMSGSIZE;
 		return NULL;
 	}
-	memcpy(buf, m, sizeof(*m));
-	if (len > 0)
-		memcpy(buf + sizeof(*m), args, len);
-	return dprpc_rpc_async_id(ctx->a, to, hid, buf, sizeof(*m) + len, timeout_us);
+	if (likely(len <= DPRPC_RREF_ARGS_MAX)) {
+		/* One frame: on the stack. */
+		memcpy(buf, m, sizeof(*m));
+		if (len > 0)
+			memcpy(buf + sizeof(*m), args, len);
+		return dprpc_rpc_async_id(ctx->a, to, hid, buf, sizeof(*m) + len, timeout_us);
+	}
+	/* Several frames: the call copies the message into its own buffer,
+	 * so this one only joins the header and the arguments. */
+	big = malloc(sizeof(*m) + len);
+	if (big == NULL) {
+		rte_errno = ENOBUFS;
+		return NULL;
+	}
+	memcpy(big, m, sizeof(*m));
+	memcpy(big + sizeof(*m), args, len);
+	f = dprpc_rpc_async_id(ctx->a, to, hid, big, sizeof(*m) + len, timeout_us);
+	free(big);
+	return f;
 }
 
 static void

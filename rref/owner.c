@@ -341,8 +341,12 @@ static const struct dp_req_hook rr_hold_hook = {
 };
 
 /* A creating handler's reply becomes the value (or the error) of the
- * entry in hook_arg[0]; the caller gets the value (or the error) with its
- * confirmation.  Run again after a failed send: the value stays. */
+ * entry in hook_arg[0], copied once (dprpc_reply() already refused one
+ * over max_msg_size).  The caller gets the error, or its confirmation,
+ * which carries the value when it fits one frame (the user then reads it
+ * without a message) and is empty otherwise (the user fetches it: a large
+ * value travels only when to_here() asks for it).  Run again after a
+ * failed send: the value stays. */
 static void
 rr_capture_reply(struct dprpc_request *req, uint32_t *status, const void **data, uint32_t *len)
 {
@@ -352,19 +356,13 @@ rr_capture_reply(struct dprpc_request *req, uint32_t *status, const void **data,
 	size_t vlen;
 
 	if (*status == 0) {
-		if (*len > DPRPC_RREF_VALUE_MAX) {
-			/* Values fit one frame (dprpc_rref.h). */
-			snprintf(msg, sizeof(msg), "value of %u bytes exceeds DPRPC_RREF_VALUE_MAX",
-				*len);
-			(void)dprpc_future_fail(o->val, -EMSGSIZE, o->ctx->rank, msg);
-		} else if (dprpc_future_complete_copy(o->val, *data, *len) == -ENOMEM) {
+		if (dprpc_future_complete_copy(o->val, *data, *len) == -ENOMEM)
 			(void)dprpc_future_fail(
 				o->val, -ENOMEM, o->ctx->rank, "no memory for the value");
-		}
 		e = dprpc_future_error(o->val);
 		if (e == NULL) {
 			*data = dprpc_future_value(o->val, &vlen);
-			*len = (uint32_t)vlen;
+			*len = vlen <= DPRPC_MAX_FRAME_PAYLOAD ? (uint32_t)vlen : 0;
 		} else {
 			*status = (uint32_t)-e->code;
 			*data = e->msg;

@@ -34,9 +34,11 @@
  * inline, on the owner's poller), with an rr_msg header:
  *  REMOTE  user -> owner: create rref_id with user fork_id, run handler
  *          (on src_id's value for rref.remote()); the reply confirms the
- *          user and carries the value (it fits one frame), which the user
+ *          user and carries the value if it fits one frame, which the user
  *          keeps as its creation future's value: to_here on it then needs
- *          no message (values never change).
+ *          no message (values never change).  A larger value (up to
+ *          max_msg_size) stays on the owner: the reply is empty and
+ *          to_here FETCHes it.
  *  FETCH   user -> owner: the value (to_here of a forked user).
  *  PROXY   user -> owner: run handler on src_id's value; its reply goes
  *          straight back to the caller.
@@ -203,7 +205,8 @@ struct rr_retry {
 
 struct rr_ctx {
 	struct dprpc_agent *a;
-	uint16_t rank; /* the agent's */
+	uint16_t rank;	  /* the agent's */
+	uint32_t max_msg; /* the agent's max_msg_size: values and messages */
 	struct cds_lfht *owners, *forks, *handles, *pending;
 	struct dprpc_future_pool *fpool;
 	struct rte_ring *retry; /* MP/SC: struct rr_retry *, drained by the poller */

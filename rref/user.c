@@ -298,7 +298,7 @@ rr_remote(struct rr_ctx *ctx, unsigned int to, uint32_t hid, const struct dprpc_
 		rte_errno = EINVAL;
 		return NULL;
 	}
-	if (len > DPRPC_RREF_ARGS_MAX) {
+	if (len > ctx->max_msg - sizeof(struct rr_msg)) {
 		rte_errno = EMSGSIZE;
 		return NULL;
 	}
@@ -379,7 +379,7 @@ dprpc_rref_create_local(struct dprpc_agent *a, const void *value, size_t len)
 		rte_errno = EINVAL;
 		return NULL;
 	}
-	if (len > DPRPC_RREF_VALUE_MAX) {
+	if (len > ctx->max_msg) {
 		rte_errno = EMSGSIZE;
 		return NULL;
 	}
@@ -504,11 +504,100 @@ rr_creation_error(const struct dprpc_rref *r)
 	return r->is_owner ? NULL : dprpc_future_error(r->created);
 }
 
+/* A FETCH of the value from the owner.  NULL with rte_errno as rr_call(). */
+static struct dprpc_future *
+rr_fetch(struct dprpc_rref *r, uint64_t timeout_us)
+{
+	struct rr_msg m;
+
+	rr_msg_fill(&m, r->rref_id, r->n.key, 0, 0, 0, r->ctx->rank, 0);
+	return rr_call(r->ctx, r->owner, r->ctx->h_fetch, &m, NULL, 0, timeout_us);
+}
+
+/* A user made by remote() whose creation is confirmed without the value:
+ * the value is larger than a frame (or empty), and stays on the owner
+ * until fetched.  Acquire (the future's state): the value's length is
+ * read after. */
+static bool
+rr_value_at_owner(const struct dprpc_rref *r)
+{
+	size_t len;
+
+	return dprpc_future_state(r->created) == DPRPC_FUTURE_DONE &&
+	       (dprpc_future_value(r->created, &len), len == 0);
+}
+
+static void
+rr_future_put_cb(void *f)
+{
+	dprpc_future_put(f);
+}
+
+/* A FETCH that follows a confirmation without the value completes the
+ * to_here future @arg with the fetched value, without a copy (the value
+ * keeps the fetch's future). */
+static void
+rr_here_fetched(struct dprpc_future *f, void *arg)
+{
+	struct dprpc_future *dst = arg;
+	const struct dprpc_error *e = dprpc_future_error(f);
+	const void *v;
+	size_t len;
+
+	if (e != NULL) {
+		(void)dprpc_future_fail(dst, e->code, e->origin, e->msg);
+		dprpc_future_put(f);
+	} else {
+		v = dprpc_future_value(f, &len);
+		if (dprpc_future_complete(dst, v, len, rr_future_put_cb, f) != 0)
+			dprpc_future_put(f);
+	}
+	dprpc_future_put(dst);
+}
+
+/* The then() step of to_here on a user made by remote() whose creation
+ * was pending: the confirmation's value, or a FETCH when it carries none.
+ * @arg is the handle, alive here: this step was registered on its
+ * creation future before anything that could free it (rr_user_finish(),
+ * a later callback). */
+static void
+rr_here_step(struct dprpc_future *created, struct dprpc_future *dst, void *arg)
+{
+	struct dprpc_rref *r = arg;
+	const struct dprpc_error *e = dprpc_future_error(created);
+	struct dprpc_future *f;
+	const void *v;
+	size_t len;
+
+	if (e != NULL) {
+		(void)dprpc_future_fail(dst, e->code, e->origin, e->msg);
+		return;
+	}
+	v = dprpc_future_value(created, &len);
+	if (len > 0) {
+		dprpc_future_get(created); /* the value stays the confirmation's */
+		if (dprpc_future_complete(dst, v, len, rr_future_put_cb, created) != 0)
+			dprpc_future_put(created);
+		return;
+	}
+	f = rr_fetch(r, DPRPC_TIMEOUT_DEFAULT);
+	if (f == NULL) {
+		(void)dprpc_future_fail(dst, -rte_errno, r->ctx->rank, "cannot fetch the value");
+		return;
+	}
+	dprpc_future_get(dst);
+	if (dprpc_future_add_callback(f, rr_here_fetched, dst) != 0) {
+		(void)dprpc_future_fail(dst, -ENOBUFS, r->ctx->rank, "no callback node");
+		dprpc_future_put(dst);
+		dprpc_future_put(f);
+	}
+}
+
 struct dprpc_future *
 dprpc_rref_to_here_async(struct dprpc_rref *r, uint64_t timeout_us)
 {
 	const struct dprpc_error *e;
-	struct rr_msg m;
+	struct dprpc_future *f;
 
 	if (r == NULL) {
 		rte_errno = EINVAL;
@@ -523,30 +612,69 @@ dprpc_rref_to_here_async(struct dprpc_rref *r, uint64_t timeout_us)
 		return r->created;
 	}
 	if (r->value_in_created) {
-		/* The confirmation brings the value (or the creation's error). */
+		if (!dprpc_future_is_done(r->created)) {
+			/* The confirmation will bring the value, or say it
+			 * stays on the owner. */
+			f = dprpc_future_then(r->created, rr_here_step, r);
+			if (f == NULL)
+				rte_errno = ENOBUFS;
+			return f;
+		}
+		if (rr_value_at_owner(r))
+			return rr_fetch(r, timeout_us);
+		/* The confirmation brought the value (or the creation's
+		 * error). */
 		dprpc_future_get(r->created);
 		return r->created;
 	}
 	e = rr_creation_error(r);
 	if (e != NULL)
 		return rr_failed_future(r->ctx, e);
-	rr_msg_fill(&m, r->rref_id, r->n.key, 0, 0, 0, r->ctx->rank, 0);
-	return rr_call(r->ctx, r->owner, r->ctx->h_fetch, &m, NULL, 0, timeout_us);
+	return rr_fetch(r, timeout_us);
 }
 
 int
 dprpc_rref_to_here(struct dprpc_rref *r, uint64_t timeout_us, void *out, size_t *out_len,
 	struct dprpc_error *err)
 {
-	struct dprpc_future *f = dprpc_rref_to_here_async(r, timeout_us);
+	size_t cap = out_len != NULL ? *out_len : 0;
+	struct dprpc_future *f;
+	uint64_t t0, spent;
+	int rc;
 
-	if (f == NULL)
-		return -rte_errno;
+	if (r == NULL)
+		return -EINVAL;
 	/* A fetch has the call's timeout; the owner's value and a creation
 	 * future have none of their own (or the creation's), so the wait is
 	 * bounded. */
 	if (timeout_us == DPRPC_TIMEOUT_DEFAULT)
 		timeout_us = dp_agent_default_timeout_us(r->ctx->a);
+	if (r->is_owner || !r->value_in_created || !rr_usable(r) ||
+		dprpc_future_is_done(r->created)) {
+		f = dprpc_rref_to_here_async(r, timeout_us);
+		if (f == NULL)
+			return -rte_errno;
+		return dp_sync_wait(r->ctx->a, f, timeout_us, out, out_len, err);
+	}
+	/* A user made by remote(), creation pending: wait for the
+	 * confirmation itself (no other future), then fetch if it came
+	 * without the value. */
+	t0 = rte_rdtsc();
+	dprpc_future_get(r->created);
+	rc = dp_sync_wait(r->ctx->a, r->created, timeout_us, out, out_len, err);
+	if (rc != 0 || !rr_value_at_owner(r))
+		return rc;
+	if (timeout_us != DPRPC_TIMEOUT_NONE) {
+		spent = (rte_rdtsc() - t0) * 1000000 / rte_get_tsc_hz();
+		if (spent >= timeout_us)
+			return -ETIMEDOUT;
+		timeout_us -= spent;
+	}
+	f = rr_fetch(r, timeout_us);
+	if (f == NULL)
+		return -rte_errno;
+	if (out_len != NULL)
+		*out_len = cap;
 	return dp_sync_wait(r->ctx->a, f, timeout_us, out, out_len, err);
 }
 

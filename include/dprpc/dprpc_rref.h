@@ -9,10 +9,15 @@
  * the application only ever holds handles (struct dprpc_rref), one per
  * reference, and releases each exactly once with dprpc_rref_release().
  *
- * Values are byte strings of at most DPRPC_RREF_VALUE_MAX bytes, copied
- * once into the owner, and read-only from then on: a proxy call reads the
- * owner's value, it never changes it (an RRef is created once, like a
- * PyTorch RRef of an immutable object).
+ * Values are byte strings of up to the owner's max_msg_size (default
+ * 8 MiB, dprpc_agent_conf), copied once into the owner, and read-only from
+ * then on: a proxy call reads the owner's value, it never changes it (an
+ * RRef is created once, like a PyTorch RRef of an immutable object).
+ * Values and arguments longer than a frame travel as multi-frame calls
+ * (dprpc_rpc.h).  The owner's confirmation of remote() carries a value of
+ * at most one frame (DPRPC_MAX_FRAME_PAYLOAD bytes), so to_here() after
+ * remote() is one round trip; a longer value stays on the owner until
+ * to_here() fetches it, as a normal multi-frame response.
  *
  * Reference counting (PyTorch's guarantees):
  *  - G1: the owner learns of every user that is deleted (the release of a
@@ -60,12 +65,16 @@ extern "C" {
 /** A handle on an RRef: opaque.  One per reference held. */
 struct dprpc_rref;
 
-/** Largest RRef value: one frame (the owner's confirmation and to_here
- * carry it in one response).  A creating handler replying more fails the
- * creation with -EMSGSIZE.  (Plain calls carry up to max_msg_size.) */
+/** Deprecated, kept for source compatibility: the one-frame bound values
+ * had before.  Values now go up to the owner's max_msg_size (a creating
+ * handler replying more fails the creation with -EMSGSIZE); this is the
+ * largest value the owner's confirmation of remote() carries (larger ones
+ * are fetched by to_here()). */
 #define DPRPC_RREF_VALUE_MAX DPRPC_MAX_FRAME_PAYLOAD
-/** Largest argument of remote() and of a proxy call: one frame less the
- * 40-byte RRef message header. */
+/** Deprecated, kept for source compatibility: the one-frame bound
+ * arguments had before.  The arguments of remote() and of proxy calls now
+ * go up to max_msg_size less the 40-byte RRef message header; up to this
+ * many they travel in one frame, built without a memory allocation. */
 #define DPRPC_RREF_ARGS_MAX (DPRPC_MAX_FRAME_PAYLOAD - 40)
 /** Size of an RRef's fork data (dprpc_rref_fork()). */
 #define DPRPC_RREF_FORK_SIZE 32
@@ -84,10 +93,11 @@ struct dprpc_rref;
  *                   times out fails the RRef with -ETIMEDOUT.
  * @return a handle, owned by the caller (release it with
  *         dprpc_rref_release()); NULL with rte_errno: EINVAL (bad rank,
- *         NULL args with len > 0), EMSGSIZE (len > DPRPC_RREF_ARGS_MAX),
+ *         NULL args with len > 0), EMSGSIZE (len > max_msg_size - 40),
  *         ENOBUFS (no future, memory or call slot; also rpc_async's
  *         EAGAIN), EHOSTDOWN (@p to is down).  After NULL nothing was
- *         created.
+ *         created.  A value longer than the owner's max_msg_size fails
+ *         the creation with -EMSGSIZE.
  */
 struct dprpc_rref *dprpc_remote_id(struct dprpc_agent *agent, unsigned int to, uint32_t handler_id,
 	const void *args, size_t len, uint64_t timeout_us);
@@ -101,7 +111,7 @@ struct dprpc_rref *dprpc_remote(struct dprpc_agent *agent, const char *to, const
  * An RRef owned by this worker holding a copy of @p value (PyTorch's
  * RRef(value)).  Confirmed at once.
  * @return an owner handle; NULL with rte_errno EINVAL, EMSGSIZE
- *         (len > DPRPC_RREF_VALUE_MAX) or ENOBUFS.
+ *         (len > the agent's max_msg_size) or ENOBUFS.
  */
 struct dprpc_rref *dprpc_rref_create_local(
 	struct dprpc_agent *agent, const void *value, size_t len);
@@ -151,8 +161,9 @@ bool dprpc_rref_confirmed_by_owner(const struct dprpc_rref *rref);
 /**
  * The future of the owner's creation: DONE once the owner confirmed this
  * reference, FAILED with the creation's error otherwise.  For a user made
- * by remote() its value is the RRef's value (the confirmation carries it);
- * for a forked user it has none.  On an owner handle: the value's own
+ * by remote() its value is the RRef's value when that is at most
+ * DPRPC_MAX_FRAME_PAYLOAD bytes (the confirmation carries it), else empty
+ * (the value stays on the owner); for a forked user it has none.  On an owner handle: the value's own
  * future (DONE with the value once the handler replied).
  * @return a new reference for the caller (put it); never NULL for a valid
  *         handle.
@@ -180,11 +191,15 @@ int dprpc_rref_local_value(const struct dprpc_rref *rref, const void **value, si
  *         error, -ENOENT if the owner no longer has the RRef, or the
  *         call's errors (dprpc_rpc.h).  Without a message when the value
  *         is already here: on the owner, the value's own future; on a user
- *         made by remote(), its creation future, whose confirmation
- *         carries the value (values never change, so this copy is the
- *         value).  Those two complete when the owner's handler replies (or
- *         the creation times out), not at @p timeout_us: use
- *         dprpc_rref_to_here() for a bounded wait.
+ *         made by remote(), its creation future when the confirmation
+ *         carries the value (at most DPRPC_MAX_FRAME_PAYLOAD bytes; values
+ *         never change, so this copy is the value).  Those two complete
+ *         when the owner's handler replies (or the creation times out),
+ *         not at @p timeout_us: use dprpc_rref_to_here() for a bounded
+ *         wait.  A larger value is fetched from the owner (a normal
+ *         multi-frame response, up to max_msg_size); if the creation is
+ *         still pending, the future fetches it once the confirmation
+ *         comes, with the agent's default timeout.
  *         NULL with rte_errno as dprpc_rpc_async_id() (nothing sent), or
  *         ESHUTDOWN (the handle was released by dprpc_rref_shutdown()).
  */
@@ -208,7 +223,7 @@ int dprpc_rref_to_here(struct dprpc_rref *rref, uint64_t timeout_us, void *out, 
  * runs on the thread that completed the value.
  *
  * @return as dprpc_rpc_async_id(); a failed creation fails the future
- *         with its error; EMSGSIZE if len > DPRPC_RREF_ARGS_MAX;
+ *         with its error; EMSGSIZE if len > max_msg_size - 40;
  *         ESHUTDOWN (the handle was released by dprpc_rref_shutdown()).
  */
 struct dprpc_future *dprpc_rref_rpc_async_id(struct dprpc_rref *rref, uint32_t handler_id,
