@@ -60,7 +60,7 @@ struct perf_result {
 	 * remote + to_here round trips. */
 	double proxy_p50_us, proxy_p99_us;
 	/* rref --value-size: to_here() of one long-lived RRef (a fetch), and
-	 * rpc_sync() answering as many bytes, in windows of their own. */
+	 * rpc_sync() answering as many bytes, alternating in one window. */
 	double here_p50_us, here_rate, rpcv_p50_us, rpcv_rate;
 	/* rref-churn: the owner's resident memory after the first batch and
 	 * after the last, and its RRef count at the end. */

@@ -55,24 +55,60 @@ perf_h_rrefstat(struct dprpc_request *req, void *arg)
 	return dprpc_reply(req, &st, sizeof(st));
 }
 
-/* One measuring window (o->warmup_s, then o->duration_s) of @fn calls,
- * one at a time; @fn returns 0 when its call succeeded. */
-static int
-rref_window(const struct perf_opts *o, struct perf_result *res, int (*fn)(void *), void *arg)
+/* A call of a window: 0 when it succeeded. */
+typedef int (*rref_call_fn)(void *arg);
+
+/* Time one call of @fn into @k, adding the time of a measured one to
+ * *@busy; a failure is reported (the first few). */
+static void
+rref_time(struct perf_clock *k, uint64_t *busy, rref_call_fn fn, void *arg, const char *what)
 {
-	struct perf_clock k;
-	uint64_t t0, t1;
-	int rc;
+	static unsigned int failures;
+	uint64_t t0 = rte_rdtsc(), t1;
+	int rc = fn(arg);
+
+	t1 = rte_rdtsc();
+	if (rc == 0) {
+		perf_clock_record(k, t0, t1);
+		if (t0 >= k->measure_from && t1 <= k->end)
+			*busy += t1 - t0;
+	} else if (failures++ < 5) {
+		fprintf(stderr, "dprpc-perf: rref: %s failed: %s\n", what, strerror(-rc));
+	}
+}
+
+/* One measuring window (o->warmup_s, then o->duration_s) of @fn calls,
+ * one at a time, and, with @fn2, of @fn2 calls alternating with them (the
+ * two measured under the same machine noise; the rate of each is then its
+ * calls over the time they took, not over the window). */
+static int
+rref_window(const struct perf_opts *o, const char *what, struct perf_result *res, rref_call_fn fn,
+	struct perf_result *res2, rref_call_fn fn2, void *arg)
+{
+	struct perf_clock k, k2;
+	uint64_t busy = 0, busy2 = 0;
 
 	if (perf_clock_init(&k, o) != 0)
 		return -ENOMEM;
-	while ((t0 = rte_rdtsc()) < k.end && !perf_stop) {
-		rc = fn(arg);
-		t1 = rte_rdtsc();
-		if (rc == 0)
-			perf_clock_record(&k, t0, t1);
+	if (fn2 != NULL && perf_clock_init(&k2, o) != 0) {
+		free(k.samples);
+		return -ENOMEM;
+	}
+	if (fn2 != NULL) {
+		k2.measure_from = k.measure_from;
+		k2.end = k.end;
+	}
+	while (rte_rdtsc() < k.end && !perf_stop) {
+		rref_time(&k, &busy, fn, arg, what);
+		if (fn2 != NULL)
+			rref_time(&k2, &busy2, fn2, arg, "rpc_sync");
 	}
 	perf_clock_finish(&k, o, res);
+	if (fn2 == NULL)
+		return 0;
+	perf_clock_finish(&k2, o, res2);
+	res->rate = busy > 0 ? (double)res->calls * (double)rte_get_tsc_hz() / (double)busy : 0;
+	res2->rate = busy2 > 0 ? (double)res2->calls * (double)rte_get_tsc_hz() / (double)busy2 : 0;
 	return 0;
 }
 
@@ -139,7 +175,7 @@ rref_proxy(void *arg)
  * remote() + to_here() + release, round after round; with --value-size
  * (the value made by the server's "blob" handler instead of the echoed
  * payload), then to_here() of one long-lived RRef (a fetch of the value)
- * and rpc_sync() answering as many bytes, each in a window of its own;
+ * alternating with rpc_sync() answering as many bytes, in one window;
  * then proxy rpc_sync calls on the long-lived RRef.
  */
 int
@@ -178,17 +214,17 @@ perf_rref_client(uint16_t port, const struct perf_opts *o, struct perf_result *r
 			if (c.out[i] != (uint8_t)(i * 7 + (i >> 11)))
 				r->corrupt++;
 	}
-	rc |= rref_window(o, r, rref_round_trip, &c);
+	rc |= rref_window(o, "remote+to_here", r, rref_round_trip, NULL, NULL, &c);
 	if (o->value_size > 0) {
-		rc |= rref_window(o, &rh, rref_here, &c);
-		rc |= rref_window(o, &rv, rref_rpc_same, &c);
+		/* to_here and rpc_sync of the same size, call for call. */
+		rc |= rref_window(o, "to_here", &rh, rref_here, &rv, rref_rpc_same, &c);
 		r->here_p50_us = rh.p50_us;
 		r->here_rate = rh.rate;
 		r->rpcv_p50_us = rv.p50_us;
 		r->rpcv_rate = rv.rate;
 		r->ok = r->ok && rh.ok && rv.ok;
 	}
-	rc |= rref_window(o, &rp, rref_proxy, &c);
+	rc |= rref_window(o, "proxy", &rp, rref_proxy, NULL, NULL, &c);
 	r->proxy_p50_us = rp.p50_us;
 	r->proxy_p99_us = rp.p99_us;
 	dprpc_rref_release(c.base);
