@@ -521,10 +521,12 @@ rr_fetch(struct dprpc_rref *r, uint64_t timeout_us)
 static bool
 rr_value_at_owner(const struct dprpc_rref *r)
 {
-	size_t len;
+	size_t len = 0;
 
-	return dprpc_future_state(r->created) == DPRPC_FUTURE_DONE &&
-	       (dprpc_future_value(r->created, &len), len == 0);
+	if (dprpc_future_state(r->created) != DPRPC_FUTURE_DONE)
+		return false;
+	(void)dprpc_future_value(r->created, &len);
+	return len == 0;
 }
 
 static void
