@@ -10,7 +10,7 @@
  * agent "die" by no longer polling it, and restarts one by destroying and
  * re-creating it on the same port.  rref_peers_memif: the owner a here,
  * the user b a forked process over memif, killed with SIGKILL.  Both use
- * short liveness timers (keep-alive 25 ms, down after 250 ms).
+ * short liveness timers (keep-alive 50 ms, down after 1 s).
  */
 #include <errno.h>
 #include <signal.h>
@@ -27,10 +27,13 @@
 
 #include "dpt.h"
 
-#define KEEPALIVE_US	 25000
-#define PEER_TIMEOUT_US	 250000
+/* Short enough for quick tests, long enough that a loaded machine (two
+ * cores shared with builds, ASan) does not make a live peer look dead:
+ * the tests wait up to 10 s for a death. */
+#define KEEPALIVE_US	 50000
+#define PEER_TIMEOUT_US	 1000000
 #define DEFAULT_TIMEOUT	 (60ull * 1000 * 1000)
-#define SHORT_TIMEOUT_US (1000ull * 1000) /* fork data expires after it */
+#define SHORT_TIMEOUT_US (2000ull * 1000) /* fork data expires after it */
 
 static struct dprpc_rref_debug
 dbg(struct dprpc_agent *x)
@@ -90,8 +93,9 @@ silence(int i)
 		usleep(10);
 }
 
+/* Agent @i; @peer_timeout_us 0: it declares no peer down. */
 static struct dprpc_agent *
-make_agent(int i, uint64_t default_timeout_us)
+make_agent(int i, uint64_t default_timeout_us, uint32_t peer_timeout_us)
 {
 	static const char *const names[] = {"a", "b", "c"};
 	struct dprpc_agent_conf c;
@@ -104,7 +108,7 @@ make_agent(int i, uint64_t default_timeout_us)
 	c.mbuf_pool = mp;
 	c.max_rrefs = 1024;
 	c.keepalive_us = KEEPALIVE_US;
-	c.peer_timeout_us = PEER_TIMEOUT_US;
+	c.peer_timeout_us = peer_timeout_us;
 	c.default_timeout_us = default_timeout_us;
 	x = dprpc_agent_create(&c);
 	cr_assert_not_null(x, "agent %s: %s", names[i], rte_strerror(rte_errno));
@@ -113,10 +117,10 @@ make_agent(int i, uint64_t default_timeout_us)
 }
 
 static void
-start_agents(uint64_t default_timeout_us)
+start_agents(uint64_t default_timeout_us, uint32_t peer_timeout_us)
 {
 	for (int i = 0; i < 3; i++)
-		atomic_store(&ag[i], make_agent(i, default_timeout_us));
+		atomic_store(&ag[i], make_agent(i, default_timeout_us, peer_timeout_us));
 	atomic_store(&stop_bg, false);
 	cr_assert_eq(rte_eal_remote_launch(bg_loop, NULL, 1), 0);
 }
@@ -210,7 +214,7 @@ Test(rref_peers, owner_drops_the_references_of_a_restarted_user)
 	struct dprpc_agent *old;
 	struct dprpc_rref *mine;
 
-	start_agents(DEFAULT_TIMEOUT);
+	start_agents(DEFAULT_TIMEOUT, PEER_TIMEOUT_US);
 	for (uint64_t v = 0; v < 3; v++)
 		(void)confirmed_remote(B, "a", v); /* held until b goes */
 	mine = confirmed_remote(A, "a", 9);	   /* a's own: an owner handle */
@@ -220,7 +224,7 @@ Test(rref_peers, owner_drops_the_references_of_a_restarted_user)
 	old = atomic_exchange(&ag[1], NULL);
 	cr_assert_eq(dprpc_agent_destroy(old), 0);
 	usleep(5000); /* a later incarnation (sessions count milliseconds) */
-	atomic_store(&ag[1], make_agent(1, DEFAULT_TIMEOUT));
+	atomic_store(&ag[1], make_agent(1, DEFAULT_TIMEOUT, PEER_TIMEOUT_US));
 	atomic_store(&silent[1], false);
 	/* The new b's first frame tells a of the restart. */
 	cr_assert_eq(
@@ -243,7 +247,7 @@ Test(rref_peers, user_whose_owner_died_releases_everything)
 	struct dprpc_rref_debug da;
 	int n = -1;
 
-	start_agents(DEFAULT_TIMEOUT);
+	start_agents(DEFAULT_TIMEOUT, PEER_TIMEOUT_US);
 	r1 = confirmed_remote(A, "b", 1);
 	r2 = confirmed_remote(A, "b", 2);
 	cr_assert_eq(dprpc_rref_fork(r1, d, sizeof(d)), DPRPC_RREF_FORK_SIZE);
@@ -274,7 +278,7 @@ Test(rref_peers, fork_data_for_a_dead_worker_is_dropped)
 	uint8_t d[DPRPC_RREF_FORK_SIZE], e[DPRPC_RREF_FORK_SIZE];
 	struct dprpc_rref *r, *l;
 
-	start_agents(DEFAULT_TIMEOUT);
+	start_agents(DEFAULT_TIMEOUT, PEER_TIMEOUT_US);
 	r = confirmed_remote(A, "b", 5);
 	l = dprpc_rref_create_local(B, "own", 3);
 	cr_assert_not_null(l);
@@ -307,7 +311,7 @@ Test(rref_peers, fork_data_for_a_dead_worker_is_dropped)
 }
 
 /* Fork data handed to nobody: an unconfirmed child lives the default
- * timeout (1 s here), on the parent (a pending child) and on an owner
+ * timeout (2 s here), on the parent (a pending child) and on an owner
  * that forked its own handle; rebuilt later, it finds the RRef gone. */
 Test(rref_peers, fork_data_never_rebuilt_expires, .timeout = 60)
 {
@@ -315,7 +319,9 @@ Test(rref_peers, fork_data_never_rebuilt_expires, .timeout = 60)
 	struct dprpc_rref *r, *l, *late;
 	struct dprpc_future *f;
 
-	start_agents(SHORT_TIMEOUT_US);
+	/* Nobody dies here: no peer is ever declared down, so what goes is
+	 * what expired. */
+	start_agents(SHORT_TIMEOUT_US, 0);
 	r = confirmed_remote(A, "b", 6);
 	l = dprpc_rref_create_local(B, "own", 3);
 	cr_assert_not_null(l);
