@@ -351,6 +351,16 @@ dp_ext_quiesce_all(struct dprpc_agent *a)
 			dp_extensions[i]->quiesce(a->ext[i]);
 }
 
+void
+dp_ext_peer_event(struct dprpc_agent *a, unsigned int rank, enum dp_peer_event ev)
+{
+	unsigned int i;
+
+	for (i = 0; i < DP_EXT_MAX && dp_extensions[i] != NULL; i++)
+		if (a->ext[i] != NULL && dp_extensions[i]->peer_event != NULL)
+			dp_extensions[i]->peer_event(a->ext[i], rank, ev);
+}
+
 /* In reverse order of init. */
 static void
 dp_ext_free_all(struct dprpc_agent *a)

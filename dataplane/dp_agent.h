@@ -230,6 +230,9 @@ extern __thread struct dprpc_agent *dp_tls_poller __attribute__((tls_model("init
 /* agent.c: call @fn on every agent of the process, under the registry
  * lock (an agent cannot be destroyed meanwhile; @fn must not block). */
 void dp_agents_foreach(void (*fn)(struct dprpc_agent *a, void *arg), void *arg);
+/* agent.c: tell every extension that has a peer_event op (dp_ext.h) what
+ * happened to peer @rank.  On the poller. */
+void dp_ext_peer_event(struct dprpc_agent *a, unsigned int rank, enum dp_peer_event ev);
 
 /* telemetry.c */
 void dp_telemetry_register(void);

@@ -82,6 +82,7 @@ dp_check_session(struct dprpc_agent *a, const struct dp_parsed *p)
 	 * incarnation goes (dp_tx_purge()): requests of those calls,
 	 * responses and ACKs for a client that is gone. */
 	dp_fail_peer_slots(a, p->src, -ECONNRESET, msg);
+	dp_ext_peer_event(a, p->src, DP_PEER_EV_RESTARTED);
 	return true;
 }
 
@@ -99,6 +100,8 @@ dp_peer_heard(struct dprpc_agent *a, unsigned int p)
 	if (was == DPRPC_PEER_UP)
 		return;
 	dp_store_relaxed(&peer->state, DPRPC_PEER_UP);
+	if (was == DPRPC_PEER_DOWN)
+		dp_ext_peer_event(a, p, DP_PEER_EV_UP);
 	if (was == DPRPC_PEER_DOWN && a->peer_event != NULL)
 		a->peer_event(a, p, true, a->peer_event_arg);
 }

@@ -149,6 +149,7 @@ dp_peer_down(struct dprpc_agent *a, unsigned int p, uint64_t silent_tsc)
 	/* Requests it was sending us, half received: whatever comes back
 	 * will send them again from where we ask. */
 	dp_srv_peer_down(a, &a->peers[p]);
+	dp_ext_peer_event(a, p, DP_PEER_EV_DOWN);
 	if (a->peer_event != NULL)
 		a->peer_event(a, p, false, a->peer_event_arg);
 }

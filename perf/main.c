@@ -87,6 +87,8 @@ run_side(const char *role, const struct perf_opts *o, struct perf_result *r)
 	if (strcmp(role, "server") == 0) {
 		if (o->response != PERF_ECHO && perf_rpc_set_response(o->response) != 0)
 			return -ENOMEM;
+		if (o->value_size > 0 && perf_rpc_set_blob(o->value_size) != 0)
+			return -ENOMEM;
 		return o->mode == MODE_RAW ? perf_raw_server(port) : perf_rpc_server(port);
 	}
 	switch (o->mode) {

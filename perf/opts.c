@@ -35,6 +35,10 @@ perf_usage(const char *prog)
 		"  --repeat N        runs; medians are reported (default 1)\n"
 		"  --compare-raw     measure the raw floor in the same run, alternating\n"
 		"  --compare-rpc     rref: measure rpc_sync latency in the same run, alternating\n"
+		"  --value-size B    rref: the RRef's value is B bytes (up to %u) made by the\n"
+		"                    server, not the echoed payload; to_here() of it and\n"
+		"                    rpc_sync() answering B bytes are measured too, call\n"
+		"                    for call\n"
 		"  --rrefs N         rref-churn: RRefs created and released (default 1000000)\n"
 		"  --batch B         rref-churn: RRefs alive at once (default 4096)\n"
 		"  --json            print one JSON object\n"
@@ -42,7 +46,7 @@ perf_usage(const char *prog)
 		"  --server-cpu C, --client-cpu C   CPUs of the forked sides (default 1, 0)\n"
 		"  --retransmit-us US  the agents' retransmit_us (0: no resends; default the\n"
 		"                    agent's, 1000)\n",
-		prog, DPRPC_MAX_MSG_DEFAULT, DPRPC_MAX_FRAME_PAYLOAD);
+		prog, DPRPC_MAX_MSG_DEFAULT, DPRPC_MAX_FRAME_PAYLOAD, DPRPC_MAX_MSG_DEFAULT);
 }
 
 int
@@ -58,6 +62,7 @@ perf_parse_opts(int argc, char **argv, struct perf_opts *o)
 		{"compare-raw", no_argument, NULL, 'c'},
 		{"compare-rpc", no_argument, NULL, 'P'},
 		{"rrefs", required_argument, NULL, 'N'},
+		{"value-size", required_argument, NULL, 'V'},
 		{"batch", required_argument, NULL, 'B'},
 		{"json", no_argument, NULL, 'j'},
 		{"role", required_argument, NULL, 'R'},
@@ -123,6 +128,9 @@ perf_parse_opts(int argc, char **argv, struct perf_opts *o)
 		case 'N':
 			o->rrefs = strtoull(optarg, NULL, 0);
 			break;
+		case 'V':
+			o->value_size = (unsigned int)strtoul(optarg, NULL, 0);
+			break;
 		case 'B':
 			o->batch = (unsigned int)strtoul(optarg, NULL, 0);
 			break;
@@ -167,6 +175,11 @@ perf_parse_opts(int argc, char **argv, struct perf_opts *o)
 	} else if (o->payload > DPRPC_MAX_FRAME_PAYLOAD || o->response != PERF_ECHO) {
 		fprintf(stderr, "dprpc-perf: %s mode: --payload up to %d, no --response\n",
 			perf_mode_names[o->mode], DPRPC_MAX_FRAME_PAYLOAD);
+		return -EINVAL;
+	}
+	if (o->value_size > DPRPC_MAX_MSG_DEFAULT || (o->value_size > 0 && o->mode != MODE_RREF)) {
+		fprintf(stderr, "dprpc-perf: --value-size is for rref, up to %u\n",
+			DPRPC_MAX_MSG_DEFAULT);
 		return -EINVAL;
 	}
 	if (o->window == 0 || o->window > PERF_MAX_WINDOW || o->duration_s <= 0 ||

@@ -36,10 +36,11 @@ struct perf_opts {
 	unsigned int server_cpu, client_cpu;
 	bool json;
 	bool compare_raw;
-	bool compare_rpc;   /* rref: rpc_sync latency runs alternate as the baseline */
-	uint64_t rrefs;	    /* rref-churn: RRefs created and released */
-	unsigned int batch; /* rref-churn: alive at once */
-	long retransmit_us; /* -1: the agent's default */
+	bool compare_rpc;	 /* rref: rpc_sync latency runs alternate as the baseline */
+	uint64_t rrefs;		 /* rref-churn: RRefs created and released */
+	unsigned int value_size; /* rref: the value's bytes (0: the echoed payload) */
+	unsigned int batch;	 /* rref-churn: alive at once */
+	long retransmit_us;	 /* -1: the agent's default */
 };
 
 /* What a client measured; sent to the driver through a pipe. */
@@ -58,6 +59,9 @@ struct perf_result {
 	/* rref: proxy rpc_sync calls on one RRef, interleaved with the
 	 * remote + to_here round trips. */
 	double proxy_p50_us, proxy_p99_us;
+	/* rref --value-size: to_here() of one long-lived RRef (a fetch), and
+	 * rpc_sync() answering as many bytes, alternating in one window. */
+	double here_p50_us, here_rate, rpcv_p50_us, rpcv_rate;
 	/* rref-churn: the owner's resident memory after the first batch and
 	 * after the last, and its RRef count at the end. */
 	uint64_t rss_first_kb, rss_warm_kb, rss_last_kb, owners_left;
@@ -112,6 +116,7 @@ extern long perf_retransmit_us;
 /* --role server --json: print the server agent's counters when it stops. */
 extern bool perf_server_json;
 int perf_rpc_set_response(unsigned int len);
+int perf_rpc_set_blob(unsigned int len);
 struct dprpc_agent *perf_rpc_agent(const char *name, uint16_t port);
 int perf_rpc_server(uint16_t port);
 int perf_rpc_client(uint16_t port, const struct perf_opts *o, struct perf_result *r);

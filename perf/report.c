@@ -79,6 +79,14 @@ perf_report(const struct perf_opts *o, const struct perf_result *d, const struct
 		if (o->mode == MODE_RREF)
 			printf(", \"proxy_p50_us\": %.3f, \"proxy_p99_us\": %.3f", d->proxy_p50_us,
 				d->proxy_p99_us);
+		if (o->mode == MODE_RREF && o->value_size > 0)
+			printf(", \"value_bytes\": %u, \"remote_to_here_bytes_per_s\": %.0f"
+			       ", \"to_here_p50_us\": %.3f, \"to_here_bytes_per_s\": %.0f"
+			       ", \"rpc_sync_same_p50_us\": %.3f, \"rpc_sync_same_bytes_per_s\": "
+			       "%.0f",
+				o->value_size, d->rate * o->value_size, d->here_p50_us,
+				d->here_rate * o->value_size, d->rpcv_p50_us,
+				d->rpcv_rate * o->value_size);
 		if (raw != NULL) {
 			printf(", \"%s\": {", base);
 			print_fields(raw);
@@ -100,6 +108,16 @@ perf_report(const struct perf_opts *o, const struct perf_result *d, const struct
 		       "%" PRIu64 "\n",
 			"", resp_bytes(o), d->rate * (o->payload + resp_bytes(o)) / 1e9,
 			d->frames_resent);
+	if (o->mode == MODE_RREF && o->value_size > 0) {
+		printf("%-10s value %u B: remote+to_here+release %.3f GB/s\n", "", o->value_size,
+			d->rate * o->value_size / 1e9);
+		printf("%-10s to_here (fetch) of the value: p50 %.2f us, %.3f GB/s\n", "",
+			d->here_p50_us, d->here_rate * o->value_size / 1e9);
+		printf("%-10s rpc_sync answering %u B: p50 %.2f us, %.3f GB/s (to_here/rpc_sync "
+		       "%.3fx)\n",
+			"", o->value_size, d->rpcv_p50_us, d->rpcv_rate * o->value_size / 1e9,
+			d->rpcv_rate > 0 ? d->here_rate / d->rpcv_rate : 0);
+	}
 	if (o->mode == MODE_RREF)
 		printf("%-10s proxy rpc_sync on one RRef: p50 %.2f us  p99 %.2f us\n", "",
 			d->proxy_p50_us, d->proxy_p99_us);

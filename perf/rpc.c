@@ -55,6 +55,30 @@ h_value(struct dprpc_request *req, void *arg)
 	return v == NULL ? -EINVAL : dprpc_reply(req, v, len);
 }
 
+/* rref --value-size: what "blob" answers (an RRef's value, or rpc_sync's
+ * answer of the same size). */
+static uint8_t *perf_blob;
+static unsigned int perf_blob_len;
+
+static int
+h_blob(struct dprpc_request *req, void *arg)
+{
+	(void)arg;
+	return dprpc_reply(req, perf_blob, perf_blob_len);
+}
+
+int
+perf_rpc_set_blob(unsigned int len)
+{
+	perf_blob = malloc(len + 1);
+	if (perf_blob == NULL)
+		return -ENOMEM;
+	for (unsigned int i = 0; i < len; i++)
+		perf_blob[i] = (uint8_t)(i * 7 + (i >> 11));
+	perf_blob_len = len;
+	return 0;
+}
+
 /* The server answers @len zero bytes to every echo call. */
 int
 perf_rpc_set_response(unsigned int len)
@@ -93,6 +117,7 @@ perf_rpc_server(uint16_t port)
 
 	if (a == NULL || dprpc_register(a, "echo", h_echo, NULL, DPRPC_HANDLER_INLINE) != 0 ||
 		dprpc_register(a, "value", h_value, NULL, DPRPC_HANDLER_INLINE) != 0 ||
+		dprpc_register(a, "blob", h_blob, NULL, DPRPC_HANDLER_INLINE) != 0 ||
 		dprpc_register(a, "rrefstat", perf_h_rrefstat, NULL, DPRPC_HANDLER_INLINE) != 0)
 		return -EIO;
 	/* Way 1: this process's main lcore is the poll loop, busy. */

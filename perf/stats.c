@@ -87,6 +87,10 @@ perf_median_result(struct perf_result *runs, unsigned int n, struct perf_result 
 	MEDIAN(calls);
 	MEDIAN(proxy_p50_us);
 	MEDIAN(proxy_p99_us);
+	MEDIAN(here_p50_us);
+	MEDIAN(here_rate);
+	MEDIAN(rpcv_p50_us);
+	MEDIAN(rpcv_rate);
 	MEDIAN(rss_last_kb);
 #undef MEDIAN
 	m->dropped = m->tx_retries = m->calls_failed = m->retransmits = 0;

@@ -2,7 +2,8 @@
 /*
  * The life cycle of an agent's RRef context: the extension (rr_ext.h,
  * dp_ext.h) and its ops: init (rr_ctx_create()), timer (rr_ctx_timer() in
- * msg.c), closing, quiesce and free.
+ * msg.c), closing, quiesce, free and peer_event (rr_ctx_peer_event() in
+ * peers.c).
  *
  * Design
  * ======
@@ -28,6 +29,7 @@
 #include <stdlib.h>
 
 #include <rte_common.h>
+#include <rte_cycles.h>
 #include <rte_ring.h>
 
 #include <urcu/urcu-qsbr.h>
@@ -72,10 +74,16 @@ rr_ctx_create(struct dprpc_agent *a, const struct dprpc_agent_conf *c, void **st
 		return -ENOMEM;
 	ctx->a = a;
 	ctx->rank = (uint16_t)dprpc_agent_rank(a);
+	ctx->max_msg = c->max_msg_size;
 	*state = ctx;
 	/* Plain initialisation: the context is not shared until the agent
 	 * is (see the file comment). */
 	atomic_init(&ctx->next_id, 1);
+	/* Fork data never rebuilt lives the default timeout (peers.c). */
+	ctx->fork_timeout_tsc =
+		(uint64_t)((__uint128_t)c->default_timeout_us * rte_get_tsc_hz() / 1000000);
+	ctx->sweep_period_tsc = RTE_MAX(ctx->fork_timeout_tsc / 8, rte_get_tsc_hz() / 1000);
+	ctx->sweep_period_tsc = RTE_MIN(ctx->sweep_period_tsc, rte_get_tsc_hz());
 	ctx->fpool = dprpc_future_pool_create(c->max_rrefs, c->max_rrefs * 2);
 	snprintf(name, sizeof(name), "dprr_%u", dp_agent_instance(a));
 	ctx->retry = rte_ring_create(name, RR_RETRY_RING, c->socket_id, RING_F_SC_DEQ);
@@ -189,4 +197,5 @@ const struct dp_ext_ops rr_extension = {
 	.quiesce = rr_ctx_quiesce,
 	.closing = rr_ctx_closing,
 	.free = rr_ctx_free,
+	.peer_event = rr_ctx_peer_event,
 };

@@ -6,15 +6,23 @@
  * Design
  * ======
  *
- * What is read.  The counts (ctx->n_*, deletes_unknown, messages_failed)
- * are statistics: relaxed loads (rr_load()), exact only when the agent is
+ * What is read.  The counts (ctx->n_*, deletes_unknown, messages_failed,
+ * the drops of peers.c) are statistics: relaxed loads (rr_load()), exact only when the agent is
  * quiescent.  The walks run inside one read-side section per call, so no
  * entry they reach is freed under them; the tables may change meanwhile,
  * and a report is a snapshot, not an atomic view of the four tables.
  *
+ * Handles.  A handle stays in the handles table until its memory goes
+ * (user.c); one whose reference has ended (refs 0) waits there only for
+ * the application's dprpc_rref_release() or its DELETE, and is neither
+ * counted nor listed.
+ *
  * Shutdown.  It drops the application's reference of every handle (the
- * released exchange, paired with dprpc_rref_release() in user.c), then
- * polls until the RRefs are settled: no owner entry, no user handle, no
+ * CAS of r->app from HELD to SHUTDOWN, paired with the exchange in
+ * dprpc_rref_release(), user.c), but not the application's hold on the
+ * handle's memory: the handles stay valid until the application releases
+ * them (or destroys the agent).  Then it polls until the RRefs are
+ * settled: no owner entry, no user handle, no
  * pending fork, and no bookkeeping message unanswered (msgs_waiting read
  * with acquire, paired with the release decrements in msg.c).  The wait
  * is bounded by the caller's timeout.
@@ -41,13 +49,6 @@
 
 /* --- inspection and shutdown -------------------------------------------- */
 
-static uint64_t
-rr_load(const _Atomic uint64_t *c)
-{
-	/* relaxed: a statistic, nothing is published through it. */
-	return atomic_load_explicit(c, memory_order_relaxed);
-}
-
 int
 dprpc_rref_debug_info(const struct dprpc_agent *a, struct dprpc_rref_debug *d)
 {
@@ -59,8 +60,11 @@ dprpc_rref_debug_info(const struct dprpc_agent *a, struct dprpc_rref_debug *d)
 	if (a == NULL || (ctx = rr_ctx_of(a)) == NULL || d == NULL)
 		return -EINVAL;
 	dp_rcu_read_lock();
-	rr_for_each_entry(ctx->handles, &it, r,
-		n.node) if (!r->is_owner && !dprpc_future_is_done(r->created)) pending++;
+	rr_for_each_entry(ctx->handles, &it, r, n.node)
+	{
+		if (!r->is_owner && rr_handle_live(r) && !dprpc_future_is_done(r->created))
+			pending++;
+	}
 	dp_rcu_read_unlock();
 	*d = (struct dprpc_rref_debug){
 		.num_owner_rrefs = rr_load(&ctx->n_owners),
@@ -71,6 +75,9 @@ dprpc_rref_debug_info(const struct dprpc_agent *a, struct dprpc_rref_debug *d)
 		.num_pending_forks = rr_load(&ctx->n_pending_forks),
 		.deletes_unknown = rr_load(&ctx->deletes_unknown),
 		.messages_failed = rr_load(&ctx->messages_failed),
+		.forks_dropped_peer_down = rr_load(&ctx->forks_dropped_peer_down),
+		.pending_forks_dropped = rr_load(&ctx->pending_forks_dropped),
+		.forks_expired = rr_load(&ctx->forks_expired),
 	};
 	return 0;
 }
@@ -102,8 +109,8 @@ dprpc_rref_list(struct dprpc_agent *a, struct dprpc_rref_info *out, unsigned int
 	}
 	rr_for_each_entry(ctx->handles, &it, r, n.node)
 	{
-		if (r->is_owner)
-			continue; /* counted in its owner entry */
+		if (r->is_owner || !rr_handle_live(r))
+			continue; /* counted in its owner entry, or ended */
 		if (k < n)
 			out[k] = (struct dprpc_rref_info){.kind = DPRPC_RREF_USER,
 				.confirmed = dprpc_rref_confirmed_by_owner(r),
@@ -138,10 +145,13 @@ dprpc_rref_dump(struct dprpc_agent *a, FILE *f)
 	fprintf(f,
 		"rrefs of %s: owned %" PRIu64 " (forks %" PRIu64 ", local handles %" PRIu64
 		"), users %" PRIu64 " (pending %" PRIu64 "), pending forks %" PRIu64
-		", unknown deletes %" PRIu64 ", failed messages %" PRIu64 "\n",
+		", unknown deletes %" PRIu64 ", failed messages %" PRIu64
+		", forks dropped (peer down) %" PRIu64 ", pending forks dropped %" PRIu64
+		", forks expired %" PRIu64 "\n",
 		dprpc_agent_name(a), d.num_owner_rrefs, d.num_forks, d.num_owner_handles,
 		d.num_users, d.num_pending_users, d.num_pending_forks, d.deletes_unknown,
-		d.messages_failed);
+		d.messages_failed, d.forks_dropped_peer_down, d.pending_forks_dropped,
+		d.forks_expired);
 	n = dprpc_rref_list(a, info, RTE_DIM(info));
 	for (i = 0; i < n && i < (int)RTE_DIM(info); i++)
 		fprintf(f, "  %-12s rref %016" PRIx64 " fork %016" PRIx64 " owner %u%s refs %u\n",
@@ -151,19 +161,27 @@ dprpc_rref_dump(struct dprpc_agent *a, FILE *f)
 		fprintf(f, "  ... %d more\n", n - (int)RTE_DIM(info));
 }
 
-/* Drop the application's reference of every handle (shutdown). */
+/* Drop the application's reference of every handle (shutdown), not its
+ * hold on the handle's memory. */
 static void
 rr_release_all_handles(struct rr_ctx *ctx)
 {
 	struct cds_lfht_iter it;
 	struct dprpc_rref *r;
+	uint8_t held;
 
-	/* Acq_rel: pairs with the exchange in dprpc_rref_release() (user.c);
-	 * exactly one of them drops the application's reference. */
 	dp_rcu_read_lock();
-	rr_for_each_entry(ctx->handles, &it, r,
-		n.node) if (!atomic_exchange_explicit(&r->released, true, memory_order_acq_rel))
-		rr_handle_put(r);
+	rr_for_each_entry(ctx->handles, &it, r, n.node)
+	{
+		/* acq_rel: pairs with the exchange in dprpc_rref_release()
+		 * (user.c); exactly one of them moves the state from HELD and
+		 * drops the application's reference.  relaxed on failure:
+		 * nothing is read. */
+		held = RR_APP_HELD;
+		if (atomic_compare_exchange_strong_explicit(&r->app, &held, RR_APP_SHUTDOWN,
+			    memory_order_acq_rel, memory_order_relaxed))
+			rr_handle_put(r);
+	}
 	dp_rcu_read_unlock();
 }
 

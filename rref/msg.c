@@ -46,6 +46,7 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include <rte_branch_prediction.h>
 #include <rte_byteorder.h>
 #include <rte_errno.h>
 #include <rte_ring.h>
@@ -71,21 +72,40 @@ rr_msg_fill(struct rr_msg *m, uint64_t rref_id, uint64_t fork_id, uint64_t src_i
 	m->flags = rte_cpu_to_be_16(flags);
 }
 
-/* Send a message with arguments.  NULL with rte_errno as rpc_async. */
+/* Send a message with arguments: the header and @len bytes of @args, up
+ * to the agent's max_msg_size.  NULL with rte_errno as rpc_async
+ * (EMSGSIZE beyond that size, ENOBUFS without memory for a long one). */
 struct dprpc_future *
 rr_call(struct rr_ctx *ctx, unsigned int to, uint32_t hid, const struct rr_msg *m, const void *args,
 	size_t len, uint64_t timeout_us)
 {
 	alignas(8) uint8_t buf[DPRPC_MAX_FRAME_PAYLOAD];
+	struct dprpc_future *f;
+	uint8_t *big;
 
-	if (len > DPRPC_RREF_ARGS_MAX) {
+	if (len > ctx->max_msg - sizeof(*m)) {
 		rte_errno = EMSGSIZE;
 		return NULL;
 	}
-	memcpy(buf, m, sizeof(*m));
-	if (len > 0)
-		memcpy(buf + sizeof(*m), args, len);
-	return dprpc_rpc_async_id(ctx->a, to, hid, buf, sizeof(*m) + len, timeout_us);
+	if (likely(len <= DPRPC_RREF_ARGS_MAX)) {
+		/* One frame: on the stack. */
+		memcpy(buf, m, sizeof(*m));
+		if (len > 0)
+			memcpy(buf + sizeof(*m), args, len);
+		return dprpc_rpc_async_id(ctx->a, to, hid, buf, sizeof(*m) + len, timeout_us);
+	}
+	/* Several frames: the call copies the message into its own buffer,
+	 * so this one only joins the header and the arguments. */
+	big = malloc(sizeof(*m) + len);
+	if (big == NULL) {
+		rte_errno = ENOBUFS;
+		return NULL;
+	}
+	memcpy(big, m, sizeof(*m));
+	memcpy(big + sizeof(*m), args, len);
+	f = dprpc_rpc_async_id(ctx->a, to, hid, big, sizeof(*m) + len, timeout_us);
+	free(big);
+	return f;
 }
 
 static void
@@ -162,13 +182,15 @@ rr_send_bg(struct rr_ctx *ctx, unsigned int to, uint32_t hid, const struct rr_ms
 	atomic_fetch_sub_explicit(&ctx->msgs_waiting, 1, memory_order_release);
 }
 
-/* The extension's timer: on the poller, every timer period. */
+/* The extension's timer: on the poller, every timer period.  Resends
+ * the bookkeeping messages that found no slot, and drops the children
+ * unconfirmed for too long (rr_sweep(), peers.c). */
 unsigned int
 rr_ctx_timer(void *state)
 {
 	struct rr_ctx *ctx = state;
 	struct rr_retry *r;
-	unsigned int n = 0;
+	unsigned int swept = rr_sweep(ctx), n = 0;
 
 	while (n < 64 && rte_ring_sc_dequeue(ctx->retry, (void **)&r) == 0) {
 		if (!rr_try_send(ctx, r->to, r->handler_id, &r->msg)) {
@@ -180,5 +202,5 @@ rr_ctx_timer(void *state)
 		free(r);
 		n++;
 	}
-	return n;
+	return n + swept;
 }

@@ -30,7 +30,12 @@
  *    placeholder, or the agent's quiesce (ctx.c).  Everything else that
  *    needs the value registers a callback on it (rr_wait_value()).
  *  - A fork entry holds one reference on its owner entry from
- *    rr_fork_add() until the rr_fork_del() that removes it.
+ *    rr_fork_add() until the rr_fork_drop() that removes it (by id:
+ *    rr_fork_del(); a dead holder or an expired fork: peers.c).
+ *  - ctx->n_unconfirmed counts the fork entries whose confirmed flag is
+ *    false; the flag goes false -> true once, by the exchange of
+ *    rr_fork_claim() (the holder's NOTIFY) or of rr_fork_drop(), and the
+ *    one that sees false counts the fork out.
  *
  * Ordering.  Counts as in table.c (acq_rel puts, acquire get unless zero,
  * relaxed increments by a holder).  The placeholder exchanges are acq_rel.
@@ -42,7 +47,7 @@
  *
  * Reclamation.  As table.c: the last rr_owner_put() removes the entry
  * (rr_remove()) and rr_owner_free_rcu() drops its value after a grace
- * period; rr_fork_del() removes a fork entry (freed by rr_free_node_rcu())
+ * period; rr_fork_drop() removes a fork entry (freed by rr_free_node_rcu())
  * and then puts the owner reference it held.
  */
 #include <errno.h>
@@ -54,6 +59,7 @@
 #include <string.h>
 
 #include <rte_byteorder.h>
+#include <rte_cycles.h>
 #include <rte_errno.h>
 
 #include <urcu/urcu-qsbr.h>
@@ -164,11 +170,14 @@ rr_owner_get_or_wait(struct rr_ctx *ctx, uint64_t id, bool may_be_coming)
 
 /* --- forks (owner side) ------------------------------------------------- */
 
-/* Record user @fork_id of @o, taking over one reference the caller holds
- * on @o.  0, -EEXIST (already known: the reference stays the caller's),
- * -ENOMEM. */
+/* Record user @fork_id of @o, held by worker @holder (RR_NOBODY: not known
+ * yet), taking over one reference the caller holds on @o.  An unconfirmed
+ * fork (made by the owner's own fork, not yet rebuilt) expires after the
+ * fork timeout (peers.c).  0, -EEXIST (already known: the reference stays
+ * the caller's), -ENOMEM. */
 int
-rr_fork_add(struct rr_ctx *ctx, uint64_t fork_id, struct rr_owner *o)
+rr_fork_add(struct rr_ctx *ctx, uint64_t fork_id, struct rr_owner *o, unsigned int holder,
+	bool confirmed)
 {
 	struct rr_fork *f = malloc(sizeof(*f));
 
@@ -176,7 +185,17 @@ rr_fork_add(struct rr_ctx *ctx, uint64_t fork_id, struct rr_owner *o)
 		return -ENOMEM;
 	f->n.key = fork_id;
 	f->own = o;
+	/* Plain initialisation: f is not shared yet; rr_insert() publishes
+	 * it (cds_lfht_add_unique()'s full barrier, table.c). */
+	atomic_init(&f->holder, (uint16_t)holder);
+	atomic_init(&f->confirmed, confirmed);
+	f->deadline_tsc =
+		!confirmed && ctx->fork_timeout_tsc != 0 ? rte_rdtsc() + ctx->fork_timeout_tsc : 0;
+	if (!confirmed)
+		rr_inc(&ctx->n_unconfirmed); /* before it can be found and dropped */
 	if (rr_insert(ctx->forks, &f->n) != 0) {
+		if (!confirmed)
+			rr_dec(&ctx->n_unconfirmed);
 		free(f);
 		return -EEXIST;
 	}
@@ -184,38 +203,62 @@ rr_fork_add(struct rr_ctx *ctx, uint64_t fork_id, struct rr_owner *o)
 	return 0;
 }
 
+/* Remove fork @f (found inside a read-side section) and drop its owner
+ * reference.  False if another thread removed it first. */
+bool
+rr_fork_drop(struct rr_ctx *ctx, struct rr_fork *f)
+{
+	if (!rr_remove(ctx->forks, &f->n, rr_free_node_rcu))
+		return false;
+	rr_dec(&ctx->n_forks);
+	/* acq_rel: pairs with the exchange in rr_fork_claim(); exactly one
+	 * of the two sees false and counts the fork out of n_unconfirmed
+	 * (only the flag matters). */
+	if (!atomic_exchange_explicit(&f->confirmed, true, memory_order_acq_rel))
+		rr_dec(&ctx->n_unconfirmed);
+	rr_owner_put(f->own);
+	return true;
+}
+
 /* Forget user @fork_id of RRef @rref_id.  0 or -ENOENT. */
 int
 rr_fork_del(struct rr_ctx *ctx, uint64_t fork_id, uint64_t rref_id)
 {
-	struct rr_owner *o = NULL;
 	struct rr_node *n;
+	bool done = false;
 
 	dp_rcu_read_lock();
 	n = rr_find(ctx->forks, fork_id);
 	if (n != NULL) {
 		struct rr_fork *f = rr_container_of(n, struct rr_fork, n);
 
-		if (f->own->n.key == rref_id && rr_remove(ctx->forks, n, rr_free_node_rcu))
-			o = f->own;
+		done = f->own->n.key == rref_id && rr_fork_drop(ctx, f);
 	}
 	dp_rcu_read_unlock();
-	if (o == NULL)
-		return -ENOENT;
-	rr_dec(&ctx->n_forks);
-	rr_owner_put(o);
-	return 0;
+	return done ? 0 : -ENOENT;
 }
 
+/* The NOTIFY of a child forked by the owner itself: the fork it recorded
+ * then is now held, and confirmed, by @holder.  False if unknown. */
 static bool
-rr_fork_known(struct rr_ctx *ctx, uint64_t fork_id, uint64_t rref_id)
+rr_fork_claim(struct rr_ctx *ctx, uint64_t fork_id, uint64_t rref_id, unsigned int holder)
 {
 	struct rr_node *n;
+	struct rr_fork *f;
 	bool known;
 
 	dp_rcu_read_lock();
 	n = rr_find(ctx->forks, fork_id);
-	known = n != NULL && rr_container_of(n, struct rr_fork, n)->own->n.key == rref_id;
+	f = n != NULL ? rr_container_of(n, struct rr_fork, n) : NULL;
+	known = f != NULL && f->own->n.key == rref_id;
+	if (known) {
+		/* relaxed: read by the poller (peers.c), which runs this too. */
+		atomic_store_explicit(&f->holder, (uint16_t)holder, memory_order_relaxed);
+		/* acq_rel: pairs with the exchange in rr_fork_drop(); exactly
+		 * one of the two counts the fork out of n_unconfirmed. */
+		if (!atomic_exchange_explicit(&f->confirmed, true, memory_order_acq_rel))
+			rr_dec(&ctx->n_unconfirmed);
+	}
 	dp_rcu_read_unlock();
 	return known;
 }
@@ -298,8 +341,12 @@ static const struct dp_req_hook rr_hold_hook = {
 };
 
 /* A creating handler's reply becomes the value (or the error) of the
- * entry in hook_arg[0]; the caller gets the value (or the error) with its
- * confirmation.  Run again after a failed send: the value stays. */
+ * entry in hook_arg[0], copied once (dprpc_reply() already refused one
+ * over max_msg_size).  The caller gets the error, or its confirmation,
+ * which carries the value when it fits one frame (the user then reads it
+ * without a message) and is empty otherwise (the user fetches it: a large
+ * value travels only when to_here() asks for it).  Run again after a
+ * failed send: the value stays. */
 static void
 rr_capture_reply(struct dprpc_request *req, uint32_t *status, const void **data, uint32_t *len)
 {
@@ -309,19 +356,13 @@ rr_capture_reply(struct dprpc_request *req, uint32_t *status, const void **data,
 	size_t vlen;
 
 	if (*status == 0) {
-		if (*len > DPRPC_RREF_VALUE_MAX) {
-			/* Values fit one frame (dprpc_rref.h). */
-			snprintf(msg, sizeof(msg), "value of %u bytes exceeds DPRPC_RREF_VALUE_MAX",
-				*len);
-			(void)dprpc_future_fail(o->val, -EMSGSIZE, o->ctx->rank, msg);
-		} else if (dprpc_future_complete_copy(o->val, *data, *len) == -ENOMEM) {
+		if (dprpc_future_complete_copy(o->val, *data, *len) == -ENOMEM)
 			(void)dprpc_future_fail(
 				o->val, -ENOMEM, o->ctx->rank, "no memory for the value");
-		}
 		e = dprpc_future_error(o->val);
 		if (e == NULL) {
 			*data = dprpc_future_value(o->val, &vlen);
-			*len = (uint32_t)vlen;
+			*len = vlen <= DPRPC_MAX_FRAME_PAYLOAD ? (uint32_t)vlen : 0;
 		} else {
 			*status = (uint32_t)-e->code;
 			*data = e->msg;
@@ -448,7 +489,7 @@ rr_h_remote(struct dprpc_request *req, void *arg)
 			rr_reply_error(req, -EEXIST, "RRef created twice");
 			return 0;
 		}
-		rc = rr_fork_add(ctx, fork, o);
+		rc = rr_fork_add(ctx, fork, o, dprpc_request_caller(req), true);
 		if (rc != 0) {
 			rr_owner_put(o); /* the placeholder's */
 			rr_owner_put(o);
@@ -461,7 +502,7 @@ rr_h_remote(struct dprpc_request *req, void *arg)
 			rr_reply_error(req, -rte_errno, "cannot make the RRef on its owner");
 			return 0;
 		}
-		rc = rr_fork_add(ctx, fork, o);
+		rc = rr_fork_add(ctx, fork, o, dprpc_request_caller(req), true);
 		if (rc != 0) {
 			rr_owner_put(o);
 			rr_owner_put(o);
@@ -553,11 +594,11 @@ rr_h_notify(struct dprpc_request *req, void *arg)
 		rc = -ENOENT;
 	} else if (parent == ctx->rank) {
 		/* Forked by the owner, which recorded the fork then. */
-		if (!rr_fork_known(ctx, fork, id))
+		if (!rr_fork_claim(ctx, fork, id, dprpc_request_caller(req)))
 			rc = -ENOENT;
 		rr_owner_put(o);
 	} else {
-		rc = rr_fork_add(ctx, fork, o);
+		rc = rr_fork_add(ctx, fork, o, dprpc_request_caller(req), true);
 		if (rc != 0)
 			rr_owner_put(o);
 	}
@@ -574,16 +615,18 @@ rr_h_notify(struct dprpc_request *req, void *arg)
 	return 0;
 }
 
-static void
-rr_pending_drop(struct rr_ctx *ctx, struct rr_node *n)
+/* Remove pending child @p (found inside a read-side section) and drop its
+ * parent's reference (G2).  False if another thread removed it first. */
+bool
+rr_pending_drop(struct rr_ctx *ctx, struct rr_pending *p)
 {
-	struct rr_pending *p = rr_container_of(n, struct rr_pending, n);
 	struct dprpc_rref *parent = p->parent;
 
-	if (!rr_remove(ctx->pending, n, rr_free_node_rcu))
-		return;
+	if (!rr_remove(ctx->pending, &p->n, rr_free_node_rcu))
+		return false;
 	rr_dec(&ctx->n_pending_forks);
 	rr_handle_put(parent);
+	return true;
 }
 
 int
@@ -600,7 +643,7 @@ rr_h_accept(struct dprpc_request *req, void *arg)
 	dp_rcu_read_lock();
 	n = rr_find(ctx->pending, rte_be_to_cpu_64(m->fork_id));
 	if (n != NULL)
-		rr_pending_drop(ctx, n);
+		(void)rr_pending_drop(ctx, rr_container_of(n, struct rr_pending, n));
 	dp_rcu_read_unlock();
 	if (n == NULL)
 		rr_inc(&ctx->deletes_unknown);

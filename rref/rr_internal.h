@@ -11,8 +11,10 @@
  *  - owners:  rref id -> rr_owner, the values this worker owns;
  *  - forks:   fork id -> rr_fork, the users of those values the owner
  *             knows (each holds one reference on its rr_owner);
- *  - handles: handle id -> dprpc_rref, every handle the application holds
- *             here (a user's handle id is its fork id);
+ *  - handles: handle id -> dprpc_rref, every handle here whose memory is
+ *             not freed yet (held by the application, or released and
+ *             waiting for children or its DELETE; a user's handle id is
+ *             its fork id);
  *  - pending: child fork id -> rr_pending, children forked from a user
  *             handle here and not yet confirmed by the owner (each holds
  *             one reference on the parent handle: G2).
@@ -32,9 +34,11 @@
  * inline, on the owner's poller), with an rr_msg header:
  *  REMOTE  user -> owner: create rref_id with user fork_id, run handler
  *          (on src_id's value for rref.remote()); the reply confirms the
- *          user and carries the value (it fits one frame), which the user
+ *          user and carries the value if it fits one frame, which the user
  *          keeps as its creation future's value: to_here on it then needs
- *          no message (values never change).
+ *          no message (values never change).  A larger value (up to
+ *          max_msg_size) stays on the owner: the reply is empty and
+ *          to_here FETCHes it.
  *  FETCH   user -> owner: the value (to_here of a forked user).
  *  PROXY   user -> owner: run handler on src_id's value; its reply goes
  *          straight back to the caller.
@@ -49,12 +53,20 @@
  * one reference for the creator's fork; the REMOTE turns it into that
  * fork, or the creator's DELETE (the creation failed there) drops it.
  *
+ * Dead peers (peers.c).  A worker declared down or restarted is dead for
+ * RRefs: an owner drops the forks it held (rr_fork.holder) and the
+ * placeholders of its creations; a parent drops the pending children
+ * whose owner it is or that were forked for it.  Children unconfirmed for
+ * the agent's default timeout (fork data never rebuilt) are dropped too.
+ *
  * The files:
  *   table.c    the tables: lookup, insertion, removal, "get unless zero",
  *              ids, freeing a bare node
  *   owner.c    owner values, forks (owner side), the owner's handlers
  *   user.c     handles and the public calls on them, fork/from_fork
  *   msg.c      sending RRef messages, the background resend (the timer)
+ *   peers.c    what a worker drops when a peer is declared down or
+ *              restarts, and the bound on fork data never rebuilt
  *   inspect.c  debug_info, list, dump, shutdown
  *   ctx.c      the life cycle: the extension (rr_ext.h) and its ops
  * Each lock-free file opens with its design (invariants, ordering,
@@ -104,7 +116,11 @@ _Static_assert(
 
 #define RR_F_LOCAL	 0x1 /* REMOTE: the owner made the entry itself */
 #define RR_F_PROXY	 0x2 /* REMOTE: the value is computed from src_id */
-#define RR_F_PARENT_UNCF 0x4 /* NOTIFY: the parent was not confirmed */
+#define RR_F_PARENT_UNCF 0x4 /* NOTIFY (and fork data): the parent was not confirmed */
+#define RR_FD_TO	 0x8 /* fork data only: made for worker `to` */
+
+/* No worker: a fork whose holder is not known yet. */
+#define RR_NOBODY 0xffffu
 
 /* Fork data (DPRPC_RREF_FORK_SIZE bytes, big-endian). */
 struct rr_fork_data {
@@ -114,7 +130,8 @@ struct rr_fork_data {
 	rte_be64_t rref_id;
 	rte_be64_t fork_id;
 	rte_be16_t flags;
-	uint8_t zero[6];
+	rte_be16_t to; /* with RR_FD_TO: the only worker that may rebuild it */
+	uint8_t zero[4];
 } __rte_packed;
 _Static_assert(sizeof(struct rr_fork_data) == DPRPC_RREF_FORK_SIZE, "fork data size");
 #define RR_FORK_MAGIC 0x52526631u /* "RRf1" */
@@ -139,11 +156,30 @@ struct rr_owner {
 struct rr_fork {
 	struct rr_node n; /* key: fork id */
 	struct rr_owner *own;
+	/* The worker that holds this reference, RR_NOBODY while fork data
+	 * made by the owner has not been rebuilt and named no receiver.
+	 * Written at insertion or by the NOTIFY that confirms it. */
+	_Atomic uint16_t holder;
+	/* The holder told the owner (its REMOTE or NOTIFY came).  Until
+	 * then (fork data made by the owner) the fork expires at
+	 * deadline_tsc (0: never). */
+	atomic_bool confirmed;
+	uint64_t deadline_tsc;
 };
 
 struct rr_pending {
 	struct rr_node n; /* key: child fork id */
 	struct dprpc_rref *parent;
+	uint16_t to;	       /* the receiver named at fork, or RR_NOBODY */
+	uint64_t deadline_tsc; /* dropped unconfirmed then (0: never) */
+};
+
+/* What the application did with a handle (dprpc_rref.app). */
+enum rr_app_state {
+	RR_APP_HELD = 0,     /* the application holds it */
+	RR_APP_SHUTDOWN = 1, /* dprpc_rref_shutdown() dropped its reference;
+			      * the application still holds the memory */
+	RR_APP_RELEASED = 2, /* dprpc_rref_release() was called */
 };
 
 struct dprpc_rref {
@@ -152,12 +188,20 @@ struct dprpc_rref {
 	uint64_t rref_id;
 	uint16_t owner;
 	bool is_owner;
-	/* The application's reference and one per pending child. */
+	/* References to the RRef: the application's and one per pending
+	 * child.  The last one gone ends the reference (DELETE, or the owner
+	 * reference dropped). */
 	_Atomic uint32_t refs;
-	atomic_bool released;	      /* the application's reference is gone */
-	struct rr_owner *own;	      /* owner handle: one reference */
-	struct dprpc_future *created; /* user: the owner's confirmation */
-	bool value_in_created;	      /* made by remote(): created holds the value */
+	/* Holds on the handle's memory: the application's (until
+	 * dprpc_rref_release()) and the protocol's (until the reference has
+	 * ended, its DELETE sent).  The last one gone frees the handle. */
+	_Atomic uint32_t mem;
+	_Atomic uint8_t app;  /* enum rr_app_state */
+	struct rr_owner *own; /* owner handle: one reference, until refs ends */
+	/* User: the owner's confirmation.  Owner handle: a reference on the
+	 * value's future (own->val), valid as long as the handle's memory. */
+	struct dprpc_future *created;
+	bool value_in_created; /* made by remote(): created holds the value */
 };
 
 /* An RRef message that found no call slot, waiting for the timer. */
@@ -169,7 +213,8 @@ struct rr_retry {
 
 struct rr_ctx {
 	struct dprpc_agent *a;
-	uint16_t rank; /* the agent's */
+	uint16_t rank;	  /* the agent's */
+	uint32_t max_msg; /* the agent's max_msg_size: values and messages */
 	struct cds_lfht *owners, *forks, *handles, *pending;
 	struct dprpc_future_pool *fpool;
 	struct rte_ring *retry; /* MP/SC: struct rr_retry *, drained by the poller */
@@ -177,8 +222,14 @@ struct rr_ctx {
 	atomic_bool closing;
 	uint32_t h_remote, h_fetch, h_proxy, h_notify, h_accept, h_delete;
 	_Atomic uint64_t n_owners, n_forks, n_owner_handles, n_users, n_pending_forks;
+	_Atomic uint64_t n_unconfirmed; /* forks not confirmed by their holder */
 	_Atomic uint64_t deletes_unknown, messages_failed;
+	_Atomic uint64_t forks_dropped_peer_down, pending_forks_dropped, forks_expired;
 	_Atomic int64_t msgs_waiting; /* sent or queued, not yet answered */
+	/* Fork data never rebuilt: how long a child stays unconfirmed (the
+	 * agent's default timeout; 0: for ever), and the poller's next look
+	 * (peers.c; poller only). */
+	uint64_t fork_timeout_tsc, sweep_period_tsc, next_sweep_tsc;
 };
 
 /* --- small helpers ------------------------------------------------------ */
@@ -198,6 +249,22 @@ rr_dec(_Atomic uint64_t *c)
 	atomic_fetch_sub_explicit(c, 1, memory_order_relaxed);
 }
 
+static inline uint64_t
+rr_load(const _Atomic uint64_t *c)
+{
+	/* relaxed: a statistic, nothing is published through it (as rr_inc). */
+	return atomic_load_explicit(c, memory_order_relaxed);
+}
+
+/* False once the handle's reference has ended (it waits only for its
+ * memory to go: user.c).  For walks and reports. */
+static inline bool
+rr_handle_live(struct dprpc_rref *r)
+{
+	/* relaxed: a snapshot for a count or a report, as rr_inc(). */
+	return atomic_load_explicit(&r->refs, memory_order_relaxed) != 0;
+}
+
 /* The worker that made @id (ids: rr_new_id() in table.c). */
 static inline unsigned int
 rr_creator(uint64_t id)
@@ -212,7 +279,7 @@ rr_ctx_of(const struct dprpc_agent *a)
 	return dp_ext_state(a, &rr_extension);
 }
 
-/* container_of() without liburcu's const round trip (caa_container_of()
+/* container_of() without liburcu's const round trip (rr_container_of()
  * goes through a const pointer, which clang's -Wcast-qual reports). */
 #define rr_container_of(ptr, type, member) ((type *)(void *)((char *)(ptr)-offsetof(type, member)))
 
@@ -241,8 +308,11 @@ void rr_owner_free_rcu(struct rcu_head *h);
 void rr_owner_put(struct rr_owner *o);
 struct rr_owner *rr_owner_get(struct rr_ctx *ctx, uint64_t id);
 struct rr_owner *rr_owner_new(struct rr_ctx *ctx, uint64_t id, uint32_t refs, bool placeholder);
-int rr_fork_add(struct rr_ctx *ctx, uint64_t fork_id, struct rr_owner *o);
+int rr_fork_add(struct rr_ctx *ctx, uint64_t fork_id, struct rr_owner *o, unsigned int holder,
+	bool confirmed);
 int rr_fork_del(struct rr_ctx *ctx, uint64_t fork_id, uint64_t rref_id);
+bool rr_fork_drop(struct rr_ctx *ctx, struct rr_fork *f);
+bool rr_pending_drop(struct rr_ctx *ctx, struct rr_pending *p);
 void rr_send_accept(struct rr_ctx *ctx, unsigned int parent, uint64_t rref_id, uint64_t fork);
 int rr_h_remote(struct dprpc_request *req, void *arg);
 int rr_h_fetch(struct dprpc_request *req, void *arg);
@@ -255,6 +325,7 @@ int rr_h_delete(struct dprpc_request *req, void *arg);
 
 void rr_handle_free_rcu(struct rcu_head *h);
 void rr_handle_put(struct dprpc_rref *r);
+void rr_handle_mem_put(struct dprpc_rref *r);
 
 /* --- msg.c: RRef messages ----------------------------------------------- */
 
@@ -264,5 +335,10 @@ struct dprpc_future *rr_call(struct rr_ctx *ctx, unsigned int to, uint32_t hid,
 	const struct rr_msg *m, const void *args, size_t len, uint64_t timeout_us);
 void rr_send_bg(struct rr_ctx *ctx, unsigned int to, uint32_t hid, const struct rr_msg *m);
 unsigned int rr_ctx_timer(void *state);
+
+/* --- peers.c: dead peers, fork data never rebuilt ---------------------- */
+
+void rr_ctx_peer_event(void *state, unsigned int rank, enum dp_peer_event ev);
+unsigned int rr_sweep(struct rr_ctx *ctx);
 
 #endif /* RR_INTERNAL_H */

@@ -21,13 +21,15 @@
  *    reference is taken either from a count the taker already holds a
  *    reference on (a plain increment) or by rr_ref_get_nz(), which refuses
  *    0.  So the put that reaches 0 is the last, and its thread alone
- *    removes the entry (rr_owner_put() in owner.c, rr_handle_put() in
+ *    removes the entry (rr_owner_put() in owner.c; for a handle, whose
+ *    reference and memory are counted apart, rr_handle_mem_put() in
  *    user.c).
  *  - An entry is removed by exactly one thread: the one whose
  *    cds_lfht_del() succeeds (rr_remove() returns true to it alone; the
  *    teardown, rr_table_clear() in ctx.c, may be that thread).  The free
  *    is queued with call_rcu() once, for that removal (for a user handle
- *    only once its creation is answered: rr_user_finish() in user.c).
+ *    only once the application released it and its creation is answered:
+ *    rr_user_finish() in user.c).
  *
  * Get unless zero.  A lookup runs inside dp_rcu_read_lock() and may find
  * an entry on its way out: its count already 0 and its cds_lfht_del() not

@@ -9,36 +9,56 @@
  * ======
  *
  * Invariants.
- *  - r->refs counts the application's reference (until
+ *  - r->refs counts the references to the RRef: the application's (until
  *    dprpc_rref_release() or shutdown) and one per pending child
  *    (rr_pending.parent, dropped when the owner's ACCEPT comes: G2).  The
- *    put that reaches 0 removes the handle from the handles table; an
- *    owner handle then drops its owner reference and is freed after a
- *    grace period; a user handle waits for its creation's answer, then
- *    sends DELETE (G1) and is freed after a grace period.
- *  - r->released goes false -> true once; the exchange that sets it drops
- *    the application's reference, so release() and shutdown
- *    (rr_release_all_handles() in inspect.c) drop it once between them.
+ *    put that reaches 0 ends the reference (rr_handle_put()): an owner
+ *    handle drops its owner reference; a user handle waits for its
+ *    creation's answer, then sends DELETE (G1).  It never goes up from 0.
+ *  - r->mem counts the holds on the handle's memory: the application's,
+ *    dropped by dprpc_rref_release() alone, and the protocol's, dropped
+ *    once the reference has ended (its DELETE sent).  The put that reaches
+ *    0 (rr_handle_mem_put()) removes the handle from the handles table and
+ *    frees it after a grace period.  So shutdown, which ends the
+ *    application's reference but not its hold on the memory, never frees
+ *    a handle the application still holds: dprpc_rref_release() after it
+ *    reads valid memory.
+ *  - r->app goes HELD -> SHUTDOWN -> RELEASED or HELD -> RELEASED, never
+ *    back.  Whoever moves it from HELD drops the application's reference
+ *    (once: release()'s exchange and shutdown's CAS, rr_release_all_handles()
+ *    in inspect.c, cannot both see HELD); release() alone moves it to
+ *    RELEASED and drops the application's memory hold.
+ *  - A handle stays in the handles table until its memory goes; one whose
+ *    refs reached 0 is no longer counted (n_users, n_owner_handles) nor
+ *    listed.
  *  - A handle's other fields are written before rr_insert() publishes it
  *    and never change, except value_in_created, set by rr_remote() before
- *    it returns the handle and read only through that handle.
+ *    it returns the handle and read only through that handle.  r->own is
+ *    valid while refs > 0; r->created as long as the memory (an owner
+ *    handle holds a reference on its value's future there, so a value
+ *    read through the handle stays valid while the handle does).
  *  - A user's r->created is completed once: by the answer to its REMOTE or
  *    NOTIFY (rr_creation_done()), or failed here when that message could
  *    not be sent or waited for.
  *
  * Ordering.  Counts as in table.c: acq_rel puts; the increments made here
- * (fork) are relaxed because the caller holds a reference already, and
- * the new holder is published by rr_insert().  The released flag is an
- * acq_rel exchange.  Values and confirmations travel in futures (their
- * final state is a release, future/future.c).
+ * (fork) are relaxed because the caller holds a reference already (taken
+ * with rr_ref_get_nz() when it may be racing with shutdown), and the new
+ * holder is published by rr_insert().  r->app: an acq_rel exchange in
+ * release() and an acq_rel CAS in shutdown; the acquire loads that check
+ * it before a use pair with them, and only say whether the handle may
+ * still be used (a use racing with shutdown may see HELD: it then works
+ * on memory that stays valid).  Values and confirmations travel in
+ * futures (their final state is a release, future/future.c).
  *
  * Progress.  Lock-free; the only waits are the blocking calls of the API
  * (to_here, rpc_sync), through dp_sync_wait().
  *
  * Reclamation.  As table.c: the handle leaves its table at the last put
- * and rr_handle_free_rcu() frees it (and drops r->created) after a grace
- * period, queued at once for an owner handle, by rr_user_finish() for a
- * user once its creation is answered.
+ * of r->mem and rr_handle_free_rcu() frees it (and drops r->created)
+ * after a grace period.  The protocol's hold goes at the end of the
+ * reference: at once for an owner handle, in rr_user_finish() for a user
+ * once its creation is answered.
  */
 #include <errno.h>
 #include <limits.h>
@@ -48,6 +68,7 @@
 #include <string.h>
 
 #include <rte_byteorder.h>
+#include <rte_cycles.h>
 #include <rte_errno.h>
 
 #include <urcu/urcu-qsbr.h>
@@ -88,6 +109,8 @@ rr_handle_alloc(struct rr_ctx *ctx, uint64_t key, uint64_t rref_id, unsigned int
 	/* Plain initialisation: r is not shared yet; rr_insert() publishes
 	 * it (cds_lfht_add_unique()'s full barrier, table.c). */
 	atomic_init(&r->refs, 1);
+	atomic_init(&r->mem, 2); /* the application's and the protocol's */
+	atomic_init(&r->app, RR_APP_HELD);
 	return r;
 }
 
@@ -101,6 +124,10 @@ rr_handle_owner(struct rr_ctx *ctx, struct rr_owner *o)
 		return NULL;
 	r->is_owner = true;
 	r->own = o;
+	/* The value's future outlives the owner entry while the handle's
+	 * memory lives (the handle holds it; rr_handle_free_rcu() puts it). */
+	r->created = o->val;
+	dprpc_future_get(r->created);
 	(void)rr_insert(ctx->handles, &r->n); /* fresh key */
 	rr_inc(&ctx->n_owner_handles);
 	return r;
@@ -189,9 +216,22 @@ rr_user_finish(struct dprpc_future *created, void *arg)
 	(void)created;
 	rr_msg_fill(&m, r->rref_id, r->n.key, 0, 0, 0, ctx->rank, 0);
 	rr_send_bg(ctx, r->owner, ctx->h_delete, &m);
-	dp_rcu_read_lock();
-	urcu_qsbr_call_rcu(&r->n.rcu, rr_handle_free_rcu);
-	dp_rcu_read_unlock();
+	rr_handle_mem_put(r);
+}
+
+/* Drop a hold on the handle's memory; the last one frees it. */
+void
+rr_handle_mem_put(struct dprpc_rref *r)
+{
+	/*
+	 * acq_rel, as rr_handle_put(): every holder's accesses happen before
+	 * the free; the count never goes up, so the thread that reaches 0 is
+	 * alone.  rr_remove() fails only if the agent's teardown took the
+	 * handle (and frees it) first.
+	 */
+	if (atomic_fetch_sub_explicit(&r->mem, 1, memory_order_acq_rel) != 1)
+		return;
+	(void)rr_remove(r->ctx->handles, &r->n, rr_handle_free_rcu);
 }
 
 void
@@ -202,22 +242,20 @@ rr_handle_put(struct dprpc_rref *r)
 	/*
 	 * acq_rel, as rr_owner_put(): the release half orders this holder's
 	 * accesses before the decrement, the acquire half lets the thread
-	 * that reaches 0 see every holder's before it removes the handle;
+	 * that reaches 0 see every holder's before it ends the reference;
 	 * the count never goes up from 0 (table.c), so that thread is alone.
+	 * The handle's memory stays (the protocol's hold) until the end is
+	 * done.
 	 */
 	if (atomic_fetch_sub_explicit(&r->refs, 1, memory_order_acq_rel) != 1)
 		return;
 	/* One read-side section for the whole release (nested ones inside
 	 * cost nothing). */
 	dp_rcu_read_lock();
-	if (cds_lfht_del(ctx->handles, &r->n.node) != 0) {
-		dp_rcu_read_unlock();
-		return; /* the agent's teardown took it */
-	}
 	if (r->is_owner) {
 		rr_dec(&ctx->n_owner_handles);
 		rr_owner_put(r->own);
-		urcu_qsbr_call_rcu(&r->n.rcu, rr_handle_free_rcu);
+		rr_handle_mem_put(r);
 	} else {
 		rr_dec(&ctx->n_users);
 		/* A user whose creation is unanswered waits for the answer, so
@@ -261,7 +299,7 @@ rr_remote(struct rr_ctx *ctx, unsigned int to, uint32_t hid, const struct dprpc_
 		rte_errno = EINVAL;
 		return NULL;
 	}
-	if (len > DPRPC_RREF_ARGS_MAX) {
+	if (len > ctx->max_msg - sizeof(struct rr_msg)) {
 		rte_errno = EMSGSIZE;
 		return NULL;
 	}
@@ -281,7 +319,7 @@ rr_remote(struct rr_ctx *ctx, unsigned int to, uint32_t hid, const struct dprpc_
 		if (f == NULL) {
 			int e = rte_errno;
 
-			rr_handle_put(r);
+			(void)dprpc_rref_release(r); /* never the application's */
 			rte_errno = e;
 			return NULL;
 		}
@@ -342,7 +380,7 @@ dprpc_rref_create_local(struct dprpc_agent *a, const void *value, size_t len)
 		rte_errno = EINVAL;
 		return NULL;
 	}
-	if (len > DPRPC_RREF_VALUE_MAX) {
+	if (len > ctx->max_msg) {
 		rte_errno = EMSGSIZE;
 		return NULL;
 	}
@@ -363,15 +401,35 @@ dprpc_rref_create_local(struct dprpc_agent *a, const void *value, size_t len)
 int
 dprpc_rref_release(struct dprpc_rref *r)
 {
+	uint8_t was;
+
 	if (r == NULL)
 		return -EINVAL;
-	/* Acq_rel: one of release() and shutdown drops the reference.  Pairs
-	 * with the exchange in rr_release_all_handles() (inspect.c): the RMW
-	 * lets exactly one of them see false; the put orders the rest. */
-	if (atomic_exchange_explicit(&r->released, true, memory_order_acq_rel))
+	/*
+	 * acq_rel: pairs with the CAS in rr_release_all_handles() (inspect.c)
+	 * and with a second release's exchange: the RMW lets exactly one of
+	 * them move the state from HELD (and drop the application's
+	 * reference) and one release move it to RELEASED (and drop the
+	 * memory hold); the puts order the rest.
+	 */
+	was = atomic_exchange_explicit(&r->app, RR_APP_RELEASED, memory_order_acq_rel);
+	if (was == RR_APP_RELEASED)
 		return -EINVAL;
-	rr_handle_put(r);
+	if (was == RR_APP_HELD)
+		rr_handle_put(r);
+	rr_handle_mem_put(r); /* last: r may be gone after it */
 	return 0;
+}
+
+/* False once the application's reference is gone (released by the
+ * application or by shutdown): its uses fail with ESHUTDOWN. */
+static bool
+rr_usable(const struct dprpc_rref *r)
+{
+	/* acquire: pairs with the exchange in dprpc_rref_release() and the
+	 * CAS in rr_release_all_handles(); only the state itself is read
+	 * (see the file comment: a racing use works on valid memory). */
+	return atomic_load_explicit(&r->app, memory_order_acquire) == RR_APP_HELD;
 }
 
 bool
@@ -437,15 +495,12 @@ dprpc_rref_confirmed_by_owner(const struct dprpc_rref *r)
 struct dprpc_future *
 dprpc_rref_creation_future(struct dprpc_rref *r)
 {
-	struct dprpc_future *f;
-
 	if (r == NULL) {
 		rte_errno = EINVAL;
 		return NULL;
 	}
-	f = r->is_owner ? r->own->val : r->created;
-	dprpc_future_get(f);
-	return f;
+	dprpc_future_get(r->created);
+	return r->created;
 }
 
 int
@@ -457,12 +512,14 @@ dprpc_rref_local_value(const struct dprpc_rref *r, const void **value, size_t *l
 		return -EINVAL;
 	if (!r->is_owner)
 		return -EPERM;
-	switch (dprpc_future_state(r->own->val)) {
+	if (!rr_usable(r))
+		return -ESHUTDOWN;
+	switch (dprpc_future_state(r->created)) {
 	case DPRPC_FUTURE_DONE:
-		*value = dprpc_future_value(r->own->val, len);
+		*value = dprpc_future_value(r->created, len);
 		return 0;
 	case DPRPC_FUTURE_FAILED:
-		e = dprpc_future_error(r->own->val);
+		e = dprpc_future_error(r->created);
 		return e->code;
 	default:
 		return -EAGAIN;
@@ -476,45 +533,179 @@ rr_creation_error(const struct dprpc_rref *r)
 	return r->is_owner ? NULL : dprpc_future_error(r->created);
 }
 
+/* A FETCH of the value from the owner.  NULL with rte_errno as rr_call(). */
+static struct dprpc_future *
+rr_fetch(struct dprpc_rref *r, uint64_t timeout_us)
+{
+	struct rr_msg m;
+
+	rr_msg_fill(&m, r->rref_id, r->n.key, 0, 0, 0, r->ctx->rank, 0);
+	return rr_call(r->ctx, r->owner, r->ctx->h_fetch, &m, NULL, 0, timeout_us);
+}
+
+/* A user made by remote() whose creation is confirmed without the value:
+ * the value is larger than a frame (or empty), and stays on the owner
+ * until fetched.  Acquire (the future's state): the value's length is
+ * read after. */
+static bool
+rr_value_at_owner(const struct dprpc_rref *r)
+{
+	size_t len = 0;
+
+	if (dprpc_future_state(r->created) != DPRPC_FUTURE_DONE)
+		return false;
+	(void)dprpc_future_value(r->created, &len);
+	return len == 0;
+}
+
+static void
+rr_future_put_cb(void *f)
+{
+	dprpc_future_put(f);
+}
+
+/* A FETCH that follows a confirmation without the value completes the
+ * to_here future @arg with the fetched value, without a copy (the value
+ * keeps the fetch's future). */
+static void
+rr_here_fetched(struct dprpc_future *f, void *arg)
+{
+	struct dprpc_future *dst = arg;
+	const struct dprpc_error *e = dprpc_future_error(f);
+	const void *v;
+	size_t len;
+
+	if (e != NULL) {
+		(void)dprpc_future_fail(dst, e->code, e->origin, e->msg);
+		dprpc_future_put(f);
+	} else {
+		v = dprpc_future_value(f, &len);
+		if (dprpc_future_complete(dst, v, len, rr_future_put_cb, f) != 0)
+			dprpc_future_put(f);
+	}
+	dprpc_future_put(dst);
+}
+
+/* The then() step of to_here on a user made by remote() whose creation
+ * was pending: the confirmation's value, or a FETCH when it carries none.
+ * @arg is the handle, alive here: this step was registered on its
+ * creation future before anything that could free it (rr_user_finish(),
+ * a later callback). */
+static void
+rr_here_step(struct dprpc_future *created, struct dprpc_future *dst, void *arg)
+{
+	struct dprpc_rref *r = arg;
+	const struct dprpc_error *e = dprpc_future_error(created);
+	struct dprpc_future *f;
+	const void *v;
+	size_t len;
+
+	if (e != NULL) {
+		(void)dprpc_future_fail(dst, e->code, e->origin, e->msg);
+		return;
+	}
+	v = dprpc_future_value(created, &len);
+	if (len > 0) {
+		dprpc_future_get(created); /* the value stays the confirmation's */
+		if (dprpc_future_complete(dst, v, len, rr_future_put_cb, created) != 0)
+			dprpc_future_put(created);
+		return;
+	}
+	f = rr_fetch(r, DPRPC_TIMEOUT_DEFAULT);
+	if (f == NULL) {
+		(void)dprpc_future_fail(dst, -rte_errno, r->ctx->rank, "cannot fetch the value");
+		return;
+	}
+	dprpc_future_get(dst);
+	if (dprpc_future_add_callback(f, rr_here_fetched, dst) != 0) {
+		(void)dprpc_future_fail(dst, -ENOBUFS, r->ctx->rank, "no callback node");
+		dprpc_future_put(dst);
+		dprpc_future_put(f);
+	}
+}
+
 struct dprpc_future *
 dprpc_rref_to_here_async(struct dprpc_rref *r, uint64_t timeout_us)
 {
 	const struct dprpc_error *e;
-	struct rr_msg m;
+	struct dprpc_future *f;
 
 	if (r == NULL) {
 		rte_errno = EINVAL;
 		return NULL;
 	}
+	if (!rr_usable(r)) {
+		rte_errno = ESHUTDOWN;
+		return NULL;
+	}
 	if (r->is_owner) {
-		dprpc_future_get(r->own->val);
-		return r->own->val;
+		dprpc_future_get(r->created);
+		return r->created;
 	}
 	if (r->value_in_created) {
-		/* The confirmation brings the value (or the creation's error). */
+		if (!dprpc_future_is_done(r->created)) {
+			/* The confirmation will bring the value, or say it
+			 * stays on the owner. */
+			f = dprpc_future_then(r->created, rr_here_step, r);
+			if (f == NULL)
+				rte_errno = ENOBUFS;
+			return f;
+		}
+		if (rr_value_at_owner(r))
+			return rr_fetch(r, timeout_us);
+		/* The confirmation brought the value (or the creation's
+		 * error). */
 		dprpc_future_get(r->created);
 		return r->created;
 	}
 	e = rr_creation_error(r);
 	if (e != NULL)
 		return rr_failed_future(r->ctx, e);
-	rr_msg_fill(&m, r->rref_id, r->n.key, 0, 0, 0, r->ctx->rank, 0);
-	return rr_call(r->ctx, r->owner, r->ctx->h_fetch, &m, NULL, 0, timeout_us);
+	return rr_fetch(r, timeout_us);
 }
 
 int
 dprpc_rref_to_here(struct dprpc_rref *r, uint64_t timeout_us, void *out, size_t *out_len,
 	struct dprpc_error *err)
 {
-	struct dprpc_future *f = dprpc_rref_to_here_async(r, timeout_us);
+	size_t cap = out_len != NULL ? *out_len : 0;
+	struct dprpc_future *f;
+	uint64_t t0, spent;
+	int rc;
 
-	if (f == NULL)
-		return -rte_errno;
+	if (r == NULL)
+		return -EINVAL;
 	/* A fetch has the call's timeout; the owner's value and a creation
 	 * future have none of their own (or the creation's), so the wait is
 	 * bounded. */
 	if (timeout_us == DPRPC_TIMEOUT_DEFAULT)
 		timeout_us = dp_agent_default_timeout_us(r->ctx->a);
+	if (r->is_owner || !r->value_in_created || !rr_usable(r) ||
+		dprpc_future_is_done(r->created)) {
+		f = dprpc_rref_to_here_async(r, timeout_us);
+		if (f == NULL)
+			return -rte_errno;
+		return dp_sync_wait(r->ctx->a, f, timeout_us, out, out_len, err);
+	}
+	/* A user made by remote(), creation pending: wait for the
+	 * confirmation itself (no other future), then fetch if it came
+	 * without the value. */
+	t0 = rte_rdtsc();
+	dprpc_future_get(r->created);
+	rc = dp_sync_wait(r->ctx->a, r->created, timeout_us, out, out_len, err);
+	if (rc != 0 || !rr_value_at_owner(r))
+		return rc;
+	if (timeout_us != DPRPC_TIMEOUT_NONE) {
+		spent = (rte_rdtsc() - t0) * 1000000 / rte_get_tsc_hz();
+		if (spent >= timeout_us)
+			return -ETIMEDOUT;
+		timeout_us -= spent;
+	}
+	f = rr_fetch(r, timeout_us);
+	if (f == NULL)
+		return -rte_errno;
+	if (out_len != NULL)
+		*out_len = cap;
 	return dp_sync_wait(r->ctx->a, f, timeout_us, out, out_len, err);
 }
 
@@ -527,6 +718,10 @@ dprpc_rref_rpc_async_id(struct dprpc_rref *r, uint32_t handler_id, const void *a
 
 	if (r == NULL || handler_id == 0 || (args == NULL && len > 0)) {
 		rte_errno = EINVAL;
+		return NULL;
+	}
+	if (!rr_usable(r)) {
+		rte_errno = ESHUTDOWN;
 		return NULL;
 	}
 	e = rr_creation_error(r);
@@ -568,6 +763,10 @@ dprpc_rref_remote(struct dprpc_rref *r, const char *handler, const void *args, s
 		rte_errno = EINVAL;
 		return NULL;
 	}
+	if (!rr_usable(r)) {
+		rte_errno = ESHUTDOWN;
+		return NULL;
+	}
 	e = rr_creation_error(r);
 	if (e != NULL) {
 		rte_errno = -e->code;
@@ -594,16 +793,18 @@ dprpc_request_rref_value(const struct dprpc_request *req, size_t *len)
 	return v;
 }
 
-int
-dprpc_rref_fork(struct dprpc_rref *r, void *buf, size_t cap)
+/* dprpc_rref_fork() and dprpc_rref_fork_to(): @to is the receiver, or
+ * RR_NOBODY. */
+static int
+rr_fork(struct dprpc_rref *r, unsigned int to, void *buf, size_t cap)
 {
 	struct rr_ctx *ctx;
 	struct rr_fork_data d;
 	struct rr_pending *p;
 	const struct dprpc_error *e;
 	uint64_t child;
-	uint16_t flags = 0;
-	int rc;
+	uint16_t flags = to != RR_NOBODY ? RR_FD_TO : 0;
+	int rc = DPRPC_RREF_FORK_SIZE;
 
 	if (r == NULL || buf == NULL)
 		return -EINVAL;
@@ -613,29 +814,39 @@ dprpc_rref_fork(struct dprpc_rref *r, void *buf, size_t cap)
 	e = rr_creation_error(r);
 	if (e != NULL)
 		return e->code;
+	/* A reference of our own for the fork: the application's may be
+	 * going (shutdown on another thread), and the new references below
+	 * are taken from a count that must not be 0 (table.c). */
+	if (!rr_usable(r) || !rr_ref_get_nz(&r->refs))
+		return -ESHUTDOWN;
 	child = rr_new_id(ctx);
 	if (r->is_owner) {
-		/* The owner records the child at once.  relaxed: r's own
-		 * reference keeps the count above 0 (no get unless zero
+		/* The owner records the child at once.  relaxed: r's
+		 * reference keeps r->own's count above 0 (no get unless zero
 		 * needed); the fork entry that holds the new one is published
 		 * by rr_insert() in rr_fork_add(), and its put is a release. */
 		atomic_fetch_add_explicit(&r->own->refs, 1, memory_order_relaxed);
-		rc = rr_fork_add(ctx, child, r->own);
+		rc = rr_fork_add(ctx, child, r->own, to, false);
 		if (rc != 0) {
 			rr_owner_put(r->own);
-			return rc;
+			goto out;
 		}
 	} else {
 		/* G2: the child keeps this handle's reference until the owner
 		 * confirms it (ACCEPT). */
 		p = malloc(sizeof(*p));
-		if (p == NULL)
-			return -ENOMEM;
+		if (p == NULL) {
+			rc = -ENOMEM;
+			goto out;
+		}
 		p->n.key = child;
 		p->parent = r;
-		/* relaxed: the caller's reference keeps the count above 0;
-		 * the pending entry that holds the new one is published by
-		 * rr_insert() below, and its put is a release. */
+		p->to = (uint16_t)to;
+		p->deadline_tsc =
+			ctx->fork_timeout_tsc != 0 ? rte_rdtsc() + ctx->fork_timeout_tsc : 0;
+		/* relaxed: our reference keeps the count above 0; the pending
+		 * entry that holds the new one is published by rr_insert()
+		 * below, and its put is a release. */
 		atomic_fetch_add_explicit(&r->refs, 1, memory_order_relaxed);
 		(void)rr_insert(ctx->pending, &p->n); /* fresh key */
 		rr_inc(&ctx->n_pending_forks);
@@ -649,8 +860,26 @@ dprpc_rref_fork(struct dprpc_rref *r, void *buf, size_t cap)
 	d.rref_id = rte_cpu_to_be_64(r->rref_id);
 	d.fork_id = rte_cpu_to_be_64(child);
 	d.flags = rte_cpu_to_be_16(flags);
+	d.to = rte_cpu_to_be_16(to != RR_NOBODY ? (uint16_t)to : 0);
 	memcpy(buf, &d, sizeof(d));
-	return DPRPC_RREF_FORK_SIZE;
+	rc = DPRPC_RREF_FORK_SIZE;
+out:
+	rr_handle_put(r);
+	return rc;
+}
+
+int
+dprpc_rref_fork(struct dprpc_rref *r, void *buf, size_t cap)
+{
+	return rr_fork(r, RR_NOBODY, buf, cap);
+}
+
+int
+dprpc_rref_fork_to(struct dprpc_rref *r, unsigned int to, void *buf, size_t cap)
+{
+	if (r == NULL || to >= dprpc_world_size(r->ctx->a))
+		return -EINVAL;
+	return rr_fork(r, to, buf, cap);
 }
 
 struct dprpc_rref *
@@ -664,7 +893,7 @@ dprpc_rref_from_fork(struct dprpc_agent *a, const void *buf, size_t len)
 	struct dprpc_rref *r;
 	struct rr_ctx *ctx;
 	struct rr_msg m;
-	uint16_t flags;
+	uint16_t flags, to;
 
 	if (a == NULL || (ctx = rr_ctx_of(a)) == NULL || buf == NULL ||
 		len != DPRPC_RREF_FORK_SIZE) {
@@ -677,14 +906,19 @@ dprpc_rref_from_fork(struct dprpc_agent *a, const void *buf, size_t len)
 	id = rte_be_to_cpu_64(d.rref_id);
 	child = rte_be_to_cpu_64(d.fork_id);
 	flags = rte_be_to_cpu_16(d.flags);
+	to = rte_be_to_cpu_16(d.to);
 	for (i = 0; i < sizeof(d.zero); i++)
 		if (d.zero[i] != 0)
 			break;
 	if (rte_be_to_cpu_32(d.magic) != RR_FORK_MAGIC || i != sizeof(d.zero) ||
 		owner >= dprpc_world_size(a) || parent >= dprpc_world_size(a) ||
 		rr_creator(id) >= dprpc_world_size(a) || rr_creator(child) != parent ||
-		(flags & ~RR_F_PARENT_UNCF) != 0) {
+		(flags & ~(RR_F_PARENT_UNCF | RR_FD_TO)) != 0 || (!(flags & RR_FD_TO) && to != 0)) {
 		rte_errno = EPROTO;
+		return NULL;
+	}
+	if ((flags & RR_FD_TO) && to != ctx->rank) {
+		rte_errno = EINVAL; /* made for another worker */
 		return NULL;
 	}
 	if (owner == ctx->rank) {
@@ -707,7 +941,7 @@ dprpc_rref_from_fork(struct dprpc_agent *a, const void *buf, size_t len)
 	r = rr_handle_user(ctx, child, id, owner);
 	if (r == NULL)
 		return NULL;
-	rr_msg_fill(&m, id, child, 0, 0, 0, (uint16_t)parent, flags);
+	rr_msg_fill(&m, id, child, 0, 0, 0, (uint16_t)parent, flags & RR_F_PARENT_UNCF);
 	f = rr_call(ctx, owner, ctx->h_notify, &m, NULL, 0, DPRPC_TIMEOUT_DEFAULT);
 	if (f == NULL) {
 		int e = rte_errno;

@@ -627,6 +627,19 @@ Test(misuse, dprpc_rref_fork)
 	cr_assert_eq(dprpc_rref_release(r), 0);
 }
 
+Test(misuse, dprpc_rref_fork_to)
+{
+	uint8_t buf[DPRPC_RREF_FORK_SIZE];
+	struct dprpc_rref *r = dprpc_rref_create_local(agent, "v", 1);
+
+	cr_assert_not_null(r);
+	cr_assert_eq(dprpc_rref_fork_to(NULL, 1, buf, sizeof(buf)), -EINVAL);
+	cr_assert_eq(dprpc_rref_fork_to(r, 2, buf, sizeof(buf)), -EINVAL);
+	cr_assert_eq(dprpc_rref_fork_to(r, 1, NULL, sizeof(buf)), -EINVAL);
+	cr_assert_lt(dprpc_rref_fork_to(r, 1, buf, sizeof(buf) - 1), 0);
+	cr_assert_eq(dprpc_rref_release(r), 0);
+}
+
 Test(misuse, dprpc_rref_from_fork)
 {
 	uint8_t junk[DPRPC_RREF_FORK_SIZE];

@@ -59,6 +59,35 @@ h_add(struct dprpc_request *req, void *arg)
 	return dprpc_reply(req, &sum, sizeof(sum));
 }
 
+/* Byte @i of a large value: position-dependent, so a misplaced frame
+ * shows. */
+static uint8_t
+big_byte(size_t i)
+{
+	return (uint8_t)(i * 7 + (i >> 11) + 1);
+}
+
+/* Replies as many big_byte() bytes as its 8-byte payload says. */
+static int
+h_big(struct dprpc_request *req, void *arg)
+{
+	size_t len;
+	const uint64_t *n = dprpc_request_payload(req, &len);
+	uint8_t *b;
+	int rc;
+
+	if (len != sizeof(*n))
+		return -EINVAL;
+	b = malloc(*n > 0 ? *n : 1);
+	if (b == NULL)
+		return -ENOMEM;
+	for (size_t i = 0; i < *n; i++)
+		b[i] = big_byte(i);
+	rc = dprpc_reply(req, b, *n);
+	free(b);
+	return rc;
+}
+
 static int
 h_adopt(struct dprpc_request *req, void *arg)
 {
@@ -190,6 +219,7 @@ worker_main(unsigned int w)
 	if (ag == NULL)
 		_exit(11);
 	if (dprpc_register(ag, "make", dpt_echo, NULL, DPRPC_HANDLER_POOL) != 0 ||
+		dprpc_register(ag, "big", h_big, NULL, DPRPC_HANDLER_POOL) != 0 ||
 		dprpc_register(ag, "add", h_add, NULL, DPRPC_HANDLER_POOL) != 0 ||
 		dprpc_register(ag, "adopt", h_adopt, NULL, DPRPC_HANDLER_INLINE) != 0 ||
 		dprpc_register(ag, "fetch", h_fetch, NULL, DPRPC_HANDLER_INLINE) != 0 ||
@@ -483,4 +513,36 @@ Test(rref_memif, owner_and_user_in_the_two_children)
 	wait_remote_owner("c", 1, 1);
 	drop("b", bs);
 	wait_remote_owner("c", 0, 0);
+}
+
+/* An 8 MiB value (max_msg_size) made on b by a's remote(), fetched
+ * byte-exact by a and by c, a user forked to it, across processes. */
+Test(rref_memif, value_of_max_msg_size_across_processes)
+{
+	static uint8_t out[DPRPC_MAX_MSG_DEFAULT];
+	const uint64_t n = DPRPC_MAX_MSG_DEFAULT;
+	uint8_t d[DPRPC_RREF_FORK_SIZE];
+	size_t len = sizeof(out), i;
+	uint32_t cs;
+	struct dprpc_rref *r = dprpc_remote(a, "b", "big", &n, 8, DPRPC_TIMEOUT_DEFAULT);
+
+	cr_assert_not_null(r);
+	cr_assert_eq(dprpc_rref_to_here(r, 30 * 1000 * 1000, out, &len, NULL), 0);
+	cr_assert_eq(len, n);
+	for (i = 0; i < n && out[i] == big_byte(i); i++)
+		;
+	cr_assert_eq(i, n, "byte %zu differs", i);
+	cr_assert_eq(dprpc_rref_fork(r, d, sizeof(d)), DPRPC_RREF_FORK_SIZE);
+	cs = adopt("c", d);
+	memset(out, 0, sizeof(out));
+	len = sizeof(out);
+	cr_assert_eq(dprpc_rpc_sync(a, "c", "fetch", &cs, 4, 30 * 1000 * 1000, out, &len, NULL), 0);
+	cr_assert_eq(len, n);
+	for (i = 0; i < n && out[i] == big_byte(i); i++)
+		;
+	cr_assert_eq(i, n, "byte %zu differs", i);
+	wait_remote_owner("b", 1, 2);
+	drop("c", cs);
+	cr_assert_eq(dprpc_rref_release(r), 0);
+	wait_remote_owner("b", 0, 0);
 }

@@ -96,6 +96,75 @@ h_adopt(struct dprpc_request *req, void *arg)
 	return dprpc_reply(req, &slot, sizeof(slot));
 }
 
+/* Byte @i of a large value: position-dependent, so a misplaced frame
+ * shows. */
+static uint8_t
+big_byte(size_t i)
+{
+	return (uint8_t)(i * 7 + (i >> 11) + 1);
+}
+
+static uint8_t *
+big_buf(size_t n)
+{
+	uint8_t *b = malloc(n > 0 ? n : 1);
+
+	cr_assert_not_null(b);
+	for (size_t i = 0; i < n; i++)
+		b[i] = big_byte(i);
+	return b;
+}
+
+/* 64-bit FNV-1a of @len bytes. */
+static uint64_t
+fnv64(const uint8_t *p, size_t len)
+{
+	uint64_t h = 14695981039346656037ull;
+
+	while (len-- > 0) {
+		h ^= *p++;
+		h *= 1099511628211ull;
+	}
+	return h;
+}
+
+/* Replies as many big_byte() bytes as its 8-byte payload says (an error
+ * from dprpc_reply() beyond max_msg_size). */
+static int
+h_big(struct dprpc_request *req, void *arg)
+{
+	size_t len;
+	const uint64_t *n = dprpc_request_payload(req, &len);
+	uint8_t *b;
+	int rc;
+
+	if (len != sizeof(*n))
+		return -EINVAL;
+	b = malloc(*n > 0 ? *n : 1);
+	if (b == NULL)
+		return -ENOMEM;
+	for (size_t i = 0; i < *n; i++)
+		b[i] = big_byte(i);
+	rc = dprpc_reply(req, b, *n);
+	free(b);
+	return rc;
+}
+
+/* Proxy: the checksums and lengths of the RRef's value and of the
+ * arguments. */
+static int
+h_vsum(struct dprpc_request *req, void *arg)
+{
+	size_t vlen, alen;
+	const uint8_t *v = dprpc_request_rref_value(req, &vlen);
+	const uint8_t *x = dprpc_request_payload(req, &alen);
+	uint64_t out[4] = {fnv64(v, vlen), vlen, fnv64(x, alen), alen};
+
+	if (v == NULL)
+		return -EINVAL;
+	return dprpc_reply(req, out, sizeof(out));
+}
+
 static void
 reply_parked(const void *v, size_t len)
 {
@@ -151,12 +220,19 @@ setup(void)
 		c.mbuf_pool = mp;
 		c.nb_mbufs = 2048;
 		c.max_rrefs = 4096;
+		/* One lcore polls the three agents and runs their handlers,
+		 * which checksum values of up to 8 MiB: on a loaded machine
+		 * (ASan, other builds) that may keep a peer silent for over a
+		 * second.  No test here is about liveness. */
+		c.peer_timeout_us = 30 * 1000 * 1000;
 		ag[i] = dprpc_agent_create(&c);
 		cr_assert_not_null(ag[i], "agent %s: %s", names[i], rte_strerror(rte_errno));
 		cr_assert_eq(dprpc_register(ag[i], "make", h_make, NULL, DPRPC_HANDLER_INLINE), 0);
 		cr_assert_eq(dprpc_register(ag[i], "fail", h_fail, NULL, DPRPC_HANDLER_INLINE), 0);
 		cr_assert_eq(dprpc_register(ag[i], "park", h_park, NULL, DPRPC_HANDLER_INLINE), 0);
 		cr_assert_eq(dprpc_register(ag[i], "add", h_add, NULL, DPRPC_HANDLER_INLINE), 0);
+		cr_assert_eq(dprpc_register(ag[i], "big", h_big, NULL, DPRPC_HANDLER_INLINE), 0);
+		cr_assert_eq(dprpc_register(ag[i], "vsum", h_vsum, NULL, DPRPC_HANDLER_INLINE), 0);
 		cr_assert_eq(dprpc_register(ag[i], "adopt", h_adopt, (void *)(uintptr_t)i,
 				     DPRPC_HANDLER_INLINE),
 			0);
@@ -171,6 +247,13 @@ teardown(void)
 	struct dprpc_agent_usage u;
 	unsigned int i;
 
+	/* A test may end with a bookkeeping message (a DELETE's answer) still
+	 * on its way: let the agents settle (bounded) before counting. */
+	for (i = 0; i < 3; i++)
+		for (int k = 0; k < 2000 && ag[i] != NULL && dprpc_agent_usage(ag[i], &u) == 0 &&
+				u.futures != 0;
+			k++)
+			usleep(1000);
 	atomic_store(&stop_bg, true);
 	rte_eal_wait_lcore(1);
 	for (i = 0; i < 3; i++) {
@@ -665,6 +748,251 @@ Test(rref_ring, leak_report_and_graceful_shutdown)
 	cr_assert_eq(dprpc_rref_shutdown(B, 2000000, DPRPC_RREF_REPORT_LEAKS), 0);
 	cr_assert_eq(dbg(B).num_owner_rrefs, 0u);
 	(void)l;
+}
+
+/* dprpc_rref_shutdown() ends the references of the handles the
+ * application still holds but not their memory: the handles stay valid,
+ * their uses fail with ESHUTDOWN, and dprpc_rref_release() of each is then
+ * a plain 0 that frees it (under ASan, a release that read a handle freed
+ * by shutdown would be reported here). */
+Test(rref_ring, handles_stay_valid_after_shutdown_until_released)
+{
+	uint8_t d[DPRPC_RREF_FORK_SIZE];
+	const void *v;
+	size_t len;
+	char out[8];
+	size_t out_len = sizeof(out);
+	struct dprpc_future *f;
+	struct dprpc_rref *r = dprpc_remote(A, "b", "make", "user", 4, DPRPC_TIMEOUT_DEFAULT);
+	struct dprpc_rref *l = dprpc_rref_create_local(A, "own", 3);
+	uint64_t rid, lid;
+
+	cr_assert_not_null(r);
+	cr_assert_not_null(l);
+	expect_value(r, "user", 4);
+	rid = dprpc_rref_id(r);
+	lid = dprpc_rref_id(l);
+	wait_owner(B, 1, 1);
+	cr_assert_eq(dprpc_rref_shutdown(A, 2000000, DPRPC_RREF_REPORT_LEAKS), 0);
+	wait_owner(B, 0, 0);
+	cr_assert_eq(dbg(A).num_owner_rrefs, 0u);
+	cr_assert_eq(dprpc_rref_list(A, NULL, 0), 0);
+	/* Long past the grace period of anything shutdown freed. */
+	usleep(100 * 1000);
+	/* The handles are still the application's: accessors answer... */
+	cr_assert_eq(dprpc_rref_id(r), rid);
+	cr_assert_eq(dprpc_rref_id(l), lid);
+	cr_assert_not(dprpc_rref_is_owner(r));
+	cr_assert(dprpc_rref_is_owner(l));
+	cr_assert_eq(dprpc_rref_owner(r), 1u);
+	cr_assert_eq(dprpc_rref_agent(l), A);
+	f = dprpc_rref_creation_future(l);
+	cr_assert_not_null(f);
+	dprpc_future_put(f);
+	/* ...and every use fails with ESHUTDOWN, sending nothing. */
+	cr_assert_eq(dprpc_rref_to_here(r, DPRPC_TIMEOUT_DEFAULT, out, &out_len, NULL), -ESHUTDOWN);
+	cr_assert_null(dprpc_rref_to_here_async(l, DPRPC_TIMEOUT_DEFAULT));
+	cr_assert_eq(rte_errno, ESHUTDOWN);
+	cr_assert_null(dprpc_rref_rpc_async(r, "add", NULL, 0, DPRPC_TIMEOUT_DEFAULT));
+	cr_assert_eq(rte_errno, ESHUTDOWN);
+	cr_assert_null(dprpc_rref_remote(l, "add", NULL, 0, DPRPC_TIMEOUT_DEFAULT));
+	cr_assert_eq(rte_errno, ESHUTDOWN);
+	cr_assert_eq(dprpc_rref_fork(r, d, sizeof(d)), -ESHUTDOWN);
+	cr_assert_eq(dprpc_rref_fork(l, d, sizeof(d)), -ESHUTDOWN);
+	cr_assert_eq(dprpc_rref_local_value(l, &v, &len), -ESHUTDOWN);
+	/* The application's release frees them. */
+	cr_assert_eq(dprpc_rref_release(r), 0);
+	cr_assert_eq(dprpc_rref_release(l), 0);
+	cr_assert_eq(dbg(A).num_users, 0u);
+	cr_assert_eq(dbg(A).messages_failed, 0u);
+	cr_assert_eq(dbg(B).deletes_unknown, 0u);
+	/* The agent works on: a new RRef after shutdown. */
+	r = dprpc_remote(A, "b", "make", "again", 5, DPRPC_TIMEOUT_DEFAULT);
+	cr_assert_not_null(r);
+	expect_value(r, "again", 5);
+	cr_assert_eq(dprpc_rref_release(r), 0);
+	wait_owner(B, 0, 0);
+}
+
+/* to_here of @r is the @n bytes of big_byte(), byte-exact. */
+static void
+expect_big(struct dprpc_rref *r, size_t n)
+{
+	static uint8_t out[DPRPC_MAX_MSG_DEFAULT];
+	size_t out_len = sizeof(out);
+	struct dprpc_error e;
+	int rc = dprpc_rref_to_here(r, 20 * 1000 * 1000, out, &out_len, &e);
+
+	cr_assert_eq(rc, 0, "to_here of %zu bytes: %d (%s)", n, rc, rc != 0 ? e.msg : "");
+	cr_assert_eq(out_len, n);
+	for (size_t i = 0; i < n; i++)
+		if (out[i] != big_byte(i))
+			cr_assert_fail(
+				"byte %zu of %zu: %u, expected %u", i, n, out[i], big_byte(i));
+}
+
+/* A proxy call on @r (its value is @n big_byte() bytes) with @alen
+ * bytes of arguments: the owner's handler reads both whole. */
+static void
+expect_vsum(struct dprpc_rref *r, size_t n, size_t alen)
+{
+	uint8_t *args = big_buf(alen), *want = big_buf(n);
+	uint64_t out[4];
+	size_t out_len = sizeof(out);
+
+	struct dprpc_error e;
+	int rc = dprpc_rref_rpc_sync(r, "vsum", args, alen, 20 * 1000 * 1000, out, &out_len, &e);
+
+	cr_assert_eq(rc, 0, "proxy on %zu bytes: %d (%s)", n, rc, rc != 0 ? e.msg : "");
+	cr_assert_eq(out[0], fnv64(want, n));
+	cr_assert_eq(out[1], n);
+	cr_assert_eq(out[2], fnv64(args, alen));
+	cr_assert_eq(out[3], alen);
+	free(args);
+	free(want);
+}
+
+/* Values of 1 MiB and 8 MiB (max_msg_size): made by remote(), read by
+ * to_here byte-exact (they are not carried by the confirmation: fetched),
+ * read by a proxy on the owner, and fetched by a user forked to a third
+ * worker; an owner value of 1 MiB likewise. */
+Test(rref_ring, values_up_to_max_msg_size, .timeout = 240)
+{
+	static const uint64_t sizes[] = {1u << 20, DPRPC_MAX_MSG_DEFAULT};
+	struct dprpc_rref *r, *rc, *l;
+	struct dprpc_future *f;
+	uint8_t *v;
+	size_t len;
+
+	for (unsigned int k = 0; k < RTE_DIM(sizes); k++) {
+		r = dprpc_remote(A, "b", "big", &sizes[k], 8, DPRPC_TIMEOUT_DEFAULT);
+		cr_assert_not_null(r, "%s", rte_strerror(rte_errno));
+		expect_big(r, sizes[k]);
+		/* The confirmation came without the value. */
+		f = dprpc_rref_creation_future(r);
+		cr_assert_eq(dprpc_future_wait(f, 0), 0);
+		cr_assert_null(dprpc_future_value(f, &len));
+		cr_assert_eq(len, 0u);
+		dprpc_future_put(f);
+		expect_big(r, sizes[k]); /* again, once confirmed */
+		expect_vsum(r, sizes[k], 16);
+		rc = fork_to(r, C);
+		expect_big(rc, sizes[k]);
+		expect_vsum(rc, sizes[k], 0);
+		wait_owner(B, 1, 2);
+		cr_assert_eq(dprpc_rref_release(r), 0);
+		cr_assert_eq(dprpc_rref_release(rc), 0);
+		wait_owner(B, 0, 0);
+	}
+	/* An owner's value of 1 MiB, read here and by a user on b. */
+	v = big_buf(sizes[0]);
+	l = dprpc_rref_create_local(A, v, sizes[0]);
+	free(v);
+	cr_assert_not_null(l);
+	expect_big(l, sizes[0]);
+	rc = fork_to(l, B);
+	expect_big(rc, sizes[0]);
+	expect_vsum(rc, sizes[0], 3);
+	cr_assert_eq(dprpc_rref_release(rc), 0);
+	cr_assert_eq(dprpc_rref_release(l), 0);
+	wait_owner(A, 0, 0);
+	cr_assert_eq(dbg(A).messages_failed, 0u);
+}
+
+/* to_here_async() while the creation of a large value is pending: the
+ * confirmation comes without the value and the future then fetches it. */
+Test(rref_ring, to_here_async_of_a_pending_large_value)
+{
+	const size_t n = 300 * 1000;
+	uint8_t *v = big_buf(n);
+	struct dprpc_rref *r = dprpc_remote(A, "b", "park", NULL, 0, DPRPC_TIMEOUT_DEFAULT);
+	struct dprpc_future *f;
+	const uint8_t *got;
+	size_t len;
+
+	cr_assert_not_null(r);
+	for (int i = 0; i < 20000 && atomic_load(&nb_parked) == 0; i++)
+		usleep(100);
+	cr_assert_eq(atomic_load(&nb_parked), 1u);
+	f = dprpc_rref_to_here_async(r, DPRPC_TIMEOUT_DEFAULT);
+	cr_assert_not_null(f);
+	cr_assert_not(dprpc_future_is_done(f));
+	reply_parked(v, n);
+	cr_assert_eq(dprpc_future_wait(f, 20 * 1000 * 1000), 0);
+	got = dprpc_future_value(f, &len);
+	cr_assert_eq(len, n);
+	cr_assert_eq(memcmp(got, v, n), 0);
+	dprpc_future_put(f);
+	free(v);
+	cr_assert_eq(dprpc_rref_release(r), 0);
+	wait_owner(B, 0, 0);
+}
+
+/* remote(), proxies and rref.remote() with 64 KiB of arguments. */
+Test(rref_ring, remote_with_large_arguments)
+{
+	const size_t n = 64 * 1024;
+	uint8_t *args = big_buf(n);
+	uint64_t out[4];
+	struct dprpc_rref *r = dprpc_remote(A, "b", "make", args, n, DPRPC_TIMEOUT_DEFAULT), *r2;
+
+	cr_assert_not_null(r, "%s", rte_strerror(rte_errno));
+	expect_big(r, n); /* "make" echoes its arguments */
+	expect_vsum(r, n, n);
+	r2 = dprpc_rref_remote(r, "vsum", args, n, DPRPC_TIMEOUT_DEFAULT);
+	cr_assert_not_null(r2, "%s", rte_strerror(rte_errno));
+	{
+		size_t len = sizeof(out);
+
+		cr_assert_eq(dprpc_rref_to_here(r2, 20 * 1000 * 1000, out, &len, NULL), 0);
+		cr_assert_eq(len, sizeof(out));
+		cr_assert_eq(out[0], fnv64(args, n));
+		cr_assert_eq(out[1], n);
+		cr_assert_eq(out[2], fnv64(args, n));
+		cr_assert_eq(out[3], n);
+	}
+	free(args);
+	cr_assert_eq(dprpc_rref_release(r), 0);
+	cr_assert_eq(dprpc_rref_release(r2), 0);
+	wait_owner(B, 0, 0);
+}
+
+/* Beyond max_msg_size: a value fails its creation with -EMSGSIZE; a local
+ * value and arguments are refused at once (nothing is created). */
+Test(rref_ring, values_over_max_msg_size_fail_with_emsgsize)
+{
+	const uint64_t over = DPRPC_MAX_MSG_DEFAULT + 1;
+	const size_t args_over = DPRPC_MAX_MSG_DEFAULT - 40 + 1;
+	uint8_t *v = big_buf(over);
+	char out[8];
+	size_t out_len = sizeof(out);
+	struct dprpc_rref *r = dprpc_remote(A, "b", "big", &over, 8, DPRPC_TIMEOUT_DEFAULT), *k;
+	struct dprpc_future *f;
+
+	cr_assert_not_null(r);
+	cr_assert_eq(dprpc_rref_to_here(r, 20 * 1000 * 1000, out, &out_len, NULL), -EMSGSIZE);
+	f = dprpc_rref_creation_future(r);
+	cr_assert_eq(dprpc_future_wait(f, 0), -EMSGSIZE);
+	dprpc_future_put(f);
+	cr_assert_eq(dprpc_rref_release(r), 0);
+	cr_assert_null(dprpc_rref_create_local(A, v, over));
+	cr_assert_eq(rte_errno, EMSGSIZE);
+	cr_assert_null(dprpc_remote(A, "b", "make", v, args_over, DPRPC_TIMEOUT_DEFAULT));
+	cr_assert_eq(rte_errno, EMSGSIZE);
+	k = dprpc_rref_create_local(A, "k", 1);
+	cr_assert_not_null(k);
+	cr_assert_null(dprpc_rref_rpc_async(k, "vsum", v, args_over, DPRPC_TIMEOUT_DEFAULT));
+	cr_assert_eq(rte_errno, EMSGSIZE);
+	cr_assert_null(dprpc_rref_remote(k, "vsum", v, args_over, DPRPC_TIMEOUT_DEFAULT));
+	cr_assert_eq(rte_errno, EMSGSIZE);
+	/* One byte less fits. */
+	cr_assert_not_null(f = dprpc_rref_rpc_async(k, "vsum", v, args_over - 1, 20 * 1000 * 1000));
+	cr_assert_eq(dprpc_future_wait(f, 0), 0);
+	dprpc_future_put(f);
+	cr_assert_eq(dprpc_rref_release(k), 0);
+	free(v);
+	wait_owner(B, 0, 0);
+	cr_assert_eq(dbg(A).num_owner_rrefs, 0u);
 }
 
 Test(rref_ring, reserved_handler_names_are_refused)

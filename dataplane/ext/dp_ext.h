@@ -21,6 +21,11 @@
  *            release everything, without messages.
  * And on the poller, once every timer period (100 us):
  *   timer    retry deferred work; returns how much it did (0: nothing).
+ * And on the poller, when the liveness of a peer changes (where the
+ * application's conf.peer_event is told, and on a restart, which it is
+ * not told of):
+ *   peer_event  (may be NULL) see enum dp_peer_event.  Must not block;
+ *            may take read-side sections (dp_rcu_read_lock()) and send.
  */
 #ifndef DP_EXT_H
 #define DP_EXT_H
@@ -35,6 +40,19 @@
 
 #include "dp_log.h"
 
+/* What happened to a peer (the peer_event op). */
+enum dp_peer_event {
+	/* Declared down (silent for peer_timeout_us): its pending calls have
+	 * just failed with -EHOSTDOWN; new ones fail until it is heard from. */
+	DP_PEER_EV_DOWN = 0,
+	/* A peer declared down is heard from again, same incarnation. */
+	DP_PEER_EV_UP = 1,
+	/* A frame of a newer incarnation of the peer: it restarted and holds
+	 * nothing of its past; the server state kept for it is cleared and
+	 * its pending calls have just failed with -ECONNRESET. */
+	DP_PEER_EV_RESTARTED = 2,
+};
+
 struct dp_ext_ops {
 	const char *name;
 	int (*init)(struct dprpc_agent *a, const struct dprpc_agent_conf *c, void **state);
@@ -42,6 +60,7 @@ struct dp_ext_ops {
 	void (*quiesce)(void *state);
 	void (*closing)(void *state);
 	void (*free)(void *state);
+	void (*peer_event)(void *state, unsigned int rank, enum dp_peer_event ev);
 };
 
 /* The most extensions an agent carries. */

@@ -9,15 +9,23 @@
  * the application only ever holds handles (struct dprpc_rref), one per
  * reference, and releases each exactly once with dprpc_rref_release().
  *
- * Values are byte strings of at most DPRPC_RREF_VALUE_MAX bytes, copied
- * once into the owner, and read-only from then on: a proxy call reads the
- * owner's value, it never changes it (an RRef is created once, like a
- * PyTorch RRef of an immutable object).
+ * Values are byte strings of up to the owner's max_msg_size (default
+ * 8 MiB, dprpc_agent_conf), copied once into the owner, and read-only from
+ * then on: a proxy call reads the owner's value, it never changes it (an
+ * RRef is created once, like a PyTorch RRef of an immutable object).
+ * Values and arguments longer than a frame travel as multi-frame calls
+ * (dprpc_rpc.h).  The owner's confirmation of remote() carries a value of
+ * at most one frame (DPRPC_MAX_FRAME_PAYLOAD bytes), so to_here() after
+ * remote() is one round trip; a longer value stays on the owner until
+ * to_here() fetches it, as a normal multi-frame response.
  *
  * Reference counting (PyTorch's guarantees):
  *  - G1: the owner learns of every user that is deleted (the release of a
  *    user handle sends it a message), and frees the value when no user and
- *    no local handle is left, at once, never before.
+ *    no local handle is left, at once, never before.  A worker declared
+ *    down or restarted is dead for RRefs: its references are dropped, on
+ *    the owner and on the workers that forked children for it or hold
+ *    children of an RRef it owned (docs/rref.md, "When a peer dies").
  *  - G2: a handle that was forked (dprpc_rref_fork()) keeps its reference
  *    until the owner has confirmed the child, even if the application
  *    releases it meanwhile.
@@ -57,12 +65,16 @@ extern "C" {
 /** A handle on an RRef: opaque.  One per reference held. */
 struct dprpc_rref;
 
-/** Largest RRef value: one frame (the owner's confirmation and to_here
- * carry it in one response).  A creating handler replying more fails the
- * creation with -EMSGSIZE.  (Plain calls carry up to max_msg_size.) */
+/** Deprecated, kept for source compatibility: the one-frame bound values
+ * had before.  Values now go up to the owner's max_msg_size (a creating
+ * handler replying more fails the creation with -EMSGSIZE); this is the
+ * largest value the owner's confirmation of remote() carries (larger ones
+ * are fetched by to_here()). */
 #define DPRPC_RREF_VALUE_MAX DPRPC_MAX_FRAME_PAYLOAD
-/** Largest argument of remote() and of a proxy call: one frame less the
- * 40-byte RRef message header. */
+/** Deprecated, kept for source compatibility: the one-frame bound
+ * arguments had before.  The arguments of remote() and of proxy calls now
+ * go up to max_msg_size less the 40-byte RRef message header; up to this
+ * many they travel in one frame, built without a memory allocation. */
 #define DPRPC_RREF_ARGS_MAX (DPRPC_MAX_FRAME_PAYLOAD - 40)
 /** Size of an RRef's fork data (dprpc_rref_fork()). */
 #define DPRPC_RREF_FORK_SIZE 32
@@ -81,10 +93,12 @@ struct dprpc_rref;
  *                   times out fails the RRef with -ETIMEDOUT.
  * @return a handle, owned by the caller (release it with
  *         dprpc_rref_release()); NULL with rte_errno: EINVAL (NULL agent,
- *         bad rank, handler id 0, NULL args with len > 0), EMSGSIZE (len > DPRPC_RREF_ARGS_MAX),
+ *         bad rank, handler id 0, NULL args with len > 0), EMSGSIZE
+ *         (len > max_msg_size - 40),
  *         ENOBUFS (no future, memory or call slot; also rpc_async's
  *         EAGAIN), EHOSTDOWN (@p to is down).  After NULL nothing was
- *         created.
+ *         created.  A value longer than the owner's max_msg_size fails
+ *         the creation with -EMSGSIZE.
  */
 struct dprpc_rref *dprpc_remote_id(struct dprpc_agent *agent, unsigned int to, uint32_t handler_id,
 	const void *args, size_t len, uint64_t timeout_us);
@@ -98,7 +112,7 @@ struct dprpc_rref *dprpc_remote(struct dprpc_agent *agent, const char *to, const
  * An RRef owned by this worker holding a copy of @p value (PyTorch's
  * RRef(value)).  Confirmed at once.
  * @return an owner handle; NULL with rte_errno EINVAL, EMSGSIZE
- *         (len > DPRPC_RREF_VALUE_MAX) or ENOBUFS.
+ *         (len > the agent's max_msg_size) or ENOBUFS.
  */
 struct dprpc_rref *dprpc_rref_create_local(
 	struct dprpc_agent *agent, const void *value, size_t len);
@@ -109,10 +123,20 @@ struct dprpc_rref *dprpc_rref_create_local(
  * child forked from it is confirmed: G2); an owner handle drops a local
  * reference.  The owner frees the value when none is left.
  *
- * @return 0; -EINVAL for NULL or a handle already released (while its
- *         memory is still held by pending children; otherwise a second
- *         release is a use after free).  The handle must not be used
- *         afterwards.
+ * Every handle is released exactly once by the application, also after
+ * dprpc_rref_shutdown(): shutdown drops the handle's reference to the
+ * RRef but leaves its memory to the application, and this call then only
+ * frees the handle.  Handles need no release after dprpc_agent_destroy(),
+ * which frees them all (they are invalid from then on).
+ *
+ * @return 0, also for a handle that dprpc_rref_shutdown() released
+ *         (nothing is sent then: shutdown did it); -EINVAL for NULL or a
+ *         handle the application already released (while its memory is
+ *         still held, by pending children or its DELETE; otherwise a
+ *         second release is a use after free).  The handle must not be
+ *         used afterwards.
+ * Thread context: any thread.  Ownership: the handle's memory goes back
+ * to the library.
  */
 int dprpc_rref_release(struct dprpc_rref *rref);
 
@@ -144,8 +168,9 @@ bool dprpc_rref_confirmed_by_owner(const struct dprpc_rref *rref);
 /**
  * The future of the owner's creation: DONE once the owner confirmed this
  * reference, FAILED with the creation's error otherwise.  For a user made
- * by remote() its value is the RRef's value (the confirmation carries it);
- * for a forked user it has none.  On an owner handle: the value's own
+ * by remote() its value is the RRef's value when that is at most
+ * DPRPC_MAX_FRAME_PAYLOAD bytes (the confirmation carries it), else empty
+ * (the value stays on the owner); for a forked user it has none.  On an owner handle: the value's own
  * future (DONE with the value once the handler replied).
  * @return a new reference for the caller (put it); never NULL for a valid
  *         handle (NULL, rte_errno EINVAL, for a NULL one).
@@ -159,7 +184,8 @@ struct dprpc_future *dprpc_rref_creation_future(struct dprpc_rref *rref);
  * @param len   receives its length.
  * @return 0; -EPERM if this worker is not the owner (use to_here);
  *         -EAGAIN if the owner's handler has not replied yet; the
- *         creation's error code if it failed; -EINVAL.
+ *         creation's error code if it failed; -ESHUTDOWN (the handle was
+ *         released by dprpc_rref_shutdown()); -EINVAL.
  */
 int dprpc_rref_local_value(const struct dprpc_rref *rref, const void **value, size_t *len);
 
@@ -172,12 +198,17 @@ int dprpc_rref_local_value(const struct dprpc_rref *rref, const void **value, si
  *         error, -ENOENT if the owner no longer has the RRef, or the
  *         call's errors (dprpc_rpc.h).  Without a message when the value
  *         is already here: on the owner, the value's own future; on a user
- *         made by remote(), its creation future, whose confirmation
- *         carries the value (values never change, so this copy is the
- *         value).  Those two complete when the owner's handler replies (or
- *         the creation times out), not at @p timeout_us: use
- *         dprpc_rref_to_here() for a bounded wait.
- *         NULL with rte_errno as dprpc_rpc_async_id() (nothing sent).
+ *         made by remote(), its creation future when the confirmation
+ *         carries the value (at most DPRPC_MAX_FRAME_PAYLOAD bytes; values
+ *         never change, so this copy is the value).  Those two complete
+ *         when the owner's handler replies (or the creation times out),
+ *         not at @p timeout_us: use dprpc_rref_to_here() for a bounded
+ *         wait.  A larger value is fetched from the owner (a normal
+ *         multi-frame response, up to max_msg_size); if the creation is
+ *         still pending, the future fetches it once the confirmation
+ *         comes, with the agent's default timeout.
+ *         NULL with rte_errno as dprpc_rpc_async_id() (nothing sent), or
+ *         ESHUTDOWN (the handle was released by dprpc_rref_shutdown()).
  */
 struct dprpc_future *dprpc_rref_to_here_async(struct dprpc_rref *rref, uint64_t timeout_us);
 
@@ -199,7 +230,8 @@ int dprpc_rref_to_here(struct dprpc_rref *rref, uint64_t timeout_us, void *out, 
  * runs on the thread that completed the value.
  *
  * @return as dprpc_rpc_async_id(); a failed creation fails the future
- *         with its error; EMSGSIZE if len > DPRPC_RREF_ARGS_MAX.
+ *         with its error; EMSGSIZE if len > max_msg_size - 40;
+ *         ESHUTDOWN (the handle was released by dprpc_rref_shutdown()).
  */
 struct dprpc_future *dprpc_rref_rpc_async_id(struct dprpc_rref *rref, uint32_t handler_id,
 	const void *args, size_t len, uint64_t timeout_us);
@@ -215,7 +247,9 @@ int dprpc_rref_rpc_sync(struct dprpc_rref *rref, const char *handler, const void
 /**
  * A new RRef on the owner of @p rref whose value is what the handler
  * replies when called with @p rref's value and @p args (PyTorch's
- * rref.remote().method(args)).  Returns as dprpc_remote_id().
+ * rref.remote().method(args)).  Returns as dprpc_remote_id(), and NULL
+ * with rte_errno ESHUTDOWN if @p rref was released by
+ * dprpc_rref_shutdown().
  */
 struct dprpc_rref *dprpc_rref_remote(struct dprpc_rref *rref, const char *handler, const void *args,
 	size_t len, uint64_t timeout_us);
@@ -236,11 +270,37 @@ const void *dprpc_request_rref_value(const struct dprpc_request *req, size_t *le
  * the owner confirms that child, this worker keeps a reference (G2), even
  * past dprpc_rref_release() of the handle.
  *
+ * Fork data that is never rebuilt does not pin the RRef for ever: an
+ * unconfirmed child is dropped (its reference released) once the owner is
+ * declared down or restarts, or after the agent's default timeout
+ * (dprpc_agent_conf.default_timeout_us; never if 0), counted in
+ * dprpc_rref_debug.pending_forks_dropped (forks_expired on the owner).
+ * Rebuilt later than that, it may find the RRef deleted (-ENOENT).  Name
+ * the receiver with dprpc_rref_fork_to() to have it dropped as soon as
+ * the receiver is declared down.
+ *
+ * Thread context: any thread.
+ *
  * @return DPRPC_RREF_FORK_SIZE; -ENOSPC (@p cap too small), -ENOMEM, the
  *         creation's error code if the RRef failed (nothing is forked),
+ *         -ESHUTDOWN (the handle was released by dprpc_rref_shutdown()),
  *         -EINVAL.
  */
 int dprpc_rref_fork(struct dprpc_rref *rref, void *buf, size_t cap);
+
+/**
+ * dprpc_rref_fork() for worker @p to alone: dprpc_rref_from_fork() of the
+ * data on any other worker fails with EINVAL.  Besides the bounds of
+ * dprpc_rref_fork(), the child is dropped at once (its reference
+ * released, on the parent or on the owner) if @p to is declared down or
+ * restarts before it is confirmed (PyTorch's RRef pickled into a message
+ * to one worker).
+ *
+ * @return as dprpc_rref_fork(); -EINVAL also if @p to is not a rank of
+ *         the world.
+ * Thread context: any thread.
+ */
+int dprpc_rref_fork_to(struct dprpc_rref *rref, unsigned int to, void *buf, size_t cap);
 
 /**
  * Rebuild a forked RRef on the receiving worker (PyTorch unpickling an
@@ -248,7 +308,8 @@ int dprpc_rref_fork(struct dprpc_rref *rref, void *buf, size_t cap);
  * parent); on the owner itself the result is an owner handle.
  *
  * @return a handle owned by the caller; NULL with rte_errno: EINVAL (not
- *         fork data of this world), EPROTO (bad fork data), ENOENT (on the
+ *         fork data of this world, or made by dprpc_rref_fork_to() for
+ *         another worker), EPROTO (bad fork data), ENOENT (on the
  *         owner: the RRef was deleted), ENOBUFS.  A user rebuilt from the
  *         data of a deleted RRef comes back, but its creation future fails
  *         with -ENOENT (the owner's answer), and so do its uses.
@@ -266,6 +327,18 @@ struct dprpc_rref_debug {
 	uint64_t num_pending_forks; /**< children forked here, not confirmed */
 	uint64_t deletes_unknown;   /**< deletions of forks the owner did not know */
 	uint64_t messages_failed;   /**< RRef messages (delete, accept) that failed */
+	/** Owner side: user references (forks, and placeholders of pending
+	 * creations) of values owned here, dropped because the worker that
+	 * held them was declared down or restarted. */
+	uint64_t forks_dropped_peer_down;
+	/** Children forked here dropped unconfirmed: their owner, or the
+	 * worker they were forked for, was declared down or restarted, or
+	 * they stayed unconfirmed for the default timeout (fork data never
+	 * rebuilt). */
+	uint64_t pending_forks_dropped;
+	/** Owner side: forks of owner handles whose fork data was not rebuilt
+	 * within the default timeout. */
+	uint64_t forks_expired;
 };
 
 /** Fill @p d.  @return 0 or -EINVAL. */
@@ -304,11 +377,23 @@ void dprpc_rref_dump(struct dprpc_agent *agent, FILE *f);
 
 /**
  * Graceful RRef shutdown (PyTorch's shutdown(graceful=True), RRef part),
- * called by every worker before destroying its agent: releases every user
- * reference this worker still holds (telling the owners; the application's
- * handles become invalid), then waits, up to @p timeout_us (0: no limit),
- * until the other workers have released theirs on the values owned here
- * and the children forked here are confirmed.
+ * called by every worker before destroying its agent: drops the reference
+ * of every handle the application still holds here (telling the owners,
+ * dropping local owner references), then waits, up to @p timeout_us (0:
+ * no limit), until the other workers have released theirs on the values
+ * owned here and the children forked here are confirmed.
+ *
+ * The handles themselves stay valid memory, owned by the application,
+ * until it calls dprpc_rref_release() on each (which then returns 0 and
+ * sends nothing) or destroys the agent.  Meanwhile their accessors
+ * (dprpc_rref_id(), dprpc_rref_owner(), dprpc_rref_is_owner(),
+ * dprpc_rref_agent(), dprpc_rref_owner_name(),
+ * dprpc_rref_confirmed_by_owner(), dprpc_rref_creation_future()) still
+ * answer, and every use fails with ESHUTDOWN: dprpc_rref_to_here*(),
+ * dprpc_rref_rpc_*(), dprpc_rref_remote() (NULL or a negative return,
+ * rte_errno ESHUTDOWN), dprpc_rref_fork() and dprpc_rref_local_value()
+ * (-ESHUTDOWN).  A use racing with shutdown on another thread either
+ * works or fails so, always on valid memory.
  *
  * @param flags 0 ignores what is left, as PyTorch does by default;
  *              DPRPC_RREF_REPORT_LEAKS logs it (dprpc_rref_dump()) and
