@@ -60,14 +60,20 @@ dp_fault_one(
 	struct rte_mbuf *copy;
 	uint64_t nth;
 
-	if (numbered) {
-		nth = ++f->index;
-		for (i = 0; i < RTE_DIM(f->drop_nth); i++) {
-			if (f->drop_nth[i] == nth) {
-				f->dropped++;
-				rte_pktmbuf_free(m);
-				return 0;
-			}
+	/* A CONTROL frame (ping, pong) passes untouched and takes no draw:
+	 * how many there are depends on timing (keep-alives, first-contact
+	 * pings), and the calls' frames must meet the same decisions for the
+	 * same seed whatever the timing. */
+	if (!numbered) {
+		out[0] = m;
+		return 1;
+	}
+	nth = ++f->index;
+	for (i = 0; i < RTE_DIM(f->drop_nth); i++) {
+		if (f->drop_nth[i] == nth) {
+			f->dropped++;
+			rte_pktmbuf_free(m);
+			return 0;
 		}
 	}
 	/* One draw per fault kind, always, so a seed gives the same decisions

@@ -77,7 +77,9 @@ typedef void (*dprpc_peer_event_t)(
  * for tests of loss, duplication, reordering and delay on any PMD, memif
  * included.  All zero (the default) is off and costs one branch per burst.
  * Decisions come from a generator seeded with @ref seed, so a run repeats
- * exactly for the same frames in the same order.
+ * exactly for the same frames in the same order.  CONTROL frames (pings
+ * and pongs) pass untouched and take no decision: how many there are
+ * depends on timing.  Real loss of them: tests/netns (XDP).
  */
 struct dprpc_fault_conf {
 	uint64_t seed;	      /**< generator seed; 0 picks a fixed one */
@@ -88,8 +90,7 @@ struct dprpc_fault_conf {
 	uint32_t delay_us;    /**< delay of a delayed frame */
 	/** Drop exactly the Nth frames listed (1 = the first frame in this
 	 * direction since the agent's creation): deterministic loss of chosen
-	 * frames.  CONTROL frames (pings) are not counted, nor dropped by
-	 * this: how many there are depends on timing.  Up to 8; 0 = unused. */
+	 * frames.  CONTROL frames are not counted.  Up to 8; 0 = unused. */
 	uint64_t drop_nth[8];
 };
 
