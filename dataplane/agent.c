@@ -213,9 +213,14 @@ dp_pools_init(struct dprpc_agent *a, const struct dprpc_agent_conf *c)
 			return -rte_errno;
 		a->own_mp = true;
 	}
+	/* No per-lcore cache: the pool is then its ring alone, FIFO, so a
+	 * request object freed is handed out again only after every other
+	 * free one, and a late reply on it finds it FREE meanwhile (handler.c;
+	 * the guarantee is in dprpc_rpc.h).  A cache is LIFO: it would hand
+	 * the object to the very next request. */
 	snprintf(name, sizeof(name), "dprpc%u_rq", a->instance);
-	a->req_pool = rte_mempool_create(name, c->max_requests, sizeof(struct dprpc_request),
-		RTE_MIN(32u, c->max_requests / 8), 0, NULL, NULL, NULL, NULL, c->socket_id, 0);
+	a->req_pool = rte_mempool_create(name, c->max_requests, sizeof(struct dprpc_request), 0, 0,
+		NULL, NULL, NULL, NULL, c->socket_id, 0);
 	if (a->req_pool == NULL)
 		return -rte_errno;
 	nfut = a->world.n * a->max_outstanding * 2 + 1024;

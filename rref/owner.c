@@ -470,9 +470,11 @@ rr_h_remote(struct dprpc_request *req, void *arg)
 		}
 	}
 	dp_req_set_hook(req, &rr_capture_hook, o, NULL);
+	/* From here the request is passed on (to the user's handler, or to
+	 * the value's callback), answered or not yet: deferred. */
 	if (!(flags & RR_F_PROXY)) {
 		rr_dispatch(req, rte_be_to_cpu_32(m->handler_id), args, alen);
-		return 0;
+		return DPRPC_DEFERRED;
 	}
 	src = rr_owner_for(ctx, req, rte_be_to_cpu_64(m->src_id), rte_be_to_cpu_64(m->src_fork));
 	if (src == NULL) {
@@ -481,7 +483,7 @@ rr_h_remote(struct dprpc_request *req, void *arg)
 	}
 	dp_req_set_hook_arg(req, 1, src);
 	rr_wait_value(req, src, rr_proxy_ready);
-	return 0;
+	return DPRPC_DEFERRED;
 }
 
 /* FETCH (rref_id, fork_id) and PROXY (src_id, src_fork): hold the entry
@@ -505,7 +507,7 @@ rr_h_wait(struct dprpc_request *req, struct rr_ctx *ctx, bool proxy)
 	}
 	dp_req_set_hook(req, &rr_hold_hook, o, NULL);
 	rr_wait_value(req, o, proxy ? rr_proxy_ready : rr_fetch_ready);
-	return 0;
+	return DPRPC_DEFERRED; /* passed on to the value's callback */
 }
 
 int

@@ -114,10 +114,15 @@ const void *dp_req_input(const struct dprpc_request *req, uint32_t *len);
  * until the request is released).  Runs it inline, or queues it to the
  * handler lcores when called on the poller; off the poller it runs on the
  * calling thread whatever its mode.  -ENOENT (no such handler) or -EBUSY
- * (pool full): nothing ran, the request is still the caller's to answer. */
+ * (pool full): nothing ran, the request is still the caller's to answer.
+ * A handler that passed its request on (here, or to a callback) returns
+ * DPRPC_DEFERRED: the handler contract (dprpc_rpc.h) holds for reserved
+ * handlers too, and is enforced on them alike. */
 int dp_redispatch(
 	struct dprpc_request *req, uint32_t handler_id, const void *payload, uint32_t len);
-/* Release @req unanswered (its frame, message and hook too). */
+/* Release @req unanswered (its frame, message and hook too; at the end of
+ * the handler run that holds it, if one does).  Nothing if it was answered
+ * already. */
 void dp_request_free(struct dprpc_request *req);
 
 #endif /* DP_EXT_H */

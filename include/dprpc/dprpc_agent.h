@@ -344,8 +344,9 @@ const char *dprpc_drop_reason_str(enum dprpc_drop_reason reason);
 
 /**
  * Counters of an agent.  Each is written by the polling thread (except
- * reply_nombuf) and may be read at any time; a snapshot is not atomic as a
- * whole.
+ * reply_nombuf and the handler contract's, written by whichever thread
+ * sees the event) and may be read at any time; a snapshot is not atomic
+ * as a whole.
  */
 struct dprpc_agent_stats {
 	uint64_t rx_frames;	   /**< frames received from the port */
@@ -379,6 +380,19 @@ struct dprpc_agent_stats {
 	uint64_t drops[DPRPC_DROP_MAX];
 	/** Injected faults (dprpc_fault_conf), transmit and receive together. */
 	uint64_t fault_dropped, fault_duplicated, fault_reordered, fault_delayed;
+	/** The handler contract broken (dprpc_handler_t in dprpc_rpc.h), once
+	 * per event; the caller got exactly one answer each time. */
+	uint64_t reply_again;		    /**< dprpc_reply() or dprpc_reply_error() on a
+					         request already answered: -EALREADY,
+					         nothing sent */
+	uint64_t handler_unanswered;	    /**< handlers that returned 0 without replying
+					         or deferring: the caller got -EPROTO */
+	uint64_t handler_error_after_reply; /**< handlers that returned a negative errno
+					         after replying: nothing more sent */
+	uint64_t handler_bad_return;	    /**< handlers that returned a positive value
+					         other than DPRPC_DEFERRED: the caller
+					         got -EPROTO, unless they had replied */
+	uint64_t handler_misuse;	    /**< sum of the four above */
 };
 
 /**
