@@ -359,6 +359,7 @@ rr_proxy_ready(struct dprpc_future *val, void *arg)
 	uint32_t alen;
 	size_t vlen;
 
+	rr_dec(&rr_ctx_of(dprpc_request_agent(req))->requests_waiting);
 	if (dprpc_future_state(val) != DPRPC_FUTURE_DONE) {
 		rr_reply_with_error_of(req, dprpc_future_error(val));
 		return;
@@ -377,6 +378,7 @@ rr_fetch_ready(struct dprpc_future *val, void *arg)
 	const void *v;
 	size_t len;
 
+	rr_dec(&rr_ctx_of(dprpc_request_agent(req))->requests_waiting);
 	if (dprpc_future_state(val) != DPRPC_FUTURE_DONE) {
 		rr_reply_with_error_of(req, dprpc_future_error(val));
 		return;
@@ -385,11 +387,16 @@ rr_fetch_ready(struct dprpc_future *val, void *arg)
 	rr_reply(req, v, len);
 }
 
+/* Keep @req until @o's value is there (@cb answers it or passes it on).
+ * Counted in requests_waiting until @cb runs (it may run at once). */
 static void
 rr_wait_value(struct dprpc_request *req, struct rr_owner *o, dprpc_future_cb_t cb)
 {
-	if (dprpc_future_add_callback(o->val, cb, req) != 0)
+	rr_inc(&o->ctx->requests_waiting);
+	if (dprpc_future_add_callback(o->val, cb, req) != 0) {
+		rr_dec(&o->ctx->requests_waiting);
 		rr_reply_error(req, -ENOBUFS, "no callback node to wait for the RRef value");
+	}
 }
 
 static void

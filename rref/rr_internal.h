@@ -171,6 +171,9 @@ struct rr_ctx {
 	_Atomic uint64_t n_owners, n_forks, n_owner_handles, n_users, n_pending_forks;
 	_Atomic uint64_t deletes_unknown, messages_failed;
 	_Atomic int64_t msgs_waiting; /* sent or queued, not yet answered */
+	/* Requests kept until an owner value is there (rr_wait_value() to
+	 * its callback): quiesce answers them (held_requests in ctx.c). */
+	_Atomic uint64_t requests_waiting;
 };
 
 /* --- small helpers ------------------------------------------------------ */

@@ -8,6 +8,9 @@
  * return without replying, reply twice, return a stray value), inline and
  * pool: the caller gets exactly one answer, the misuse is counted once, a
  * second reply is -EALREADY, nothing leaks and b is destroyed.
+ *
+ * destroy_refused: a refused dprpc_agent_destroy() leaves the agent as it
+ * was: RRef values pending stay pending, the lcores run.
  */
 #include <errno.h>
 #include <pthread.h>
@@ -471,4 +474,180 @@ Test(handler_contract, late_reply_does_not_answer_a_later_request)
 	dprpc_future_put(f2);
 	expect_one_answer_each(3, 0);
 	expect_misuse(1, 0, 0, 0);
+}
+
+/* --- destroy_refused ---------------------------------------------------- */
+
+TestSuite(destroy_refused, .init = setup, .fini = teardown, .timeout = 60);
+
+static struct dprpc_rref_debug
+dbg(struct dprpc_agent *x)
+{
+	struct dprpc_rref_debug d;
+
+	cr_assert_eq(dprpc_rref_debug_info(x, &d), 0);
+	return d;
+}
+
+/* Wait (bounded, ~5 s) until b holds @n request objects. */
+static void
+wait_b_requests(unsigned int n)
+{
+	struct dprpc_agent_usage u = {0};
+
+	for (int i = 0; i < 50000; i++) {
+		cr_assert_eq(dprpc_agent_usage(b, &u), 0);
+		if (u.requests == n)
+			return;
+		dprpc_poll(a, 32);
+		usleep(100);
+	}
+	cr_assert_fail("b holds %u requests, expected %u", u.requests, n);
+}
+
+/* Poll a (bounded, ~5 s) until it has @n calls in flight. */
+static void
+wait_a_calls(unsigned int n)
+{
+	struct dprpc_agent_usage u = {0};
+
+	for (int i = 0; i < 50000; i++) {
+		dprpc_poll(a, 32);
+		cr_assert_eq(dprpc_agent_usage(a, &u), 0);
+		if (u.calls == n && u.futures == n)
+			return;
+		usleep(100);
+	}
+	cr_assert_fail("a has %u calls and %u futures, expected %u", u.calls, u.futures, n);
+}
+
+/*
+ * b owns an RRef whose value is pending: its creating handler deferred
+ * (the application keeps that request), and a proxy call waits on the
+ * value.  destroy(b) is refused, and b is left as it was: the value is
+ * not failed, the proxy still waits, both lcores run (a pool handler
+ * answers); once the application answers, the value is there for
+ * to_here and the proxy, and b is destroyed.
+ */
+Test(destroy_refused, leaves_rref_values_pending_and_lcores_running)
+{
+	uint64_t forty = 40, two = 2, v = 0;
+	struct dprpc_rref *r = dprpc_remote(a, "b", "park", NULL, 0, 5000 * 1000);
+	struct dprpc_future *proxy;
+	struct dprpc_error err = {0};
+	size_t len = sizeof(v);
+	int rc;
+
+	cr_assert_not_null(r, "remote: %s", rte_strerror(rte_errno));
+	proxy = dprpc_rref_rpc_async(r, "add", &two, sizeof(two), 5000 * 1000);
+	cr_assert_not_null(proxy);
+	/* The creating request (kept by "park") and the proxy (kept by the
+	 * RRef extension until the value is there). */
+	wait_b_requests(2);
+	cr_assert_eq(atomic_load(&nb_parked), 1u);
+	cr_assert_eq(dbg(b).num_owner_rrefs, 1u);
+
+	cr_assert_eq(dprpc_agent_destroy(b), -EBUSY);
+
+	/* The lcores run: the pool handler and the io lcore answer. */
+	call_expect_value("pool_echo", "x");
+	cr_assert_eq(atomic_load(&pool_lcore_seen), 2u);
+	call_expect_value("echo", "x");
+	cr_assert_not(dprpc_future_is_done(proxy), "the pending value was failed");
+	wait_b_requests(2);
+
+	/* The value is completed and read as if nothing had happened. */
+	cr_assert_eq(dprpc_reply(atomic_load(&parked[0]), &forty, sizeof(forty)), 0);
+	rc = dprpc_rref_to_here(r, 5000 * 1000, &v, &len, &err);
+	cr_assert_eq(rc, 0, "to_here: %d (%s)", rc, err.msg);
+	cr_assert_eq(len, sizeof(v));
+	cr_assert_eq(v, 40u);
+	cr_assert_eq(dprpc_future_wait(proxy, 5000 * 1000), 0);
+	cr_assert_eq(dprpc_future_state(proxy), DPRPC_FUTURE_DONE, "%s",
+		dprpc_future_error(proxy) != NULL ? dprpc_future_error(proxy)->msg : "");
+	cr_assert_eq(*(const uint64_t *)dprpc_future_value(proxy, NULL), 42u);
+	dprpc_future_put(proxy);
+	cr_assert_eq(dprpc_rref_release(r), 0);
+	for (int i = 0; i < 50000 && dbg(b).num_owner_rrefs != 0; i++) {
+		dprpc_poll(a, 32);
+		usleep(100);
+	}
+	cr_assert_eq(dbg(b).num_owner_rrefs, 0u);
+	wait_b_requests(0);
+	wait_a_calls(0); /* the DELETE's answer */
+	cr_assert_eq(dprpc_agent_destroy(b), 0);
+	b = NULL;
+}
+
+/* A deferred request alone: refused while it is kept, destroyed once it is
+ * answered; the refusal changed nothing (no misuse, nothing answered). */
+Test(destroy_refused, then_destroyed_once_answered)
+{
+	struct dprpc_future *f = dprpc_rpc_async(a, "b", "park_pool", "x", 1, 5000 * 1000);
+	struct dprpc_agent_stats s;
+	size_t len;
+
+	cr_assert_not_null(f);
+	for (int i = 0; i < 50000 && atomic_load(&nb_parked) == 0; i++) {
+		dprpc_poll(a, 32);
+		usleep(100);
+	}
+	cr_assert_eq(atomic_load(&nb_parked), 1u);
+	cr_assert_eq(dprpc_agent_destroy(b), -EBUSY);
+	cr_assert_eq(dprpc_agent_destroy(b), -EBUSY);
+	call_expect_value("pool_echo", "x");
+	cr_assert_not(dprpc_future_is_done(f));
+	cr_assert_eq(dprpc_reply(atomic_load(&parked[0]), "done", 4), 0);
+	cr_assert_eq(dprpc_future_wait(f, 5000 * 1000), 0);
+	cr_assert_arr_eq(dprpc_future_value(f, &len), "done", 4);
+	dprpc_future_put(f);
+	cr_assert_eq(dprpc_agent_stats_get(b, &s), 0);
+	cr_assert_eq(s.handler_misuse, 0u);
+	wait_b_requests(0);
+	cr_assert_eq(dprpc_agent_destroy(b), 0);
+	b = NULL;
+}
+
+/*
+ * Requests only the RRef extension keeps do not refuse the destroy: they
+ * are answered by its quiesce.  a's REMOTE is lost (and never resent), so
+ * the proxy that follows finds a placeholder on b and waits on it.
+ */
+static void
+setup_lost_remote(void)
+{
+	struct dprpc_fault_conf f = {.drop_nth = {1}};
+
+	start(&f);
+}
+
+TestSuite(destroy_rref_waiters, .init = setup_lost_remote, .fini = teardown, .timeout = 60);
+
+Test(destroy_rref_waiters, goes_on_when_only_rrefs_keep_requests)
+{
+	uint64_t two = 2;
+	struct dprpc_rref *r = dprpc_remote(a, "b", "park", NULL, 0, 200 * 1000);
+	struct dprpc_future *proxy;
+	struct dprpc_agent_stats s;
+
+	cr_assert_not_null(r, "remote: %s", rte_strerror(rte_errno));
+	proxy = dprpc_rref_rpc_async(r, "add", &two, sizeof(two), 200 * 1000);
+	cr_assert_not_null(proxy);
+	wait_b_requests(1);
+	cr_assert_eq(dbg(b).num_owner_rrefs, 1u, "no placeholder");
+	cr_assert_eq(atomic_load(&nb_parked), 0u);
+	cr_assert_eq(dprpc_agent_stats_get(a, &s), 0);
+	cr_assert_eq(s.fault_dropped, 1u);
+	cr_assert_eq(dprpc_agent_destroy(b), 0);
+	b = NULL;
+	/* b answered the proxy -ESHUTDOWN but never sent it: a's calls time
+	 * out. */
+	(void)dprpc_future_wait(proxy, 5000 * 1000);
+	cr_assert_eq(dprpc_future_state(proxy), DPRPC_FUTURE_FAILED);
+	cr_assert_eq(dprpc_future_error(proxy)->code, -ETIMEDOUT, "%d %s",
+		dprpc_future_error(proxy)->code, dprpc_future_error(proxy)->msg);
+	dprpc_future_put(proxy);
+	/* a goes with the handle (its DELETE could never be answered). */
+	cr_assert_eq(dprpc_agent_destroy(a), 0);
+	a = NULL;
 }

@@ -216,11 +216,25 @@ struct dprpc_agent *dprpc_agent_create(const struct dprpc_agent_conf *conf);
 
 /**
  * Destroy an agent: stop its lcores, fail every pending call with
- * -ESHUTDOWN, free what it created (its port if it probed the vdev, its
- * pools and rings).
+ * -ESHUTDOWN, answer -ESHUTDOWN the requests that wait for an RRef value
+ * this agent owns (failing those values), release unanswered the requests
+ * still queued to its handler lcores, free what it created (its port if it
+ * probed the vdev, its pools and rings).
  *
- * @return 0; -EBUSY if deferred requests are still unanswered (the agent
- *         is left intact; reply to them and retry); -EINVAL on NULL.
+ * It decides first: while the application keeps a deferred request
+ * unanswered, it returns -EBUSY and leaves the agent as it was: pending
+ * calls and RRef values stay pending (a value whose creating request is
+ * deferred can still be completed and read), queued requests stay queued,
+ * and the lcores run again (they are stopped only while it counts).  Reply
+ * to those requests and retry.  Should an lcore fail to restart
+ * (rte_eal_remote_launch() refused: something else was launched on it in
+ * between), that is logged, -EBUSY is still returned, and the agent goes
+ * on without that lcore: without its io lcore, waiting threads or the
+ * application poll it (as with no io lcore); requests queued to a handler
+ * lcore that does not run wait there until a later destroy releases them.
+ *
+ * @return 0; -EBUSY (deferred requests unanswered, see above); -EINVAL on
+ *         NULL.
  *
  * Thread context: any thread but the agent's own lcores and callbacks;
  * no other call on the agent may run concurrently or follow.  Futures the
