@@ -170,10 +170,11 @@ struct dprpc_agent *dprpc_request_agent(const struct dprpc_request *req);
  * received the request is still running (the object goes back to the pool
  * only when the handler returns), and after that until the object is
  * reused.  The pool of request objects is FIFO: an object is handed out
- * again only after every other free one, i.e. after at least
- * max_requests minus (requests in use) further requests.  A reply on a
- * request whose object was reused is undefined: it may answer the request
- * now using the object.
+ * again only after every object that was already free when it was
+ * released, i.e. after as many new incoming requests as there were other
+ * free objects then (max_requests - 1 - the requests in use).  A reply on
+ * a request whose object was reused is undefined: it may answer the
+ * request now using the object.
  *
  * Thread context: any thread (handler, handler lcore, or a thread the
  * handler deferred to).  From other threads than the poller the reply goes
