@@ -216,9 +216,14 @@ dp_pools_init(struct dprpc_agent *a, const struct dprpc_agent_conf *c)
 			return -rte_errno;
 		a->own_mp = true;
 	}
+	/* No per-lcore cache: the pool is then its ring alone, FIFO, so a
+	 * request object freed is handed out again only after every other
+	 * free one, and a late reply on it finds it FREE meanwhile (handler.c;
+	 * the guarantee is in dprpc_rpc.h).  A cache is LIFO: it would hand
+	 * the object to the very next request. */
 	snprintf(name, sizeof(name), "dprpc%u_rq", a->instance);
-	a->req_pool = rte_mempool_create(name, c->max_requests, sizeof(struct dprpc_request),
-		RTE_MIN(32u, c->max_requests / 8), 0, NULL, NULL, NULL, NULL, c->socket_id, 0);
+	a->req_pool = rte_mempool_create(name, c->max_requests, sizeof(struct dprpc_request), 0, 0,
+		NULL, NULL, NULL, NULL, c->socket_id, 0);
 	if (a->req_pool == NULL)
 		return -rte_errno;
 	nfut = a->world.n * a->max_outstanding * 2 + 1024;
@@ -341,6 +346,18 @@ dp_ext_closing_all(struct dprpc_agent *a)
 			dp_extensions[i]->closing(a->ext[i]);
 }
 
+/* The requests the extensions keep and will answer when quiesced. */
+static unsigned int
+dp_ext_held_all(struct dprpc_agent *a)
+{
+	unsigned int i, n = 0;
+
+	for (i = 0; i < DP_EXT_MAX && dp_extensions[i] != NULL; i++)
+		if (a->ext[i] != NULL && dp_extensions[i]->held_requests != NULL)
+			n += dp_extensions[i]->held_requests(a->ext[i]);
+	return n;
+}
+
 static void
 dp_ext_quiesce_all(struct dprpc_agent *a)
 {
@@ -418,25 +435,36 @@ dp_agent_free(struct dprpc_agent *a)
 	free(a);
 }
 
+/* Launch the handler lcores and the io lcore.  Every launch is tried and
+ * checked: -EBUSY (logged) if any failed (its lcore was not waiting:
+ * something else runs there), those that launched running. */
 static int
 dp_lcores_launch(struct dprpc_agent *a)
 {
 	unsigned int i;
+	int rc = 0;
 
 	/* Relaxed: rte_eal_remote_launch() hands the lcore its work through
 	 * EAL's own release/acquire pair, which publishes this store too. */
 	atomic_store_explicit(&a->stop, false, memory_order_relaxed);
 	for (i = 0; i < a->nb_hl; i++) {
-		if (rte_eal_remote_launch(dp_lcore_handler, &a->hl[i], a->hl[i].lcore) != 0)
-			return -EBUSY;
+		if (rte_eal_remote_launch(dp_lcore_handler, &a->hl[i], a->hl[i].lcore) != 0) {
+			DP_LOG(ERR, "agent %s: cannot launch handler lcore %u", a->name,
+				a->hl[i].lcore);
+			rc = -EBUSY;
+			continue;
+		}
 		a->hl[i].launched = true;
 	}
 	if (a->io_lcore != DPRPC_LCORE_NONE) {
-		if (rte_eal_remote_launch(dp_lcore_io, a, a->io_lcore) != 0)
-			return -EBUSY;
-		a->io_launched = true;
+		if (rte_eal_remote_launch(dp_lcore_io, a, a->io_lcore) != 0) {
+			DP_LOG(ERR, "agent %s: cannot launch io lcore %u", a->name, a->io_lcore);
+			rc = -EBUSY;
+		} else {
+			a->io_launched = true;
+		}
 	}
-	return 0;
+	return rc;
 }
 
 static void
@@ -559,30 +587,53 @@ fail:
 	return NULL;
 }
 
+/* The requests the application keeps, deferred and unanswered: those in
+ * use but the ones queued to the handler lcores (ours to release) and
+ * those the extensions keep and will answer when quiesced.  Exact only
+ * with the lcores stopped: they run handlers that may defer, and the io
+ * lcore takes new requests. */
+static unsigned int
+dp_requests_held(struct dprpc_agent *a)
+{
+	unsigned int in_use = dp_requests_in_use(a), other = dp_ext_held_all(a), i;
+
+	for (i = 0; i < a->nb_hl; i++)
+		other += rte_ring_count(a->hl[i].ring);
+	return in_use > other ? in_use - other : 0;
+}
+
 int
 dprpc_agent_destroy(struct dprpc_agent *a)
 {
-	unsigned int queued = 0, i;
+	unsigned int held;
 
 	if (a == NULL)
 		return -EINVAL;
+	/* Decide before changing anything: only the lcores stop, to count. */
 	dp_lcores_stop(a);
-	/* Requests waiting for something that will never come (an RRef
-	 * value) are answered (-ESHUTDOWN) rather than left deferred. */
-	dp_ext_quiesce_all(a);
-	/* Deferred requests hold a pointer to the agent: refuse while any is
-	 * unanswered.  Requests still queued to the stopped handler lcores are
-	 * ours to release. */
-	for (i = 0; i < a->nb_hl; i++)
-		queued += rte_ring_count(a->hl[i].ring);
-	if (dp_requests_in_use(a) > queued) {
-		DP_LOG(ERR, "agent %s: %u deferred requests unanswered, not destroyed", a->name,
-			dp_requests_in_use(a) - queued);
-		(void)dp_lcores_launch(a);
-		return -EBUSY;
+	held = dp_requests_held(a);
+	if (held == 0) {
+		/* Requests waiting for something that will never come (an
+		 * RRef value) are answered (-ESHUTDOWN) rather than left
+		 * deferred: the extensions counted them above. */
+		dp_ext_quiesce_all(a);
+		held = dp_requests_held(a);
+		if (held == 0) {
+			dp_agent_free(a);
+			return 0;
+		}
+		/* Not expected: an extension kept more than it said. */
+		DP_LOG(ERR, "agent %s: requests still kept after quiesce", a->name);
 	}
-	dp_agent_free(a);
-	return 0;
+	/* Deferred requests hold a pointer to the agent: refused, and the
+	 * agent left as it was, its lcores running again. */
+	DP_LOG(ERR, "agent %s: %u deferred requests unanswered, not destroyed", a->name, held);
+	if (dp_lcores_launch(a) != 0)
+		DP_LOG(ERR,
+			"agent %s: an lcore could not be restarted after the refused destroy; "
+			"the agent runs without it (dprpc_agent.h)",
+			a->name);
+	return -EBUSY;
 }
 
 int

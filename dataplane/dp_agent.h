@@ -124,9 +124,32 @@ struct dp_peer {
 	_Atomic uint8_t state;	   /* enum dprpc_peer_state */
 };
 
+/*
+ * The life of a request object (handler.c), in struct dprpc_request.state:
+ * the phase in the low two bits, and above them the number of handler runs
+ * (dp_run_handler()) executing it right now, on any threads.
+ *   LIVE      taken from req_pool, not answered: queued to a handler
+ *             lcore, run by a handler, or deferred (held, no run).
+ *   REPLYING  one thread claimed the answer (LIVE -> REPLYING, a CAS) and
+ *             builds it; back to LIVE if that fails (-ENOBUFS, -EMSGSIZE).
+ *   DONE      answered, or released unanswered (dp_request_free()); the
+ *             object goes back to req_pool as soon as no run holds it:
+ *             freed by whoever leaves the count at DONE with no run.
+ *   FREE      back in req_pool; a late reply still finds it so until
+ *             dp_req_new() hands the object out again.
+ * A reply on anything but LIVE is refused with -EALREADY and counted.
+ */
+#define DP_REQ_LIVE	0u
+#define DP_REQ_REPLYING 1u
+#define DP_REQ_DONE	2u
+#define DP_REQ_FREE	3u
+#define DP_REQ_PHASE	3u /* mask of the phase */
+#define DP_REQ_RUN	4u /* one handler run */
+
 struct dprpc_request {
 	struct dprpc_agent *agent;
-	struct rte_mbuf *m; /* the request frame; payload points into it */
+	_Atomic uint32_t state; /* phase | runs * DP_REQ_RUN, see above */
+	struct rte_mbuf *m;	/* the request frame; payload points into it */
 	const uint8_t *payload;
 	uint32_t len;
 	uint16_t src;
@@ -145,9 +168,9 @@ struct dprpc_request {
 	struct dp_txmsg *tx; /* a multi-frame request to self: owns the payload */
 };
 
-/* Counters.  All but reply_nombuf are written by the poller alone
- * (dp_count: a relaxed load and store, no locked instruction) and read by
- * anyone (relaxed). */
+/* Counters.  All but reply_nombuf and the handler contract's are written
+ * by the poller alone (dp_count: a relaxed load and store, no locked
+ * instruction) and read by anyone (relaxed). */
 struct dp_stats {
 	_Atomic uint64_t rx_frames, tx_frames, tx_retries, tx_dropped, tx_discarded;
 	_Atomic uint64_t calls_sent, calls_ok, calls_failed, calls_timed_out;
@@ -157,6 +180,9 @@ struct dp_stats {
 	_Atomic uint64_t msgs_live; /* multi-frame messages held by slots */
 	_Atomic uint64_t drops[DPRPC_DROP_MAX];
 	_Atomic uint64_t reply_nombuf; /* any thread: dp_count_mt */
+	/* Handler contract violations, any thread: dp_count_mt. */
+	_Atomic uint64_t reply_again, handler_unanswered, handler_error_after_reply;
+	_Atomic uint64_t handler_bad_return;
 };
 
 struct dprpc_agent {

@@ -46,7 +46,14 @@ struct dprpc_request *dp_req_new(struct dprpc_agent *a, const struct dp_parsed *
  * is no such handler or no room. */
 void dp_req_start(struct dprpc_agent *a, struct dprpc_request *req);
 const struct dp_handler *dp_handler_find(const struct dprpc_agent *a, uint32_t id);
-void dp_reply_error_or_drop(struct dprpc_request *req, int code, const char *msg);
+/* The library's own error answer to @req (no handler, a failed handler, a
+ * full pool): released unanswered if no mbuf can be had (counted).  False,
+ * doing nothing, if @req was answered already. */
+bool dp_reply_error_or_drop(struct dprpc_request *req, int code, const char *msg);
+/* Run @req's handler on this thread and enforce its contract
+ * (dprpc_handler_t): answer, count or keep the request as its return asks;
+ * the request goes back to the pool when this run ends if it was answered
+ * and no other run holds it. */
 void dp_run_handler(struct dprpc_request *req);
 int dp_lcore_handler(void *hlcore_arg);
 

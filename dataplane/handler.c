@@ -16,12 +16,27 @@
  * lcore: dp_lcore_handler()).  The enqueue hands the request object over:
  * DPDK's rte_ring orders the producer's writes of the request before its
  * tail update and the consumer's reads after its load of it, and from then
- * on the lcore owns the request until its reply (or dp_request_free())
- * returns it to req_pool.  A full ring never blocks the poller: the request
+ * on the lcore holds the request until its handler answers or defers it.  A full ring never blocks the poller: the request
  * is answered -EBUSY (or dp_redispatch() fails with -EBUSY).  The lcore
  * loops until it sees stop (acquire, paired with the release store in
  * dp_lcores_stop()); what its ring still holds then is freed by
  * dp_drain_rings().
+ *
+ * The handler contract (dprpc_handler_t) is enforced, not assumed: a
+ * request carries an atomic state (dp_agent.h: its phase and the number of
+ * handler runs executing it).  Every answer first claims the request
+ * (LIVE -> REPLYING, one CAS), so exactly one answer is ever sent and a
+ * second reply gets -EALREADY (counted) without touching anything else.
+ * The object goes back to req_pool when it is answered and no run holds
+ * it: a reply made while its handler still runs leaves the freeing to the
+ * run's end, so a second reply in the same handler finds the object
+ * intact; a reply after the handler returned (deferred) frees it at once.
+ * After the handler returns, dp_run_handler() checks its return against
+ * the state: an errno after a reply, or 0 or another value without one,
+ * is counted, and an unanswered request is answered (dp_handler_returned()).
+ * The pool is FIFO (no per-lcore cache: dp_pools_init()), so a freed
+ * object is handed out again only after every other free one; until then
+ * a late reply finds it FREE and is refused.
  */
 #include <errno.h>
 #include <limits.h>
@@ -206,8 +221,12 @@ dp_req_input(const struct dprpc_request *req, uint32_t *len)
 	return req->in_val;
 }
 
-void
-dp_request_free(struct dprpc_request *req)
+/* Give @req back to req_pool with what it holds: its hook's release, its
+ * frame, its reassembled or self-sent message.  Once per object, by the
+ * thread that leaves its state at DONE with no run (dp_req_done(),
+ * dp_run_handler()). */
+static void
+dp_req_release(struct dprpc_request *req)
 {
 	struct dprpc_agent *a = req->agent;
 
@@ -217,14 +236,79 @@ dp_request_free(struct dprpc_request *req)
 	if (req->rx != NULL)
 		dp_rxmsg_free(req->rx); /* a reassembled request's payload */
 	dp_txmsg_put(req->tx);
+	/* Relaxed: FREE only lets a late reply on this object see that it
+	 * was answered (dp_req_claim()).  Stored before the put, after which
+	 * the object may be handed out again; the pool's put and get (an
+	 * rte_ring: release, acquire) order it before dp_req_new()'s store. */
+	atomic_store_explicit(&req->state, DP_REQ_FREE, memory_order_relaxed);
 	rte_mempool_put(a->req_pool, req);
 }
 
+/* Claim the answer of @req: LIVE -> REPLYING.  -EALREADY if it was
+ * answered (or released), or another thread is answering it. */
+static int
+dp_req_claim(struct dprpc_request *req)
+{
+	uint32_t s = atomic_load_explicit(&req->state, memory_order_relaxed);
+
+	do {
+		if ((s & DP_REQ_PHASE) != DP_REQ_LIVE)
+			return -EALREADY;
+		/* Acquire on success: pairs with the release of the state's
+		 * last change (a run's end, a failed answer's return to LIVE),
+		 * so what that thread did with the request happens before this
+		 * answer reads it.  The run count may change meanwhile (a run
+		 * starting or ending on another thread): the CAS then fails and
+		 * retries with what it found. */
+	} while (!atomic_compare_exchange_weak_explicit(
+		&req->state, &s, s + DP_REQ_REPLYING, memory_order_acquire, memory_order_relaxed));
+	return 0;
+}
+
+/* Give up a claim that sent nothing: REPLYING -> LIVE, to be answered
+ * again. */
+static void
+dp_req_unclaim(struct dprpc_request *req)
+{
+	/* Release: pairs with the acquire of the next claim.  Only the
+	 * claim's holder changes the phase from REPLYING: subtracting it
+	 * leaves the run count alone. */
+	atomic_fetch_sub_explicit(&req->state, DP_REQ_REPLYING, memory_order_release);
+}
+
+/* End the claim the caller holds: REPLYING -> DONE.  The object goes back
+ * to the pool now if no handler run holds it; otherwise the last run's end
+ * gives it back. */
+static void
+dp_req_done(struct dprpc_request *req)
+{
+	/* acq_rel: the release half publishes this thread's use of the
+	 * request to the run whose end frees it (its decrement acquires); the
+	 * acquire half, when no run is left and this thread frees it, pairs
+	 * with the release of every run's end. */
+	uint32_t old = atomic_fetch_add_explicit(
+		&req->state, DP_REQ_DONE - DP_REQ_REPLYING, memory_order_acq_rel);
+
+	if (old / DP_REQ_RUN == 0)
+		dp_req_release(req);
+}
+
+void
+dp_request_free(struct dprpc_request *req)
+{
+	/* Released unanswered: LIVE -> DONE, through a claim, so that a
+	 * request answered meanwhile is left alone. */
+	if (dp_req_claim(req) == 0)
+		dp_req_done(req);
+}
+
 /*
- * Answer @req with @status and @len bytes of @data and release it.  On the
- * poller (an inline handler), the response is built in the request's own
- * mbuf, as an echo would, instead of a new one; an echoed payload is then
- * already in place.  -ENOBUFS (no mbuf) leaves the request unanswered.
+ * Answer @req, whose claim the caller holds, with @status and @len bytes of
+ * @data; on success the claim ends (dp_req_done()) and the frame goes out.
+ * On the poller (an inline handler), the response is built in the
+ * request's own mbuf, as an echo would, instead of a new one; an echoed
+ * payload is then already in place.  -ENOBUFS (no mbuf): nothing was sent
+ * and the caller still holds the claim.
  */
 static int
 dp_respond(struct dprpc_request *req, uint32_t status, const void *data, uint32_t len)
@@ -256,7 +340,7 @@ dp_respond(struct dprpc_request *req, uint32_t status, const void *data, uint32_
 			dp_txmsg_put(t);
 			return -ENOBUFS;
 		}
-		dp_request_free(req);
+		dp_req_done(req);
 		dp_submit(a, m, true);
 		return 0;
 	}
@@ -273,41 +357,82 @@ dp_respond(struct dprpc_request *req, uint32_t status, const void *data, uint32_
 	}
 	dp_frame_write(frame, a->peers[req->src].tmpl, &f, data, len);
 	dp_meta_plain(m);
-	dp_request_free(req);
+	dp_req_done(req);
 	dp_submit(a, m, true);
 	return 0;
+}
+
+/* The claim of an application's reply: -EALREADY, counted, if @req was
+ * answered already. */
+static int
+dp_reply_claim(struct dprpc_request *req)
+{
+	if (dp_req_claim(req) == 0)
+		return 0;
+	dp_count_mt(&req->agent->st.reply_again, 1);
+	return -EALREADY;
 }
 
 int
 dprpc_reply(struct dprpc_request *req, const void *data, size_t len)
 {
+	int rc;
+
 	if (req == NULL || (data == NULL && len > 0))
 		return -EINVAL;
+	rc = dp_reply_claim(req);
+	if (rc != 0)
+		return rc;
 	if (len > req->agent->max_msg)
-		return -EMSGSIZE;
-	return dp_respond(req, 0, data, (uint32_t)len);
+		rc = -EMSGSIZE;
+	else
+		rc = dp_respond(req, 0, data, (uint32_t)len);
+	if (rc != 0)
+		dp_req_unclaim(req);
+	return rc;
+}
+
+/* The wire status of error @code: positive, 0 becoming EIO. */
+static uint32_t
+dp_error_status(int code)
+{
+	if (code == 0)
+		code = -EIO;
+	return (uint32_t)(code < 0 ? -code : code);
+}
+
+/* The error answer of @req, whose claim the caller holds. */
+static int
+dp_respond_error(struct dprpc_request *req, int code, const char *msg)
+{
+	return dp_respond(req, dp_error_status(code), msg,
+		msg != NULL ? (uint32_t)strnlen(msg, DPRPC_ERRMSG_MAX - 1) : 0);
 }
 
 int
 dprpc_reply_error(struct dprpc_request *req, int code, const char *msg)
 {
+	int rc;
+
 	if (req == NULL)
 		return -EINVAL;
-	if (code == 0)
-		code = -EIO;
-	if (code < 0)
-		code = -code;
-	return dp_respond(req, (uint32_t)code, msg,
-		msg != NULL ? (uint32_t)strnlen(msg, DPRPC_ERRMSG_MAX - 1) : 0);
+	rc = dp_reply_claim(req);
+	if (rc != 0)
+		return rc;
+	rc = dp_respond_error(req, code, msg);
+	if (rc != 0)
+		dp_req_unclaim(req);
+	return rc;
 }
 
 /* An error answer the library itself owes (no handler, a handler that
- * failed, a full pool): if no mbuf can be had, count it and release the
- * request.  A remote caller's call times out (or its peer goes down); a
- * call to self has no resend to wait for, so on the poller, which owns its
- * slot, it fails at once with @code.  (On a handler lcore the slot cannot
- * be touched: that call to self waits for its timeout.) */
-void
+ * failed or broke its contract, a full pool): if no mbuf can be had, count
+ * it and release the request.  A remote caller's call times out (or its
+ * peer goes down); a call to self has no resend to wait for, so on the
+ * poller, which owns its slot, it fails at once with @code.  (On a handler
+ * lcore the slot cannot be touched: that call to self waits for its
+ * timeout.)  False, doing nothing, if @req was answered already. */
+bool
 dp_reply_error_or_drop(struct dprpc_request *req, int code, const char *msg)
 {
 	struct dprpc_agent *a = req->agent;
@@ -315,28 +440,81 @@ dp_reply_error_or_drop(struct dprpc_request *req, int code, const char *msg)
 	uint32_t req_num = req->req_num;
 	bool self = req->src == a->rank;
 
-	if (dprpc_reply_error(req, code, msg) != -ENOBUFS)
-		return;
+	if (dp_req_claim(req) != 0)
+		return false;
+	if (dp_respond_error(req, code, msg) != -ENOBUFS)
+		return true;
 	dp_count_mt(&a->st.reply_nombuf, 1);
-	dp_request_free(req);
+	dp_req_done(req); /* released unanswered */
 	if (self && dp_tls_poller == a)
 		dp_self_fail(a, slot, req_num, code, msg);
+	return true;
+}
+
+/* What a handler's return @rc (not DPRPC_DEFERRED) asks of @req, which the
+ * run still holds: a negative errno is answered unless the handler
+ * replied; 0 must follow a reply; nothing else is allowed.  A broken
+ * contract is counted and, if the request is unanswered, answered -EPROTO
+ * (documented in dprpc_rpc.h). */
+static void
+dp_handler_returned(struct dprpc_request *req, const struct dp_handler *h, int rc)
+{
+	struct dprpc_agent *a = req->agent;
+	char msg[DPRPC_ERRMSG_MAX];
+
+	if (rc == 0) {
+		/* Relaxed: a hint only (the common case, answered, skips the
+		 * message); the claim below decides. */
+		if ((atomic_load_explicit(&req->state, memory_order_relaxed) & DP_REQ_PHASE) !=
+			DP_REQ_LIVE)
+			return;
+		/* A long name truncates the message, like any message. */
+		if (snprintf(msg, sizeof(msg),
+			    "handler '%s' on worker %s returned without replying", h->name,
+			    a->name) < 0)
+			msg[0] = '\0';
+		if (dp_reply_error_or_drop(req, -EPROTO, msg))
+			dp_count_mt(&a->st.handler_unanswered, 1);
+		return;
+	}
+	if (rc < 0) {
+		snprintf(msg, sizeof(msg), "handler '%s' on worker %s failed: %s", h->name, a->name,
+			strerror(-rc));
+		if (!dp_reply_error_or_drop(req, rc, msg))
+			dp_count_mt(&a->st.handler_error_after_reply, 1);
+		return;
+	}
+	dp_count_mt(&a->st.handler_bad_return, 1);
+	if (snprintf(msg, sizeof(msg),
+		    "handler '%s' on worker %s returned %d: not 0, DPRPC_DEFERRED or an errno",
+		    h->name, a->name, rc) < 0)
+		msg[0] = '\0';
+	(void)dp_reply_error_or_drop(req, -EPROTO, msg);
 }
 
 void
 dp_run_handler(struct dprpc_request *req)
 {
-	struct dprpc_agent *a = req->agent;
 	const struct dp_handler *h = req->h;
-	char msg[DPRPC_ERRMSG_MAX];
+	uint32_t old;
 	int rc;
 
+	/* Relaxed: this thread holds the request (handed over by a ring, by
+	 * dp_req_start() or by the extension that kept it), which orders what
+	 * the handler reads; the count only keeps the object out of the pool
+	 * until the run ends, and every other change of the state is a
+	 * read-modify-write that sees it. */
+	atomic_fetch_add_explicit(&req->state, DP_REQ_RUN, memory_order_relaxed);
 	rc = h->fn(req, h->arg);
-	if (rc >= 0)
-		return; /* replied, or deferred */
-	snprintf(msg, sizeof(msg), "handler '%s' on worker %s failed: %s", h->name, a->name,
-		strerror(-rc));
-	dp_reply_error_or_drop(req, rc, msg);
+	if (rc != DPRPC_DEFERRED)
+		dp_handler_returned(req, h, rc);
+	/* acq_rel: the release half publishes the handler's use of the
+	 * request to whoever frees it (an answer on another thread, or
+	 * another run's end); the acquire half, when this end frees it, pairs
+	 * with their release (dp_req_done(), the other runs' ends). */
+	old = atomic_fetch_sub_explicit(&req->state, DP_REQ_RUN, memory_order_acq_rel);
+	if (old == DP_REQ_RUN + DP_REQ_DONE)
+		dp_req_release(req);
 }
 
 /* A request object for @p (payload in place, no frame attached), or NULL
@@ -353,6 +531,9 @@ dp_req_new(struct dprpc_agent *a, const struct dp_parsed *p)
 	}
 	req = obj;
 	req->agent = a;
+	/* Relaxed: the object is the poller's until it hands it over (a ring
+	 * or a run), which publishes this store with the rest. */
+	atomic_store_explicit(&req->state, DP_REQ_LIVE, memory_order_relaxed);
 	req->m = NULL;
 	req->payload = p->payload;
 	req->len = p->payload_len;

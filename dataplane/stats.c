@@ -81,6 +81,12 @@ dprpc_agent_stats_get(const struct dprpc_agent *a, struct dprpc_agent_stats *s)
 		s->drops[i] = dp_load_relaxed(&a->st.drops[i]);
 		s->dropped += s->drops[i];
 	}
+	s->reply_again = dp_load_relaxed(&a->st.reply_again);
+	s->handler_unanswered = dp_load_relaxed(&a->st.handler_unanswered);
+	s->handler_error_after_reply = dp_load_relaxed(&a->st.handler_error_after_reply);
+	s->handler_bad_return = dp_load_relaxed(&a->st.handler_bad_return);
+	s->handler_misuse = s->reply_again + s->handler_unanswered + s->handler_error_after_reply +
+			    s->handler_bad_return;
 	return 0;
 }
 
@@ -128,6 +134,11 @@ dprpc_agent_dump(const struct dprpc_agent *a, FILE *f)
 		s.calls_sent, s.calls_ok, s.calls_failed, s.calls_timed_out);
 	fprintf(f, "  requests handled %" PRIu64 " unknown %" PRIu64 " resent %" PRIu64 "\n",
 		s.requests_handled, s.requests_unknown, s.requests_resent);
+	fprintf(f,
+		"  handler misuse %" PRIu64 ": reply_again %" PRIu64 " unanswered %" PRIu64
+		" error_after_reply %" PRIu64 " bad_return %" PRIu64 "\n",
+		s.handler_misuse, s.reply_again, s.handler_unanswered, s.handler_error_after_reply,
+		s.handler_bad_return);
 	fprintf(f,
 		"  messages sent %" PRIu64 " received %" PRIu64 " frames_resent %" PRIu64
 		" acks %" PRIu64 " credits_cut %" PRIu64 "\n",

@@ -67,6 +67,11 @@ dp_tel_add_stats(struct dprpc_agent *a, void *arg)
 	rte_tel_data_add_dict_u64(d, "requests_handled", s.requests_handled);
 	rte_tel_data_add_dict_u64(d, "requests_unknown", s.requests_unknown);
 	rte_tel_data_add_dict_u64(d, "reply_nombuf", s.reply_nombuf);
+	rte_tel_data_add_dict_u64(d, "handler_misuse", s.handler_misuse);
+	rte_tel_data_add_dict_u64(d, "reply_again", s.reply_again);
+	rte_tel_data_add_dict_u64(d, "handler_unanswered", s.handler_unanswered);
+	rte_tel_data_add_dict_u64(d, "handler_error_after_reply", s.handler_error_after_reply);
+	rte_tel_data_add_dict_u64(d, "handler_bad_return", s.handler_bad_return);
 	rte_tel_data_add_dict_u64(d, "dropped", s.dropped);
 	for (i = 0; i < DPRPC_DROP_MAX; i++) {
 		snprintf(key, sizeof(key), "drop_%s", dprpc_drop_reason_str(i));

@@ -2,8 +2,8 @@
 /*
  * The life cycle of an agent's RRef context: the extension (rr_ext.h,
  * dp_ext.h) and its ops: init (rr_ctx_create()), timer (rr_ctx_timer() in
- * msg.c), closing, quiesce, free and peer_event (rr_ctx_peer_event() in
- * peers.c).
+ * msg.c), held_requests, closing, quiesce, free and peer_event
+ * (rr_ctx_peer_event() in peers.c).
  *
  * Design
  * ======
@@ -136,6 +136,19 @@ rr_ctx_quiesce(void *state)
 	dp_rcu_read_unlock();
 }
 
+/* The extension's held_requests: the requests waiting for a value, which
+ * quiesce answers. */
+static unsigned int
+rr_ctx_held_requests(void *state)
+{
+	struct rr_ctx *ctx = state;
+
+	/* Relaxed: read by the destroying thread once the agent's lcores
+	 * stopped (their stop orders their updates before this read), and no
+	 * other thread may use the agent then (dp_ext.h). */
+	return (unsigned int)atomic_load_explicit(&ctx->requests_waiting, memory_order_relaxed);
+}
+
 /* Empty a table at teardown: no other thread uses the agent any more. */
 static void
 rr_table_clear(struct cds_lfht *ht, void (*free_fn)(struct rcu_head *))
@@ -194,6 +207,7 @@ const struct dp_ext_ops rr_extension = {
 	.name = "rref",
 	.init = rr_ctx_create,
 	.timer = rr_ctx_timer,
+	.held_requests = rr_ctx_held_requests,
 	.quiesce = rr_ctx_quiesce,
 	.closing = rr_ctx_closing,
 	.free = rr_ctx_free,

@@ -400,6 +400,7 @@ rr_proxy_ready(struct dprpc_future *val, void *arg)
 	uint32_t alen;
 	size_t vlen;
 
+	rr_dec(&rr_ctx_of(dprpc_request_agent(req))->requests_waiting);
 	if (dprpc_future_state(val) != DPRPC_FUTURE_DONE) {
 		rr_reply_with_error_of(req, dprpc_future_error(val));
 		return;
@@ -418,6 +419,7 @@ rr_fetch_ready(struct dprpc_future *val, void *arg)
 	const void *v;
 	size_t len;
 
+	rr_dec(&rr_ctx_of(dprpc_request_agent(req))->requests_waiting);
 	if (dprpc_future_state(val) != DPRPC_FUTURE_DONE) {
 		rr_reply_with_error_of(req, dprpc_future_error(val));
 		return;
@@ -426,11 +428,16 @@ rr_fetch_ready(struct dprpc_future *val, void *arg)
 	rr_reply(req, v, len);
 }
 
+/* Keep @req until @o's value is there (@cb answers it or passes it on).
+ * Counted in requests_waiting until @cb runs (it may run at once). */
 static void
 rr_wait_value(struct dprpc_request *req, struct rr_owner *o, dprpc_future_cb_t cb)
 {
-	if (dprpc_future_add_callback(o->val, cb, req) != 0)
+	rr_inc(&o->ctx->requests_waiting);
+	if (dprpc_future_add_callback(o->val, cb, req) != 0) {
+		rr_dec(&o->ctx->requests_waiting);
 		rr_reply_error(req, -ENOBUFS, "no callback node to wait for the RRef value");
+	}
 }
 
 static void
@@ -511,9 +518,11 @@ rr_h_remote(struct dprpc_request *req, void *arg)
 		}
 	}
 	dp_req_set_hook(req, &rr_capture_hook, o, NULL);
+	/* From here the request is passed on (to the user's handler, or to
+	 * the value's callback), answered or not yet: deferred. */
 	if (!(flags & RR_F_PROXY)) {
 		rr_dispatch(req, rte_be_to_cpu_32(m->handler_id), args, alen);
-		return 0;
+		return DPRPC_DEFERRED;
 	}
 	src = rr_owner_for(ctx, req, rte_be_to_cpu_64(m->src_id), rte_be_to_cpu_64(m->src_fork));
 	if (src == NULL) {
@@ -522,7 +531,7 @@ rr_h_remote(struct dprpc_request *req, void *arg)
 	}
 	dp_req_set_hook_arg(req, 1, src);
 	rr_wait_value(req, src, rr_proxy_ready);
-	return 0;
+	return DPRPC_DEFERRED;
 }
 
 /* FETCH (rref_id, fork_id) and PROXY (src_id, src_fork): hold the entry
@@ -546,7 +555,7 @@ rr_h_wait(struct dprpc_request *req, struct rr_ctx *ctx, bool proxy)
 	}
 	dp_req_set_hook(req, &rr_hold_hook, o, NULL);
 	rr_wait_value(req, o, proxy ? rr_proxy_ready : rr_fetch_ready);
-	return 0;
+	return DPRPC_DEFERRED; /* passed on to the value's callback */
 }
 
 int

@@ -230,6 +230,9 @@ struct rr_ctx {
 	 * agent's default timeout; 0: for ever), and the poller's next look
 	 * (peers.c; poller only). */
 	uint64_t fork_timeout_tsc, sweep_period_tsc, next_sweep_tsc;
+	/* Requests kept until an owner value is there (rr_wait_value() to
+	 * its callback): quiesce answers them (held_requests in ctx.c). */
+	_Atomic uint64_t requests_waiting;
 };
 
 /* --- small helpers ------------------------------------------------------ */

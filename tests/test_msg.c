@@ -693,7 +693,7 @@ h_hold(struct dprpc_request *req, void *arg)
 {
 	(void)arg;
 	held_reqs[atomic_fetch_add(&nb_held, 1)] = req;
-	return 0;
+	return DPRPC_DEFERRED;
 }
 
 /* A call to self that finds no request object free fails at once with

@@ -12,10 +12,16 @@
  *            before its port opens; sets *state (even when it fails, so
  *            that free releases what init made); may register reserved
  *            handlers (dp_register(..., internal = true)).
- *   quiesce  in dprpc_agent_destroy(), after the agent's lcores stopped and
- *            before it checks for deferred requests: fail whatever waits for
- *            something that will never come, answering the requests that
- *            wait on it, so that the destroy is not refused for them.
+ *   held_requests
+ *            in dprpc_agent_destroy(), after the agent's lcores stopped,
+ *            before anything changes: how many request objects the
+ *            extension keeps that its quiesce will answer.  The destroy
+ *            is refused (-EBUSY, the agent left as it was, lcores
+ *            restarted) while the application keeps any other request.
+ *   quiesce  in dprpc_agent_destroy(), once it decided to go on (nothing
+ *            but the extensions' held requests is kept): fail whatever
+ *            waits for something that will never come, answering the
+ *            requests that wait on it.
  *   closing  at the start of the teardown: send nothing more.
  *   free     at the end of the teardown (and after a failed create):
  *            release everything, without messages.
@@ -57,6 +63,7 @@ struct dp_ext_ops {
 	const char *name;
 	int (*init)(struct dprpc_agent *a, const struct dprpc_agent_conf *c, void **state);
 	unsigned int (*timer)(void *state);
+	unsigned int (*held_requests)(void *state);
 	void (*quiesce)(void *state);
 	void (*closing)(void *state);
 	void (*free)(void *state);
@@ -133,10 +140,15 @@ const void *dp_req_input(const struct dprpc_request *req, uint32_t *len);
  * until the request is released).  Runs it inline, or queues it to the
  * handler lcores when called on the poller; off the poller it runs on the
  * calling thread whatever its mode.  -ENOENT (no such handler) or -EBUSY
- * (pool full): nothing ran, the request is still the caller's to answer. */
+ * (pool full): nothing ran, the request is still the caller's to answer.
+ * A handler that passed its request on (here, or to a callback) returns
+ * DPRPC_DEFERRED: the handler contract (dprpc_rpc.h) holds for reserved
+ * handlers too, and is enforced on them alike. */
 int dp_redispatch(
 	struct dprpc_request *req, uint32_t handler_id, const void *payload, uint32_t len);
-/* Release @req unanswered (its frame, message and hook too). */
+/* Release @req unanswered (its frame, message and hook too; at the end of
+ * the handler run that holds it, if one does).  Nothing if it was answered
+ * already. */
 void dp_request_free(struct dprpc_request *req);
 
 #endif /* DP_EXT_H */

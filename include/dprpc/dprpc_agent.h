@@ -258,12 +258,26 @@ struct dprpc_agent *dprpc_agent_create(const struct dprpc_agent_conf *conf);
 
 /**
  * Destroy an agent: stop its lcores, fail every pending call with
- * -ESHUTDOWN, stop the port if it configured it (and close and remove it if
- * it probed the vdev; a port_ready port is left as it is), free its pools
- * and rings.
+ * -ESHUTDOWN, answer -ESHUTDOWN the requests that wait for an RRef value
+ * this agent owns (failing those values), release unanswered the requests
+ * still queued to its handler lcores, stop the port if it configured it
+ * (and close and remove it if it probed the vdev; a port_ready port is left
+ * as it is), free its pools and rings.
  *
- * @return 0; -EBUSY if deferred requests are still unanswered (the agent
- *         is left intact; reply to them and retry); -EINVAL on NULL.
+ * It decides first: while the application keeps a deferred request
+ * unanswered, it returns -EBUSY and leaves the agent as it was: pending
+ * calls and RRef values stay pending (a value whose creating request is
+ * deferred can still be completed and read), queued requests stay queued,
+ * and the lcores run again (they are stopped only while it counts).  Reply
+ * to those requests and retry.  Should an lcore fail to restart
+ * (rte_eal_remote_launch() refused: something else was launched on it in
+ * between), that is logged, -EBUSY is still returned, and the agent goes
+ * on without that lcore: without its io lcore, waiting threads or the
+ * application poll it (as with no io lcore); requests queued to a handler
+ * lcore that does not run wait there until a later destroy releases them.
+ *
+ * @return 0; -EBUSY (deferred requests unanswered, see above); -EINVAL on
+ *         NULL.
  *
  * Thread context: any thread but the agent's own lcores and callbacks;
  * no other call on the agent may run concurrently or follow.  Futures the
@@ -394,8 +408,9 @@ const char *dprpc_drop_reason_str(enum dprpc_drop_reason reason);
 
 /**
  * Counters of an agent.  Each is written by the polling thread (except
- * reply_nombuf) and may be read at any time; a snapshot is not atomic as a
- * whole.
+ * reply_nombuf and the handler contract's, written by whichever thread
+ * sees the event) and may be read at any time; a snapshot is not atomic
+ * as a whole.
  */
 struct dprpc_agent_stats {
 	uint64_t rx_frames;	   /**< frames received from the port */
@@ -434,6 +449,19 @@ struct dprpc_agent_stats {
 	uint64_t drops[DPRPC_DROP_MAX];
 	/** Injected faults (dprpc_fault_conf), transmit and receive together. */
 	uint64_t fault_dropped, fault_duplicated, fault_reordered, fault_delayed;
+	/** The handler contract broken (dprpc_handler_t in dprpc_rpc.h), once
+	 * per event; the caller got exactly one answer each time. */
+	uint64_t reply_again;		    /**< dprpc_reply() or dprpc_reply_error() on a
+					         request already answered: -EALREADY,
+					         nothing sent */
+	uint64_t handler_unanswered;	    /**< handlers that returned 0 without replying
+					         or deferring: the caller got -EPROTO */
+	uint64_t handler_error_after_reply; /**< handlers that returned a negative errno
+					         after replying: nothing more sent */
+	uint64_t handler_bad_return;	    /**< handlers that returned a positive value
+					         other than DPRPC_DEFERRED: the caller
+					         got -EPROTO, unless they had replied */
+	uint64_t handler_misuse;	    /**< sum of the four above */
 };
 
 /**

@@ -25,6 +25,10 @@
  *  -ECONNRESET  the destination restarted while the call was pending: the
  *               incarnation it was sent to may have run it, no later one
  *               does (a request names the incarnation it is for);
+ *  -EPROTO      the handler broke its contract (dprpc_handler_t): it
+ *               returned 0 without replying or deferring, or a positive
+ *               value other than DPRPC_DEFERRED, without replying (the
+ *               message names the handler and says which);
  *  any negative errno a handler replied with (origin: the handler's worker,
  *  message: the handler's).
  *
@@ -84,9 +88,27 @@ enum dprpc_handler_mode {
  *            dprpc_reply_error().
  * @param arg the argument given at registration.
  * @return 0 once it has replied; DPRPC_DEFERRED if it will reply later
- *         (from any thread; the request stays valid until then); a negative
- *         errno without replying, which the library sends back as that
- *         error with a generic message.
+ *         (from any thread; the request stays valid until then; a reply
+ *         made before returning, by this or another thread, is fine too);
+ *         a negative errno without replying, which the library sends back
+ *         as that error with a generic message.
+ *
+ * The contract is enforced: whatever the handler does, the caller gets
+ * exactly one answer, nothing is freed twice and no request is leaked (so
+ * dprpc_agent_destroy() is not refused for it).  Each breach is counted in
+ * dprpc_agent_stats (and handler_misuse, their sum):
+ *  - a negative errno after replying: the reply stands, nothing more is
+ *    sent (handler_error_after_reply);
+ *  - 0 without a reply: the caller gets -EPROTO, "handler 'NAME' on worker
+ *    W returned without replying" (handler_unanswered);
+ *  - a positive value other than DPRPC_DEFERRED: the caller gets -EPROTO
+ *    ("... returned N: not 0, DPRPC_DEFERRED or an errno") unless the
+ *    handler replied, whose reply stands (handler_bad_return);
+ *  - a second reply, in the handler or from any thread: -EALREADY, nothing
+ *    sent (reply_again; see dprpc_reply() for how long this holds).
+ * A request handed to another thread together with a return of 0 (rather
+ * than DPRPC_DEFERRED) is answered -EPROTO unless that thread replied
+ * first; its later reply then gets -EALREADY.
  *
  * Thread context: the polling thread (inline) or a handler lcore (pool).
  * It must not block in either: to wait for something, defer.
@@ -145,8 +167,21 @@ struct dprpc_agent *dprpc_request_agent(const struct dprpc_request *req);
  * @return 0; -EMSGSIZE if @p len exceeds the agent's max_msg_size (the
  *         request stays unanswered: reply again, e.g. with an error);
  *         -ENOBUFS if no mbuf or no memory for a long reply could be had
- *         (likewise); -EINVAL.
+ *         (likewise); -EALREADY if the request was answered already (or
+ *         another thread is answering it right now): nothing is sent and
+ *         the breach is counted (dprpc_agent_stats.reply_again); -EINVAL.
  *         On success the request is consumed and must not be used again.
+ *
+ * A second reply is refused with -EALREADY for as long as the request
+ * object has not been handed out again: always while the handler that
+ * received the request is still running (the object goes back to the pool
+ * only when the handler returns), and after that until the object is
+ * reused.  The pool of request objects is FIFO: an object is handed out
+ * again only after every object that was already free when it was
+ * released, i.e. after as many new incoming requests as there were other
+ * free objects then (max_requests - 1 - the requests in use).  A reply on
+ * a request whose object was reused is undefined: it may answer the
+ * request now using the object.
  *
  * Thread context: any thread (handler, handler lcore, or a thread the
  * handler deferred to).  From other threads than the poller the reply goes
@@ -162,7 +197,8 @@ int dprpc_reply(struct dprpc_request *req, const void *data, size_t len);
  * @param code a negative errno (positive is negated; 0 becomes -EIO).
  * @param msg  a message for the caller (truncated to DPRPC_ERRMSG_MAX - 1
  *             bytes), or NULL.
- * @return as dprpc_reply().
+ * @return as dprpc_reply() (-EALREADY for a request answered already,
+ *         counted; never -EMSGSIZE).
  */
 int dprpc_reply_error(struct dprpc_request *req, int code, const char *msg);
 
