@@ -87,15 +87,22 @@ fuzz_cleanup(void)
 int
 LLVMFuzzerInitialize(int *argc, char ***argv)
 {
+	/* EAL takes char **: writable copies of the fixed arguments. */
+	static char fixed[][24] = {"fuzz_msg", "--no-pci", "--no-huge", "-m", "256", "--no-shconf",
+		"--no-telemetry", "--lcores=0", "--log-level=*:crit"};
 	char prefix[64];
-	char *eal[] = {"fuzz_msg", "--no-pci", "--no-huge", "-m", "256", "--no-shconf",
-		"--no-telemetry", prefix, "--lcores=0", "--log-level=*:crit", NULL};
+	char *eal[RTE_DIM(fixed) + 2];
+	unsigned int i, n = 0;
 	char err[160];
 
 	(void)argc;
 	(void)argv;
+	for (i = 0; i < RTE_DIM(fixed); i++)
+		eal[n++] = fixed[i];
 	snprintf(prefix, sizeof(prefix), "--file-prefix=fuzz_msg_%d", (int)getpid());
-	if (dprpc_eal_init((int)RTE_DIM(eal) - 1, eal) < 0)
+	eal[n++] = prefix;
+	eal[n] = NULL;
+	if (dprpc_eal_init((int)n, eal) < 0)
 		abort();
 	atexit(fuzz_cleanup);
 	mp = rte_pktmbuf_pool_create("fuzz_mp", 4095, 0, 0, RTE_MBUF_DEFAULT_BUF_SIZE, 0);
