@@ -21,6 +21,7 @@
 #include "dp_agent.h"
 #include "dp_client.h"
 #include "dp_liveness.h"
+#include "dp_server.h"
 #include "dp_tx.h"
 #include "dprpc_atomic.h"
 
@@ -81,6 +82,9 @@ dp_peer_down(struct dprpc_agent *a, unsigned int p, uint64_t silent_tsc)
 	snprintf(msg, sizeof(msg), "worker %s is down: nothing heard for %" PRIu64 " ms",
 		a->world.w[p].name, silent_tsc * 1000 / a->tsc_hz);
 	dp_fail_peer_slots(a, p, -EHOSTDOWN, msg);
+	/* What the server side holds for it goes too (docs/reliability.md,
+	 * "Budgets and reclaim"). */
+	dp_srv_reclaim(a, p);
 	if (a->peer_event != NULL)
 		a->peer_event(a, p, false, a->peer_event_arg);
 }
