@@ -17,6 +17,8 @@
 #include <errno.h>
 #include <inttypes.h>
 #include <stdatomic.h>
+#include <stdio.h>
+#include <stdlib.h>
 #include <string.h>
 
 #include <criterion/criterion.h>
@@ -420,6 +422,21 @@ Test(server_bounds, kept_responses_are_bounded)
 	cr_assert_eq(to_a.nodata, (MANY_SLOTS + 96) / 97);
 	cr_assert_eq(to_a.ok, 0u);
 	cr_assert_eq(c_echo(sizeof(kib)), 0);
+
+	/* The dump tells the same. */
+	{
+		char *dump = NULL, want[96];
+		size_t len = 0;
+		FILE *f = open_memstream(&dump, &len);
+
+		cr_assert_not_null(f);
+		dprpc_agent_dump(b, f);
+		cr_assert_eq(fclose(f), 0);
+		snprintf(want, sizeof(want), "keeps_refused %u reclaimed mbufs %u messages 0",
+			MANY_SLOTS - peer_max, peer_max);
+		cr_assert_not_null(strstr(dump, want), "%s", dump);
+		free(dump);
+	}
 }
 
 /*
