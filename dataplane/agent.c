@@ -5,6 +5,7 @@
  * and its workers.
  */
 #include <errno.h>
+#include <inttypes.h>
 #include <limits.h>
 #include <stdlib.h>
 #include <string.h>
@@ -253,6 +254,38 @@ dp_pools_init(struct dprpc_agent *a, const struct dprpc_agent_conf *c)
 		hl->agent = a;
 		hl->lcore = c->handler_lcores[i];
 		a->nb_hl++;
+	}
+	return 0;
+}
+
+/* The server's budgets (dprpc_agent_conf.kept_mbufs_max and the rest),
+ * defaults applied, against the mbuf pool and max_msg_size. */
+static int
+dp_budgets_init(struct dprpc_agent *a, const struct dprpc_agent_conf *c)
+{
+	unsigned int pool = a->mp->size;
+	uint64_t max_msg = c->max_msg_size;
+	unsigned int kept_default = RTE_MAX(pool / 4, c->kept_mbufs_peer_max);
+
+	a->kept_max = c->kept_mbufs_max != 0 ? c->kept_mbufs_max : RTE_MIN(kept_default, pool / 2);
+	a->kept_peer_max = c->kept_mbufs_peer_max != 0 ? c->kept_mbufs_peer_max : a->kept_max / 2;
+	a->msg_max = c->msg_bytes_max != 0 ? c->msg_bytes_max
+					   : RTE_MAX(16 * max_msg, c->msg_bytes_peer_max);
+	a->msg_peer_max = c->msg_bytes_peer_max != 0 ? c->msg_bytes_peer_max
+						     : RTE_MIN(4 * max_msg, a->msg_max);
+	if (a->kept_max > pool / 2 || a->kept_peer_max > a->kept_max) {
+		DP_LOG(ERR,
+			"agent %s: kept_mbufs_max %u (at most half the pool of %u) or "
+			"kept_mbufs_peer_max %u (at most kept_mbufs_max) out of range",
+			a->name, a->kept_max, pool, a->kept_peer_max);
+		return -EINVAL;
+	}
+	if (a->msg_peer_max < max_msg || a->msg_max < a->msg_peer_max) {
+		DP_LOG(ERR,
+			"agent %s: need max_msg_size %" PRIu64 " <= msg_bytes_peer_max %" PRIu64
+			" <= msg_bytes_max %" PRIu64,
+			a->name, max_msg, a->msg_peer_max, a->msg_max);
+		return -EINVAL;
 	}
 	return 0;
 }
@@ -561,6 +594,9 @@ dprpc_agent_create(const struct dprpc_agent_conf *c)
 	a->next_timer_tsc = rte_rdtsc() + a->timer_period_tsc;
 
 	rc = dp_pools_init(a, c);
+	if (rc != 0)
+		goto fail;
+	rc = dp_budgets_init(a, c);
 	if (rc != 0)
 		goto fail;
 	rc = dp_ext_init_all(a, c);

@@ -101,6 +101,11 @@ struct dp_peer {
 	/* DP_KEEP_BYTES per slot, each on its own cache lines: keep for
 	 * slots[i], srv_keep for srv[i]. */
 	uint8_t *keep, *srv_keep;
+	/* What srv holds for the peer against the agent's budgets (dp_server.h),
+	 * poller only: mbufs kept as responses, and bytes of multi-frame
+	 * messages (requests being reassembled, responses until acked). */
+	unsigned int srv_kept;
+	uint64_t srv_bytes;
 	/* The resend timeout for new calls to this peer, adaptive (RFC 6298
 	 * in TSC units; dp_rtt_sample() in dp_client.h): the smoothed round
 	 * trip (0 before the first sample) and its variation.  Written by the
@@ -178,6 +183,11 @@ struct dp_stats {
 	_Atomic uint64_t keepalives, peers_down, peers_restarted;
 	_Atomic uint64_t msgs_sent, msgs_received, frames_resent, acks_sent, credits_cut;
 	_Atomic uint64_t msgs_live; /* multi-frame messages held by slots */
+	/* The server's holdings for all peers: gauges, up and down (struct
+	 * dp_peer's srv_kept and srv_bytes summed), read back by the poller
+	 * against the budgets. */
+	_Atomic uint64_t kept_mbufs, msg_bytes;
+	_Atomic uint64_t keeps_refused, reclaimed_mbufs, reclaimed_msgs;
 	_Atomic uint64_t drops[DPRPC_DROP_MAX];
 	_Atomic uint64_t reply_nombuf; /* any thread: dp_count_mt */
 	/* Handler contract violations, any thread: dp_count_mt. */
@@ -231,6 +241,10 @@ struct dprpc_agent {
 	unsigned int max_outstanding;
 	uint64_t default_timeout_us;
 	uint32_t max_msg; /* conf.max_msg_size */
+	/* The server's budgets (conf.kept_mbufs_max and the rest, defaults
+	 * applied): mbufs kept as responses, bytes of messages held. */
+	unsigned int kept_max, kept_peer_max;
+	uint64_t msg_max, msg_peer_max;
 	uint32_t credits; /* conf.credits */
 	/* conf.retransmit_us: the first resend timeout towards a peer not
 	 * measured yet (0: no retransmission), and 64 times it, the most a

@@ -15,11 +15,13 @@
  * whose IOVA is known.  Size DPDK's memory (-m) for the messages in flight,
  * counting what the server holds: a request being reassembled holds its
  * whole length from its first frame, and a multi-frame response is kept
- * until the client acknowledges all of it.  The server has no timer of its
+ * until the client acknowledges all of it.  Both count against the
+ * server's message budgets (msg_bytes_max, msg_bytes_peer_max): a request
+ * is reassembled only if its whole length fits, else refused -ENOBUFS at
+ * its first frame (dp_srv_over_budget()).  The server has no timer of its
  * own: both are freed when the client's next request takes the slot, when
- * the client restarts (a new session), or with the agent; a client that
- * stops mid-message pins up to max_msg_size per slot until then (a peer
- * declared down keeps its slots: it may come back in the same session).
+ * the client restarts (a new session) or is declared down
+ * (dp_srv_reclaim()), or with the agent.
  *
  * Flow control.  A sender may have `window` frames beyond the last one
  * acknowledged: its own credits until the receiver's first ACK, then what
@@ -118,7 +120,9 @@ void dp_rxmsg_free(void *r);
 void dp_msg_rx_request(struct dprpc_agent *a, struct rte_mbuf *m, const struct dp_parsed *p);
 void dp_msg_rx_response(
 	struct dprpc_agent *a, struct dp_slot *s, struct rte_mbuf *m, const struct dp_parsed *p);
-void dp_msg_srv_clear(struct dprpc_agent *a, struct dp_srv_slot *e);
+/* Free what server slot @e of @peer holds (kept response, messages) and
+ * mark it EMPTY; its req_num stays. */
+void dp_msg_srv_clear(struct dprpc_agent *a, struct dp_peer *peer, struct dp_srv_slot *e);
 /* Complete the call on slot @s of @peer with a whole response. */
 void dp_msg_complete(struct dprpc_agent *a, struct dp_peer *peer, struct dp_slot *s,
 	unsigned int src, uint32_t status, uint8_t *buf, uint32_t len, void (*free_fn)(void *),

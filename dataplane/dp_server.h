@@ -44,6 +44,51 @@ struct dp_srv_slot {
 	struct dp_rxmsg *rx; /* RECEIVING: the request being reassembled */
 };
 
+/* True if @m, a single-frame request or response, is kept as a copy in
+ * its slot's area (no mbuf held): one segment, payload within the area
+ * after the handler id and status. */
+static inline bool
+dp_keep_fits(const struct rte_mbuf *m)
+{
+	return m->nb_segs == 1 && (uint32_t)m->data_len - DP_HDRS_LEN <= DP_KEEP_BYTES - 8;
+}
+
+/*
+ * Budgets (docs/reliability.md, "Budgets and reclaim").  What the server
+ * side holds for a peer is counted in the peer (srv_kept, srv_bytes) and
+ * for all peers in the agent's gauges (st.kept_mbufs, st.msg_bytes), both
+ * poller only (the gauges are read by dprpc_agent_usage() too):
+ *  - srv_kept: server slots whose resp holds an mbuf reference;
+ *  - srv_bytes: the lengths of the slots' rx (a request being reassembled,
+ *    reserved whole at its first frame) and tx (a response until acked).
+ * Every change to e->resp.m, e->rx or e->tx of a server slot goes through
+ * these, so the counts are exact at any time.
+ */
+static inline void
+dp_srv_kept_add(struct dprpc_agent *a, struct dp_peer *peer, int d)
+{
+	peer->srv_kept += (unsigned int)d;
+	dp_count(&a->st.kept_mbufs, (uint64_t)(int64_t)d);
+}
+
+static inline void
+dp_srv_bytes_add(struct dprpc_agent *a, struct dp_peer *peer, int64_t d)
+{
+	peer->srv_bytes += (uint64_t)d;
+	dp_count(&a->st.msg_bytes, (uint64_t)d);
+}
+
+/* May another response to @peer be kept by reference? */
+static inline bool
+dp_srv_may_keep_mbuf(const struct dprpc_agent *a, const struct dp_peer *peer)
+{
+	/* Relaxed: the poller's own writes, read back (struct dp_stats, and
+	 * state in struct dp_peer). */
+	return peer->srv_kept < a->kept_peer_max &&
+	       dp_load_relaxed(&a->st.kept_mbufs) < a->kept_max &&
+	       dp_load_relaxed(&peer->state) != DPRPC_PEER_DOWN;
+}
+
 /* @slot's area for its kept frame: in @peer's keep array for a request,
  * in its srv_keep for a response (@srv). */
 static inline uint8_t *
@@ -68,9 +113,45 @@ struct dp_srv_slot *dp_srv_slot(struct dp_peer *peer, uint16_t slot);
 int dp_srv_grow(struct dp_peer *peer, unsigned int cap);
 /* Clear what the server keeps for @peer (it restarted, or the agent goes). */
 void dp_srv_reset(struct dprpc_agent *a, struct dp_peer *peer);
-/* @peer was declared down: free the requests it was sending, half received
- * (kept responses stay: it may come back in the same incarnation). */
-void dp_srv_peer_down(struct dprpc_agent *a, struct dp_peer *peer);
+/* Peer @p was declared down: free the responses kept for it and the
+ * requests it left half received, keeping its slots' at-most-once state
+ * (a resend is answered -ENODATA or -ENOBUFS). */
+void dp_srv_reclaim(struct dprpc_agent *a, unsigned int p);
+bool dp_srv_over_budget_exact(const struct dprpc_agent *a, const struct dp_peer *peer,
+	const struct dp_srv_slot *e, uint64_t need);
+
+/* True if a new request of @len message bytes (0: a single-frame one,
+ * which needs one byte of room: it is refused once the budget is reached
+ * by responses not acknowledged yet) from @peer, on slot entry @e (whose
+ * holdings the request would free), is over the budgets: it must be
+ * refused (dp_srv_refuse()).  Inline: every request from a peer asks. */
+static inline bool
+dp_srv_over_budget(const struct dprpc_agent *a, const struct dp_peer *peer,
+	const struct dp_srv_slot *e, uint32_t len)
+{
+	uint64_t need = len > 0 ? len : 1;
+
+	/* Relaxed: the poller's own gauge, read back (struct dp_stats). */
+	if (likely(peer->srv_bytes + need <= a->msg_peer_max &&
+		    dp_load_relaxed(&a->st.msg_bytes) + need <= a->msg_max))
+		return false;
+	return dp_srv_over_budget_exact(a, peer, e, need);
+}
+/* Refuse the new request @p on @e for the budgets (not run; counted as
+ * DPRPC_DROP_OVER_BUDGET): the slot takes its req_num and keeps, and
+ * sends, the error answer @code (negative errno) with @msg, which its
+ * resends get too. */
+void dp_srv_refuse(struct dprpc_agent *a, struct dp_peer *peer, struct dp_srv_slot *e,
+	const struct dp_parsed *p, int code, const char *msg);
+/* A response of @e (handler @handler_id) that could not be kept by
+ * reference (over the budgets, or its caller declared down): counted in
+ * keeps_refused, the error -ENODATA kept for a resend instead. */
+void dp_srv_keep_refused(
+	struct dprpc_agent *a, struct dp_peer *peer, struct dp_srv_slot *e, uint32_t handler_id);
+/* Keep the error answer @code (negative errno) with @msg in @e's area,
+ * instead of a response: e->resp must hold no mbuf. */
+void dp_srv_keep_error(struct dp_peer *peer, struct dp_srv_slot *e, uint32_t handler_id, int code,
+	const char *msg);
 void dp_keep_response(struct dprpc_agent *a, struct rte_mbuf *m, const struct dp_wire_hdr *h);
 void dp_keep(struct dp_kept *k, uint8_t *area, struct rte_mbuf *m);
 bool dp_kept_send(struct dprpc_agent *a, const struct dp_kept *k, const uint8_t *area, uint8_t type,

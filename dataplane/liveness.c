@@ -146,9 +146,9 @@ dp_peer_down(struct dprpc_agent *a, unsigned int p, uint64_t silent_tsc)
 	snprintf(msg, sizeof(msg), "worker %s is down: nothing heard for %" PRIu64 " ms",
 		a->world.w[p].name, silent_tsc * 1000 / a->tsc_hz);
 	dp_fail_peer_slots(a, p, -EHOSTDOWN, msg);
-	/* Requests it was sending us, half received: whatever comes back
-	 * will send them again from where we ask. */
-	dp_srv_peer_down(a, &a->peers[p]);
+	/* What the server side holds for it goes too (docs/reliability.md,
+	 * "Budgets and reclaim"). */
+	dp_srv_reclaim(a, p);
 	dp_ext_peer_event(a, p, DP_PEER_EV_DOWN);
 	if (a->peer_event != NULL)
 		a->peer_event(a, p, false, a->peer_event_arg);

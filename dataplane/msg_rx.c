@@ -15,6 +15,7 @@
  * kept in the slot until the client acknowledges it whole.
  */
 #include <errno.h>
+#include <inttypes.h>
 #include <stdio.h>
 #include <string.h>
 
@@ -198,6 +199,8 @@ dp_msg_deliver_request(struct dprpc_agent *a, struct dp_srv_slot *e, const struc
 		return false;
 	e->rx = NULL;
 	e->state = DP_SRV_RUNNING;
+	/* The request object owns it now (bounded by max_requests). */
+	dp_srv_bytes_add(a, &a->peers[p->src], -(int64_t)r->len);
 	dp_msgs_live(a, -1);
 	dp_count(&a->st.msgs_received, 1);
 	dp_send_ack(a, p->src, DP_FRAME_REQUEST, p->slot, p->req_num, r->n, r->n, r->n, 0);
@@ -220,7 +223,7 @@ dp_msg_refuse(struct dprpc_agent *a, struct dp_srv_slot *e, const struct dp_pars
 	req = dp_req_new(a, p);
 	if (req == NULL)
 		return;
-	dp_msg_srv_clear(a, e);
+	dp_msg_srv_clear(a, &a->peers[p->src], e);
 	e->req_num = p->req_num;
 	e->state = DP_SRV_RUNNING;
 	req->payload = NULL;
@@ -233,12 +236,14 @@ dp_msg_refuse(struct dprpc_agent *a, struct dp_srv_slot *e, const struct dp_pars
 void
 dp_msg_rx_request(struct dprpc_agent *a, struct rte_mbuf *m, const struct dp_parsed *p)
 {
+	struct dp_peer *peer = &a->peers[p->src];
+	char msg[DP_KEEP_BYTES - 8]; /* what a kept answer holds */
 	struct dp_srv_slot *e;
 	struct dp_rxmsg *rx;
 	bool dup;
 	int rc;
 
-	e = dp_srv_slot(&a->peers[p->src], p->slot);
+	e = dp_srv_slot(peer, p->slot);
 	if (e == NULL) {
 		/* Nothing to keep the slot's state in: as if lost, the
 		 * client's resend tries again. */
@@ -272,16 +277,28 @@ dp_msg_rx_request(struct dprpc_agent *a, struct rte_mbuf *m, const struct dp_par
 		dp_msg_refuse(a, e, p);
 		return;
 	}
+	/* Its whole length is reserved now, or it is not taken at all: no
+	 * caller pins more than its share of the heap with first frames. */
+	if (dp_srv_over_budget(a, peer, e, p->msg_len)) {
+		rte_pktmbuf_free(m);
+		snprintf(msg, sizeof(msg),
+			"worker %s refused a request of %u bytes: %" PRIu64
+			" bytes of messages held for %s",
+			a->name, p->msg_len, peer->srv_bytes, a->world.w[p->src].name);
+		dp_srv_refuse(a, peer, e, p, -ENOBUFS, msg);
+		return;
+	}
 	rx = dp_rxmsg_new(p);
 	if (rx == NULL) {
 		dp_count(&a->st.drops[DPRPC_DROP_NO_MEMORY], 1);
 		rte_pktmbuf_free(m);
 		return;
 	}
-	dp_msg_srv_clear(a, e);
+	dp_msg_srv_clear(a, peer, e);
 	e->rx = rx;
 	e->req_num = p->req_num;
 	e->state = DP_SRV_RECEIVING;
+	dp_srv_bytes_add(a, peer, rx->len);
 	dp_msgs_live(a, 1);
 add:
 	rc = dp_rxmsg_add(e->rx, p, &dup);
@@ -358,15 +375,19 @@ dp_msg_rx_response(
 }
 
 void
-dp_msg_srv_clear(struct dprpc_agent *a, struct dp_srv_slot *e)
+dp_msg_srv_clear(struct dprpc_agent *a, struct dp_peer *peer, struct dp_srv_slot *e)
 {
+	if (e->resp.m != NULL)
+		dp_srv_kept_add(a, peer, -1);
 	dp_kept_clear(&e->resp);
 	if (e->tx != NULL) {
+		dp_srv_bytes_add(a, peer, -(int64_t)e->tx->len);
 		dp_txmsg_put(e->tx);
 		e->tx = NULL;
 		dp_msgs_live(a, -1);
 	}
 	if (e->rx != NULL) {
+		dp_srv_bytes_add(a, peer, -(int64_t)e->rx->len);
 		rte_free(e->rx);
 		e->rx = NULL;
 		dp_msgs_live(a, -1);

@@ -236,6 +236,7 @@ dp_msg_send_parked(struct dprpc_agent *a, struct dp_slot *s)
 void
 dp_msg_start_response(struct dprpc_agent *a, struct dp_txmsg *t)
 {
+	struct dp_peer *peer;
 	struct dp_srv_slot *e;
 
 	dp_count(&a->st.msgs_sent, 1);
@@ -243,14 +244,25 @@ dp_msg_start_response(struct dprpc_agent *a, struct dp_txmsg *t)
 		dp_msg_self_response(a, t);
 		return;
 	}
-	e = dp_srv_find(&a->peers[t->f.dst], t->f.slot);
+	peer = &a->peers[t->f.dst];
+	e = dp_srv_find(peer, t->f.slot);
 	if (e == NULL || e->state != DP_SRV_RUNNING || e->req_num != t->f.req_num) {
 		/* The peer restarted meanwhile: nobody waits for it. */
 		dp_txmsg_put(t);
 		return;
 	}
-	e->tx = t;
 	e->state = DP_SRV_DONE;
+	/* Relaxed: the poller's own write, read back (struct dp_peer). */
+	if (unlikely(dp_load_relaxed(&peer->state) == DPRPC_PEER_DOWN)) {
+		/* Its frames could not be sent without keeping it, and the
+		 * peer is gone (dp_srv_reclaim()): a resend, if it comes
+		 * back, gets -ENODATA. */
+		dp_srv_keep_refused(a, peer, e, t->f.handler_id);
+		dp_txmsg_put(t);
+		return;
+	}
+	e->tx = t;
+	dp_srv_bytes_add(a, peer, t->len);
 	dp_msgs_live(a, 1);
 	dp_txmsg_pump(a, t);
 }
@@ -275,6 +287,14 @@ dp_msg_rx_ack(struct dprpc_agent *a, struct rte_mbuf *m, const struct dp_parsed 
 		if (e != NULL && e->state == DP_SRV_DONE && e->req_num == p->req_num)
 			t = e->tx;
 	}
+	if (unlikely(t == NULL) && e != NULL && e->state == DP_SRV_DONE &&
+		e->req_num == p->req_num && e->resp.len != 0) {
+		/* The client asks for the rest of a response that was
+		 * reclaimed (dp_srv_reclaim()): the error kept instead. */
+		if (!dp_msg_resend_response(a, p->src, p->slot))
+			dp_count(&a->st.drops[DPRPC_DROP_STALE], 1);
+		return;
+	}
 	if (t == NULL || p->pkt_cnt != t->n) {
 		dp_count(&a->st.drops[DPRPC_DROP_STALE], 1);
 		return;
@@ -293,6 +313,7 @@ dp_msg_rx_ack(struct dprpc_agent *a, struct rte_mbuf *m, const struct dp_parsed 
 		/* The client has the whole response: the kept copy goes; a
 		 * late duplicate of the request is dropped from now on. */
 		e->tx = NULL;
+		dp_srv_bytes_add(a, peer, -(int64_t)t->len);
 		dp_txmsg_put(t);
 		dp_msgs_live(a, -1);
 		return;

@@ -21,8 +21,18 @@
  * max_outstanding) times per peer, never in the steady state.  A slot is a
  * 16-bit field, so a peer can make us hold at most 65536 entries
  * (65536 * (sizeof(struct dp_srv_slot) + DP_KEEP_BYTES), about 19 MiB).
+ *
+ * Budgets (docs/reliability.md, "Budgets and reclaim").  What the slots
+ * hold beyond that is bounded per peer and in all: mbufs kept as
+ * responses (a response beyond the budget is sent but not kept, the slot
+ * keeps -ENODATA instead: dp_keep_response()), and bytes of multi-frame
+ * messages (a request that does not fit is refused -ENOBUFS, not run:
+ * dp_srv_over_budget(), dp_srv_refuse()).  A peer declared down has what
+ * its slots hold freed (dp_srv_reclaim()), their at-most-once state kept.
  */
 #include <errno.h>
+#include <inttypes.h>
+#include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 
@@ -42,17 +52,102 @@ dp_srv_reset(struct dprpc_agent *a, struct dp_peer *peer)
 	unsigned int i;
 
 	for (i = 0; i < peer->srv_cap; i++)
-		dp_msg_srv_clear(a, &peer->srv[i]);
+		dp_msg_srv_clear(a, peer, &peer->srv[i]);
 }
 
 void
-dp_srv_peer_down(struct dprpc_agent *a, struct dp_peer *peer)
+dp_srv_keep_error(
+	struct dp_peer *peer, struct dp_srv_slot *e, uint32_t handler_id, int code, const char *msg)
 {
+	uint8_t *area = dp_keep_area(peer, (unsigned int)(e - peer->srv), true);
+	size_t n = strnlen(msg, DP_KEEP_BYTES - 8);
+	uint32_t v;
+
+	/* As dp_keep() stores a frame's: handler id and status in wire
+	 * order, then the payload (the message). */
+	v = rte_cpu_to_be_32(handler_id);
+	memcpy(area, &v, 4);
+	v = rte_cpu_to_be_32((uint32_t)-code);
+	memcpy(area + 4, &v, 4);
+	memcpy(area + 8, msg, n);
+	e->resp.m = NULL;
+	e->resp.len = (uint16_t)(8 + n);
+}
+
+void
+dp_srv_refuse(struct dprpc_agent *a, struct dp_peer *peer, struct dp_srv_slot *e,
+	const struct dp_parsed *p, int code, const char *msg)
+{
+	dp_count(&a->st.drops[DPRPC_DROP_OVER_BUDGET], 1);
+	dp_msg_srv_clear(a, peer, e); /* the peer moved on */
+	e->req_num = p->req_num;
+	e->state = DP_SRV_DONE;
+	dp_srv_keep_error(peer, e, p->handler_id, code, msg);
+	/* No mbuf: as if this answer were lost, the resend gets it. */
+	(void)dp_kept_send(a, &e->resp, dp_keep_area(peer, p->slot, true), DP_FRAME_RESPONSE,
+		p->src, p->slot, p->req_num);
+}
+
+/* Message bytes @e holds (what a new request on it would free). */
+static uint64_t
+dp_srv_slot_bytes(const struct dp_srv_slot *e)
+{
+	return (e->rx != NULL ? e->rx->len : 0) + (e->tx != NULL ? e->tx->len : 0);
+}
+
+/* dp_srv_over_budget() beyond its quick check: counting what the new
+ * request frees, what its slot holds. */
+bool
+dp_srv_over_budget_exact(const struct dprpc_agent *a, const struct dp_peer *peer,
+	const struct dp_srv_slot *e, uint64_t need)
+{
+	/* Relaxed: the poller's own gauge, read back (struct dp_stats). */
+	uint64_t total = dp_load_relaxed(&a->st.msg_bytes), freed = dp_srv_slot_bytes(e);
+
+	return peer->srv_bytes - freed + need > a->msg_peer_max ||
+	       total - freed + need > a->msg_max;
+}
+
+void
+dp_srv_reclaim(struct dprpc_agent *a, unsigned int p)
+{
+	struct dp_peer *peer = &a->peers[p];
+	char msg[DP_KEEP_BYTES - 8]; /* what a kept answer holds */
 	unsigned int i;
 
-	for (i = 0; i < peer->srv_cap; i++)
-		if (peer->srv[i].state == DP_SRV_RECEIVING)
-			dp_msg_srv_clear(a, &peer->srv[i]);
+	for (i = 0; i < peer->srv_cap && (peer->srv_kept > 0 || peer->srv_bytes > 0); i++) {
+		struct dp_srv_slot *e = &peer->srv[i];
+		uint32_t handler_id;
+
+		if (e->state == DP_SRV_RECEIVING) {
+			/* Not run: the caller may call again. */
+			handler_id = e->rx->handler_id;
+			dp_msg_srv_clear(a, peer, e);
+			e->state = DP_SRV_DONE;
+			snprintf(msg, sizeof(msg),
+				"worker %s dropped the request half received: %s was declared down",
+				a->name, a->world.w[p].name);
+			dp_srv_keep_error(peer, e, handler_id, -ENOBUFS, msg);
+			dp_count(&a->st.reclaimed_msgs, 1);
+		} else if (e->state == DP_SRV_DONE && (e->tx != NULL || e->resp.m != NULL)) {
+			/* Run: a resend must not run it again. */
+			if (e->tx != NULL) {
+				handler_id = e->tx->f.handler_id;
+				dp_count(&a->st.reclaimed_msgs, 1);
+			} else {
+				handler_id = rte_be_to_cpu_32(
+					dp_frame_hdr(rte_pktmbuf_mtod(e->resp.m, uint8_t *))
+						->handler_id);
+				dp_count(&a->st.reclaimed_mbufs, 1);
+			}
+			dp_msg_srv_clear(a, peer, e);
+			e->state = DP_SRV_DONE;
+			snprintf(msg, sizeof(msg),
+				"worker %s no longer holds the response: %s was declared down",
+				a->name, a->world.w[p].name);
+			dp_srv_keep_error(peer, e, handler_id, -ENODATA, msg);
+		}
+	}
 }
 
 int
@@ -94,8 +189,30 @@ dp_srv_slot(struct dp_peer *peer, uint16_t slot)
 	return &peer->srv[slot];
 }
 
+void
+dp_srv_keep_refused(
+	struct dprpc_agent *a, struct dp_peer *peer, struct dp_srv_slot *e, uint32_t handler_id)
+{
+	char msg[DP_KEEP_BYTES - 8]; /* what a kept answer holds */
+
+	dp_count(&a->st.keeps_refused, 1);
+	/* Relaxed: the poller's own write, read back (struct dp_peer). */
+	if (dp_load_relaxed(&peer->state) == DPRPC_PEER_DOWN)
+		snprintf(msg, sizeof(msg),
+			"worker %s ran the request but no longer holds its response: "
+			"%s was declared down",
+			a->name, a->world.w[peer - a->peers].name);
+	else
+		snprintf(msg, sizeof(msg),
+			"worker %s ran the request but no longer holds its response "
+			"(over its kept_mbufs budget)",
+			a->name);
+	dp_srv_keep_error(peer, e, handler_id, -ENODATA, msg);
+}
+
 /* A response staged for the port: keep it if it answers the request its
- * slot is running. */
+ * slot is running, as a copy, or by reference within the budgets; else
+ * keep the error a resend gets instead (the request is never run twice). */
 void
 dp_keep_response(struct dprpc_agent *a, struct rte_mbuf *m, const struct dp_wire_hdr *h)
 {
@@ -108,8 +225,17 @@ dp_keep_response(struct dprpc_agent *a, struct rte_mbuf *m, const struct dp_wire
 		return;
 	if (e->state != DP_SRV_RUNNING || e->req_num != rte_be_to_cpu_32(h->req_num))
 		return;
-	dp_keep(&e->resp, dp_keep_area(peer, slot, true), m);
 	e->state = DP_SRV_DONE;
+	if (likely(dp_keep_fits(m))) {
+		dp_keep(&e->resp, dp_keep_area(peer, slot, true), m);
+		return;
+	}
+	if (likely(dp_srv_may_keep_mbuf(a, peer))) {
+		dp_keep(&e->resp, dp_keep_area(peer, slot, true), m);
+		dp_srv_kept_add(a, peer, 1);
+		return;
+	}
+	dp_srv_keep_refused(a, peer, e, rte_be_to_cpu_32(h->handler_id));
 }
 
 /* Keep @m, a single-frame request or response about to be sent, for
@@ -120,7 +246,7 @@ dp_keep(struct dp_kept *k, uint8_t *area, struct rte_mbuf *m)
 {
 	uint32_t plen = m->data_len - DP_HDRS_LEN;
 
-	if (likely(m->nb_segs == 1 && plen <= DP_KEEP_BYTES - 8)) {
+	if (likely(dp_keep_fits(m))) {
 		const struct dp_wire_hdr *h = dp_frame_hdr(rte_pktmbuf_mtod(m, uint8_t *));
 
 		memcpy(area, &h->handler_id, 4);
@@ -203,10 +329,25 @@ dp_srv_check(
 	return false;
 }
 
+/* A new request from @peer, which holds its budget in responses it has
+ * not acknowledged: not run, answered -ENOBUFS. */
+static void __rte_cold
+dp_srv_refuse_busy(struct dprpc_agent *a, struct dp_peer *peer, struct dp_srv_slot *e,
+	const struct dp_parsed *p)
+{
+	char msg[DP_KEEP_BYTES - 8]; /* what a kept answer holds */
+
+	snprintf(msg, sizeof(msg),
+		"worker %s refused the request: %" PRIu64 " bytes of messages held for %s", a->name,
+		peer->srv_bytes, a->world.w[p->src].name);
+	dp_srv_refuse(a, peer, e, p, -ENOBUFS, msg);
+}
+
 void
 dp_dispatch_request(struct dprpc_agent *a, struct rte_mbuf *m, const struct dp_parsed *p)
 {
 	struct dp_srv_slot *e = NULL;
+	struct dp_peer *peer = NULL;
 	struct dprpc_request *req;
 
 	if (p->pkt_cnt > 1) {
@@ -216,7 +357,8 @@ dp_dispatch_request(struct dprpc_agent *a, struct rte_mbuf *m, const struct dp_p
 	/* Calls to self never cross the port: nothing to de-duplicate.  The
 	 * frame's session is the peer's current one (dp_check_session()). */
 	if (p->src != a->rank) {
-		e = dp_srv_slot(&a->peers[p->src], p->slot);
+		peer = &a->peers[p->src];
+		e = dp_srv_slot(peer, p->slot);
 		if (unlikely(e == NULL)) {
 			/* No memory for the slot's at-most-once state: as if
 			 * lost (the caller's resend tries again), rather than
@@ -228,6 +370,11 @@ dp_dispatch_request(struct dprpc_agent *a, struct rte_mbuf *m, const struct dp_p
 		}
 		if (!dp_srv_check(a, m, e, p))
 			return;
+		if (unlikely(dp_srv_over_budget(a, peer, e, 0))) {
+			rte_pktmbuf_free(m);
+			dp_srv_refuse_busy(a, peer, e, p);
+			return;
+		}
 	}
 	req = dp_req_new(a, p);
 	if (req == NULL) {
@@ -239,7 +386,7 @@ dp_dispatch_request(struct dprpc_agent *a, struct rte_mbuf *m, const struct dp_p
 	}
 	req->m = m;
 	if (e != NULL) {
-		dp_msg_srv_clear(a, e); /* the peer moved on */
+		dp_msg_srv_clear(a, peer, e); /* the peer moved on */
 		e->req_num = p->req_num;
 		e->state = DP_SRV_RUNNING;
 	}

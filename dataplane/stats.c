@@ -33,6 +33,7 @@ static const char *const dp_drop_names[DPRPC_DROP_MAX] = {
 	[DPRPC_DROP_TOO_BIG] = "too_big",
 	[DPRPC_DROP_NO_MEMORY] = "no_memory",
 	[DPRPC_DROP_WRONG_INCARNATION] = "wrong_incarnation",
+	[DPRPC_DROP_OVER_BUDGET] = "over_budget",
 };
 
 const char *
@@ -66,6 +67,9 @@ dprpc_agent_stats_get(const struct dprpc_agent *a, struct dprpc_agent_stats *s)
 	s->frames_resent = dp_load_relaxed(&a->st.frames_resent);
 	s->acks_sent = dp_load_relaxed(&a->st.acks_sent);
 	s->credits_cut = dp_load_relaxed(&a->st.credits_cut);
+	s->keeps_refused = dp_load_relaxed(&a->st.keeps_refused);
+	s->reclaimed_mbufs = dp_load_relaxed(&a->st.reclaimed_mbufs);
+	s->reclaimed_msgs = dp_load_relaxed(&a->st.reclaimed_msgs);
 	/* Plain reads of poller-written counters: statistics, may lag. */
 	s->fault_dropped = a->ftx.dropped + a->frx.dropped;
 	s->fault_duplicated = a->ftx.duplicated + a->frx.duplicated;
@@ -105,6 +109,8 @@ dprpc_agent_usage(const struct dprpc_agent *a, struct dprpc_agent_usage *u)
 	for (p = 0; p < a->world.n; p++)
 		u->calls += dp_load_relaxed(&a->peers[p].outstanding);
 	u->messages = (unsigned int)dp_load_relaxed(&a->st.msgs_live);
+	u->kept_mbufs = (unsigned int)dp_load_relaxed(&a->st.kept_mbufs);
+	u->msg_bytes = dp_load_relaxed(&a->st.msg_bytes);
 	return 0;
 }
 
@@ -143,6 +149,12 @@ dprpc_agent_dump(const struct dprpc_agent *a, FILE *f)
 		"  messages sent %" PRIu64 " received %" PRIu64 " frames_resent %" PRIu64
 		" acks %" PRIu64 " credits_cut %" PRIu64 "\n",
 		s.msgs_sent, s.msgs_received, s.frames_resent, s.acks_sent, s.credits_cut);
+	fprintf(f,
+		"  held for callers: kept mbufs %u of %u (%u per caller), message bytes %" PRIu64
+		" of %" PRIu64 " (%" PRIu64 " per caller); keeps_refused %" PRIu64
+		" reclaimed mbufs %" PRIu64 " messages %" PRIu64 "\n",
+		u.kept_mbufs, a->kept_max, a->kept_peer_max, u.msg_bytes, a->msg_max,
+		a->msg_peer_max, s.keeps_refused, s.reclaimed_mbufs, s.reclaimed_msgs);
 	fprintf(f, "  dropped %" PRIu64, s.dropped);
 	for (i = 0; i < DPRPC_DROP_MAX; i++)
 		if (s.drops[i] != 0)

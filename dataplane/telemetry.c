@@ -3,7 +3,9 @@
  * Read-only telemetry commands (docs/architecture.md), for dpdk-telemetry.py:
  *
  *   /dprpc/agents          the agents of this process, by name
- *   /dprpc/stats,NAME      one agent's counters (dprpc_agent_stats)
+ *   /dprpc/stats,NAME      one agent's counters (dprpc_agent_stats) and
+ *                          what it holds for callers (dprpc_agent_usage:
+ *                          kept_mbufs, msg_bytes)
  *
  * They run on EAL's telemetry thread; they read the agent registry under
  * its lock (so an agent cannot be freed meanwhile) and the counters with
@@ -43,6 +45,7 @@ dp_tel_add_stats(struct dprpc_agent *a, void *arg)
 {
 	struct dp_tel_query *q = arg;
 	struct dprpc_agent_stats s;
+	struct dprpc_agent_usage u;
 	struct rte_tel_data *d = q->d;
 	char key[48];
 	unsigned int i;
@@ -51,6 +54,7 @@ dp_tel_add_stats(struct dprpc_agent *a, void *arg)
 		return;
 	q->found = true;
 	dprpc_agent_stats_get(a, &s);
+	dprpc_agent_usage(a, &u);
 	rte_tel_data_start_dict(d);
 	rte_tel_data_add_dict_string(d, "name", a->name);
 	rte_tel_data_add_dict_int(d, "rank", a->rank);
@@ -72,6 +76,11 @@ dp_tel_add_stats(struct dprpc_agent *a, void *arg)
 	rte_tel_data_add_dict_u64(d, "handler_unanswered", s.handler_unanswered);
 	rte_tel_data_add_dict_u64(d, "handler_error_after_reply", s.handler_error_after_reply);
 	rte_tel_data_add_dict_u64(d, "handler_bad_return", s.handler_bad_return);
+	rte_tel_data_add_dict_u64(d, "keeps_refused", s.keeps_refused);
+	rte_tel_data_add_dict_u64(d, "reclaimed_mbufs", s.reclaimed_mbufs);
+	rte_tel_data_add_dict_u64(d, "reclaimed_msgs", s.reclaimed_msgs);
+	rte_tel_data_add_dict_u64(d, "kept_mbufs", u.kept_mbufs);
+	rte_tel_data_add_dict_u64(d, "msg_bytes", u.msg_bytes);
 	rte_tel_data_add_dict_u64(d, "dropped", s.dropped);
 	for (i = 0; i < DPRPC_DROP_MAX; i++) {
 		snprintf(key, sizeof(key), "drop_%s", dprpc_drop_reason_str(i));

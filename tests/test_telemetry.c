@@ -91,6 +91,11 @@ Test(telemetry, lists_agents_and_reports_counters)
 	cr_assert_not_null(strstr(out, "\"calls_failed\":1,"), "%s", out);
 	cr_assert_not_null(strstr(out, "\"requests_unknown\":1,"), "%s", out);
 	cr_assert_not_null(strstr(out, "\"drop_truncated\":0"), "%s", out);
+	/* What the agent holds for its callers, and its refusals. */
+	cr_assert_not_null(strstr(out, "\"keeps_refused\":0,"), "%s", out);
+	cr_assert_not_null(strstr(out, "\"kept_mbufs\":0,"), "%s", out);
+	cr_assert_not_null(strstr(out, "\"msg_bytes\":0,"), "%s", out);
+	cr_assert_not_null(strstr(out, "\"drop_over_budget\":0"), "%s", out);
 	/* Unknown agent or no name: an error answer (null), not a crash. */
 	ask("/dprpc/stats,zz", out, sizeof(out));
 	cr_assert_str_eq(out, "{\"/dprpc/stats\":null}");

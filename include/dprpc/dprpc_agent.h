@@ -224,6 +224,47 @@ struct dprpc_agent_conf {
 	 * receiver, cut to an eighth while its mbuf pool is under a quarter
 	 * full (counted in credits_cut).  Default 64; 1 to 1024. */
 	unsigned int credits;
+	/**
+	 * Budgets of what this agent holds for its callers as a server, so
+	 * that no caller, by accident (a large max_outstanding) or on
+	 * purpose (forged frames), can exhaust its memory or the mbufs its
+	 * reception needs (docs/reliability.md, "Budgets and reclaim").
+	 *
+	 * Kept responses.  A response is kept until its caller's next request
+	 * on the same slot, to answer a resend without running the request
+	 * again: one whose payload fits in 248 bytes as a copy (no mbuf), a
+	 * larger one by a reference to its mbuf.  @ref kept_mbufs_max bounds
+	 * the mbufs so held for all callers (0: a quarter of the mbuf pool;
+	 * at most half of it, so that reception, transmission and requests
+	 * being handled always find mbufs), @ref kept_mbufs_peer_max those
+	 * held for one caller (0: half of kept_mbufs_max; at most
+	 * kept_mbufs_max).  A response beyond either is sent all the same but
+	 * not kept (counted in keeps_refused): if it is lost, the caller's
+	 * resend is answered -ENODATA (the request ran, and is never run
+	 * twice).
+	 */
+	unsigned int kept_mbufs_max;
+	unsigned int kept_mbufs_peer_max;
+	/**
+	 * Message bytes: the DPDK heap held for callers' multi-frame messages,
+	 * i.e. requests being reassembled (their whole length, reserved when
+	 * their first frame arrives) and responses kept until acknowledged
+	 * whole.  @ref msg_bytes_max for all callers (0: 16 times
+	 * max_msg_size), @ref msg_bytes_peer_max for one (0: 4 times
+	 * max_msg_size, at most msg_bytes_max); max_msg_size <=
+	 * msg_bytes_peer_max <= msg_bytes_max, else EINVAL.  A request that
+	 * would take its caller, or all callers together, beyond them (a
+	 * multi-frame request: by its length; any other: once they are
+	 * reached, by responses not yet acknowledged) is not run: the call
+	 * fails with -ENOBUFS (counted in drops[DPRPC_DROP_OVER_BUDGET]).
+	 *
+	 * Reclaim.  When a caller is declared down (peer_timeout_us) its
+	 * kept responses and half-received requests are freed; the at-most-once
+	 * state of its slots stays: a resend of a request that ran is answered
+	 * -ENODATA, one of a request half received -ENOBUFS (it did not run).
+	 */
+	uint64_t msg_bytes_max;
+	uint64_t msg_bytes_peer_max;
 };
 
 /**
@@ -399,6 +440,10 @@ enum dprpc_drop_reason {
 	 * or none (its sender never heard from it).  A request so addressed
 	 * is never run (docs/reliability.md). */
 	DPRPC_DROP_WRONG_INCARNATION,
+	DPRPC_DROP_OVER_BUDGET,	  /**< a request not run because its caller (or
+				       all callers) hold their message budget
+				       (dprpc_agent_conf.msg_bytes_max): answered
+				       -ENOBUFS */
 	DPRPC_DROP_MAX
 };
 
@@ -445,6 +490,16 @@ struct dprpc_agent_stats {
 	uint64_t acks_sent;	   /**< acknowledgements (credit returns) sent */
 	uint64_t credits_cut;	   /**< acknowledgements granting a reduced window
 				        because this agent's mbuf pool ran low */
+	uint64_t keeps_refused;	   /**< responses sent but not kept for resends:
+				        the keep budget (kept_mbufs_max,
+				        kept_mbufs_peer_max) was full or the
+				        caller down; a resend is answered
+				        -ENODATA */
+	uint64_t reclaimed_mbufs;  /**< kept responses freed because their caller
+				        was declared down */
+	uint64_t reclaimed_msgs;   /**< multi-frame messages freed because their
+				        caller was declared down: requests half
+				        received, responses not acknowledged */
 	uint64_t dropped;	   /**< sum of drops[] */
 	uint64_t drops[DPRPC_DROP_MAX];
 	/** Injected faults (dprpc_fault_conf), transmit and receive together. */
@@ -483,13 +538,19 @@ void dprpc_agent_dump(const struct dprpc_agent *agent, FILE *f);
  * taken from the agent's pools.
  */
 struct dprpc_agent_usage {
-	unsigned int futures;  /**< futures not yet returned to the pool */
-	unsigned int requests; /**< incoming request objects in use */
-	unsigned int mbufs;    /**< mbufs of the agent-created pool in use
-				    (0 if the pool is the application's) */
-	unsigned int calls;    /**< calls in flight, all peers */
-	unsigned int messages; /**< multi-frame messages being sent (until
-				    acknowledged whole) or reassembled */
+	unsigned int futures;	 /**< futures not yet returned to the pool */
+	unsigned int requests;	 /**< incoming request objects in use */
+	unsigned int mbufs;	 /**< mbufs of the agent-created pool in use
+				      (0 if the pool is the application's) */
+	unsigned int calls;	 /**< calls in flight, all peers */
+	unsigned int messages;	 /**< multi-frame messages being sent (until
+				      acknowledged whole) or reassembled */
+	unsigned int kept_mbufs; /**< mbufs held as kept responses, all callers
+				      (at most kept_mbufs_max) */
+	uint64_t msg_bytes;	 /**< bytes of callers' multi-frame messages held
+				      (requests being reassembled, responses
+				      not yet acknowledged whole; see
+				      msg_bytes_max) */
 };
 
 /**

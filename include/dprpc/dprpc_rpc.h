@@ -29,15 +29,26 @@
  *               returned 0 without replying or deferring, or a positive
  *               value other than DPRPC_DEFERRED, without replying (the
  *               message names the handler and says which);
+ *  -ENOBUFS     the destination did not run the request: it holds as many
+ *               bytes of this caller's (or of all callers') messages as its
+ *               budget allows (dprpc_agent_conf.msg_bytes_max), or it let
+ *               go of the request half received when it declared this
+ *               caller down.  Calling again runs it;
+ *  -ENODATA     the destination ran the request, but its response was lost
+ *               and the destination no longer holds it (it was over its
+ *               kept-response budget, dprpc_agent_conf.kept_mbufs_max, or
+ *               it declared this caller down meanwhile).  The request is not
+ *               run again by this call; calling again would;
  *  any negative errno a handler replied with (origin: the handler's worker,
  *  message: the handler's).
  *
  * A lost request or response is recovered by resending the request
  * (dprpc_agent_conf.retransmit_us); the destination runs each request at
- * most once and answers a duplicate from the response it kept.  A call to
- * a worker this agent has never heard from waits one round trip before its
- * request goes: the agent asks the worker's incarnation first, so that no
- * later incarnation of it can run the request (docs/reliability.md).
+ * most once and answers a duplicate from the response it kept (or with
+ * -ENODATA if it could not keep it).  A call to a worker this agent has
+ * never heard from waits one round trip before its request goes: the agent
+ * asks the worker's incarnation first, so that no later incarnation of it
+ * can run the request (docs/reliability.md).
  */
 #ifndef DPRPC_RPC_H
 #define DPRPC_RPC_H
