@@ -487,9 +487,11 @@ Test(restart, requests_for_another_incarnation_are_never_run)
 /*
  * A client stops in the middle of a 256 KiB request: the server holds it
  * half received until it declares the client down, then frees it.  The
- * client comes back (the same incarnation) and its resend timer gets the
- * request through from the start: it runs once.  Before, the half-received
- * message stayed until the client's next request on that slot.
+ * client comes back (the same incarnation): its resend learns that the
+ * request was let go without running (-ENOBUFS, docs/reliability.md,
+ * "Budgets and reclaim"), and calling again runs it once.  Before, the
+ * half-received message stayed until the client's next request on that
+ * slot.
  */
 Test(restart, half_received_request_is_freed_when_its_sender_goes_down)
 {
@@ -524,7 +526,13 @@ Test(restart, half_received_request_is_freed_when_its_sender_goes_down)
 	cr_assert_eq(dprpc_agent_usage(b, &u), 0);
 	cr_assert_eq(u.messages, 0u, "b still holds %u messages of a, down", u.messages);
 	cr_assert_eq(atomic_load(&runs[id]), 0u);
-	/* a is back: its call completes, run once. */
+	/* a is back: its call learns the request never ran; again, it runs
+	 * once. */
+	cr_assert_eq(wait_pumping(f), -ENOBUFS);
+	dprpc_future_put(f);
+	cr_assert_eq(atomic_load(&runs[id]), 0u);
+	f = dprpc_rpc_async(a, "b", "job", big, BIG, 0);
+	cr_assert_not_null(f);
 	cr_assert_eq(wait_pumping(f), 0);
 	dprpc_future_put(f);
 	cr_assert_eq(atomic_load(&runs[id]), 1u);
