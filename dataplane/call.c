@@ -177,8 +177,12 @@ int
 dprpc_rpc_sync_id(struct dprpc_agent *a, unsigned int to, uint32_t handler_id, const void *data,
 	size_t len, uint64_t timeout_us, void *out, size_t *out_len, struct dprpc_error *err)
 {
-	struct dprpc_future *fut = dprpc_rpc_async_id(a, to, handler_id, data, len, timeout_us);
+	struct dprpc_future *fut;
 
+	/* The poller cannot wait for its own agent: nobody would poll. */
+	if (a != NULL && dp_tls_poller == a)
+		return -EDEADLK;
+	fut = dprpc_rpc_async_id(a, to, handler_id, data, len, timeout_us);
 	if (fut == NULL)
 		return -rte_errno;
 	return dp_sync_wait(a, fut, 0, out, out_len, err);
@@ -188,8 +192,12 @@ int
 dprpc_rpc_sync(struct dprpc_agent *a, const char *to, const char *handler, const void *data,
 	size_t len, uint64_t timeout_us, void *out, size_t *out_len, struct dprpc_error *err)
 {
-	struct dprpc_future *fut = dprpc_rpc_async(a, to, handler, data, len, timeout_us);
+	struct dprpc_future *fut;
 
+	/* As dprpc_rpc_sync_id(): before anything is sent. */
+	if (a != NULL && dp_tls_poller == a)
+		return -EDEADLK;
+	fut = dprpc_rpc_async(a, to, handler, data, len, timeout_us);
 	if (fut == NULL)
 		return -rte_errno;
 	return dp_sync_wait(a, fut, 0, out, out_len, err);

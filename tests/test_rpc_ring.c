@@ -654,3 +654,188 @@ Test(rpc_ring, restarted_peer_is_recognised)
 	cr_assert_eq(s.drops[DPRPC_DROP_OLD_SESSION], 1u);
 	cr_assert_eq(s.peers_restarted, 1u);
 }
+
+/* --- calling out of the polling thread ----------------------------------- */
+
+/* An inline handler on b that waits for a call to a: b's poller waiting
+ * for b.  Answers with what rpc_sync returned. */
+static int
+h_sync_out(struct dprpc_request *req, void *arg)
+{
+	struct dprpc_agent *self = dprpc_request_agent(req);
+	int rc;
+
+	(void)arg;
+	rc = dprpc_rpc_sync(self, "a", "echo", "x", 1, 0, NULL, NULL, NULL);
+	if (rc == 0)
+		return dprpc_reply(req, "sent", 4);
+	return dprpc_reply_error(req, rc, "rpc_sync from an inline handler");
+}
+
+Test(rpc_ring, rpc_sync_from_an_inline_handler_is_edeadlk, .timeout = 30)
+{
+	struct dprpc_agent_stats before, after;
+	struct dprpc_error err;
+
+	cr_assert_eq(dprpc_register(b, "sync_out", h_sync_out, NULL, DPRPC_HANDLER_INLINE), 0);
+	cr_assert_eq(dprpc_agent_stats_get(b, &before), 0);
+	cr_assert_eq(dprpc_rpc_sync(a, "b", "sync_out", NULL, 0, 0, NULL, NULL, &err), -EDEADLK);
+	cr_assert_eq(err.origin, 1, "the handler's error, on b");
+	cr_assert_str_eq(err.msg, "rpc_sync from an inline handler");
+	cr_assert_eq(dprpc_agent_stats_get(b, &after), 0);
+	cr_assert_eq(after.calls_sent, before.calls_sent, "b sent nothing");
+	cr_assert_eq(atomic_load(&handler_runs), 0u, "a's echo never ran");
+	/* b still serves. */
+	cr_assert_eq(dprpc_rpc_sync(a, "b", "echo", "ok", 2, 0, NULL, NULL, NULL), 0);
+}
+
+/* Poll a until every frame between a and b has arrived, three times in
+ * a row (bounded, about a second): a resend of a's that crossed b's
+ * response is answered again, and that answer must not be left in the
+ * ring when the agents go. */
+static void
+settle_a(void)
+{
+	struct dprpc_agent_stats sa, sb;
+	int quiet = 0;
+
+	for (int i = 0; i < 4000 && quiet < 3; i++) {
+		dprpc_poll(a, 32);
+		cr_assert_eq(dprpc_agent_stats_get(a, &sa), 0);
+		cr_assert_eq(dprpc_agent_stats_get(b, &sb), 0);
+		if (sa.rx_frames == sb.tx_frames && sb.rx_frames == sa.tx_frames)
+			quiet++;
+		else
+			quiet = 0;
+		usleep(250);
+	}
+	cr_assert_eq(quiet, 3, "frames still in flight between a and b");
+}
+
+/* What a callback on a's poller saw. */
+static atomic_int cb_rc = 1, cb_rc_all = 1;
+static atomic_bool cb_on_poller;
+static atomic_uint cb_sent_before, cb_sent_after;
+static struct dprpc_future *_Atomic cb_future;
+
+/* A completion callback of one of a's calls: runs on a's poller. */
+static void
+cb_sync_out(struct dprpc_future *f, void *arg)
+{
+	struct dprpc_agent_stats s;
+
+	(void)f;
+	(void)arg;
+	atomic_store(&cb_on_poller, dp_on_poller(a));
+	dprpc_agent_stats_get(a, &s);
+	atomic_store(&cb_sent_before, (unsigned int)s.calls_sent);
+	atomic_store(&cb_rc, dprpc_rpc_sync(a, "b", "echo", "y", 1, 0, NULL, NULL, NULL));
+	dprpc_agent_stats_get(a, &s);
+	atomic_store(&cb_sent_after, (unsigned int)s.calls_sent);
+}
+
+Test(rpc_ring, rpc_sync_from_a_callback_on_the_poller_is_edeadlk, .timeout = 30)
+{
+	struct dprpc_future *f = dprpc_rpc_async(a, "b", "echo", "x", 1, 0);
+
+	cr_assert_not_null(f);
+	/* Nobody polls a until the wait below: the callback runs there. */
+	cr_assert_eq(dprpc_future_add_callback(f, cb_sync_out, NULL), 0);
+	cr_assert_eq(dprpc_future_wait(f, 0), 0);
+	dprpc_future_put(f);
+	cr_assert(atomic_load(&cb_on_poller));
+	cr_assert_eq(atomic_load(&cb_rc), -EDEADLK);
+	cr_assert_eq(atomic_load(&cb_sent_after), atomic_load(&cb_sent_before), "nothing sent");
+	cr_assert_eq(atomic_load(&handler_runs), 1u, "the first call only");
+}
+
+/* A callback on a's poller that waits for another of a's calls, still
+ * pending (b parks it). */
+static void
+cb_wait_pending(struct dprpc_future *f, void *arg)
+{
+	struct dprpc_future *g = dprpc_rpc_async(a, "b", "park", "z", 1, 0);
+
+	(void)f;
+	(void)arg;
+	atomic_store(&cb_on_poller, dp_on_poller(a));
+	if (g == NULL)
+		return;
+	atomic_store(&cb_rc, dprpc_future_wait(g, 0));
+	/* With a limit: -EDEADLK at once, not -ETIMEDOUT at the limit. */
+	atomic_store(&cb_rc_all, dprpc_future_wait_all(&g, 1, 60000000));
+	atomic_store(&cb_future, g);
+}
+
+Test(rpc_ring, future_wait_from_a_callback_on_the_poller_is_edeadlk, .timeout = 30)
+{
+	struct dprpc_future *f = dprpc_rpc_async(a, "b", "echo", "x", 1, 0), *g;
+
+	cr_assert_not_null(f);
+	cr_assert_eq(dprpc_future_add_callback(f, cb_wait_pending, NULL), 0);
+	cr_assert_eq(dprpc_future_wait(f, 0), 0);
+	dprpc_future_put(f);
+	cr_assert(atomic_load(&cb_on_poller));
+	g = atomic_load(&cb_future);
+	cr_assert_not_null(g);
+	cr_assert_eq(atomic_load(&cb_rc), -EDEADLK);
+	cr_assert_eq(atomic_load(&cb_rc_all), -EDEADLK);
+	cr_assert_eq(dprpc_future_state(g), DPRPC_FUTURE_PENDING, "the call goes on");
+	/* Off the poller the same wait completes once b answers. */
+	for (int i = 0; i < 20000 && atomic_load(&nb_parked) < 1; i++) {
+		dprpc_poll(a, 32);
+		usleep(100);
+	}
+	reply_parked("done");
+	cr_assert_eq(dprpc_future_wait(g, 0), 0);
+	dprpc_future_put(g);
+	settle_a();
+}
+
+/* The documented way: defer, call with rpc_async, answer from the
+ * callback. */
+static void
+relay_done(struct dprpc_future *f, void *arg)
+{
+	struct dprpc_request *req = arg;
+	const struct dprpc_error *e = dprpc_future_error(f);
+	size_t len;
+	const void *v = dprpc_future_value(f, &len);
+
+	if (e != NULL)
+		(void)dprpc_reply_error(req, e->code, e->msg);
+	else
+		(void)dprpc_reply(req, v, len);
+}
+
+static int
+h_relay(struct dprpc_request *req, void *arg)
+{
+	size_t len;
+	const void *p = dprpc_request_payload(req, &len);
+	struct dprpc_future *f;
+	int rc;
+
+	(void)arg;
+	f = dprpc_rpc_async(dprpc_request_agent(req), "a", "echo", p, len, DPRPC_TIMEOUT_DEFAULT);
+	if (f == NULL)
+		return -rte_errno;
+	rc = dprpc_future_add_callback(f, relay_done, req);
+	dprpc_future_put(f); /* the agent keeps its own reference */
+	return rc == 0 ? DPRPC_DEFERRED : rc;
+}
+
+Test(rpc_ring, deferral_is_the_way_to_call_out_of_a_handler, .timeout = 30)
+{
+	char out[16];
+	size_t out_len;
+
+	cr_assert_eq(dprpc_register(b, "relay", h_relay, NULL, DPRPC_HANDLER_INLINE), 0);
+	for (int i = 0; i < 20; i++) {
+		out_len = sizeof(out);
+		cr_assert_eq(dprpc_rpc_sync(a, "b", "relay", "ping", 4, 0, out, &out_len, NULL), 0);
+		cr_assert_eq(out_len, 4u);
+		cr_assert_arr_eq(out, "ping", 4);
+	}
+	cr_assert_eq(atomic_load(&handler_runs), 20u, "a's echo ran once per relay");
+}

@@ -68,7 +68,9 @@ bool dp_agent_has_io_lcore(const struct dprpc_agent *a);
  * dprpc_poll() on @a, a handler or callback it runs inline included). */
 bool dp_on_poller(const struct dprpc_agent *a);
 /* A future's progress hook (dprpc_future_set_progress()) for @agent: poll
- * it once if nobody else does.  -1 when the waiter should park instead. */
+ * it once if nobody else does.  -1 when the waiter should park instead
+ * (another thread polls); -EDEADLK when the waiter is @agent's poller
+ * itself, which nobody else can relieve (dprpc_progress_fn_t). */
 int dp_progress(void *agent);
 
 /* The rank of worker @to for a call by names: -1 with rte_errno EINVAL

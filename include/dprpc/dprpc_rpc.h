@@ -29,6 +29,47 @@
  * A lost request or response is recovered by resending the request
  * (dprpc_agent_conf.retransmit_us); the destination runs each request at
  * most once and answers a duplicate from the response it kept.
+ *
+ * Calling out of a handler.  An inline handler and a completion callback
+ * run on the agent's polling thread, and while that thread waits nobody
+ * polls the agent: a response could never arrive.  So the waiting calls
+ * (dprpc_rpc_sync(), dprpc_future_wait() on one of the agent's pending
+ * futures, dprpc_rref_to_here(), dprpc_rref_rpc_sync()) never block there:
+ * they fail -EDEADLK at once, before sending anything.  The way to call
+ * another worker from a handler is to defer:
+ *
+ * @code
+ * static void done(struct dprpc_future *f, void *arg)
+ * {
+ *         struct dprpc_request *req = arg;
+ *         const struct dprpc_error *e = dprpc_future_error(f);
+ *         size_t len;
+ *         const void *v = dprpc_future_value(f, &len);
+ *
+ *         if (e != NULL)
+ *                 dprpc_reply_error(req, e->code, e->msg);
+ *         else
+ *                 dprpc_reply(req, v, len);
+ * }
+ *
+ * static int handler(struct dprpc_request *req, void *arg)
+ * {
+ *         size_t len;
+ *         const void *p = dprpc_request_payload(req, &len);
+ *         struct dprpc_future *f = dprpc_rpc_async(dprpc_request_agent(req),
+ *                 "other", "work", p, len, DPRPC_TIMEOUT_DEFAULT);
+ *         int rc;
+ *
+ *         if (f == NULL)
+ *                 return -rte_errno;
+ *         rc = dprpc_future_add_callback(f, done, req);
+ *         dprpc_future_put(f);          // the agent keeps its own reference
+ *         return rc == 0 ? DPRPC_DEFERRED : rc;
+ * }
+ * @endcode
+ *
+ * The callback runs on the polling thread when the response (or the
+ * call's failure) comes, and answers the deferred request there.
  */
 #ifndef DPRPC_RPC_H
 #define DPRPC_RPC_H
@@ -217,11 +258,14 @@ struct dprpc_future *dprpc_rpc_async(struct dprpc_agent *agent, const char *to, 
  *                 origin worker, message); untouched on success.
  * @return 0; -EMSGSIZE if the response is longer than *out_len (nothing is
  *         copied, *out_len is set to the length needed); the call's error
- *         (see the file comment); or rpc_async's errors as negative errno.
+ *         (see the file comment); -EDEADLK on the agent's polling thread
+ *         (nothing sent); or rpc_async's errors as negative errno.
  *
- * Thread context: any thread but the polling thread of the same agent (an
- * inline handler or a callback must not wait: use rpc_async and defer).
- * When no io lcore polls, the calling thread polls while it waits.
+ * Thread context: any thread but the polling thread of the same agent:
+ * there (an inline handler, a completion callback) it returns -EDEADLK at
+ * once and sends nothing, since nobody would poll while it waited; defer
+ * instead (see the file comment).  When no io lcore polls, the calling
+ * thread polls while it waits.
  */
 int dprpc_rpc_sync(struct dprpc_agent *agent, const char *to, const char *handler, const void *data,
 	size_t len, uint64_t timeout_us, void *out, size_t *out_len, struct dprpc_error *err);
