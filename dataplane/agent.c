@@ -580,7 +580,9 @@ dprpc_agent_wait_link(struct dprpc_agent *a, uint64_t timeout_us)
 
 	if (a == NULL)
 		return -EINVAL;
-	deadline = timeout_us == 0 ? UINT64_MAX : rte_rdtsc() + dp_us_to_tsc(a, timeout_us);
+	deadline = dp_deadline_tsc(a, rte_rdtsc(), timeout_us);
+	if (deadline == 0)
+		deadline = UINT64_MAX; /* none */
 	for (;;) {
 		if (rte_eth_link_get_nowait(a->port_id, &link) == 0 &&
 			link.link_status == RTE_ETH_LINK_UP)

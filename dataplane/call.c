@@ -86,7 +86,7 @@ dprpc_rpc_async_id(struct dprpc_agent *a, unsigned int to, uint32_t handler_id, 
 	meta = dp_meta(m);
 	meta->fut = fut;
 	now = rte_rdtsc();
-	meta->deadline_tsc = timeout_us == 0 ? 0 : now + dp_us_to_tsc(a, timeout_us);
+	meta->deadline_tsc = dp_deadline_tsc(a, now, timeout_us);
 	dprpc_future_set_progress(fut, dp_progress, a);
 	if (!a->io_launched && dp_tls_poller != a && dp_poll_trylock(a)) {
 		/* Caller-driven and nobody polls: send it ourselves now rather

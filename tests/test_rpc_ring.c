@@ -5,6 +5,7 @@
  * with a handler pool on lcore 2.
  */
 #include <errno.h>
+#include <inttypes.h>
 #include <pthread.h>
 #include <stdatomic.h>
 #include <string.h>
@@ -838,4 +839,90 @@ Test(rpc_ring, deferral_is_the_way_to_call_out_of_a_handler, .timeout = 30)
 		cr_assert_arr_eq(out, "ping", 4);
 	}
 	cr_assert_eq(atomic_load(&handler_runs), 20u, "a's echo ran once per relay");
+}
+
+/* --- timeouts of any size ------------------------------------------------ */
+
+/* Answers the request parked at index (uintptr_t)@arg, 20 ms after it
+ * came: a call that "timed out at once" fails before that. */
+static void *
+late_replier_at(void *arg)
+{
+	unsigned int i = (unsigned int)(uintptr_t)arg;
+	struct dprpc_request *req;
+
+	while ((req = atomic_exchange(&parked[i], NULL)) == NULL)
+		usleep(100);
+	usleep(20000);
+	cr_assert_eq(dprpc_reply(req, "later", 5), 0);
+	return NULL;
+}
+
+Test(rpc_ring, huge_timeouts_mean_no_deadline, .timeout = 60)
+{
+	static const uint64_t timeouts[] = {UINT64_MAX - 1, UINT64_C(1) << 62, UINT64_C(1) << 63};
+	struct dprpc_agent_stats s;
+	struct dprpc_future *f;
+	struct dprpc_error err;
+	unsigned int i, k = 0;
+	char out[16];
+	size_t out_len;
+	pthread_t t;
+	int rc;
+
+	for (i = 0; i < RTE_DIM(timeouts); i++) {
+		cr_assert_eq(pthread_create(&t, NULL, late_replier_at, (void *)(uintptr_t)k++), 0);
+		out_len = sizeof(out);
+		rc = dprpc_rpc_sync(a, "b", "park", "x", 1, timeouts[i], out, &out_len, &err);
+		pthread_join(t, NULL);
+		cr_assert_eq(rc, 0, "rpc_sync, timeout %#" PRIx64 ": %d (%s)", timeouts[i], rc,
+			rc != 0 ? err.msg : "");
+		cr_assert_eq(out_len, 5u);
+		cr_assert_arr_eq(out, "later", 5);
+
+		/* rpc_async, and the same as the wait's limit. */
+		cr_assert_eq(pthread_create(&t, NULL, late_replier_at, (void *)(uintptr_t)k++), 0);
+		f = dprpc_rpc_async(a, "b", "park", "x", 1, timeouts[i]);
+		cr_assert_not_null(f);
+		rc = dprpc_future_wait(f, timeouts[i]);
+		pthread_join(t, NULL);
+		cr_assert_eq(rc, 0, "rpc_async, timeout %#" PRIx64 ": %d (%s)", timeouts[i], rc,
+			rc != 0 ? dprpc_future_error(f)->msg : "");
+		cr_assert_arr_eq(dprpc_future_value(f, NULL), "later", 5);
+		dprpc_future_put(f);
+	}
+	cr_assert_eq(dprpc_agent_stats_get(a, &s), 0);
+	cr_assert_eq(s.calls_timed_out, 0u);
+	cr_assert_eq(s.calls_ok, 2 * RTE_DIM(timeouts));
+	settle_a();
+}
+
+/* The conversion of a timeout to TSC cycles saturates, and a deadline
+ * beyond the TSC's range is none (0), whatever the TSC's frequency. */
+Test(tsc, us_to_tsc_and_deadlines_saturate)
+{
+	static struct dprpc_agent fake;
+	const uint64_t hzs[] = {
+		UINT64_C(1000000000), UINT64_C(2500000000), (UINT64_C(1) << 34) + 1};
+	const uint64_t big = UINT64_C(1) << 40; /* 12.7 days: no overflow */
+
+	for (unsigned int i = 0; i < RTE_DIM(hzs); i++) {
+		uint64_t hz = hzs[i];
+
+		fake.tsc_hz = hz;
+		cr_assert_eq(dp_us_to_tsc(&fake, 0), 0u);
+		cr_assert_eq(dp_us_to_tsc(&fake, 1000000), hz);
+		cr_assert_eq(dp_us_to_tsc(&fake, big), (uint64_t)((__uint128_t)big * hz / 1000000));
+		cr_assert_eq(dp_us_to_tsc(&fake, UINT64_MAX - 1), UINT64_MAX);
+		cr_assert_eq(dp_us_to_tsc(&fake, UINT64_C(1) << 62), UINT64_MAX);
+		cr_assert_eq(dp_us_to_tsc(&fake, UINT64_C(1) << 63), UINT64_MAX);
+
+		cr_assert_eq(dp_deadline_tsc(&fake, 12345, 0), 0u, "0: no timeout");
+		cr_assert_eq(dp_deadline_tsc(&fake, 1000, 1000000), 1000 + hz);
+		cr_assert_eq(dp_deadline_tsc(&fake, UINT64_MAX - hz - 1, 1000000), UINT64_MAX - 1);
+		cr_assert_eq(dp_deadline_tsc(&fake, UINT64_MAX - hz, 1000000), 0u);
+		cr_assert_eq(dp_deadline_tsc(&fake, 1000, UINT64_MAX - 1), 0u);
+		cr_assert_eq(dp_deadline_tsc(&fake, 1000, UINT64_C(1) << 62), 0u);
+		cr_assert_eq(dp_deadline_tsc(&fake, 1000, UINT64_C(1) << 63), 0u);
+	}
 }

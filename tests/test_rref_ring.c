@@ -6,6 +6,7 @@
  * concurrency test, plain threads call the API.
  */
 #include <errno.h>
+#include <inttypes.h>
 #include <pthread.h>
 #include <stdatomic.h>
 #include <string.h>
@@ -878,4 +879,54 @@ Test(rref_ring, to_here_and_proxy_on_the_poller_are_edeadlk, .timeout = 30)
 	cr_assert_eq(dprpc_rref_release(here), 0);
 	wait_settled(B);
 	wait_owner(C, 0, 0);
+}
+
+/* --- timeouts of any size ------------------------------------------------ */
+
+/* Answers what "park" holds, 20 ms after it came. */
+static void *
+late_park_reply(void *arg)
+{
+	(void)arg;
+	while (atomic_load(&nb_parked) == 0)
+		usleep(100);
+	usleep(20000);
+	reply_parked("late", 4);
+	return NULL;
+}
+
+Test(rref_ring, huge_timeouts_mean_no_deadline, .timeout = 60)
+{
+	static const uint64_t timeouts[] = {UINT64_MAX - 1, UINT64_C(1) << 62, UINT64_C(1) << 63};
+	struct dprpc_rref *r, *rc;
+	struct dprpc_error e;
+	char out[8];
+	size_t out_len;
+	pthread_t t;
+	int ret;
+
+	for (unsigned int i = 0; i < RTE_DIM(timeouts); i++) {
+		atomic_store(&nb_parked, 0);
+		/* The creation, and a fork's fetch, with the timeout. */
+		r = dprpc_remote(A, "b", "park", NULL, 0, timeouts[i]);
+		cr_assert_not_null(r);
+		rc = fork_to(r, C);
+		cr_assert_eq(pthread_create(&t, NULL, late_park_reply, NULL), 0);
+		out_len = sizeof(out);
+		ret = dprpc_rref_to_here(rc, timeouts[i], out, &out_len, &e);
+		cr_assert_eq(ret, 0, "fetch, timeout %#" PRIx64 ": %d (%s)", timeouts[i], ret,
+			ret != 0 ? e.msg : "");
+		cr_assert_arr_eq(out, "late", 4);
+		out_len = sizeof(out);
+		ret = dprpc_rref_to_here(r, timeouts[i], out, &out_len, &e);
+		cr_assert_eq(ret, 0, "creation, timeout %#" PRIx64 ": %d (%s)", timeouts[i], ret,
+			ret != 0 ? e.msg : "");
+		cr_assert_arr_eq(out, "late", 4);
+		pthread_join(t, NULL);
+		cr_assert_eq(dprpc_rref_release(rc), 0);
+		cr_assert_eq(dprpc_rref_release(r), 0);
+	}
+	wait_settled(A);
+	wait_settled(C);
+	wait_owner(B, 0, 0);
 }

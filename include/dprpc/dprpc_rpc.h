@@ -214,7 +214,10 @@ int dprpc_reply_error(struct dprpc_request *req, int code, const char *msg);
  *                   control (dprpc_agent_conf.credits) and with lost frames
  *                   resent; the receiver reassembles it with one more copy.
  * @param timeout_us the call's timeout in microseconds, DPRPC_TIMEOUT_NONE,
- *                   or DPRPC_TIMEOUT_DEFAULT.
+ *                   or DPRPC_TIMEOUT_DEFAULT.  Any value works: one whose
+ *                   deadline lies beyond the TSC's range (e.g.
+ *                   UINT64_MAX - 1, the longest, meant as "for ever") is
+ *                   no deadline, never a deadline wrapped into the past.
  * @return a future with one reference for the caller (put it when done);
  *         its value is the response payload (zero copy: it points into
  *         the received frame, or into the reassembled message for a
