@@ -115,6 +115,14 @@ struct dp_peer {
 	_Atomic uint8_t state;	   /* enum dprpc_peer_state */
 };
 
+/* A response dprpc_rpc_sync() could not copy out (-EMSGSIZE), kept for the
+ * thread that called until dprpc_rpc_sync_take() or destroy (call.c). */
+struct dp_sync_kept {
+	struct dp_sync_kept *next;
+	uint64_t thread;	  /* the caller's dp_thread_id() (call.c) */
+	struct dprpc_future *fut; /* DONE; the caller's reference */
+};
+
 struct dprpc_request {
 	struct dprpc_agent *agent;
 	struct rte_mbuf *m; /* the request frame; payload points into it */
@@ -208,6 +216,12 @@ struct dprpc_agent {
 
 	struct dp_stats st;
 
+	/* Responses kept by rpc_sync for their threads, at most one per
+	 * thread (call.c); the list under sync_kept_lock: the slow path of a
+	 * response longer than the caller's buffer only. */
+	pthread_mutex_t sync_kept_lock;
+	struct dp_sync_kept *sync_kept;
+
 	/* Extensions' states, in the order of dp_extensions[] (dp_ext.h). */
 	void *ext[DP_EXT_MAX];
 };
@@ -223,6 +237,10 @@ void dp_agents_foreach(void (*fn)(struct dprpc_agent *a, void *arg), void *arg);
 
 /* telemetry.c */
 void dp_telemetry_register(void);
+
+/* call.c: release the responses kept for dprpc_rpc_sync_take() (the
+ * agent's teardown, before its pools go). */
+void dp_sync_kept_free(struct dprpc_agent *a);
 
 /* A counter written by the poller only.  Relaxed: statistics publish
  * nothing; a single writer needs no read-modify-write. */

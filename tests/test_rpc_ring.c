@@ -175,6 +175,16 @@ Test(rpc_ring, sync_response_larger_than_buffer_is_emsgsize)
 
 	cr_assert_eq(dprpc_rpc_sync(a, "b", "echo", "hello", 5, 0, out, &out_len, NULL), -EMSGSIZE);
 	cr_assert_eq(out_len, 5u);
+	/* Kept: taken without a second call. */
+	{
+		char big[8];
+
+		out_len = sizeof(big);
+		cr_assert_eq(dprpc_rpc_sync_take(a, big, &out_len), 0);
+		cr_assert_eq(out_len, 5u);
+		cr_assert_arr_eq(big, "hello", 5);
+	}
+	cr_assert_eq(atomic_load(&handler_runs), 1u);
 }
 
 Test(rpc_ring, max_payload_and_one_byte_more)
@@ -194,6 +204,10 @@ Test(rpc_ring, max_payload_and_one_byte_more)
 	out_len = sizeof(out);
 	cr_assert_eq(dprpc_rpc_sync(a, "b", "echo", big, sizeof(big), 0, out, &out_len, NULL),
 		-EMSGSIZE, "the value does not fit out");
+	cr_assert_eq(out_len, sizeof(big));
+	/* Kept; discarded. */
+	out_len = 0;
+	cr_assert_eq(dprpc_rpc_sync_take(a, NULL, &out_len), 0);
 	cr_assert_eq(out_len, sizeof(big));
 }
 
@@ -925,4 +939,181 @@ Test(tsc, us_to_tsc_and_deadlines_saturate)
 		cr_assert_eq(dp_deadline_tsc(&fake, 1000, UINT64_C(1) << 62), 0u);
 		cr_assert_eq(dp_deadline_tsc(&fake, 1000, UINT64_C(1) << 63), 0u);
 	}
+}
+
+/* --- a response longer than rpc_sync's buffer is kept -------------------- */
+
+#define BIG_LEN 4096
+static atomic_uint big_runs;
+
+static void
+big_fill(uint8_t *v, size_t len, unsigned int seed)
+{
+	for (size_t i = 0; i < len; i++)
+		v[i] = (uint8_t)(i * 13 + seed);
+}
+
+/* 4 KiB (three frames), counting its runs; the payload's first byte, if
+ * any, seeds the bytes. */
+static int
+h_big(struct dprpc_request *req, void *arg)
+{
+	static uint8_t v[BIG_LEN];
+	size_t len;
+	const uint8_t *p = dprpc_request_payload(req, &len);
+
+	(void)arg;
+	atomic_fetch_add(&big_runs, 1);
+	big_fill(v, sizeof(v), len > 0 ? p[0] : 7);
+	return dprpc_reply(req, v, sizeof(v));
+}
+
+Test(rpc_ring, emsgsize_keeps_the_response_for_take, .timeout = 60)
+{
+	static uint8_t out[BIG_LEN], want[BIG_LEN];
+	struct dprpc_agent_usage u;
+	struct dprpc_future *f;
+	uint8_t seed = 9;
+	size_t len;
+
+	cr_assert_eq(dprpc_register(b, "big", h_big, NULL, DPRPC_HANDLER_INLINE), 0);
+	len = 16;
+	cr_assert_eq(dprpc_rpc_sync(a, "b", "big", NULL, 0, 0, out, &len, NULL), -EMSGSIZE);
+	cr_assert_eq(len, (size_t)BIG_LEN, "the length needed");
+	cr_assert_eq(atomic_load(&big_runs), 1u);
+	/* Still too small: said so, and still kept. */
+	len = 100;
+	cr_assert_eq(dprpc_rpc_sync_take(a, out, &len), -EMSGSIZE);
+	cr_assert_eq(len, (size_t)BIG_LEN);
+	/* Bad arguments change nothing. */
+	len = 16;
+	cr_assert_eq(dprpc_rpc_sync_take(NULL, out, &len), -EINVAL);
+	cr_assert_eq(dprpc_rpc_sync_take(a, out, NULL), -EINVAL);
+	cr_assert_eq(dprpc_rpc_sync_take(a, NULL, &len), -EINVAL);
+	cr_assert_null(dprpc_rpc_sync_take_future(NULL));
+	cr_assert_eq(rte_errno, EINVAL);
+	/* Taken whole, the handler not run again. */
+	len = sizeof(out);
+	cr_assert_eq(dprpc_rpc_sync_take(a, out, &len), 0);
+	cr_assert_eq(len, (size_t)BIG_LEN);
+	big_fill(want, sizeof(want), 7);
+	cr_assert_arr_eq(out, want, BIG_LEN);
+	cr_assert_eq(atomic_load(&big_runs), 1u);
+	len = sizeof(out);
+	cr_assert_eq(dprpc_rpc_sync_take(a, out, &len), -ENOENT);
+	cr_assert_null(dprpc_rpc_sync_take_future(a));
+	cr_assert_eq(rte_errno, ENOENT);
+	cr_assert_eq(dprpc_agent_usage(a, &u), 0);
+	cr_assert_eq(u.futures, 0u, "nothing kept any more");
+
+	/* A second -EMSGSIZE replaces (and releases) the first. */
+	len = 16;
+	cr_assert_eq(dprpc_rpc_sync(a, "b", "big", NULL, 0, 0, out, &len, NULL), -EMSGSIZE);
+	len = 16;
+	cr_assert_eq(dprpc_rpc_sync(a, "b", "big", &seed, 1, 0, out, &len, NULL), -EMSGSIZE);
+	cr_assert_eq(dprpc_agent_usage(a, &u), 0);
+	cr_assert_eq(u.futures, 1u, "one kept per thread");
+	/* Zero copy: the future itself. */
+	f = dprpc_rpc_sync_take_future(a);
+	cr_assert_not_null(f);
+	cr_assert_eq(dprpc_future_state(f), DPRPC_FUTURE_DONE);
+	big_fill(want, sizeof(want), seed);
+	cr_assert_arr_eq(dprpc_future_value(f, &len), want, BIG_LEN);
+	cr_assert_eq(len, (size_t)BIG_LEN);
+	dprpc_future_put(f);
+	cr_assert_eq(atomic_load(&big_runs), 3u);
+	len = 0;
+	cr_assert_eq(dprpc_rpc_sync_take(a, NULL, &len), -ENOENT);
+	/* rpc_sync_id keeps too. */
+	len = 16;
+	cr_assert_eq(dprpc_rpc_sync_id(a, 1, dprpc_handler_id("big"), NULL, 0, 0, out, &len, NULL),
+		-EMSGSIZE);
+	len = sizeof(out);
+	cr_assert_eq(dprpc_rpc_sync_take(a, out, &len), 0);
+	cr_assert_eq(len, (size_t)BIG_LEN);
+	cr_assert_eq(atomic_load(&big_runs), 4u);
+	cr_assert_eq(dprpc_agent_usage(a, &u), 0);
+	cr_assert_eq(u.futures, 0u);
+	settle_a();
+}
+
+/* A kept response nobody takes is released by the agent's destroy: a
+ * response in one frame holds one mbuf, which comes back. */
+Test(rpc_ring, kept_response_is_released_by_destroy, .timeout = 60)
+{
+	static uint8_t data[1000];
+	struct dprpc_agent_usage u;
+	unsigned int in_use;
+	uint8_t out[16];
+	size_t len = sizeof(out);
+
+	cr_assert_eq(
+		dprpc_rpc_sync(a, "b", "echo", data, sizeof(data), 0, out, &len, NULL), -EMSGSIZE);
+	cr_assert_eq(len, sizeof(data));
+	cr_assert_eq(dprpc_agent_usage(a, &u), 0);
+	cr_assert_eq(u.futures, 1u, "kept");
+	settle_a();
+	in_use = rte_mempool_in_use_count(mp);
+	cr_assert_eq(dprpc_agent_destroy(a), 0);
+	a = NULL;
+	cr_assert_eq(rte_mempool_in_use_count(mp), in_use - 1, "the kept response's mbuf");
+}
+
+/* Each thread keeps its own. */
+#define KEEP_THREADS 2
+static pthread_barrier_t keep_barrier;
+static int keep_rc[KEEP_THREADS][3];
+static size_t keep_len[KEEP_THREADS][2];
+static bool keep_same[KEEP_THREADS];
+
+static void *
+keep_thread(void *arg)
+{
+	unsigned int t = (unsigned int)(uintptr_t)arg;
+	static uint8_t outs[KEEP_THREADS][BIG_LEN], wants[KEEP_THREADS][BIG_LEN];
+	uint8_t seed = (uint8_t)(t + 1), small[16];
+	size_t len = sizeof(small);
+
+	keep_rc[t][0] = dprpc_rpc_sync(a, "b", "big", &seed, 1, 0, small, &len, NULL);
+	keep_len[t][0] = len;
+	/* Both kept before either takes. */
+	pthread_barrier_wait(&keep_barrier);
+	len = sizeof(outs[t]);
+	keep_rc[t][1] = dprpc_rpc_sync_take(a, outs[t], &len);
+	keep_len[t][1] = len;
+	big_fill(wants[t], BIG_LEN, seed);
+	keep_same[t] = memcmp(outs[t], wants[t], BIG_LEN) == 0;
+	len = sizeof(outs[t]);
+	keep_rc[t][2] = dprpc_rpc_sync_take(a, outs[t], &len);
+	return NULL;
+}
+
+Test(rpc_ring, each_thread_keeps_its_own_response, .timeout = 60)
+{
+	pthread_t th[KEEP_THREADS];
+	struct dprpc_agent_usage u;
+	uint8_t out[16];
+	size_t len = sizeof(out);
+
+	cr_assert_eq(dprpc_register(b, "big", h_big, NULL, DPRPC_HANDLER_INLINE), 0);
+	cr_assert_eq(pthread_barrier_init(&keep_barrier, NULL, KEEP_THREADS), 0);
+	for (unsigned int t = 0; t < KEEP_THREADS; t++)
+		cr_assert_eq(pthread_create(&th[t], NULL, keep_thread, (void *)(uintptr_t)t), 0);
+	for (unsigned int t = 0; t < KEEP_THREADS; t++)
+		pthread_join(th[t], NULL);
+	pthread_barrier_destroy(&keep_barrier);
+	for (unsigned int t = 0; t < KEEP_THREADS; t++) {
+		cr_assert_eq(keep_rc[t][0], -EMSGSIZE, "thread %u", t);
+		cr_assert_eq(keep_len[t][0], (size_t)BIG_LEN);
+		cr_assert_eq(keep_rc[t][1], 0, "thread %u: take %d", t, keep_rc[t][1]);
+		cr_assert_eq(keep_len[t][1], (size_t)BIG_LEN);
+		cr_assert(keep_same[t], "thread %u took another thread's response", t);
+		cr_assert_eq(keep_rc[t][2], -ENOENT);
+	}
+	cr_assert_eq(atomic_load(&big_runs), KEEP_THREADS);
+	/* This thread kept nothing. */
+	cr_assert_eq(dprpc_rpc_sync_take(a, out, &len), -ENOENT);
+	cr_assert_eq(dprpc_agent_usage(a, &u), 0);
+	cr_assert_eq(u.futures, 0u);
+	settle_a();
 }

@@ -259,10 +259,15 @@ struct dprpc_future *dprpc_rpc_async(struct dprpc_agent *agent, const char *to, 
  *                 be NULL to discard the response.
  * @param err      if not NULL, receives the error of a failed call (code,
  *                 origin worker, message); untouched on success.
- * @return 0; -EMSGSIZE if the response is longer than *out_len (nothing is
- *         copied, *out_len is set to the length needed); the call's error
- *         (see the file comment); -EDEADLK on the agent's polling thread
- *         (nothing sent); or rpc_async's errors as negative errno.
+ * @return 0; -EMSGSIZE if the response is longer than *out_len: nothing is
+ *         copied, *out_len is set to the length needed, and the response
+ *         is kept for the calling thread, to be taken with
+ *         dprpc_rpc_sync_take() without calling the handler again (it
+ *         ran; it may not be idempotent); the call's error (see the file
+ *         comment: a call that failed with -EMSGSIZE, a message over a
+ *         max_msg_size, fills @p err and leaves *out_len as it was, and
+ *         keeps nothing); -EDEADLK on the agent's polling thread (nothing
+ *         sent); or rpc_async's errors as negative errno.
  *
  * Thread context: any thread but the polling thread of the same agent:
  * there (an inline handler, a completion callback) it returns -EDEADLK at
@@ -280,6 +285,48 @@ int dprpc_rpc_sync(struct dprpc_agent *agent, const char *to, const char *handle
 int dprpc_rpc_sync_id(struct dprpc_agent *agent, unsigned int to, uint32_t handler_id,
 	const void *data, size_t len, uint64_t timeout_us, void *out, size_t *out_len,
 	struct dprpc_error *err);
+
+/**
+ * Take the response a dprpc_rpc_sync() (or _sync_id()) of this thread on
+ * this agent could not copy out (it returned -EMSGSIZE with the length
+ * needed), without calling the handler again.
+ *
+ * Each thread has at most one kept response per agent: a later -EMSGSIZE
+ * of the same thread on the same agent replaces (and releases) it.  Until
+ * taken it holds one of the agent's futures (dprpc_agent_usage()) and the
+ * response's memory (an mbuf, or the reassembled message of a response of
+ * several frames); dprpc_agent_destroy() releases whatever is left, e.g.
+ * the response of a thread that ended without taking it.  (If no memory
+ * could be had to keep it, rpc_sync logs a warning and releases it; this
+ * then returns -ENOENT.)
+ *
+ * @param out      buffer for the response; may be NULL with *out_len 0 to
+ *                 discard the kept response.
+ * @param out_len  in: capacity of @p out; out: the response's length.
+ * @return 0: copied (or discarded) and released, *out_len set; -ENOENT if
+ *         this thread has no response kept on @p agent; -EMSGSIZE if it is
+ *         still longer than *out_len (set to the length; it stays kept);
+ *         -EINVAL (NULL agent or out_len, NULL out with *out_len > 0).
+ *
+ * Thread context: the thread whose rpc_sync kept it (responses are kept
+ * per thread), any thread but the agent's polling thread included.  Takes
+ * a mutex of the agent, shared with rpc_sync's -EMSGSIZE path only.
+ */
+int dprpc_rpc_sync_take(struct dprpc_agent *agent, void *out, size_t *out_len);
+
+/**
+ * Take the kept response of dprpc_rpc_sync_take() as the call's future
+ * instead of a copy: zero copy, the value read in place with
+ * dprpc_future_value() (DPRPC_PAYLOAD_ALIGN-aligned, as rpc_async's).
+ *
+ * @return the DONE future, with one reference that passes to the caller
+ *         (dprpc_future_put() it when done; that releases the response);
+ *         NULL with rte_errno ENOENT (nothing kept for this thread on
+ *         @p agent) or EINVAL (NULL agent).
+ *
+ * Thread context: as dprpc_rpc_sync_take().
+ */
+struct dprpc_future *dprpc_rpc_sync_take_future(struct dprpc_agent *agent);
 
 #ifdef __cplusplus
 }
