@@ -670,6 +670,29 @@ Test(rpc_ring, restarted_peer_is_recognised)
 	cr_assert_eq(s.peers_restarted, 1u);
 }
 
+/* Poll a until every frame between a and b has arrived, three times in
+ * a row (bounded, about a second): a resend of a's that crossed b's
+ * response is answered again, and that answer must not be left in the
+ * ring when the agents go. */
+static void
+settle_a(void)
+{
+	struct dprpc_agent_stats sa, sb;
+	int quiet = 0;
+
+	for (int i = 0; i < 4000 && quiet < 3; i++) {
+		dprpc_poll(a, 32);
+		cr_assert_eq(dprpc_agent_stats_get(a, &sa), 0);
+		cr_assert_eq(dprpc_agent_stats_get(b, &sb), 0);
+		if (sa.rx_frames == sb.tx_frames && sb.rx_frames == sa.tx_frames)
+			quiet++;
+		else
+			quiet = 0;
+		usleep(250);
+	}
+	cr_assert_eq(quiet, 3, "frames still in flight between a and b");
+}
+
 /* --- calling out of the polling thread ----------------------------------- */
 
 /* An inline handler on b that waits for a call to a: b's poller waiting
@@ -702,29 +725,7 @@ Test(rpc_ring, rpc_sync_from_an_inline_handler_is_edeadlk, .timeout = 30)
 	cr_assert_eq(atomic_load(&handler_runs), 0u, "a's echo never ran");
 	/* b still serves. */
 	cr_assert_eq(dprpc_rpc_sync(a, "b", "echo", "ok", 2, 0, NULL, NULL, NULL), 0);
-}
-
-/* Poll a until every frame between a and b has arrived, three times in
- * a row (bounded, about a second): a resend of a's that crossed b's
- * response is answered again, and that answer must not be left in the
- * ring when the agents go. */
-static void
-settle_a(void)
-{
-	struct dprpc_agent_stats sa, sb;
-	int quiet = 0;
-
-	for (int i = 0; i < 4000 && quiet < 3; i++) {
-		dprpc_poll(a, 32);
-		cr_assert_eq(dprpc_agent_stats_get(a, &sa), 0);
-		cr_assert_eq(dprpc_agent_stats_get(b, &sb), 0);
-		if (sa.rx_frames == sb.tx_frames && sb.rx_frames == sa.tx_frames)
-			quiet++;
-		else
-			quiet = 0;
-		usleep(250);
-	}
-	cr_assert_eq(quiet, 3, "frames still in flight between a and b");
+	settle_a();
 }
 
 /* What a callback on a's poller saw. */
@@ -762,6 +763,7 @@ Test(rpc_ring, rpc_sync_from_a_callback_on_the_poller_is_edeadlk, .timeout = 30)
 	cr_assert_eq(atomic_load(&cb_rc), -EDEADLK);
 	cr_assert_eq(atomic_load(&cb_sent_after), atomic_load(&cb_sent_before), "nothing sent");
 	cr_assert_eq(atomic_load(&handler_runs), 1u, "the first call only");
+	settle_a();
 }
 
 /* A callback on a's poller that waits for another of a's calls, still
@@ -853,6 +855,7 @@ Test(rpc_ring, deferral_is_the_way_to_call_out_of_a_handler, .timeout = 30)
 		cr_assert_arr_eq(out, "ping", 4);
 	}
 	cr_assert_eq(atomic_load(&handler_runs), 20u, "a's echo ran once per relay");
+	settle_a();
 }
 
 /* --- timeouts of any size ------------------------------------------------ */

@@ -77,7 +77,10 @@ int dp_progress(void *agent);
  * (a NULL argument) or ENOENT (no such worker). */
 int dp_resolve(const struct dprpc_agent *a, const char *to, const char *hname);
 /* Wait for @fut (polling when nobody else does), up to @timeout_us (0: no
- * limit), copy its value out and put it: dprpc_rpc_sync()'s returns. */
+ * limit), copy its value out and put it: dprpc_rpc_sync()'s returns, but a
+ * value longer than *@out_len is released, not kept for
+ * dprpc_rpc_sync_take().  On @a's poller the wait fails -EDEADLK if @fut
+ * is pending. */
 int dp_sync_wait(struct dprpc_agent *a, struct dprpc_future *fut, uint64_t timeout_us, void *out,
 	size_t *out_len, struct dprpc_error *err);
 
