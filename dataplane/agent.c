@@ -443,6 +443,8 @@ dp_agent_free(struct dprpc_agent *a)
 		for (i = 0; i < a->world.n; i++)
 			dp_srv_reset(a, &a->peers[i]);
 	dp_ext_free_all(a);
+	/* Their futures and response mbufs go back before the pools. */
+	dp_sync_kept_free(a);
 	for (i = 0; i < a->nb_hl; i++)
 		rte_ring_free(a->hl[i].ring);
 	rte_ring_free(a->tx_ring);
@@ -464,6 +466,7 @@ dp_agent_free(struct dprpc_agent *a)
 	free(a->handlers);
 	dp_peers_free(a);
 	pthread_mutex_destroy(&a->reg_lock);
+	pthread_mutex_destroy(&a->sync_kept_lock);
 	dp_agent_name_drop(a);
 	free(a);
 }
@@ -548,10 +551,12 @@ dprpc_agent_create(const struct dprpc_agent_conf *c)
 	}
 	snprintf(a->name, sizeof(a->name), "%s", c->name);
 	pthread_mutex_init(&a->reg_lock, NULL);
+	pthread_mutex_init(&a->sync_kept_lock, NULL);
 	a->io_lcore = DPRPC_LCORE_NONE;
 	rc = dp_agent_name_take(a);
 	if (rc != 0) {
 		pthread_mutex_destroy(&a->reg_lock);
+		pthread_mutex_destroy(&a->sync_kept_lock);
 		free(a);
 		rte_errno = -rc;
 		return NULL;
@@ -680,7 +685,9 @@ dprpc_agent_wait_link(struct dprpc_agent *a, uint64_t timeout_us)
 
 	if (a == NULL)
 		return -EINVAL;
-	deadline = timeout_us == 0 ? UINT64_MAX : rte_rdtsc() + dp_us_to_tsc(a, timeout_us);
+	deadline = dp_deadline_tsc(a, rte_rdtsc(), timeout_us);
+	if (deadline == 0)
+		deadline = UINT64_MAX; /* none */
 	for (;;) {
 		if (rte_eth_link_get_nowait(a->port_id, &link) == 0 &&
 			link.link_status == RTE_ETH_LINK_UP)

@@ -4,8 +4,15 @@
  * multi-frame message's carrier), take a future and hand the frame to the
  * poller (or send it at once when nobody polls); dprpc_rpc_sync*() wait
  * for the future, polling when nobody else does.  Any thread.
+ *
+ * A response dprpc_rpc_sync*() cannot copy out (longer than the caller's
+ * buffer) is not thrown away: the handler ran, and may not run twice.  Its
+ * future is kept for the calling thread (agent->sync_kept, at most one per
+ * thread, a new one replacing the old) until dprpc_rpc_sync_take*() or the
+ * agent's destroy.  The slow path only, so a mutex and a list.
  */
 #include <errno.h>
+#include <stdlib.h>
 #include <string.h>
 
 #include <rte_cycles.h>
@@ -86,7 +93,7 @@ dprpc_rpc_async_id(struct dprpc_agent *a, unsigned int to, uint32_t handler_id, 
 	meta = dp_meta(m);
 	meta->fut = fut;
 	now = rte_rdtsc();
-	meta->deadline_tsc = timeout_us == 0 ? 0 : now + dp_us_to_tsc(a, timeout_us);
+	meta->deadline_tsc = dp_deadline_tsc(a, now, timeout_us);
 	dprpc_future_set_progress(fut, dp_progress, a);
 	if (!a->io_launched && dp_tls_poller != a && dp_poll_trylock(a)) {
 		/* Caller-driven and nobody polls: send it ourselves now rather
@@ -146,9 +153,101 @@ dprpc_rpc_async(struct dprpc_agent *a, const char *to, const char *handler, cons
 				  len, timeout_us);
 }
 
-int
-dp_sync_wait(struct dprpc_agent *a, struct dprpc_future *fut, uint64_t timeout_us, void *out,
-	size_t *out_len, struct dprpc_error *err)
+/* Numbers that tell threads apart for their kept responses: never
+ * reused, unlike a pthread_t, which a thread started after this one ended
+ * may get (and with it a stranger's response). */
+static _Atomic uint64_t dp_thread_ids;
+static __thread uint64_t dp_tls_thread_id;
+
+static uint64_t
+dp_thread_id(void)
+{
+	/* Relaxed: only the numbers' uniqueness matters, which the atomic
+	 * increment gives; nothing is published through them. */
+	if (dp_tls_thread_id == 0)
+		dp_tls_thread_id =
+			atomic_fetch_add_explicit(&dp_thread_ids, 1, memory_order_relaxed) + 1;
+	return dp_tls_thread_id;
+}
+
+/* Where the link to thread @me's kept response is (*result NULL: none).
+ * Under sync_kept_lock. */
+static struct dp_sync_kept **
+dp_sync_kept_find(struct dprpc_agent *a, uint64_t me)
+{
+	struct dp_sync_kept **pp;
+
+	for (pp = &a->sync_kept; *pp != NULL; pp = &(*pp)->next)
+		if ((*pp)->thread == me)
+			break;
+	return pp;
+}
+
+/* Keep @fut (DONE; the caller's reference passes to the list) for the
+ * calling thread, releasing what it kept before.  False, with @fut still
+ * the caller's, when no memory is left for the record. */
+static bool
+dp_sync_keep(struct dprpc_agent *a, struct dprpc_future *fut)
+{
+	struct dp_sync_kept *n = malloc(sizeof(*n)), **pp;
+	struct dprpc_future *old = NULL;
+	uint64_t me = dp_thread_id();
+
+	if (n == NULL)
+		return false;
+	pthread_mutex_lock(&a->sync_kept_lock);
+	pp = dp_sync_kept_find(a, me);
+	if (*pp != NULL) {
+		old = (*pp)->fut;
+		(*pp)->fut = fut;
+	} else {
+		*n = (struct dp_sync_kept){.next = a->sync_kept, .thread = me, .fut = fut};
+		a->sync_kept = n;
+		n = NULL;
+	}
+	pthread_mutex_unlock(&a->sync_kept_lock);
+	free(n);
+	if (old != NULL)
+		dprpc_future_put(old);
+	return true;
+}
+
+/* Thread @me's kept record, unlinked; NULL if none. */
+static struct dp_sync_kept *
+dp_sync_unkeep(struct dprpc_agent *a, uint64_t me)
+{
+	struct dp_sync_kept **pp, *k;
+
+	pthread_mutex_lock(&a->sync_kept_lock);
+	pp = dp_sync_kept_find(a, me);
+	k = *pp;
+	if (k != NULL)
+		*pp = k->next;
+	pthread_mutex_unlock(&a->sync_kept_lock);
+	return k;
+}
+
+void
+dp_sync_kept_free(struct dprpc_agent *a)
+{
+	struct dp_sync_kept *k, *next;
+
+	pthread_mutex_lock(&a->sync_kept_lock);
+	k = a->sync_kept;
+	a->sync_kept = NULL;
+	pthread_mutex_unlock(&a->sync_kept_lock);
+	for (; k != NULL; k = next) {
+		next = k->next;
+		dprpc_future_put(k->fut);
+		free(k);
+	}
+}
+
+/* dp_sync_wait(); a response longer than *out_len is kept for the calling
+ * thread when @keep (rpc_sync), else released. */
+static int
+dp_sync_finish(struct dprpc_agent *a, struct dprpc_future *fut, uint64_t timeout_us, void *out,
+	size_t *out_len, struct dprpc_error *err, bool keep)
 {
 	const void *val;
 	size_t vlen;
@@ -160,17 +259,88 @@ dp_sync_wait(struct dprpc_agent *a, struct dprpc_future *fut, uint64_t timeout_u
 	if (rc == 0) {
 		val = dprpc_future_value(fut, &vlen);
 		if (out_len != NULL) {
-			if (vlen > *out_len)
+			if (vlen > *out_len) {
 				rc = -EMSGSIZE;
-			else if (vlen > 0)
-				memcpy(out, val, vlen);
-			*out_len = vlen;
+				*out_len = vlen;
+				if (keep) {
+					if (dp_sync_keep(a, fut))
+						return rc; /* the reference is kept */
+					DP_LOG(WARNING,
+						"agent %s: no memory to keep a response of %zu "
+						"bytes for rpc_sync_take; released",
+						a->name, vlen);
+				}
+			} else {
+				if (vlen > 0)
+					memcpy(out, val, vlen);
+				*out_len = vlen;
+			}
 		}
 	} else if (err != NULL && dprpc_future_error(fut) != NULL) {
 		*err = *dprpc_future_error(fut); /* not on a wait that timed out */
 	}
 	dprpc_future_put(fut);
 	return rc;
+}
+
+int
+dp_sync_wait(struct dprpc_agent *a, struct dprpc_future *fut, uint64_t timeout_us, void *out,
+	size_t *out_len, struct dprpc_error *err)
+{
+	return dp_sync_finish(a, fut, timeout_us, out, out_len, err, false);
+}
+
+int
+dprpc_rpc_sync_take(struct dprpc_agent *a, void *out, size_t *out_len)
+{
+	struct dp_sync_kept **pp, *k;
+	const void *val;
+	size_t vlen;
+
+	if (a == NULL || out_len == NULL || (out == NULL && *out_len > 0))
+		return -EINVAL;
+	pthread_mutex_lock(&a->sync_kept_lock);
+	pp = dp_sync_kept_find(a, dp_thread_id());
+	k = *pp;
+	if (k == NULL) {
+		pthread_mutex_unlock(&a->sync_kept_lock);
+		return -ENOENT;
+	}
+	val = dprpc_future_value(k->fut, &vlen);
+	if (out != NULL && vlen > *out_len) {
+		pthread_mutex_unlock(&a->sync_kept_lock);
+		*out_len = vlen; /* still kept */
+		return -EMSGSIZE;
+	}
+	*pp = k->next;
+	pthread_mutex_unlock(&a->sync_kept_lock);
+	/* Only this thread takes its own record: the copy needs no lock. */
+	if (out != NULL && vlen > 0)
+		memcpy(out, val, vlen);
+	*out_len = vlen;
+	dprpc_future_put(k->fut);
+	free(k);
+	return 0;
+}
+
+struct dprpc_future *
+dprpc_rpc_sync_take_future(struct dprpc_agent *a)
+{
+	struct dprpc_future *fut;
+	struct dp_sync_kept *k;
+
+	if (a == NULL) {
+		rte_errno = EINVAL;
+		return NULL;
+	}
+	k = dp_sync_unkeep(a, dp_thread_id());
+	if (k == NULL) {
+		rte_errno = ENOENT;
+		return NULL;
+	}
+	fut = k->fut;
+	free(k);
+	return fut;
 }
 
 int
@@ -181,10 +351,13 @@ dprpc_rpc_sync_id(struct dprpc_agent *a, unsigned int to, uint32_t handler_id, c
 
 	if (out == NULL && out_len != NULL && *out_len > 0)
 		return -EINVAL; /* a capacity without a buffer: nothing sent */
+	/* The poller cannot wait for its own agent: nobody would poll. */
+	if (a != NULL && dp_tls_poller == a)
+		return -EDEADLK;
 	fut = dprpc_rpc_async_id(a, to, handler_id, data, len, timeout_us);
 	if (fut == NULL)
 		return -rte_errno;
-	return dp_sync_wait(a, fut, 0, out, out_len, err);
+	return dp_sync_finish(a, fut, 0, out, out_len, err, true);
 }
 
 int
@@ -195,8 +368,11 @@ dprpc_rpc_sync(struct dprpc_agent *a, const char *to, const char *handler, const
 
 	if (out == NULL && out_len != NULL && *out_len > 0)
 		return -EINVAL; /* a capacity without a buffer: nothing sent */
+	/* As dprpc_rpc_sync_id(): before anything is sent. */
+	if (a != NULL && dp_tls_poller == a)
+		return -EDEADLK;
 	fut = dprpc_rpc_async(a, to, handler, data, len, timeout_us);
 	if (fut == NULL)
 		return -rte_errno;
-	return dp_sync_wait(a, fut, 0, out, out_len, err);
+	return dp_sync_finish(a, fut, 0, out, out_len, err, true);
 }

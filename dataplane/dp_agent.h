@@ -151,6 +151,14 @@ struct dp_peer {
 #define DP_REQ_PHASE	3u /* mask of the phase */
 #define DP_REQ_RUN	4u /* one handler run */
 
+/* A response dprpc_rpc_sync() could not copy out (-EMSGSIZE), kept for the
+ * thread that called until dprpc_rpc_sync_take() or destroy (call.c). */
+struct dp_sync_kept {
+	struct dp_sync_kept *next;
+	uint64_t thread;	  /* the caller's dp_thread_id() (call.c) */
+	struct dprpc_future *fut; /* DONE; the caller's reference */
+};
+
 struct dprpc_request {
 	struct dprpc_agent *agent;
 	_Atomic uint32_t state; /* phase | runs * DP_REQ_RUN, see above */
@@ -258,6 +266,12 @@ struct dprpc_agent {
 
 	struct dp_stats st;
 
+	/* Responses kept by rpc_sync for their threads, at most one per
+	 * thread (call.c); the list under sync_kept_lock: the slow path of a
+	 * response longer than the caller's buffer only. */
+	pthread_mutex_t sync_kept_lock;
+	struct dp_sync_kept *sync_kept;
+
 	/* Extensions' states, in the order of dp_extensions[] (dp_ext.h). */
 	void *ext[DP_EXT_MAX];
 };
@@ -276,6 +290,10 @@ void dp_ext_peer_event(struct dprpc_agent *a, unsigned int rank, enum dp_peer_ev
 
 /* telemetry.c */
 void dp_telemetry_register(void);
+
+/* call.c: release the responses kept for dprpc_rpc_sync_take() (the
+ * agent's teardown, before its pools go). */
+void dp_sync_kept_free(struct dprpc_agent *a);
 
 /* A counter written by the poller only.  Relaxed: statistics publish
  * nothing; a single writer needs no read-modify-write. */
@@ -311,13 +329,33 @@ dp_requests_in_use(const struct dprpc_agent *a)
  * which the compiler turns into a multiply, whenever it cannot overflow
  * (under 2^30 us, 17 minutes, with a TSC under 2^34 Hz); the 128-bit
  * division, a libgcc call of tens of cycles (0.6% of a busy caller's
- * samples), only beyond. */
+ * samples), only beyond.  Saturates at UINT64_MAX: a timeout of more
+ * cycles than 64 bits hold (2^64 / tsc_hz seconds, 146 years at 4 GHz:
+ * e.g. UINT64_MAX - 1 us meant as "for ever") is not wrapped around. */
 static inline uint64_t
 dp_us_to_tsc(const struct dprpc_agent *a, uint64_t us)
 {
+	__uint128_t t;
+
 	if (likely(us < (UINT64_C(1) << 30) && a->tsc_hz < (UINT64_C(1) << 34)))
 		return us * a->tsc_hz / 1000000;
-	return (uint64_t)((__uint128_t)us * a->tsc_hz / 1000000);
+	t = (__uint128_t)us * a->tsc_hz / 1000000;
+	return t > UINT64_MAX ? UINT64_MAX : (uint64_t)t;
+}
+
+/* The TSC deadline @us microseconds after @now, as struct dp_call_meta
+ * keeps it: 0, no deadline, for @us 0 and for a deadline the TSC never
+ * reaches (beyond UINT64_MAX: saturated to "none" rather than wrapped
+ * into the past, where it would expire at once). */
+static inline uint64_t
+dp_deadline_tsc(const struct dprpc_agent *a, uint64_t now, uint64_t us)
+{
+	uint64_t t;
+
+	if (us == 0)
+		return 0;
+	t = dp_us_to_tsc(a, us);
+	return t >= UINT64_MAX - now ? 0 : now + t;
 }
 
 static inline uint64_t

@@ -324,9 +324,14 @@ dp_progress(void *arg)
 	struct dprpc_agent *a = arg;
 	int n;
 
-	/* An io lcore polls: the waiter may park.  A thread that is already
-	 * this agent's poller (a callback waiting) cannot poll recursively. */
-	if (a->io_launched || dp_tls_poller == a)
+	/* A thread that is already this agent's poller (a callback or an
+	 * inline handler waiting) cannot poll recursively, and no other
+	 * thread polls while it waits: a deadlock, reported as such.  Tested
+	 * first: on the io lcore itself it is as much one. */
+	if (dp_tls_poller == a)
+		return -EDEADLK;
+	/* An io lcore polls: the waiter may park. */
+	if (a->io_launched)
 		return -1;
 	n = dprpc_poll(a, DP_RX_BURST);
 	return n < 0 ? -1 : n;

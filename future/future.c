@@ -312,14 +312,15 @@ fut_park(struct dprpc_future *f, uint64_t rel_ns)
 	atomic_fetch_sub_explicit(&f->waiters, 1, memory_order_relaxed);
 }
 
-/* The deadline passed: the result if completed meanwhile, else timeout. */
+/* The wait ends (@rc: -ETIMEDOUT, the deadline passed; -EDEADLK, the hook
+ * says nobody can make progress): the result if completed meanwhile. */
 static int
-fut_timeout(const struct dprpc_future *f)
+fut_wait_end(const struct dprpc_future *f, int rc)
 {
 	/* acquire: pairs with the seq_cst store of the final state. */
 	uint32_t s = dp_load_acquire(&f->state);
 
-	return fut_is_final(s) ? fut_result(f, s) : -ETIMEDOUT;
+	return fut_is_final(s) ? fut_result(f, s) : rc;
 }
 
 /*
@@ -331,7 +332,8 @@ fut_timeout(const struct dprpc_future *f)
  * spin phase it yields the CPU after each idle (0) call.  Once it returns
  * < 0 (progress is made elsewhere) the thread parks in slices of
  * FUT_SLICE_NS and calls the hook again after each slice, in case the
- * other poller stopped.
+ * other poller stopped.  -EDEADLK from the hook (this thread is the one
+ * that must make progress and cannot) ends the wait at once.
  */
 static int
 fut_wait_until(struct dprpc_future *f, uint64_t deadline)
@@ -352,13 +354,17 @@ fut_wait_until(struct dprpc_future *f, uint64_t deadline)
 			return fut_result(f, s);
 
 		if (spins < FUT_SPIN_ITERS) {
-			if (polling)
-				polling = hook(hook_arg) >= 0;
-			else
+			if (polling) {
+				r = hook(hook_arg);
+				if (r == -EDEADLK)
+					return fut_wait_end(f, r);
+				polling = r >= 0;
+			} else {
 				rte_pause();
+			}
 			if (deadline != 0 && spins % FUT_CLOCK_EVERY == 0 &&
 				fut_now_ns() >= deadline)
-				return fut_timeout(f);
+				return fut_wait_end(f, -ETIMEDOUT);
 			spins++;
 			continue;
 		}
@@ -367,13 +373,15 @@ fut_wait_until(struct dprpc_future *f, uint64_t deadline)
 		if (deadline != 0) {
 			now = fut_now_ns();
 			if (now >= deadline)
-				return fut_timeout(f);
+				return fut_wait_end(f, -ETIMEDOUT);
 			rel = deadline - now;
 		}
 		if (hook == NULL) {
 			fut_park(f, rel);
 		} else if (polling) {
 			r = hook(hook_arg);
+			if (r == -EDEADLK)
+				return fut_wait_end(f, r);
 			if (r < 0)
 				polling = false;
 			else if (r == 0)
@@ -382,7 +390,10 @@ fut_wait_until(struct dprpc_future *f, uint64_t deadline)
 			if (rel == 0 || rel > FUT_SLICE_NS)
 				rel = FUT_SLICE_NS;
 			fut_park(f, rel);
-			polling = hook(hook_arg) >= 0;
+			r = hook(hook_arg);
+			if (r == -EDEADLK)
+				return fut_wait_end(f, r);
+			polling = r >= 0;
 		}
 	}
 }
@@ -1118,6 +1129,7 @@ dprpc_future_wait_all(struct dprpc_future *const *fs, unsigned int n, uint64_t t
 {
 	uint64_t deadline;
 	unsigned int i;
+	int rc;
 
 	if (fs == NULL && n > 0)
 		return -EINVAL;
@@ -1126,9 +1138,11 @@ dprpc_future_wait_all(struct dprpc_future *const *fs, unsigned int n, uint64_t t
 			return -EINVAL;
 	deadline = fut_deadline(timeout_us);
 	for (i = 0; i < n; i++) {
-		/* A FAILED future may carry -ETIMEDOUT itself: check the state. */
-		if (fut_wait_until(fs[i], deadline) == -ETIMEDOUT && !dprpc_future_is_done(fs[i]))
-			return -ETIMEDOUT;
+		/* A FAILED future may carry -ETIMEDOUT or -EDEADLK itself:
+		 * check the state. */
+		rc = fut_wait_until(fs[i], deadline);
+		if ((rc == -ETIMEDOUT || rc == -EDEADLK) && !dprpc_future_is_done(fs[i]))
+			return rc;
 	}
 	for (i = 0; i < n; i++)
 		if (dprpc_future_state(fs[i]) == DPRPC_FUTURE_FAILED)
@@ -1149,7 +1163,9 @@ struct fut_progress_set {
 };
 
 /* Call every hook: > 0 if any made progress, 0 if one polled and found
- * nothing, < 0 if all say progress is made elsewhere. */
+ * nothing, < 0 if all say progress is made elsewhere; -EDEADLK as soon as
+ * one says this thread would have to make progress and cannot (an input
+ * of that hook may be pending: the result cannot be relied on to come). */
 static int
 fut_progress_all(void *arg)
 {
@@ -1159,6 +1175,8 @@ fut_progress_all(void *arg)
 
 	for (i = 0; i < set->n; i++) {
 		r = set->h[i].fn(set->h[i].arg);
+		if (r == -EDEADLK)
+			return r;
 		if (r > 0)
 			work = (work > 0 ? work : 0) + r;
 		else if (r == 0 && work < 0)

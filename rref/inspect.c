@@ -199,6 +199,7 @@ int
 dprpc_rref_shutdown(struct dprpc_agent *a, uint64_t timeout_us, unsigned int flags)
 {
 	struct rr_ctx *ctx;
+	__uint128_t until;
 	uint64_t deadline;
 	int left;
 
@@ -206,9 +207,9 @@ dprpc_rref_shutdown(struct dprpc_agent *a, uint64_t timeout_us, unsigned int fla
 		dp_on_poller(a))
 		return -EINVAL;
 	rr_release_all_handles(ctx);
-	deadline = timeout_us == 0 ? UINT64_MAX
-				   : rte_rdtsc() + (uint64_t)((__uint128_t)timeout_us *
-							      rte_get_tsc_hz() / 1000000);
+	/* Saturated: a deadline beyond the TSC's range is none. */
+	until = (__uint128_t)timeout_us * rte_get_tsc_hz() / 1000000 + rte_rdtsc();
+	deadline = timeout_us == 0 || until > UINT64_MAX ? UINT64_MAX : (uint64_t)until;
 	while (!rr_settled(ctx) && rte_rdtsc() < deadline) {
 		if (dp_agent_has_io_lcore(a) || dprpc_poll(a, 0) <= 0)
 			usleep(100);

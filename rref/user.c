@@ -664,6 +664,18 @@ dprpc_rref_to_here_async(struct dprpc_rref *r, uint64_t timeout_us)
 	return rr_fetch(r, timeout_us);
 }
 
+/* What to_here() would read without sending anything is complete: the
+ * owner's value, the value a confirmation brought, or a creation's error. */
+static bool
+rr_value_here(const struct dprpc_rref *r)
+{
+	if (r->is_owner)
+		return dprpc_future_is_done(r->own->val);
+	if (r->value_in_created)
+		return dprpc_future_is_done(r->created);
+	return dprpc_future_state(r->created) == DPRPC_FUTURE_FAILED;
+}
+
 int
 dprpc_rref_to_here(struct dprpc_rref *r, uint64_t timeout_us, void *out, size_t *out_len,
 	struct dprpc_error *err)
@@ -675,6 +687,10 @@ dprpc_rref_to_here(struct dprpc_rref *r, uint64_t timeout_us, void *out, size_t 
 
 	if (r == NULL)
 		return -EINVAL;
+	/* The agent's poller cannot wait for it (nobody would poll): only a
+	 * value already here is returned. */
+	if (dp_on_poller(r->ctx->a) && !rr_value_here(r))
+		return -EDEADLK;
 	/* A fetch has the call's timeout; the owner's value and a creation
 	 * future have none of their own (or the creation's), so the wait is
 	 * bounded. */
@@ -746,8 +762,12 @@ int
 dprpc_rref_rpc_sync(struct dprpc_rref *r, const char *handler, const void *args, size_t len,
 	uint64_t timeout_us, void *out, size_t *out_len, struct dprpc_error *err)
 {
-	struct dprpc_future *f = dprpc_rref_rpc_async(r, handler, args, len, timeout_us);
+	struct dprpc_future *f;
 
+	/* As dprpc_rpc_sync(): before anything is sent. */
+	if (r != NULL && dp_on_poller(r->ctx->a))
+		return -EDEADLK;
+	f = dprpc_rref_rpc_async(r, handler, args, len, timeout_us);
 	if (f == NULL)
 		return -rte_errno;
 	return dp_sync_wait(r->ctx->a, f, 0, out, out_len, err);

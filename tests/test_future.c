@@ -882,6 +882,52 @@ then_mirror(struct dprpc_future *src, struct dprpc_future *dst, void *arg)
 		(void)dprpc_future_fail(dst, dprpc_future_error(src)->code, 0, "src failed");
 }
 
+/* A hook that says "only this thread could make progress, and it cannot"
+ * (an agent's hook on that agent's polling thread): the wait ends at once
+ * with -EDEADLK and the future stays pending; with no limit on the wait
+ * it would otherwise never end. */
+Test(future, wait_progress_hook_edeadlk_ends_the_wait, .timeout = 30)
+{
+	struct hook h = {.f = dprpc_future_new(pool), .complete_at = 0, .ret_before = -EDEADLK};
+	struct hook h2 = {.f = dprpc_future_new(pool), .complete_at = 0, .ret_before = 0};
+	struct dprpc_future *fs[2];
+	struct dprpc_future *d, *res;
+
+	dprpc_future_set_progress(h.f, hook_fn, &h);
+	cr_assert_eq(dprpc_future_wait(h.f, 0), -EDEADLK);
+	cr_assert_eq(h.calls, 1);
+	cr_assert_eq(dprpc_future_state(h.f), DPRPC_FUTURE_PENDING);
+	/* With a limit: -EDEADLK, not -ETIMEDOUT at the limit. */
+	cr_assert_eq(dprpc_future_wait(h.f, 60000000), -EDEADLK);
+	cr_assert_eq(dprpc_future_wait_all(&h.f, 1, 60000000), -EDEADLK);
+	/* then() and collect_all() (with another input driven by a hook
+	 * that polls) inherit it. */
+	d = dprpc_future_then(h.f, then_mirror, NULL);
+	cr_assert_not_null(d);
+	cr_assert_eq(dprpc_future_wait(d, 0), -EDEADLK);
+	dprpc_future_set_progress(h2.f, hook_fn, &h2);
+	fs[0] = h.f;
+	fs[1] = h2.f;
+	res = dprpc_future_collect_all(pool, fs, 2);
+	cr_assert_not_null(res);
+	cr_assert_eq(dprpc_future_wait(res, 0), -EDEADLK);
+	cr_assert_eq(dprpc_future_wait_all(fs, 2, 0), -EDEADLK);
+	/* Once complete, the result is returned: the hook is not asked. */
+	h.calls = 0;
+	(void)dprpc_future_complete(h.f, NULL, 0, NULL, NULL);
+	(void)dprpc_future_complete(h2.f, NULL, 0, NULL, NULL);
+	cr_assert_eq(dprpc_future_wait(h.f, 0), 0);
+	cr_assert_eq(dprpc_future_wait(d, 0), 0);
+	cr_assert_eq(dprpc_future_wait(res, 0), 0);
+	cr_assert_eq(dprpc_future_wait_all(fs, 2, 0), 0);
+	cr_assert_eq(h.calls, 0);
+	dprpc_future_put(res);
+	dprpc_future_put(d);
+	dprpc_future_put(h.f);
+	dprpc_future_put(h2.f);
+	assert_quiescent(pool);
+}
+
 Test(future, then_future_progresses_through_source_hook)
 {
 	/* Nobody but the waiter makes progress: waiting on the derived future

@@ -341,6 +341,23 @@ Test(misuse, dprpc_rpc_sync_id)
 	cr_assert_eq(dprpc_rpc_sync_id(agent, 1, h, NULL, 4, 0, out, &out_len, NULL), -EINVAL);
 }
 
+Test(misuse, dprpc_rpc_sync_take)
+{
+	char out[8];
+	size_t out_len = sizeof(out);
+
+	cr_assert_eq(dprpc_rpc_sync_take(NULL, out, &out_len), -EINVAL);
+	cr_assert_eq(dprpc_rpc_sync_take(agent, out, NULL), -EINVAL);
+	cr_assert_eq(dprpc_rpc_sync_take(agent, NULL, &out_len), -EINVAL);
+	cr_assert_eq(dprpc_rpc_sync_take(agent, out, &out_len), -ENOENT); /* none kept */
+}
+
+Test(misuse, dprpc_rpc_sync_take_future)
+{
+	assert_null_errno(dprpc_rpc_sync_take_future(NULL), EINVAL);
+	assert_null_errno(dprpc_rpc_sync_take_future(agent), ENOENT);
+}
+
 /* --- futures --------------------------------------------------------------- */
 
 Test(misuse, dprpc_future_pool_create)

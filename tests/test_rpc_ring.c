@@ -5,6 +5,7 @@
  * with a handler pool on lcore 2.
  */
 #include <errno.h>
+#include <inttypes.h>
 #include <pthread.h>
 #include <stdatomic.h>
 #include <string.h>
@@ -175,6 +176,16 @@ Test(rpc_ring, sync_response_larger_than_buffer_is_emsgsize)
 
 	cr_assert_eq(dprpc_rpc_sync(a, "b", "echo", "hello", 5, 0, out, &out_len, NULL), -EMSGSIZE);
 	cr_assert_eq(out_len, 5u);
+	/* Kept: taken without a second call. */
+	{
+		char big[8];
+
+		out_len = sizeof(big);
+		cr_assert_eq(dprpc_rpc_sync_take(a, big, &out_len), 0);
+		cr_assert_eq(out_len, 5u);
+		cr_assert_arr_eq(big, "hello", 5);
+	}
+	cr_assert_eq(atomic_load(&handler_runs), 1u);
 }
 
 Test(rpc_ring, max_payload_and_one_byte_more)
@@ -194,6 +205,10 @@ Test(rpc_ring, max_payload_and_one_byte_more)
 	out_len = sizeof(out);
 	cr_assert_eq(dprpc_rpc_sync(a, "b", "echo", big, sizeof(big), 0, out, &out_len, NULL),
 		-EMSGSIZE, "the value does not fit out");
+	cr_assert_eq(out_len, sizeof(big));
+	/* Kept; discarded. */
+	out_len = 0;
+	cr_assert_eq(dprpc_rpc_sync_take(a, NULL, &out_len), 0);
 	cr_assert_eq(out_len, sizeof(big));
 }
 
@@ -756,4 +771,455 @@ Test(rpc_ring, restart_with_any_new_id_is_recognised)
 		cr_assert_eq(s.drops[DPRPC_DROP_OLD_SESSION], 1u, "ids %u", i);
 		cr_assert_eq(s.peers_restarted, 1u, "ids %u", i);
 	}
+}
+
+/* Poll a until every frame between a and b has arrived, three times in
+ * a row (bounded, about a second): a resend of a's that crossed b's
+ * response is answered again, and that answer must not be left in the
+ * ring when the agents go. */
+static void
+settle_a(void)
+{
+	struct dprpc_agent_stats sa, sb;
+	int quiet = 0;
+
+	for (int i = 0; i < 4000 && quiet < 3; i++) {
+		dprpc_poll(a, 32);
+		cr_assert_eq(dprpc_agent_stats_get(a, &sa), 0);
+		cr_assert_eq(dprpc_agent_stats_get(b, &sb), 0);
+		if (sa.rx_frames == sb.tx_frames && sb.rx_frames == sa.tx_frames)
+			quiet++;
+		else
+			quiet = 0;
+		usleep(250);
+	}
+	cr_assert_eq(quiet, 3, "frames still in flight between a and b");
+}
+
+/* --- calling out of the polling thread ----------------------------------- */
+
+/* An inline handler on b that waits for a call to a: b's poller waiting
+ * for b.  Answers with what rpc_sync returned. */
+static int
+h_sync_out(struct dprpc_request *req, void *arg)
+{
+	struct dprpc_agent *self = dprpc_request_agent(req);
+	int rc;
+
+	(void)arg;
+	rc = dprpc_rpc_sync(self, "a", "echo", "x", 1, 0, NULL, NULL, NULL);
+	if (rc == 0)
+		return dprpc_reply(req, "sent", 4);
+	return dprpc_reply_error(req, rc, "rpc_sync from an inline handler");
+}
+
+Test(rpc_ring, rpc_sync_from_an_inline_handler_is_edeadlk, .timeout = 30)
+{
+	struct dprpc_agent_stats before, after;
+	struct dprpc_error err;
+
+	cr_assert_eq(dprpc_register(b, "sync_out", h_sync_out, NULL, DPRPC_HANDLER_INLINE), 0);
+	cr_assert_eq(dprpc_agent_stats_get(b, &before), 0);
+	cr_assert_eq(dprpc_rpc_sync(a, "b", "sync_out", NULL, 0, 0, NULL, NULL, &err), -EDEADLK);
+	cr_assert_eq(err.origin, 1, "the handler's error, on b");
+	cr_assert_str_eq(err.msg, "rpc_sync from an inline handler");
+	cr_assert_eq(dprpc_agent_stats_get(b, &after), 0);
+	cr_assert_eq(after.calls_sent, before.calls_sent, "b sent nothing");
+	cr_assert_eq(atomic_load(&handler_runs), 0u, "a's echo never ran");
+	/* b still serves. */
+	cr_assert_eq(dprpc_rpc_sync(a, "b", "echo", "ok", 2, 0, NULL, NULL, NULL), 0);
+	settle_a();
+}
+
+/* What a callback on a's poller saw. */
+static atomic_int cb_rc = 1, cb_rc_all = 1;
+static atomic_bool cb_on_poller;
+static atomic_uint cb_sent_before, cb_sent_after;
+static struct dprpc_future *_Atomic cb_future;
+
+/* A completion callback of one of a's calls: runs on a's poller. */
+static void
+cb_sync_out(struct dprpc_future *f, void *arg)
+{
+	struct dprpc_agent_stats s;
+
+	(void)f;
+	(void)arg;
+	atomic_store(&cb_on_poller, dp_on_poller(a));
+	dprpc_agent_stats_get(a, &s);
+	atomic_store(&cb_sent_before, (unsigned int)s.calls_sent);
+	atomic_store(&cb_rc, dprpc_rpc_sync(a, "b", "echo", "y", 1, 0, NULL, NULL, NULL));
+	dprpc_agent_stats_get(a, &s);
+	atomic_store(&cb_sent_after, (unsigned int)s.calls_sent);
+}
+
+Test(rpc_ring, rpc_sync_from_a_callback_on_the_poller_is_edeadlk, .timeout = 30)
+{
+	struct dprpc_future *f = dprpc_rpc_async(a, "b", "echo", "x", 1, 0);
+
+	cr_assert_not_null(f);
+	/* Nobody polls a until the wait below: the callback runs there. */
+	cr_assert_eq(dprpc_future_add_callback(f, cb_sync_out, NULL), 0);
+	cr_assert_eq(dprpc_future_wait(f, 0), 0);
+	dprpc_future_put(f);
+	cr_assert(atomic_load(&cb_on_poller));
+	cr_assert_eq(atomic_load(&cb_rc), -EDEADLK);
+	cr_assert_eq(atomic_load(&cb_sent_after), atomic_load(&cb_sent_before), "nothing sent");
+	cr_assert_eq(atomic_load(&handler_runs), 1u, "the first call only");
+	settle_a();
+}
+
+/* A callback on a's poller that waits for another of a's calls, still
+ * pending (b parks it). */
+static void
+cb_wait_pending(struct dprpc_future *f, void *arg)
+{
+	struct dprpc_future *g = dprpc_rpc_async(a, "b", "park", "z", 1, 0);
+
+	(void)f;
+	(void)arg;
+	atomic_store(&cb_on_poller, dp_on_poller(a));
+	if (g == NULL)
+		return;
+	atomic_store(&cb_rc, dprpc_future_wait(g, 0));
+	/* With a limit: -EDEADLK at once, not -ETIMEDOUT at the limit. */
+	atomic_store(&cb_rc_all, dprpc_future_wait_all(&g, 1, 60000000));
+	atomic_store(&cb_future, g);
+}
+
+Test(rpc_ring, future_wait_from_a_callback_on_the_poller_is_edeadlk, .timeout = 30)
+{
+	struct dprpc_future *f = dprpc_rpc_async(a, "b", "echo", "x", 1, 0), *g;
+
+	cr_assert_not_null(f);
+	cr_assert_eq(dprpc_future_add_callback(f, cb_wait_pending, NULL), 0);
+	cr_assert_eq(dprpc_future_wait(f, 0), 0);
+	dprpc_future_put(f);
+	cr_assert(atomic_load(&cb_on_poller));
+	g = atomic_load(&cb_future);
+	cr_assert_not_null(g);
+	cr_assert_eq(atomic_load(&cb_rc), -EDEADLK);
+	cr_assert_eq(atomic_load(&cb_rc_all), -EDEADLK);
+	cr_assert_eq(dprpc_future_state(g), DPRPC_FUTURE_PENDING, "the call goes on");
+	/* Off the poller the same wait completes once b answers. */
+	for (int i = 0; i < 20000 && atomic_load(&nb_parked) < 1; i++) {
+		dprpc_poll(a, 32);
+		usleep(100);
+	}
+	reply_parked("done");
+	cr_assert_eq(dprpc_future_wait(g, 0), 0);
+	dprpc_future_put(g);
+	settle_a();
+}
+
+/* The documented way: defer, call with rpc_async, answer from the
+ * callback. */
+static void
+relay_done(struct dprpc_future *f, void *arg)
+{
+	struct dprpc_request *req = arg;
+	const struct dprpc_error *e = dprpc_future_error(f);
+	size_t len;
+	const void *v = dprpc_future_value(f, &len);
+
+	if (e != NULL)
+		(void)dprpc_reply_error(req, e->code, e->msg);
+	else
+		(void)dprpc_reply(req, v, len);
+}
+
+static int
+h_relay(struct dprpc_request *req, void *arg)
+{
+	size_t len;
+	const void *p = dprpc_request_payload(req, &len);
+	struct dprpc_future *f;
+	int rc;
+
+	(void)arg;
+	f = dprpc_rpc_async(dprpc_request_agent(req), "a", "echo", p, len, DPRPC_TIMEOUT_DEFAULT);
+	if (f == NULL)
+		return -rte_errno;
+	rc = dprpc_future_add_callback(f, relay_done, req);
+	dprpc_future_put(f); /* the agent keeps its own reference */
+	return rc == 0 ? DPRPC_DEFERRED : rc;
+}
+
+Test(rpc_ring, deferral_is_the_way_to_call_out_of_a_handler, .timeout = 30)
+{
+	char out[16];
+	size_t out_len;
+
+	cr_assert_eq(dprpc_register(b, "relay", h_relay, NULL, DPRPC_HANDLER_INLINE), 0);
+	for (int i = 0; i < 20; i++) {
+		out_len = sizeof(out);
+		cr_assert_eq(dprpc_rpc_sync(a, "b", "relay", "ping", 4, 0, out, &out_len, NULL), 0);
+		cr_assert_eq(out_len, 4u);
+		cr_assert_arr_eq(out, "ping", 4);
+	}
+	cr_assert_eq(atomic_load(&handler_runs), 20u, "a's echo ran once per relay");
+	settle_a();
+}
+
+/* --- timeouts of any size ------------------------------------------------ */
+
+/* Answers the request parked at index (uintptr_t)@arg, 20 ms after it
+ * came: a call that "timed out at once" fails before that. */
+static void *
+late_replier_at(void *arg)
+{
+	unsigned int i = (unsigned int)(uintptr_t)arg;
+	struct dprpc_request *req;
+
+	while ((req = atomic_exchange(&parked[i], NULL)) == NULL)
+		usleep(100);
+	usleep(20000);
+	cr_assert_eq(dprpc_reply(req, "later", 5), 0);
+	return NULL;
+}
+
+Test(rpc_ring, huge_timeouts_mean_no_deadline, .timeout = 60)
+{
+	static const uint64_t timeouts[] = {UINT64_MAX - 1, UINT64_C(1) << 62, UINT64_C(1) << 63};
+	struct dprpc_agent_stats s;
+	struct dprpc_future *f;
+	struct dprpc_error err;
+	unsigned int i, k = 0;
+	char out[16];
+	size_t out_len;
+	pthread_t t;
+	int rc;
+
+	for (i = 0; i < RTE_DIM(timeouts); i++) {
+		cr_assert_eq(pthread_create(&t, NULL, late_replier_at, (void *)(uintptr_t)k++), 0);
+		out_len = sizeof(out);
+		rc = dprpc_rpc_sync(a, "b", "park", "x", 1, timeouts[i], out, &out_len, &err);
+		pthread_join(t, NULL);
+		cr_assert_eq(rc, 0, "rpc_sync, timeout %#" PRIx64 ": %d (%s)", timeouts[i], rc,
+			rc != 0 ? err.msg : "");
+		cr_assert_eq(out_len, 5u);
+		cr_assert_arr_eq(out, "later", 5);
+
+		/* rpc_async, and the same as the wait's limit. */
+		cr_assert_eq(pthread_create(&t, NULL, late_replier_at, (void *)(uintptr_t)k++), 0);
+		f = dprpc_rpc_async(a, "b", "park", "x", 1, timeouts[i]);
+		cr_assert_not_null(f);
+		rc = dprpc_future_wait(f, timeouts[i]);
+		pthread_join(t, NULL);
+		cr_assert_eq(rc, 0, "rpc_async, timeout %#" PRIx64 ": %d (%s)", timeouts[i], rc,
+			rc != 0 ? dprpc_future_error(f)->msg : "");
+		cr_assert_arr_eq(dprpc_future_value(f, NULL), "later", 5);
+		dprpc_future_put(f);
+	}
+	cr_assert_eq(dprpc_agent_stats_get(a, &s), 0);
+	cr_assert_eq(s.calls_timed_out, 0u);
+	cr_assert_eq(s.calls_ok, 2 * RTE_DIM(timeouts));
+	settle_a();
+}
+
+/* The conversion of a timeout to TSC cycles saturates, and a deadline
+ * beyond the TSC's range is none (0), whatever the TSC's frequency. */
+Test(tsc, us_to_tsc_and_deadlines_saturate)
+{
+	static struct dprpc_agent fake;
+	const uint64_t hzs[] = {
+		UINT64_C(1000000000), UINT64_C(2500000000), (UINT64_C(1) << 34) + 1};
+	const uint64_t big = UINT64_C(1) << 40; /* 12.7 days: no overflow */
+
+	for (unsigned int i = 0; i < RTE_DIM(hzs); i++) {
+		uint64_t hz = hzs[i];
+
+		fake.tsc_hz = hz;
+		cr_assert_eq(dp_us_to_tsc(&fake, 0), 0u);
+		cr_assert_eq(dp_us_to_tsc(&fake, 1000000), hz);
+		cr_assert_eq(dp_us_to_tsc(&fake, big), (uint64_t)((__uint128_t)big * hz / 1000000));
+		cr_assert_eq(dp_us_to_tsc(&fake, UINT64_MAX - 1), UINT64_MAX);
+		cr_assert_eq(dp_us_to_tsc(&fake, UINT64_C(1) << 62), UINT64_MAX);
+		cr_assert_eq(dp_us_to_tsc(&fake, UINT64_C(1) << 63), UINT64_MAX);
+
+		cr_assert_eq(dp_deadline_tsc(&fake, 12345, 0), 0u, "0: no timeout");
+		cr_assert_eq(dp_deadline_tsc(&fake, 1000, 1000000), 1000 + hz);
+		cr_assert_eq(dp_deadline_tsc(&fake, UINT64_MAX - hz - 1, 1000000), UINT64_MAX - 1);
+		cr_assert_eq(dp_deadline_tsc(&fake, UINT64_MAX - hz, 1000000), 0u);
+		cr_assert_eq(dp_deadline_tsc(&fake, 1000, UINT64_MAX - 1), 0u);
+		cr_assert_eq(dp_deadline_tsc(&fake, 1000, UINT64_C(1) << 62), 0u);
+		cr_assert_eq(dp_deadline_tsc(&fake, 1000, UINT64_C(1) << 63), 0u);
+	}
+}
+
+/* --- a response longer than rpc_sync's buffer is kept -------------------- */
+
+#define BIG_LEN 4096
+static atomic_uint big_runs;
+
+static void
+big_fill(uint8_t *v, size_t len, unsigned int seed)
+{
+	for (size_t i = 0; i < len; i++)
+		v[i] = (uint8_t)(i * 13 + seed);
+}
+
+/* 4 KiB (three frames), counting its runs; the payload's first byte, if
+ * any, seeds the bytes. */
+static int
+h_big(struct dprpc_request *req, void *arg)
+{
+	static uint8_t v[BIG_LEN];
+	size_t len;
+	const uint8_t *p = dprpc_request_payload(req, &len);
+
+	(void)arg;
+	atomic_fetch_add(&big_runs, 1);
+	big_fill(v, sizeof(v), len > 0 ? p[0] : 7);
+	return dprpc_reply(req, v, sizeof(v));
+}
+
+Test(rpc_ring, emsgsize_keeps_the_response_for_take, .timeout = 60)
+{
+	static uint8_t out[BIG_LEN], want[BIG_LEN];
+	struct dprpc_agent_usage u;
+	struct dprpc_future *f;
+	uint8_t seed = 9;
+	size_t len;
+
+	cr_assert_eq(dprpc_register(b, "big", h_big, NULL, DPRPC_HANDLER_INLINE), 0);
+	len = 16;
+	cr_assert_eq(dprpc_rpc_sync(a, "b", "big", NULL, 0, 0, out, &len, NULL), -EMSGSIZE);
+	cr_assert_eq(len, (size_t)BIG_LEN, "the length needed");
+	cr_assert_eq(atomic_load(&big_runs), 1u);
+	/* Still too small: said so, and still kept. */
+	len = 100;
+	cr_assert_eq(dprpc_rpc_sync_take(a, out, &len), -EMSGSIZE);
+	cr_assert_eq(len, (size_t)BIG_LEN);
+	/* Bad arguments change nothing. */
+	len = 16;
+	cr_assert_eq(dprpc_rpc_sync_take(NULL, out, &len), -EINVAL);
+	cr_assert_eq(dprpc_rpc_sync_take(a, out, NULL), -EINVAL);
+	cr_assert_eq(dprpc_rpc_sync_take(a, NULL, &len), -EINVAL);
+	cr_assert_null(dprpc_rpc_sync_take_future(NULL));
+	cr_assert_eq(rte_errno, EINVAL);
+	/* Taken whole, the handler not run again. */
+	len = sizeof(out);
+	cr_assert_eq(dprpc_rpc_sync_take(a, out, &len), 0);
+	cr_assert_eq(len, (size_t)BIG_LEN);
+	big_fill(want, sizeof(want), 7);
+	cr_assert_arr_eq(out, want, BIG_LEN);
+	cr_assert_eq(atomic_load(&big_runs), 1u);
+	len = sizeof(out);
+	cr_assert_eq(dprpc_rpc_sync_take(a, out, &len), -ENOENT);
+	cr_assert_null(dprpc_rpc_sync_take_future(a));
+	cr_assert_eq(rte_errno, ENOENT);
+	cr_assert_eq(dprpc_agent_usage(a, &u), 0);
+	cr_assert_eq(u.futures, 0u, "nothing kept any more");
+
+	/* A second -EMSGSIZE replaces (and releases) the first. */
+	len = 16;
+	cr_assert_eq(dprpc_rpc_sync(a, "b", "big", NULL, 0, 0, out, &len, NULL), -EMSGSIZE);
+	len = 16;
+	cr_assert_eq(dprpc_rpc_sync(a, "b", "big", &seed, 1, 0, out, &len, NULL), -EMSGSIZE);
+	cr_assert_eq(dprpc_agent_usage(a, &u), 0);
+	cr_assert_eq(u.futures, 1u, "one kept per thread");
+	/* Zero copy: the future itself. */
+	f = dprpc_rpc_sync_take_future(a);
+	cr_assert_not_null(f);
+	cr_assert_eq(dprpc_future_state(f), DPRPC_FUTURE_DONE);
+	big_fill(want, sizeof(want), seed);
+	cr_assert_arr_eq(dprpc_future_value(f, &len), want, BIG_LEN);
+	cr_assert_eq(len, (size_t)BIG_LEN);
+	dprpc_future_put(f);
+	cr_assert_eq(atomic_load(&big_runs), 3u);
+	len = 0;
+	cr_assert_eq(dprpc_rpc_sync_take(a, NULL, &len), -ENOENT);
+	/* rpc_sync_id keeps too. */
+	len = 16;
+	cr_assert_eq(dprpc_rpc_sync_id(a, 1, dprpc_handler_id("big"), NULL, 0, 0, out, &len, NULL),
+		-EMSGSIZE);
+	len = sizeof(out);
+	cr_assert_eq(dprpc_rpc_sync_take(a, out, &len), 0);
+	cr_assert_eq(len, (size_t)BIG_LEN);
+	cr_assert_eq(atomic_load(&big_runs), 4u);
+	cr_assert_eq(dprpc_agent_usage(a, &u), 0);
+	cr_assert_eq(u.futures, 0u);
+	settle_a();
+}
+
+/* A kept response nobody takes is released by the agent's destroy: a
+ * response in one frame holds one mbuf, which comes back. */
+Test(rpc_ring, kept_response_is_released_by_destroy, .timeout = 60)
+{
+	static uint8_t data[1000];
+	struct dprpc_agent_usage u;
+	unsigned int in_use;
+	uint8_t out[16];
+	size_t len = sizeof(out);
+
+	cr_assert_eq(
+		dprpc_rpc_sync(a, "b", "echo", data, sizeof(data), 0, out, &len, NULL), -EMSGSIZE);
+	cr_assert_eq(len, sizeof(data));
+	cr_assert_eq(dprpc_agent_usage(a, &u), 0);
+	cr_assert_eq(u.futures, 1u, "kept");
+	settle_a();
+	in_use = rte_mempool_in_use_count(mp);
+	cr_assert_eq(dprpc_agent_destroy(a), 0);
+	a = NULL;
+	cr_assert_eq(rte_mempool_in_use_count(mp), in_use - 1, "the kept response's mbuf");
+}
+
+/* Each thread keeps its own. */
+#define KEEP_THREADS 2
+static pthread_barrier_t keep_barrier;
+static int keep_rc[KEEP_THREADS][3];
+static size_t keep_len[KEEP_THREADS][2];
+static bool keep_same[KEEP_THREADS];
+
+static void *
+keep_thread(void *arg)
+{
+	unsigned int t = (unsigned int)(uintptr_t)arg;
+	static uint8_t outs[KEEP_THREADS][BIG_LEN], wants[KEEP_THREADS][BIG_LEN];
+	uint8_t seed = (uint8_t)(t + 1), small[16];
+	size_t len = sizeof(small);
+
+	keep_rc[t][0] = dprpc_rpc_sync(a, "b", "big", &seed, 1, 0, small, &len, NULL);
+	keep_len[t][0] = len;
+	/* Both kept before either takes. */
+	pthread_barrier_wait(&keep_barrier);
+	len = sizeof(outs[t]);
+	keep_rc[t][1] = dprpc_rpc_sync_take(a, outs[t], &len);
+	keep_len[t][1] = len;
+	big_fill(wants[t], BIG_LEN, seed);
+	keep_same[t] = memcmp(outs[t], wants[t], BIG_LEN) == 0;
+	len = sizeof(outs[t]);
+	keep_rc[t][2] = dprpc_rpc_sync_take(a, outs[t], &len);
+	return NULL;
+}
+
+Test(rpc_ring, each_thread_keeps_its_own_response, .timeout = 60)
+{
+	pthread_t th[KEEP_THREADS];
+	struct dprpc_agent_usage u;
+	uint8_t out[16];
+	size_t len = sizeof(out);
+
+	cr_assert_eq(dprpc_register(b, "big", h_big, NULL, DPRPC_HANDLER_INLINE), 0);
+	cr_assert_eq(pthread_barrier_init(&keep_barrier, NULL, KEEP_THREADS), 0);
+	for (unsigned int t = 0; t < KEEP_THREADS; t++)
+		cr_assert_eq(pthread_create(&th[t], NULL, keep_thread, (void *)(uintptr_t)t), 0);
+	for (unsigned int t = 0; t < KEEP_THREADS; t++)
+		pthread_join(th[t], NULL);
+	pthread_barrier_destroy(&keep_barrier);
+	for (unsigned int t = 0; t < KEEP_THREADS; t++) {
+		cr_assert_eq(keep_rc[t][0], -EMSGSIZE, "thread %u", t);
+		cr_assert_eq(keep_len[t][0], (size_t)BIG_LEN);
+		cr_assert_eq(keep_rc[t][1], 0, "thread %u: take %d", t, keep_rc[t][1]);
+		cr_assert_eq(keep_len[t][1], (size_t)BIG_LEN);
+		cr_assert(keep_same[t], "thread %u took another thread's response", t);
+		cr_assert_eq(keep_rc[t][2], -ENOENT);
+	}
+	cr_assert_eq(atomic_load(&big_runs), KEEP_THREADS);
+	/* This thread kept nothing. */
+	cr_assert_eq(dprpc_rpc_sync_take(a, out, &len), -ENOENT);
+	cr_assert_eq(dprpc_agent_usage(a, &u), 0);
+	cr_assert_eq(u.futures, 0u);
+	settle_a();
 }

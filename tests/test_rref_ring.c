@@ -9,6 +9,7 @@
  * the three-agent fixture; its cases are independent and each short.
  */
 #include <errno.h>
+#include <inttypes.h>
 #include <pthread.h>
 #include <stdatomic.h>
 #include <string.h>
@@ -1114,4 +1115,149 @@ Test(rref_ring, malformed_rref_messages_are_refused)
 	expect_value(keep, "k", 1);
 	dprpc_rref_release(keep);
 	cr_assert_eq(dbg(B).num_owner_handles, 0u);
+}
+
+/* --- waiting on the polling thread --------------------------------------- */
+
+/* The RRef "use" works on, and what it does: 't' to_here, 'p' a proxy
+ * rpc_sync ("add"); it answers with the value or with the error. */
+static struct dprpc_rref *_Atomic use_target;
+
+static int
+h_use(struct dprpc_request *req, void *arg)
+{
+	struct dprpc_rref *r = atomic_load(&use_target);
+	uint64_t two = 2;
+	char out[64];
+	size_t len, out_len = sizeof(out);
+	const char *op = dprpc_request_payload(req, &len);
+	int rc;
+
+	(void)arg;
+	if (len != 1 || r == NULL)
+		return -EINVAL;
+	if (op[0] == 't')
+		rc = dprpc_rref_to_here(r, DPRPC_TIMEOUT_DEFAULT, out, &out_len, NULL);
+	else
+		rc = dprpc_rref_rpc_sync(
+			r, "add", &two, 8, DPRPC_TIMEOUT_DEFAULT, out, &out_len, NULL);
+	if (rc != 0)
+		return dprpc_reply_error(req, rc, "waited on the poller");
+	return dprpc_reply(req, out, out_len);
+}
+
+/* Call "use" on b with @op on @r: the error b's handler answered, with
+ * nothing sent by b meanwhile. */
+static int
+use_on_b(struct dprpc_rref *r, char op, void *out, size_t *out_len)
+{
+	struct dprpc_agent_stats before, after;
+	struct dprpc_error e;
+	int rc;
+
+	atomic_store(&use_target, r);
+	cr_assert_eq(dprpc_agent_stats_get(B, &before), 0);
+	rc = dprpc_rpc_sync(A, "b", "use", &op, 1, DPRPC_TIMEOUT_DEFAULT, out, out_len, &e);
+	cr_assert_eq(dprpc_agent_stats_get(B, &after), 0);
+	if (rc != 0) {
+		cr_assert_eq(e.origin, 1u, "b's handler answered %d", rc);
+		cr_assert_eq(after.calls_sent, before.calls_sent, "b sent nothing");
+	}
+	return rc;
+}
+
+Test(rref_ring, to_here_and_proxy_on_the_poller_are_edeadlk, .timeout = 30)
+{
+	struct dprpc_rref *pend, *val, *forked, *here;
+	struct dprpc_future *f;
+	char out[16];
+	size_t out_len;
+
+	cr_assert_eq(dprpc_register(B, "use", h_use, NULL, DPRPC_HANDLER_INLINE), 0);
+	/* A user on b whose value is still pending on c. */
+	pend = dprpc_remote(B, "c", "park", NULL, 0, DPRPC_TIMEOUT_DEFAULT);
+	cr_assert_not_null(pend);
+	for (int i = 0; i < 20000 && atomic_load(&nb_parked) == 0; i++)
+		usleep(100);
+	cr_assert_eq(use_on_b(pend, 't', NULL, NULL), -EDEADLK);
+	cr_assert_eq(use_on_b(pend, 'p', NULL, NULL), -EDEADLK);
+	/* A user on b forked from a's: its value lives on c, only a fetch
+	 * would bring it. */
+	val = dprpc_remote(A, "c", "make", "val", 3, DPRPC_TIMEOUT_DEFAULT);
+	cr_assert_not_null(val);
+	expect_value(val, "val", 3);
+	forked = fork_to(val, B);
+	f = dprpc_rref_creation_future(forked);
+	cr_assert_eq(dprpc_future_wait(f, 2000000), 0, "confirmed by c");
+	dprpc_future_put(f);
+	cr_assert_eq(use_on_b(forked, 't', NULL, NULL), -EDEADLK);
+	/* A value already here is returned, on the poller too. */
+	here = dprpc_remote(B, "c", "make", "here", 4, DPRPC_TIMEOUT_DEFAULT);
+	cr_assert_not_null(here);
+	f = dprpc_rref_creation_future(here);
+	cr_assert_eq(dprpc_future_wait(f, 2000000), 0);
+	dprpc_future_put(f);
+	out_len = sizeof(out);
+	cr_assert_eq(use_on_b(here, 't', out, &out_len), 0);
+	cr_assert_eq(out_len, 4u);
+	cr_assert_arr_eq(out, "here", 4);
+	/* Off the poller the pending one comes once c answers. */
+	reply_parked("late", 4);
+	expect_value(pend, "late", 4);
+	cr_assert_eq(dprpc_rref_release(pend), 0);
+	cr_assert_eq(dprpc_rref_release(forked), 0);
+	cr_assert_eq(dprpc_rref_release(val), 0);
+	cr_assert_eq(dprpc_rref_release(here), 0);
+	wait_settled(B);
+	wait_owner(C, 0, 0);
+}
+
+/* --- timeouts of any size ------------------------------------------------ */
+
+/* Answers what "park" holds, 20 ms after it came. */
+static void *
+late_park_reply(void *arg)
+{
+	(void)arg;
+	while (atomic_load(&nb_parked) == 0)
+		usleep(100);
+	usleep(20000);
+	reply_parked("late", 4);
+	return NULL;
+}
+
+Test(rref_ring, huge_timeouts_mean_no_deadline, .timeout = 60)
+{
+	static const uint64_t timeouts[] = {UINT64_MAX - 1, UINT64_C(1) << 62, UINT64_C(1) << 63};
+	struct dprpc_rref *r, *rc;
+	struct dprpc_error e;
+	char out[8];
+	size_t out_len;
+	pthread_t t;
+	int ret;
+
+	for (unsigned int i = 0; i < RTE_DIM(timeouts); i++) {
+		atomic_store(&nb_parked, 0);
+		/* The creation, and a fork's fetch, with the timeout. */
+		r = dprpc_remote(A, "b", "park", NULL, 0, timeouts[i]);
+		cr_assert_not_null(r);
+		rc = fork_to(r, C);
+		cr_assert_eq(pthread_create(&t, NULL, late_park_reply, NULL), 0);
+		out_len = sizeof(out);
+		ret = dprpc_rref_to_here(rc, timeouts[i], out, &out_len, &e);
+		cr_assert_eq(ret, 0, "fetch, timeout %#" PRIx64 ": %d (%s)", timeouts[i], ret,
+			ret != 0 ? e.msg : "");
+		cr_assert_arr_eq(out, "late", 4);
+		out_len = sizeof(out);
+		ret = dprpc_rref_to_here(r, timeouts[i], out, &out_len, &e);
+		cr_assert_eq(ret, 0, "creation, timeout %#" PRIx64 ": %d (%s)", timeouts[i], ret,
+			ret != 0 ? e.msg : "");
+		cr_assert_arr_eq(out, "late", 4);
+		pthread_join(t, NULL);
+		cr_assert_eq(dprpc_rref_release(rc), 0);
+		cr_assert_eq(dprpc_rref_release(r), 0);
+	}
+	wait_settled(A);
+	wait_settled(C);
+	wait_owner(B, 0, 0);
 }

@@ -94,14 +94,19 @@ bool dp_agent_has_io_lcore(const struct dprpc_agent *a);
  * dprpc_poll() on @a, a handler or callback it runs inline included). */
 bool dp_on_poller(const struct dprpc_agent *a);
 /* A future's progress hook (dprpc_future_set_progress()) for @agent: poll
- * it once if nobody else does.  -1 when the waiter should park instead. */
+ * it once if nobody else does.  -1 when the waiter should park instead
+ * (another thread polls); -EDEADLK when the waiter is @agent's poller
+ * itself, which nobody else can relieve (dprpc_progress_fn_t). */
 int dp_progress(void *agent);
 
 /* The rank of worker @to for a call by names: -1 with rte_errno EINVAL
  * (a NULL argument) or ENOENT (no such worker). */
 int dp_resolve(const struct dprpc_agent *a, const char *to, const char *hname);
 /* Wait for @fut (polling when nobody else does), up to @timeout_us (0: no
- * limit), copy its value out and put it: dprpc_rpc_sync()'s returns. */
+ * limit), copy its value out and put it: dprpc_rpc_sync()'s returns, but a
+ * value longer than *@out_len is released, not kept for
+ * dprpc_rpc_sync_take().  On @a's poller the wait fails -EDEADLK if @fut
+ * is pending. */
 int dp_sync_wait(struct dprpc_agent *a, struct dprpc_future *fut, uint64_t timeout_us, void *out,
 	size_t *out_len, struct dprpc_error *err);
 

@@ -164,7 +164,8 @@ struct dprpc_agent_conf {
 	 * when a caller with a larger max_outstanding uses more. */
 	unsigned int max_outstanding;
 	/** Timeout of calls given DPRPC_TIMEOUT_DEFAULT, in microseconds;
-	 * 0 means none.  Default 60 s (PyTorch's default). */
+	 * 0 means none, and so does one too long for the TSC to reach.
+	 * Default 60 s (PyTorch's default). */
 	uint64_t default_timeout_us;
 	/** Idle back-off: empty polls before pausing, before yielding and
 	 * before sleeping; and the sleep.  Defaults 256, 4096, 32768, 50 us. */

@@ -95,9 +95,14 @@ typedef void (*dprpc_then_fn_t)(struct dprpc_future *src, struct dprpc_future *d
  * A hook that makes progress on behalf of a waiting thread.
  *
  * dprpc_future_wait() calls it while the future is pending.  It returns
- * the amount of work it did (>= 0), or a negative value when progress is
- * made elsewhere (another thread polls), in which case the waiter parks for
- * a short while and then calls the hook again.
+ * the amount of work it did (>= 0); -EDEADLK when the waiting thread is
+ * the one that must make progress and cannot (an agent's hook, called on
+ * that agent's polling thread: a completion callback or an inline handler
+ * waiting; nobody else polls while it waits), in which case the wait ends
+ * at once with -EDEADLK if the future is still pending; or another
+ * negative value when progress is made elsewhere (another thread polls),
+ * in which case the waiter parks for a short while and then calls the hook
+ * again.
  */
 typedef int (*dprpc_progress_fn_t)(void *arg);
 
@@ -240,17 +245,25 @@ const struct dprpc_error *dprpc_future_error(const struct dprpc_future *f);
 /**
  * Wait for completion.
  *
- * @param timeout_us microseconds to wait; 0 waits without limit.
+ * @param timeout_us microseconds to wait; 0 waits without limit (so does a
+ *                   timeout too long for the clock, e.g. UINT64_MAX - 1).
  * @return 0 if DONE; the error code (negative) if FAILED; -ETIMEDOUT if the
  *         wait timed out and the future is still pending (it stays
- *         pending: the timeout is the wait's, not the future's).
+ *         pending: the timeout is the wait's, not the future's);
+ *         -EDEADLK, at once, if the future is pending and its progress hook
+ *         reports that only the calling thread could make progress and it
+ *         cannot (dprpc_progress_fn_t): the calling thread is the polling
+ *         thread of the agent whose call (or then()/collect_all() over
+ *         one) it waits for, i.e. a completion callback or an inline
+ *         handler.  The future stays pending.  To call out of a handler,
+ *         defer (dprpc_rpc.h).
  *
  * Spins briefly, calling the progress hook if one is set, then parks on a
  * futex (with a progress hook that reports progress is made elsewhere,
  * parks for short intervals and retries the hook).
- * Thread context: any thread; must not be called from a callback of the
- * same agent's polling thread.  Memory order: acquire, as
- * dprpc_future_state().
+ * Thread context: any thread; on an agent's polling thread, waiting for a
+ * pending future of that agent fails -EDEADLK rather than blocking.
+ * Memory order: acquire, as dprpc_future_state().
  */
 int dprpc_future_wait(struct dprpc_future *f, uint64_t timeout_us);
 
@@ -295,7 +308,9 @@ struct dprpc_future *dprpc_future_then(struct dprpc_future *f, dprpc_then_fn_t f
  * @param timeout_us total time to wait; 0 waits without limit.
  * @return 0 if all are DONE; the error code of the first FAILED one in array
  *         order if any failed (after all completed); -ETIMEDOUT if some are
- *         still pending at the deadline; -EINVAL on a NULL array entry.
+ *         still pending at the deadline; -EDEADLK, at once, if one is
+ *         pending and cannot complete while this thread waits (as
+ *         dprpc_future_wait()); -EINVAL on a NULL array entry.
  */
 int dprpc_future_wait_all(struct dprpc_future *const *fs, unsigned int n, uint64_t timeout_us);
 

@@ -49,6 +49,47 @@
  * never heard from waits one round trip before its request goes: the agent
  * asks the worker's incarnation first, so that no later incarnation of it
  * can run the request (docs/reliability.md).
+ *
+ * Calling out of a handler.  An inline handler and a completion callback
+ * run on the agent's polling thread, and while that thread waits nobody
+ * polls the agent: a response could never arrive.  So the waiting calls
+ * (dprpc_rpc_sync(), dprpc_future_wait() on one of the agent's pending
+ * futures, dprpc_rref_to_here(), dprpc_rref_rpc_sync()) never block there:
+ * they fail -EDEADLK at once, before sending anything.  The way to call
+ * another worker from a handler is to defer:
+ *
+ * @code
+ * static void done(struct dprpc_future *f, void *arg)
+ * {
+ *         struct dprpc_request *req = arg;
+ *         const struct dprpc_error *e = dprpc_future_error(f);
+ *         size_t len;
+ *         const void *v = dprpc_future_value(f, &len);
+ *
+ *         if (e != NULL)
+ *                 dprpc_reply_error(req, e->code, e->msg);
+ *         else
+ *                 dprpc_reply(req, v, len);
+ * }
+ *
+ * static int handler(struct dprpc_request *req, void *arg)
+ * {
+ *         size_t len;
+ *         const void *p = dprpc_request_payload(req, &len);
+ *         struct dprpc_future *f = dprpc_rpc_async(dprpc_request_agent(req),
+ *                 "other", "work", p, len, DPRPC_TIMEOUT_DEFAULT);
+ *         int rc;
+ *
+ *         if (f == NULL)
+ *                 return -rte_errno;
+ *         rc = dprpc_future_add_callback(f, done, req);
+ *         dprpc_future_put(f);          // the agent keeps its own reference
+ *         return rc == 0 ? DPRPC_DEFERRED : rc;
+ * }
+ * @endcode
+ *
+ * The callback runs on the polling thread when the response (or the
+ * call's failure) comes, and answers the deferred request there.
  */
 #ifndef DPRPC_RPC_H
 #define DPRPC_RPC_H
@@ -227,7 +268,10 @@ int dprpc_reply_error(struct dprpc_request *req, int code, const char *msg);
  *                   control (dprpc_agent_conf.credits) and with lost frames
  *                   resent; the receiver reassembles it with one more copy.
  * @param timeout_us the call's timeout in microseconds, DPRPC_TIMEOUT_NONE,
- *                   or DPRPC_TIMEOUT_DEFAULT.
+ *                   or DPRPC_TIMEOUT_DEFAULT.  Any value works: one whose
+ *                   deadline lies beyond the TSC's range (e.g.
+ *                   UINT64_MAX - 1, the longest, meant as "for ever") is
+ *                   no deadline, never a deadline wrapped into the past.
  * @return a future with one reference for the caller (put it when done);
  *         its value is the response payload (zero copy: it points into
  *         the received frame, or into the reassembled message for a
@@ -270,14 +314,22 @@ struct dprpc_future *dprpc_rpc_async(struct dprpc_agent *agent, const char *to, 
  *                 be NULL to discard the response.
  * @param err      if not NULL, receives the error of a failed call (code,
  *                 origin worker, message); untouched on success.
- * @return 0; -EMSGSIZE if the response is longer than *out_len (nothing is
- *         copied, *out_len is set to the length needed); the call's error
- *         (see the file comment); rpc_async's errors as negative errno;
- *         -EINVAL, nothing sent, for a NULL @p out with *out_len above 0.
+ * @return 0; -EMSGSIZE if the response is longer than *out_len: nothing is
+ *         copied, *out_len is set to the length needed, and the response
+ *         is kept for the calling thread, to be taken with
+ *         dprpc_rpc_sync_take() without calling the handler again (it
+ *         ran; it may not be idempotent); the call's error (see the file
+ *         comment: a call that failed with -EMSGSIZE, a message over a
+ *         max_msg_size, fills @p err and leaves *out_len as it was, and
+ *         keeps nothing); -EDEADLK on the agent's polling thread (nothing
+ *         sent); rpc_async's errors as negative errno; -EINVAL,
+ *         nothing sent, for a NULL @p out with *out_len above 0.
  *
- * Thread context: any thread but the polling thread of the same agent (an
- * inline handler or a callback must not wait: use rpc_async and defer).
- * When no io lcore polls, the calling thread polls while it waits.
+ * Thread context: any thread but the polling thread of the same agent:
+ * there (an inline handler, a completion callback) it returns -EDEADLK at
+ * once and sends nothing, since nobody would poll while it waited; defer
+ * instead (see the file comment).  When no io lcore polls, the calling
+ * thread polls while it waits.
  */
 int dprpc_rpc_sync(struct dprpc_agent *agent, const char *to, const char *handler, const void *data,
 	size_t len, uint64_t timeout_us, void *out, size_t *out_len, struct dprpc_error *err);
@@ -289,6 +341,48 @@ int dprpc_rpc_sync(struct dprpc_agent *agent, const char *to, const char *handle
 int dprpc_rpc_sync_id(struct dprpc_agent *agent, unsigned int to, uint32_t handler_id,
 	const void *data, size_t len, uint64_t timeout_us, void *out, size_t *out_len,
 	struct dprpc_error *err);
+
+/**
+ * Take the response a dprpc_rpc_sync() (or _sync_id()) of this thread on
+ * this agent could not copy out (it returned -EMSGSIZE with the length
+ * needed), without calling the handler again.
+ *
+ * Each thread has at most one kept response per agent: a later -EMSGSIZE
+ * of the same thread on the same agent replaces (and releases) it.  Until
+ * taken it holds one of the agent's futures (dprpc_agent_usage()) and the
+ * response's memory (an mbuf, or the reassembled message of a response of
+ * several frames); dprpc_agent_destroy() releases whatever is left, e.g.
+ * the response of a thread that ended without taking it.  (If no memory
+ * could be had to keep it, rpc_sync logs a warning and releases it; this
+ * then returns -ENOENT.)
+ *
+ * @param out      buffer for the response; may be NULL with *out_len 0 to
+ *                 discard the kept response.
+ * @param out_len  in: capacity of @p out; out: the response's length.
+ * @return 0: copied (or discarded) and released, *out_len set; -ENOENT if
+ *         this thread has no response kept on @p agent; -EMSGSIZE if it is
+ *         still longer than *out_len (set to the length; it stays kept);
+ *         -EINVAL (NULL agent or out_len, NULL out with *out_len > 0).
+ *
+ * Thread context: the thread whose rpc_sync kept it (responses are kept
+ * per thread), any thread but the agent's polling thread included.  Takes
+ * a mutex of the agent, shared with rpc_sync's -EMSGSIZE path only.
+ */
+int dprpc_rpc_sync_take(struct dprpc_agent *agent, void *out, size_t *out_len);
+
+/**
+ * Take the kept response of dprpc_rpc_sync_take() as the call's future
+ * instead of a copy: zero copy, the value read in place with
+ * dprpc_future_value() (DPRPC_PAYLOAD_ALIGN-aligned, as rpc_async's).
+ *
+ * @return the DONE future, with one reference that passes to the caller
+ *         (dprpc_future_put() it when done; that releases the response);
+ *         NULL with rte_errno ENOENT (nothing kept for this thread on
+ *         @p agent) or EINVAL (NULL agent).
+ *
+ * Thread context: as dprpc_rpc_sync_take().
+ */
+struct dprpc_future *dprpc_rpc_sync_take_future(struct dprpc_agent *agent);
 
 #ifdef __cplusplus
 }

@@ -37,9 +37,11 @@
  *
  * Thread context: every function here may be called from any thread,
  * including an agent's polling thread, except the *_sync and
- * dprpc_rref_to_here() calls, which wait (not from the polling thread of
- * the same agent, as dprpc_rpc_sync()).  Nothing here needs the calling
- * thread to register with liburcu: dprpc does it.
+ * dprpc_rref_to_here() calls, which wait: on the polling thread of the
+ * same agent (an inline handler, a completion callback) they fail
+ * -EDEADLK at once, before sending anything, as dprpc_rpc_sync() does
+ * (to_here still returns a value already here).  Nothing here needs the
+ * calling thread to register with liburcu: dprpc does it.
  *
  * Wire: the RRef messages are calls to handlers named "dprpc.rref.*",
  * which every agent registers at creation (names starting with "dprpc."
@@ -216,7 +218,10 @@ struct dprpc_future *dprpc_rref_to_here_async(struct dprpc_rref *rref, uint64_t 
  * Fetch the value and wait (PyTorch's to_here(timeout)).  @p out,
  * @p out_len and @p err as for dprpc_rpc_sync(); returns as that does,
  * and -ETIMEDOUT if the value is not here within @p timeout_us (the RRef
- * stays usable: a later to_here may succeed).
+ * stays usable: a later to_here may succeed).  On the polling thread of
+ * the RRef's agent: the value (or the creation's error) if it is already
+ * here (an owner's completed value, a user's value brought by its
+ * confirmation), else -EDEADLK at once, nothing sent.
  */
 int dprpc_rref_to_here(struct dprpc_rref *rref, uint64_t timeout_us, void *out, size_t *out_len,
 	struct dprpc_error *err);
@@ -240,7 +245,8 @@ struct dprpc_future *dprpc_rref_rpc_async(struct dprpc_rref *rref, const char *h
 	const void *args, size_t len, uint64_t timeout_us);
 
 /** A proxy call, waiting (PyTorch's rref.rpc_sync().method(args));
- * @p out, @p out_len, @p err and the returns as dprpc_rpc_sync(). */
+ * @p out, @p out_len, @p err and the returns as dprpc_rpc_sync(), -EDEADLK
+ * (nothing sent) on the polling thread of the RRef's agent included. */
 int dprpc_rref_rpc_sync(struct dprpc_rref *rref, const char *handler, const void *args, size_t len,
 	uint64_t timeout_us, void *out, size_t *out_len, struct dprpc_error *err);
 
