@@ -285,6 +285,7 @@ void dprpc_agent_conf_init(struct dprpc_agent_conf *conf);
  *         port lacks or a port_ready port not started; the reason is
  *         logged), ENOENT (name not in the world, or a vdev that gave no
  *         port), EEXIST (an agent of that name exists in this process),
+ *         ENOSPC (64 agents exist in this process, the most it holds),
  *         EBUSY (an lcore is not available, or a port given without
  *         port_ready is started or has several queues), ENOMEM, or the
  *         errno of a failing ethdev call.

@@ -25,6 +25,11 @@
  *  -ECONNRESET  the destination restarted while the call was pending: the
  *               incarnation it was sent to may have run it, no later one
  *               does (a request names the incarnation it is for);
+ *  -EBUSY       the destination's handler pool was full: the request was
+ *               not run (its handler lcores' rings hold DP_RING_SIZE, 4096,
+ *               requests each); calling again may run it;
+ *  -EMSGSIZE    the request or the response is over its receiver's
+ *               max_msg_size;
  *  -EPROTO      the handler broke its contract (dprpc_handler_t): it
  *               returned 0 without replying or deferring, or a positive
  *               value other than DPRPC_DEFERRED, without replying (the
@@ -272,6 +277,11 @@ int dprpc_reply_error(struct dprpc_request *req, int code, const char *msg);
  *                   deadline lies beyond the TSC's range (e.g.
  *                   UINT64_MAX - 1, the longest, meant as "for ever") is
  *                   no deadline, never a deadline wrapped into the past.
+ *                   Resolution: the poller checks deadlines every 100 us
+ *                   (its timer), so a call fails at most about 100 us
+ *                   after its deadline while the agent is polled, and a
+ *                   waiter fails its own call when a stalled poller lets
+ *                   it go 500 us past (docs/reliability.md).
  * @return a future with one reference for the caller (put it when done);
  *         its value is the response payload (zero copy: it points into
  *         the received frame, or into the reassembled message for a
