@@ -284,8 +284,17 @@ extern __thread struct dprpc_agent *dp_tls_poller __attribute__((tls_model("init
 /* agent.c: call @fn on every agent of the process, under the registry
  * lock (an agent cannot be destroyed meanwhile; @fn must not block). */
 void dp_agents_foreach(void (*fn)(struct dprpc_agent *a, void *arg), void *arg);
-/* agent.c: tell every extension that has a peer_event op (dp_ext.h) what
- * happened to peer @rank.  On the poller. */
+/* ext.c: run every extension's op (dp_ext.h) on @a, in the order of
+ * dp_extensions[] (free: the reverse).  init stops at the first that fails
+ * and returns its error (free releases what the others made); held returns
+ * the sum of the requests the extensions keep; peer_event tells those that
+ * have the op what happened to peer @rank, on the poller.  The others run
+ * on the thread that creates or destroys the agent. */
+int dp_ext_init_all(struct dprpc_agent *a, const struct dprpc_agent_conf *c);
+void dp_ext_closing_all(struct dprpc_agent *a);
+unsigned int dp_ext_held_all(struct dprpc_agent *a);
+void dp_ext_quiesce_all(struct dprpc_agent *a);
+void dp_ext_free_all(struct dprpc_agent *a);
 void dp_ext_peer_event(struct dprpc_agent *a, unsigned int rank, enum dp_peer_event ev);
 
 /* telemetry.c */

@@ -328,6 +328,17 @@ int rr_h_delete(struct dprpc_request *req, void *arg);
 
 void rr_handle_free_rcu(struct rcu_head *h);
 void rr_handle_put(struct dprpc_rref *r);
+/* user.c, for fork.c: new handles (NULL with rte_errno), a user handle
+ * whose creation never went out, a user's confirmation by the owner's
+ * answer @f, whether a handle may still be used (not shut down), and the
+ * error its creation failed with (NULL if none). */
+struct dprpc_rref *rr_handle_owner(struct rr_ctx *ctx, struct rr_owner *o);
+struct dprpc_rref *rr_handle_user(
+	struct rr_ctx *ctx, uint64_t fork_id, uint64_t rref_id, unsigned int owner);
+void rr_handle_user_discard(struct dprpc_rref *r);
+void rr_user_confirm_by(struct dprpc_rref *r, struct dprpc_future *f);
+bool rr_usable(const struct dprpc_rref *r);
+const struct dprpc_error *rr_creation_error(const struct dprpc_rref *r);
 void rr_handle_mem_put(struct dprpc_rref *r);
 
 /* --- msg.c: RRef messages ----------------------------------------------- */

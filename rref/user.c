@@ -1,8 +1,8 @@
 /* SPDX-License-Identifier: BSD-3-Clause */
 /*
  * The user's side of RRefs: handles (struct dprpc_rref, owner handles and
- * user handles alike) and the public calls on them, fork/from_fork
- * included (the protocol: rr_internal.h; the tables: table.c; the owner's
+ * user handles alike) and the public calls on them; fork and from_fork are
+ * in fork.c (the protocol: rr_internal.h; the tables: table.c; the owner's
  * side: owner.c).
  *
  * Design
@@ -59,6 +59,11 @@
  * after a grace period.  The protocol's hold goes at the end of the
  * reference: at once for an owner handle, in rr_user_finish() for a user
  * once its creation is answered.
+ *
+ * About 800 lines, of which a quarter is this design and the comments:
+ * every public call on a handle reads the handle's state (refs, mem, app,
+ * created) under the invariants above, so the calls stay beside them;
+ * forks, which add a reference protocol of their own, are in fork.c.
  */
 #include <errno.h>
 #include <limits.h>
@@ -115,7 +120,7 @@ rr_handle_alloc(struct rr_ctx *ctx, uint64_t key, uint64_t rref_id, unsigned int
 }
 
 /* An owner handle on @o, taking over a reference the caller holds. */
-static struct dprpc_rref *
+struct dprpc_rref *
 rr_handle_owner(struct rr_ctx *ctx, struct rr_owner *o)
 {
 	struct dprpc_rref *r = rr_handle_alloc(ctx, rr_new_id(ctx), o->n.key, ctx->rank);
@@ -135,7 +140,7 @@ rr_handle_owner(struct rr_ctx *ctx, struct rr_owner *o)
 
 /* A user handle, unconfirmed.  Until rr_user_confirm_by() it is only the
  * caller's. */
-static struct dprpc_rref *
+struct dprpc_rref *
 rr_handle_user(struct rr_ctx *ctx, uint64_t fork_id, uint64_t rref_id, unsigned int owner)
 {
 	struct dprpc_rref *r = rr_handle_alloc(ctx, fork_id, rref_id, owner);
@@ -160,7 +165,7 @@ rr_handle_user(struct rr_ctx *ctx, uint64_t fork_id, uint64_t rref_id, unsigned 
 }
 
 /* Undo rr_handle_user() when its first message could not be sent. */
-static void
+void
 rr_handle_user_discard(struct dprpc_rref *r)
 {
 	struct rr_ctx *ctx = r->ctx;
@@ -192,7 +197,7 @@ rr_creation_done(struct dprpc_future *f, void *arg)
 }
 
 /* The user's confirmation follows the answer to @f (REMOTE or NOTIFY). */
-static void
+void
 rr_user_confirm_by(struct dprpc_rref *r, struct dprpc_future *f)
 {
 	dprpc_future_get(r->created);
@@ -423,7 +428,7 @@ dprpc_rref_release(struct dprpc_rref *r)
 
 /* False once the application's reference is gone (released by the
  * application or by shutdown): its uses fail with ESHUTDOWN. */
-static bool
+bool
 rr_usable(const struct dprpc_rref *r)
 {
 	/* acquire: pairs with the exchange in dprpc_rref_release() and the
@@ -527,7 +532,7 @@ dprpc_rref_local_value(const struct dprpc_rref *r, const void **value, size_t *l
 }
 
 /* A use of a user RRef whose creation failed: that error. */
-static const struct dprpc_error *
+const struct dprpc_error *
 rr_creation_error(const struct dprpc_rref *r)
 {
 	return r->is_owner ? NULL : dprpc_future_error(r->created);
@@ -811,165 +816,4 @@ dprpc_request_rref_value(const struct dprpc_request *req, size_t *len)
 	if (len != NULL)
 		*len = n;
 	return v;
-}
-
-/* dprpc_rref_fork() and dprpc_rref_fork_to(): @to is the receiver, or
- * RR_NOBODY. */
-static int
-rr_fork(struct dprpc_rref *r, unsigned int to, void *buf, size_t cap)
-{
-	struct rr_ctx *ctx;
-	struct rr_fork_data d;
-	struct rr_pending *p;
-	const struct dprpc_error *e;
-	uint64_t child;
-	uint16_t flags = to != RR_NOBODY ? RR_FD_TO : 0;
-	int rc = DPRPC_RREF_FORK_SIZE;
-
-	if (r == NULL || buf == NULL)
-		return -EINVAL;
-	if (cap < DPRPC_RREF_FORK_SIZE)
-		return -ENOSPC;
-	ctx = r->ctx;
-	e = rr_creation_error(r);
-	if (e != NULL)
-		return e->code;
-	/* A reference of our own for the fork: the application's may be
-	 * going (shutdown on another thread), and the new references below
-	 * are taken from a count that must not be 0 (table.c). */
-	if (!rr_usable(r) || !rr_ref_get_nz(&r->refs))
-		return -ESHUTDOWN;
-	child = rr_new_id(ctx);
-	if (r->is_owner) {
-		/* The owner records the child at once.  relaxed: r's
-		 * reference keeps r->own's count above 0 (no get unless zero
-		 * needed); the fork entry that holds the new one is published
-		 * by rr_insert() in rr_fork_add(), and its put is a release. */
-		atomic_fetch_add_explicit(&r->own->refs, 1, memory_order_relaxed);
-		rc = rr_fork_add(ctx, child, r->own, to, false);
-		if (rc != 0) {
-			rr_owner_put(r->own);
-			goto out;
-		}
-	} else {
-		/* G2: the child keeps this handle's reference until the owner
-		 * confirms it (ACCEPT). */
-		p = malloc(sizeof(*p));
-		if (p == NULL) {
-			rc = -ENOMEM;
-			goto out;
-		}
-		p->n.key = child;
-		p->parent = r;
-		p->to = (uint16_t)to;
-		p->deadline_tsc =
-			ctx->fork_timeout_tsc != 0 ? rte_rdtsc() + ctx->fork_timeout_tsc : 0;
-		/* relaxed: our reference keeps the count above 0; the pending
-		 * entry that holds the new one is published by rr_insert()
-		 * below, and its put is a release. */
-		atomic_fetch_add_explicit(&r->refs, 1, memory_order_relaxed);
-		(void)rr_insert(ctx->pending, &p->n); /* fresh key */
-		rr_inc(&ctx->n_pending_forks);
-		if (!dprpc_rref_confirmed_by_owner(r))
-			flags |= RR_F_PARENT_UNCF;
-	}
-	memset(&d, 0, sizeof(d));
-	d.magic = rte_cpu_to_be_32(RR_FORK_MAGIC);
-	d.owner = rte_cpu_to_be_16(r->owner);
-	d.parent = rte_cpu_to_be_16(ctx->rank);
-	d.rref_id = rte_cpu_to_be_64(r->rref_id);
-	d.fork_id = rte_cpu_to_be_64(child);
-	d.flags = rte_cpu_to_be_16(flags);
-	d.to = rte_cpu_to_be_16(to != RR_NOBODY ? (uint16_t)to : 0);
-	memcpy(buf, &d, sizeof(d));
-	rc = DPRPC_RREF_FORK_SIZE;
-out:
-	rr_handle_put(r);
-	return rc;
-}
-
-int
-dprpc_rref_fork(struct dprpc_rref *r, void *buf, size_t cap)
-{
-	return rr_fork(r, RR_NOBODY, buf, cap);
-}
-
-int
-dprpc_rref_fork_to(struct dprpc_rref *r, unsigned int to, void *buf, size_t cap)
-{
-	if (r == NULL || to >= dprpc_world_size(r->ctx->a))
-		return -EINVAL;
-	return rr_fork(r, to, buf, cap);
-}
-
-struct dprpc_rref *
-dprpc_rref_from_fork(struct dprpc_agent *a, const void *buf, size_t len)
-{
-	struct rr_fork_data d;
-	unsigned int owner, parent, i;
-	uint64_t id, child;
-	struct rr_owner *o;
-	struct dprpc_future *f;
-	struct dprpc_rref *r;
-	struct rr_ctx *ctx;
-	struct rr_msg m;
-	uint16_t flags, to;
-
-	if (a == NULL || (ctx = rr_ctx_of(a)) == NULL || buf == NULL ||
-		len != DPRPC_RREF_FORK_SIZE) {
-		rte_errno = EINVAL;
-		return NULL;
-	}
-	memcpy(&d, buf, sizeof(d));
-	owner = rte_be_to_cpu_16(d.owner);
-	parent = rte_be_to_cpu_16(d.parent);
-	id = rte_be_to_cpu_64(d.rref_id);
-	child = rte_be_to_cpu_64(d.fork_id);
-	flags = rte_be_to_cpu_16(d.flags);
-	to = rte_be_to_cpu_16(d.to);
-	for (i = 0; i < sizeof(d.zero); i++)
-		if (d.zero[i] != 0)
-			break;
-	if (rte_be_to_cpu_32(d.magic) != RR_FORK_MAGIC || i != sizeof(d.zero) ||
-		owner >= dprpc_world_size(a) || parent >= dprpc_world_size(a) ||
-		rr_creator(id) >= dprpc_world_size(a) || rr_creator(child) != parent ||
-		(flags & ~(RR_F_PARENT_UNCF | RR_FD_TO)) != 0 || (!(flags & RR_FD_TO) && to != 0)) {
-		rte_errno = EPROTO;
-		return NULL;
-	}
-	if ((flags & RR_FD_TO) && to != ctx->rank) {
-		rte_errno = EINVAL; /* made for another worker */
-		return NULL;
-	}
-	if (owner == ctx->rank) {
-		o = rr_owner_get(ctx, id);
-		if (o == NULL) {
-			rte_errno = ENOENT;
-			return NULL;
-		}
-		r = rr_handle_owner(ctx, o);
-		if (r == NULL) {
-			rr_owner_put(o);
-			return NULL;
-		}
-		if (parent == ctx->rank)
-			(void)rr_fork_del(ctx, child, id); /* the fork is now a local handle */
-		else
-			rr_send_accept(ctx, parent, id, child);
-		return r;
-	}
-	r = rr_handle_user(ctx, child, id, owner);
-	if (r == NULL)
-		return NULL;
-	rr_msg_fill(&m, id, child, 0, 0, 0, (uint16_t)parent, flags & RR_F_PARENT_UNCF);
-	f = rr_call(ctx, owner, ctx->h_notify, &m, NULL, 0, DPRPC_TIMEOUT_DEFAULT);
-	if (f == NULL) {
-		int e = rte_errno;
-
-		rr_handle_user_discard(r);
-		rte_errno = e;
-		return NULL;
-	}
-	rr_user_confirm_by(r, f);
-	return r;
 }

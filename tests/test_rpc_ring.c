@@ -3,6 +3,10 @@
  * rpc_sync / rpc_async between two agents in one process over a net_ring
  * pair: a is the caller (caller-driven progress), b serves on io lcore 1
  * with a handler pool on lcore 2.
+ *
+ * Longer than most files: one Criterion suite per module (the calls:
+ * call.c, handler.c, client.c), sharing the two-agent fixture; its cases
+ * are independent and each short.
  */
 #include <errno.h>
 #include <inttypes.h>

@@ -1,7 +1,7 @@
 /* SPDX-License-Identifier: BSD-3-Clause */
 /*
  * The dataplane's log type, "dprpc.dataplane" (registered in agent.c; the
- * other modules have theirs: "dprpc.rref" in rref/rr_internal.h,
+ * other modules have theirs: "dprpc.rref" in rref/'s internal header,
  * "dprpc.future" in future/fut_internal.h), so that EAL's
  * --log-level='dprpc.*:debug' or --log-level=dprpc.dataplane:debug reaches
  * it.  Nothing is logged on the packet path: drops and errors there are

@@ -1,0 +1,113 @@
+/* SPDX-License-Identifier: BSD-3-Clause */
+/*
+ * The agent's side of the extension interface (ext/dp_ext.h): the
+ * accessors it offers an extension, and the calls that run every
+ * extension's ops at the agent's creation, destruction, and on peer
+ * events.  The extensions are those lib/extensions.c lists.
+ */
+#include <stdbool.h>
+#include <stdint.h>
+
+#include "dp_agent.h"
+
+void *
+dp_ext_state(const struct dprpc_agent *a, const struct dp_ext_ops *ops)
+{
+	unsigned int i;
+
+	for (i = 0; i < DP_EXT_MAX && dp_extensions[i] != NULL; i++)
+		if (dp_extensions[i] == ops)
+			return a->ext[i];
+	return NULL;
+}
+
+unsigned int
+dp_agent_instance(const struct dprpc_agent *a)
+{
+	return a->instance;
+}
+
+uint64_t
+dp_agent_default_timeout_us(const struct dprpc_agent *a)
+{
+	return a->default_timeout_us;
+}
+
+bool
+dp_agent_has_io_lcore(const struct dprpc_agent *a)
+{
+	return a->io_launched;
+}
+
+/* Each extension's init, in order; stops at the first that fails (its
+ * state, and the others', are released by dp_ext_free_all()). */
+int
+dp_ext_init_all(struct dprpc_agent *a, const struct dprpc_agent_conf *c)
+{
+	unsigned int i;
+	int rc;
+
+	for (i = 0; i < DP_EXT_MAX && dp_extensions[i] != NULL; i++) {
+		rc = dp_extensions[i]->init(a, c, &a->ext[i]);
+		if (rc != 0)
+			return rc;
+	}
+	return 0;
+}
+
+void
+dp_ext_closing_all(struct dprpc_agent *a)
+{
+	unsigned int i;
+
+	for (i = 0; i < DP_EXT_MAX && dp_extensions[i] != NULL; i++)
+		if (a->ext[i] != NULL)
+			dp_extensions[i]->closing(a->ext[i]);
+}
+
+/* The requests the extensions keep and will answer when quiesced. */
+unsigned int
+dp_ext_held_all(struct dprpc_agent *a)
+{
+	unsigned int i, n = 0;
+
+	for (i = 0; i < DP_EXT_MAX && dp_extensions[i] != NULL; i++)
+		if (a->ext[i] != NULL && dp_extensions[i]->held_requests != NULL)
+			n += dp_extensions[i]->held_requests(a->ext[i]);
+	return n;
+}
+
+void
+dp_ext_quiesce_all(struct dprpc_agent *a)
+{
+	unsigned int i;
+
+	for (i = 0; i < DP_EXT_MAX && dp_extensions[i] != NULL; i++)
+		if (a->ext[i] != NULL)
+			dp_extensions[i]->quiesce(a->ext[i]);
+}
+
+void
+dp_ext_peer_event(struct dprpc_agent *a, unsigned int rank, enum dp_peer_event ev)
+{
+	unsigned int i;
+
+	for (i = 0; i < DP_EXT_MAX && dp_extensions[i] != NULL; i++)
+		if (a->ext[i] != NULL && dp_extensions[i]->peer_event != NULL)
+			dp_extensions[i]->peer_event(a->ext[i], rank, ev);
+}
+
+/* In reverse order of init. */
+void
+dp_ext_free_all(struct dprpc_agent *a)
+{
+	unsigned int i = 0;
+
+	while (i < DP_EXT_MAX && dp_extensions[i] != NULL)
+		i++;
+	while (i-- > 0) {
+		if (a->ext[i] != NULL)
+			dp_extensions[i]->free(a->ext[i]);
+		a->ext[i] = NULL;
+	}
+}
