@@ -161,6 +161,8 @@ dp_peers_init(struct dprpc_agent *a)
 		struct dp_peer *peer = &a->peers[p];
 
 		dp_l2l4_template(peer->tmpl, &a->world.addrs[a->rank], &a->world.addrs[p]);
+		snprintf(peer->expire_msg, sizeof(peer->expire_msg), "call to %s timed out",
+			a->world.w[p].name);
 		peer->slots = calloc(a->max_outstanding, sizeof(*peer->slots));
 		peer->free_slots = calloc(a->max_outstanding, sizeof(*peer->free_slots));
 		/* Each slot's area on its own cache lines: a kept frame is
@@ -201,6 +203,31 @@ dp_peers_free(struct dprpc_agent *a)
 	a->peers = NULL;
 }
 
+/* rte_mempool_create() with the DP_POOL_OPS driver.  NULL with rte_errno
+ * on failure. */
+static struct rte_mempool *
+dp_mempool_create(
+	const char *name, unsigned int n, unsigned int elt_size, unsigned int cache, int socket_id)
+{
+	struct rte_mempool *mp =
+		rte_mempool_create_empty(name, n, elt_size, cache, 0, socket_id, 0);
+	int rc;
+
+	if (mp == NULL)
+		return NULL;
+	rc = rte_mempool_set_ops_byname(mp, DP_POOL_OPS, NULL);
+	if (rc == 0) {
+		rc = rte_mempool_populate_default(mp); /* objects, or -errno */
+		rc = rc < 0 ? rc : 0;
+	}
+	if (rc != 0) {
+		rte_mempool_free(mp);
+		rte_errno = -rc;
+		return NULL;
+	}
+	return mp;
+}
+
 static int
 dp_pools_init(struct dprpc_agent *a, const struct dprpc_agent_conf *c)
 {
@@ -211,8 +238,8 @@ dp_pools_init(struct dprpc_agent *a, const struct dprpc_agent_conf *c)
 		a->mp = c->mbuf_pool;
 	} else {
 		snprintf(name, sizeof(name), "dprpc%u_mb", a->instance);
-		a->mp = rte_pktmbuf_pool_create(
-			name, c->nb_mbufs, 256, 0, RTE_MBUF_DEFAULT_BUF_SIZE, c->socket_id);
+		a->mp = rte_pktmbuf_pool_create_by_ops(name, c->nb_mbufs, 256, 0,
+			RTE_MBUF_DEFAULT_BUF_SIZE, c->socket_id, DP_POOL_OPS);
 		if (a->mp == NULL)
 			return -rte_errno;
 		a->own_mp = true;
@@ -221,10 +248,12 @@ dp_pools_init(struct dprpc_agent *a, const struct dprpc_agent_conf *c)
 	 * request object freed is handed out again only after every other
 	 * free one, and a late reply on it finds it FREE meanwhile (handler.c;
 	 * the guarantee is in dprpc_rpc.h).  A cache is LIFO: it would hand
-	 * the object to the very next request. */
+	 * the object to the very next request.  The ring is HTS (DP_POOL_OPS),
+	 * as FIFO as the classic one: one operation at a time, in order.  A
+	 * thread dp_thread_lcore() registers gets no cache here either. */
 	snprintf(name, sizeof(name), "dprpc%u_rq", a->instance);
-	a->req_pool = rte_mempool_create(name, c->max_requests, sizeof(struct dprpc_request), 0, 0,
-		NULL, NULL, NULL, NULL, c->socket_id, 0);
+	a->req_pool = dp_mempool_create(
+		name, c->max_requests, sizeof(struct dprpc_request), 0, c->socket_id);
 	if (a->req_pool == NULL)
 		return -rte_errno;
 	nfut = a->world.n * a->max_outstanding * 2 + 1024;
@@ -233,7 +262,8 @@ dp_pools_init(struct dprpc_agent *a, const struct dprpc_agent_conf *c)
 	if (a->fpool == NULL)
 		return -rte_errno;
 	snprintf(name, sizeof(name), "dprpc%u_tx", a->instance);
-	a->tx_ring = rte_ring_create(name, DP_RING_SIZE, c->socket_id, RING_F_SC_DEQ);
+	a->tx_ring = rte_ring_create(
+		name, DP_RING_SIZE, c->socket_id, RING_F_MP_RTS_ENQ | RING_F_SC_DEQ);
 	if (a->tx_ring == NULL)
 		return -rte_errno;
 	for (sz = 2; sz < c->max_handlers * 2; sz <<= 1)
@@ -495,6 +525,9 @@ dprpc_agent_create(const struct dprpc_agent_conf *c)
 	/* Timeouts are checked every 100 us: that is their resolution. */
 	a->timer_period_tsc = a->tsc_hz / 10000;
 	a->next_timer_tsc = rte_rdtsc() + a->timer_period_tsc;
+	a->stall_tsc = a->tsc_hz / 1000000 * DP_STALL_US;
+	/* Not shared yet: the first tick is due now (dp_expire_stalled()). */
+	dp_store_relaxed(&a->tick_tsc, rte_rdtsc());
 
 	rc = dp_pools_init(a, c);
 	if (rc != 0)

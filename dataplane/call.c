@@ -21,6 +21,7 @@
 
 #include "dp_agent.h"
 #include "dp_client.h"
+#include "dp_eal.h"
 #include "dp_msg.h"
 #include "dp_poll.h"
 #include "dp_tx.h"
@@ -47,6 +48,10 @@ dprpc_rpc_async_id(struct dprpc_agent *a, unsigned int to, uint32_t handler_id, 
 		rte_errno = EMSGSIZE;
 		return NULL;
 	}
+	/* The call starts now: its deadline counts from here, not from after
+	 * the pools (a thread preempted in between had its calls fail late). */
+	now = rte_rdtsc();
+	dp_thread_lcore(); /* mempool caches for this thread */
 	peer = &a->peers[to];
 	/* Relaxed: liveness is a snapshot; a call that slips past a peer
 	 * going down is failed by the poller's next liveness check. */
@@ -92,8 +97,18 @@ dprpc_rpc_async_id(struct dprpc_agent *a, unsigned int to, uint32_t handler_id, 
 		timeout_us = a->default_timeout_us;
 	meta = dp_meta(m);
 	meta->fut = fut;
-	now = rte_rdtsc();
 	meta->deadline_tsc = dp_deadline_tsc(a, now, timeout_us);
+	/* Its waiters, or dp_expire_stalled(), fail it if the poller's timer
+	 * has not DP_STALL_US after the deadline.  The timer, every 100 us,
+	 * also frees the slot: left to it when it runs, a call's slot is free
+	 * once its caller sees -ETIMEDOUT.  Saturated like the deadline: an
+	 * expiry past UINT64_MAX is never. */
+	if (meta->deadline_tsc != 0)
+		fut_set_expiry(fut,
+			meta->deadline_tsc >= UINT64_MAX - a->stall_tsc
+				? UINT64_MAX
+				: meta->deadline_tsc + a->stall_tsc,
+			a->rank, peer->expire_msg);
 	dprpc_future_set_progress(fut, dp_progress, a);
 	if (!a->io_launched && dp_tls_poller != a && dp_poll_trylock(a)) {
 		/* Caller-driven and nobody polls: send it ourselves now rather

@@ -47,6 +47,9 @@ dp_slot_release(struct dprpc_agent *a, struct dp_peer *peer, struct dp_slot *s)
 	struct dprpc_future *fut = s->fut;
 
 	s->fut = NULL;
+	/* Relaxed: a thread that still finds the future there takes its own
+	 * reference and checks the future itself (fut_expire()). */
+	atomic_store_explicit(&s->watch, NULL, memory_order_relaxed);
 	s->parked = false;
 	dp_kept_clear(&s->req);
 	if (unlikely(s->tx != NULL || s->rx != NULL))
@@ -105,6 +108,11 @@ dp_start_call(struct dprpc_agent *a, struct rte_mbuf *m, uint64_t now)
 	s->fut = meta->fut;
 	s->req_num = ++peer->next_req;
 	s->deadline_tsc = meta->deadline_tsc;
+	/* Release: pairs with the acquire load in dp_expire_stalled(), which
+	 * then sees the future's expiry, set by its submitter before it was
+	 * handed to us. */
+	if (s->deadline_tsc != 0)
+		atomic_store_explicit(&s->watch, s->fut, memory_order_release);
 	meta->fut = NULL; /* started: a re-staged frame is a plain frame */
 	s->rto_tsc = 0;	  /* 0: never resent */
 	s->sent_tsc = 0;

@@ -39,11 +39,39 @@
 #define DP_RX_MIN    4	 /* frames received per poll even with tx_buf full */
 #define DP_TX_BUF    512 /* frames staged for tx_burst; >= DP_RX_BURST * 2 */
 #define DP_RING_SIZE 4096
+/*
+ * The mempool driver of the agent's own pools (mbufs, requests; the future
+ * pool makes the same choice in future.c): HTS rings (head/tail sync).
+ * Any thread takes from and returns to them, and threads that EAL did not
+ * create have no per-lcore cache (until dp_thread_lcore() registers them;
+ * the request pool has none at all), so each of their gets and puts is a
+ * ring operation.  DPDK's default MP/MC ring makes each operation wait, in
+ * order, until every earlier one has finished: with more threads than
+ * cores one preempted mid-operation makes the others spin behind it one
+ * after the other, each needing the CPU the next one waits for (perf
+ * lateness: four application threads on two cores, all four in the mbuf
+ * ring's dequeue under dprpc_rpc_async_id(), for up to 0.6 s).  HTS lets
+ * one operation at a time in: a preempted one holds the others until it
+ * runs again, but it is the only thread that needs the CPU for that.  RTS
+ * (relaxed tail sync), which lets the others go on, is not safe for a
+ * pool: while a preempted get holds the consumer tail back, a put of
+ * objects taken since can find the ring full, and the mempool drops them
+ * silently (seen: 12% of a pool gone in 5 s with six threads; the
+ * lock-free stack driver's put can fail the same way while a preempted
+ * get has not given its list elements back).  An HTS ring is FIFO like
+ * the classic one.  Figures: perf/RESULTS.md.
+ */
+#define DP_POOL_OPS "ring_mt_hts"
 /* Staged frames are handed to the port as soon as this many are waiting,
  * not only at the end of a poll: a burst of replies (or of calls issued
  * from completion callbacks) then overlaps with the peer's work instead of
  * alternating with it.  See perf/RESULTS.md. */
 #define DP_TX_FLUSH_AT 4
+/* A poller whose timer has not ticked for this long is stalled: threads
+ * waiting on the agent's futures fail the calls this long past their
+ * deadline themselves (dp_expire_stalled() in poll.c; a call's expiry,
+ * fut_set_expiry()).  Five timer periods. */
+#define DP_STALL_US 500
 /* Incarnation ids of a peer remembered after it restarted (struct dp_peer). */
 #define DP_RETIRED 4
 
@@ -90,6 +118,9 @@ struct dp_peer {
 	 * peer) stop here instead of at max_outstanding. */
 	unsigned int slots_hi;
 	struct dp_slot *slots;
+	/* "call to NAME timed out": the message of a call failed at its
+	 * expiry (fut_set_expiry()), constant. */
+	char expire_msg[DPRPC_ERRMSG_MAX];
 	/* Server side, for requests from this peer (at-most-once), poller
 	 * only: per slot of the peer's numbering, the last request seen and,
 	 * once answered, its response, kept until the peer moves on.  The
@@ -221,7 +252,13 @@ struct dprpc_agent {
 	struct dprpc_future_pool *fpool;
 	struct rte_mempool *req_pool;
 
-	struct rte_ring *tx_ring; /* MP/SC: submitted calls, off-thread replies */
+	/* Submitted calls, off-thread replies: any thread enqueues, in RTS
+	 * mode (a producer preempted mid-enqueue lets the others complete
+	 * theirs; its frames and theirs show once it finishes), the poller
+	 * dequeues (SC: its tail is exact, so RTS cannot make the ring look
+	 * full, see DP_POOL_OPS).  rte_ring_enqueue() only: the _mp_ variant
+	 * would run the classic algorithm on an RTS ring. */
+	struct rte_ring *tx_ring;
 
 	/* Handler registry: open addressing, power-of-two size, never
 	 * shrinks; writers serialised by reg_lock, readers lock-free. */
@@ -242,6 +279,11 @@ struct dprpc_agent {
 	unsigned int tx_n;
 	struct rte_mbuf *tx_buf[DP_TX_BUF];
 	uint64_t next_timer_tsc, timer_period_tsc, tsc_hz;
+	/* The TSC of the poller's last timer tick, written by the poller and
+	 * read by any thread (relaxed: a hint, see dp_expire_stalled()); and
+	 * how old it may be before waiters fire the timeouts themselves. */
+	_Atomic uint64_t tick_tsc;
+	uint64_t stall_tsc;
 
 	struct dp_fault ftx, frx; /* fault injection, poller only */
 

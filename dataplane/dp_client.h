@@ -21,9 +21,16 @@
 #include "dp_server.h"
 #include "fut_internal.h"
 
-/* A session slot: one call in flight towards a peer.  Poller only. */
+/* A session slot: one call in flight towards a peer.  Poller only, but
+ * for watch. */
 struct dp_slot {
 	struct dprpc_future *fut; /* NULL when free */
+	/* fut if the call has a deadline, else NULL, for dp_expire_stalled(),
+	 * which fails the calls past it when the poller stalls: written by
+	 * the poller (release in dp_start_call(), relaxed in
+	 * dp_slot_release()), read by any thread (acquire).  Beside fut: no
+	 * other cache line per call. */
+	struct dprpc_future *_Atomic watch;
 	uint32_t req_num;
 	uint64_t deadline_tsc;
 	struct dp_kept req;  /* the request, for resending */
@@ -113,9 +120,15 @@ dp_handle_response(struct dprpc_agent *a, struct rte_mbuf *m, const struct dp_pa
 		/* Zero copy: the future owns the mbuf from here on.  The
 		 * agent's reference is dropped by the completion itself. */
 		if (fut_complete_consume(fut, p->payload_len ? p->payload : NULL, p->payload_len,
-			    dp_value_free_mbuf, m) != 0)
+			    dp_value_free_mbuf, m) == 0) {
+			dp_count(&a->st.calls_ok, 1);
+		} else {
+			/* Failed past its deadline by dp_expire_stalled() or a
+			 * waiter (fut_set_expiry()). */
 			rte_pktmbuf_free(m);
-		dp_count(&a->st.calls_ok, 1);
+			dp_count(&a->st.calls_failed, 1);
+			dp_count(&a->st.calls_timed_out, 1);
+		}
 	} else {
 		n = RTE_MIN(p->payload_len, (uint32_t)sizeof(msg) - 1);
 		memcpy(msg, p->payload, n);

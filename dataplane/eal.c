@@ -1,12 +1,16 @@
 /* SPDX-License-Identifier: BSD-3-Clause */
 /*
- * EAL set-up: dprpc_eal_init() and dprpc_eal_cleanup(), and the mbuf
+ * EAL set-up: dprpc_eal_init() and dprpc_eal_cleanup(), the mbuf
  * dynamic field in which every submitted frame carries its struct
- * dp_call_meta.
+ * dp_call_meta, and the lcore ids (hence mempool caches) of threads that
+ * EAL did not create (dp_thread_lcore()).
  */
 #include <dirent.h>
 #include <errno.h>
 #include <limits.h>
+#include <pthread.h>
+#include <stdatomic.h>
+#include <stdbool.h>
 #include <stdio.h>
 #include <string.h>
 #include <unistd.h>
@@ -21,6 +25,67 @@
 
 int dp_meta_offset = -1;
 
+/*
+ * Mempool caches for threads that EAL did not create.  An EAL lcore takes
+ * and returns mbufs, requests and futures through its per-lcore mempool
+ * caches; a plain pthread has no lcore id, hence no cache, and each of its
+ * gets and puts is an operation on the pool's shared ring, where a thread
+ * preempted in the middle holds up the others (DP_POOL_OPS).  With four
+ * application threads on two cores, dprpc_rpc_async_id() spent up to 21 ms
+ * in fut_new_refs() and 35 ms in the mbuf allocation that way (perf
+ * lateness).  So the first call into the agent from such a thread
+ * registers it with EAL (rte_thread_register()): it gets an lcore id, and
+ * with it a cache in every mempool, for the mbufs its poll loop frees too.
+ * A key destructor unregisters it when it exits; the objects left in its
+ * caches stay there, counted as available, for the next thread given the
+ * same id.  When no id is left (RTE_MAX_LCORE) the thread goes on without.
+ * The request pool has no cache at all (it must stay FIFO, agent.c), so
+ * for it nothing changes.
+ */
+__thread int8_t dp_tls_lcore __attribute__((tls_model("initial-exec")));
+static pthread_key_t dp_lcore_key;
+static pthread_once_t dp_lcore_once = PTHREAD_ONCE_INIT;
+static bool dp_lcore_key_ok;
+/* Set by dprpc_eal_cleanup() (release) before EAL goes; a thread that
+ * exits after must not unregister (acquire). */
+static atomic_bool dp_eal_down;
+
+static void
+dp_lcore_thread_exit(void *unused)
+{
+	(void)unused;
+	/* Acquire: pairs with the release store in dprpc_eal_cleanup(). */
+	if (!atomic_load_explicit(&dp_eal_down, memory_order_acquire))
+		rte_thread_unregister();
+}
+
+static void
+dp_lcore_key_make(void)
+{
+	dp_lcore_key_ok = pthread_key_create(&dp_lcore_key, dp_lcore_thread_exit) == 0;
+}
+
+void
+dp_thread_lcore_slow(void)
+{
+	dp_tls_lcore = -1; /* one attempt per thread */
+	if (rte_lcore_id() != LCORE_ID_ANY) {
+		dp_tls_lcore = 1; /* an EAL lcore, or registered already */
+		return;
+	}
+	(void)pthread_once(&dp_lcore_once, dp_lcore_key_make);
+	if (!dp_lcore_key_ok || rte_thread_register() != 0)
+		return;
+	if (rte_lcore_id() == LCORE_ID_ANY)
+		return; /* registered without an id (a secondary process) */
+	/* A non-NULL value, or the destructor does not run. */
+	if (pthread_setspecific(dp_lcore_key, &dp_lcore_key) != 0) {
+		rte_thread_unregister();
+		return;
+	}
+	dp_tls_lcore = 1;
+}
+
 int
 dprpc_eal_cleanup(void)
 {
@@ -34,6 +99,8 @@ dprpc_eal_cleanup(void)
 	if (rte_lcore_count() == 0)
 		return -EALREADY;
 	snprintf(dir, sizeof(dir), "%s", rte_eal_get_runtime_dir());
+	/* Release: pairs with the acquire load in dp_lcore_thread_exit(). */
+	atomic_store_explicit(&dp_eal_down, true, memory_order_release);
 	rc = rte_eal_cleanup();
 	d = opendir(dir);
 	if (d != NULL) {

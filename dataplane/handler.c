@@ -48,6 +48,7 @@
 #include <rte_ring.h>
 
 #include "dp_agent.h"
+#include "dp_eal.h"
 #include "dp_handler.h"
 #include "dp_msg.h"
 #include "dp_poll.h"
@@ -328,6 +329,7 @@ dp_respond(struct dprpc_request *req, uint32_t status, const void *data, uint32_
 	};
 	uint8_t *frame;
 
+	dp_thread_lcore(); /* a deferred reply's thread: mempool caches */
 	if (req->hook != NULL) {
 		req->hook->reply(req, &status, &data, &len);
 		f.status = status;

@@ -44,9 +44,15 @@ dp_msg_complete(struct dprpc_agent *a, struct dp_peer *peer, struct dp_slot *s, 
 
 	dp_count(&a->st.msgs_received, 1);
 	if (status == 0) {
-		if (fut_complete_consume(fut, buf, len, free_fn, arg) != 0)
+		if (fut_complete_consume(fut, buf, len, free_fn, arg) == 0) {
+			dp_count(&a->st.calls_ok, 1);
+		} else {
+			/* Failed past its deadline by dp_expire_stalled() or a
+			 * waiter (fut_set_expiry()), as in dp_handle_response(). */
 			free_fn(arg);
-		dp_count(&a->st.calls_ok, 1);
+			dp_count(&a->st.calls_failed, 1);
+			dp_count(&a->st.calls_timed_out, 1);
+		}
 		return;
 	}
 	snprintf(msg, sizeof(msg), "%.*s", (int)RTE_MIN(len, sizeof(msg) - 1), (const char *)buf);

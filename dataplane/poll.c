@@ -35,6 +35,7 @@
 
 #include "dp_agent.h"
 #include "dp_client.h"
+#include "dp_eal.h"
 #include "dp_liveness.h"
 #include "dp_msg.h"
 #include "dp_poll.h"
@@ -198,6 +199,8 @@ dp_run_timers(struct dprpc_agent *a, uint64_t now)
 	unsigned int i, n = 0;
 
 	a->next_timer_tsc = now + a->timer_period_tsc;
+	/* Relaxed: a hint for dp_expire_stalled(). */
+	dp_store_relaxed(&a->tick_tsc, now);
 	dp_liveness(a, now);
 	/* This thread is between read-side sections: a quiescent state for
 	 * an io lcore or a poll that stays online (dp_rcu.h). */
@@ -284,6 +287,7 @@ dprpc_poll(struct dprpc_agent *a, unsigned int budget)
 
 	if (a == NULL)
 		return -EINVAL;
+	dp_thread_lcore(); /* mempool caches for this thread */
 	if (!dp_poll_trylock(a))
 		return -EBUSY;
 	n = dp_poll_locked(a, budget == 0 ? DP_RX_BURST : budget);
@@ -318,6 +322,50 @@ dp_on_poller(const struct dprpc_agent *a)
 	return dp_tls_poller == a;
 }
 
+/*
+ * Timeouts while the poller stalls.  The timer runs on whoever holds the
+ * poll flag, and a holder the scheduler takes off the CPU holds it until
+ * it runs again: with more threads than cores, or other processes busy,
+ * that is milliseconds to tens of them (perf lateness: 4 application
+ * threads on 2 cores, one of them shared with a busy peer: the holder was
+ * off the CPU 40 to 57 ms at a time, 0.1 ms of CPU time over the hold).
+ * So a thread waiting on one of the agent's futures that finds the flag
+ * held (or an io lcore) and the last tick older than DP_STALL_US fails
+ * every started call past its expiry (its deadline + DP_STALL_US) itself:
+ * the slots' watch fields hold their futures, and fut_expire() takes a
+ * reference, checks the future's own expiry and fails it.  Exactly one
+ * completion wins (fut_claim()), so the poller, when it runs again, finds
+ * the future done and only frees the slot.  Callbacks of a call failed
+ * here run on this thread, not on the poller.  Calls still in tx_ring (not
+ * started) are not seen here; their waiters check their expiry
+ * (fut_wait_until()), and the poller starts them within a poll of running
+ * again.  All slots up to max_outstanding are scanned: slots_hi is the
+ * poller's alone.
+ */
+static void
+dp_expire_stalled(struct dprpc_agent *a)
+{
+	uint64_t now = rte_rdtsc();
+	unsigned int p, i;
+
+	/* Relaxed: a hint; fut_expire() decides on the futures themselves. */
+	if (now - dp_load_relaxed(&a->tick_tsc) < a->stall_tsc)
+		return;
+	for (p = 0; p < a->world.n; p++) {
+		struct dp_peer *peer = &a->peers[p];
+
+		for (i = 0; i < a->max_outstanding; i++) {
+			/* Acquire: pairs with the release store in
+			 * dp_start_call(). */
+			struct dprpc_future *f =
+				atomic_load_explicit(&peer->slots[i].watch, memory_order_acquire);
+
+			if (f != NULL)
+				(void)fut_expire(f, now, a->rank, peer->expire_msg);
+		}
+	}
+}
+
 int
 dp_progress(void *arg)
 {
@@ -330,10 +378,11 @@ dp_progress(void *arg)
 	 * first: on the io lcore itself it is as much one. */
 	if (dp_tls_poller == a)
 		return -EDEADLK;
-	/* An io lcore polls: the waiter may park. */
-	if (a->io_launched)
-		return -1;
-	n = dprpc_poll(a, DP_RX_BURST);
+	/* An io lcore polls: the waiter may park.  Whoever polls, if it
+	 * stalls, this waiter fails the calls past their expiry. */
+	n = a->io_launched ? -EBUSY : dprpc_poll(a, DP_RX_BURST);
+	if (n == -EBUSY)
+		dp_expire_stalled(a);
 	return n < 0 ? -1 : n;
 }
 

@@ -4,7 +4,8 @@
  * tx_buf, handed to the port by rte_eth_tx_burst(), or looped back when
  * addressed to ourselves.
  *
- * tx_ring is multi-producer, single-consumer:
+ * tx_ring is multi-producer (RTS mode, see struct dprpc_agent),
+ * single-consumer:
  *  - Invariants.  Any thread enqueues (dp_submit(); the poller too, when
  *    dp_stage_port() parks a frame the port pushed back); only the poller
  *    dequeues (dp_drain_tx_ring(); dp_drain_rings() at destroy, once the
@@ -23,7 +24,9 @@
  *    retries, polling itself when nobody else does (caller-driven mode),
  *    so the ring drains; a frame the poller parks is dropped (tx_dropped).
  *    The poller takes no more than tx_buf has room for, keeping
- *    DP_RX_BURST free for what a poll's received frames stage.
+ *    DP_RX_BURST free for what a poll's received frames stage, but for
+ *    DP_RX_MIN frames per poll while tx_buf is full, so that calls
+ *    waiting here get their slot and deadline (dp_drain_tx_ring()).
  *  - Reclamation.  An mbuf is taken off the ring once; the poller then
  *    owns it: staged (and freed by the PMD once sent), looped back, or
  *    freed.  What remains at destroy is failed and freed by
@@ -58,7 +61,9 @@ dp_submit(struct dprpc_agent *a, struct rte_mbuf *m, bool must)
 			dp_stage_tx(a, m);
 		return 0;
 	}
-	while (rte_ring_mp_enqueue(a->tx_ring, m) != 0) {
+	/* rte_ring_enqueue(): follows the ring's RTS mode (the _mp_ variant
+	 * would not). */
+	while (rte_ring_enqueue(a->tx_ring, m) != 0) {
 		if (!must)
 			return -ENOBUFS;
 		/* The poller drains the ring; when nobody polls (caller-driven
@@ -163,10 +168,11 @@ dp_stage_port(struct dprpc_agent *a, struct rte_mbuf *m)
 		return;
 	}
 	/* The port pushes back and tx_buf is full (the rx budget and the ring
-	 * drain leave room for everything they stage, so only frames staged
-	 * by callbacks and handlers get here): park the frame on the tx ring
-	 * for a later poll.  Its call, if any, already holds its slot. */
-	if (rte_ring_mp_enqueue(a->tx_ring, m) != 0) {
+	 * drain leave room for everything they stage unless tx_buf is already
+	 * full, so only frames staged by callbacks and handlers, and the few
+	 * the drain keeps taking then, get here): park the frame on the tx
+	 * ring for a later poll.  Its call, if any, already holds its slot. */
+	if (rte_ring_enqueue(a->tx_ring, m) != 0) {
 		dp_count(&a->st.tx_dropped, 1);
 		rte_pktmbuf_free(m);
 	}
@@ -242,11 +248,16 @@ dp_drain_tx_ring(struct dprpc_agent *a)
 	struct rte_mbuf *ms[DP_RX_BURST];
 	unsigned int n, i, room;
 
+	/* Leave room in tx_buf for a burst of replies.  But while the port
+	 * pushes back (tx_buf full) still take a few: a call waiting here has
+	 * no slot yet, so nothing would fail it at its deadline, and a slow
+	 * peer held calls here for seconds past it (perf lateness).  Once
+	 * started, its frame is parked back on this ring by dp_stage_port()
+	 * if it finds no room, and the timer watches its deadline. */
 	room = DP_TX_BUF - a->tx_n;
-	if (room <= DP_RX_BURST)
-		return 0;
-	n = rte_ring_sc_dequeue_burst(a->tx_ring, (void **)ms,
-		RTE_MIN(room - DP_RX_BURST, (unsigned int)DP_RX_BURST), NULL);
+	room = room > DP_RX_BURST ? RTE_MIN(room - DP_RX_BURST, (unsigned int)DP_RX_BURST)
+				  : DP_RX_MIN;
+	n = rte_ring_sc_dequeue_burst(a->tx_ring, (void **)ms, room, NULL);
 	for (i = 0; i < n; i++) {
 		struct dp_call_meta *meta = dp_meta(ms[i]);
 

@@ -12,6 +12,7 @@
 #ifndef FUT_INTERNAL_H
 #define FUT_INTERNAL_H
 
+#include <stdbool.h>
 #include <stdint.h>
 
 #include <rte_log.h>
@@ -35,6 +36,26 @@ struct dprpc_future_pool *fut_pool_create_mempool(
 
 /* dprpc_future_new() with @refs references held by the caller. */
 struct dprpc_future *fut_new_refs(struct dprpc_future_pool *pool, uint32_t refs);
+
+/*
+ * Expiry: a deadline a future carries on the TSC, at which it fails with
+ * -ETIMEDOUT (origin @origin, message @msg, which must outlive the
+ * future's lifetime) whoever notices first: a thread waiting on it
+ * (dprpc_future_wait() and the calls built on it check between polls and
+ * park slices), or a thread that finds it without holding a reference
+ * (dataplane: the watch fields of the call slots, dp_expire_stalled()).
+ * fut_set_expiry() is for the creator, before the future is shared; 0 (the
+ * default) never expires.  fut_expire() takes a reference unless @f is
+ * free, fails it if it is pending and its expiry is at or before @now, and
+ * drops the reference: @f may have been completed, freed or handed out
+ * again since it was found, and then either nothing happens or the checks
+ * are made on its new lifetime.  Its memory must stay readable, as a
+ * pool's does while the pool exists (for an agent's futures, while the
+ * agent does).  True if this call failed it; its callbacks ran on this
+ * thread.
+ */
+void fut_set_expiry(struct dprpc_future *f, uint64_t tsc, uint16_t origin, const char *msg);
+bool fut_expire(struct dprpc_future *f, uint64_t now, uint16_t origin, const char *msg);
 
 /* dprpc_future_complete() / dprpc_future_fail() that also drop one
  * reference of the caller's, whatever they return (on -EALREADY the

@@ -6,7 +6,8 @@
  * ======
  *
  * Objects.  A pool is one posix_memalign() block: the pool header, two
- * rte_rings initialised in place (MPMC, RING_F_EXACT_SZ), the futures and
+ * rte_rings initialised in place (MPMC in HTS mode, RING_F_EXACT_SZ), the
+ * futures and
  * the extra callback nodes.  The rings hold pointers to the free futures
  * and the free callback nodes.  Nothing is allocated after creation except
  * by dprpc_future_complete_copy() for values larger than the inline buffer.
@@ -33,10 +34,11 @@
  *    number of futures out of the ring.  Whoever brings it to 0 frees the
  *    block.
  *  - A pool made by fut_pool_create_mempool() (the agents', with EAL up)
- *    keeps its free futures in an rte_mempool instead: per-lcore caches,
- *    no locked instruction on a cache hit, and no pool->refs traffic; its
- *    in-use count is the mempool's.  Releasing it while futures are out
- *    leaks it (logged) so that those futures stay valid.
+ *    keeps its free futures in an rte_mempool instead (driver
+ *    "ring_mt_hts"): per-lcore caches, no locked instruction on a cache
+ *    hit, and no pool->refs traffic; its in-use count is the mempool's.
+ *    Releasing it while futures are out leaks it (logged) so that those
+ *    futures stay valid.
  *
  * Ordering.
  *  - Value/error: written by the winner, published by the seq_cst (hence
@@ -56,6 +58,12 @@
  *    does not park, or the completer sees waiters != 0 and issues
  *    FUTEX_WAKE.  The kernel re-checks the word under its bucket lock, so a
  *    waiter that passed its check before the store cannot miss the wake.
+ *  - Expiry: fut_expire() may find a future through a stale pointer.  Its
+ *    reference is a CAS from a nonzero count (acquire), paired with the
+ *    release store of refs in fut_new_refs(): it sees the reset of the
+ *    lifetime it got, whose expiry (relaxed atomic) it then checks; a
+ *    lifetime cannot end while it holds the reference.  A waiter checks
+ *    the expiry of the future it holds (fut_expire_held()).
  *  - Free: release decrements, acquire fence by the thread that reaches 0,
  *    so every access by any holder happens before the reset.  A recycled
  *    future is handed over through the ring, whose tail update is a release
@@ -64,14 +72,29 @@
  * Progress.  Completion and add_callback are lock-free (apart from the
  * user callbacks they run): a CAS fails only because another thread's CAS
  * succeeded.  Completion makes one syscall
- * (FUTEX_WAKE) only when a waiter parked.  The pool rings are DPDK MPMC
- * rings: not strictly lock-free (a producer preempted between its head
- * and tail updates delays the other producers' tail updates) but free of
- * locks and system calls.  wait() blocks by design; it never blocks a
- * completer.
+ * (FUTEX_WAKE) only when a waiter parked.  The pool rings (and the
+ * agents' mempool rings) are DPDK MPMC rings in HTS mode (head/tail sync),
+ * free of locks and system calls but not lock-free: one operation at a
+ * time per side, so a thread preempted in the middle of one holds the
+ * others until it runs again.  The classic mode is worse under
+ * preemption: each operation waits, in order, for every earlier one, so
+ * the waiters spin behind the preempted thread one after the other, each
+ * needing the CPU the next one waits for (threads that EAL did not create
+ * have no mempool cache, every get and put is a ring operation: four such
+ * threads on two cores stalled there for up to 0.6 s, perf lateness).
+ * RTS mode (relaxed tail sync), where the others go on, cannot hold a
+ * pool: while a preempted get keeps the consumer tail back, a put of
+ * objects taken since finds the ring full; the enqueues here "cannot
+ * fail", and a mempool drops the objects silently (seen losing 12% of a
+ * pool in 5 s).  Every ring operation here is rte_ring_enqueue() /
+ * rte_ring_dequeue(), which follow the ring's mode (the _mp_ / _mc_
+ * variants would not).
+ * wait() blocks by design; it never blocks a completer.
  *
  * Reclamation.  Reference counting, no deferred reclamation needed: no
- * thread touches a future without holding a reference.  The last put runs
+ * thread touches a future without holding a reference, but for
+ * fut_expire()'s first look at the expiry (an atomic, in memory that stays
+ * the pool's) before it takes one.  The last put runs
  * the value's free_fn, frees a malloc'd copy, resets the future, enqueues
  * it on its pool's ring and drops the pool reference.  A future whose last reference
  * goes while it is PENDING with callbacks registered is first failed with
@@ -107,6 +130,7 @@
 #include <linux/futex.h>
 
 #include <rte_common.h>
+#include <rte_cycles.h>
 #include <rte_errno.h>
 #include <rte_log.h>
 #include <rte_mempool.h>
@@ -130,6 +154,11 @@ RTE_LOG_REGISTER(fut_logtype, dprpc.future, INFO);
 /* Park slice when the progress hook reports progress is made elsewhere. */
 #define FUT_SLICE_NS 150000u
 #define FUT_NS_PER_S 1000000000u
+
+/* The plain pools' rings: HTS, see Progress in the design. */
+#define FUT_RING_FLAGS (RING_F_EXACT_SZ | RING_F_MP_HTS_ENQ | RING_F_MC_HTS_DEQ)
+/* The mempool driver of an agent's pool: its ring in HTS mode (ditto). */
+#define FUT_MEMPOOL_OPS "ring_mt_hts"
 
 /* Largest pool: rte_align32pow2(n + 1) must not exceed RTE_RING_SZ_MASK. */
 #define FUT_POOL_MAX (RTE_RING_SZ_MASK >> 1)
@@ -179,6 +208,10 @@ struct dprpc_future {
 	_Atomic uint32_t waiters;
 	/* Holders; 0 iff the future is in its pool's ring. */
 	_Atomic uint32_t refs;
+	/* TSC at which it fails with -ETIMEDOUT, 0: never.  Set by the
+	 * creator (fut_set_expiry()), cleared by the reset; relaxed, read by
+	 * threads that may find it recycled (fut_expire()). */
+	_Atomic uint64_t expiry;
 	/* Nonzero once inline_cb is taken for this lifetime. */
 	_Atomic uint32_t inline_claimed;
 	/* NULL, a LIFO list of nodes, or FUT_CB_CLOSED. */
@@ -192,6 +225,10 @@ struct dprpc_future {
 	/* A collect_all() result over inputs with different hooks: the set
 	 * progress_arg points to (malloc'd, freed by the reset), or NULL. */
 	struct fut_progress_set *progress_set;
+	/* The expiry's failure, for a waiter that fails it (set with it;
+	 * read only by holders of a reference). */
+	const char *expiry_msg;
+	uint16_t expiry_origin;
 
 	/* Written by the winner of fut_claim() before the final state. */
 	const void *data;
@@ -323,6 +360,18 @@ fut_wait_end(const struct dprpc_future *f, int rc)
 	return fut_is_final(s) ? fut_result(f, s) : rc;
 }
 
+/* A waiter's check of its own future: fail it once past its expiry.  The
+ * caller holds a reference, so the expiry is this lifetime's. */
+static inline void
+fut_expire_held(struct dprpc_future *f)
+{
+	/* relaxed: see fut_set_expiry(). */
+	uint64_t exp = dp_load_relaxed(&f->expiry);
+
+	if (unlikely(exp != 0) && rte_rdtsc() >= exp)
+		(void)dprpc_future_fail(f, -ETIMEDOUT, f->expiry_origin, f->expiry_msg);
+}
+
 /*
  * Wait until the future completes or the deadline (0: none) passes.
  *
@@ -362,12 +411,15 @@ fut_wait_until(struct dprpc_future *f, uint64_t deadline)
 			} else {
 				rte_pause();
 			}
-			if (deadline != 0 && spins % FUT_CLOCK_EVERY == 0 &&
-				fut_now_ns() >= deadline)
-				return fut_wait_end(f, -ETIMEDOUT);
+			if (spins % FUT_CLOCK_EVERY == 0) {
+				fut_expire_held(f);
+				if (deadline != 0 && fut_now_ns() >= deadline)
+					return fut_wait_end(f, -ETIMEDOUT);
+			}
 			spins++;
 			continue;
 		}
+		fut_expire_held(f);
 
 		rel = 0;
 		if (deadline != 0) {
@@ -377,6 +429,10 @@ fut_wait_until(struct dprpc_future *f, uint64_t deadline)
 			rel = deadline - now;
 		}
 		if (hook == NULL) {
+			/* An expiry is checked between slices.  Relaxed: we
+			 * hold a reference, the expiry is this lifetime's. */
+			if (dp_load_relaxed(&f->expiry) != 0 && (rel == 0 || rel > FUT_SLICE_NS))
+				rel = FUT_SLICE_NS;
 			fut_park(f, rel);
 		} else if (polling) {
 			r = hook(hook_arg);
@@ -425,7 +481,7 @@ fut_node_put(struct dprpc_future_pool *pool, struct fut_cb_node *n)
 	 * release, paired with the acquire in a later dequeue, so our last
 	 * reads of the node happen before its next user's writes.
 	 */
-	(void)rte_ring_mp_enqueue(pool->node_ring, n);
+	(void)rte_ring_enqueue(pool->node_ring, n);
 }
 
 /* Take a callback node for a callback on f: inline first, then the pool. */
@@ -442,7 +498,7 @@ fut_node_get(struct dprpc_future *f)
 	 */
 	if (atomic_exchange_explicit(&f->inline_claimed, 1, memory_order_acquire) == 0)
 		n = &f->inline_cb;
-	else if (rte_ring_mc_dequeue(f->pool->node_ring, &obj) == 0)
+	else if (rte_ring_dequeue(f->pool->node_ring, &obj) == 0)
 		n = obj;
 	else
 		return NULL;
@@ -603,6 +659,8 @@ fut_reset(struct dprpc_future *f)
 	dp_store_relaxed(&f->inline_claimed, 0);
 	dp_store_relaxed(&f->cb_head, NULL);
 	dp_store_relaxed(&f->collect_remaining, 0);
+	dp_store_relaxed(&f->expiry, 0);
+	f->expiry_msg = NULL;
 	f->progress_fn = NULL;
 	f->progress_arg = NULL;
 	free(f->progress_set);
@@ -651,7 +709,7 @@ fut_free(struct dprpc_future *f)
 		return;
 	}
 	/* Cannot fail: the ring holds every future.  Release: see fut_reset. */
-	(void)rte_ring_mp_enqueue(pool->fut_ring, f);
+	(void)rte_ring_enqueue(pool->fut_ring, f);
 	fut_pool_unref(pool);
 }
 
@@ -665,6 +723,7 @@ fut_init_one(struct dprpc_future *f, struct dprpc_future_pool *pool)
 	atomic_init(&f->inline_claimed, 0);
 	atomic_init(&f->cb_head, NULL);
 	atomic_init(&f->collect_remaining, 0);
+	atomic_init(&f->expiry, 0);
 	f->pool = pool;
 	f->inline_cb.from_pool = false;
 }
@@ -711,21 +770,21 @@ fut_pool_alloc(unsigned int nb_futures, unsigned int nb_block_futures, unsigned 
 	pool->nb_nodes = nb_cb_nodes;
 	pool->node_ring = RTE_PTR_ADD(mem, off_nring);
 	pool->nodes = RTE_PTR_ADD(mem, off_nodes);
-	if (rte_ring_init(pool->node_ring, "dprpc_fut_cb", nb_cb_nodes, RING_F_EXACT_SZ) != 0)
+	if (rte_ring_init(pool->node_ring, "dprpc_fut_cb", nb_cb_nodes, FUT_RING_FLAGS) != 0)
 		goto einval;
 	for (i = 0; i < nb_cb_nodes; i++) {
 		pool->nodes[i].from_pool = true;
-		(void)rte_ring_mp_enqueue(pool->node_ring, &pool->nodes[i]);
+		(void)rte_ring_enqueue(pool->node_ring, &pool->nodes[i]);
 	}
 	if (nb_block_futures > 0) {
 		pool->fut_ring = RTE_PTR_ADD(mem, off_fring);
 		pool->futures = RTE_PTR_ADD(mem, off_futs);
-		if (rte_ring_init(pool->fut_ring, "dprpc_fut", nb_block_futures, RING_F_EXACT_SZ) !=
+		if (rte_ring_init(pool->fut_ring, "dprpc_fut", nb_block_futures, FUT_RING_FLAGS) !=
 			0)
 			goto einval;
 		for (i = 0; i < nb_block_futures; i++) {
 			fut_init_one(&pool->futures[i], pool);
-			(void)rte_ring_mp_enqueue(pool->fut_ring, &pool->futures[i]);
+			(void)rte_ring_enqueue(pool->fut_ring, &pool->futures[i]);
 		}
 	}
 	atomic_init(&pool->refs, 1);
@@ -779,15 +838,28 @@ fut_pool_create_mempool(
 {
 	struct dprpc_future_pool *pool = fut_pool_alloc(nb_futures, 0, nb_cb_nodes);
 	unsigned int cache = RTE_MIN((unsigned int)RTE_MEMPOOL_CACHE_MAX_SIZE, nb_futures / 8);
+	int rc;
 
 	if (pool == NULL)
 		return NULL;
-	pool->mp = rte_mempool_create(name, nb_futures, sizeof(struct dprpc_future), cache, 0, NULL,
-		NULL, fut_mempool_obj_init, pool, socket_id, 0);
+	pool->mp = rte_mempool_create_empty(
+		name, nb_futures, sizeof(struct dprpc_future), cache, 0, socket_id, 0);
 	if (pool->mp == NULL) {
 		free(pool);
 		return NULL; /* rte_errno set */
 	}
+	rc = rte_mempool_set_ops_byname(pool->mp, FUT_MEMPOOL_OPS, NULL);
+	if (rc == 0) {
+		rc = rte_mempool_populate_default(pool->mp);
+		rc = rc < 0 ? rc : 0;
+	}
+	if (rc != 0) {
+		rte_mempool_free(pool->mp);
+		free(pool);
+		rte_errno = -rc;
+		return NULL;
+	}
+	(void)rte_mempool_obj_iter(pool->mp, fut_mempool_obj_init, pool);
 	return pool;
 }
 
@@ -830,12 +902,14 @@ fut_new_refs(struct dprpc_future_pool *pool, uint32_t refs)
 			return NULL;
 		}
 		f = obj;
-		/* relaxed: f is not shared yet; the caller publishes it. */
-		dp_store_relaxed(&f->refs, refs);
+		/* f is not shared yet; the caller publishes it.  Release:
+		 * pairs with the acquire CAS in fut_expire(), which may find f
+		 * by a stale pointer: it sees the reset of this lifetime. */
+		atomic_store_explicit(&f->refs, refs, memory_order_release);
 		return f;
 	}
 	/* The dequeue is an acquire, paired with the enqueue in fut_free(). */
-	if (rte_ring_mc_dequeue(pool->fut_ring, &obj) != 0) {
+	if (rte_ring_dequeue(pool->fut_ring, &obj) != 0) {
 		rte_errno = ENOBUFS;
 		return NULL;
 	}
@@ -845,9 +919,51 @@ fut_new_refs(struct dprpc_future_pool *pool, uint32_t refs)
 	 */
 	atomic_fetch_add_explicit(&pool->refs, 1, memory_order_relaxed);
 	f = obj;
-	/* relaxed: f is not shared yet; the caller publishes it. */
-	dp_store_relaxed(&f->refs, refs);
+	/* Release: as above, for fut_expire(). */
+	atomic_store_explicit(&f->refs, refs, memory_order_release);
 	return f;
+}
+
+void
+fut_set_expiry(struct dprpc_future *f, uint64_t tsc, uint16_t origin, const char *msg)
+{
+	f->expiry_origin = origin;
+	f->expiry_msg = msg;
+	/* relaxed: published with the future by the creator's own means;
+	 * fut_expire() may also read the value of the next lifetime, or 0,
+	 * both of which it handles. */
+	dp_store_relaxed(&f->expiry, tsc);
+}
+
+bool
+fut_expire(struct dprpc_future *f, uint64_t now, uint16_t origin, const char *msg)
+{
+	uint64_t exp = dp_load_relaxed(&f->expiry);
+	uint32_t r;
+	bool failed;
+
+	/* A first look without a reference: f's memory outlives its pool's
+	 * users, and a stale answer is checked again below. */
+	if (exp == 0 || exp > now)
+		return false;
+	/*
+	 * Take a reference unless f is free (refs 0: in its pool, or on its
+	 * way there).  Acquire: pairs with the release store of refs in
+	 * fut_new_refs(), so the reset of f's current lifetime (expiry 0,
+	 * state PENDING) is visible and the checks below are about that
+	 * lifetime, whichever it is.
+	 */
+	r = dp_load_relaxed(&f->refs);
+	do {
+		if (r == 0)
+			return false;
+	} while (!atomic_compare_exchange_weak_explicit(
+		&f->refs, &r, r + 1, memory_order_acquire, memory_order_relaxed));
+	/* relaxed: see fut_set_expiry(); held, f cannot be recycled now. */
+	exp = dp_load_relaxed(&f->expiry);
+	failed = exp != 0 && exp <= now && dprpc_future_fail(f, -ETIMEDOUT, origin, msg) == 0;
+	dprpc_future_put(f);
+	return failed;
 }
 
 struct dprpc_future *

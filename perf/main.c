@@ -6,8 +6,10 @@
  *   dprpc-perf [EAL options] -- MODE [options]
  *
  * MODE is latency (one rpc_sync outstanding), throughput (rpc_async keeping
- * --window calls in flight) or raw (the port echoing raw frames of the same
- * size, without dprpc; --window applies).
+ * --window calls in flight), raw (the port echoing raw frames of the same
+ * size, without dprpc; --window applies), rref, rref-churn, or lateness
+ * (--threads application threads against a slow handler: how late do
+ * timeouts fire).
  *
  * Without EAL options the tool runs both sides on this machine: for each
  * measured phase it forks a server and a client process, each with its own
@@ -89,6 +91,8 @@ run_side(const char *role, const struct perf_opts *o, struct perf_result *r)
 			return -ENOMEM;
 		if (o->value_size > 0 && perf_rpc_set_blob(o->value_size) != 0)
 			return -ENOMEM;
+		if (o->mode == MODE_LATENESS)
+			return perf_lateness_server(port, o);
 		return o->mode == MODE_RAW ? perf_raw_server(port) : perf_rpc_server(port);
 	}
 	switch (o->mode) {
@@ -98,6 +102,8 @@ run_side(const char *role, const struct perf_opts *o, struct perf_result *r)
 		return perf_rref_client(port, o, r);
 	case MODE_RREF_CHURN:
 		return perf_churn_client(port, o, r);
+	case MODE_LATENESS:
+		return perf_lateness_client(port, o, r);
 	default:
 		return perf_rpc_client(port, o, r);
 	}

@@ -16,20 +16,20 @@
 #include "perf.h"
 
 const char *const perf_mode_names[MODE_MAX] = {
-	"latency", "throughput", "raw", "rref", "rref-churn"};
+	"latency", "throughput", "raw", "rref", "rref-churn", "lateness"};
 
 void
 perf_usage(const char *prog)
 {
 	fprintf(stderr,
 		"usage: %s [EAL options] -- MODE [options]\n"
-		"MODE: latency | throughput | raw | rref | rref-churn\n"
+		"MODE: latency | throughput | raw | rref | rref-churn | lateness\n"
 		"  --payload BYTES   request (and response) payload (default 32; up to %u in\n"
 		"                    latency and throughput, %d otherwise)\n"
 		"  --response BYTES  latency, throughput: the server answers this many bytes\n"
 		"                    instead of echoing\n"
-		"  --window W        calls (or raw frames) in flight (default 1 for latency, 32 "
-		"otherwise)\n"
+		"  --window W        calls (or raw frames) in flight (default 1 for latency, 256\n"
+		"                    per thread for lateness, 32 otherwise)\n"
 		"  --duration S      seconds measured per run (default 2)\n"
 		"  --warmup S        seconds discarded before measuring (default 0.3)\n"
 		"  --repeat N        runs; medians are reported (default 1)\n"
@@ -45,7 +45,11 @@ perf_usage(const char *prog)
 		"  --role R          server | client: run one side with the given EAL options\n"
 		"  --server-cpu C, --client-cpu C   CPUs of the forked sides (default 1, 0)\n"
 		"  --retransmit-us US  the agents' retransmit_us (0: no resends; default the\n"
-		"                    agent's, 1000)\n",
+		"                    agent's, 1000)\n"
+		"  --threads N       lateness: client application threads (pthreads, floating\n"
+		"                    over every CPU; default 4)\n"
+		"  --service-us US   lateness: the server's busy time per call (default 1000)\n"
+		"  --timeout-us US   lateness: each call's timeout (default 50000)\n",
 		prog, DPRPC_MAX_MSG_DEFAULT, DPRPC_MAX_FRAME_PAYLOAD, DPRPC_MAX_MSG_DEFAULT);
 }
 
@@ -69,6 +73,9 @@ perf_parse_opts(int argc, char **argv, struct perf_opts *o)
 		{"server-cpu", required_argument, NULL, 'S'},
 		{"client-cpu", required_argument, NULL, 'C'},
 		{"retransmit-us", required_argument, NULL, 'T'},
+		{"threads", required_argument, NULL, 'n'},
+		{"service-us", required_argument, NULL, 's'},
+		{"timeout-us", required_argument, NULL, 't'},
 		{"help", no_argument, NULL, 'h'},
 		{NULL, 0, NULL, 0},
 	};
@@ -86,6 +93,9 @@ perf_parse_opts(int argc, char **argv, struct perf_opts *o)
 	o->rrefs = 1000000;
 	o->batch = 4096;
 	o->retransmit_us = -1;
+	o->threads = 4;
+	o->service_us = 1000;
+	o->timeout_us = 50000;
 	if (argc < 2) {
 		fprintf(stderr, "dprpc-perf: give a MODE after --\n");
 		return -EINVAL;
@@ -149,13 +159,25 @@ perf_parse_opts(int argc, char **argv, struct perf_opts *o)
 		case 'T':
 			o->retransmit_us = strtol(optarg, NULL, 0);
 			break;
+		case 'n':
+			o->threads = (unsigned int)strtoul(optarg, NULL, 0);
+			break;
+		case 's':
+			o->service_us = strtoull(optarg, NULL, 0);
+			break;
+		case 't':
+			o->timeout_us = strtoull(optarg, NULL, 0);
+			break;
 		default:
 			return -EINVAL;
 		}
 	}
 	if (!window_set)
-		o->window = o->mode == MODE_THROUGHPUT || o->mode == MODE_RAW ? 32 : 1;
-	if (o->window != 1 && o->mode != MODE_THROUGHPUT && o->mode != MODE_RAW) {
+		o->window = o->mode == MODE_THROUGHPUT || o->mode == MODE_RAW ? 32
+			    : o->mode == MODE_LATENESS			      ? 256
+									      : 1;
+	if (o->window != 1 && o->mode != MODE_THROUGHPUT && o->mode != MODE_RAW &&
+		o->mode != MODE_LATENESS) {
 		fprintf(stderr, "dprpc-perf: %s mode keeps one call outstanding\n",
 			perf_mode_names[o->mode]);
 		return -EINVAL;
@@ -180,6 +202,14 @@ perf_parse_opts(int argc, char **argv, struct perf_opts *o)
 	if (o->value_size > DPRPC_MAX_MSG_DEFAULT || (o->value_size > 0 && o->mode != MODE_RREF)) {
 		fprintf(stderr, "dprpc-perf: --value-size is for rref, up to %u\n",
 			DPRPC_MAX_MSG_DEFAULT);
+		return -EINVAL;
+	}
+	if (o->mode == MODE_LATENESS &&
+		(o->threads == 0 || o->threads > 64 || o->threads * o->window > 8192 ||
+			o->timeout_us == 0 || o->timeout_us > 60ull * 1000 * 1000 ||
+			o->service_us > 1000 * 1000)) {
+		fprintf(stderr, "dprpc-perf: lateness: --threads 1..64, --threads x --window up "
+				"to 8192, --timeout-us 1..60000000, --service-us up to 1000000\n");
 		return -EINVAL;
 	}
 	if (o->window == 0 || o->window > PERF_MAX_WINDOW || o->duration_s <= 0 ||

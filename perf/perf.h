@@ -21,7 +21,15 @@
 #define PERF_MAX_WINDOW	 1024
 #define PERF_ECHO	 UINT32_MAX /* --response not given: echo */
 
-enum perf_mode { MODE_LATENCY, MODE_THROUGHPUT, MODE_RAW, MODE_RREF, MODE_RREF_CHURN, MODE_MAX };
+enum perf_mode {
+	MODE_LATENCY,
+	MODE_THROUGHPUT,
+	MODE_RAW,
+	MODE_RREF,
+	MODE_RREF_CHURN,
+	MODE_LATENESS,
+	MODE_MAX
+};
 extern const char *const perf_mode_names[MODE_MAX];
 
 struct perf_opts {
@@ -41,6 +49,9 @@ struct perf_opts {
 	unsigned int value_size; /* rref: the value's bytes (0: the echoed payload) */
 	unsigned int batch;	 /* rref-churn: alive at once */
 	long retransmit_us;	 /* -1: the agent's default */
+	unsigned int threads;	 /* lateness: application threads of the client */
+	uint64_t service_us;	 /* lateness: the server's busy time per call */
+	uint64_t timeout_us;	 /* lateness: each call's timeout */
 };
 
 /* What a client measured; sent to the driver through a pipe. */
@@ -65,6 +76,15 @@ struct perf_result {
 	/* rref-churn: the owner's resident memory after the first batch and
 	 * after the last, and its RRef count at the end. */
 	uint64_t rss_first_kb, rss_warm_kb, rss_last_kb, owners_left;
+	/* lateness: calls that failed with -ETIMEDOUT, completed, failed
+	 * otherwise, or could not be submitted (EAGAIN/ENOBUFS); completion
+	 * time - deadline of the timeouts (percentiles of one run; over
+	 * --repeat runs the medians but max, the worst); the same to when the
+	 * caller's wait returned; the longest completion gap and the longest
+	 * dprpc_rpc_async_id(); the 1-minute load average at the end. */
+	uint64_t timeouts, completions, other_failures, submit_failures;
+	double late_p50_us, late_p99_us, late_max_us, late_obs_p99_us, late_obs_max_us;
+	double gap_max_us, submit_max_us, loadavg;
 };
 
 /* Pairwise ratios: each dprpc run over the raw run just before it, so a
@@ -106,7 +126,7 @@ int perf_parse_opts(int argc, char **argv, struct perf_opts *o);
 extern volatile sig_atomic_t perf_stop;
 void perf_publish_and_hold(const struct perf_result *r);
 
-/* ---- the modes (raw.c, rpc.c, rref.c) ---- */
+/* ---- the modes (raw.c, rpc.c, rref.c, lateness.c) ---- */
 
 int perf_raw_server(uint16_t port);
 int perf_raw_client(uint16_t port, const struct perf_opts *o, struct perf_result *r);
@@ -115,6 +135,8 @@ int perf_raw_client(uint16_t port, const struct perf_opts *o, struct perf_result
 extern long perf_retransmit_us;
 /* --role server --json: print the server agent's counters when it stops. */
 extern bool perf_server_json;
+/* The agents' max_outstanding (default PERF_MAX_WINDOW). */
+extern unsigned int perf_max_outstanding;
 int perf_rpc_set_response(unsigned int len);
 int perf_rpc_set_blob(unsigned int len);
 struct dprpc_agent *perf_rpc_agent(const char *name, uint16_t port);
@@ -125,6 +147,9 @@ int perf_client_finish(struct dprpc_agent *a, struct perf_result *r);
 int perf_h_rrefstat(struct dprpc_request *req, void *arg);
 int perf_rref_client(uint16_t port, const struct perf_opts *o, struct perf_result *r);
 int perf_churn_client(uint16_t port, const struct perf_opts *o, struct perf_result *r);
+
+int perf_lateness_server(uint16_t port, const struct perf_opts *o);
+int perf_lateness_client(uint16_t port, const struct perf_opts *o, struct perf_result *r);
 
 /* ---- output (report.c) ---- */
 

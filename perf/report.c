@@ -42,6 +42,40 @@ report_churn(const struct perf_opts *o, const struct perf_result *d)
 		d->rss_last_kb, growth, d->owners_left);
 }
 
+static void
+report_lateness(const struct perf_opts *o, const struct perf_result *d)
+{
+	if (o->json) {
+		printf("{\"mode\": \"lateness\", \"threads\": %u, \"window\": %u, "
+		       "\"service_us\": %" PRIu64 ", \"timeout_us\": %" PRIu64
+		       ", \"repeat\": %u, \"seconds\": %.3f, \"timeouts\": %" PRIu64
+		       ", \"completions\": %" PRIu64 ", \"other_failures\": %" PRIu64
+		       ", \"submit_failures\": %" PRIu64 ", \"lateness_max_us\": %.1f"
+		       ", \"lateness_p99_us\": %.1f, \"lateness_p50_us\": %.1f"
+		       ", \"observed_lateness_max_us\": %.1f, \"observed_lateness_p99_us\": %.1f"
+		       ", \"completion_gap_max_us\": %.1f, \"submit_max_us\": %.1f"
+		       ", \"retransmits\": %" PRIu64 ", \"dropped\": %" PRIu64
+		       ", \"loadavg_1m\": %.2f}\n",
+			o->threads, o->window, o->service_us, o->timeout_us, o->repeat, d->seconds,
+			d->timeouts, d->completions, d->other_failures, d->submit_failures,
+			d->late_max_us, d->late_p99_us, d->late_p50_us, d->late_obs_max_us,
+			d->late_obs_p99_us, d->gap_max_us, d->submit_max_us, d->retransmits,
+			d->dropped, d->loadavg);
+		return;
+	}
+	printf("lateness: %u threads x %u calls, timeout %" PRIu64 " us, service %" PRIu64
+	       " us: %" PRIu64 " timeouts, %" PRIu64 " completed, %" PRIu64
+	       " other failures, %" PRIu64 " submissions refused\n"
+	       "          completion - deadline: max %.1f us  p99 %.1f us  p50 %.1f us; "
+	       "seen by the caller: max %.1f us  p99 %.1f us\n"
+	       "          longest completion gap %.1f us, longest rpc_async %.1f us; load "
+	       "average %.2f\n",
+		o->threads, o->window, o->timeout_us, o->service_us, d->timeouts, d->completions,
+		d->other_failures, d->submit_failures, d->late_max_us, d->late_p99_us,
+		d->late_p50_us, d->late_obs_max_us, d->late_obs_p99_us, d->gap_max_us,
+		d->submit_max_us, d->loadavg);
+}
+
 /* Bytes of each response. */
 static unsigned int
 resp_bytes(const struct perf_opts *o)
@@ -57,6 +91,10 @@ perf_report(const struct perf_opts *o, const struct perf_result *d, const struct
 
 	if (o->mode == MODE_RREF_CHURN) {
 		report_churn(o, d);
+		return;
+	}
+	if (o->mode == MODE_LATENESS) {
+		report_lateness(o, d);
 		return;
 	}
 	if (o->json) {

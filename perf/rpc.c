@@ -27,6 +27,7 @@
 
 long perf_retransmit_us = -1;
 bool perf_server_json;
+unsigned int perf_max_outstanding = PERF_MAX_WINDOW;
 
 /* --response: what the server answers instead of an echo. */
 static uint8_t *perf_response;
@@ -100,7 +101,7 @@ perf_rpc_agent(const char *name, uint16_t port)
 	c.name = name;
 	c.world = PERF_WORLD;
 	c.port_id = port;
-	c.max_outstanding = PERF_MAX_WINDOW;
+	c.max_outstanding = perf_max_outstanding;
 	c.default_timeout_us = 5 * 1000 * 1000;
 	if (perf_retransmit_us >= 0)
 		c.retransmit_us = (uint32_t)perf_retransmit_us;

@@ -92,7 +92,20 @@ perf_median_result(struct perf_result *runs, unsigned int n, struct perf_result 
 	MEDIAN(rpcv_p50_us);
 	MEDIAN(rpcv_rate);
 	MEDIAN(rss_last_kb);
+	MEDIAN(late_p50_us);
+	MEDIAN(late_p99_us);
+	MEDIAN(late_obs_p99_us);
+	MEDIAN(timeouts);
+	MEDIAN(completions);
+	MEDIAN(loadavg);
 #undef MEDIAN
+	/* Lateness: the worst of the runs, not their median. */
+	for (i = 0; i < n; i++) {
+		m->late_max_us = RTE_MAX(m->late_max_us, runs[i].late_max_us);
+		m->late_obs_max_us = RTE_MAX(m->late_obs_max_us, runs[i].late_obs_max_us);
+		m->gap_max_us = RTE_MAX(m->gap_max_us, runs[i].gap_max_us);
+		m->submit_max_us = RTE_MAX(m->submit_max_us, runs[i].submit_max_us);
+	}
 	m->dropped = m->tx_retries = m->calls_failed = m->retransmits = 0;
 	for (i = 0; i < n; i++) {
 		m->dropped += runs[i].dropped;

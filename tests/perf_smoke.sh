@@ -43,6 +43,22 @@ r = json.loads(sys.argv[1])
 assert r["rrefs"] == 20000 and r["owners_left"] == 0 and r["owner_rss_last_kb"] > 0, r
 print(f"rref-churn: {r['rrefs']} RRefs, owner RSS {r['owner_rss_first_kb']} -> {r['owner_rss_last_kb']} kB")
 PY
+# Lateness: application threads against a handler slower than the calls
+# they make; calls time out and the report has its fields (no threshold).
+out=$("$perf" -- lateness --threads 2 --window 32 --timeout-us 20000 --duration 0.3 \
+	--warmup 0.05 --json 2>/dev/null)
+python3 - "$out" <<'PY'
+import json, sys
+r = json.loads(sys.argv[1])
+need = ["threads", "timeouts", "completions", "lateness_max_us", "lateness_p99_us",
+        "lateness_p50_us", "observed_lateness_max_us", "completion_gap_max_us",
+        "submit_max_us", "loadavg_1m"]
+missing = [k for k in need if k not in r]
+assert not missing, f"missing {missing} in {r}"
+assert r["threads"] == 2 and r["timeouts"] > 0, r
+assert 0 <= r["lateness_p50_us"] <= r["lateness_p99_us"] <= r["lateness_max_us"], r
+print(f"lateness: {r['timeouts']} timeouts, worst {r['lateness_max_us']} us late")
+PY
 # One side per process, as across namespaces: --role with EAL options.
 sock=/tmp/dprpc-perf-smoke-$$.sock
 srv=""

@@ -1787,3 +1787,112 @@ Test(future, race_pool_new_put, .timeout = 60)
 	assert_quiescent(c.pool);
 	dprpc_future_pool_release(c.pool);
 }
+
+/*
+ * More threads than CPUs, unpinned, taking futures and callback nodes from
+ * one small pool and giving them back: threads preempted in the middle of
+ * a ring operation must neither lose nor duplicate an object.  A lost one
+ * does not show in the in-use counts (they count references): every
+ * future and every node must be taken again afterwards.  (The rings are
+ * in HTS mode: in RTS mode a put can find the ring full while a preempted
+ * get holds its tail back, and the object was lost here within a second.)
+ */
+#define OVERSUB_THREADS 8
+#define OVERSUB_BATCH	8
+#define OVERSUB_POOL	(OVERSUB_THREADS * OVERSUB_BATCH)
+#define OVERSUB_ITERS	40000
+
+struct oversub {
+	struct dprpc_future_pool *pool;
+	pthread_barrier_t start;
+	atomic_int taken, ran, bad;
+};
+
+static void
+oversub_cb(struct dprpc_future *f, void *arg)
+{
+	(void)f;
+	atomic_fetch_add(&((struct oversub *)arg)->ran, 1);
+}
+
+static void *
+oversub_thread(void *arg)
+{
+	struct oversub *o = arg;
+	struct dprpc_future *held[OVERSUB_BATCH];
+	int i, j, n;
+
+	pthread_barrier_wait(&o->start);
+	for (i = 0; i < OVERSUB_ITERS; i++) {
+		for (n = 0; n < OVERSUB_BATCH; n++) {
+			held[n] = dprpc_future_new(o->pool);
+			if (held[n] == NULL) {
+				if (rte_errno != ENOBUFS)
+					atomic_fetch_add(&o->bad, 1);
+				break;
+			}
+			atomic_fetch_add(&o->taken, 1);
+			/* The second callback takes a node from the node
+			 * ring (or finds none: -ENOBUFS, and it never runs). */
+			if (dprpc_future_add_callback(held[n], oversub_cb, o) != 0)
+				atomic_fetch_add(&o->bad, 1);
+			if (dprpc_future_add_callback(held[n], oversub_cb, o) == 0)
+				atomic_fetch_add(&o->taken, 1);
+		}
+		for (j = 0; j < n; j++) {
+			if (dprpc_future_complete(held[j], NULL, 0, NULL, NULL) != 0)
+				atomic_fetch_add(&o->bad, 1);
+			dprpc_future_put(held[j]);
+		}
+	}
+	return NULL;
+}
+
+/* Registered only to count the nodes left; the futures are then
+ * completed, so it runs, and does nothing. */
+static void
+oversub_never(struct dprpc_future *f, void *arg)
+{
+	(void)f;
+	(void)arg;
+}
+
+Test(future, race_pool_oversubscribed_threads, .timeout = 120)
+{
+	static struct oversub o;
+	struct dprpc_future *fs[OVERSUB_POOL], *extra;
+	pthread_t th[OVERSUB_THREADS];
+	int k, nodes = 0;
+
+	memset(&o, 0, sizeof(o));
+	o.pool = dprpc_future_pool_create(OVERSUB_POOL, OVERSUB_POOL);
+	cr_assert_not_null(o.pool);
+	pthread_barrier_init(&o.start, NULL, OVERSUB_THREADS);
+	for (k = 0; k < OVERSUB_THREADS; k++)
+		cr_assert_eq(pthread_create(&th[k], NULL, oversub_thread, &o), 0);
+	for (k = 0; k < OVERSUB_THREADS; k++)
+		pthread_join(th[k], NULL);
+	pthread_barrier_destroy(&o.start);
+	cr_assert_eq(atomic_load(&o.bad), 0);
+	/* Every callback accepted ran once: one per future, one per node. */
+	cr_assert_eq(atomic_load(&o.ran), atomic_load(&o.taken));
+	assert_quiescent(o.pool);
+	/* Every future is there to be taken, and every node: the first
+	 * future's inline node, then OVERSUB_POOL from the ring. */
+	for (k = 0; k < OVERSUB_POOL; k++) {
+		fs[k] = dprpc_future_new(o.pool);
+		cr_assert_not_null(fs[k], "future %d of %d lost", k, OVERSUB_POOL);
+	}
+	extra = dprpc_future_new(o.pool);
+	cr_assert_null(extra);
+	cr_assert_eq(dprpc_future_add_callback(fs[0], oversub_never, NULL), 0);
+	while (dprpc_future_add_callback(fs[0], oversub_never, NULL) == 0)
+		nodes++;
+	cr_assert_eq(nodes, OVERSUB_POOL, "%d of %d callback nodes left", nodes, OVERSUB_POOL);
+	for (k = 0; k < OVERSUB_POOL; k++) {
+		(void)dprpc_future_complete(fs[k], NULL, 0, NULL, NULL);
+		dprpc_future_put(fs[k]);
+	}
+	assert_quiescent(o.pool);
+	dprpc_future_pool_release(o.pool);
+}

@@ -21,6 +21,7 @@
 
 #include "dp_agent.h"
 #include "dp_liveness.h"
+#include "dp_poll.h"
 #include "dpt.h"
 
 static struct dpt_ring_pair pair;
@@ -1226,4 +1227,213 @@ Test(rpc_ring, each_thread_keeps_its_own_response, .timeout = 60)
 	cr_assert_eq(dprpc_agent_usage(a, &u), 0);
 	cr_assert_eq(u.futures, 0u);
 	settle_a();
+}
+
+/*
+ * A peer that stops reading: the port pushes back, tx_buf fills, and the
+ * calls submitted after that wait in tx_ring without a slot.  They still
+ * fail with -ETIMEDOUT at their deadline, not once the port drains (here:
+ * never).
+ */
+Test(rpc_ring, calls_queued_behind_a_full_port_still_time_out)
+{
+	enum { N = 2000 };
+	static struct dprpc_future *fs[N];
+	struct dprpc_agent_conf c;
+	struct rte_mbuf *m;
+	unsigned int i, failed = 0;
+
+	cr_assert_eq(dprpc_agent_destroy(a), 0);
+	dprpc_agent_conf_init(&c);
+	c.name = "a";
+	c.world = DPT_WORLD2;
+	c.port_id = pair.port_a;
+	c.mbuf_pool = mp;
+	c.io_lcore = 3; /* every call goes through tx_ring */
+	c.max_outstanding = N;
+	c.peer_timeout_us = 0; /* b stays UP (not EHOSTDOWN) however slow this is */
+	a = dprpc_agent_create(&c);
+	cr_assert_not_null(a, "%s", rte_strerror(rte_errno));
+	cr_assert_eq(dprpc_rpc_sync(a, "b", "echo", "x", 1, 0, NULL, NULL, NULL), 0);
+	cr_assert_eq(dprpc_agent_destroy(b), 0);
+	b = NULL; /* nobody reads a's frames any more: ab fills up */
+	for (i = 0; i < N; i++) {
+		fs[i] = dprpc_rpc_async(a, "b", "echo", "x", 1, 30000);
+		cr_assert_not_null(fs[i], "call %u: %s", i, rte_strerror(rte_errno));
+	}
+	for (i = 0; i < N; i++) {
+		/* The wait's own limit only keeps a regression from hanging. */
+		(void)dprpc_future_wait(fs[i], 5 * 1000 * 1000);
+		cr_assert_eq(dprpc_future_state(fs[i]), DPRPC_FUTURE_FAILED, "call %u pending", i);
+		failed += dprpc_future_error(fs[i])->code == -ETIMEDOUT;
+		dprpc_future_put(fs[i]);
+	}
+	cr_assert_eq(failed, (unsigned int)N);
+	cr_assert_eq(dprpc_agent_destroy(a), 0);
+	a = NULL;
+	while (rte_ring_dequeue(pair.ab, (void **)&m) == 0)
+		rte_pktmbuf_free(m);
+}
+
+/*
+ * More application threads than CPUs, none of them an EAL lcore, calling
+ * at once through an agent with its own pools.  Each is registered with
+ * EAL by its first call (mempool caches) and unregistered when it exits;
+ * a thread preempted in the middle of a pool operation must not make
+ * another one lose an object.  Afterwards nothing is in use.
+ */
+#define OVERSUB_THREADS 8
+#define OVERSUB_CALLS	1500
+#define OVERSUB_WINDOW	8
+
+static atomic_uint oversub_failed, oversub_no_lcore;
+
+static void *
+oversub_caller(void *arg)
+{
+	struct dprpc_future *fs[OVERSUB_WINDOW];
+	unsigned int i, j;
+
+	(void)arg;
+	for (i = 0; i < OVERSUB_CALLS / OVERSUB_WINDOW; i++) {
+		for (j = 0; j < OVERSUB_WINDOW; j++)
+			fs[j] = dprpc_rpc_async(a, "b", "echo", "x", 1, 0);
+		for (j = 0; j < OVERSUB_WINDOW; j++) {
+			if (fs[j] == NULL) {
+				atomic_fetch_add(&oversub_failed, 1);
+				continue;
+			}
+			if (dprpc_future_wait(fs[j], 0) != 0)
+				atomic_fetch_add(&oversub_failed, 1);
+			dprpc_future_put(fs[j]);
+		}
+	}
+	/* Registered with EAL by its first call: it has mempool caches. */
+	if (rte_lcore_id() == LCORE_ID_ANY)
+		atomic_fetch_add(&oversub_no_lcore, 1);
+	return NULL;
+}
+
+Test(rpc_ring, unpinned_threads_share_the_agents_own_pools, .timeout = 120)
+{
+	struct dprpc_agent_conf c;
+	struct dprpc_agent_usage u;
+	pthread_t th[OVERSUB_THREADS];
+	unsigned int k, lcores = rte_lcore_count();
+
+	cr_assert_eq(dprpc_agent_destroy(a), 0);
+	dprpc_agent_conf_init(&c);
+	c.name = "a";
+	c.world = DPT_WORLD2;
+	c.port_id = pair.port_a;
+	c.max_outstanding = OVERSUB_THREADS * OVERSUB_WINDOW;
+	a = dprpc_agent_create(&c); /* its own mbuf pool */
+	cr_assert_not_null(a, "%s", rte_strerror(rte_errno));
+	atomic_store(&oversub_failed, 0);
+	atomic_store(&oversub_no_lcore, 0);
+	for (k = 0; k < OVERSUB_THREADS; k++)
+		cr_assert_eq(pthread_create(&th[k], NULL, oversub_caller, NULL), 0);
+	for (k = 0; k < OVERSUB_THREADS; k++)
+		pthread_join(th[k], NULL);
+	cr_assert_eq(atomic_load(&oversub_failed), 0u);
+	cr_assert_eq(atomic_load(&oversub_no_lcore), 0u);
+	/* Unregistered as they exited; what their caches hold is counted
+	 * as available, not in use. */
+	cr_assert_eq(rte_lcore_count(), lcores);
+	cr_assert_eq(dprpc_agent_usage(a, &u), 0);
+	cr_assert_eq(u.futures, 0u);
+	cr_assert_eq(u.calls, 0u);
+	cr_assert_eq(u.mbufs, 0u, "%u mbufs lost", u.mbufs);
+}
+
+/*
+ * Timeouts while the poller stalls.  The test thread takes the poll flag
+ * and keeps it, as a poller taken off the CPU would: the timer does not
+ * run.  A call's waiter fails it at its deadline all the same, and so does
+ * any thread waiting on the agent for a call that only has a callback.
+ */
+struct stall_wait {
+	struct dprpc_future *f;
+	uint64_t wait_us;
+	int rc;
+};
+
+static void *
+stall_waiter(void *arg)
+{
+	struct stall_wait *w = arg;
+
+	w->rc = dprpc_future_wait(w->f, w->wait_us);
+	return NULL;
+}
+
+static atomic_int stall_cb_code;
+static atomic_bool stall_cb_on_poller;
+
+static void
+stall_cb(struct dprpc_future *f, void *arg)
+{
+	(void)arg;
+	atomic_store(&stall_cb_on_poller, dp_on_poller(a));
+	atomic_store(&stall_cb_code, dprpc_future_error(f)->code);
+}
+
+Test(rpc_ring, waiter_fails_its_call_at_the_deadline_while_the_poller_stalls)
+{
+	struct stall_wait w = {.wait_us = 10 * 1000 * 1000};
+	pthread_t t;
+
+	cr_assert(dp_poll_trylock(a)); /* the stalled poller */
+	/* The flag is held: the call waits in tx_ring, without a slot. */
+	w.f = dprpc_rpc_async(a, "b", "echo", "x", 1, 20000);
+	cr_assert_not_null(w.f);
+	cr_assert_eq(pthread_create(&t, NULL, stall_waiter, &w), 0);
+	pthread_join(t, NULL);
+	cr_assert_eq(w.rc, -ETIMEDOUT);
+	cr_assert_eq(dprpc_future_state(w.f), DPRPC_FUTURE_FAILED);
+	cr_assert_eq(dprpc_future_error(w.f)->origin, 0);
+	cr_assert_str_eq(dprpc_future_error(w.f)->msg, "call to b timed out");
+	dp_poll_unlock(a);
+	dprpc_future_put(w.f);
+	/* The poller starts it now and drops the answer: nothing is left. */
+	cr_assert_eq(dprpc_rpc_sync(a, "b", "echo", "y", 1, 0, NULL, NULL, NULL), 0);
+}
+
+Test(rpc_ring, stalled_poller_calls_fail_at_their_deadline_from_a_waiting_thread)
+{
+	struct stall_wait w = {.wait_us = 200 * 1000};
+	struct dprpc_future *cb_only;
+	pthread_t t;
+	unsigned int i;
+
+	atomic_store(&stall_cb_code, 0);
+	/* Started by this thread (caller-driven, the flag is free): it holds a
+	 * slot; b parks it, so only its deadline ends it.  It has a callback
+	 * and nobody waits on it. */
+	cb_only = dprpc_rpc_async(a, "b", "park", "x", 1, 20000);
+	cr_assert_not_null(cb_only);
+	cr_assert_eq(dprpc_future_add_callback(cb_only, stall_cb, NULL), 0);
+	cr_assert(dp_poll_trylock(a)); /* the stalled poller */
+	/* Another thread waits on another call of the agent (in tx_ring). */
+	w.f = dprpc_rpc_async(a, "b", "echo", "z", 1, 0);
+	cr_assert_not_null(w.f);
+	cr_assert_eq(pthread_create(&t, NULL, stall_waiter, &w), 0);
+	pthread_join(t, NULL);
+	cr_assert_eq(w.rc, -ETIMEDOUT); /* the wait's own limit: no poller */
+	cr_assert_eq(dprpc_future_state(w.f), DPRPC_FUTURE_PENDING);
+	cr_assert_eq(atomic_load(&stall_cb_code), -ETIMEDOUT);
+	cr_assert(!atomic_load(&stall_cb_on_poller));
+	cr_assert_str_eq(dprpc_future_error(cb_only)->msg, "call to b timed out");
+	dp_poll_unlock(a);
+	/* The poller runs again: the echo completes, the timer frees the slot
+	 * of the failed call (its failure stays the one seen). */
+	cr_assert_eq(dprpc_future_wait(w.f, 0), 0);
+	dprpc_future_put(w.f);
+	for (i = 0; i < 20000 && atomic_load(&nb_parked) < 1; i++) {
+		dprpc_poll(a, 32);
+		usleep(100);
+	}
+	reply_parked("late");
+	dprpc_future_put(cb_only);
+	cr_assert_eq(dprpc_rpc_sync(a, "b", "echo", "y", 1, 0, NULL, NULL, NULL), 0);
 }

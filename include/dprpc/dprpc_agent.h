@@ -16,6 +16,16 @@
  * The application owns EAL: the library never calls rte_eal_init() except
  * through dprpc_eal_init(), a convenience for tools and examples.
  *
+ * Threads that EAL did not create: the first dprpc_rpc_async(),
+ * dprpc_poll() or reply such a thread makes registers it with EAL
+ * (rte_thread_register()), so that it gets an lcore id and with it a cache
+ * in every mempool: without one each mbuf, request and future it takes or
+ * returns is an operation on the pool's shared ring, which a thread
+ * preempted in the middle holds up for the others.  rte_lcore_id() then
+ * returns that id on the thread.  It is unregistered when it exits (a
+ * thread-specific key's destructor), unless dprpc_eal_cleanup() ran first.
+ * When EAL has no lcore id left (RTE_MAX_LCORE) the thread works without.
+ *
  * Several agents may live in one process (tests do that); their names must
  * differ.
  *

@@ -76,7 +76,8 @@ typedef void (*dprpc_value_free_t)(void *opaque);
  *
  * Runs on the thread that completed the future, or on the thread that
  * added it if the future was already complete.  It must not block: on an
- * agent's future it runs on the polling thread.
+ * agent's future it runs on the polling thread, except for a call failed
+ * with -ETIMEDOUT by a waiting thread (dprpc_rpc.h) and for -ESHUTDOWN.
  */
 typedef void (*dprpc_future_cb_t)(struct dprpc_future *f, void *arg);
 
@@ -260,7 +261,9 @@ const struct dprpc_error *dprpc_future_error(const struct dprpc_future *f);
  *
  * Spins briefly, calling the progress hook if one is set, then parks on a
  * futex (with a progress hook that reports progress is made elsewhere,
- * parks for short intervals and retries the hook).
+ * parks for short intervals and retries the hook).  An agent's call
+ * future past its own deadline is failed with -ETIMEDOUT by the waiter
+ * itself if the poller has not done so, and its callbacks run here.
  * Thread context: any thread; on an agent's polling thread, waiting for a
  * pending future of that agent fails -EDEADLK rather than blocking.
  * Memory order: acquire, as dprpc_future_state().

@@ -15,8 +15,15 @@
  *
  * Errors that come back to the caller (as the future's dprpc_error):
  *  -ENOENT      no handler of that id on the destination;
- *  -ETIMEDOUT   the call's timeout expired (the slot and future are released;
- *               a late response is counted as stale and dropped);
+ *  -ETIMEDOUT   the call's timeout expired, counted from the call to
+ *               dprpc_rpc_async() (the slot and future are released; a late
+ *               response is counted as stale and dropped).  The poller's
+ *               timer (every 100 us) fails the call and frees its slot.  If
+ *               it has not 0.5 ms after the deadline (a poller the
+ *               scheduler took off the CPU), a thread waiting on the call,
+ *               or on any of the agent's futures, fails it instead: the
+ *               future's callbacks then run on that thread, and the slot
+ *               is freed when the poller runs again;
  *  -ESHUTDOWN   the agent was destroyed with the call pending;
  *  -EHOSTDOWN   the destination was declared down (silent for
  *               dprpc_agent_conf.peer_timeout_us) while the call was
@@ -302,8 +309,10 @@ int dprpc_reply_error(struct dprpc_request *req, int code, const char *msg);
  *         After NULL nothing was sent.
  *
  * Thread context: any thread, including completion callbacks and inline
- * handlers of this agent.  Memory order: the submission (multi-producer
- * ring) happens before the request is transmitted.
+ * handlers of this agent; a thread that EAL did not create is registered
+ * with EAL by its first call (dprpc_agent.h).  Memory order: the
+ * submission (multi-producer ring) happens before the request is
+ * transmitted.
  */
 struct dprpc_future *dprpc_rpc_async_id(struct dprpc_agent *agent, unsigned int to,
 	uint32_t handler_id, const void *data, size_t len, uint64_t timeout_us);

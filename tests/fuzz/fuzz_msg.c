@@ -97,8 +97,6 @@ LLVMFuzzerInitialize(int *argc, char ***argv)
 
 	(void)argc;
 	(void)argv;
-	for (i = 0; i < RTE_DIM(fixed); i++)
-		eal[n++] = fixed[i];
 	snprintf(prefix, sizeof(prefix), "--file-prefix=fuzz_msg_%d", (int)getpid());
 	for (i = 0; i < RTE_DIM(fixed); i++)
 		eal[i] = fixed[i];
