@@ -246,8 +246,8 @@ Test(rpc_memif, async_window_of_32)
 			const uint64_t *v = dprpc_future_value(fs[i], &len);
 
 			cr_assert_eq(len, sizeof(*v));
-			cr_assert_eq(
-				(uintptr_t)v % DPRPC_PAYLOAD_ALIGN, 0u, "value at %p", (const void *)v);
+			cr_assert_eq((uintptr_t)v % DPRPC_PAYLOAD_ALIGN, 0u, "value at %p",
+				(const void *)v);
 			cr_assert_eq(*v, (uint64_t)r << 32 | i);
 			dprpc_future_put(fs[i]);
 		}

@@ -452,7 +452,7 @@ enum dprpc_drop_reason {
 	 * or none (its sender never heard from it).  A request so addressed
 	 * is never run (docs/reliability.md). */
 	DPRPC_DROP_WRONG_INCARNATION,
-	DPRPC_DROP_OVER_BUDGET,	  /**< a request not run because its caller (or
+	DPRPC_DROP_OVER_BUDGET, /**< a request not run because its caller (or
 				       all callers) hold their message budget
 				       (dprpc_agent_conf.msg_bytes_max): answered
 				       -ENOBUFS */
