@@ -379,15 +379,10 @@ int
 dprpc_rpc_sync(struct dprpc_agent *a, const char *to, const char *handler, const void *data,
 	size_t len, uint64_t timeout_us, void *out, size_t *out_len, struct dprpc_error *err)
 {
-	struct dprpc_future *fut;
+	int rank = dp_resolve(a, to, handler);
 
-	if (out == NULL && out_len != NULL && *out_len > 0)
-		return -EINVAL; /* a capacity without a buffer: nothing sent */
-	/* As dprpc_rpc_sync_id(): before anything is sent. */
-	if (a != NULL && dp_tls_poller == a)
-		return -EDEADLK;
-	fut = dprpc_rpc_async(a, to, handler, data, len, timeout_us);
-	if (fut == NULL)
+	if (rank < 0)
 		return -rte_errno;
-	return dp_sync_finish(a, fut, 0, out, out_len, err, true);
+	return dprpc_rpc_sync_id(a, (unsigned int)rank, dprpc_handler_id(handler), data, len,
+		timeout_us, out, out_len, err);
 }
