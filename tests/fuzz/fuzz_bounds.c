@@ -33,6 +33,7 @@
 
 #include "dp_agent.h"
 #include "../dpt.h"
+#include "fuzz_env.h"
 
 #define FUZZ_WORLD                              \
 	"a 0 02:00:00:00:00:01 10.0.0.1 7001\n" \
@@ -122,40 +123,15 @@ make_b(void)
 	return b;
 }
 
-static void
-fuzz_cleanup(void)
-{
-	(void)dprpc_eal_cleanup();
-}
-
 int
 LLVMFuzzerInitialize(int *argc, char ***argv)
 {
-	/* EAL takes char **: writable copies of the fixed arguments. */
-	static char fixed[][24] = {"fuzz_bounds", "--no-pci", "--no-huge", "-m", "256",
-		"--no-shconf", "--no-telemetry", "--lcores=0", "--log-level=*:crit"};
-	char prefix[64];
-	char *eal[RTE_DIM(fixed) + 2];
-	unsigned int i, n = 0;
 	char err[160];
 
 	(void)argc;
 	(void)argv;
-	for (i = 0; i < RTE_DIM(fixed); i++)
-		eal[n++] = fixed[i];
-	snprintf(prefix, sizeof(prefix), "--file-prefix=fuzz_bounds_%d", (int)getpid());
-	eal[n++] = prefix;
-	eal[n] = NULL;
-	if (dprpc_eal_init((int)n, eal) < 0)
-		abort();
-	atexit(fuzz_cleanup);
-	mp = rte_pktmbuf_pool_create("fuzz_mp", 4095, 0, 0, RTE_MBUF_DEFAULT_BUF_SIZE, 0);
-	to_b = rte_ring_create("fuzz_to_b", 1024, 0, RING_F_SP_ENQ | RING_F_SC_DEQ);
-	from_b = rte_ring_create("fuzz_from_b", 1024, 0, RING_F_SP_ENQ | RING_F_SC_DEQ);
-	if (mp == NULL || to_b == NULL || from_b == NULL)
-		abort();
-	port_b = rte_eth_from_rings("fuzz_b", &to_b, 1, &from_b, 1, 0);
-	if (port_b < 0 || dp_world_parse(FUZZ_WORLD, &world, err, sizeof(err)) != 0)
+	port_b = fuzz_env_up("fuzz_bounds", &mp, &to_b, &from_b);
+	if (dp_world_parse(FUZZ_WORLD, &world, err, sizeof(err)) != 0)
 		abort();
 	dp_l2l4_template(tmpl[0], &world.addrs[0], &world.addrs[1]);
 	dp_l2l4_template(tmpl[2], &world.addrs[2], &world.addrs[1]);

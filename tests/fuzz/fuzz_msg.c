@@ -28,6 +28,7 @@
 
 #include "dp_agent.h"
 #include "../dpt.h"
+#include "fuzz_env.h"
 
 #define FUZZ_WORLD                              \
 	"a 0 02:00:00:00:00:01 10.0.0.1 7001\n" \
@@ -77,42 +78,16 @@ make_b(void)
 	return b;
 }
 
-/* libFuzzer ends with exit(): take EAL down (and its runtime directory). */
-static void
-fuzz_cleanup(void)
-{
-	(void)dprpc_eal_cleanup();
-}
-
 int
 LLVMFuzzerInitialize(int *argc, char ***argv)
 {
-	/* EAL takes char **: writable copies of the fixed arguments. */
-	char fixed[][24] = {"fuzz_msg", "--no-pci", "--no-huge", "-m", "256", "--no-shconf",
-		"--no-telemetry", "--lcores=0", "--log-level=*:crit"};
-	char prefix[64];
-	char *eal[RTE_DIM(fixed) + 2];
-	unsigned int i;
 	char err[160];
 
 	(void)argc;
 	(void)argv;
-	snprintf(prefix, sizeof(prefix), "--file-prefix=fuzz_msg_%d", (int)getpid());
-	for (i = 0; i < RTE_DIM(fixed); i++)
-		eal[i] = fixed[i];
-	eal[i++] = prefix;
-	eal[i] = NULL;
-	if (dprpc_eal_init((int)i, eal) < 0)
-		abort();
-	atexit(fuzz_cleanup);
-	mp = rte_pktmbuf_pool_create("fuzz_mp", 4095, 0, 0, RTE_MBUF_DEFAULT_BUF_SIZE, 0);
-	ab = rte_ring_create("fuzz_ab", 1024, 0, RING_F_SP_ENQ | RING_F_SC_DEQ);
-	ba = rte_ring_create("fuzz_ba", 1024, 0, RING_F_SP_ENQ | RING_F_SC_DEQ);
-	if (mp == NULL || ab == NULL || ba == NULL)
-		abort();
 	/* b receives from ab and sends into ba. */
-	port_b = rte_eth_from_rings("fuzz_b", &ab, 1, &ba, 1, 0);
-	if (port_b < 0 || dp_world_parse(FUZZ_WORLD, &world, err, sizeof(err)) != 0)
+	port_b = fuzz_env_up("fuzz_msg", &mp, &ab, &ba);
+	if (dp_world_parse(FUZZ_WORLD, &world, err, sizeof(err)) != 0)
 		abort();
 	dp_l2l4_template(tmpl_ab, &world.addrs[0], &world.addrs[1]);
 	/* What the first agent of a process sets up for good (the mbuf
