@@ -7,7 +7,8 @@
 #   scripts/dev.sh test    install what is missing, build with warnings as
 #                          errors, run every test suite, the unit suites
 #                          again under ASan+UBSan, and the fuzzers (parsers,
-#                          reassembly) a minute each (DPRPC_FUZZ_SECONDS); end with
+#                          reassembly, server budgets) a minute each
+#                          (DPRPC_FUZZ_SECONDS); end with
 #                          "N passed, N failed"
 #   scripts/dev.sh perf [MODE options]   dprpc-perf with the raw floor beside it
 #
@@ -126,7 +127,7 @@ run_tests() {
 	else
 		rc=1
 	fi
-	echo "== libFuzzer on the parsers and on reassembly (clang, ${DPRPC_FUZZ_SECONDS:-60} s each)"
+	echo "== libFuzzer on the parsers, reassembly and server budgets (clang, ${DPRPC_FUZZ_SECONDS:-60} s each)"
 	if CC=clang build "$fuzz" -Dwerror=true -Dtests=false -Dfuzz=true \
 		-Dfuzz_seconds="${DPRPC_FUZZ_SECONDS:-60}"; then
 		meson test -C "$fuzz" --print-errorlogs --num-processes 1 --suite fuzz || rc=1
