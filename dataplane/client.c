@@ -78,27 +78,19 @@ dp_call_refuse(struct dprpc_agent *a, struct rte_mbuf *m, unsigned int to)
 	rte_pktmbuf_free(m);
 }
 
-/* Give a submitted request its slot and request number, and send it,
- * addressed to the peer's incarnation (docs/reliability.md, at most once
- * across restarts).  While that incarnation is not known the request is
- * parked: kept unsent, and the peer pinged; dp_client_unpark() sends it
- * when the peer is first heard from. */
-void
-dp_start_call(struct dprpc_agent *a, struct rte_mbuf *m, uint64_t now)
+/* Give the call submitted in @m (meta @meta) a free slot of @peer and its
+ * request number, and address its request: slot, request number and the
+ * peer's incarnation, in the frame or, for a multi-frame request, in its
+ * message.  @parked: the request is not sent now, its timers start when
+ * it is (dp_client_unpark()). */
+static inline struct dp_slot *
+dp_slot_start(struct dprpc_agent *a, struct dp_peer *peer, struct rte_mbuf *m,
+	struct dp_call_meta *meta, bool remote, bool parked, uint64_t now)
 {
 	struct dp_wire_hdr *h = dp_frame_hdr(rte_pktmbuf_mtod(m, uint8_t *));
-	struct dp_call_meta *meta = dp_meta(m);
-	unsigned int to = rte_be_to_cpu_16(h->dst_worker);
-	struct dp_peer *peer = &a->peers[to];
-	bool remote = to != a->rank;
 	struct dp_slot *s;
 	uint16_t idx;
 
-	/* Relaxed: the poller's own write, read back. */
-	if (unlikely(remote && dp_load_relaxed(&peer->state) == DPRPC_PEER_DOWN)) {
-		dp_call_refuse(a, m, to);
-		return;
-	}
 	/* A free slot exists: outstanding <= max_outstanding was checked by
 	 * the submitter, and each call in flight holds one slot. */
 	idx = peer->free_slots[--peer->nb_free];
@@ -107,6 +99,7 @@ dp_start_call(struct dprpc_agent *a, struct rte_mbuf *m, uint64_t now)
 	s = &peer->slots[idx];
 	s->fut = meta->fut;
 	s->req_num = ++peer->next_req;
+	s->parked = parked;
 	s->deadline_tsc = meta->deadline_tsc;
 	/* Release: pairs with the acquire load in dp_expire_stalled(), which
 	 * then sees the future's expiry, set by its submitter before it was
@@ -116,7 +109,6 @@ dp_start_call(struct dprpc_agent *a, struct rte_mbuf *m, uint64_t now)
 	meta->fut = NULL; /* started: a re-staged frame is a plain frame */
 	s->rto_tsc = 0;	  /* 0: never resent */
 	s->sent_tsc = 0;
-	s->parked = remote && !peer->session_known;
 	if (a->rto_tsc != 0 && remote) {
 		s->rto_tsc = dp_load_relaxed(&peer->rto_tsc); /* poller-written */
 		s->rtx_tsc = now + s->rto_tsc;
@@ -125,35 +117,79 @@ dp_start_call(struct dprpc_agent *a, struct rte_mbuf *m, uint64_t now)
 	}
 	dp_count(&a->st.calls_sent, 1);
 	if (unlikely(meta->tx != NULL)) {
-		struct dp_txmsg *t = meta->tx;
+		meta->tx->f.slot = idx;
+		meta->tx->f.req_num = s->req_num;
+		meta->tx->f.dst_session = peer->session;
+	} else {
+		h->slot = rte_cpu_to_be_16(idx);
+		h->req_num = rte_cpu_to_be_32(s->req_num);
+		h->dst_session = rte_cpu_to_be_64(peer->session);
+	}
+	return s;
+}
 
-		rte_pktmbuf_free(m);
-		t->f.slot = idx;
-		t->f.req_num = s->req_num;
-		t->f.dst_session = peer->session;
-		dp_msg_start_call(a, s, t); /* held while parked */
-		/* Relaxed: poller-written, read by the poller (dp_agent.h). */
-		if (unlikely(s->parked))
-			dp_hello(a, to, now, dp_load_relaxed(&peer->rto_tsc));
+/* dp_start_call() towards a remote peer that is down, or whose incarnation
+ * is not known yet: the call is refused, or parked (its request kept
+ * unsent, and the peer pinged); dp_client_unpark() sends it when the peer
+ * is first heard from.  Apart: the common path stays small. */
+static void __rte_noinline __rte_cold
+dp_start_call_unready(struct dprpc_agent *a, struct rte_mbuf *m, struct dp_peer *peer,
+	unsigned int to, uint64_t now)
+{
+	struct dp_call_meta *meta = dp_meta(m);
+	struct dp_txmsg *t = meta->tx;
+	struct dp_slot *s;
+
+	/* Relaxed: the poller's own write, read back. */
+	if (dp_load_relaxed(&peer->state) == DPRPC_PEER_DOWN) {
+		dp_call_refuse(a, m, to);
 		return;
 	}
-	h->slot = rte_cpu_to_be_16(idx);
-	h->req_num = rte_cpu_to_be_32(s->req_num);
-	h->dst_session = rte_cpu_to_be_64(peer->session);
-	if (unlikely(s->parked)) {
+	s = dp_slot_start(a, peer, m, meta, true, true, now);
+	if (t != NULL) {
+		rte_pktmbuf_free(m);
+		dp_msg_start_call(a, s, t); /* held while parked */
+	} else {
 		/* Kept whatever retransmit_us says: it goes out later.  The
 		 * frame itself is ours to free (a copy was kept, or one more
 		 * reference). */
-		dp_keep(&s->req, dp_keep_area(peer, idx, false), m);
+		dp_keep(&s->req, dp_keep_area(peer, (unsigned int)(s - peer->slots), false), m);
 		rte_pktmbuf_free(m);
-		/* Relaxed: poller-written, read by the poller (dp_agent.h). */
-		dp_hello(a, to, now, dp_load_relaxed(&peer->rto_tsc));
+	}
+	/* Relaxed: poller-written, read by the poller (dp_agent.h). */
+	dp_hello(a, to, now, dp_load_relaxed(&peer->rto_tsc));
+}
+
+/* Give a submitted request its slot and request number, and send it,
+ * addressed to the peer's incarnation (docs/reliability.md, at most once
+ * across restarts).  Towards a peer that is down or not heard from yet:
+ * dp_start_call_unready(). */
+void
+dp_start_call(struct dprpc_agent *a, struct rte_mbuf *m, uint64_t now)
+{
+	struct dp_wire_hdr *h = dp_frame_hdr(rte_pktmbuf_mtod(m, uint8_t *));
+	struct dp_call_meta *meta = dp_meta(m);
+	unsigned int to = rte_be_to_cpu_16(h->dst_worker);
+	struct dp_peer *peer = &a->peers[to];
+	bool remote = to != a->rank;
+	struct dp_slot *s;
+
+	if (unlikely(remote && peer->tx_session == 0)) {
+		dp_start_call_unready(a, m, peer, to, now);
+		return;
+	}
+	s = dp_slot_start(a, peer, m, meta, remote, false, now);
+	if (unlikely(meta->tx != NULL)) {
+		struct dp_txmsg *t = meta->tx;
+
+		rte_pktmbuf_free(m);
+		dp_msg_start_call(a, s, t);
 		return;
 	}
 	/* Keep the request to send it again if no response comes (the
 	 * loopback never loses a frame: calls to self are not kept). */
 	if (a->rto_tsc != 0 && remote)
-		dp_keep(&s->req, dp_keep_area(peer, idx, false), m);
+		dp_keep(&s->req, dp_keep_area(peer, (unsigned int)(s - peer->slots), false), m);
 	dp_stage_tx(a, m);
 }
 

@@ -149,6 +149,11 @@ struct dp_peer {
 	 * % DP_RETIRED]: a frame of those is late, not a restart. */
 	uint64_t session;
 	bool session_known;
+	/* The incarnation new calls are addressed to: session while it is
+	 * known and the peer not DOWN, else 0 (session ids are never 0), when
+	 * dp_start_call() parks or refuses them.  One load on the path of every
+	 * call instead of two (dp_peer_addressable()). */
+	uint64_t tx_session;
 	unsigned int nb_retired;
 	uint64_t retired[DP_RETIRED];
 	/* Liveness, poller only but for state, which any thread reads

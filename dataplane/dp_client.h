@@ -32,6 +32,11 @@ struct dp_slot {
 	 * other cache line per call. */
 	struct dprpc_future *_Atomic watch;
 	uint32_t req_num;
+	/* The peer's incarnation is not known yet: the request is kept (or
+	 * the message held) unsent until the peer is heard from
+	 * (dp_client_unpark()); its timer sends pings meanwhile.  In
+	 * req_num's padding: a slot is 88 bytes, not 96. */
+	bool parked;
 	uint64_t deadline_tsc;
 	struct dp_kept req;  /* the request, for resending */
 	struct dp_txmsg *tx; /* a multi-frame request: ours until the slot is freed */
@@ -42,10 +47,6 @@ struct dp_slot {
 	 * sample; 0 once resent (Karn: an answer to which copy is unknown)
 	 * or for a multi-frame one (its transfer is not a round trip). */
 	uint64_t sent_tsc;
-	/* The peer's incarnation is not known yet: the request is kept (or
-	 * the message held) unsent until the peer is heard from
-	 * (dp_client_unpark()); its timer sends pings meanwhile. */
-	bool parked;
 };
 
 /* Frees a response's mbuf, the future's value (zero copy). */

@@ -46,6 +46,16 @@ dp_session_retired(const struct dp_peer *peer, uint64_t s)
 	return false;
 }
 
+/* Recompute @peer->tx_session after its session or state changed. */
+static inline void
+dp_peer_addressable(struct dp_peer *peer)
+{
+	/* Relaxed: the poller's own write, read back. */
+	peer->tx_session = peer->session_known && dp_load_relaxed(&peer->state) != DPRPC_PEER_DOWN
+				   ? peer->session
+				   : 0;
+}
+
 /*
  * Incarnations (docs/reliability.md).  Every frame carries its sender's
  * session, a random 64-bit id, which says nothing of order: only whether
@@ -68,6 +78,7 @@ dp_check_session(struct dprpc_agent *a, const struct dp_parsed *p)
 	if (!peer->session_known) {
 		peer->session = p->session;
 		peer->session_known = true;
+		dp_peer_addressable(peer);
 		dp_client_unpark(a, p->src); /* calls waited for it */
 		return true;
 	}
@@ -75,6 +86,7 @@ dp_check_session(struct dprpc_agent *a, const struct dp_parsed *p)
 		return false;
 	peer->retired[peer->nb_retired++ % DP_RETIRED] = peer->session;
 	peer->session = p->session;
+	dp_peer_addressable(peer);
 	dp_srv_reset(a, peer);
 	dp_count(&a->st.peers_restarted, 1);
 	snprintf(msg, sizeof(msg), "worker %s restarted", a->world.w[p->src].name);
@@ -100,6 +112,7 @@ dp_peer_heard(struct dprpc_agent *a, unsigned int p)
 	if (was == DPRPC_PEER_UP)
 		return;
 	dp_store_relaxed(&peer->state, DPRPC_PEER_UP);
+	dp_peer_addressable(peer);
 	if (was == DPRPC_PEER_DOWN)
 		dp_ext_peer_event(a, p, DP_PEER_EV_UP);
 	if (was == DPRPC_PEER_DOWN && a->peer_event != NULL)

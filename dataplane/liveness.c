@@ -142,6 +142,7 @@ dp_peer_down(struct dprpc_agent *a, unsigned int p, uint64_t silent_tsc)
 
 	/* Relaxed: the poller is the only writer of state (struct dp_peer). */
 	dp_store_relaxed(&a->peers[p].state, DPRPC_PEER_DOWN);
+	dp_peer_addressable(&a->peers[p]);
 	dp_count(&a->st.peers_down, 1);
 	snprintf(msg, sizeof(msg), "worker %s is down: nothing heard for %" PRIu64 " ms",
 		a->world.w[p].name, silent_tsc * 1000 / a->tsc_hz);
