@@ -79,7 +79,8 @@ dp_check_conf(const struct dprpc_agent_conf *c)
 		c->max_handlers > (1u << 20) || c->max_requests == 0 || c->max_rrefs == 0 ||
 		c->max_rrefs > (1u << 24) || c->nb_handler_lcores > DPRPC_MAX_HANDLER_LCORES ||
 		c->nb_mbufs < 1024 || c->max_msg_size < DPRPC_MAX_FRAME_PAYLOAD ||
-		c->max_msg_size > DPRPC_MAX_MSG_LIMIT || c->credits == 0 || c->credits > 1024) {
+		c->max_msg_size > DPRPC_MAX_MSG_LIMIT || c->credits == 0 || c->credits > 1024 ||
+		c->handler_queue_max > DP_RING_SIZE - 1 || c->peer_requests_max > c->max_requests) {
 		DP_LOG(ERR, "agent %s: configuration value out of range", c->name);
 		return -EINVAL;
 	}
@@ -297,6 +298,8 @@ dp_budgets_init(struct dprpc_agent *a, const struct dprpc_agent_conf *c)
 	uint64_t max_msg = c->max_msg_size;
 	unsigned int kept_default = RTE_MAX(pool / 4, c->kept_mbufs_peer_max);
 
+	a->hl_queue_max = c->handler_queue_max != 0 ? c->handler_queue_max : DP_RING_SIZE - 1;
+	a->peer_req_max = c->peer_requests_max != 0 ? c->peer_requests_max : c->max_requests;
 	a->kept_max = c->kept_mbufs_max != 0 ? c->kept_mbufs_max : RTE_MIN(kept_default, pool / 2);
 	a->kept_peer_max = c->kept_mbufs_peer_max != 0 ? c->kept_mbufs_peer_max : a->kept_max / 2;
 	a->msg_max = c->msg_bytes_max != 0 ? c->msg_bytes_max

@@ -22,6 +22,7 @@
 #include "dp_agent.h"
 #include "dp_client.h"
 #include "dp_eal.h"
+#include "dp_handler.h"
 #include "dp_msg.h"
 #include "dp_poll.h"
 #include "dp_tx.h"
@@ -98,6 +99,12 @@ dprpc_rpc_async_id(struct dprpc_agent *a, unsigned int to, uint32_t handler_id, 
 	meta = dp_meta(m);
 	meta->fut = fut;
 	meta->deadline_tsc = dp_deadline_tsc(a, now, timeout_us);
+	/* Made from inside a handler: it never outlives the request it
+	 * serves (the sooner deadline; the TSC is the same on every agent of
+	 * the process). */
+	if (unlikely(dp_tls_req != NULL) && dp_tls_req->deadline_tsc != 0 &&
+		(meta->deadline_tsc == 0 || dp_tls_req->deadline_tsc < meta->deadline_tsc))
+		meta->deadline_tsc = dp_tls_req->deadline_tsc;
 	/* Its waiters, or dp_expire_stalled(), fail it if the poller's timer
 	 * has not DP_STALL_US after the deadline.  The timer, every 100 us,
 	 * also frees the slot: left to it when it runs, a call's slot is free

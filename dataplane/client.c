@@ -60,6 +60,26 @@ dp_slot_release(struct dprpc_agent *a, struct dp_peer *peer, struct dp_slot *s)
 	return fut;
 }
 
+/* The budget field (dp_wire.h) of a request sent at @now for a call with
+ * @deadline (0: none) towards @peer: the time left less the smoothed
+ * round trip, so that the server's answer at its deadline (-ETIME) still
+ * reaches us before our own timer fails the call with -ETIMEDOUT. */
+static uint16_t
+dp_call_budget(
+	const struct dprpc_agent *a, const struct dp_peer *peer, uint64_t deadline, uint64_t now)
+{
+	/* Relaxed: poller-written, read by the poller (dp_agent.h). */
+	uint64_t left, rtt = dp_load_relaxed(&peer->srtt_tsc);
+
+	if (deadline == 0)
+		return 0;
+	left = deadline > now ? deadline - now : 0;
+	left = left > rtt ? left - rtt : 0;
+	return dp_budget_encode(dp_tsc_to_us(a, left));
+}
+
+static void dp_slot_cancelled(struct dprpc_agent *a, unsigned int p, unsigned int i);
+
 /* A call submitted towards a peer declared down meanwhile (it was up when
  * the caller checked): fail it at once rather than send its request to a
  * peer whose calls were failed. */
@@ -120,18 +140,21 @@ dp_slot_start(struct dprpc_agent *a, struct dp_peer *peer, struct rte_mbuf *m,
 		meta->tx->f.slot = idx;
 		meta->tx->f.req_num = s->req_num;
 		meta->tx->f.dst_session = peer->session;
+		meta->tx->f.budget = dp_call_budget(a, peer, s->deadline_tsc, now);
 	} else {
 		h->slot = rte_cpu_to_be_16(idx);
 		h->req_num = rte_cpu_to_be_32(s->req_num);
 		h->dst_session = rte_cpu_to_be_64(peer->session);
+		h->budget = rte_cpu_to_be_16(dp_call_budget(a, peer, s->deadline_tsc, now));
 	}
 	return s;
 }
 
-/* dp_start_call() towards a remote peer that is down, or whose incarnation
- * is not known yet: the call is refused, or parked (its request kept
- * unsent, and the peer pinged); dp_client_unpark() sends it when the peer
- * is first heard from.  Apart: the common path stays small. */
+/* dp_start_call() of a call cancelled before it started, or towards a
+ * remote peer that is down, or whose incarnation is not known yet: the
+ * call is failed -ECANCELED, refused, or parked (its request kept unsent,
+ * and the peer pinged); dp_client_unpark() sends it when the peer is first
+ * heard from.  Apart: the common path stays small. */
 static void __rte_noinline __rte_cold
 dp_start_call_unready(struct dprpc_agent *a, struct rte_mbuf *m, struct dp_peer *peer,
 	unsigned int to, uint64_t now)
@@ -140,6 +163,17 @@ dp_start_call_unready(struct dprpc_agent *a, struct rte_mbuf *m, struct dp_peer 
 	struct dp_txmsg *t = meta->tx;
 	struct dp_slot *s;
 
+	/* Cancelled before it started: never sent. */
+	if (fut_cancelled(meta->fut)) {
+		dp_txmsg_put(t);
+		(void)fut_fail_consume(meta->fut, -ECANCELED, a->rank, NULL); /* drops our ref */
+		/* Relaxed: a bound only, pairs with nothing. */
+		atomic_fetch_sub_explicit(&peer->outstanding, 1, memory_order_relaxed);
+		dp_count(&a->st.calls_failed, 1);
+		dp_count(&a->st.calls_cancelled, 1);
+		rte_pktmbuf_free(m);
+		return;
+	}
 	/* Relaxed: the poller's own write, read back. */
 	if (dp_load_relaxed(&peer->state) == DPRPC_PEER_DOWN) {
 		dp_call_refuse(a, m, to);
@@ -174,7 +208,7 @@ dp_start_call(struct dprpc_agent *a, struct rte_mbuf *m, uint64_t now)
 	bool remote = to != a->rank;
 	struct dp_slot *s;
 
-	if (unlikely(remote && peer->tx_session == 0)) {
+	if (unlikely((remote && peer->tx_session == 0) || fut_cancelled(meta->fut))) {
 		dp_start_call_unready(a, m, peer, to, now);
 		return;
 	}
@@ -206,6 +240,10 @@ dp_client_unpark(struct dprpc_agent *a, unsigned int p)
 
 		if (s->fut == NULL || !s->parked)
 			continue;
+		if (unlikely(fut_cancelled(s->fut))) {
+			dp_slot_cancelled(a, p, i); /* never sent */
+			continue;
+		}
 		s->parked = false;
 		/* The first transmission is now: the resend timer and the
 		 * round-trip sample start from it. */
@@ -221,18 +259,41 @@ dp_client_unpark(struct dprpc_agent *a, unsigned int p)
 		}
 		/* A frame kept by reference was never staged: ours alone, its
 		 * header may still be written. */
-		if (s->req.m != NULL)
-			dp_frame_hdr(rte_pktmbuf_mtod(s->req.m, uint8_t *))->dst_session =
-				rte_cpu_to_be_64(peer->session);
+		if (s->req.m != NULL) {
+			struct dp_wire_hdr *h = dp_frame_hdr(rte_pktmbuf_mtod(s->req.m, uint8_t *));
+
+			h->dst_session = rte_cpu_to_be_64(peer->session);
+			h->budget = rte_cpu_to_be_16(
+				dp_call_budget(a, peer, s->deadline_tsc, a->now_tsc));
+		}
 		(void)dp_kept_send(a, &s->req, dp_keep_area(peer, i, false), DP_FRAME_REQUEST, p,
-			(uint16_t)i, s->req_num);
+			(uint16_t)i, s->req_num,
+			dp_call_budget(a, peer, s->deadline_tsc, a->now_tsc));
 		if (a->rto_tsc == 0)
 			dp_kept_clear(&s->req); /* no resends: nothing to keep */
 	}
 }
 
+/* Slot @i of peer @p holds a call its caller cancelled: free the slot and,
+ * if the request went out, tell the server (a CANCEL frame naming the
+ * slot, request number and the server's incarnation; not resent). */
+static void
+dp_slot_cancelled(struct dprpc_agent *a, unsigned int p, unsigned int i)
+{
+	struct dp_peer *peer = &a->peers[p];
+	struct dp_slot *s = &peer->slots[i];
+	bool sent = !s->parked && p != a->rank;
+	uint32_t req_num = s->req_num;
+
+	(void)fut_fail_consume(dp_slot_release(a, peer, s), -ECANCELED, a->rank, NULL);
+	dp_count(&a->st.calls_failed, 1);
+	dp_count(&a->st.calls_cancelled, 1);
+	if (sent)
+		dp_send_cancel(a, p, (uint16_t)i, req_num);
+}
+
 /* The calls' timers, once per timer period (dp_run_timers()): resend what
- * is late, fail what timed out. */
+ * is late, fail what timed out, free what was cancelled. */
 unsigned int
 dp_client_timers(struct dprpc_agent *a, uint64_t now)
 {
@@ -250,6 +311,11 @@ dp_client_timers(struct dprpc_agent *a, uint64_t now)
 
 			if (s->fut == NULL)
 				continue;
+			if (unlikely(fut_cancelled(s->fut))) {
+				dp_slot_cancelled(a, p, i);
+				n++;
+				continue;
+			}
 			if (s->rto_tsc != 0 && s->rtx_tsc <= now &&
 				(s->deadline_tsc == 0 || s->deadline_tsc > now)) {
 				/* Resend, backing off: the frame, the response,
@@ -271,7 +337,8 @@ dp_client_timers(struct dprpc_agent *a, uint64_t now)
 					dp_msg_resend(a, p, s);
 				} else {
 					(void)dp_kept_send(a, &s->req, dp_keep_area(peer, i, false),
-						DP_FRAME_REQUEST, p, (uint16_t)i, s->req_num);
+						DP_FRAME_REQUEST, p, (uint16_t)i, s->req_num,
+						dp_call_budget(a, peer, s->deadline_tsc, now));
 					/* Karn: no sample from this call.  The
 					 * peer's timeout doubles (RFC 6298 5.5)
 					 * until the next sample, once per expiry

@@ -96,7 +96,7 @@ dp_frame_write_hdr(uint8_t *frame, const uint8_t *tmpl, const struct dp_hdr_fiel
 	h->handler_id = rte_cpu_to_be_32(f->handler_id);
 	h->status = rte_cpu_to_be_32(f->status);
 	h->credits = rte_cpu_to_be_16(f->credits);
-	h->reserved = 0;
+	h->budget = rte_cpu_to_be_16(f->budget);
 }
 
 static inline bool
@@ -208,6 +208,7 @@ dp_frame_parse(const uint8_t *frame, uint32_t len, const struct dp_rx_ctx *ctx,
 	out->pkt_cnt = cnt;
 	out->flags = rte_be_to_cpu_16(h->flags);
 	out->credits = rte_be_to_cpu_16(h->credits);
+	out->budget = rte_be_to_cpu_16(h->budget);
 	out->type = h->type;
 	out->src = src;
 	out->slot = rte_be_to_cpu_16(h->slot);

@@ -137,6 +137,11 @@ struct dp_peer {
 	 * messages (requests being reassembled, responses until acked). */
 	unsigned int srv_kept;
 	uint64_t srv_bytes;
+	/* Request objects of the peer's calls held here (taken by the
+	 * poller, which increments; freed by whichever thread releases them,
+	 * which decrements: relaxed, a bound only, nothing is published
+	 * through it), against conf.peer_requests_max. */
+	atomic_uint srv_live;
 	/* The resend timeout for new calls to this peer, adaptive (RFC 6298
 	 * in TSC units; dp_rtt_sample() in dp_client.h): the smoothed round
 	 * trip (0 before the first sample) and its variation.  Written by the
@@ -215,6 +220,20 @@ struct dprpc_request {
 	uint32_t in_len;
 	struct dp_rxmsg *rx; /* a reassembled request: owns the payload */
 	struct dp_txmsg *tx; /* a multi-frame request to self: owns the payload */
+	/* The caller's deadline on this agent's TSC: its budget (dp_wire.h)
+	 * added to the poll's TSC when the request was taken; 0: none.
+	 * Written by dp_req_new() (the poller) before the request is handed
+	 * over, read by whoever holds it. */
+	uint64_t deadline_tsc;
+	/* The caller cancelled the call (a CANCEL frame), or was declared
+	 * down or restarted: set by the poller, read by whoever holds the
+	 * request (relaxed: a hint, nothing is published through it; a
+	 * request queued to a handler lcore is dropped there unrun,
+	 * dp_req_runnable()). */
+	_Atomic uint8_t cancelled;
+	/* The retry-after hint of the library's -EBUSY answer (encoded as a
+	 * budget, dp_wire.h), 0 otherwise. */
+	uint16_t retry_hint;
 };
 
 /* Counters.  All but reply_nombuf and the handler contract's are written
@@ -237,6 +256,14 @@ struct dp_stats {
 	/* Handler contract violations, any thread: dp_count_mt. */
 	_Atomic uint64_t reply_again, handler_unanswered, handler_error_after_reply;
 	_Atomic uint64_t handler_bad_return;
+	/* Serving under load (docs/serving.md).  Written by the poller
+	 * (dp_count) but requests_expired and requests_cancelled, which the
+	 * handler lcores add to too (dp_count_mt). */
+	_Atomic uint64_t requests_expired;   /* not run: the deadline passed while queued */
+	_Atomic uint64_t requests_cancelled; /* not run: cancelled while queued */
+	_Atomic uint64_t cancels_received;   /* CANCEL frames naming a request we hold */
+	_Atomic uint64_t calls_cancelled;    /* calls the application cancelled */
+	_Atomic uint64_t rejected_pool, rejected_peer, rejected_requests; /* -EBUSY answers */
 };
 
 struct dprpc_agent {
@@ -272,6 +299,10 @@ struct dprpc_agent {
 	struct dp_handler *handlers;
 
 	unsigned int nb_hl, hl_next;
+	/* conf.handler_queue_max and conf.peer_requests_max, defaults
+	 * applied: requests queued to one handler lcore, and requests of one
+	 * caller held at once (queued, running or deferred). */
+	unsigned int hl_queue_max, peer_req_max;
 	struct dp_hlcore hl[DPRPC_MAX_HANDLER_LCORES];
 	unsigned int io_lcore;
 	bool io_launched;
@@ -412,6 +443,16 @@ dp_deadline_tsc(const struct dprpc_agent *a, uint64_t now, uint64_t us)
 		return 0;
 	t = dp_us_to_tsc(a, us);
 	return t >= UINT64_MAX - now ? 0 : now + t;
+}
+
+/* Microseconds in @tsc cycles, rounded down: a 64-bit product below 2^44
+ * cycles (hours), the 128-bit division beyond. */
+static inline uint64_t
+dp_tsc_to_us(const struct dprpc_agent *a, uint64_t tsc)
+{
+	if (likely(tsc < (UINT64_C(1) << 44)))
+		return tsc * 1000000 / a->tsc_hz;
+	return (uint64_t)((__uint128_t)tsc * 1000000 / a->tsc_hz);
 }
 
 static inline uint64_t

@@ -14,6 +14,7 @@
 #ifndef DP_CLIENT_H
 #define DP_CLIENT_H
 
+#include <errno.h>
 #include <stdint.h>
 #include <string.h>
 
@@ -117,6 +118,15 @@ dp_handle_response(struct dprpc_agent *a, struct rte_mbuf *m, const struct dp_pa
 	if (s->sent_tsc != 0 && (int64_t)(a->now_tsc - s->sent_tsc) >= 0)
 		dp_rtt_sample(a, peer, a->now_tsc - s->sent_tsc);
 	fut = dp_slot_release(a, peer, s);
+	if (unlikely(fut_cancelled(fut))) {
+		/* Its caller cancelled it before the answer came (the timer
+		 * would have freed the slot and told the server). */
+		rte_pktmbuf_free(m);
+		(void)fut_fail_consume(fut, -ECANCELED, a->rank, NULL); /* drops our ref */
+		dp_count(&a->st.calls_failed, 1);
+		dp_count(&a->st.calls_cancelled, 1);
+		return;
+	}
 	if (p->status == 0) {
 		/* Zero copy: the future owns the mbuf from here on.  The
 		 * agent's reference is dropped by the completion itself. */
@@ -135,7 +145,12 @@ dp_handle_response(struct dprpc_agent *a, struct rte_mbuf *m, const struct dp_pa
 		memcpy(msg, p->payload, n);
 		msg[n] = '\0';
 		rte_pktmbuf_free(m);
-		fut_fail_consume(fut, -(int)RTE_MIN(p->status, (uint32_t)INT32_MAX), p->src, msg);
+		/* An overload answer's budget field is its retry-after hint. */
+		fut_fail_consume_hint(fut, -(int)RTE_MIN(p->status, (uint32_t)INT32_MAX), p->src,
+			msg,
+			p->status == EBUSY ? (uint32_t)RTE_MIN(dp_budget_decode(p->budget),
+						     (uint64_t)UINT32_MAX)
+					   : 0);
 		dp_count(&a->st.calls_failed, 1);
 	}
 }

@@ -36,6 +36,10 @@ struct dp_hlcore {
 	struct dprpc_agent *agent;
 	unsigned int lcore;
 	struct rte_ring *ring; /* SP (poller) / SC (this lcore) */
+	/* Mean time one request took on this lcore, in TSC cycles, an EWMA
+	 * over bursts: written by the lcore, read by the poller for the
+	 * retry-after hint of an overload answer (relaxed: an estimate). */
+	_Atomic uint64_t service_tsc;
 	bool launched;
 };
 
@@ -56,5 +60,13 @@ bool dp_reply_error_or_drop(struct dprpc_request *req, int code, const char *msg
  * and no other run holds it. */
 void dp_run_handler(struct dprpc_request *req);
 int dp_lcore_handler(void *hlcore_arg);
+/* The request whose handler runs on this thread, NULL outside a handler. */
+extern __thread const struct dprpc_request *dp_tls_req __attribute__((tls_model("initial-exec")));
+/* The retry-after hint of an overload answer (encoded as a budget,
+ * dp_wire.h): the time the handler lcores need for what is queued to them
+ * (queued requests times their mean service time, over the lcores), at
+ * least DP_RETRY_MIN_US.  The poller. */
+#define DP_RETRY_MIN_US 100
+uint16_t dp_retry_hint(const struct dprpc_agent *a);
 
 #endif /* DP_HANDLER_H */

@@ -25,6 +25,9 @@ uint64_t dp_new_session(void);
 void dp_set_next_session(uint64_t id);
 /* Send a CONTROL frame (@op) to worker @to. */
 void dp_send_control(struct dprpc_agent *a, unsigned int to, enum dp_ctrl_op op);
+/* Tell @to that our call on @slot, request @req_num, was cancelled (a
+ * CONTROL frame, DP_CTRL_CANCEL). */
+void dp_send_cancel(struct dprpc_agent *a, unsigned int to, uint16_t slot, uint32_t req_num);
 /* Ask peer @p for its incarnation (a PING, counted in keepalives) unless
  * one went less than @interval TSC ago: calls wait for its answer. */
 void dp_hello(struct dprpc_agent *a, unsigned int p, uint64_t now, uint64_t interval);
@@ -84,6 +87,9 @@ dp_check_session(struct dprpc_agent *a, const struct dp_parsed *p)
 	}
 	if (dp_session_retired(peer, p->session))
 		return false;
+	/* What the old incarnation asked for is nobody's to wait for:
+	 * flagged while its session still names it. */
+	dp_srv_cancel_all(a, p->src);
 	peer->retired[peer->nb_retired++ % DP_RETIRED] = peer->session;
 	peer->session = p->session;
 	dp_peer_addressable(peer);

@@ -37,7 +37,12 @@
  *                           an ACK, the type of the message acknowledged
  *    48     2  credits      in an ACK, frames the sender may have beyond
  *                           pkt_idx (its window); 0 elsewhere
- *    50     2  reserved     0
+ *    50     2  budget       REQUEST: the caller's deadline as the time left
+ *                           when the frame was made, in microseconds,
+ *                           encoded (dp_budget_encode()); 0: no deadline.
+ *                           A response with status EBUSY: the server's
+ *                           retry-after hint, same encoding.  CONTROL
+ *                           frames and ACKs: 0
  */
 #ifndef DP_WIRE_H
 #define DP_WIRE_H
@@ -69,6 +74,10 @@ enum dp_frame_type {
 enum dp_ctrl_op {
 	DP_CTRL_PING = 1, /* are you there? answered by a PONG */
 	DP_CTRL_PONG = 2,
+	/* The caller cancelled its call on slot/req_num (session: the
+	 * caller's incarnation, dst_session: the server's): a queued request
+	 * is dropped, a running one sees dprpc_request_cancelled(). */
+	DP_CTRL_CANCEL = 3,
 };
 
 /* Flags of an ACK frame. */
@@ -103,13 +112,13 @@ struct dp_wire_hdr {
 	rte_be32_t handler_id;
 	rte_be32_t status;
 	rte_be16_t credits;
-	rte_be16_t reserved;
+	rte_be16_t budget;
 } __rte_packed;
 
 _Static_assert(sizeof(struct dp_wire_hdr) == 52, "dprpc header is 52 bytes on the wire");
 _Static_assert(offsetof(struct dp_wire_hdr, session) == 16 &&
 		       offsetof(struct dp_wire_hdr, dst_session) == 24 &&
-		       offsetof(struct dp_wire_hdr, reserved) == 50,
+		       offsetof(struct dp_wire_hdr, budget) == 50,
 	"dprpc header fields at their documented offsets");
 
 /* Ethernet + IPv4 + UDP, prebuilt per peer. */
@@ -150,6 +159,7 @@ struct dp_parsed {
 	uint32_t status;
 	uint32_t msg_len; /* the whole message's length */
 	uint16_t pkt_idx, pkt_cnt, flags, credits;
+	uint16_t budget; /* encoded (dp_budget_decode()); 0: none */
 };
 
 /* The parts of a frame's dprpc header the sender chooses.  pkt_cnt 0 (what
@@ -167,7 +177,41 @@ struct dp_hdr_fields {
 	uint32_t status;
 	uint16_t pkt_idx, pkt_cnt, flags, credits;
 	uint32_t msg_len;
+	uint16_t budget; /* encoded (dp_budget_encode()); 0: none */
 };
+
+/*
+ * The budget field (a deadline's time left, or a retry-after hint) in 16
+ * bits: an 11-bit mantissa and a 5-bit exponent, mant << exp microseconds,
+ * so 1 us to 2047 << 31 us (about 50 days) with at most 1/2048 lost to
+ * rounding, which is always down (a server never believes it has more time
+ * than the caller gave).  0 means none; a time left of 0 is sent as 1 us.
+ */
+#define DP_BUDGET_MANT_BITS 11
+#define DP_BUDGET_MANT_MAX  ((1u << DP_BUDGET_MANT_BITS) - 1)
+#define DP_BUDGET_EXP_MAX   31u
+
+static inline uint16_t
+dp_budget_encode(uint64_t us)
+{
+	unsigned int e;
+
+	if (us == 0)
+		return 1; /* expired, but a deadline: 1 us */
+	if (us <= DP_BUDGET_MANT_MAX)
+		return (uint16_t)us;
+	/* The top set bit goes to the mantissa's top bit. */
+	e = (unsigned int)(63 - __builtin_clzll(us)) - (DP_BUDGET_MANT_BITS - 1);
+	if (e > DP_BUDGET_EXP_MAX)
+		return (uint16_t)((DP_BUDGET_EXP_MAX << DP_BUDGET_MANT_BITS) | DP_BUDGET_MANT_MAX);
+	return (uint16_t)((e << DP_BUDGET_MANT_BITS) | (unsigned int)(us >> e));
+}
+
+static inline uint64_t
+dp_budget_decode(uint16_t v)
+{
+	return (uint64_t)(v & DP_BUDGET_MANT_MAX) << (v >> DP_BUDGET_MANT_BITS);
+}
 
 /* Build the Ethernet/IPv4/UDP headers from @src to @dst into tmpl[DP_L2L4_LEN];
  * lengths and checksum are filled per frame by dp_frame_write(). */

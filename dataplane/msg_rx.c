@@ -205,6 +205,7 @@ dp_msg_deliver_request(struct dprpc_agent *a, struct dp_srv_slot *e, const struc
 		return false;
 	e->rx = NULL;
 	e->state = DP_SRV_RUNNING;
+	e->req = req;
 	/* The request object owns it now (bounded by max_requests). */
 	dp_srv_bytes_add(a, &a->peers[p->src], -(int64_t)r->len);
 	dp_msgs_live(a, -1);
@@ -291,7 +292,7 @@ dp_msg_rx_request(struct dprpc_agent *a, struct rte_mbuf *m, const struct dp_par
 			"worker %s refused a request of %u bytes: %" PRIu64
 			" bytes of messages held for %s",
 			a->name, p->msg_len, peer->srv_bytes, a->world.w[p->src].name);
-		dp_srv_refuse(a, peer, e, p, -ENOBUFS, msg);
+		dp_srv_refuse(a, peer, e, p, -ENOBUFS, msg, 0);
 		return;
 	}
 	rx = dp_rxmsg_new(p);

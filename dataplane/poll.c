@@ -128,6 +128,8 @@ dp_rx_frame(struct dprpc_agent *a, struct rte_mbuf *m)
 	if (unlikely(p.type == DP_FRAME_CONTROL)) {
 		if (p.handler_id == DP_CTRL_PING)
 			dp_send_control(a, p.src, DP_CTRL_PONG);
+		else if (p.handler_id == DP_CTRL_CANCEL)
+			dp_srv_cancel(a, &p);
 		rte_pktmbuf_free(m);
 		return;
 	}

@@ -271,6 +271,34 @@ Test(misuse, dprpc_request_caller)
 	cr_assert_eq(rte_errno, EINVAL);
 }
 
+Test(misuse, dprpc_request_remaining_us)
+{
+	rte_errno = 0;
+	cr_assert_eq(dprpc_request_remaining_us(NULL), 0u);
+	cr_assert_eq(rte_errno, EINVAL);
+}
+
+Test(misuse, dprpc_request_deadline_tsc)
+{
+	rte_errno = 0;
+	cr_assert_eq(dprpc_request_deadline_tsc(NULL), 0u);
+	cr_assert_eq(rte_errno, EINVAL);
+}
+
+Test(misuse, dprpc_request_timeout)
+{
+	rte_errno = 0;
+	cr_assert_eq(dprpc_request_timeout(NULL, DPRPC_TIMEOUT_DEFAULT), 0u);
+	cr_assert_eq(rte_errno, EINVAL);
+}
+
+Test(misuse, dprpc_request_cancelled)
+{
+	rte_errno = 0;
+	cr_assert_eq(dprpc_request_cancelled(NULL), false);
+	cr_assert_eq(rte_errno, EINVAL);
+}
+
 Test(misuse, dprpc_request_agent)
 {
 	assert_null_errno(dprpc_request_agent(NULL), EINVAL);
@@ -424,6 +452,11 @@ Test(misuse, dprpc_future_complete_copy)
 Test(misuse, dprpc_future_fail)
 {
 	cr_assert_eq(dprpc_future_fail(NULL, -EIO, 0, "x"), -EINVAL);
+}
+
+Test(misuse, dprpc_future_cancel)
+{
+	cr_assert_eq(dprpc_future_cancel(NULL), -EINVAL);
 }
 
 Test(misuse, dprpc_future_state)
