@@ -22,6 +22,7 @@
 #include "dp_agent.h"
 #include "dp_client.h"
 #include "dp_eal.h"
+#include "dp_handler.h"
 #include "dp_msg.h"
 #include "dp_poll.h"
 #include "dp_tx.h"
@@ -46,6 +47,12 @@ dprpc_rpc_async_id(struct dprpc_agent *a, unsigned int to, uint32_t handler_id, 
 	}
 	if (len > a->max_msg) {
 		rte_errno = EMSGSIZE;
+		return NULL;
+	}
+	/* Relaxed: only the flag matters (dp_refuse_calls()); a call racing
+	 * with it goes or is refused.  Extensions' calls still go. */
+	if (unlikely(dp_load_relaxed(&a->refusing)) && !dp_handler_internal(a, handler_id)) {
+		rte_errno = ESHUTDOWN;
 		return NULL;
 	}
 	/* The call starts now: its deadline counts from here, not from after
