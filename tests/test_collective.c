@@ -840,6 +840,15 @@ Test(collective, non_graceful_shutdown_fails_pending_calls)
 
 #define INFLIGHT 192
 
+/* A failed future's message (for assertions), or what else it is. */
+static const char *
+why(const struct dprpc_future *f)
+{
+	const struct dprpc_error *e = dprpc_future_error(f);
+
+	return e != NULL ? e->msg : "(no error: pending or done)";
+}
+
 /* a -> b -> c -> a (three hops), INFLIGHT at a time, 1000 in all. */
 Test(collective, nested_chain_under_load)
 {
@@ -865,8 +874,7 @@ Test(collective, nested_chain_under_load)
 			const void *v;
 			unsigned int x = next - n + k;
 
-			cr_assert_eq(dprpc_future_wait(fs[k], 0), 0, "%s",
-				dprpc_future_error(fs[k])->msg);
+			cr_assert_eq(dprpc_future_wait(fs[k], 0), 0, "%s", why(fs[k]));
 			v = dprpc_future_value(fs[k], &len);
 			cr_assert_eq(len, sizeof(m));
 			memcpy(&m, v, sizeof(m));
@@ -904,8 +912,7 @@ Test(collective, nested_fan_out_under_load)
 				size_t len;
 				const void *p;
 
-				cr_assert_eq(dprpc_future_wait(fs[c][k], 0), 0, "%s",
-					dprpc_future_error(fs[c][k])->msg);
+				cr_assert_eq(dprpc_future_wait(fs[c][k], 0), 0, "%s", why(fs[c][k]));
 				p = dprpc_future_value(fs[c][k], &len);
 				cr_assert_eq(len, sizeof(v));
 				memcpy(&v, p, sizeof(v));
