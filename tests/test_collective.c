@@ -270,7 +270,7 @@ make_agent(int i, uint32_t peer_timeout_us)
 	c.mbuf_pool = mp;
 	c.max_outstanding = 256;
 	c.max_rrefs = 1024;
-	c.keepalive_us = peer_timeout_us / 4;
+	c.keepalive_us = 50 * 1000;
 	c.peer_timeout_us = peer_timeout_us;
 	x = dprpc_agent_create(&c);
 	cr_assert_not_null(x, "agent %s: %s", names[i], rte_strerror(rte_errno));
@@ -563,7 +563,7 @@ Test(collective, absent_worker_times_out_named)
 	start_world(30 * 1000 * 1000);
 	for (int i = 0; i < 3; i++)
 		ms[i] = (struct member){
-			.i = i, .op = OP_BARRIER, .timeout_us = 300 * 1000, .rounds = 1};
+			.i = i, .op = OP_BARRIER, .timeout_us = 1000 * 1000, .rounds = 1};
 	run(ms, 3);
 	for (int i = 0; i < 3; i++) {
 		cr_assert_eq(ms[i].rc[0], -ETIMEDOUT, "%s: %d %s", names[i], ms[i].rc[0],
@@ -602,7 +602,7 @@ Test(collective, absent_leader_named)
 	start_world(30 * 1000 * 1000);
 	for (int i = 1; i < N; i++)
 		ms[i] = (struct member){
-			.i = i, .op = OP_BARRIER, .timeout_us = 300 * 1000, .rounds = 1};
+			.i = i, .op = OP_BARRIER, .timeout_us = 1000 * 1000, .rounds = 1};
 	run(&ms[1], 3);
 	for (int i = 1; i < N; i++) {
 		cr_assert_eq(ms[i].rc[0], -ETIMEDOUT, "%s: %s", names[i], ms[i].err.err.msg);
@@ -633,7 +633,7 @@ Test(collective, dead_member_named_hostdown)
 {
 	struct member ms[N];
 
-	start_world(300 * 1000);
+	start_world(1000 * 1000);
 	warm_up();
 	own(3); /* nobody polls d any more */
 	for (int i = 0; i < 3; i++)
@@ -654,7 +654,7 @@ Test(collective, dead_leader_named)
 {
 	struct member ms[N];
 
-	start_world(300 * 1000);
+	start_world(1000 * 1000);
 	warm_up();
 	own(0);
 	for (int i = 1; i < N; i++)
@@ -782,7 +782,7 @@ Test(collective, shutdown_with_absent_worker_names_it_and_stops)
 		ms[i] = (struct member){.i = i,
 			.op = OP_SHUTDOWN,
 			.own = true,
-			.timeout_us = 400 * 1000,
+			.timeout_us = 1500 * 1000,
 			.rounds = 1};
 	run(ms, 3);
 	for (int i = 0; i < 3; i++) {
@@ -912,7 +912,8 @@ Test(collective, nested_fan_out_under_load)
 				size_t len;
 				const void *p;
 
-				cr_assert_eq(dprpc_future_wait(fs[c][k], 0), 0, "%s", why(fs[c][k]));
+				cr_assert_eq(
+					dprpc_future_wait(fs[c][k], 0), 0, "%s", why(fs[c][k]));
 				p = dprpc_future_value(fs[c][k], &len);
 				cr_assert_eq(len, sizeof(v));
 				memcpy(&v, p, sizeof(v));

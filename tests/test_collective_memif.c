@@ -43,7 +43,7 @@ make_agent(const char *name, const char *sock, bool server, struct rte_mempool *
 	c.mbuf_pool = mp;
 	c.io_lcore = server ? 1 : DPRPC_LCORE_NONE;
 	c.keepalive_us = 50 * 1000;
-	c.peer_timeout_us = 300 * 1000;
+	c.peer_timeout_us = 1000 * 1000;
 	return dprpc_agent_create(&c);
 }
 
@@ -222,7 +222,7 @@ killed_in_barrier(const char *me, const char *child_name, unsigned int child_ran
 	cr_assert_eq(pthread_create(&th, NULL, kill_later, NULL), 0);
 	rc = dprpc_shutdown(x, true, 60 * 1000 * 1000, &e);
 	pthread_join(th, NULL);
-	/* Declared down after peer_timeout_us (300 ms), not the 60 s. */
+	/* Declared down after peer_timeout_us (1 s), not the 60 s. */
 	cr_assert_eq(rc, -EHOSTDOWN, "%d %s", rc, e.err.msg);
 	cr_assert_eq(e.workers, 1ull << child_rank, "workers %lx", (unsigned long)e.workers);
 	cr_assert_not_null(strstr(e.err.msg, child_name), "%s", e.err.msg);
