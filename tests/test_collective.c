@@ -5,6 +5,9 @@
  * process joined by a software switch (tests/dpt.h).  An EAL lcore moves
  * the frames and polls every agent no test thread owns; each member of a
  * collective is a thread of its own (a collective waits for the others).
+ *
+ * Longer than most files: one suite sharing the four-agent fixture and its
+ * member threads; its cases are independent and each short.
  */
 #include <errno.h>
 #include <pthread.h>
