@@ -49,6 +49,12 @@ dprpc_rpc_async_id(struct dprpc_agent *a, unsigned int to, uint32_t handler_id, 
 		rte_errno = EMSGSIZE;
 		return NULL;
 	}
+	/* Relaxed: only the flag matters (dp_refuse_calls()); a call racing
+	 * with it goes or is refused.  Extensions' calls still go. */
+	if (unlikely(dp_load_relaxed(&a->refusing)) && !dp_handler_internal(a, handler_id)) {
+		rte_errno = ESHUTDOWN;
+		return NULL;
+	}
 	/* The call starts now: its deadline counts from here, not from after
 	 * the pools (a thread preempted in between had its calls fail late). */
 	now = rte_rdtsc();

@@ -307,6 +307,9 @@ struct dprpc_agent {
 	unsigned int io_lcore;
 	bool io_launched;
 	atomic_bool stop; /* tells the lcores to return; release/acquire */
+	/* dp_refuse_calls(): the application's calls and requests are refused
+	 * with ESHUTDOWN (relaxed both ways: only the flag matters). */
+	atomic_bool refusing;
 
 	/* The poll flag: exchanged to true with acquire by the thread that
 	 * polls, stored false with release when it stops, so one poller's

@@ -27,6 +27,9 @@ struct dp_handler {
 	 * by dprpc_register(); read with acquire by dp_handler_find(). */
 	_Atomic uint32_t id;
 	enum dprpc_handler_mode mode;
+	/* Registered by an extension (dp_register(..., internal = true)):
+	 * still served once the agent refuses calls (dp_refuse_calls()). */
+	bool internal;
 	dprpc_handler_t fn;
 	void *arg;
 	char name[DPRPC_HANDLER_NAME_MAX];
@@ -50,6 +53,9 @@ struct dprpc_request *dp_req_new(struct dprpc_agent *a, const struct dp_parsed *
  * is no such handler or no room. */
 void dp_req_start(struct dprpc_agent *a, struct dprpc_request *req);
 const struct dp_handler *dp_handler_find(const struct dprpc_agent *a, uint32_t id);
+/* True if @id is a handler an extension registered here (internal): the
+ * calls and requests an agent refusing calls still lets through. */
+bool dp_handler_internal(const struct dprpc_agent *a, uint32_t id);
 /* The library's own error answer to @req (no handler, a failed handler, a
  * full pool): released unanswered if no mbuf can be had (counted).  False,
  * doing nothing, if @req was answered already. */

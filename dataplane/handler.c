@@ -96,6 +96,14 @@ dp_handler_find(const struct dprpc_agent *a, uint32_t id)
 	return NULL;
 }
 
+bool
+dp_handler_internal(const struct dprpc_agent *a, uint32_t id)
+{
+	const struct dp_handler *h = dp_handler_find(a, id);
+
+	return h != NULL && h->internal;
+}
+
 /* Handler names the library keeps for itself (the RRef messages). */
 #define DP_RESERVED_PREFIX "dprpc."
 
@@ -143,6 +151,7 @@ dp_register(struct dprpc_agent *a, const char *name, dprpc_handler_t fn, void *a
 		h->fn = fn;
 		h->arg = arg;
 		h->mode = mode;
+		h->internal = internal;
 		/* Release: publishes the fields above to dp_handler_find(). */
 		atomic_store_explicit(&h->id, id, memory_order_release);
 		a->nb_handlers++;
@@ -684,6 +693,13 @@ dp_req_start(struct dprpc_agent *a, struct dprpc_request *req)
 		snprintf(msg, sizeof(msg), "no handler with id 0x%08x on worker %s",
 			req->handler_id, a->name);
 		dp_reply_error_or_drop(req, -ENOENT, msg);
+		return;
+	}
+	/* Relaxed: dp_refuse_calls() publishes nothing but the flag; a
+	 * request racing with it is served or refused, either is right. */
+	if (unlikely(dp_load_relaxed(&a->refusing)) && !h->internal) {
+		snprintf(msg, sizeof(msg), "worker %s is shutting down", a->name);
+		dp_reply_error_or_drop(req, -ESHUTDOWN, msg);
 		return;
 	}
 	dp_count(&a->st.requests_handled, 1);

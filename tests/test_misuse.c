@@ -726,3 +726,79 @@ Test(misuse, dprpc_rref_shutdown)
 	cr_assert_eq(dprpc_rref_shutdown(NULL, 0, 0), -EINVAL);
 	cr_assert_eq(dprpc_rref_shutdown(agent, 0, 0x80000000u), -EINVAL);
 }
+
+/* --- collectives (dprpc_collective.h) --- */
+
+Test(misuse, dprpc_all_gather)
+{
+	const char *const nobody[] = {"zz"};
+	const char *const twice[] = {"a", "a"};
+	const char *const other[] = {"b"};
+	struct dprpc_gather *g = NULL;
+	struct dprpc_coll_error e;
+	static char big[DPRPC_GATHER_VALUE_MAX + 1];
+
+	cr_assert_eq(dprpc_all_gather(NULL, NULL, 0, NULL, 0, 1000, &g, &e), -EINVAL);
+	cr_assert_eq(e.workers, 0);
+	cr_assert_eq(dprpc_all_gather(agent, NULL, 0, NULL, 0, 1000, NULL, &e), -EINVAL);
+	cr_assert_eq(dprpc_all_gather(agent, NULL, 0, NULL, 4, 1000, &g, &e), -EINVAL);
+	cr_assert_eq(dprpc_all_gather(agent, NULL, 2, "x", 1, 1000, &g, &e), -EINVAL);
+	cr_assert_eq(dprpc_all_gather(agent, twice, 0, "x", 1, 1000, &g, &e), -EINVAL);
+	cr_assert_eq(dprpc_all_gather(agent, twice, 3, "x", 1, 1000, &g, &e), -EINVAL);
+	cr_assert_eq(dprpc_all_gather(agent, twice, 2, "x", 1, 1000, &g, &e), -EINVAL);
+	cr_assert_eq(dprpc_all_gather(agent, nobody, 1, "x", 1, 1000, &g, &e), -ENOENT);
+	cr_assert_eq(dprpc_all_gather(agent, other, 1, "x", 1, 1000, &g, &e), -EINVAL);
+	cr_assert_eq(dprpc_all_gather(agent, NULL, 0, big, sizeof(big), 1000, &g, &e), -EMSGSIZE);
+	cr_assert_eq(dprpc_all_gather(agent, NULL, 0, big, sizeof(big), 1000, &g, NULL), -EMSGSIZE,
+		"a NULL err is allowed");
+	cr_assert_null(g);
+}
+
+Test(misuse, dprpc_barrier)
+{
+	const char *const other[] = {"b"};
+
+	cr_assert_eq(dprpc_barrier(NULL, NULL, 0, 1000, NULL), -EINVAL);
+	cr_assert_eq(dprpc_barrier(agent, NULL, 1, 1000, NULL), -EINVAL);
+	cr_assert_eq(dprpc_barrier(agent, other, 1, 1000, NULL), -EINVAL);
+	cr_assert_eq(dprpc_barrier(agent, other, DPRPC_MAX_WORKERS + 1, 1000, NULL), -EINVAL);
+}
+
+Test(misuse, dprpc_gather_value)
+{
+	size_t len = 7;
+
+	rte_errno = 0;
+	cr_assert_null(dprpc_gather_value(NULL, 0, &len));
+	cr_assert_eq(rte_errno, EINVAL);
+	cr_assert_eq(len, 0);
+	cr_assert_null(dprpc_gather_value(NULL, UINT_MAX, NULL));
+}
+
+Test(misuse, dprpc_gather_members)
+{
+	rte_errno = 0;
+	cr_assert_eq(dprpc_gather_members(NULL), 0);
+	cr_assert_eq(rte_errno, EINVAL);
+}
+
+Test(misuse, dprpc_gather_seq)
+{
+	rte_errno = 0;
+	cr_assert_eq(dprpc_gather_seq(NULL), 0);
+	cr_assert_eq(rte_errno, EINVAL);
+}
+
+Test(misuse, dprpc_gather_free)
+{
+	dprpc_gather_free(NULL);
+}
+
+Test(misuse, dprpc_shutdown)
+{
+	struct dprpc_coll_error e = {.workers = 5};
+
+	cr_assert_eq(dprpc_shutdown(NULL, true, 1000, &e), -EINVAL);
+	cr_assert_eq(dprpc_shutdown(NULL, false, 0, NULL), -EINVAL);
+	cr_assert_eq(e.workers, 5, "nothing done, err untouched");
+}
