@@ -12,7 +12,7 @@
 
 #include "mlp.h"
 
-/* Largest layer accepted from a file: the example's model is 64-64-10. */
+/* Largest layer accepted from a file: the example's model is 64-512-10. */
 #define MLP_DIM_MAX 4096
 
 static uint32_t

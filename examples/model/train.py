@@ -12,7 +12,7 @@
 The data set is the handwritten digits that scikit-learn ships
 (sklearn.datasets.load_digits: 1797 images of 8x8 pixels, values 0..16,
 10 classes), split 75/25 (stratified, random_state 0): 1347 to train,
-450 to test.  The model: MLPClassifier(hidden_layer_sizes=(64,),
+450 to test.  The model: MLPClassifier(hidden_layer_sizes=(512,),
 activation="relu", random_state=0, max_iter=500) on pixels / 16.  After
 training its weights are rounded to float32 and put back into the model,
 so the model scored here is exactly the one the C server runs.
@@ -41,7 +41,7 @@ from sklearn.model_selection import train_test_split
 from sklearn.neural_network import MLPClassifier
 
 HERE = os.path.dirname(os.path.abspath(__file__))
-HIDDEN = 64
+HIDDEN = 512
 SEED = 0
 
 
