@@ -4,11 +4,11 @@
  * reports accuracy and latency.
  *
  *   digits_client [EAL options] -- --name NAME --world WORLD --server NAME
- *       --testset FILE [--window W] [--passes P | --duration S]
+ *       --testset FILE [--window W] [--passes P | --duration S | --count N]
  *       [--budget-us B] [--timeout-us T] [--cancel-every K] [--stop] [--json]
  *
  * It keeps W calls in flight (closed loop; W 1 measures latency unloaded),
- * walking the test split in order, P times (or for S seconds).  Every
+ * walking the test split in order, P times (or for S seconds, or N calls).  Every
  * answer is checked: its class must be the one the offline scikit-learn
  * model predicted for that image (digits_test.bin), and over the first
  * pass the number of correct answers must be the offline model's.  Exit 0
@@ -71,6 +71,7 @@ main(int argc, char **argv)
 		{"window", required_argument, NULL, 'W'},
 		{"passes", required_argument, NULL, 'p'},
 		{"duration", required_argument, NULL, 'D'},
+		{"count", required_argument, NULL, 'N'},
 		{"budget-us", required_argument, NULL, 'B'},
 		{"timeout-us", required_argument, NULL, 'o'},
 		{"cancel-every", required_argument, NULL, 'C'},
@@ -84,7 +85,7 @@ main(int argc, char **argv)
 	uint64_t budget_us = 0, timeout_us = 5 * 1000 * 1000, next_id = 1, t0, t1, end_ns;
 	uint64_t sent = 0, ok = 0, mismatched = 0, busy = 0, timed_out = 0, cancelled = 0;
 	uint64_t failed = 0, cancels_sent = 0, batch_sum = 0, first_pass_right = 0;
-	uint64_t first_pass_answered = 0, *lat = NULL, nlat = 0;
+	uint64_t first_pass_answered = 0, *lat = NULL, nlat = 0, count = 0;
 	bool stop = false, json = false, done_sending = false;
 	static struct call calls[WINDOW_MAX];
 	struct dprpc_agent_conf conf;
@@ -124,6 +125,9 @@ main(int argc, char **argv)
 		case 'D':
 			duration = strtod(optarg, NULL);
 			break;
+		case 'N':
+			count = strtoull(optarg, NULL, 0);
+			break;
 		case 'B':
 			budget_us = strtoull(optarg, NULL, 0);
 			break;
@@ -140,6 +144,8 @@ main(int argc, char **argv)
 			json = true;
 			break;
 		default:
+			fprintf(stderr,
+				"digits_client: unknown option (see the file's top comment)\n");
 			return 2;
 		}
 	}
@@ -149,7 +155,7 @@ main(int argc, char **argv)
 		fprintf(stderr,
 			"usage: digits_client [EAL options with a port] -- --name NAME "
 			"--world WORLD --server NAME --testset FILE [--window W<=%d] "
-			"[--passes P | --duration S] [--budget-us B] [--timeout-us T] "
+			"[--passes P | --duration S | --count N] [--budget-us B] [--timeout-us T] "
 			"[--cancel-every K] [--stop] [--json]\n",
 			WINDOW_MAX);
 		return 2;
@@ -182,7 +188,7 @@ main(int argc, char **argv)
 
 	/* Room for every latency sample of P passes, or ~ 2 M for a
 	 * duration run (later samples beyond are not kept). */
-	uint64_t lat_cap = duration > 0 ? 2000000 : (uint64_t)passes * t.n;
+	uint64_t lat_cap = count > 0 ? count : duration > 0 ? 2000000 : (uint64_t)passes * t.n;
 	lat = malloc(lat_cap * sizeof(*lat));
 	if (lat == NULL)
 		return 1;
@@ -196,7 +202,8 @@ main(int argc, char **argv)
 			struct call *k = &calls[(head + inflight) % window];
 			struct digits_req r;
 
-			if ((duration <= 0 && sent >= (uint64_t)passes * t.n) ||
+			if ((count > 0 && sent >= count) ||
+				(count == 0 && duration <= 0 && sent >= (uint64_t)passes * t.n) ||
 				now_ns() >= end_ns) {
 				done_sending = true;
 				break;
@@ -323,7 +330,7 @@ main(int argc, char **argv)
 		rc = 1;
 	if (pass_complete && !acc_ok)
 		rc = 1;
-	if (duration <= 0 && busy + timed_out + cancelled == 0 && !pass_complete)
+	if (count == 0 && duration <= 0 && busy + timed_out + cancelled == 0 && !pass_complete)
 		rc = 1;
 
 	if (stop) {
