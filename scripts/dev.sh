@@ -15,6 +15,9 @@
 #                          the digits model server (examples/model) and
 #                          its client over a memif pair: accuracy checked
 #                          against the offline model, latency p50/p99
+#   scripts/dev.sh model-netns [SERVER OPTIONS -- CLIENT OPTIONS]
+#                          the same across two network namespaces over
+#                          net_af_packet (as root)
 #
 # Nothing here needs a NIC or hugepages: every DPDK process gets --no-pci,
 # --no-huge and a private --file-prefix.
@@ -154,12 +157,19 @@ model)
 	fi
 	"$top/examples/model/run_memif.sh" "$top/build" "$@"
 	;;
+model-netns)
+	build "$top/build"
+	if [ $# -eq 0 ]; then
+		set -- -- --window 16 --passes 20
+	fi
+	"$top/examples/model/run_netns.sh" "$top/build" "$@"
+	;;
 perf)
 	build "$top/build"
 	"$top/build/perf/dprpc-perf" -- "${@:-latency}" --compare-raw
 	;;
 *)
-	echo "usage: scripts/dev.sh demo | test | perf [MODE options] | model [SERVER OPTIONS -- CLIENT OPTIONS]" >&2
+	echo "usage: scripts/dev.sh demo | test | perf [MODE options] | model[-netns] [SERVER OPTIONS -- CLIENT OPTIONS]" >&2
 	exit 2
 	;;
 esac
