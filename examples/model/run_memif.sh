@@ -27,6 +27,7 @@ sock="/tmp/$tag.sock"
 log="/tmp/$tag-server.log"
 world="server 0 02:00:00:00:00:01 10.0.0.1 7000; client 1 02:00:00:00:00:02 10.0.0.2 7000"
 srv=""
+# shellcheck disable=SC2317
 cleanup() {
 	if [ -n "$srv" ]; then
 		kill "$srv" 2>/dev/null || true

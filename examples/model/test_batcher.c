@@ -370,10 +370,10 @@ Test(model_batcher, bad_arguments)
 	cr_assert_eq(mb_next(b, batch, NULL), -EINVAL);
 }
 
-/* A real producer and consumer: 200000 items through a queue of 16, the
+/* A real producer and consumer: 50000 items through a queue of 16, the
  * producer retrying when refused; each item batched exactly once, in
  * order, no batch over max_batch. */
-#define NREAL 200000
+#define NREAL 50000
 static uint64_t real_clock;
 
 static uint64_t
