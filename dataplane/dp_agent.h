@@ -137,11 +137,15 @@ struct dp_peer {
 	 * messages (requests being reassembled, responses until acked). */
 	unsigned int srv_kept;
 	uint64_t srv_bytes;
-	/* Request objects of the peer's calls held here (taken by the
-	 * poller, which increments; freed by whichever thread releases them,
-	 * which decrements: relaxed, a bound only, nothing is published
-	 * through it), against conf.peer_requests_max. */
-	atomic_uint srv_live;
+	/* Request objects of the peer's calls held here, against
+	 * conf.peer_requests_max (dp_srv_live()): taken, counted by the
+	 * poller; released on the poller (an inline handler's), counted by
+	 * it too; released on any other thread (handler lcores, deferred
+	 * replies), counted in srv_freed_away (relaxed: a bound only, nothing
+	 * is published through it).  No locked instruction per request on
+	 * the inline path. */
+	unsigned int srv_taken, srv_freed_here;
+	atomic_uint srv_freed_away;
 	/* The resend timeout for new calls to this peer, adaptive (RFC 6298
 	 * in TSC units; dp_rtt_sample() in dp_client.h): the smoothed round
 	 * trip (0 before the first sample) and its variation.  Written by the
@@ -361,6 +365,15 @@ struct dprpc_agent {
 /* initial-exec: a plain %fs-relative access, no __tls_get_addr call per
  * poll (the library is linked at start-up, not dlopen'ed late). */
 extern __thread struct dprpc_agent *dp_tls_poller __attribute__((tls_model("initial-exec")));
+
+/* Request objects of @peer's calls held here (struct dp_peer), poller only. */
+static inline unsigned int
+dp_srv_live(struct dp_peer *peer)
+{
+	/* Relaxed: a bound only (struct dp_peer). */
+	return peer->srv_taken - peer->srv_freed_here -
+	       atomic_load_explicit(&peer->srv_freed_away, memory_order_relaxed);
+}
 
 /* agent.c: call @fn on every agent of the process, under the registry
  * lock (an agent cannot be destroyed meanwhile; @fn must not block). */

@@ -302,9 +302,15 @@ dp_req_release(struct dprpc_request *req)
 
 	if (req->hook != NULL)
 		req->hook->release(req);
-	if (req->src != a->rank)
-		/* Relaxed: a bound only (struct dp_peer). */
-		atomic_fetch_sub_explicit(&a->peers[req->src].srv_live, 1, memory_order_relaxed);
+	/* Calls to self are not bounded per peer. */
+	if (req->src != a->rank) {
+		if (dp_tls_poller == a)
+			a->peers[req->src].srv_freed_here++;
+		else
+			/* Relaxed: a bound only (struct dp_peer). */
+			atomic_fetch_add_explicit(
+				&a->peers[req->src].srv_freed_away, 1, memory_order_relaxed);
+	}
 	rte_pktmbuf_free(req->m);
 	if (req->rx != NULL)
 		dp_rxmsg_free(req->rx); /* a reassembled request's payload */
@@ -632,8 +638,7 @@ dp_req_new(struct dprpc_agent *a, const struct dp_parsed *p)
 	atomic_store_explicit(&req->cancelled, 0, memory_order_relaxed);
 	req->retry_hint = 0;
 	if (p->src != a->rank)
-		/* Relaxed: a bound only (struct dp_peer). */
-		atomic_fetch_add_explicit(&a->peers[p->src].srv_live, 1, memory_order_relaxed);
+		a->peers[p->src].srv_taken++; /* poller only (struct dp_peer) */
 	return req;
 }
 

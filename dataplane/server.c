@@ -410,9 +410,7 @@ dp_dispatch_request(struct dprpc_agent *a, struct rte_mbuf *m, const struct dp_p
 			return;
 		}
 	}
-	/* Relaxed: a bound only (struct dp_peer). */
-	if (unlikely(peer != NULL && atomic_load_explicit(&peer->srv_live, memory_order_relaxed) >=
-					     a->peer_req_max)) {
+	if (unlikely(peer != NULL && dp_srv_live(peer) >= a->peer_req_max)) {
 		rte_pktmbuf_free(m);
 		dp_count(&a->st.rejected_peer, 1);
 		dp_srv_refuse_overload(a, peer, e, p, "for this caller");
@@ -510,8 +508,7 @@ dp_srv_cancel_all(struct dprpc_agent *a, unsigned int p)
 	struct dprpc_request *req;
 	unsigned int i;
 
-	/* Relaxed: a bound only (struct dp_peer). */
-	if (atomic_load_explicit(&peer->srv_live, memory_order_relaxed) == 0)
+	if (dp_srv_live(peer) == 0)
 		return;
 	for (i = 0; i < peer->srv_cap; i++) {
 		req = dp_srv_live_req(a, p, i, &peer->srv[i]);
