@@ -17,6 +17,7 @@ pkgs=(
 	libbpf-dev           # bpf/bpf_helpers.h for the XDP program
 	linux-libc-dev       # linux/bpf.h, asm/types.h (-I/usr/include/<multiarch>) for it
 	ethtool              # the veth's XDP verdict counters in the netns test
+	gnuplot-nox          # perf/sweep.sh's latency-vs-load figure
 )
 
 missing=()
