@@ -45,6 +45,7 @@ struct open_state {
 	double ns_per_tick;
 	struct open_call *calls, *free_list;
 	unsigned int inflight;
+	uint64_t last_done; /* TSC of the last measured call's completion */
 };
 
 static struct open_state os;
@@ -78,6 +79,7 @@ open_done(struct dprpc_future *f, void *arg)
 
 	if (open_measured(c->intended)) {
 		s = open_sec(c->intended);
+		os.last_done = RTE_MAX(os.last_done, now);
 		if (dprpc_future_state(f) == DPRPC_FUTURE_DONE) {
 			uint64_t lat = open_ns(now - c->intended);
 
@@ -254,6 +256,9 @@ perf_open_client(uint16_t port, const struct perf_opts *o, struct perf_result *r
 	}
 	r->offered_rate = o->rate;
 	r->done_rate /= o->duration_s;
+	if (os.last_done > os.measure_from)
+		r->achieved_rate = (double)r->ok_calls /
+				   ((double)(os.last_done - os.measure_from) / (double)os.hz);
 	r->calls = r->ok_calls;
 	r->seconds = o->duration_s;
 	r->rate = (double)r->ok_calls / o->duration_s;

@@ -108,13 +108,16 @@ struct perf_result {
 	/* open: the calls scheduled in the measured window (by intended send
 	 * time), how they ended (ok, or failed: by class, see perf_err_class,
 	 * and by errno; unsent: still not sent when the drain gave up), OK
-	 * completions inside the window per second, the latency from the
-	 * intended send (coordinated omission corrected) and from the actual
-	 * send, the longest a send lagged its schedule, and submissions the
-	 * agent pushed back (EAGAIN, ENOBUFS; retried). */
-	double offered_rate, done_rate;
+	 * completions inside the window per second (done_rate), OK calls of
+	 * the window per second from its start to the last one's completion
+	 * (achieved_rate: below the issued rate when a backlog builds), the
+	 * latency from the intended send (coordinated omission corrected) and
+	 * from the actual send, the longest a send lagged its schedule, and
+	 * submissions the agent pushed back (EAGAIN, ENOBUFS; retried);
+	 * err_errno[0] counts errnos past the array. */
+	double offered_rate, done_rate, achieved_rate;
 	uint64_t issued, ok_calls, failed, unsent, send_refused;
-	uint64_t err_class[5];
+	uint64_t err_class[5]; /* PERF_ERR_CLASS_MAX */
 	uint64_t err_errno[PERF_ERRNO_MAX];
 	double min_us, mean_us, stddev_us, p90_us, p9999_us;
 	double unc_p50_us, unc_p99_us, unc_max_us, send_lag_max_us;

@@ -210,16 +210,17 @@ open_json(const struct perf_opts *o, const struct perf_open_run *run, const stru
 		printf(", \"%s\": %" PRIu64, perf_err_class_names[i], r->err_class[i]);
 	printf(", \"retransmits\": %" PRIu64 ", \"dropped\": %" PRIu64
 	       ", \"send_refused\": %" PRIu64
-	       ", \"done_rps\": %.1f, \"min_us\": %.3f, \"mean_us\": %.3f, \"stddev_us\": %.3f"
+	       ", \"done_rps\": %.1f, \"achieved_rps\": %.1f, \"min_us\": %.3f, \"mean_us\": %.3f, "
+	       "\"stddev_us\": %.3f"
 	       ", \"p50_us\": %.3f, \"p90_us\": %.3f, \"p99_us\": %.3f, \"p999_us\": %.3f"
 	       ", \"p9999_us\": %.3f, \"max_us\": %.3f, \"uncorrected_p50_us\": %.3f"
 	       ", \"uncorrected_p99_us\": %.3f, \"uncorrected_max_us\": %.3f"
 	       ", \"send_lag_max_us\": %.3f, \"hist_digits\": %u, \"overflow\": %" PRIu64
 	       ", \"loadavg_1m\": %.2f, \"errors_by_errno\": {",
-		r->retransmits, r->dropped, r->send_refused, r->done_rate, r->min_us, r->mean_us,
-		r->stddev_us, r->p50_us, r->p90_us, r->p99_us, r->p999_us, r->p9999_us, r->max_us,
-		r->unc_p50_us, r->unc_p99_us, r->unc_max_us, r->send_lag_max_us, o->hist_digits,
-		run->lat.overflow, r->loadavg);
+		r->retransmits, r->dropped, r->send_refused, r->done_rate, r->achieved_rate,
+		r->min_us, r->mean_us, r->stddev_us, r->p50_us, r->p90_us, r->p99_us, r->p999_us,
+		r->p9999_us, r->max_us, r->unc_p50_us, r->unc_p99_us, r->unc_max_us,
+		r->send_lag_max_us, o->hist_digits, run->lat.overflow, r->loadavg);
 	for (i = 0; i < PERF_ERRNO_MAX; i++)
 		if (r->err_errno[i] > 0)
 			printf("%s\"%s\": %" PRIu64, n++ ? ", " : "", errno_name(i),
@@ -296,8 +297,9 @@ perf_open_report(
 		r->ok_calls, r->failed);
 	for (i = 0; i < PERF_ERR_CLASS_MAX; i++)
 		printf("%s%s %" PRIu64, i ? ", " : "", perf_err_class_names[i], r->err_class[i]);
-	printf("), %" PRIu64 " unsent; retransmits %" PRIu64 "; %.0f completed/s\n", r->unsent,
-		r->retransmits, r->done_rate);
+	printf("), %" PRIu64 " unsent; retransmits %" PRIu64 "; %.0f completed/s in the window, "
+	       "%.0f/s achieved\n",
+		r->unsent, r->retransmits, r->done_rate, r->achieved_rate);
 	printf("latency from the intended send: min %.2f  mean %.2f  stddev %.2f  p50 %.2f  "
 	       "p90 %.2f  p99 %.2f  p99.9 %.2f  p99.99 %.2f  max %.2f us\n",
 		r->min_us, r->mean_us, r->stddev_us, r->p50_us, r->p90_us, r->p99_us, r->p999_us,

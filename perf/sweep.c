@@ -8,11 +8,14 @@
  *  - baseline: the p99 (from the intended send) at the lowest rate, which
  *    should be a light load;
  *  - a rate is *sustainable* when its run (1) failed or left unsent at
- *    most 0.1% of the calls it issued, (2) completed calls inside the
- *    measured window at least 99% as fast as it issued them (the server
- *    keeps up: no backlog grows), and (3) had a p99 of at most --slo-us,
- *    by default 10 x the baseline (an overloaded open loop's p99 grows
- *    with the run's length, to orders of magnitude above it);
+ *    most 0.1% of the calls it issued, (2) achieved at least 95% of the
+ *    rate it issued at, "achieved" being the window's OK calls over the
+ *    time from the window's start to the last one's completion (a backlog
+ *    that grows stretches that time; 95%, not 100%: one stall of this
+ *    shared machine at the window's end must not count as overload), and
+ *    (3) had a p99 of at most --slo-us, by default 10 x the baseline (an
+ *    overloaded open loop's p99 grows with the run's length, to orders of
+ *    magnitude above it);
  *  - the *maximum sustainable rate* is the highest rate run such that it
  *    and every lower rate run are sustainable (bisection refines it
  *    between the last sustainable and the first unsustainable rate);
@@ -52,9 +55,9 @@ sweep_run(const struct perf_opts *o, double rate, unsigned int *tag, struct perf
 			strerror(-rc));
 	else if (!o->json && !o->csv)
 		fprintf(stderr,
-			"sweep: %.0f calls/s: p50 %.2f us, p99 %.2f us, %.0f done/s, %" PRIu64
+			"sweep: %.0f calls/s: p50 %.2f us, p99 %.2f us, %.0f achieved/s, %" PRIu64
 			" failed\n",
-			rate, r->p50_us, r->p99_us, r->done_rate, r->failed + r->unsent);
+			rate, r->p50_us, r->p99_us, r->achieved_rate, r->failed + r->unsent);
 	return rc;
 }
 
@@ -64,7 +67,7 @@ sweep_sustainable(const struct perf_result *r, double slo_us)
 	double issued_rate = (double)r->issued / r->seconds;
 
 	return (double)(r->failed + r->unsent) <= 0.001 * (double)r->issued &&
-	       r->done_rate >= 0.99 * issued_rate && r->p99_us <= slo_us;
+	       r->achieved_rate >= 0.95 * issued_rate && r->p99_us <= slo_us;
 }
 
 static int
@@ -93,11 +96,12 @@ sweep_print(const struct perf_opts *o, const struct sweep_point *pt, unsigned in
 
 			printf("%s{\"offered_rps\": %.1f, \"issued\": %" PRIu64 ", \"ok\": %" PRIu64
 			       ", \"failed\": %" PRIu64 ", \"unsent\": %" PRIu64
-			       ", \"done_rps\": %.1f, \"p50_us\": %.3f, \"p90_us\": %.3f"
+			       ", \"done_rps\": %.1f, \"achieved_rps\": %.1f, \"p50_us\": %.3f"
+			       ", \"p90_us\": %.3f"
 			       ", \"p99_us\": %.3f, \"p999_us\": %.3f, \"max_us\": %.3f",
 				i ? ", " : "", pt[i].rate, r->issued, r->ok_calls, r->failed,
-				r->unsent, r->done_rate, r->p50_us, r->p90_us, r->p99_us,
-				r->p999_us, r->max_us);
+				r->unsent, r->done_rate, r->achieved_rate, r->p50_us, r->p90_us,
+				r->p99_us, r->p999_us, r->max_us);
 			for (k = 0; k < PERF_ERR_CLASS_MAX; k++)
 				printf(", \"%s\": %" PRIu64, perf_err_class_names[k],
 					r->err_class[k]);
@@ -118,7 +122,8 @@ sweep_print(const struct perf_opts *o, const struct sweep_point *pt, unsigned in
 		return;
 	}
 	if (o->csv) {
-		printf("offered_rps,issued,ok,failed,unsent,done_rps,p50_us,p90_us,p99_us,p999_us,"
+		printf("offered_rps,issued,ok,failed,unsent,achieved_rps,p50_us,p90_us,p99_us,p999_"
+		       "us,"
 		       "max_us,timeouts,overload,deadline,cancelled,other,retransmits,sustainable,"
 		       "loadavg_1m\n");
 		for (i = 0; i < n; i++) {
@@ -127,7 +132,7 @@ sweep_print(const struct perf_opts *o, const struct sweep_point *pt, unsigned in
 			printf("%.1f,%" PRIu64 ",%" PRIu64 ",%" PRIu64 ",%" PRIu64
 			       ",%.1f,%.3f,%.3f,%.3f,%.3f,%.3f",
 				pt[i].rate, r->issued, r->ok_calls, r->failed, r->unsent,
-				r->done_rate, r->p50_us, r->p90_us, r->p99_us, r->p999_us,
+				r->achieved_rate, r->p50_us, r->p90_us, r->p99_us, r->p999_us,
 				r->max_us);
 			for (k = 0; k < PERF_ERR_CLASS_MAX; k++)
 				printf(",%" PRIu64, r->err_class[k]);
@@ -148,19 +153,19 @@ sweep_print(const struct perf_opts *o, const struct sweep_point *pt, unsigned in
 		o->handler, o->payload, o->poisson ? "Poisson" : "fixed", o->duration_s,
 		o->warmup_s);
 	printf("%12s %9s %7s %7s %12s %10s %10s %10s %10s %10s %s\n", "offered/s", "issued",
-		"failed", "unsent", "done/s", "p50 us", "p90 us", "p99 us", "p99.9 us", "max us",
-		"sustainable");
+		"failed", "unsent", "achieved/s", "p50 us", "p90 us", "p99 us", "p99.9 us",
+		"max us", "sustainable");
 	for (i = 0; i < n; i++) {
 		const struct perf_result *r = &pt[i].r;
 
 		printf("%12.0f %9" PRIu64 " %7" PRIu64 " %7" PRIu64
 		       " %12.0f %10.2f %10.2f %10.2f %10.2f %10.2f %s\n",
-			pt[i].rate, r->issued, r->failed, r->unsent, r->done_rate, r->p50_us,
+			pt[i].rate, r->issued, r->failed, r->unsent, r->achieved_rate, r->p50_us,
 			r->p90_us, r->p99_us, r->p999_us, r->max_us,
 			pt[i].sustainable ? "yes" : "no");
 	}
-	printf("baseline p99 %.2f us; sustainable: p99 <= %.2f us, <= 0.1%% failed, done >= 99%% "
-	       "of issued\n",
+	printf("baseline p99 %.2f us; sustainable: p99 <= %.2f us, <= 0.1%% failed, achieved >= "
+	       "95%% of issued\n",
 		base, slo);
 	if (knee > 0)
 		printf("knee: %.0f calls/s (the lowest rate with p99 > 2x the baseline)\n", knee);

@@ -48,8 +48,8 @@ plot "$out.csv" every ::1 using 1:7 with linespoints title "p50", \
      "" every ::1 using 1:10 with linespoints title "p99.9"
 unset logscale y
 unset label
-set ylabel "completed calls/s"
-plot "$out.csv" every ::1 using 1:6 with linespoints title "completed/s", \
+set ylabel "calls/s"
+plot "$out.csv" every ::1 using 1:6 with linespoints title "achieved calls/s", \
      "" every ::1 using 1:1 with lines dt 2 title "offered/s"
 unset multiplot
 EOF

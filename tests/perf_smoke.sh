@@ -66,7 +66,7 @@ python3 - "$out" <<'PY'
 import json, sys
 r = json.loads(sys.argv[1])
 need = ["offered_rps", "issued", "ok", "failed", "unsent", "timeouts", "overload", "deadline",
-        "cancelled", "other", "retransmits", "done_rps", "p50_us", "p90_us", "p99_us", "p999_us",
+        "cancelled", "other", "retransmits", "done_rps", "achieved_rps", "p50_us", "p90_us", "p99_us", "p999_us",
         "p9999_us", "max_us", "min_us", "mean_us", "stddev_us", "uncorrected_p50_us",
         "send_lag_max_us", "errors_by_errno", "per_second", "loadavg_1m"]
 missing = [k for k in need if k not in r]
