@@ -5,8 +5,9 @@
  * last sustainable one, then one run at 80% of the maximum sustainable
  * rate.  Its definitions, applied to the runs exactly as written:
  *
- *  - baseline: the p99 (from the intended send) at the lowest rate, which
- *    should be a light load;
+ *  - baseline: the lowest p99 (from the intended send) of the runs at the
+ *    --rates given (the best tail the system showed: on a shared machine
+ *    one stall can lift the p99 of any single light run);
  *  - a rate is *sustainable* when its run (1) failed or left unsent at
  *    most 0.1% of the calls it issued, (2) achieved at least 95% of the
  *    rate it issued at, "achieved" being the window's OK calls over the
@@ -19,11 +20,12 @@
  *  - the *maximum sustainable rate* is the highest rate run such that it
  *    and every lower rate run are sustainable (bisection refines it
  *    between the last sustainable and the first unsustainable rate);
- *  - the *knee* is the lowest rate run whose p99 exceeds 2 x the
- *    baseline: where queueing starts to dominate the tail.
+ *  - the *knee* is the lowest rate run from which on every run's p99
+ *    exceeds 2 x the baseline: where queueing starts to dominate the tail
+ *    for good.
  *
  * The sweep stops raising the rate after two unsustainable rates in a
- * row.  Output: a table (text), one JSON object, or CSV rows with the
+ * row (judged with the baseline so far: the lowest p99 yet).  Output: a table (text), one JSON object, or CSV rows with the
  * results as "# key=value" lines after them (gnuplot skips those).
  */
 #include <errno.h>
@@ -168,7 +170,7 @@ sweep_print(const struct perf_opts *o, const struct sweep_point *pt, unsigned in
 	       "95%% of issued\n",
 		base, slo);
 	if (knee > 0)
-		printf("knee: %.0f calls/s (the lowest rate with p99 > 2x the baseline)\n", knee);
+		printf("knee: %.0f calls/s (from there on p99 > 2x the baseline)\n", knee);
 	else
 		printf("knee: none within the sweep\n");
 	if (msr > 0)
@@ -195,14 +197,16 @@ perf_sweep(const struct perf_opts *o)
 		if (sweep_run(o, o->rates[i], &tag, &pt[n].r) != 0)
 			return -EIO;
 		pt[n].rate = o->rates[i];
-		if (n == 0) {
-			base = pt[0].r.p99_us;
-			slo = o->slo_us > 0 ? o->slo_us : 10 * base;
-		}
+		if (n == 0 || pt[n].r.p99_us < base)
+			base = pt[n].r.p99_us;
+		slo = o->slo_us > 0 ? o->slo_us : 10 * base;
 		pt[n].sustainable = sweep_sustainable(&pt[n].r, slo);
 		bad_in_row = pt[n].sustainable ? 0 : bad_in_row + 1;
 		n++;
 	}
+	/* The baseline is final: judge every run by it. */
+	for (i = 0; i < n; i++)
+		pt[i].sustainable = sweep_sustainable(&pt[i].r, slo);
 	/* pt[0 .. m - 1]: the sustainable prefix. */
 	for (m = 0; m < n && pt[m].sustainable; m++)
 		;
@@ -223,9 +227,11 @@ perf_sweep(const struct perf_opts *o)
 		}
 	}
 	qsort(pt, n, sizeof(pt[0]), cmp_point);
-	for (i = 0; i < n && knee == 0; i++)
-		if (pt[i].r.p99_us > 2 * base)
-			knee = pt[i].rate;
+	/* As defined above, over every run, bisection's included. */
+	for (i = 0, msr = 0; i < n && pt[i].sustainable; i++)
+		msr = pt[i].rate;
+	for (i = n; i > 0 && pt[i - 1].r.p99_us > 2 * base; i--)
+		knee = pt[i - 1].rate;
 	if (msr > 0 && sweep_run(o, 0.8 * msr, &tag, &at80) != 0)
 		return -EIO;
 	sweep_print(o, pt, n, base, slo, knee, msr, msr > 0 ? &at80 : NULL);

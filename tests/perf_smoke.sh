@@ -126,6 +126,25 @@ for p in r["points"]:
     assert p["issued"] == p["ok"] + p["failed"] + p["unsent"], p
     assert abs(p["issued"] - p["offered_rps"] * 0.3) <= 1, p
 assert abs(r["slo_us"] - 10 * r["baseline_p99_us"]) < 0.01, r
+# The definitions (perf/sweep.c), recomputed from the points.
+pts = r["points"]
+assert r["baseline_p99_us"] == min(p["p99_us"] for p in pts if p["offered_rps"] in (1000, 3000))
+for p in pts:
+    good = (p["failed"] + p["unsent"] <= 0.001 * p["issued"] and p["p99_us"] <= r["slo_us"] and
+            p["achieved_rps"] >= 0.95 * p["issued"] / 0.3 - 0.1)
+    assert p["sustainable"] == good, (p, r["slo_us"])
+msr = 0
+for p in pts:
+    if not p["sustainable"]:
+        break
+    msr = p["offered_rps"]
+assert r["max_sustainable_rps"] == msr, r
+knee = 0
+for p in reversed(pts):
+    if p["p99_us"] <= 2 * r["baseline_p99_us"]:
+        break
+    knee = p["offered_rps"]
+assert r["knee_rps"] == knee, r
 assert (r["max_sustainable_rps"] > 0) == ("at80" in r), r
 print(f"sweep: {len(rates)} rates, max sustainable {r['max_sustainable_rps']}, knee {r['knee_rps']}")
 PY
