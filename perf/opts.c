@@ -66,6 +66,7 @@ perf_usage(const char *prog)
 		"  --rates R1,R2,..  the rates, ascending; or\n"
 		"  --rate-min R --rate-max R [--steps N]  N rates evenly spaced (default 10)\n"
 		"  --refine N        bisection steps past the last sustainable rate (default 3)\n"
+		"  --repeat N        runs per rate; the one of median p99 counts (default 1)\n"
 		"  --slo-us US       p99 bound of a sustainable rate (default: 10x the p99 at\n"
 		"                    the lowest rate)\n",
 		prog, DPRPC_MAX_MSG_DEFAULT, DPRPC_MAX_FRAME_PAYLOAD, DPRPC_MAX_MSG_DEFAULT);
@@ -297,14 +298,15 @@ perf_parse_opts(int argc, char **argv, struct perf_opts *o)
 		o->rate = o->rates[0];
 	}
 	if ((o->mode == MODE_OPEN || o->mode == MODE_SWEEP) &&
-		(o->rate <= 0 || o->rate > 1e8 || o->duration_s > 600 || o->repeat != 1 ||
-			o->compare_raw || o->hist_digits < 1 ||
-			o->hist_digits > PERF_HIST_DIGITS_MAX || o->hist_max_us < 200 ||
-			o->hist_max_us > 1000ull * 1000 * 1000 * 1000 ||
+		(o->rate <= 0 || o->rate > 1e8 || o->duration_s > 600 ||
+			(o->repeat != 1 && o->mode == MODE_OPEN) || o->compare_raw ||
+			o->hist_digits < 1 || o->hist_digits > PERF_HIST_DIGITS_MAX ||
+			o->hist_max_us < 200 || o->hist_max_us > 1000ull * 1000 * 1000 * 1000 ||
 			o->timeout_us > 60ull * 1000 * 1000)) {
-		fprintf(stderr, "dprpc-perf: open: --rate 0..1e8 (required), --duration up to "
-				"600, no --repeat or --compare-raw, --hist-digits 1..5, "
-				"--hist-max-us 200..1e12, --timeout-us up to 60000000\n");
+		fprintf(stderr,
+			"dprpc-perf: open: --rate 0..1e8 (required), --duration up to "
+			"600, --repeat for sweep only, no --compare-raw, --hist-digits 1..5, "
+			"--hist-max-us 200..1e12, --timeout-us up to 60000000\n");
 		return -EINVAL;
 	}
 	if (!window_set)

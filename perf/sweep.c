@@ -24,7 +24,9 @@
  *    exceeds 2 x the baseline: where queueing starts to dominate the tail
  *    for good.
  *
- * The sweep stops raising the rate after two unsustainable rates in a
+ * With --repeat N every rate (bisection's and 80%'s too) runs N times and
+ * counts as its run of median p99: one stall of the shared machine does
+ * not decide a verdict.  The sweep stops raising the rate after two unsustainable rates in a
  * row (judged with the baseline so far: the lowest p99 yet).  Output: a table (text), one JSON object, or CSV rows with the
  * results as "# key=value" lines after them (gnuplot skips those).
  */
@@ -43,15 +45,34 @@ struct sweep_point {
 };
 
 static int
+cmp_p99(const void *a, const void *b)
+{
+	double x = ((const struct perf_result *)a)->p99_us,
+	       y = ((const struct perf_result *)b)->p99_us;
+
+	return x < y ? -1 : x > y;
+}
+
+/* --repeat runs at @rate; the one of median p99 (whole: its fields
+ * belong together) in @r. */
+static int
 sweep_run(const struct perf_opts *o, double rate, unsigned int *tag, struct perf_result *r)
 {
+	static struct perf_result runs[100];
 	struct perf_opts so = *o;
-	int rc;
+	unsigned int i;
+	int rc = 0;
 
 	so.mode = MODE_OPEN;
 	so.rate = rate;
 	so.quiet = true;
-	rc = perf_run_phase(&so, MODE_OPEN, (*tag)++, r);
+	so.repeat = 1;
+	for (i = 0; rc == 0 && i < o->repeat; i++)
+		rc = perf_run_phase(&so, MODE_OPEN, (*tag)++, &runs[i]);
+	if (rc == 0) {
+		qsort(runs, o->repeat, sizeof(runs[0]), cmp_p99);
+		*r = runs[o->repeat / 2];
+	}
 	if (rc != 0)
 		fprintf(stderr, "dprpc-perf: sweep: the run at %.0f calls/s failed: %s\n", rate,
 			strerror(-rc));
@@ -89,10 +110,11 @@ sweep_print(const struct perf_opts *o, const struct sweep_point *pt, unsigned in
 	if (o->json) {
 		printf("{\"mode\": \"sweep\", \"handler\": \"%s\", \"payload_bytes\": %u, "
 		       "\"service_us\": %" PRIu64 ", \"poisson\": %s, \"duration_s\": %.3f, "
-		       "\"warmup_s\": %.3f, \"baseline_p99_us\": %.3f, \"slo_us\": %.3f, "
+		       "\"warmup_s\": %.3f, \"repeat\": %u, \"baseline_p99_us\": %.3f, \"slo_us\": "
+		       "%.3f, "
 		       "\"points\": [",
 			o->handler, o->payload, o->service_us, o->poisson ? "true" : "false",
-			o->duration_s, o->warmup_s, base, slo);
+			o->duration_s, o->warmup_s, o->repeat, base, slo);
 		for (i = 0; i < n; i++) {
 			const struct perf_result *r = &pt[i].r;
 
@@ -151,9 +173,10 @@ sweep_print(const struct perf_opts *o, const struct sweep_point *pt, unsigned in
 				at80->failed + at80->unsent, at80->loadavg);
 		return;
 	}
-	printf("sweep: handler %s, %u B, %s schedule, %.3f s measured per rate after %.3f s\n",
+	printf("sweep: handler %s, %u B, %s schedule, %.3f s measured per run after %.3f s, "
+	       "median-p99 run of %u per rate\n",
 		o->handler, o->payload, o->poisson ? "Poisson" : "fixed", o->duration_s,
-		o->warmup_s);
+		o->warmup_s, o->repeat);
 	printf("%12s %9s %7s %7s %12s %10s %10s %10s %10s %10s %s\n", "offered/s", "issued",
 		"failed", "unsent", "achieved/s", "p50 us", "p90 us", "p99 us", "p99.9 us",
 		"max us", "sustainable");
