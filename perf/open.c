@@ -170,13 +170,24 @@ perf_open_client(uint16_t port, const struct perf_opts *o, struct perf_result *r
 	double gap, t_next;
 	struct dprpc_future *f;
 	struct open_call *c;
+	const char *why = NULL;
 	unsigned int i;
 	int rc;
 
-	if (payload == NULL || a == NULL || hid == 0 ||
-		dprpc_agent_wait_link(a, 20 * 1000 * 1000) != 0 || open_run_init(&run, o) != 0) {
+	if (payload == NULL || a == NULL)
+		why = "no memory or no agent";
+	else if (hid == 0)
+		why = "a bad --handler name";
+	else if (dprpc_agent_wait_link(a, 20 * 1000 * 1000) != 0)
+		why = "the link did not come up in 20 s";
+	else if (open_run_init(&run, o) != 0)
+		why = "no memory for the histograms";
+	if (why != NULL) {
+		fprintf(stderr, "dprpc-perf: open client: %s\n", why);
 		free(payload);
 		open_run_free(&run);
+		if (a != NULL)
+			(void)dprpc_agent_destroy(a);
 		return -EIO;
 	}
 	memset(&os, 0, sizeof(os));

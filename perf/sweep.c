@@ -67,8 +67,19 @@ sweep_run(const struct perf_opts *o, double rate, unsigned int *tag, struct perf
 	so.rate = rate;
 	so.quiet = true;
 	so.repeat = 1;
-	for (i = 0; rc == 0 && i < o->repeat; i++)
+	for (i = 0; rc == 0 && i < o->repeat; i++) {
 		rc = perf_run_phase(&so, MODE_OPEN, (*tag)++, &runs[i]);
+		/* Once more after a run that failed to run (its sides not
+		 * starting or joining on a loaded machine, say why on
+		 * stderr): the sweep's verdicts come from runs that ran. */
+		if (rc != 0) {
+			fprintf(stderr,
+				"dprpc-perf: sweep: the run at %.0f calls/s failed (%s): "
+				"once more\n",
+				rate, strerror(-rc));
+			rc = perf_run_phase(&so, MODE_OPEN, (*tag)++, &runs[i]);
+		}
+	}
 	if (rc == 0) {
 		qsort(runs, o->repeat, sizeof(runs[0]), cmp_p99);
 		*r = runs[o->repeat / 2];
