@@ -10,7 +10,8 @@
 #
 # e.g. perf/sweep.sh build/perf/dprpc-perf perf/figures/sweep-echo "echo, 32 B" \
 #          -- --rate-min 20000 --rate-max 400000 --steps 12
-# writes OUT_PREFIX.csv and OUT_PREFIX.png.  Needs gnuplot
+# writes OUT_PREFIX.csv and OUT_PREFIX.png.  DPRPC_PERF "-" redraws
+# OUT_PREFIX.png from an existing OUT_PREFIX.csv.  Needs gnuplot
 # (scripts/setup-deps.sh installs gnuplot-nox).
 set -euo pipefail
 [ $# -ge 4 ] && [ "$4" = "--" ] || {
@@ -21,7 +22,9 @@ perf=$1 out=$2 title=$3
 shift 4
 command -v gnuplot >/dev/null || { echo "$0: no gnuplot: run scripts/setup-deps.sh" >&2; exit 1; }
 mkdir -p "$(dirname "$out")"
-"$perf" -- sweep --csv "$@" >"$out.csv"
+if [ "$perf" != "-" ]; then
+	"$perf" -- sweep --csv "$@" >"$out.csv"
+fi
 
 # The results, from the "# key=value" lines after the rows.
 val() { grep -o "$1=[0-9.]*" "$out.csv" | head -1 | cut -d= -f2; }
@@ -40,9 +43,10 @@ set grid
 set ylabel "latency (us)"
 set xlabel "offered calls/s"
 $( [ "$knee" != "0.0" ] && echo "set arrow from $knee, graph 0 to $knee, graph 1 nohead dt 2 lc rgb 'red'" )
-$( [ "$knee" != "0.0" ] && echo "set label 'knee $knee/s' at $knee, graph 0.95 offset 0.5,0 tc rgb 'red'" )
+$( [ "$knee" != "0.0" ] && printf "set label 'knee: %.0f calls/s (red)' at graph 0.3, graph 0.95 tc rgb 'red'" "$knee" )
 $( [ "$msr" != "0.0" ] && echo "set arrow from $msr, graph 0 to $msr, graph 1 nohead dt 3 lc rgb 'blue'" )
-$( [ "$msr" != "0.0" ] && echo "set label 'max sustainable $msr/s' at $msr, graph 0.85 offset 0.5,0 tc rgb 'blue'" )
+$( [ "$msr" != "0.0" ] && printf "set label 'max sustainable: %.0f calls/s (blue)' at graph 0.3, graph 0.88 tc rgb 'blue'" "$msr" )
+$( [ -n "$at80" ] && printf "set label 'at %.0f calls/s (80%%): p50 %.0f us, p99 %.0f us' at graph 0.3, graph 0.81" "$at80" "$p50" "$p99" )
 plot "$out.csv" every ::1 using 1:7 with linespoints title "p50", \
      "" every ::1 using 1:9 with linespoints title "p99", \
      "" every ::1 using 1:10 with linespoints title "p99.9"
