@@ -197,6 +197,7 @@ perf_open_client(uint16_t port, const struct perf_opts *o, struct perf_result *r
 	if (os.calls == NULL) {
 		free(payload);
 		open_run_free(&run);
+		(void)dprpc_agent_destroy(a);
 		return -ENOMEM;
 	}
 	for (i = 0; i < perf_max_outstanding; i++) {
@@ -219,6 +220,7 @@ perf_open_client(uint16_t port, const struct perf_opts *o, struct perf_result *r
 				r->send_refused++;
 				break;
 			}
+			now = rte_rdtsc();
 			f = dprpc_rpc_async_id(a, 0, hid, payload, o->payload, o->timeout_us);
 			if (f == NULL && (rte_errno == EAGAIN || rte_errno == ENOBUFS)) {
 				r->send_refused++;
