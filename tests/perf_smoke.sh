@@ -102,6 +102,15 @@ assert r["issued"] == 30 and r["timeouts"] == 30 and r["ok"] == 0, r
 assert r["errors_by_errno"] == {"ETIMEDOUT": 30}, r
 print("open, handler sleeping past the timeout: 30 calls, 30 timeouts")
 PY
+# The server's spin handler takes --service-us: no call is faster.
+out=$("$perf" -- open --rate 500 --duration 0.3 --warmup 0.05 --handler spin --service-us 300 \
+	--json 2>/dev/null)
+python3 - "$out" <<'PY'
+import json, sys
+r = json.loads(sys.argv[1])
+assert r["ok"] == r["issued"] == 150 and r["min_us"] >= 300 and r["service_us"] == 300, r
+print(f"open, spin 300 us: min {r['min_us']} us")
+PY
 out=$("$perf" -- open --rate 1000 --duration 1.5 --warmup 0.05 --handler spin --service-us 10 \
 	--csv 2>/dev/null)
 python3 - "$out" <<'PY'
