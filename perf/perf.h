@@ -74,6 +74,21 @@ struct perf_opts {
 	double slo_us;	     /* sweep: p99 bound of a sustainable rate (0: 10x the lowest rate's) */
 };
 
+/* How a failed call is counted in every open-loop report: one class per
+ * errno, through perf_err_map[] in stats.c; an errno it does not name is
+ * "other" (and still counted by itself). */
+enum perf_err_class {
+	PERF_ERR_TIMEOUT,   /* ETIMEDOUT: the call's timeout expired */
+	PERF_ERR_OVERLOAD,  /* the server refused it: EBUSY (handler pool full),
+			       ENOBUFS (its budget) */
+	PERF_ERR_DEADLINE,  /* dropped past its deadline by the server: ETIME */
+	PERF_ERR_CANCELLED, /* ECANCELED */
+	PERF_ERR_OTHER,
+	PERF_ERR_CLASS_MAX
+};
+extern const char *const perf_err_class_names[PERF_ERR_CLASS_MAX];
+enum perf_err_class perf_err_classify(int code);
+
 /* What a client measured; sent to the driver through a pipe. */
 struct perf_result {
 	int ok;
@@ -117,26 +132,11 @@ struct perf_result {
 	 * err_errno[0] counts errnos past the array. */
 	double offered_rate, done_rate, achieved_rate;
 	uint64_t issued, ok_calls, failed, unsent, send_refused;
-	uint64_t err_class[5]; /* PERF_ERR_CLASS_MAX */
+	uint64_t err_class[PERF_ERR_CLASS_MAX];
 	uint64_t err_errno[PERF_ERRNO_MAX];
 	double min_us, mean_us, stddev_us, p90_us, p9999_us;
 	double unc_p50_us, unc_p99_us, unc_max_us, send_lag_max_us;
 };
-
-/* How a failed call is counted in every open-loop report: one class per
- * errno, through perf_err_map[] in stats.c; an errno it does not name is
- * "other" (and still counted by itself). */
-enum perf_err_class {
-	PERF_ERR_TIMEOUT,   /* ETIMEDOUT: the call's timeout expired */
-	PERF_ERR_OVERLOAD,  /* the server refused it: EBUSY (handler pool full),
-			       ENOBUFS (its budget) */
-	PERF_ERR_DEADLINE,  /* dropped past its deadline by the server: ETIME */
-	PERF_ERR_CANCELLED, /* ECANCELED */
-	PERF_ERR_OTHER,
-	PERF_ERR_CLASS_MAX
-};
-extern const char *const perf_err_class_names[PERF_ERR_CLASS_MAX];
-enum perf_err_class perf_err_classify(int code);
 
 /* Pairwise ratios: each dprpc run over the raw run just before it, so a
  * machine that changes speed between repeats does not skew them. */
