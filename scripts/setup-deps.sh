@@ -19,6 +19,7 @@ pkgs=(
 	ethtool              # the veth's XDP verdict counters in the netns test
 	libopenblas-dev      # examples/model: the batched forward pass (cblas_sgemm)
 	python3-sklearn      # examples/model: the digits data set and the MLP's training
+	gnuplot-nox          # perf/sweep.sh's latency-vs-load figure
 )
 
 missing=()
