@@ -75,7 +75,7 @@ dp_call_budget(
 		return 0;
 	left = deadline > now ? deadline - now : 0;
 	left = left > rtt ? left - rtt : 0;
-	return dp_budget_encode(dp_tsc_to_us(a, left));
+	return dp_budget_encode(dp_tsc_to_us_floor(a, left));
 }
 
 static void dp_slot_cancelled(struct dprpc_agent *a, unsigned int p, unsigned int i);

@@ -322,6 +322,9 @@ struct dprpc_agent {
 	unsigned int tx_n;
 	struct rte_mbuf *tx_buf[DP_TX_BUF];
 	uint64_t next_timer_tsc, timer_period_tsc, tsc_hz;
+	/* Microseconds per TSC tick in 32.32 fixed point, rounded down
+	 * (dp_tsc_to_us_floor()): no division on the path of a call. */
+	uint64_t us_per_tsc_q32;
 	/* The TSC of the poller's last timer tick, written by the poller and
 	 * read by any thread (relaxed: a hint, see dp_expire_stalled()); and
 	 * how old it may be before waiters fire the timeouts themselves. */
@@ -469,6 +472,14 @@ dp_tsc_to_us(const struct dprpc_agent *a, uint64_t tsc)
 	if (likely(tsc < (UINT64_C(1) << 44)))
 		return tsc * 1000000 / a->tsc_hz;
 	return (uint64_t)((__uint128_t)tsc * 1000000 / a->tsc_hz);
+}
+
+/* @tsc in microseconds, never rounded up (a deadline's time left: nobody
+ * is told it has more time than it has), by a multiplication. */
+static inline uint64_t
+dp_tsc_to_us_floor(const struct dprpc_agent *a, uint64_t tsc)
+{
+	return (uint64_t)(((__uint128_t)tsc * a->us_per_tsc_q32) >> 32);
 }
 
 static inline uint64_t
