@@ -26,6 +26,7 @@
 #include "dp_poll.h"
 #include "dp_port.h"
 #include "dp_server.h"
+#include "dp_stream.h"
 #include "fut_internal.h"
 #include "dprpc_atomic.h"
 
@@ -338,6 +339,7 @@ dp_drain_rings(struct dprpc_agent *a)
 
 		dp_txmsg_put(meta->tx);
 		if (meta->fut != NULL) {
+			dp_stream_put(dp_stream_of(m)); /* a stream call's */
 			fut_fail_consume(meta->fut, -ESHUTDOWN, a->rank, "agent shut down");
 			/* Relaxed: a bound only, pairs with nothing (as in
 			 * dp_slot_release()). */

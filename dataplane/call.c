@@ -25,6 +25,7 @@
 #include "dp_handler.h"
 #include "dp_msg.h"
 #include "dp_poll.h"
+#include "dp_stream.h"
 #include "dp_tx.h"
 #include "fut_internal.h"
 #include "dprpc_atomic.h"
@@ -32,6 +33,13 @@
 struct dprpc_future *
 dprpc_rpc_async_id(struct dprpc_agent *a, unsigned int to, uint32_t handler_id, const void *data,
 	size_t len, uint64_t timeout_us)
+{
+	return dp_call(a, to, handler_id, data, len, timeout_us, NULL);
+}
+
+struct dprpc_future *
+dp_call(struct dprpc_agent *a, unsigned int to, uint32_t handler_id, const void *data, size_t len,
+	uint64_t timeout_us, struct dprpc_stream *st)
 {
 	struct dp_hdr_fields f;
 	struct dp_call_meta *meta;
@@ -85,6 +93,11 @@ dprpc_rpc_async_id(struct dprpc_agent *a, unsigned int to, uint32_t handler_id, 
 		.session = a->session,
 		.handler_id = handler_id,
 	};
+	if (unlikely(st != NULL)) {
+		/* A stream call (dp_stream.h): one frame (the caller checked). */
+		f.flags = DP_REQ_STREAM;
+		f.credits = (uint16_t)st->window;
+	}
 	if (unlikely(len > DPRPC_MAX_FRAME_PAYLOAD)) {
 		struct dp_txmsg *t = dp_txmsg_new(a, &f, data, (uint32_t)len);
 
@@ -104,6 +117,8 @@ dprpc_rpc_async_id(struct dprpc_agent *a, unsigned int to, uint32_t handler_id, 
 		timeout_us = a->default_timeout_us;
 	meta = dp_meta(m);
 	meta->fut = fut;
+	if (unlikely(st != NULL))
+		*dp_stream_field(m) = st; /* the frame's reference, taken below */
 	meta->deadline_tsc = dp_deadline_tsc(a, now, timeout_us);
 	/* Made from inside a handler: it never outlives the request it
 	 * serves (the sooner deadline; the TSC is the same on every agent of
@@ -123,6 +138,10 @@ dprpc_rpc_async_id(struct dprpc_agent *a, unsigned int to, uint32_t handler_id, 
 				: meta->deadline_tsc + a->stall_tsc,
 			a->rank, peer->expire_msg);
 	dprpc_future_set_progress(fut, dp_progress, a);
+	if (unlikely(st != NULL))
+		/* Relaxed: the frame's hand-over (the ring, or the poll flag)
+		 * publishes it. */
+		atomic_fetch_add_explicit(&st->refs, 1, memory_order_relaxed);
 	if (!a->io_launched && dp_tls_poller != a && dp_poll_trylock(a)) {
 		/* Caller-driven and nobody polls: send it ourselves now rather
 		 * than through the ring (after what the ring holds, keeping
@@ -137,6 +156,8 @@ dprpc_rpc_async_id(struct dprpc_agent *a, unsigned int to, uint32_t handler_id, 
 	}
 	if (dp_submit(a, m, false) != 0) {
 		dp_txmsg_put(meta->tx);
+		if (unlikely(st != NULL))
+			dp_stream_put(st); /* the frame's, never handed over */
 		rte_pktmbuf_free(m);
 		goto fail_future;
 	}

@@ -30,6 +30,7 @@
 #include "dp_liveness.h"
 #include "dp_msg.h"
 #include "dp_server.h"
+#include "dp_stream.h"
 #include "dp_tx.h"
 #include "fut_internal.h"
 #include "dprpc_atomic.h"
@@ -54,6 +55,8 @@ dp_slot_release(struct dprpc_agent *a, struct dp_peer *peer, struct dp_slot *s)
 	dp_kept_clear(&s->req);
 	if (unlikely(s->tx != NULL || s->rx != NULL))
 		dp_msg_slot_clear(a, s);
+	if (unlikely(s->st != NULL))
+		dp_stream_slot_clear(a, s);
 	peer->free_slots[peer->nb_free++] = (uint16_t)(s - peer->slots);
 	/* Pairs with nothing: the counter only bounds submissions. */
 	atomic_fetch_sub_explicit(&peer->outstanding, 1, memory_order_relaxed);
@@ -78,7 +81,21 @@ dp_call_budget(
 	return dp_budget_encode(dp_tsc_to_us_floor(a, left));
 }
 
-static void dp_slot_cancelled(struct dprpc_agent *a, unsigned int p, unsigned int i);
+/* Keep request @m of slot @s to send it again (dp_keep()).  A stream
+ * call's by reference: a copy keeps no flags or credits, and a resend
+ * without them would run as an ordinary call. */
+static inline void
+dp_keep_request(struct dp_peer *peer, struct dp_slot *s, struct rte_mbuf *m)
+{
+	if (unlikely(s->st != NULL)) {
+		/* Ours; the PMD frees the other (as dp_keep()). */
+		rte_mbuf_refcnt_update(m, 1);
+		s->req.m = m;
+		s->req.len = 0;
+		return;
+	}
+	dp_keep(&s->req, dp_keep_area(peer, (unsigned int)(s - peer->slots), false), m);
+}
 
 /* A call submitted towards a peer declared down meanwhile (it was up when
  * the caller checked): fail it at once rather than send its request to a
@@ -91,6 +108,7 @@ dp_call_refuse(struct dprpc_agent *a, struct rte_mbuf *m, unsigned int to)
 
 	snprintf(msg, sizeof(msg), "worker %s is down", a->world.w[to].name);
 	dp_txmsg_put(meta->tx);
+	dp_stream_put(dp_stream_of(m));
 	fut_fail_consume(meta->fut, -EHOSTDOWN, a->rank, msg);
 	/* Relaxed: a bound only, pairs with nothing (as in dp_slot_release()). */
 	atomic_fetch_sub_explicit(&a->peers[to].outstanding, 1, memory_order_relaxed);
@@ -118,6 +136,7 @@ dp_slot_start(struct dprpc_agent *a, struct dp_peer *peer, struct rte_mbuf *m,
 		peer->slots_hi = idx + 1u;
 	s = &peer->slots[idx];
 	s->fut = meta->fut;
+	s->st = dp_stream_of(m); /* a stream call: the frame's reference */
 	s->req_num = ++peer->next_req;
 	s->parked = parked;
 	s->deadline_tsc = meta->deadline_tsc;
@@ -166,6 +185,7 @@ dp_start_call_unready(struct dprpc_agent *a, struct rte_mbuf *m, struct dp_peer 
 	/* Cancelled before it started: never sent. */
 	if (fut_cancelled(meta->fut)) {
 		dp_txmsg_put(t);
+		dp_stream_put(dp_stream_of(m));
 		(void)fut_fail_consume(meta->fut, -ECANCELED, a->rank, NULL); /* drops our ref */
 		/* Relaxed: a bound only, pairs with nothing. */
 		atomic_fetch_sub_explicit(&peer->outstanding, 1, memory_order_relaxed);
@@ -187,7 +207,7 @@ dp_start_call_unready(struct dprpc_agent *a, struct rte_mbuf *m, struct dp_peer 
 		/* Kept whatever retransmit_us says: it goes out later.  The
 		 * frame itself is ours to free (a copy was kept, or one more
 		 * reference). */
-		dp_keep(&s->req, dp_keep_area(peer, (unsigned int)(s - peer->slots), false), m);
+		dp_keep_request(peer, s, m);
 		rte_pktmbuf_free(m);
 	}
 	/* Relaxed: poller-written, read by the poller (dp_agent.h). */
@@ -223,7 +243,7 @@ dp_start_call(struct dprpc_agent *a, struct rte_mbuf *m, uint64_t now)
 	/* Keep the request to send it again if no response comes (the
 	 * loopback never loses a frame: calls to self are not kept). */
 	if (a->rto_tsc != 0 && remote)
-		dp_keep(&s->req, dp_keep_area(peer, (unsigned int)(s - peer->slots), false), m);
+		dp_keep_request(peer, s, m);
 	dp_stage_tx(a, m);
 }
 
@@ -277,7 +297,7 @@ dp_client_unpark(struct dprpc_agent *a, unsigned int p)
 /* Slot @i of peer @p holds a call its caller cancelled: free the slot and,
  * if the request went out, tell the server (a CANCEL frame naming the
  * slot, request number and the server's incarnation; not resent). */
-static void
+void
 dp_slot_cancelled(struct dprpc_agent *a, unsigned int p, unsigned int i)
 {
 	struct dp_peer *peer = &a->peers[p];
@@ -313,6 +333,10 @@ dp_client_timers(struct dprpc_agent *a, uint64_t now)
 				continue;
 			if (unlikely(fut_cancelled(s->fut))) {
 				dp_slot_cancelled(a, p, i);
+				n++;
+				continue;
+			}
+			if (unlikely(s->st != NULL) && dp_stream_timer(a, p, i, now)) {
 				n++;
 				continue;
 			}

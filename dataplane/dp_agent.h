@@ -79,6 +79,8 @@ struct dp_rxmsg;
 struct dp_slot;
 struct dp_srv_slot;
 struct dp_txmsg;
+struct dp_srv_stream;
+struct dprpc_stream;
 
 /* Per-mbuf metadata of a submitted frame, in an mbuf dynamic field.  Every
  * mbuf handed to tx_ring or dp_stage_tx() has it set (dp_meta_plain() for
@@ -238,6 +240,19 @@ struct dprpc_request {
 	/* The retry-after hint of the library's -EBUSY answer (encoded as a
 	 * budget, dp_wire.h), 0 otherwise. */
 	uint16_t retry_hint;
+	/* Server streaming (dp_stream.h), set by dp_req_new(): the caller
+	 * takes a stream (DP_REQ_STREAM), with its window in frames
+	 * (st_window) of which this agent allows st_weff (at most its
+	 * credits).  st_next: the next frame's sequence number, the sending
+	 * thread's (one at a time, dprpc_stream_send()).  st_limit: the first
+	 * sequence number the caller lets us send (what it consumed plus
+	 * st_window), written by the poller from the caller's
+	 * acknowledgements and read by the sending thread (relaxed: a bound
+	 * only, nothing is published through it). */
+	bool stream;
+	uint16_t st_window, st_weff;
+	uint32_t st_next;
+	_Atomic uint32_t st_limit;
 };
 
 /* Counters.  All but reply_nombuf and the handler contract's are written
@@ -268,6 +283,10 @@ struct dp_stats {
 	_Atomic uint64_t cancels_received;   /* CANCEL frames naming a request we hold */
 	_Atomic uint64_t calls_cancelled;    /* calls the application cancelled */
 	_Atomic uint64_t rejected_pool, rejected_peer, rejected_requests; /* -EBUSY answers */
+	/* Server streaming (dp_stream.h): the first two written by the
+	 * threads that send chunks (dp_count_mt), the others by the poller. */
+	_Atomic uint64_t stream_chunks_sent, stream_window_full;
+	_Atomic uint64_t stream_frames_resent, stream_chunks_received;
 };
 
 struct dprpc_agent {

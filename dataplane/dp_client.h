@@ -48,6 +48,8 @@ struct dp_slot {
 	 * sample; 0 once resent (Karn: an answer to which copy is unknown)
 	 * or for a multi-frame one (its transfer is not a round trip). */
 	uint64_t sent_tsc;
+	/* A stream call (dp_stream.h): what is received of it; NULL else. */
+	struct dprpc_stream *st;
 };
 
 /* Frees a response's mbuf, the future's value (zero copy). */
@@ -64,6 +66,9 @@ void dp_fail_all_slots(struct dprpc_agent *a, int code, const char *msg);
 /* Fail every call pending towards @p with @code and @msg, and discard the
  * frames of theirs still queued (dp_tx_purge()). */
 void dp_fail_peer_slots(struct dprpc_agent *a, unsigned int p, int code, const char *msg);
+/* Slot @i of peer @p holds a call its caller cancelled: free the slot
+ * and, if the request went out, send the server a CANCEL. */
+void dp_slot_cancelled(struct dprpc_agent *a, unsigned int p, unsigned int i);
 /* @p's incarnation was just learnt: send the requests parked for it. */
 void dp_client_unpark(struct dprpc_agent *a, unsigned int p);
 

@@ -66,6 +66,14 @@ bool dp_reply_error_or_drop(struct dprpc_request *req, int code, const char *msg
  * and no other run holds it. */
 void dp_run_handler(struct dprpc_request *req);
 int dp_lcore_handler(void *hlcore_arg);
+/* The answer's claim, for answers made outside handler.c (a stream's end,
+ * stream_tx.c): dp_reply_claim() takes it (-EALREADY, counted, if @req
+ * was answered); dp_req_unclaim() gives it up having sent nothing;
+ * dp_req_done() ends it once the answer is built (the request may be
+ * freed then). */
+int dp_reply_claim(struct dprpc_request *req);
+void dp_req_unclaim(struct dprpc_request *req);
+void dp_req_done(struct dprpc_request *req);
 /* The request whose handler runs on this thread, NULL outside a handler. */
 extern __thread const struct dprpc_request *dp_tls_req __attribute__((tls_model("initial-exec")));
 /* The retry-after hint of an overload answer (encoded as a budget,

@@ -46,6 +46,8 @@ struct dp_srv_slot {
 	 * answered and reused since, so dp_srv_live_req() checks that it
 	 * still is this slot's request before using it. */
 	struct dprpc_request *req;
+	/* RUNNING, a stream (dp_stream.h): its frames not acknowledged yet. */
+	struct dp_srv_stream *st;
 };
 
 /* True if @m, a single-frame request or response, is kept as a copy in
@@ -169,6 +171,11 @@ void dp_srv_cancel(struct dprpc_agent *a, const struct dp_parsed *p);
 /* Peer @p was declared down or restarted: flag every request of its that
  * this agent still holds as cancelled. */
 void dp_srv_cancel_all(struct dprpc_agent *a, unsigned int p);
+/* @e's request object if it still is the RUNNING request of @e, slot
+ * @slot of peer @p (it may have been answered and reused since); NULL
+ * otherwise. */
+struct dprpc_request *dp_srv_live_req(
+	struct dprpc_agent *a, unsigned int p, unsigned int slot, struct dp_srv_slot *e);
 /* A request frame from the rx demux: at most once, then to its handler. */
 void dp_dispatch_request(struct dprpc_agent *a, struct rte_mbuf *m, const struct dp_parsed *p);
 

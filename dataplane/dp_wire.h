@@ -12,7 +12,10 @@
  *     3     1  type         enum dp_frame_type
  *     4     2  flags        ACK frames: DP_ACK_NACK, DP_ACK_PROBE; frames
  *                           of a multi-frame message: DP_MSG_ACK_NOW; CONTROL
- *                           frames: none; unknown flags ignored on receive
+ *                           frames: none; a REQUEST: DP_REQ_STREAM; CHUNK:
+ *                           DP_CHUNK_LAST, DP_CHUNK_END; STREAM_ACK:
+ *                           DP_SACK_NACK, DP_SACK_PROBE; unknown flags
+ *                           ignored on receive
  *     6     2  src_worker   sender's rank
  *     8     2  dst_worker   receiver's rank
  *    10     2  slot         session slot of the call (client's numbering)
@@ -31,12 +34,20 @@
  *                           more than the highest frame index the receiver
  *                           holds (0: none), at most pkt_cnt
  *    40     4  handler_id   dprpc_handler_id() of the handler's name, or
- *                           the operation of a CONTROL frame
+ *                           the operation of a CONTROL frame; CHUNK: the
+ *                           frame's sequence number in its stream;
+ *                           STREAM_ACK: every frame below it received
  *    44     4  status       0, or a positive errno (responses); the payload
  *                           of an error response is the error message; in
- *                           an ACK, the type of the message acknowledged
+ *                           an ACK, the type of the message acknowledged;
+ *                           CHUNK with DP_CHUNK_END: the stream's final
+ *                           status; STREAM_ACK: the first sequence number
+ *                           the server may not send yet
  *    48     2  credits      in an ACK, frames the sender may have beyond
- *                           pkt_idx (its window); 0 elsewhere
+ *                           pkt_idx (its window); a stream's REQUEST: the
+ *                           caller's window in frames; STREAM_ACK: frames
+ *                           held beyond handler_id (1 + the highest held -
+ *                           handler_id); 0 elsewhere
  *    50     2  budget       REQUEST: the caller's deadline as the time left
  *                           when the frame was made, in microseconds,
  *                           encoded (dp_budget_encode()); 0: no deadline.
@@ -68,6 +79,35 @@ enum dp_frame_type {
 	DP_FRAME_RESPONSE = 2,
 	DP_FRAME_ACK = 3,     /* a multi-frame message's receiver: progress, credits */
 	DP_FRAME_CONTROL = 4, /* liveness: handler_id is the operation */
+	/* Server streaming (dp_stream.h): a frame of a stream's chunk, or
+	 * its end, server to client; handler_id is the frame's sequence
+	 * number in the stream. */
+	DP_FRAME_CHUNK = 5,
+	/* The client's acknowledgement of a stream: handler_id every frame
+	 * below it received, status the sequence number the server may send
+	 * up to (excluded), credits the frames held beyond handler_id. */
+	DP_FRAME_STREAM_ACK = 6,
+};
+
+/* Flags of a REQUEST frame. */
+enum dp_req_flag {
+	/* The caller takes a stream (dprpc_rpc_stream()): credits is its
+	 * window, in frames. */
+	DP_REQ_STREAM = 2,
+};
+
+/* Flags of a CHUNK frame. */
+enum dp_chunk_flag {
+	DP_CHUNK_LAST = 1, /* the last frame of its chunk */
+	/* The end of the stream: status is its final status, the payload
+	 * its error message. */
+	DP_CHUNK_END = 2,
+};
+
+/* Flags of a STREAM_ACK frame. */
+enum dp_sack_flag {
+	DP_SACK_NACK = 1,  /* frame handler_id is missing, later ones came */
+	DP_SACK_PROBE = 2, /* nothing came for a while: resend what is not held */
 };
 
 /* Operations of a CONTROL frame (in its handler_id field, no payload). */

@@ -346,7 +346,7 @@ dp_req_claim(struct dprpc_request *req)
 
 /* Give up a claim that sent nothing: REPLYING -> LIVE, to be answered
  * again. */
-static void
+void
 dp_req_unclaim(struct dprpc_request *req)
 {
 	/* Release: pairs with the acquire of the next claim.  Only the
@@ -358,7 +358,7 @@ dp_req_unclaim(struct dprpc_request *req)
 /* End the claim the caller holds: REPLYING -> DONE.  The object goes back
  * to the pool now if no handler run holds it; otherwise the last run's end
  * gives it back. */
-static void
+void
 dp_req_done(struct dprpc_request *req)
 {
 	/* acq_rel: the release half publishes this thread's use of the
@@ -445,7 +445,7 @@ dp_respond(struct dprpc_request *req, uint32_t status, const void *data, uint32_
 
 /* The claim of an application's reply: -EALREADY, counted, if @req was
  * answered already. */
-static int
+int
 dp_reply_claim(struct dprpc_request *req)
 {
 	if (dp_req_claim(req) == 0)
@@ -637,6 +637,16 @@ dp_req_new(struct dprpc_agent *a, const struct dp_parsed *p)
 	/* Relaxed: published with the rest by the hand-over (above). */
 	atomic_store_explicit(&req->cancelled, 0, memory_order_relaxed);
 	req->retry_hint = 0;
+	req->stream = (p->flags & DP_REQ_STREAM) != 0 && p->src != a->rank;
+	if (unlikely(req->stream)) {
+		/* Its window: the caller's (at least 1), of which at most our
+		 * credits (dp_stream.h). */
+		req->st_window = RTE_MAX(p->credits, (uint16_t)1);
+		req->st_weff = (uint16_t)RTE_MIN((uint32_t)req->st_window, a->credits);
+		req->st_next = 0;
+		/* Relaxed: published with the rest by the hand-over. */
+		atomic_store_explicit(&req->st_limit, req->st_window, memory_order_relaxed);
+	}
 	if (p->src != a->rank)
 		a->peers[p->src].srv_taken++; /* poller only (struct dp_peer) */
 	return req;

@@ -28,6 +28,7 @@
 #include "dp_handler.h"
 #include "dp_msg.h"
 #include "dp_server.h"
+#include "dp_stream.h"
 #include "dp_tx.h"
 #include "fut_internal.h"
 #include "dprpc_atomic.h"
@@ -399,5 +400,7 @@ dp_msg_srv_clear(struct dprpc_agent *a, struct dp_peer *peer, struct dp_srv_slot
 		e->rx = NULL;
 		dp_msgs_live(a, -1);
 	}
+	if (unlikely(e->st != NULL))
+		dp_stream_srv_free(a, peer, e);
 	e->state = DP_SRV_EMPTY;
 }

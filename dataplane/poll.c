@@ -41,6 +41,7 @@
 #include "dp_poll.h"
 #include "dp_rcu.h"
 #include "dp_server.h"
+#include "dp_stream.h"
 #include "dp_tx.h"
 #include "dprpc_atomic.h"
 
@@ -140,6 +141,10 @@ dp_rx_frame(struct dprpc_agent *a, struct rte_mbuf *m)
 	/* A message's frames are copied out: no need to align them. */
 	if (p.pkt_cnt == 1)
 		dp_align_payload(&p);
+	if (unlikely(p.type >= DP_FRAME_CHUNK)) {
+		dp_stream_rx(a, m, &p); /* server streaming */
+		return;
+	}
 	if (p.type == DP_FRAME_RESPONSE)
 		dp_handle_response(a, m, &p);
 	else

@@ -43,6 +43,7 @@
 #include "dp_handler.h"
 #include "dp_msg.h"
 #include "dp_server.h"
+#include "dp_stream.h"
 #include "dp_tx.h"
 
 void
@@ -152,6 +153,10 @@ dp_srv_reclaim(struct dprpc_agent *a, unsigned int p)
 				"worker %s no longer holds the response: %s was declared down",
 				a->name, a->world.w[p].name);
 			dp_srv_keep_error(peer, e, handler_id, -ENODATA, msg);
+		} else if (e->st != NULL) {
+			/* A stream: its request was flagged cancelled
+			 * (dp_srv_cancel_all()); nothing more is sent. */
+			dp_stream_srv_free(a, peer, e);
 		}
 	}
 }
@@ -232,6 +237,8 @@ dp_keep_response(struct dprpc_agent *a, struct rte_mbuf *m, const struct dp_wire
 	if (e->state != DP_SRV_RUNNING || e->req_num != rte_be_to_cpu_32(h->req_num))
 		return;
 	e->state = DP_SRV_DONE;
+	if (unlikely(e->st != NULL))
+		dp_stream_srv_free(a, peer, e); /* a reply ends a stream at once */
 	if (likely(dp_keep_fits(m))) {
 		dp_keep(&e->resp, dp_keep_area(peer, slot, true), m);
 		return;
@@ -382,6 +389,7 @@ dp_dispatch_request(struct dprpc_agent *a, struct rte_mbuf *m, const struct dp_p
 {
 	struct dp_srv_slot *e = NULL;
 	struct dp_peer *peer = NULL;
+	struct dp_srv_stream *st = NULL;
 	struct dprpc_request *req;
 
 	if (p->pkt_cnt > 1) {
@@ -416,9 +424,23 @@ dp_dispatch_request(struct dprpc_agent *a, struct rte_mbuf *m, const struct dp_p
 		dp_srv_refuse_overload(a, peer, e, p, "for this caller");
 		return;
 	}
+	/* A stream call (dp_stream.h): its state before anything else. */
+	if (unlikely(p->flags & DP_REQ_STREAM) && e != NULL) {
+		st = dp_stream_srv_new(a, p);
+		if (st == NULL) {
+			rte_pktmbuf_free(m);
+			dp_count(&a->st.drops[DPRPC_DROP_NO_MEMORY], 1);
+			dp_srv_refuse(a, peer, e, p, -ENOMEM, "no memory for the stream", 0);
+			return;
+		}
+	}
 	req = dp_req_new(a, p);
 	if (req == NULL) {
 		rte_pktmbuf_free(m);
+		if (st != NULL) {
+			free(st->q);
+			free(st);
+		}
 		if (p->src == a->rank) {
 			dp_self_fail(a, p->slot, p->req_num, -ENOBUFS,
 				"no request object free for a call to self");
@@ -434,6 +456,7 @@ dp_dispatch_request(struct dprpc_agent *a, struct rte_mbuf *m, const struct dp_p
 		e->req_num = p->req_num;
 		e->state = DP_SRV_RUNNING;
 		e->req = req;
+		e->st = st;
 	}
 	dp_req_start(a, req);
 }
@@ -443,7 +466,7 @@ dp_dispatch_request(struct dprpc_agent *a, struct rte_mbuf *m, const struct dp_p
  * reused since.  Only the poller writes a request's identity (dp_req_new()),
  * so reading it here races with nothing; a reused object names a newer
  * request or another slot. */
-static struct dprpc_request *
+struct dprpc_request *
 dp_srv_live_req(struct dprpc_agent *a, unsigned int p, unsigned int slot, struct dp_srv_slot *e)
 {
 	struct dprpc_request *req = e->req;
@@ -495,6 +518,17 @@ dp_srv_cancel(struct dprpc_agent *a, const struct dp_parsed *p)
 		return;
 	}
 	req = dp_srv_live_req(a, p->src, p->slot, e);
+	if (e->st != NULL && e->state == DP_SRV_RUNNING) {
+		/* A stream: its frames are let go and nothing more is sent
+		 * (dp_stream_stage()); ended already, the slot is done. */
+		handler_id = e->st->handler_id;
+		dp_stream_srv_free(a, peer, e);
+		if (req == NULL) {
+			e->state = DP_SRV_DONE;
+			dp_srv_keep_error(
+				peer, e, handler_id, -ECANCELED, "the stream was cancelled");
+		}
+	}
 	if (req == NULL)
 		return; /* answered already: too late */
 	dp_count(&a->st.cancels_received, 1);

@@ -105,6 +105,10 @@ dprpc_agent_stats_get(const struct dprpc_agent *a, struct dprpc_agent_stats *s)
 	for (i = 0; i < a->nb_hl; i++)
 		s->queue_depth += rte_ring_count(a->hl[i].ring);
 	s->requests_held = dp_requests_in_use(a);
+	s->stream_chunks_sent = dp_load_relaxed(&a->st.stream_chunks_sent);
+	s->stream_window_full = dp_load_relaxed(&a->st.stream_window_full);
+	s->stream_frames_resent = dp_load_relaxed(&a->st.stream_frames_resent);
+	s->stream_chunks_received = dp_load_relaxed(&a->st.stream_chunks_received);
 	return 0;
 }
 
@@ -176,6 +180,11 @@ dprpc_agent_dump(const struct dprpc_agent *a, FILE *f)
 		s.queue_depth, s.requests_held, s.requests_expired, s.requests_cancelled,
 		s.cancels_received, s.calls_cancelled, s.rejected_overload, s.rejected_pool,
 		s.rejected_peer, s.rejected_requests);
+	fprintf(f,
+		"  streams: chunks sent %" PRIu64 " window_full %" PRIu64 " frames resent %" PRIu64
+		" chunks received %" PRIu64 "\n",
+		s.stream_chunks_sent, s.stream_window_full, s.stream_frames_resent,
+		s.stream_chunks_received);
 	fprintf(f, "  dropped %" PRIu64, s.dropped);
 	for (i = 0; i < DPRPC_DROP_MAX; i++)
 		if (s.drops[i] != 0)

@@ -91,6 +91,10 @@ dp_tel_add_stats(struct dprpc_agent *a, void *arg)
 	rte_tel_data_add_dict_u64(d, "rejected_requests", s.rejected_requests);
 	rte_tel_data_add_dict_u64(d, "queue_depth", s.queue_depth);
 	rte_tel_data_add_dict_u64(d, "requests_held", s.requests_held);
+	rte_tel_data_add_dict_u64(d, "stream_chunks_sent", s.stream_chunks_sent);
+	rte_tel_data_add_dict_u64(d, "stream_window_full", s.stream_window_full);
+	rte_tel_data_add_dict_u64(d, "stream_frames_resent", s.stream_frames_resent);
+	rte_tel_data_add_dict_u64(d, "stream_chunks_received", s.stream_chunks_received);
 	rte_tel_data_add_dict_u64(d, "dropped", s.dropped);
 	for (i = 0; i < DPRPC_DROP_MAX; i++) {
 		snprintf(key, sizeof(key), "drop_%s", dprpc_drop_reason_str(i));

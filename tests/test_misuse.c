@@ -322,6 +322,66 @@ Test(misuse, dprpc_reply_error)
 	cr_assert_eq(dprpc_reply_error(NULL, -EIO, "x"), -EINVAL);
 }
 
+static int
+chunk_nop(const void *data, size_t len, void *arg)
+{
+	(void)data;
+	(void)len;
+	(void)arg;
+	return 0;
+}
+
+Test(misuse, dprpc_rpc_stream)
+{
+	assert_null_errno(dprpc_rpc_stream(NULL, "b", "h", NULL, 0, 0, chunk_nop, NULL), EINVAL);
+	assert_null_errno(dprpc_rpc_stream(agent, NULL, "h", NULL, 0, 0, chunk_nop, NULL), EINVAL);
+	assert_null_errno(dprpc_rpc_stream(agent, "b", NULL, NULL, 0, 0, chunk_nop, NULL), EINVAL);
+	assert_null_errno(dprpc_rpc_stream(agent, "b", "h", NULL, 0, 0, NULL, NULL), EINVAL);
+	assert_null_errno(dprpc_rpc_stream(agent, "b", "h", NULL, 1, 0, chunk_nop, NULL), EINVAL);
+	assert_null_errno(dprpc_rpc_stream(agent, "zz", "h", NULL, 0, 0, chunk_nop, NULL), ENOENT);
+	assert_null_errno(dprpc_rpc_stream(agent, "a", "h", NULL, 0, 0, chunk_nop, NULL), ENOTSUP);
+	assert_null_errno(dprpc_rpc_stream(agent, "b", "h", "x", DPRPC_MAX_FRAME_PAYLOAD + 1, 0,
+				  chunk_nop, NULL),
+		EMSGSIZE);
+}
+
+Test(misuse, dprpc_stream_open)
+{
+	assert_null_errno(dprpc_stream_open(NULL, "b", "h", NULL, 0, 0), EINVAL);
+	assert_null_errno(dprpc_stream_open(agent, "b", NULL, NULL, 0, 0), EINVAL);
+	assert_null_errno(dprpc_stream_open(agent, "b", "h", NULL, 1, 0), EINVAL);
+	assert_null_errno(dprpc_stream_open(agent, "zz", "h", NULL, 0, 0), ENOENT);
+	assert_null_errno(dprpc_stream_open(agent, "a", "h", NULL, 0, 0), ENOTSUP);
+}
+
+Test(misuse, dprpc_stream_next)
+{
+	const void *d;
+	size_t len;
+
+	cr_assert_eq(dprpc_stream_next(NULL, &d, &len, 0), -EINVAL);
+}
+
+Test(misuse, dprpc_stream_future)
+{
+	assert_null_errno(dprpc_stream_future(NULL), EINVAL);
+}
+
+Test(misuse, dprpc_stream_close)
+{
+	cr_assert_eq(dprpc_stream_close(NULL), -EINVAL);
+}
+
+Test(misuse, dprpc_stream_send)
+{
+	cr_assert_eq(dprpc_stream_send(NULL, "x", 1), -EINVAL);
+}
+
+Test(misuse, dprpc_stream_end)
+{
+	cr_assert_eq(dprpc_stream_end(NULL, 0), -EINVAL);
+}
+
 Test(misuse, dprpc_rpc_async)
 {
 	assert_null_errno(dprpc_rpc_async(NULL, "b", "h", NULL, 0, 0), EINVAL);

@@ -12,5 +12,6 @@
 #include <dprpc/dprpc_rpc.h>
 #include <dprpc/dprpc_rref.h>
 #include <dprpc/dprpc_collective.h>
+#include <dprpc/dprpc_stream.h>
 
 #endif /* DPRPC_H */

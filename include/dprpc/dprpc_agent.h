@@ -568,6 +568,15 @@ struct dprpc_agent_stats {
 				          lcores now, not started */
 	uint64_t requests_held;	     /**< gauge: request objects in use now (queued,
 				          running or deferred) */
+	/* Server streaming (dprpc_stream.h, docs/serving.md). */
+	uint64_t stream_chunks_sent;	 /**< chunks dprpc_stream_send() handed on */
+	uint64_t stream_window_full;	 /**< dprpc_stream_send() calls refused
+					      -EAGAIN: the caller's window was full */
+	uint64_t stream_frames_resent;	 /**< stream frames sent again (a NACK or a
+					      probe from the caller) */
+	uint64_t stream_chunks_received; /**< chunks of this agent's streams
+					      delivered in order (callback or
+					      iterator queue) */
 };
 
 /**
