@@ -35,6 +35,7 @@
 #include <stdlib.h>
 #include <string.h>
 #include <time.h>
+#include <unistd.h>
 
 #include <rte_errno.h>
 #include <rte_ethdev.h>
@@ -419,6 +420,19 @@ main(int argc, char **argv)
 			    NULL) != 0) {
 			fprintf(stderr, "%s: could not stop %s\n", name, server);
 			rc = 1;
+		} else {
+			/* Let the server close its end first (up to 2 s): the
+			 * memif PMD of DPDK 22.11 can crash a process that
+			 * stops its port while the peer's disconnect is being
+			 * handled on its interrupt thread. */
+			struct rte_eth_link link;
+
+			for (int i = 0; i < 2000; i++) {
+				if (rte_eth_link_get_nowait(0, &link) != 0 ||
+					link.link_status == RTE_ETH_LINK_DOWN)
+					break;
+				usleep(1000);
+			}
 		}
 	}
 	free(lat);
