@@ -421,13 +421,16 @@ main(int argc, char **argv)
 			fprintf(stderr, "%s: could not stop %s\n", name, server);
 			rc = 1;
 		} else {
-			/* Let the server close its end first (up to 2 s): the
-			 * memif PMD of DPDK 22.11 can crash a process that
-			 * stops its port while the peer's disconnect is being
-			 * handled on its interrupt thread. */
+			/* Over memif, let the server close its end first (up
+			 * to 2 s): DPDK 22.11's memif PMD can crash a process
+			 * that stops its port while the peer's disconnect is
+			 * being handled on its interrupt thread. */
+			struct rte_eth_dev_info info;
 			struct rte_eth_link link;
+			bool memif = rte_eth_dev_info_get(0, &info) == 0 &&
+				     strcmp(info.driver_name, "net_memif") == 0;
 
-			for (int i = 0; i < 2000; i++) {
+			for (int i = 0; memif && i < 2000; i++) {
 				if (rte_eth_link_get_nowait(0, &link) != 0 ||
 					link.link_status == RTE_ETH_LINK_DOWN)
 					break;
