@@ -107,24 +107,29 @@ mb_submit(struct mb *b, void *ctx, uint64_t deadline)
 
 /* Take the expired and cancelled items out of [head, tail): report them
  * in queue order, then move the others towards tail, keeping their
- * order.  @return the new head. */
+ * order.  @param first_deadline receives the earliest deadline of the
+ * items left (MB_NO_DEADLINE: none).  @return the new head. */
 static uint64_t
-take_out_skipped(struct mb *b, uint64_t h, uint64_t t, uint64_t now)
+take_out_skipped(struct mb *b, uint64_t h, uint64_t t, uint64_t now, uint64_t *first_deadline)
 {
 	uint64_t i, w;
 	unsigned int n = 0;
 
+	*first_deadline = MB_NO_DEADLINE;
 	for (i = h; i < t; i++) {
 		struct mb_item *it = cell(b, i);
 		enum mb_skip_reason why;
 
-		if (now >= it->deadline)
+		if (now >= it->deadline) {
 			why = MB_EXPIRED;
-		else if (b->conf.cancelled != NULL &&
-			 b->conf.cancelled(b->conf.cancel_arg, it->ctx))
+		} else if (b->conf.cancelled != NULL &&
+			   b->conf.cancelled(b->conf.cancel_arg, it->ctx)) {
 			why = MB_CANCELLED;
-		else
+		} else {
+			if (it->deadline < *first_deadline)
+				*first_deadline = it->deadline;
 			continue;
+		}
 		it->skip = true;
 		n++;
 		mb_add(why == MB_EXPIRED ? &b->expired : &b->cancelled, 1);
@@ -144,14 +149,14 @@ take_out_skipped(struct mb *b, uint64_t h, uint64_t t, uint64_t now)
 int
 mb_next(struct mb *b, struct mb_item *batch, uint64_t *wake)
 {
-	uint64_t h, t, now, n, close_at, i;
+	uint64_t h, t, now, n, close_at, first_deadline, i;
 
 	if (b == NULL || batch == NULL || wake == NULL)
 		return -EINVAL;
 	now = b->conf.now(b->conf.clock_arg);
 	h = atomic_load_explicit(&b->head, memory_order_relaxed);
 	t = atomic_load_explicit(&b->tail, memory_order_acquire);
-	h = take_out_skipped(b, h, t, now);
+	h = take_out_skipped(b, h, t, now, &first_deadline);
 	n = t - h;
 	*wake = MB_NO_DEADLINE;
 	if (n == 0) {
@@ -161,7 +166,9 @@ mb_next(struct mb *b, struct mb_item *batch, uint64_t *wake)
 	close_at = cell(b, h)->arrival + b->conf.max_delay;
 	if (n < b->conf.max_batch && now < close_at) {
 		atomic_store_explicit(&b->head, h, memory_order_release);
-		*wake = close_at;
+		/* Or sooner, to answer an item at its deadline rather than
+		 * hold it (and its queue cell) until the batch closes. */
+		*wake = first_deadline < close_at ? first_deadline : close_at;
 		return 0;
 	}
 	if (n > b->conf.max_batch)

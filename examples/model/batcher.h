@@ -16,7 +16,8 @@
  *    waits goes now, since the consumer would otherwise idle; no timer
  *    adds delay, and batches grow only while the consumer is busy; or
  *  - with max_delay > 0, when the oldest waiting item has waited
- *    max_delay (mb_next() says when that is, so the consumer can sleep
+ *    max_delay (mb_next() says when that is, or when the first waiting
+ *    item's deadline passes if that is sooner, so the consumer can sleep
  *    until then or until a new item comes).
  * Before a batch is formed every waiting item is checked: one whose
  * deadline has passed (now >= deadline) or that is cancelled (the
@@ -106,9 +107,12 @@ int mb_submit(struct mb *b, void *ctx, uint64_t deadline);
  * items out (skipped() hook), then copies up to max_batch items, oldest
  * first, into @batch (room for max_batch).
  * @param wake receives, when no batch closes now, the clock value at which
- *        the waiting items' batch will close by max_delay (MB_NO_DEADLINE
- *        when nothing waits); the consumer may sleep until then unless a
- *        new item comes.  Set to 0 when a batch was returned.
+ *        the consumer should ask again: the sooner of when the waiting
+ *        items' batch closes by max_delay and the earliest deadline of a
+ *        waiting item (so that it is answered then, not when the batch
+ *        closes); MB_NO_DEADLINE when nothing waits.  The consumer may
+ *        sleep until then unless a new item comes.  Set to 0 when a batch
+ *        was returned.
  * @return the batch's size (0: none closes now); -EINVAL for NULL args.
  */
 int mb_next(struct mb *b, struct mb_item *batch, uint64_t *wake);

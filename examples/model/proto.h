@@ -5,13 +5,14 @@
  *
  *  "digits.classify"  request struct digits_req, response struct
  *                     digits_resp; errors: -EBUSY (overloaded: refused
- *                     at admission, not computed), -ETIMEDOUT (its budget
- *                     ran out before its batch: not computed),
- *                     -ECANCELED (cancelled while queued, or the server
- *                     stopping: not computed), -EINVAL (malformed).
- *  "digits.cancel"    request: the u64 id of a classify request of the
- *                     same caller; response: a u32, 1 if it was still
- *                     queued and is now cancelled, 0 if not found.
+ *                     at admission, not computed; retry_after_us 0),
+ *                     -ETIME (the call's deadline, its timeout carried
+ *                     by dprpc, passed before its batch: not computed;
+ *                     the caller's own timer may say -ETIMEDOUT first),
+ *                     -ECANCELED (the server stopping: not computed; a
+ *                     call the caller cancelled, dprpc_future_cancel(),
+ *                     is not computed if still queued, and its caller
+ *                     sees its own -ECANCELED), -EINVAL (malformed).
  *  "digits.stats"     response: struct digits_stats.
  *  "digits.stop"      the server answers, drains and exits.
  */
@@ -23,8 +24,7 @@
 #define DIGITS_PIXELS 64
 
 struct digits_req {
-	uint64_t id;	    /* the caller's, echoed in the response */
-	uint64_t budget_us; /* time left to the caller's deadline; 0: none */
+	uint64_t id; /* the caller's, echoed in the response */
 	uint8_t pixels[DIGITS_PIXELS];
 };
 
@@ -37,7 +37,7 @@ struct digits_resp {
 struct digits_stats {
 	uint64_t admitted, refused_full, refused_expired, refused_cancelled;
 	uint64_t batches, computed, expired, cancelled, max_batch_seen;
-	uint64_t cancel_requests, cancel_found;
+	uint64_t cancels_received; /* dprpc_agent_stats: CANCEL frames for held requests */
 };
 
 #endif /* MODEL_PROTO_H */

@@ -15,27 +15,38 @@
  * it returns DPRPC_DEFERRED.  A worker thread takes batches
  * (mb_next()), classifies each batch with one pair of sgemm calls
  * (mlp.h), and replies to every request of the batch itself; items the
- * batcher skips are answered -ETIMEDOUT or -ECANCELED from there too.
+ * batcher skips are answered -ETIME or -ECANCELED from there too.
  * The worker spins, then yields, then sleeps on a futex when there is
  * nothing to do; the handler wakes it (a futex wake, which never blocks)
  * only when it sleeps.  In inline mode the handler classifies its one
  * image on the poller and replies: the unbatched server to compare with.
  *
  * Items.  Each admitted request takes a struct item from a pool that only
- * the poller touches (alloc, the cancel look-up, free); the worker gives
- * items back through an SP/SC rte_ring that the poll loop empties.  The
- * worker reads an item's request, id and cancelled flag; the poller writes
- * the flag (release; the worker's acquire load in item_cancelled() pairs
- * with it).
+ * the poller touches (alloc, free); the worker gives items back through an
+ * SP/SC rte_ring that the poll loop empties.  The worker reads an item's
+ * request and payload, written by the poller before mb_submit() publishes
+ * the item (batcher.h: its release store of tail).
  *
- * Deadlines and cancellation.  The batcher asks for a per-item deadline
- * and a cancelled flag.  Today dprpc gives a handler neither, so:
- *  - the deadline is the caller's budget carried in the request
- *    (digits_req.budget_us), made absolute on arrival (PLUG-IN 1 below:
- *    the library's remaining budget of the request replaces it);
- *  - cancellation is the caller's "digits.cancel" call naming the
- *    request's id (PLUG-IN 2 below: the library's cancellation of a
- *    deferred request, e.g. the caller's timeout or cancel, is or-ed in).
+ * Deadlines and cancellation come from dprpc (docs/serving.md); the
+ * batcher's clock is the TSC (rte_rdtsc()), the library's clock:
+ *  - an item's deadline is its request's, dprpc_request_deadline_tsc():
+ *    the caller's timeout travelled with the call, less its round trip.
+ *    The batcher wakes the worker at the earliest one, so an item whose
+ *    deadline passes while it waits is answered -ETIME then (as the
+ *    library answers a request late in its own queues), never computed;
+ *  - an item is cancelled once dprpc_request_cancelled() says so: the
+ *    caller's dprpc_future_cancel() sent a CANCEL frame, or the caller was
+ *    declared down or restarted.  The flag is set on the poller and read
+ *    by the worker (relaxed: seen soon, not at once; a batch already
+ *    formed is computed and answered, the answer dropped as stale).  A
+ *    cancel rings no doorbell: the item is taken out, answered -ECANCELED,
+ *    when the worker next looks (its batch closing, a new item, a
+ *    deadline).
+ * Overload: admission refuses beyond --queue-max with -EBUSY at once.  The
+ * library gives a handler's -EBUSY no retry-after hint (it sets
+ * dprpc_error.retry_after_us only for its own refusals), so the caller
+ * sees retry_after_us 0 and the message "digits: overloaded (queue
+ * full)".
  */
 #include <errno.h>
 #include <getopt.h>
@@ -67,9 +78,7 @@ struct item {
 	struct dprpc_request *req;
 	const struct digits_req *in; /* the request's payload, valid until answered */
 	uint64_t id;
-	unsigned int caller;
-	bool in_use;	       /* poller only */
-	atomic_bool cancelled; /* poller writes (release), worker reads (acquire) */
+	bool in_use; /* poller only */
 };
 
 struct server {
@@ -91,9 +100,8 @@ struct server {
 	 * compares seq), so no wake is lost. */
 	atomic_uint seq;
 	atomic_bool sleeping;
-	atomic_bool stop_worker;		/* main -> worker (seq_cst, then a doorbell) */
-	atomic_bool stop;			/* "digits.stop" -> main loop */
-	uint64_t cancel_requests, cancel_found; /* poller only */
+	atomic_bool stop_worker; /* main -> worker (seq_cst, then a doorbell) */
+	atomic_bool stop;	 /* "digits.stop" -> main loop */
 	uint64_t inline_computed;
 	unsigned int in_flight; /* items in use (poller only) */
 	bool compute_on_poller; /* --compute poller: no worker thread */
@@ -112,6 +120,20 @@ now_ns(void *arg)
 	(void)arg;
 	clock_gettime(CLOCK_MONOTONIC, &ts);
 	return (uint64_t)ts.tv_sec * 1000000000u + (uint64_t)ts.tv_nsec;
+}
+
+/* The batcher's clock: the TSC, which the library's deadlines use. */
+static uint64_t
+now_tsc(void *arg)
+{
+	(void)arg;
+	return rte_rdtsc();
+}
+
+static uint64_t
+us_to_tsc(uint64_t us)
+{
+	return us * (rte_get_tsc_hz() / 1000000u);
 }
 
 static void
@@ -134,7 +156,6 @@ item_alloc(struct server *s)
 			s->free_hint = i + 1;
 			s->items[i].in_use = true;
 			s->in_flight++;
-			atomic_store_explicit(&s->items[i].cancelled, false, memory_order_relaxed);
 			return &s->items[i];
 		}
 	}
@@ -164,16 +185,15 @@ item_done(struct server *s, struct item *it)
 		rte_pause();
 }
 
-/* The batcher's cancellation hook (worker, and poller at admission). */
+/* The batcher's cancellation hook (worker, and poller at admission): the
+ * caller cancelled the call (dprpc_future_cancel()) or went away. */
 static bool
 item_cancelled(void *arg, void *ctx)
 {
-	struct item *it = ctx;
+	const struct item *it = ctx;
 
-	/* PLUG-IN 2: once dprpc tells a deferred handler that its caller
-	 * gave up, or it with the library's flag here:
-	 *   || dprpc_request_cancelled(it->req) */
-	return atomic_load_explicit(&it->cancelled, memory_order_acquire);
+	(void)arg;
+	return dprpc_request_cancelled(it->req);
 }
 
 /* The batcher's skip hook (worker): answered, never computed. */
@@ -183,8 +203,12 @@ item_skipped(void *arg, void *ctx, enum mb_skip_reason why)
 	struct server *s = arg;
 	struct item *it = ctx;
 
+	/* -ETIME, as the library answers a request whose deadline passed in
+	 * its queues; the caller's own timer, a little later, says
+	 * -ETIMEDOUT.  A cancelled item's answer is dropped by the caller
+	 * (stale); the request must be answered all the same. */
 	if (why == MB_EXPIRED)
-		dprpc_reply_error(it->req, -ETIMEDOUT, "digits: deadline passed while queued");
+		dprpc_reply_error(it->req, -ETIME, "digits: deadline passed while queued");
 	else
 		dprpc_reply_error(it->req, -ECANCELED, "digits: cancelled while queued");
 	item_done(s, it);
@@ -207,18 +231,14 @@ parse(struct dprpc_request *req, const struct digits_req **in)
 	return 0;
 }
 
-/* The request's absolute deadline (ns), MB_NO_DEADLINE for none. */
+/* The request's absolute deadline (TSC), MB_NO_DEADLINE for none: the
+ * caller's timeout, carried by the call. */
 static uint64_t
-request_deadline(const struct digits_req *in, uint64_t now)
+request_deadline(const struct dprpc_request *req)
 {
-	/* PLUG-IN 1: when dprpc gives the handler the request's remaining
-	 * budget, it replaces the payload's:
-	 *   uint64_t budget_us = dprpc_request_budget_us(req); */
-	uint64_t budget_us = in->budget_us;
+	uint64_t d = dprpc_request_deadline_tsc(req);
 
-	if (budget_us == 0 || budget_us > (UINT64_MAX - now) / 2000)
-		return MB_NO_DEADLINE;
-	return now + budget_us * 1000;
+	return d == 0 ? MB_NO_DEADLINE : d;
 }
 
 static int
@@ -239,15 +259,14 @@ h_classify_batched(struct dprpc_request *req, void *arg)
 	it->req = req;
 	it->in = in;
 	it->id = in->id;
-	it->caller = dprpc_request_caller(req);
-	rc = mb_submit(s->mb, it, request_deadline(in, now_ns(NULL)));
+	rc = mb_submit(s->mb, it, request_deadline(req));
 	if (rc != 0) {
 		it->in_use = false;
 		s->in_flight--;
+		if (rc == -ETIMEDOUT)
+			return dprpc_reply_error(req, -ETIME, "digits: deadline passed");
 		return dprpc_reply_error(req, rc,
-			rc == -EBUSY	   ? "digits: overloaded (queue full)"
-			: rc == -ETIMEDOUT ? "digits: no budget left"
-					   : "digits: cancelled");
+			rc == -EBUSY ? "digits: overloaded (queue full)" : "digits: cancelled");
 	}
 	doorbell(s);
 	return DPRPC_DEFERRED;
@@ -275,37 +294,10 @@ h_classify_inline(struct dprpc_request *req, void *arg)
 	return dprpc_reply(req, &out, sizeof(out));
 }
 
-static int
-h_cancel(struct dprpc_request *req, void *arg)
-{
-	struct server *s = arg;
-	unsigned int caller = dprpc_request_caller(req);
-	size_t len;
-	const uint64_t *id = dprpc_request_payload(req, &len);
-	uint32_t found = 0;
-
-	if (id == NULL || len != sizeof(*id))
-		return dprpc_reply_error(req, -EINVAL, "digits.cancel: want a u64 id");
-	s->cancel_requests++;
-	items_reclaim(s);
-	for (unsigned int i = 0; i < s->nb_items && s->batched; i++) {
-		struct item *it = &s->items[i];
-
-		if (it->in_use && it->caller == caller && it->id == *id) {
-			atomic_store_explicit(&it->cancelled, true, memory_order_release);
-			found = 1;
-			break;
-		}
-	}
-	s->cancel_found += found;
-	/* found: still queued or in a batch being computed (then it is
-	 * answered all the same); the batcher skips it if queued. */
-	return dprpc_reply(req, &found, sizeof(found));
-}
-
 static void
 stats_fill(struct server *s, struct digits_stats *d)
 {
+	struct dprpc_agent_stats as;
 	struct mb_stats m;
 
 	memset(d, 0, sizeof(*d));
@@ -324,8 +316,8 @@ stats_fill(struct server *s, struct digits_stats *d)
 		d->admitted = d->computed = d->batches = s->inline_computed;
 		d->max_batch_seen = s->inline_computed > 0;
 	}
-	d->cancel_requests = s->cancel_requests;
-	d->cancel_found = s->cancel_found;
+	if (s->agent != NULL && dprpc_agent_stats_get(s->agent, &as) == 0)
+		d->cancels_received = as.cancels_received;
 }
 
 static int
@@ -383,23 +375,29 @@ worker_main(void *arg)
 		if (atomic_load(&s->stop_worker))
 			break;
 		/* Nothing closes now: spin ~20 us, yield to 2 ms, then sleep
-		 * until the doorbell or the batch's max_delay. */
-		uint64_t t = now_ns(NULL);
+		 * until the doorbell, the batch's max_delay or the first
+		 * waiting deadline (wake, TSC). */
+		uint64_t t = now_tsc(NULL);
 
 		if (idle_since == 0)
 			idle_since = t;
 		if (wake != MB_NO_DEADLINE && wake <= t)
 			continue;
-		if (t - idle_since < 20 * 1000) {
+		if (t - idle_since < us_to_tsc(20)) {
 			rte_pause();
-		} else if (t - idle_since < 2 * 1000 * 1000) {
+		} else if (t - idle_since < us_to_tsc(2000)) {
 			sched_yield();
 		} else {
 			struct timespec ts, *tsp = NULL;
 
 			if (wake != MB_NO_DEADLINE) {
-				ts.tv_sec = (time_t)((wake - t) / 1000000000u);
-				ts.tv_nsec = (long)((wake - t) % 1000000000u);
+				/* Rounded up: woken early, it would spin. */
+				uint64_t d = wake - t, hz = rte_get_tsc_hz();
+				uint64_t ns = d / hz * 1000000000u +
+					      ((d % hz) * 1000000000u + hz - 1) / hz;
+
+				ts.tv_sec = (time_t)(ns / 1000000000u);
+				ts.tv_nsec = (long)(ns % 1000000000u);
 				tsp = &ts;
 			}
 			atomic_store(&s->sleeping, true);
@@ -506,8 +504,8 @@ main(int argc, char **argv)
 		struct mb_conf mc = {
 			.max_batch = s->max_batch,
 			.queue_max = queue_max,
-			.max_delay = max_delay_us * 1000,
-			.now = now_ns,
+			.max_delay = us_to_tsc(max_delay_us),
+			.now = now_tsc,
 			.cancelled = item_cancelled,
 			.skipped = item_skipped,
 			.skipped_arg = s,
@@ -544,7 +542,6 @@ main(int argc, char **argv)
 	if (dprpc_register(s->agent, "digits.classify",
 		    s->batched ? h_classify_batched : h_classify_inline, s,
 		    DPRPC_HANDLER_INLINE) != 0 ||
-		dprpc_register(s->agent, "digits.cancel", h_cancel, s, DPRPC_HANDLER_INLINE) != 0 ||
 		dprpc_register(s->agent, "digits.stats", h_stats, s, DPRPC_HANDLER_INLINE) != 0 ||
 		dprpc_register(s->agent, "digits.stop", h_stop, s, DPRPC_HANDLER_INLINE) != 0)
 		return 1;
@@ -624,10 +621,10 @@ main(int argc, char **argv)
 	printf("%s: admitted %" PRIu64 ", computed %" PRIu64 " in %" PRIu64
 	       " batches (largest %" PRIu64 "), refused: %" PRIu64 " full, %" PRIu64
 	       " expired, %" PRIu64 " cancelled; skipped in queue: %" PRIu64 " expired, %" PRIu64
-	       " cancelled; cancel calls %" PRIu64 " (%" PRIu64 " found)\n",
+	       " cancelled; cancels received %" PRIu64 "\n",
 		name, st.admitted, st.computed, st.batches, st.max_batch_seen, st.refused_full,
 		st.refused_expired, st.refused_cancelled, st.expired, st.cancelled,
-		st.cancel_requests, st.cancel_found);
+		st.cancels_received);
 	if (dprpc_agent_destroy(s->agent) != 0) {
 		fprintf(stderr, "%s: agent destroy refused\n", name);
 		rc = 1;

@@ -201,8 +201,8 @@ Test(model_batcher, expired_items_are_skipped)
 	submit(3, 1005);
 	submit(4, 2000);
 	clk = 1005;
-	/* 3 expires now (now >= deadline), 1 not yet */
-	expect_none(1100);
+	/* 3 expires now (now >= deadline), 1 not yet: ask again at 1's */
+	expect_none(1010);
 	cr_assert_eq(nskips, 1);
 	cr_assert_eq(skips[0].ctx, 3);
 	cr_assert_eq(skips[0].why, MB_EXPIRED);
@@ -227,6 +227,43 @@ Test(model_batcher, expired_items_are_skipped)
 	cr_assert_eq(s.expired, 3);
 	cr_assert_eq(s.computed, 3);
 	cr_assert_eq(s.batches, 2);
+}
+
+/* With a max_delay, mb_next() asks to be called again at the earliest
+ * deadline of a waiting item when that comes before the batch closes, so
+ * that the item is answered at its deadline, not held until the close; a
+ * later deadline, or one of an item taken out, does not move the wake. */
+Test(model_batcher, wake_at_the_earliest_deadline)
+{
+	make(8, 64, 1000);
+	submit(1, MB_NO_DEADLINE); /* t = 1000: closes at 2000 */
+	expect_none(2000);
+	clk = 1010;
+	submit(2, 1500);
+	expect_none(1500);
+	submit(3, 1200);
+	expect_none(1200);
+	clk = 1200;
+	expect_none(1500);
+	cr_assert_eq(nskips, 1);
+	cr_assert_eq(skips[0].ctx, 3);
+	cr_assert_eq(skips[0].why, MB_EXPIRED);
+	clk = 1500;
+	expect_none(2000);
+	cr_assert_eq(nskips, 2);
+	cr_assert_eq(skips[1].ctx, 2);
+	clk = 2000;
+	BATCH(1);
+	submit(4, 5000); /* t = 2000: closes at 3000, before its deadline */
+	expect_none(3000);
+	submit(5, 2500);
+	cancel_flag[5] = true;
+	expect_none(3000);
+	cr_assert_eq(nskips, 3);
+	cr_assert_eq(skips[2].ctx, 5);
+	cr_assert_eq(skips[2].why, MB_CANCELLED);
+	clk = 3000;
+	BATCH(4);
 }
 
 /* Admission refuses an item already past its deadline. */
