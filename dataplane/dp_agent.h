@@ -75,6 +75,34 @@
 /* Incarnation ids of a peer remembered after it restarted (struct dp_peer). */
 #define DP_RETIRED 4
 
+/* Most ports of one agent: its default port and a memif link to every
+ * other worker. */
+#define DP_MAX_PORTS DPRPC_MAX_WORKERS
+
+/* One of the agent's ports (port.c): what was done to it, its queues and
+ * the frames staged for it.  The poller's, but for what creation and
+ * destroy do. */
+struct dp_port {
+	unsigned int tx_n; /* frames staged in tx_buf */
+	uint16_t id, rxq, txq;
+	bool probed;  /* we created it from a vdev string */
+	bool started; /* we configured and started it */
+	/* A memif link of the world map: until its link is up (up false)
+	 * frames for it are dropped (tx_dropped) rather than left to pile
+	 * up, and a client whose server does not listen yet (pending) is
+	 * started again by the timer (dp_ports_timer()). */
+	bool link;
+	bool pending;
+	bool up;       /* not a link port: always true */
+	bool client;   /* a link port whose worker is the memif client */
+	uint16_t peer; /* a link port: the worker it reaches */
+	/* Poller only: when a pending port starts again; when a client's
+	 * port last started (its link is restarted if it does not come up). */
+	uint64_t retry_tsc, start_tsc;
+	char vdev_name[RTE_DEV_NAME_MAX_LEN];
+	struct rte_mbuf *tx_buf[DP_TX_BUF];
+};
+
 struct dp_rxmsg;
 struct dp_slot;
 struct dp_srv_slot;
@@ -242,10 +270,13 @@ struct dprpc_agent {
 	struct dp_world world;
 	struct dp_rx_ctx rx_ctx;
 
-	uint16_t port_id, rxq, txq;
-	bool port_probed;  /* we created it from conf.vdev */
-	bool port_started; /* we configured and started it */
-	char vdev_name[RTE_DEV_NAME_MAX_LEN];
+	/* The ports (port.c): ports[0] the default one (conf.vdev or
+	 * conf.port_id) when there is one, then one per memif link of the
+	 * world map.  peer_port[r]: the index of the port that reaches
+	 * worker r.  Fixed at creation; the ports' queues and tx buffers are
+	 * the poller's. */
+	unsigned int nb_ports;
+	uint8_t peer_port[DPRPC_MAX_WORKERS];
 
 	struct rte_mempool *mp;
 	bool own_mp;
@@ -276,8 +307,6 @@ struct dprpc_agent {
 	 * polls, stored false with release when it stops, so one poller's
 	 * writes to poller-only state happen before the next one's reads. */
 	atomic_bool polling;
-	unsigned int tx_n;
-	struct rte_mbuf *tx_buf[DP_TX_BUF];
 	uint64_t next_timer_tsc, timer_period_tsc, tsc_hz;
 	/* The TSC of the poller's last timer tick, written by the poller and
 	 * read by any thread (relaxed: a hint, see dp_expire_stalled()); and
@@ -316,6 +345,24 @@ struct dprpc_agent {
 
 	/* Extensions' states, in the order of dp_extensions[] (dp_ext.h). */
 	void *ext[DP_EXT_MAX];
+
+	/* The rendezvous (rendezvous.c).  rdv_end_tsc: the end of the
+	 * rendezvous window, before which a worker never heard from is not
+	 * declared down (0: none); written by the thread that creates the
+	 * agent or waits for its world, read by the poller (relaxed: a
+	 * time, nothing is published through it).  rdv_waiters: threads in
+	 * dprpc_world_wait(); while there are any, the poller pings every
+	 * worker not heard from yet (relaxed: a hint, the wait itself reads
+	 * the peers' states). */
+	_Atomic uint64_t rdv_end_tsc;
+	atomic_uint rdv_waiters;
+	uint64_t rdv_ping_tsc; /* poller only: the last round of pings */
+	/* Link ports' state checked (start retried, link read) no more often
+	 * than this, poller only (port.c). */
+	uint64_t link_check_tsc;
+	unsigned int nb_link_ports;
+
+	struct dp_port ports[DP_MAX_PORTS];
 };
 
 /* The agent whose poll loop runs on this thread, if any. */

@@ -128,7 +128,7 @@ dprpc_agent_dump(const struct dprpc_agent *a, FILE *f)
 	fprintf(f,
 		"agent %s rank %u/%u port %u session 0x%016" PRIx64
 		" io_lcore %d handler_lcores %u\n",
-		a->name, a->rank, a->world.n, a->port_id, a->session,
+		a->name, a->rank, a->world.n, a->ports[0].id, a->session,
 		a->io_lcore == DPRPC_LCORE_NONE ? -1 : (int)a->io_lcore, a->nb_hl);
 	fprintf(f,
 		"  frames rx %" PRIu64 " tx %" PRIu64 " tx_retries %" PRIu64 " tx_dropped %" PRIu64

@@ -40,6 +40,7 @@
 #define DPRPC_AGENT_H
 
 #include <stdbool.h>
+#include <stddef.h>
 #include <stdint.h>
 #include <stdio.h>
 
@@ -116,8 +117,29 @@ struct dprpc_agent_conf {
 	 * worker per line (';' also separates entries; '#' starts a comment):
 	 *     NAME RANK MAC IPV4 UDP_PORT
 	 * e.g. "w0 0 02:00:00:00:00:01 10.0.0.1 7000; w1 1 02:...".
-	 * Ranks are 0..n-1, each once; names and IPv4:port pairs are unique
-	 * (workers may share a MAC: several behind one port).
+	 * Ranks are 0..n-1 (n at most DPRPC_MAX_WORKERS), each once; names
+	 * and IPv4:port pairs are unique (workers may share a MAC: several
+	 * behind one port).  "link" and "mesh" are not worker names.
+	 *
+	 * Which port reaches whom (docs/worlds.md).  By default every worker
+	 * is reached through the agent's one port (@ref port_id or @ref vdev):
+	 * an L2 segment such as a Linux bridge (net_af_packet) reaches them
+	 * all.  Two kinds of lines give workers memif links of their own,
+	 * one port each, which the agent creates and removes itself:
+	 *     link NAME_A NAME_B memif:SOCKET_PATH
+	 *         a memif link between A and B, A the memif server (it
+	 *         listens on SOCKET_PATH), B the client;
+	 *     mesh memif:DIR
+	 *         a memif link between every two workers that have no link
+	 *         line, on DIR/LOW-HIGH.sock (LOW and HIGH the two names by
+	 *         rank; LOW the server).
+	 * At most 256 link lines; socket paths under 108 bytes.  A worker
+	 * reached through a link needs no default port: an agent all of
+	 * whose peers are linked may have neither port_id nor vdev.  Workers
+	 * may start in any order: a memif client whose server does not listen
+	 * yet connects once it does (the poll loop retries every 50 ms), and
+	 * frames for a link that is not up are dropped (counted in
+	 * tx_dropped) and resent by their calls.
 	 */
 	const char *world;
 	/**
@@ -148,7 +170,9 @@ struct dprpc_agent_conf {
 	 */
 	int port_id;
 	/** A vdev string for rte_dev_probe(), e.g.
-	 * "net_memif0,role=server,socket=/tmp/x.sock"; used when port_id < 0. */
+	 * "net_memif0,role=server,socket=/tmp/x.sock"; used when port_id < 0.
+	 * With neither (port_id -1, vdev NULL) the world map's links must
+	 * reach every other worker. */
 	const char *vdev;
 	/** True if the application configured and started @ref port_id itself
 	 * (see there); not with a vdev (EINVAL). */
@@ -292,8 +316,8 @@ void dprpc_agent_conf_init(struct dprpc_agent_conf *conf);
  *
  * @return the agent, or NULL with rte_errno set: EINVAL (bad configuration
  *         or world map, a port_id that names no port, port_ready queues the
- *         port lacks or a port_ready port not started; the reason is
- *         logged), ENOENT (name not in the world, or a vdev that gave no
+ *         port lacks or a port_ready port not started, a worker reached by
+ *         no port; the reason is logged), ENOENT (name not in the world, or a vdev that gave no
  *         port), EEXIST (an agent of that name exists in this process),
  *         ENOSPC (64 agents exist in this process, the most it holds),
  *         EBUSY (an lcore is not available, or a port given without
@@ -355,8 +379,8 @@ int dprpc_agent_destroy(struct dprpc_agent *agent);
 int dprpc_poll(struct dprpc_agent *agent, unsigned int budget);
 
 /**
- * Wait until the port's link is up (a memif peer connected), polling the
- * agent meanwhile.
+ * Wait until the links of all the agent's ports are up (memif peers
+ * connected), polling the agent meanwhile.
  * @param timeout_us 0 waits without limit.
  * @return 0, or -ETIMEDOUT.
  * Thread context: any thread that may poll the agent.
@@ -393,6 +417,82 @@ const char *dprpc_worker_name(const struct dprpc_agent *agent, unsigned int rank
  * Thread context: any.  Memory order: relaxed (a snapshot).
  */
 int dprpc_worker_state(const struct dprpc_agent *agent, unsigned int rank);
+
+/**
+ * The start-up rendezvous, init_rpc's contract: wait until every worker of
+ * the world map has been heard from (dprpc_worker_state() DPRPC_PEER_UP
+ * for all), polling the agent meanwhile unless an io lcore does.  While a
+ * thread waits, the agent pings every worker it has not heard from yet
+ * (counted in keepalives) every 10 ms; a worker that receives the ping
+ * answers it, and so learns of the sender too.  When every worker creates
+ * its agent, registers its handlers and then calls this, the world forms
+ * for all of them, whatever order they start in and however late (within
+ * the timeout): nobody returns before the last one has been heard from,
+ * and the last one hears from those still waiting.  After it returns the
+ * agent must go on being polled (an io lcore, the application's loop, or
+ * calls) for the others to finish their own wait.
+ *
+ * The rendezvous window: from the agent's creation to the deadline of the
+ * latest dprpc_world_wait() (without end while one waits with no
+ * timeout), a worker never heard from is not declared down, whatever calls
+ * wait for it (they stay parked until it answers or their own timeout);
+ * its peer_timeout_us counts from the window's end.  A worker heard from
+ * once is watched as always.
+ *
+ * @param timeout_us 0 waits without limit.
+ * @param missing when not NULL, filled (NUL-terminated, cut with "..." if
+ *        longer than @p len) with the names of the workers not heard from,
+ *        separated by ", ": on -ETIMEDOUT, those that never came; on 0,
+ *        empty.
+ * @param len the size of @p missing; 0 with a NULL @p missing.
+ * @return 0 (every worker heard from); -ETIMEDOUT (the names are logged
+ *         and in @p missing); -EINVAL (NULL @p agent, or NULL @p missing
+ *         with a non-zero @p len); -EDEADLK on the agent's poller (a
+ *         handler or callback: the wait would never end).
+ * Thread context: any thread but the agent's poller; several may wait at
+ * once.  Memory order: the peers' states are read relaxed (snapshots).
+ */
+int dprpc_world_wait(struct dprpc_agent *agent, uint64_t timeout_us, char *missing, size_t len);
+
+/**
+ * A worker as PyTorch's WorkerInfo describes it, plus where and how it is
+ * reached.  Calls take its name (dprpc_rpc_sync(), dprpc_rpc_async()) or
+ * its rank (dprpc_rpc_async_id()).
+ */
+struct dprpc_worker_info {
+	char name[DPRPC_NAME_MAX]; /**< its name in the world map */
+	unsigned int rank;	   /**< its rank (PyTorch's id) */
+	uint8_t mac[6];		   /**< its MAC address */
+	uint32_t ipv4;		   /**< its IPv4 address, network byte order */
+	uint16_t udp_port;	   /**< its UDP port, host byte order */
+	uint16_t port_id;	   /**< the ethdev port this agent reaches it through
+				        (its default port for itself) */
+	int state;		   /**< enum dprpc_peer_state, as dprpc_worker_state() */
+};
+
+/**
+ * Describe a worker of the agent's world by name, or the agent itself.
+ * @param name the worker's name; NULL for the agent's own worker.
+ * @param info filled on success.
+ * @return 0; -EINVAL (NULL @p agent or @p info); -ENOENT (no worker of
+ *         that name).
+ * Thread context: any.  The name, rank and addresses are fixed at
+ * creation; the state is a relaxed snapshot.
+ */
+int dprpc_get_worker_info(
+	const struct dprpc_agent *agent, const char *name, struct dprpc_worker_info *info);
+
+/**
+ * Describe every worker of the agent's world, by rank.
+ * @param infos filled for ranks 0 to min(@p cap, world size) - 1; may be
+ *        NULL with @p cap 0, to learn the world size.
+ * @return the world size (which may exceed @p cap: only @p cap entries
+ *         are filled); -EINVAL (NULL @p agent, or NULL @p infos with a
+ *         non-zero @p cap).
+ * Thread context: any, as dprpc_get_worker_info().
+ */
+int dprpc_get_worker_infos(
+	const struct dprpc_agent *agent, struct dprpc_worker_info *infos, unsigned int cap);
 
 /** What an agent has measured of the round trip to a worker. */
 struct dprpc_worker_rtt {
