@@ -4,8 +4,10 @@
  * Agents: one dprpc worker each (docs/architecture.md in the source tree).
  *
  * An agent has a name and a rank in a static world map, an ethdev port (given
- * by the application or created from a vdev string), a mempool, handler
- * pools and the RPC state towards every peer.  dprpc_poll() is its engine:
+ * by the application or created from a vdev string) and a memif port per
+ * link the world map gives it (docs/worlds.md), a mempool, handler pools
+ * and the RPC state towards every peer.  dprpc_world_wait() is the start-up
+ * rendezvous.  dprpc_poll() is its engine:
  * rx burst, parse, complete responses, dispatch requests, timers, tx flush.
  * It is driven in one of three ways:
  *  1. the application calls dprpc_poll() from its own lcore loop;
@@ -234,7 +236,8 @@ struct dprpc_agent_conf {
 	 * 0: none), and is declared down after peer_timeout_us with nothing
 	 * heard (default 1 s; 0: never).  Then every call pending towards it
 	 * fails with -EHOSTDOWN and new calls fail at once with EHOSTDOWN
-	 * until it is heard from again. */
+	 * until it is heard from again.  A worker never heard from is not
+	 * declared down within the rendezvous window (dprpc_world_wait()). */
 	uint32_t keepalive_us;
 	uint32_t peer_timeout_us;
 	/** Told of peers going down and coming back; may be NULL. */
