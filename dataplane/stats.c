@@ -168,8 +168,14 @@ dprpc_agent_dump(const struct dprpc_agent *a, FILE *f)
 		(void)dprpc_worker_rtt(a, i, &r); /* zeros for ourselves */
 		fprintf(f,
 			"  worker %u %s " RTE_ETHER_ADDR_PRT_FMT
-			" port %u srtt %.1f us rto %.1f us\n",
+			" port %u srtt %.1f us rto %.1f us",
 			i, a->world.w[i].name, RTE_ETHER_ADDR_BYTES(&a->world.w[i].addr.mac),
 			rte_be_to_cpu_16(a->world.w[i].addr.port), r.srtt_ns / 1e3, r.rto_ns / 1e3);
+		/* Several ports (docs/worlds.md): which one reaches it (fixed
+		 * at creation). */
+		if (a->nb_ports > 1 && i != a->rank)
+			fprintf(f, " via ethdev port %u%s", a->ports[a->peer_port[i]].id,
+				a->ports[a->peer_port[i]].link ? " (memif link)" : "");
+		fputc('\n', f);
 	}
 }

@@ -8,7 +8,8 @@
  * with the values checked, nothing in use before destroy, its EAL runtime
  * directory gone.  The test checks that each exits 0, that the runtime
  * directories and memif sockets are gone, and kills whatever overstays.
- * The test process itself runs no EAL.
+ * The test process itself runs no EAL there; world_links runs three
+ * agents in one process over a memif mesh.
  */
 #include <errno.h>
 #include <stdint.h>
@@ -23,6 +24,10 @@
 #include <unistd.h>
 
 #include <criterion/criterion.h>
+
+#include <rte_errno.h>
+
+#include "dpt.h"
 
 #define NW 4
 
@@ -215,4 +220,89 @@ Test(world_memif, staggered_start_forms_one_world)
 	}
 	reap(status, 120);
 	expect_clean(status, NW);
+}
+
+/*
+ * Three agents in this process, joined by a memif mesh (each has two memif
+ * ports and no default port), polled by their io lcores: every port's link
+ * comes up, the rendezvous forms, each worker is reached through its own
+ * port, and calls between every two agents carry their values.
+ */
+static struct dprpc_agent *la[3];
+
+static void
+links_teardown(void)
+{
+	for (unsigned int i = 0; i < 3; i++)
+		if (la[i] != NULL)
+			cr_expect_eq(dprpc_agent_destroy(la[i]), 0);
+	dpt_eal_cleanup();
+	teardown();
+}
+
+TestSuite(world_links, .init = setup, .fini = links_teardown, .timeout = 120);
+
+Test(world_links, three_agents_in_one_process_each_peer_through_its_own_port)
+{
+	static const char *const lnames[3] = {"a", "b", "c"};
+	char lworld[512], missing[64], *dump = NULL;
+	struct dprpc_worker_info info[3];
+	struct dprpc_agent_conf c;
+	struct dprpc_agent_usage u;
+	size_t dump_len = 0;
+	FILE *f;
+
+	snprintf(lworld, sizeof(lworld), DPT_WORLD3 "mesh memif:%s\n", sock_dir);
+	cr_assert_geq(dpt_eal_init("links"), 0);
+	for (unsigned int i = 0; i < 3; i++) {
+		dprpc_agent_conf_init(&c);
+		c.name = lnames[i];
+		c.world = lworld;
+		c.io_lcore = i + 1;
+		la[i] = dprpc_agent_create(&c);
+		cr_assert_not_null(la[i], "%s: %s", lnames[i], rte_strerror(rte_errno));
+		cr_assert_eq(
+			dprpc_register(la[i], "echo", dpt_echo, NULL, DPRPC_HANDLER_INLINE), 0);
+	}
+	for (unsigned int i = 0; i < 3; i++) {
+		cr_assert_eq(dprpc_agent_wait_link(la[i], 20 * 1000 * 1000), 0, "%s", lnames[i]);
+		cr_assert_eq(dprpc_world_wait(la[i], 20 * 1000 * 1000, missing, sizeof(missing)), 0,
+			"%s misses %s", lnames[i], missing);
+		cr_assert_str_eq(missing, "");
+	}
+	/* a reaches b and c through two different ports, neither its own. */
+	cr_assert_eq(dprpc_get_worker_infos(la[0], info, 3), 3);
+	cr_assert_neq(info[1].port_id, info[2].port_id);
+	cr_assert_eq(info[0].port_id, dprpc_agent_port(la[0]));
+	cr_assert_eq(info[1].port_id, dprpc_agent_port(la[0]));
+	for (unsigned int i = 0; i < 3; i++) {
+		for (unsigned int j = 0; j < 3; j++) {
+			uint64_t x = (uint64_t)i << 32 | j, v = 0;
+			size_t len = sizeof(v);
+
+			cr_assert_eq(dprpc_rpc_sync(la[i], lnames[j], "echo", &x, sizeof(x),
+					     10 * 1000 * 1000, &v, &len, NULL),
+				0, "%s -> %s", lnames[i], lnames[j]);
+			cr_assert_eq(v, x);
+		}
+	}
+	f = open_memstream(&dump, &dump_len);
+	cr_assert_not_null(f);
+	dprpc_agent_dump(la[0], f);
+	fclose(f);
+	cr_assert_not_null(strstr(dump, "(memif link)"), "%s", dump);
+	free(dump);
+	for (unsigned int i = 0; i < 3; i++) {
+		/* Exact once quiescent: the io lcore may still be ending the
+		 * last handler run (its request, and a call to self's future). */
+		for (int k = 0; k < 2000; k++) {
+			cr_assert_eq(dprpc_agent_usage(la[i], &u), 0);
+			if (u.futures == 0 && u.calls == 0 && u.requests == 0)
+				break;
+			usleep(1000);
+		}
+		cr_expect_eq(u.futures, 0u, "%s: %u futures", lnames[i], u.futures);
+		cr_expect_eq(u.calls, 0u, "%s: %u calls", lnames[i], u.calls);
+		cr_expect_eq(u.requests, 0u, "%s: %u requests", lnames[i], u.requests);
+	}
 }

@@ -524,8 +524,10 @@ struct dprpc_worker_rtt {
 int dprpc_worker_rtt(
 	const struct dprpc_agent *agent, unsigned int rank, struct dprpc_worker_rtt *rtt);
 
-/** The ethdev port the agent uses (the application's if it gave one);
- * UINT16_MAX, rte_errno EINVAL, for a NULL agent. */
+/** The ethdev port the agent uses (the application's if it gave one): its
+ * default port, or with none its first memif link's (the port reaching
+ * each worker: dprpc_get_worker_info()); UINT16_MAX, rte_errno EINVAL, for
+ * a NULL agent. */
 uint16_t dprpc_agent_port(const struct dprpc_agent *agent);
 
 /** Why a received frame was dropped. */
