@@ -579,7 +579,9 @@ struct dprpc_agent_stats {
 	uint64_t tx_frames;	   /**< frames handed to the port */
 	uint64_t tx_retries;	   /**< tx bursts that left frames for later */
 	uint64_t tx_dropped;	   /**< frames dropped because the port pushed back
-				        and the tx ring was full as well */
+				        and the tx ring was full as well, or
+				        because the memif link to their
+				        destination was not up (docs/worlds.md) */
 	uint64_t tx_discarded;	   /**< frames queued for a peer and not sent: their
 				        call failed (the peer went down or
 				        restarted) or the peer's incarnation they
@@ -595,8 +597,9 @@ struct dprpc_agent_stats {
 	uint64_t requests_resent;  /**< duplicate requests answered again with the
 				        stored response, the handler not run */
 	uint64_t retransmits;	   /**< requests sent again for want of a response */
-	uint64_t keepalives;	   /**< pings sent: keep-alives, and to learn the
-				        incarnation of a peer calls wait for */
+	uint64_t keepalives;	   /**< pings sent: keep-alives, to learn the
+				        incarnation of a peer calls wait for, and
+				        the rendezvous's (dprpc_world_wait()) */
 	uint64_t peers_down;	   /**< times a peer was declared down */
 	uint64_t peers_restarted;  /**< times a peer was seen to have restarted */
 	uint64_t msgs_sent;	   /**< multi-frame messages started (requests and
