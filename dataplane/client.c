@@ -69,9 +69,13 @@ dp_call_refuse(struct dprpc_agent *a, struct rte_mbuf *m, unsigned int to)
 	struct dp_call_meta *meta = dp_meta(m);
 	char msg[DPRPC_ERRMSG_MAX];
 
-	snprintf(msg, sizeof(msg), "worker %s is down", a->world.w[to].name);
+	/* Relaxed: the poller's own write, read back. */
+	bool left = dp_load_relaxed(&a->peers[to].state) == DPRPC_PEER_LEFT;
+
+	snprintf(msg, sizeof(msg), left ? "worker %s left the world" : "worker %s is down",
+		a->world.w[to].name);
 	dp_txmsg_put(meta->tx);
-	fut_fail_consume(meta->fut, -EHOSTDOWN, a->rank, msg);
+	fut_fail_consume(meta->fut, left ? -ESHUTDOWN : -EHOSTDOWN, a->rank, msg);
 	/* Relaxed: a bound only, pairs with nothing (as in dp_slot_release()). */
 	atomic_fetch_sub_explicit(&a->peers[to].outstanding, 1, memory_order_relaxed);
 	dp_count(&a->st.calls_failed, 1);
@@ -95,7 +99,7 @@ dp_start_call(struct dprpc_agent *a, struct rte_mbuf *m, uint64_t now)
 	uint16_t idx;
 
 	/* Relaxed: the poller's own write, read back. */
-	if (unlikely(remote && dp_load_relaxed(&peer->state) == DPRPC_PEER_DOWN)) {
+	if (unlikely(remote && dp_load_relaxed(&peer->state) >= DPRPC_PEER_DOWN)) {
 		dp_call_refuse(a, m, to);
 		return;
 	}

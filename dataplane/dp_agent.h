@@ -186,6 +186,13 @@ struct dp_peer {
 	uint64_t nudge_tsc;	   /* last PONG for a request to another incarnation */
 	uint64_t silent_since_tsc; /* UNKNOWN peer: since calls wait on it */
 	_Atomic uint8_t state;	   /* enum dprpc_peer_state */
+	/* LEFT: the incarnation that left (dp_peer_left()); its frames do
+	 * not make it UP again, a new incarnation's do.  Poller only. */
+	uint64_t left_session;
+	/* While this agent leaves: the peer acknowledged our LEAVE.  Written
+	 * by the poller, read by the thread in dprpc_world_leave() (relaxed:
+	 * a flag, nothing is published through it). */
+	atomic_bool leave_acked;
 };
 
 /*
@@ -247,7 +254,7 @@ struct dp_stats {
 	_Atomic uint64_t rx_frames, tx_frames, tx_retries, tx_dropped, tx_discarded;
 	_Atomic uint64_t calls_sent, calls_ok, calls_failed, calls_timed_out;
 	_Atomic uint64_t requests_handled, requests_unknown, requests_resent, retransmits;
-	_Atomic uint64_t keepalives, peers_down, peers_restarted;
+	_Atomic uint64_t keepalives, peers_down, peers_restarted, peers_left;
 	_Atomic uint64_t msgs_sent, msgs_received, frames_resent, acks_sent, credits_cut;
 	_Atomic uint64_t msgs_live; /* multi-frame messages held by slots */
 	/* The server's holdings for all peers: gauges, up and down (struct
@@ -356,6 +363,10 @@ struct dprpc_agent {
 	 * the peers' states). */
 	_Atomic uint64_t rdv_end_tsc;
 	atomic_uint rdv_waiters;
+	/* A thread is in dprpc_world_leave(): the poller sends LEAVE to the
+	 * workers that have not acknowledged it (relaxed: a hint, as
+	 * rdv_waiters). */
+	atomic_bool leaving;
 	uint64_t rdv_ping_tsc; /* poller only: the last round of pings */
 	/* Link ports' state checked (start retried, link read) no more often
 	 * than this, poller only (port.c). */

@@ -33,6 +33,8 @@ void dp_hello(struct dprpc_agent *a, unsigned int p, uint64_t now, uint64_t inte
 void dp_wrong_incarnation(struct dprpc_agent *a, struct rte_mbuf *m, const struct dp_parsed *p);
 /* Keep-alives and peer time-outs, once per timer period (dp_run_timers()). */
 void dp_liveness(struct dprpc_agent *a, uint64_t now);
+/* A LEAVE or LEAVE_ACK (@op) from peer @p (rendezvous.c). */
+void dp_leave_rx(struct dprpc_agent *a, unsigned int p, uint32_t op);
 
 /* Whether @s is one of @peer's incarnations before its current one. */
 static inline bool
@@ -98,6 +100,9 @@ dp_peer_heard(struct dprpc_agent *a, unsigned int p)
 	peer->last_rx_tsc = a->now_tsc;
 	peer->silent_since_tsc = 0;
 	if (was == DPRPC_PEER_UP)
+		return;
+	/* Left the world: forgotten until a new incarnation of it comes. */
+	if (was == DPRPC_PEER_LEFT && peer->left_session == peer->session)
 		return;
 	dp_store_relaxed(&peer->state, DPRPC_PEER_UP);
 	if (was == DPRPC_PEER_DOWN)

@@ -15,7 +15,9 @@
  * thread waits for the world. */
 #define DP_RDV_PING_MS 10
 
-/* The poller, on its timer, while a thread is in dprpc_world_wait(). */
+/* The poller, on its timer, while a thread is in dprpc_world_wait() (pings
+ * to the workers not heard from) or dprpc_world_leave() (LEAVE to those
+ * that did not acknowledge it). */
 void dp_rendezvous_timer(struct dprpc_agent *a, uint64_t now);
 
 #endif /* DP_RENDEZVOUS_H */

@@ -69,6 +69,10 @@ enum dp_frame_type {
 enum dp_ctrl_op {
 	DP_CTRL_PING = 1, /* are you there? answered by a PONG */
 	DP_CTRL_PONG = 2,
+	/* The sender's incarnation leaves the world for good
+	 * (dprpc_world_leave()); answered by a LEAVE_ACK. */
+	DP_CTRL_LEAVE = 3,
+	DP_CTRL_LEAVE_ACK = 4,
 };
 
 /* Flags of an ACK frame. */

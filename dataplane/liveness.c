@@ -166,7 +166,8 @@ dp_liveness(struct dprpc_agent *a, uint64_t now)
 		bool busy = peer->nb_free != a->max_outstanding;
 		uint64_t since;
 
-		if (p == a->rank || (state == DPRPC_PEER_UNKNOWN && !busy))
+		if (p == a->rank || (state == DPRPC_PEER_UNKNOWN && !busy) ||
+			state == DPRPC_PEER_LEFT)
 			continue;
 		if (state == DPRPC_PEER_DOWN) {
 			/* Calls that slipped in as it went down. */

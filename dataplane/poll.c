@@ -130,6 +130,8 @@ dp_rx_frame(struct dprpc_agent *a, struct rte_mbuf *m)
 	if (unlikely(p.type == DP_FRAME_CONTROL)) {
 		if (p.handler_id == DP_CTRL_PING)
 			dp_send_control(a, p.src, DP_CTRL_PONG);
+		else if (p.src != a->rank && p.handler_id >= DP_CTRL_LEAVE)
+			dp_leave_rx(a, p.src, p.handler_id);
 		rte_pktmbuf_free(m);
 		return;
 	}
@@ -205,7 +207,7 @@ dp_run_timers(struct dprpc_agent *a, uint64_t now)
 	dp_store_relaxed(&a->tick_tsc, now);
 	if (unlikely(a->nb_link_ports != 0))
 		dp_ports_timer(a, now);
-	if (unlikely(dp_load_relaxed(&a->rdv_waiters) != 0))
+	if (unlikely(dp_load_relaxed(&a->rdv_waiters) != 0 || dp_load_relaxed(&a->leaving)))
 		dp_rendezvous_timer(a, now);
 	dp_liveness(a, now);
 	/* This thread is between read-side sections: a quiescent state for

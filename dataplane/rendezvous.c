@@ -1,7 +1,7 @@
 /* SPDX-License-Identifier: BSD-3-Clause */
 /*
- * The start-up rendezvous and what a worker knows of the others
- * (docs/worlds.md).
+ * The world's membership (docs/worlds.md): the start-up rendezvous, a
+ * worker leaving it gracefully, and what a worker knows of the others.
  *
  * init_rpc's contract: dprpc_world_wait() returns once every worker of the
  * world map has been heard from, or fails -ETIMEDOUT naming those that
@@ -20,6 +20,15 @@
  * (dp_liveness()); its silence counts from the window's end.  A worker that
  * starts late is then not declared down before the world formed; one that
  * was heard from once is watched as always (peer_timeout_us).
+ *
+ * Leaving (dprpc_world_leave()): while a thread leaves, the poller sends a
+ * CONTROL LEAVE every DP_RDV_PING_MS to each worker that is up and has not
+ * answered with a LEAVE_ACK.  A worker receiving LEAVE forgets the sender
+ * without declaring it down (dp_peer_left()): state LEFT (peers_left, not
+ * peers_down), its pending calls fail -ESHUTDOWN, new ones at submission,
+ * what the server holds for it is reclaimed, the extensions are told as
+ * for a worker down, it is neither pinged nor declared down any more, and
+ * its frames do not make it UP again; a new incarnation's do (a restart).
  */
 #include <errno.h>
 #include <string.h>
@@ -28,15 +37,20 @@
 #include <rte_cycles.h>
 
 #include "dp_agent.h"
+#include "dp_client.h"
 #include "dp_eal.h"
 #include "dp_liveness.h"
 #include "dp_poll.h"
 #include "dp_rendezvous.h"
+#include "dp_server.h"
 #include "dprpc_atomic.h"
 
 void
 dp_rendezvous_timer(struct dprpc_agent *a, uint64_t now)
 {
+	/* Relaxed, both: hints (struct dprpc_agent). */
+	bool leaving = dp_load_relaxed(&a->leaving);
+	bool waiting = dp_load_relaxed(&a->rdv_waiters) != 0;
 	unsigned int p;
 
 	if (a->rdv_ping_tsc != 0 && now - a->rdv_ping_tsc < a->tsc_hz / 1000 * DP_RDV_PING_MS)
@@ -44,12 +58,94 @@ dp_rendezvous_timer(struct dprpc_agent *a, uint64_t now)
 	a->rdv_ping_tsc = now;
 	for (p = 0; p < a->world.n; p++) {
 		/* Relaxed: the poller's own write, read back. */
-		if (p == a->rank || dp_load_relaxed(&a->peers[p].state) == DPRPC_PEER_UP ||
-			!a->ports[a->peer_port[p]].up)
+		uint8_t state = dp_load_relaxed(&a->peers[p].state);
+
+		if (p == a->rank || !a->ports[a->peer_port[p]].up)
 			continue;
-		dp_count(&a->st.keepalives, 1);
-		dp_send_control(a, p, DP_CTRL_PING);
+		if (leaving && state == DPRPC_PEER_UP &&
+			!atomic_load_explicit(&a->peers[p].leave_acked, memory_order_relaxed)) {
+			dp_send_control(a, p, DP_CTRL_LEAVE);
+		} else if (waiting && state != DPRPC_PEER_UP) {
+			dp_count(&a->st.keepalives, 1);
+			dp_send_control(a, p, DP_CTRL_PING);
+		}
 	}
+}
+
+/* Worker @p left the world (its LEAVE): forgotten, not declared down. */
+static void
+dp_peer_left(struct dprpc_agent *a, unsigned int p)
+{
+	struct dp_peer *peer = &a->peers[p];
+	char msg[DPRPC_ERRMSG_MAX];
+
+	/* Relaxed: the poller is the only writer of state (struct dp_peer). */
+	dp_store_relaxed(&peer->state, DPRPC_PEER_LEFT);
+	peer->left_session = peer->session;
+	dp_count(&a->st.peers_left, 1);
+	snprintf(msg, sizeof(msg), "worker %s left the world", a->world.w[p].name);
+	dp_fail_peer_slots(a, p, -ESHUTDOWN, msg);
+	/* What the server side holds for it goes, as at peer-down. */
+	dp_srv_reclaim(a, p);
+	/* For the extensions it is gone as a worker declared down is. */
+	dp_ext_peer_event(a, p, DP_PEER_EV_DOWN);
+}
+
+void
+dp_leave_rx(struct dprpc_agent *a, unsigned int p, uint32_t op)
+{
+	if (op == DP_CTRL_LEAVE) {
+		/* Relaxed: the poller's own write, read back. */
+		if (dp_load_relaxed(&a->peers[p].state) != DPRPC_PEER_LEFT)
+			dp_peer_left(a, p);
+		/* Every LEAVE is answered: the first answer may be lost. */
+		dp_send_control(a, p, DP_CTRL_LEAVE_ACK);
+	} else if (op == DP_CTRL_LEAVE_ACK) {
+		/* Relaxed: a flag read by the leaving thread (struct dp_peer). */
+		atomic_store_explicit(&a->peers[p].leave_acked, true, memory_order_relaxed);
+	}
+}
+
+int
+dprpc_world_leave(struct dprpc_agent *a, uint64_t timeout_us)
+{
+	uint64_t deadline;
+	unsigned int p;
+	bool all;
+	int rc;
+
+	if (a == NULL)
+		return -EINVAL;
+	if (dp_on_poller(a))
+		return -EDEADLK;
+	dp_thread_lcore();
+	deadline = dp_deadline_tsc(a, rte_rdtsc(), timeout_us);
+	if (deadline == 0)
+		deadline = UINT64_MAX; /* none */
+	/* Relaxed, here and below: flags (struct dp_peer, dprpc_agent). */
+	for (p = 0; p < a->world.n; p++)
+		atomic_store_explicit(&a->peers[p].leave_acked, false, memory_order_relaxed);
+	atomic_store_explicit(&a->leaving, true, memory_order_relaxed);
+	for (;;) {
+		/* Told: every worker that is up for us acknowledged. */
+		all = true;
+		for (p = 0; p < a->world.n && all; p++)
+			all = p == a->rank ||
+			      dp_load_relaxed(&a->peers[p].state) != DPRPC_PEER_UP ||
+			      atomic_load_explicit(&a->peers[p].leave_acked, memory_order_relaxed);
+		if (all) {
+			rc = 0;
+			break;
+		}
+		if (rte_rdtsc() >= deadline) {
+			rc = -ETIMEDOUT;
+			break;
+		}
+		if (a->io_launched || dprpc_poll(a, DP_RX_BURST) <= 0)
+			usleep(100);
+	}
+	atomic_store_explicit(&a->leaving, false, memory_order_relaxed);
+	return rc;
 }
 
 /* Whether every worker is up; the names of those that are not into

@@ -204,6 +204,13 @@ Test(misuse, dprpc_world_wait)
 	cr_assert_eq(dprpc_world_wait(agent, 1000, NULL, 0), -ETIMEDOUT);
 }
 
+/* Nobody is up for the agent: nothing to tell, done at once. */
+Test(misuse, dprpc_world_leave)
+{
+	cr_assert_eq(dprpc_world_leave(NULL, 1000), -EINVAL);
+	cr_assert_eq(dprpc_world_leave(agent, 1000), 0);
+}
+
 Test(misuse, dprpc_get_worker_info)
 {
 	struct dprpc_worker_info info;

@@ -60,6 +60,10 @@ enum dprpc_peer_state {
 	DPRPC_PEER_UNKNOWN = 0, /**< nothing heard from it yet */
 	DPRPC_PEER_UP = 1,	/**< heard from within peer_timeout_us */
 	DPRPC_PEER_DOWN = 2,	/**< silent for peer_timeout_us: declared down */
+	/** left the world gracefully (dprpc_world_leave()): forgotten, not
+	 * declared down; calls to it fail with ESHUTDOWN until a new
+	 * incarnation of it (a restart) is heard from */
+	DPRPC_PEER_LEFT = 3,
 };
 
 /**
@@ -458,6 +462,28 @@ int dprpc_worker_state(const struct dprpc_agent *agent, unsigned int rank);
 int dprpc_world_wait(struct dprpc_agent *agent, uint64_t timeout_us, char *missing, size_t len);
 
 /**
+ * Leave the world gracefully, this worker alone: tell every worker that is
+ * up for this agent (DPRPC_PEER_UP) that it leaves, and wait until each has
+ * acknowledged, polling the agent meanwhile unless an io lcore does.  A
+ * worker told forgets it without declaring it down: its state for it
+ * becomes DPRPC_PEER_LEFT (counted in peers_left, not peers_down), its
+ * calls pending to it fail with -ESHUTDOWN ("worker NAME left the world")
+ * and new ones at once with ESHUTDOWN, what it holds for it as a server is
+ * freed, it neither pings it nor declares it down any more, and frames of
+ * this incarnation do not bring it back; a new incarnation (the worker
+ * restarted) is UP again when heard from.  Its peer_event is not called:
+ * nothing went down.  Call it once the worker's work is done (its own calls
+ * answered), then dprpc_agent_destroy(); meanwhile the agent still answers
+ * requests.
+ * @param timeout_us 0 waits without limit.
+ * @return 0 (every worker up acknowledged); -ETIMEDOUT (some did not: they
+ *         will declare it down after their peer_timeout_us instead);
+ *         -EINVAL (NULL @p agent); -EDEADLK on the agent's poller.
+ * Thread context: any thread but the agent's poller, one at a time.
+ */
+int dprpc_world_leave(struct dprpc_agent *agent, uint64_t timeout_us);
+
+/**
  * A worker as PyTorch's WorkerInfo describes it, plus where and how it is
  * reached.  Calls take its name (dprpc_rpc_sync(), dprpc_rpc_async()) or
  * its rank (dprpc_rpc_async_id()).
@@ -602,6 +628,8 @@ struct dprpc_agent_stats {
 				        the rendezvous's (dprpc_world_wait()) */
 	uint64_t peers_down;	   /**< times a peer was declared down */
 	uint64_t peers_restarted;  /**< times a peer was seen to have restarted */
+	uint64_t peers_left;	   /**< times a peer left the world gracefully
+				        (dprpc_world_leave()) */
 	uint64_t msgs_sent;	   /**< multi-frame messages started (requests and
 				        responses) */
 	uint64_t msgs_received;	   /**< multi-frame messages reassembled whole */
