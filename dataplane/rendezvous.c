@@ -148,8 +148,8 @@ dprpc_world_leave(struct dprpc_agent *a, uint64_t timeout_us)
 	return rc;
 }
 
-/* Whether every worker is up; the names of those that are not into
- * @missing (", " between them; "..." when they do not fit). */
+/* Whether every worker is up, or was and left since; the names of the
+ * others into @missing (", " between them; "..." when they do not fit). */
 static bool
 dp_world_formed(const struct dprpc_agent *a, char *missing, size_t len)
 {
@@ -163,7 +163,9 @@ dp_world_formed(const struct dprpc_agent *a, char *missing, size_t len)
 		int n;
 
 		/* Relaxed: a snapshot of the poller's write (struct dp_peer). */
-		if (p == a->rank || dp_load_relaxed(&a->peers[p].state) == DPRPC_PEER_UP)
+		uint8_t state = dp_load_relaxed(&a->peers[p].state);
+
+		if (p == a->rank || state == DPRPC_PEER_UP || state == DPRPC_PEER_LEFT)
 			continue;
 		formed = false;
 		if (len == 0 || used >= len)

@@ -11,8 +11,9 @@
 # 1. Rendezvous and all-to-all: tests/world/world_worker in each host, all
 #    started at once: each waits for the world, calls every worker (itself
 #    included) by name, by rank and through its worker info with the
-#    values checked, and exits 0 only with nothing in use and its EAL
-#    runtime directory gone.
+#    values checked, leaves the world (dprpc_world_leave()), and exits 0
+#    only if no worker was declared down, nothing is in use and its EAL
+#    runtime directory is gone.
 # 2. Staggered: the same with the hosts started 0, 1.5 and 3 s apart, each
 #    calling every worker before its rendezvous too (the late ones are
 #    waited for, not declared down).

@@ -5,8 +5,8 @@
  * pair of workers, "mesh memif:DIR" in the world map: each worker has three
  * ports), and each worker checks its own part: the rendezvous, every
  * worker calling every other (and itself) by name, rank and worker info
- * with the values checked, nothing in use before destroy, its EAL runtime
- * directory gone.  The test checks that each exits 0, that the runtime
+ * with the values checked, leaving the world with no worker declared down,
+ * nothing in use before destroy, its EAL runtime directory gone.  The test checks that each exits 0, that the runtime
  * directories and memif sockets are gone, and kills whatever overstays.
  * The test process itself runs no EAL there; world_links runs three
  * agents in one process over a memif mesh.

@@ -428,7 +428,8 @@ int dprpc_worker_state(const struct dprpc_agent *agent, unsigned int rank);
 /**
  * The start-up rendezvous, init_rpc's contract: wait until every worker of
  * the world map has been heard from (dprpc_worker_state() DPRPC_PEER_UP
- * for all), polling the agent meanwhile unless an io lcore does.  While a
+ * for all, or DPRPC_PEER_LEFT for one that came and left since), polling
+ * the agent meanwhile unless an io lcore does.  While a
  * thread waits, the agent pings every worker it has not heard from yet
  * (counted in keepalives) every 10 ms; a worker that receives the ping
  * answers it, and so learns of the sender too.  When every worker creates
@@ -448,9 +449,9 @@ int dprpc_worker_state(const struct dprpc_agent *agent, unsigned int rank);
  *
  * @param timeout_us 0 waits without limit.
  * @param missing when not NULL, filled (NUL-terminated, cut with "..." if
- *        longer than @p len) with the names of the workers not heard from,
- *        separated by ", ": on -ETIMEDOUT, those that never came; on 0,
- *        empty.
+ *        longer than @p len) with the names of the workers neither up nor
+ *        left, separated by ", ": on -ETIMEDOUT, those that never came
+ *        (or were declared down since); on 0, empty.
  * @param len the size of @p missing; 0 with a NULL @p missing.
  * @return 0 (every worker heard from); -ETIMEDOUT (the names are logged
  *         and in @p missing); -EINVAL (NULL @p agent, or NULL @p missing

@@ -14,7 +14,8 @@
  * exactly NAMES (", " between them) and stops there.  Otherwise it calls
  * every worker, itself included, by name, by rank and through its worker
  * info, checks every value, then tells every other worker it is done and
- * serves until all of them told it the same.  With --call-early the calls
+ * serves until all of them told it the same.  Then it leaves the world
+ * (dprpc_world_leave()): no worker may have declared another down.  With --call-early the calls
  * by rank are made before the rendezvous (to workers maybe not started
  * yet: they wait for them, parked, within the rendezvous window).
  *
@@ -255,6 +256,11 @@ main(int argc, char **argv)
 		if (atomic_load(&dones) != nw - 1)
 			FAIL(14, "%u of %u workers said done", atomic_load(&dones), nw - 1);
 	}
+	/* Leave gracefully: those still here forget this worker, none
+	 * declares it down (checked by each on its own peers_down). */
+	rc = dprpc_world_leave(a, CALL_TIMEOUT_US);
+	if (rc != 0)
+		FAIL(19, "world_leave: %d", rc);
 	usleep(100 * 1000); /* the last replies leave */
 	if (dprpc_agent_usage(a, &u) != 0 || u.futures != 0 || u.requests != 0 || u.calls != 0 ||
 		u.messages != 0 || u.mbufs != 0)
@@ -262,11 +268,14 @@ main(int argc, char **argv)
 			"in use before destroy: futures %u requests %u calls %u messages %u "
 			"mbufs %u",
 			u.futures, u.requests, u.calls, u.messages, u.mbufs);
-	if (dprpc_agent_stats_get(a, &st) != 0 || st.calls_failed != 0)
-		FAIL(16, "%" PRIu64 " calls failed", st.calls_failed);
+	if (dprpc_agent_stats_get(a, &st) != 0 || st.calls_failed != 0 || st.peers_down != 0)
+		FAIL(16, "%" PRIu64 " calls failed, %" PRIu64 " workers declared down",
+			st.calls_failed, st.peers_down);
 	printf("%s: %" PRIu64 " calls ok, %" PRIu64 " requests handled, %" PRIu64 " pings, %" PRIu64
-	       " frames dropped on links not up\n",
-		name, st.calls_ok, st.requests_handled, st.keepalives, st.tx_dropped);
+	       " frames dropped on links not up, %" PRIu64
+	       " workers left before it, none declared down\n",
+		name, st.calls_ok, st.requests_handled, st.keepalives, st.tx_dropped,
+		st.peers_left);
 	if (dprpc_agent_destroy(a) != 0)
 		FAIL(17, "destroy");
 	/* EAL's runtime directory goes with dprpc_eal_cleanup(). */
