@@ -220,8 +220,9 @@ dp_run_timers(struct dprpc_agent *a, uint64_t now)
 	return n;
 }
 
-/* Receive a burst from port @pt and handle it. */
-static unsigned int
+/* Receive a burst from port @pt and handle it.  Inlined: with one port
+ * the poll is what it was before there could be several. */
+static __rte_always_inline unsigned int
 dp_poll_port(struct dprpc_agent *a, struct dp_port *pt, unsigned int budget)
 {
 	struct rte_mbuf *rx[DP_RX_BURST];

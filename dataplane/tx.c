@@ -99,8 +99,8 @@ dp_loopback(struct dprpc_agent *a, struct rte_mbuf *m)
 	dp_rx_frame(a, m);
 }
 
-/* Hand @pt's staged frames to its tx queue. */
-static unsigned int
+/* Hand @pt's staged frames to its tx queue (inlined into both callers). */
+static __rte_always_inline unsigned int
 dp_tx_flush_port(struct dprpc_agent *a, struct dp_port *pt)
 {
 	uint16_t sent;
