@@ -72,10 +72,6 @@ dp_check_conf(const struct dprpc_agent_conf *c)
 		DP_LOG(ERR, "agent name missing or longer than %d bytes", DPRPC_NAME_MAX - 1);
 		return -EINVAL;
 	}
-	if (c->port_id < 0 && c->vdev == NULL) {
-		DP_LOG(ERR, "agent %s: give a port_id or a vdev", c->name);
-		return -EINVAL;
-	}
 	if (c->max_outstanding == 0 || c->max_outstanding > UINT16_MAX || c->max_handlers == 0 ||
 		c->max_handlers > (1u << 20) || c->max_requests == 0 || c->max_rrefs == 0 ||
 		c->max_rrefs > (1u << 24) || c->nb_handler_lcores > DPRPC_MAX_HANDLER_LCORES ||
@@ -355,8 +351,9 @@ dp_drain_rings(struct dprpc_agent *a)
 		while (rte_ring_sc_dequeue(a->hl[i].ring, (void **)&req) == 0)
 			dp_request_free(req); /* its frame, message and hook too */
 	}
-	while (a->tx_n > 0)
-		rte_pktmbuf_free(a->tx_buf[--a->tx_n]);
+	for (i = 0; i < a->nb_ports; i++)
+		while (a->ports[i].tx_n > 0)
+			rte_pktmbuf_free(a->ports[i].tx_buf[--a->ports[i].tx_n]);
 }
 
 static void
@@ -617,7 +614,6 @@ dprpc_agent_destroy(struct dprpc_agent *a)
 int
 dprpc_agent_wait_link(struct dprpc_agent *a, uint64_t timeout_us)
 {
-	struct rte_eth_link link;
 	uint64_t deadline;
 
 	if (a == NULL)
@@ -626,8 +622,7 @@ dprpc_agent_wait_link(struct dprpc_agent *a, uint64_t timeout_us)
 	if (deadline == 0)
 		deadline = UINT64_MAX; /* none */
 	for (;;) {
-		if (rte_eth_link_get_nowait(a->port_id, &link) == 0 &&
-			link.link_status == RTE_ETH_LINK_UP)
+		if (dp_ports_link_up(a))
 			return 0;
 		if (rte_rdtsc() >= deadline)
 			return -ETIMEDOUT;
@@ -723,5 +718,5 @@ dprpc_agent_port(const struct dprpc_agent *a)
 		rte_errno = EINVAL;
 		return UINT16_MAX;
 	}
-	return a->port_id;
+	return a->ports[0].id;
 }

@@ -70,8 +70,10 @@ dp_call(struct dprpc_agent *a, unsigned int to, uint32_t handler_id, const void 
 	peer = &a->peers[to];
 	/* Relaxed: liveness is a snapshot; a call that slips past a peer
 	 * going down is failed by the poller's next liveness check. */
-	if (dp_load_relaxed(&peer->state) == DPRPC_PEER_DOWN) {
-		rte_errno = EHOSTDOWN;
+	if (unlikely(dp_load_relaxed(&peer->state) >= DPRPC_PEER_DOWN)) {
+		/* Down, or left the world (dprpc_world_leave()). */
+		rte_errno =
+			dp_load_relaxed(&peer->state) == DPRPC_PEER_DOWN ? EHOSTDOWN : ESHUTDOWN;
 		return NULL;
 	}
 	/* Relaxed: a bound only; the poller's decrement publishes nothing. */

@@ -106,10 +106,14 @@ dp_call_refuse(struct dprpc_agent *a, struct rte_mbuf *m, unsigned int to)
 	struct dp_call_meta *meta = dp_meta(m);
 	char msg[DPRPC_ERRMSG_MAX];
 
-	snprintf(msg, sizeof(msg), "worker %s is down", a->world.w[to].name);
+	/* Relaxed: the poller's own write, read back. */
+	bool left = dp_load_relaxed(&a->peers[to].state) == DPRPC_PEER_LEFT;
+
+	snprintf(msg, sizeof(msg), left ? "worker %s left the world" : "worker %s is down",
+		a->world.w[to].name);
 	dp_txmsg_put(meta->tx);
 	dp_stream_put(dp_stream_of(m));
-	fut_fail_consume(meta->fut, -EHOSTDOWN, a->rank, msg);
+	fut_fail_consume(meta->fut, left ? -ESHUTDOWN : -EHOSTDOWN, a->rank, msg);
 	/* Relaxed: a bound only, pairs with nothing (as in dp_slot_release()). */
 	atomic_fetch_sub_explicit(&a->peers[to].outstanding, 1, memory_order_relaxed);
 	dp_count(&a->st.calls_failed, 1);
@@ -195,8 +199,8 @@ dp_start_call_unready(struct dprpc_agent *a, struct rte_mbuf *m, struct dp_peer 
 		return;
 	}
 	/* Relaxed: the poller's own write, read back. */
-	if (dp_load_relaxed(&peer->state) == DPRPC_PEER_DOWN) {
-		dp_call_refuse(a, m, to);
+	if (dp_load_relaxed(&peer->state) >= DPRPC_PEER_DOWN) {
+		dp_call_refuse(a, m, to); /* down, or left the world */
 		return;
 	}
 	s = dp_slot_start(a, peer, m, meta, true, true, now);

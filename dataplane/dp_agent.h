@@ -75,6 +75,34 @@
 /* Incarnation ids of a peer remembered after it restarted (struct dp_peer). */
 #define DP_RETIRED 4
 
+/* Most ports of one agent: its default port and a memif link to every
+ * other worker. */
+#define DP_MAX_PORTS DPRPC_MAX_WORKERS
+
+/* One of the agent's ports (port.c): what was done to it, its queues and
+ * the frames staged for it.  The poller's, but for what creation and
+ * destroy do. */
+struct dp_port {
+	unsigned int tx_n; /* frames staged in tx_buf */
+	uint16_t id, rxq, txq;
+	bool probed;  /* we created it from a vdev string */
+	bool started; /* we configured and started it */
+	/* A memif link of the world map: until its link is up (up false)
+	 * frames for it are dropped (tx_dropped) rather than left to pile
+	 * up, and a client whose server does not listen yet (pending) is
+	 * started again by the timer (dp_ports_timer()). */
+	bool link;
+	bool pending;
+	bool up;       /* not a link port: always true */
+	bool client;   /* a link port whose worker is the memif client */
+	uint16_t peer; /* a link port: the worker it reaches */
+	/* Poller only: when a pending port starts again; when a client's
+	 * port last started (its link is restarted if it does not come up). */
+	uint64_t retry_tsc, start_tsc;
+	char vdev_name[RTE_DEV_NAME_MAX_LEN];
+	struct rte_mbuf *tx_buf[DP_TX_BUF];
+};
+
 struct dp_rxmsg;
 struct dp_slot;
 struct dp_srv_slot;
@@ -161,7 +189,7 @@ struct dp_peer {
 	uint64_t session;
 	bool session_known;
 	/* The incarnation new calls are addressed to: session while it is
-	 * known and the peer not DOWN, else 0 (session ids are never 0), when
+	 * known and the peer neither DOWN nor LEFT, else 0 (session ids are never 0), when
 	 * dp_start_call() parks or refuses them.  One load on the path of every
 	 * call instead of two (dp_peer_addressable()). */
 	uint64_t tx_session;
@@ -174,6 +202,13 @@ struct dp_peer {
 	uint64_t nudge_tsc;	   /* last PONG for a request to another incarnation */
 	uint64_t silent_since_tsc; /* UNKNOWN peer: since calls wait on it */
 	_Atomic uint8_t state;	   /* enum dprpc_peer_state */
+	/* LEFT: the incarnation that left (dp_peer_left()); its frames do
+	 * not make it UP again, a new incarnation's do.  Poller only. */
+	uint64_t left_session;
+	/* While this agent leaves: the peer acknowledged our LEAVE.  Written
+	 * by the poller, read by the thread in dprpc_world_leave() (relaxed:
+	 * a flag, nothing is published through it). */
+	atomic_bool leave_acked;
 };
 
 /*
@@ -262,7 +297,7 @@ struct dp_stats {
 	_Atomic uint64_t rx_frames, tx_frames, tx_retries, tx_dropped, tx_discarded;
 	_Atomic uint64_t calls_sent, calls_ok, calls_failed, calls_timed_out;
 	_Atomic uint64_t requests_handled, requests_unknown, requests_resent, retransmits;
-	_Atomic uint64_t keepalives, peers_down, peers_restarted;
+	_Atomic uint64_t keepalives, peers_down, peers_restarted, peers_left;
 	_Atomic uint64_t msgs_sent, msgs_received, frames_resent, acks_sent, credits_cut;
 	_Atomic uint64_t msgs_live; /* multi-frame messages held by slots */
 	/* The server's holdings for all peers: gauges, up and down (struct
@@ -297,10 +332,13 @@ struct dprpc_agent {
 	struct dp_world world;
 	struct dp_rx_ctx rx_ctx;
 
-	uint16_t port_id, rxq, txq;
-	bool port_probed;  /* we created it from conf.vdev */
-	bool port_started; /* we configured and started it */
-	char vdev_name[RTE_DEV_NAME_MAX_LEN];
+	/* The ports (port.c): ports[0] the default one (conf.vdev or
+	 * conf.port_id) when there is one, then one per memif link of the
+	 * world map.  peer_port[r]: the index of the port that reaches
+	 * worker r.  Fixed at creation; the ports' queues and tx buffers are
+	 * the poller's. */
+	unsigned int nb_ports;
+	uint8_t peer_port[DPRPC_MAX_WORKERS];
 
 	struct rte_mempool *mp;
 	bool own_mp;
@@ -338,8 +376,6 @@ struct dprpc_agent {
 	 * polls, stored false with release when it stops, so one poller's
 	 * writes to poller-only state happen before the next one's reads. */
 	atomic_bool polling;
-	unsigned int tx_n;
-	struct rte_mbuf *tx_buf[DP_TX_BUF];
 	uint64_t next_timer_tsc, timer_period_tsc, tsc_hz;
 	/* Microseconds per TSC tick in 32.32 fixed point, rounded down
 	 * (dp_tsc_to_us_floor()): no division on the path of a call. */
@@ -381,6 +417,28 @@ struct dprpc_agent {
 
 	/* Extensions' states, in the order of dp_extensions[] (dp_ext.h). */
 	void *ext[DP_EXT_MAX];
+
+	/* The rendezvous (rendezvous.c).  rdv_end_tsc: the end of the
+	 * rendezvous window, before which a worker never heard from is not
+	 * declared down (0: none); written by the thread that creates the
+	 * agent or waits for its world, read by the poller (relaxed: a
+	 * time, nothing is published through it).  rdv_waiters: threads in
+	 * dprpc_world_wait(); while there are any, the poller pings every
+	 * worker not heard from yet (relaxed: a hint, the wait itself reads
+	 * the peers' states). */
+	_Atomic uint64_t rdv_end_tsc;
+	atomic_uint rdv_waiters;
+	/* A thread is in dprpc_world_leave(): the poller sends LEAVE to the
+	 * workers that have not acknowledged it (relaxed: a hint, as
+	 * rdv_waiters). */
+	atomic_bool leaving;
+	uint64_t rdv_ping_tsc; /* poller only: the last round of pings */
+	/* Link ports' state checked (start retried, link read) no more often
+	 * than this, poller only (port.c). */
+	uint64_t link_check_tsc;
+	unsigned int nb_link_ports;
+
+	struct dp_port ports[DP_MAX_PORTS];
 };
 
 /* The agent whose poll loop runs on this thread, if any. */

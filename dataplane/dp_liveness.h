@@ -36,6 +36,8 @@ void dp_hello(struct dprpc_agent *a, unsigned int p, uint64_t now, uint64_t inte
 void dp_wrong_incarnation(struct dprpc_agent *a, struct rte_mbuf *m, const struct dp_parsed *p);
 /* Keep-alives and peer time-outs, once per timer period (dp_run_timers()). */
 void dp_liveness(struct dprpc_agent *a, uint64_t now);
+/* A LEAVE or LEAVE_ACK (@op) from peer @p (rendezvous.c). */
+void dp_leave_rx(struct dprpc_agent *a, unsigned int p, uint32_t op);
 
 /* Whether @s is one of @peer's incarnations before its current one. */
 static inline bool
@@ -49,12 +51,13 @@ dp_session_retired(const struct dp_peer *peer, uint64_t s)
 	return false;
 }
 
-/* Recompute @peer->tx_session after its session or state changed. */
+/* Recompute @peer->tx_session after its session or state changed: a peer
+ * down or gone (DPRPC_PEER_LEFT) is not addressed. */
 static inline void
 dp_peer_addressable(struct dp_peer *peer)
 {
 	/* Relaxed: the poller's own write, read back. */
-	peer->tx_session = peer->session_known && dp_load_relaxed(&peer->state) != DPRPC_PEER_DOWN
+	peer->tx_session = peer->session_known && dp_load_relaxed(&peer->state) < DPRPC_PEER_DOWN
 				   ? peer->session
 				   : 0;
 }
@@ -116,6 +119,9 @@ dp_peer_heard(struct dprpc_agent *a, unsigned int p)
 	peer->last_rx_tsc = a->now_tsc;
 	peer->silent_since_tsc = 0;
 	if (was == DPRPC_PEER_UP)
+		return;
+	/* Left the world: forgotten until a new incarnation of it comes. */
+	if (was == DPRPC_PEER_LEFT && peer->left_session == peer->session)
 		return;
 	dp_store_relaxed(&peer->state, DPRPC_PEER_UP);
 	dp_peer_addressable(peer);

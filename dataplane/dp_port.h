@@ -5,19 +5,38 @@
  * ready (conf.port_ready: configured and started by the application, only
  * its queues conf.rx_queue and conf.tx_queue used); stopped with the agent
  * if the agent started it, and closed if it probed it (the contract: struct
- * dprpc_agent_conf's port_id).  The thread that creates or destroys the
- * agent.
+ * dprpc_agent_conf's port_id); and a memif port per link of the world map
+ * (port.c's top).  The thread that creates or destroys the agent, but
+ * dp_ports_timer() (the poller) and dp_ports_link_up() (any thread).
  */
 #ifndef DP_PORT_H
 #define DP_PORT_H
 
+#include <stdbool.h>
+#include <stdint.h>
+
 struct dprpc_agent;
 struct dprpc_agent_conf;
+
+/* How often the poller looks at its link ports (link state, and starting
+ * a pending memif client again). */
+#define DP_LINK_CHECK_MS 5
+/* How often a pending memif client tries to connect again (the PMD logs
+ * each failure). */
+#define DP_LINK_RETRY_MS 50
+/* How long a memif client's link may stay down after it started before it
+ * connects again. */
+#define DP_LINK_RESTART_MS 500
 
 /* Check @c's port fields and open @a's port as they say: 0, or a negative
  * errno, logged (dp_port_close() undoes what was done). */
 int dp_port_open(struct dprpc_agent *a, const struct dprpc_agent_conf *c);
 /* Stop the port if we started it, and close it if we probed it. */
 void dp_port_close(struct dprpc_agent *a);
+/* The poller, on its timer: start pending link ports, read their link
+ * state, at most every DP_LINK_CHECK_MS. */
+void dp_ports_timer(struct dprpc_agent *a, uint64_t now);
+/* Whether every port is started and its link up. */
+bool dp_ports_link_up(struct dprpc_agent *a);
 
 #endif /* DP_PORT_H */

@@ -92,7 +92,7 @@ dp_srv_may_keep_mbuf(const struct dprpc_agent *a, const struct dp_peer *peer)
 	 * state in struct dp_peer). */
 	return peer->srv_kept < a->kept_peer_max &&
 	       dp_load_relaxed(&a->st.kept_mbufs) < a->kept_max &&
-	       dp_load_relaxed(&peer->state) != DPRPC_PEER_DOWN;
+	       dp_load_relaxed(&peer->state) < DPRPC_PEER_DOWN; /* nor LEFT */
 }
 
 /* @slot's area for its kept frame: in @peer's keep array for a request,

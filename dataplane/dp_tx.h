@@ -25,6 +25,8 @@ void dp_stage_tx(struct dprpc_agent *a, struct rte_mbuf *m);
 void dp_stage_out(struct dprpc_agent *a, struct rte_mbuf *m);
 void dp_stage_port(struct dprpc_agent *a, struct rte_mbuf *m);
 unsigned int dp_tx_flush(struct dprpc_agent *a);
+/* The most frames staged for any one port. */
+unsigned int dp_tx_fill(const struct dprpc_agent *a);
 /* Whether a frame staged earlier must not go out any more: addressed to an
  * incarnation of its peer that is gone, or a request whose call has ended
  * (failed as its peer went down, or restarted).  CONTROL frames always go. */

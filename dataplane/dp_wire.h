@@ -118,6 +118,10 @@ enum dp_ctrl_op {
 	 * caller's incarnation, dst_session: the server's): a queued request
 	 * is dropped, a running one sees dprpc_request_cancelled(). */
 	DP_CTRL_CANCEL = 3,
+	/* The sender's incarnation leaves the world for good
+	 * (dprpc_world_leave()); answered by a LEAVE_ACK. */
+	DP_CTRL_LEAVE = 4,
+	DP_CTRL_LEAVE_ACK = 5,
 };
 
 /* Flags of an ACK frame. */
@@ -284,16 +288,39 @@ dp_frame_hdr(uint8_t *frame)
 /* Format a dprpc header for debugging ("REQ 0->1 slot 3 req 7 ..."). */
 int dp_wire_hdr_str(const struct dp_wire_hdr *h, char *buf, size_t size);
 
-/* Parse "NAME RANK MAC IPV4 PORT" lines; see dprpc_agent_conf.world. */
+/* Parse "NAME RANK MAC IPV4 PORT" lines, and the "link" and "mesh" lines
+ * that say which memif link reaches whom; see dprpc_agent_conf.world. */
 struct dp_world_entry {
 	char name[DPRPC_NAME_MAX];
 	struct dp_addr addr;
+};
+/* Longest memif socket path, with its NUL (struct sockaddr_un). */
+#define DP_SOCK_PATH_MAX 108
+/* Most "link" lines in a map ("mesh" covers any number of pairs). */
+#define DP_WORLD_LINKS_MAX 256
+/* "link A B memif:PATH": a memif link between workers a and b, a the
+ * memif server (it listens on PATH), b the client. */
+struct dp_world_link {
+	uint16_t a, b;
+	char path[DP_SOCK_PATH_MAX];
 };
 struct dp_world {
 	unsigned int n;
 	struct dp_world_entry w[DPRPC_MAX_WORKERS];
 	struct dp_addr addrs[DPRPC_MAX_WORKERS]; /* copy of w[i].addr, for dp_rx_ctx */
+	unsigned int nb_links;
+	struct dp_world_link links[DP_WORLD_LINKS_MAX];
+	/* "mesh memif:DIR": every pair with no link line of its own is
+	 * joined by a memif link, socket DIR/A-B.sock (A the lower rank,
+	 * the server); "" when the map has no mesh line. */
+	char mesh_dir[DP_SOCK_PATH_MAX];
 };
 int dp_world_parse(const char *spec, struct dp_world *world, char *err, size_t errlen);
+/* The memif link between @self and @peer in @world, if any: its socket
+ * path into @path, and whether @self is the memif server.  1 if there is
+ * one, 0 if @peer is reached through the agent's default port, -EINVAL
+ * (message in @err) if the mesh path would be too long. */
+int dp_world_link_of(const struct dp_world *world, unsigned int self, unsigned int peer, char *path,
+	bool *server, char *err, size_t errlen);
 
 #endif /* DP_WIRE_H */

@@ -194,7 +194,8 @@ dp_liveness(struct dprpc_agent *a, uint64_t now)
 		bool busy = peer->nb_free != a->max_outstanding;
 		uint64_t since;
 
-		if (p == a->rank || (state == DPRPC_PEER_UNKNOWN && !busy))
+		if (p == a->rank || (state == DPRPC_PEER_UNKNOWN && !busy) ||
+			state == DPRPC_PEER_LEFT)
 			continue;
 		if (state == DPRPC_PEER_DOWN) {
 			/* Calls that slipped in as it went down. */
@@ -204,7 +205,12 @@ dp_liveness(struct dprpc_agent *a, uint64_t now)
 		} else if (state == DPRPC_PEER_UNKNOWN) {
 			if (peer->silent_since_tsc == 0)
 				peer->silent_since_tsc = now;
-			since = peer->silent_since_tsc;
+			/* Never heard from: not declared down within the
+			 * rendezvous window, its silence counted from the
+			 * window's end (rendezvous.c).  Relaxed: a time. */
+			since = RTE_MAX(peer->silent_since_tsc, dp_load_relaxed(&a->rdv_end_tsc));
+			if (since > now)
+				continue;
 		} else {
 			since = peer->last_rx_tsc;
 		}

@@ -253,7 +253,7 @@ dp_msg_start_response(struct dprpc_agent *a, struct dp_txmsg *t)
 	}
 	e->state = DP_SRV_DONE;
 	/* Relaxed: the poller's own write, read back (struct dp_peer). */
-	if (unlikely(dp_load_relaxed(&peer->state) == DPRPC_PEER_DOWN)) {
+	if (unlikely(dp_load_relaxed(&peer->state) >= DPRPC_PEER_DOWN)) { /* or LEFT */
 		/* Its frames could not be sent without keeping it, and the
 		 * peer is gone (dp_srv_reclaim()): a resend, if it comes
 		 * back, gets -ENODATA. */

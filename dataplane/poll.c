@@ -39,7 +39,9 @@
 #include "dp_liveness.h"
 #include "dp_msg.h"
 #include "dp_poll.h"
+#include "dp_port.h"
 #include "dp_rcu.h"
+#include "dp_rendezvous.h"
 #include "dp_server.h"
 #include "dp_stream.h"
 #include "dp_tx.h"
@@ -131,6 +133,8 @@ dp_rx_frame(struct dprpc_agent *a, struct rte_mbuf *m)
 			dp_send_control(a, p.src, DP_CTRL_PONG);
 		else if (p.handler_id == DP_CTRL_CANCEL)
 			dp_srv_cancel(a, &p);
+		else if (p.src != a->rank && p.handler_id >= DP_CTRL_LEAVE)
+			dp_leave_rx(a, p.src, p.handler_id);
 		rte_pktmbuf_free(m);
 		return;
 	}
@@ -208,6 +212,10 @@ dp_run_timers(struct dprpc_agent *a, uint64_t now)
 	a->next_timer_tsc = now + a->timer_period_tsc;
 	/* Relaxed: a hint for dp_expire_stalled(). */
 	dp_store_relaxed(&a->tick_tsc, now);
+	if (unlikely(a->nb_link_ports != 0))
+		dp_ports_timer(a, now);
+	if (unlikely(dp_load_relaxed(&a->rdv_waiters) != 0 || dp_load_relaxed(&a->leaving)))
+		dp_rendezvous_timer(a, now);
 	dp_liveness(a, now);
 	/* This thread is between read-side sections: a quiescent state for
 	 * an io lcore or a poll that stays online (dp_rcu.h). */
@@ -219,15 +227,15 @@ dp_run_timers(struct dprpc_agent *a, uint64_t now)
 	return n;
 }
 
-static int
-dp_poll_locked(struct dprpc_agent *a, unsigned int budget)
+/* Receive a burst from port @pt and handle it.  Inlined: with one port
+ * the poll is what it was before there could be several. */
+static __rte_always_inline unsigned int
+dp_poll_port(struct dprpc_agent *a, struct dp_port *pt, unsigned int budget)
 {
 	struct rte_mbuf *rx[DP_RX_BURST];
-	unsigned int n, i, work = 0, room;
-	uint64_t now;
+	unsigned int n, i, room;
 
-	a->now_tsc = rte_rdtsc();
-	if (DP_TX_BUF - a->tx_n < DP_RX_BURST)
+	if (DP_TX_BUF - pt->tx_n < DP_RX_BURST)
 		dp_tx_flush(a);
 	/* Each frame received may stage one reply: receive no more than
 	 * tx_buf has room for, so the port's push-back reaches the peer.  But
@@ -235,13 +243,14 @@ dp_poll_locked(struct dprpc_agent *a, unsigned int budget)
 	 * calls would otherwise wait for each other for good (seen with 2048
 	 * calls in flight each way).  A reply that finds tx_buf full is
 	 * dropped (tx_dropped) and answered again, from the kept response,
-	 * when the caller resends. */
-	room = DP_TX_BUF - a->tx_n;
+	 * when the caller resends.  The replies to a port's frames go out of
+	 * the same port (a memif link's peer), or of the one port there is. */
+	room = DP_TX_BUF - pt->tx_n;
 	if (room < DP_RX_MIN)
 		room = DP_RX_MIN;
 	budget = RTE_MIN(budget, (unsigned int)DP_RX_BURST);
 	budget = RTE_MIN(budget, room);
-	n = budget == 0 ? 0 : rte_eth_rx_burst(a->port_id, a->rxq, rx, (uint16_t)budget);
+	n = budget == 0 ? 0 : rte_eth_rx_burst(pt->id, pt->rxq, rx, (uint16_t)budget);
 	if (n > 0) {
 		/* Relaxed: a statistic (struct dp_stats). */
 		dp_counter_add(&a->st.rx_frames, n);
@@ -254,8 +263,24 @@ dp_poll_locked(struct dprpc_agent *a, unsigned int budget)
 				dp_rx_frame(a, rx[i]);
 			}
 		}
-		work += n;
 	}
+	return n;
+}
+
+static int
+dp_poll_locked(struct dprpc_agent *a, unsigned int budget)
+{
+	unsigned int i, work = 0;
+	uint64_t now;
+
+	a->now_tsc = rte_rdtsc();
+	if (likely(!a->ports[0].pending))
+		work += dp_poll_port(a, &a->ports[0], budget);
+	/* Further ports: the memif links of the world map (port.c); one
+	 * that is not started yet is left alone. */
+	for (i = 1; i < a->nb_ports; i++)
+		if (likely(!a->ports[i].pending))
+			work += dp_poll_port(a, &a->ports[i], budget);
 	work += dp_drain_tx_ring(a);
 	now = rte_rdtsc();
 	if (unlikely(a->frx.n_held + a->ftx.n_held > 0))

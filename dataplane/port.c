@@ -13,10 +13,27 @@
  *    started.  The agent checks that rx_queue and tx_queue exist and run,
  *    uses them only, and never configures, starts, stops or closes it.
  * Every refusal is logged and leaves the port as it was.
+ *
+ * Several ports (docs/worlds.md).  The world map's "link" and "mesh" lines
+ * give the agent a memif port of its own per link (dp_world_link_of()): the
+ * agent probes "net_memif_dpI_R,role=server|client,socket=PATH" for the
+ * worker of rank R, and treats it as a vdev of its own.  ports[0] is the
+ * default port when the configuration gives one; peer_port[] names the
+ * port that reaches each worker, the default one unless a link does.  A
+ * memif client whose server does not listen yet cannot start (the PMD
+ * connects at start): its port is left pending, and dp_ports_timer() starts
+ * it again every DP_LINK_RETRY_MS on the poller until it does, so workers
+ * may start in any order; a client whose link is not up DP_LINK_RESTART_MS
+ * after it started (it connected while its server was not ready, or the
+ * server went away) is stopped and started again the same way.  Until a link port's link is up, frames for it
+ * are dropped and counted (tx_dropped), not piled up in its tx buffer:
+ * the calls they belong to resend, and the rendezvous pings only workers
+ * whose link is up.
  */
 #include <errno.h>
 #include <string.h>
 
+#include <rte_cycles.h>
 #include <rte_dev.h>
 #include <rte_ethdev.h>
 
@@ -56,7 +73,8 @@ dp_port_queues_run(struct dprpc_agent *a, uint16_t port, uint16_t rxq, uint16_t 
 
 /* port_ready: check the application's queues, touch nothing else. */
 static int
-dp_port_take_ready(struct dprpc_agent *a, const struct dprpc_agent_conf *c, uint16_t port)
+dp_port_take_ready(
+	struct dprpc_agent *a, struct dp_port *pt, const struct dprpc_agent_conf *c, uint16_t port)
 {
 	struct rte_eth_dev_info info;
 	int rc = rte_eth_dev_info_get(port, &info);
@@ -76,20 +94,22 @@ dp_port_take_ready(struct dprpc_agent *a, const struct dprpc_agent_conf *c, uint
 	rc = dp_port_queues_run(a, port, c->rx_queue, c->tx_queue);
 	if (rc != 0)
 		return rc;
-	a->rxq = c->rx_queue;
-	a->txq = c->tx_queue;
+	pt->rxq = c->rx_queue;
+	pt->txq = c->tx_queue;
 	return 0;
 }
 
-/* A port of the agent's: one rx and one tx queue (0), started. */
+/* A port of the agent's: one rx and one tx queue (0), started.  A link
+ * port whose start fails is a memif client whose server does not listen
+ * yet: left pending (started later by dp_ports_timer()). */
 static int
-dp_port_setup(struct dprpc_agent *a, uint16_t port)
+dp_port_setup(struct dprpc_agent *a, struct dp_port *pt, uint16_t port)
 {
 	struct rte_eth_conf pconf;
 	int rc;
 
-	a->rxq = 0;
-	a->txq = 0;
+	pt->rxq = 0;
+	pt->txq = 0;
 	memset(&pconf, 0, sizeof(pconf));
 	/* Refuses a started port with -EBUSY before changing anything. */
 	rc = rte_eth_dev_configure(port, 1, 1, &pconf);
@@ -105,42 +125,116 @@ dp_port_setup(struct dprpc_agent *a, uint16_t port)
 			port, 0, 1024, rte_eth_dev_socket_id(port), NULL, a->mp);
 	if (rc == 0)
 		rc = rte_eth_tx_queue_setup(port, 0, 1024, rte_eth_dev_socket_id(port), NULL);
-	if (rc == 0)
+	if (rc == 0) {
 		rc = rte_eth_dev_start(port);
+		if (rc != 0 && pt->link) {
+			pt->pending = true;
+			return 0;
+		}
+	}
 	if (rc != 0) {
 		DP_LOG(ERR, "agent %s: cannot set port %u up: %s", a->name, port, strerror(-rc));
 		return rc;
 	}
-	a->port_started = true;
+	pt->started = true;
+	pt->start_tsc = rte_rdtsc();
 	/* Best effort: virtual devices mostly do not filter by MAC anyway. */
 	(void)rte_eth_promiscuous_enable(port);
 	return 0;
 }
 
-int
-dp_port_open(struct dprpc_agent *a, const struct dprpc_agent_conf *c)
+/* Probe the vdev @spec (its name before the first comma) as @pt. */
+static int
+dp_port_probe(struct dprpc_agent *a, struct dp_port *pt, const char *spec)
 {
-	struct rte_eth_dev_info info;
 	uint16_t port;
 	size_t n;
 	int rc;
 
-	if (!c->port_ready && (c->rx_queue != 0 || c->tx_queue != 0)) {
-		DP_LOG(ERR,
-			"agent %s: rx_queue/tx_queue are the application's queues: they need "
-			"port_ready",
-			a->name);
+	n = strcspn(spec, ",");
+	if (n == 0 || n >= sizeof(pt->vdev_name)) {
+		DP_LOG(ERR, "agent %s: vdev '%s': no device name, or a longer one than %zu bytes",
+			a->name, spec, sizeof(pt->vdev_name) - 1);
 		return -EINVAL;
 	}
+	memcpy(pt->vdev_name, spec, n);
+	pt->vdev_name[n] = '\0';
+	rc = rte_dev_probe(spec);
+	if (rc < 0) {
+		DP_LOG(ERR, "agent %s: cannot create vdev '%s': %s", a->name, spec, strerror(-rc));
+		return rc;
+	}
+	pt->probed = true;
+	if (rte_eth_dev_get_port_by_name(pt->vdev_name, &port) != 0) {
+		DP_LOG(ERR, "agent %s: vdev '%s' gave no ethdev port", a->name, pt->vdev_name);
+		return -ENOENT;
+	}
+	pt->id = port;
+	return dp_port_setup(a, pt, port);
+}
+
+/* The memif ports of the world map's links that reach this agent's peers. */
+static int
+dp_ports_links(struct dprpc_agent *a, bool have_default)
+{
+	char path[DP_SOCK_PATH_MAX], spec[RTE_DEV_NAME_MAX_LEN + DP_SOCK_PATH_MAX + 64], err[160];
+	unsigned int r;
+	bool server;
+	int rc;
+
+	for (r = 0; r < a->world.n; r++) {
+		struct dp_port *pt;
+
+		if (r == a->rank)
+			continue;
+		rc = dp_world_link_of(&a->world, a->rank, r, path, &server, err, sizeof(err));
+		if (rc < 0) {
+			DP_LOG(ERR, "agent %s: %s", a->name, err);
+			return rc;
+		}
+		if (rc == 0) {
+			if (!have_default) {
+				DP_LOG(ERR,
+					"agent %s: no port reaches worker %s: give a vdev or a "
+					"port_id, or a link in the world map",
+					a->name, a->world.w[r].name);
+				return -EINVAL;
+			}
+			continue;
+		}
+		pt = &a->ports[a->nb_ports++];
+		pt->link = true;
+		pt->client = !server;
+		pt->peer = (uint16_t)r;
+		a->nb_link_ports++;
+		a->peer_port[r] = (uint8_t)(a->nb_ports - 1);
+		snprintf(spec, sizeof(spec),
+			"net_memif_dp%u_%u,role=%s,socket-abstract=no,socket=%s", a->instance, r,
+			server ? "server" : "client", path);
+		rc = dp_port_probe(a, pt, spec);
+		if (rc != 0)
+			return rc;
+	}
+	return 0;
+}
+
+/* The default port: conf.port_id or conf.vdev (see the top). */
+static int
+dp_port_default(struct dprpc_agent *a, struct dp_port *pt, const struct dprpc_agent_conf *c)
+{
+	struct rte_eth_dev_info info;
+	uint16_t port;
+	int rc;
+
 	if (c->port_id >= 0) {
 		if (c->port_id > UINT16_MAX || !rte_eth_dev_is_valid_port((uint16_t)c->port_id)) {
 			DP_LOG(ERR, "agent %s: no port %d", a->name, c->port_id);
 			return -EINVAL;
 		}
 		port = (uint16_t)c->port_id;
-		a->port_id = port;
+		pt->id = port;
 		if (c->port_ready)
-			return dp_port_take_ready(a, c, port);
+			return dp_port_take_ready(a, pt, c, port);
 		rc = rte_eth_dev_info_get(port, &info);
 		if (rc != 0) {
 			DP_LOG(ERR, "agent %s: port %u: no device info: %s", a->name, port,
@@ -155,7 +249,7 @@ dp_port_open(struct dprpc_agent *a, const struct dprpc_agent_conf *c)
 				a->name, port, info.nb_rx_queues, info.nb_tx_queues);
 			return -EBUSY;
 		}
-		return dp_port_setup(a, port);
+		return dp_port_setup(a, pt, port);
 	}
 	if (c->port_ready) {
 		DP_LOG(ERR,
@@ -163,41 +257,121 @@ dp_port_open(struct dprpc_agent *a, const struct dprpc_agent_conf *c)
 			a->name);
 		return -EINVAL;
 	}
-	n = strcspn(c->vdev, ",");
-	if (n == 0 || n >= sizeof(a->vdev_name)) {
-		DP_LOG(ERR, "agent %s: vdev '%s': no device name, or a longer one than %zu bytes",
-			a->name, c->vdev, sizeof(a->vdev_name) - 1);
+	return dp_port_probe(a, pt, c->vdev);
+}
+
+int
+dp_port_open(struct dprpc_agent *a, const struct dprpc_agent_conf *c)
+{
+	bool have_default = c->port_id >= 0 || c->vdev != NULL;
+	unsigned int i;
+	int rc;
+
+	for (i = 0; i < DP_MAX_PORTS; i++)
+		a->ports[i].up = true;
+	if (!c->port_ready && (c->rx_queue != 0 || c->tx_queue != 0)) {
+		DP_LOG(ERR,
+			"agent %s: rx_queue/tx_queue are the application's queues: they need "
+			"port_ready",
+			a->name);
 		return -EINVAL;
 	}
-	memcpy(a->vdev_name, c->vdev, n);
-	a->vdev_name[n] = '\0';
-	rc = rte_dev_probe(c->vdev);
-	if (rc < 0) {
-		DP_LOG(ERR, "agent %s: cannot create vdev '%s': %s", a->name, c->vdev,
-			strerror(-rc));
+	if (have_default) {
+		a->nb_ports = 1;
+		rc = dp_port_default(a, &a->ports[0], c);
+		if (rc != 0)
+			return rc;
+	}
+	rc = dp_ports_links(a, have_default);
+	if (rc != 0)
 		return rc;
+	if (a->nb_ports == 0) {
+		DP_LOG(ERR, "agent %s: give a port_id or a vdev", a->name);
+		return -EINVAL;
 	}
-	a->port_probed = true;
-	if (rte_eth_dev_get_port_by_name(a->vdev_name, &port) != 0) {
-		DP_LOG(ERR, "agent %s: vdev '%s' gave no ethdev port", a->name, a->vdev_name);
-		return -ENOENT;
+	/* Link ports count as down until the timer has seen them up. */
+	for (i = 0; i < a->nb_ports; i++)
+		a->ports[i].up = !a->ports[i].link;
+	return 0;
+}
+
+void
+dp_ports_timer(struct dprpc_agent *a, uint64_t now)
+{
+	struct rte_eth_link link;
+	unsigned int i;
+
+	if (now < a->link_check_tsc)
+		return;
+	a->link_check_tsc = now + a->tsc_hz / 1000 * DP_LINK_CHECK_MS;
+	for (i = 0; i < a->nb_ports; i++) {
+		struct dp_port *pt = &a->ports[i];
+
+		if (!pt->link)
+			continue;
+		if (pt->pending) {
+			if (now < pt->retry_tsc)
+				continue;
+			pt->retry_tsc = now + a->tsc_hz / 1000 * DP_LINK_RETRY_MS;
+			if (rte_eth_dev_start(pt->id) != 0)
+				continue;
+			pt->pending = false;
+			pt->started = true;
+			pt->start_tsc = now;
+			(void)rte_eth_promiscuous_enable(pt->id);
+		}
+		pt->up = rte_eth_link_get_nowait(pt->id, &link) == 0 &&
+			 link.link_status == RTE_ETH_LINK_UP;
+		/* A client connected but whose link never came up (its server
+		 * was not ready for the handshake: the PMD does not try again
+		 * by itself), or went down (its server went away): connect
+		 * again, as a client that could not start. */
+		if (!pt->up && pt->client && pt->started &&
+			now - pt->start_tsc >= a->tsc_hz / 1000 * DP_LINK_RESTART_MS) {
+			DP_LOG(NOTICE,
+				"agent %s: memif link to %s not up %d ms after connecting: "
+				"connecting again",
+				a->name, a->world.w[pt->peer].name, DP_LINK_RESTART_MS);
+			(void)rte_eth_dev_stop(pt->id);
+			pt->started = false;
+			pt->pending = true;
+			pt->retry_tsc = now;
+		}
 	}
-	a->port_id = port;
-	return dp_port_setup(a, port);
+}
+
+bool
+dp_ports_link_up(struct dprpc_agent *a)
+{
+	struct rte_eth_link link;
+	unsigned int i;
+
+	/* A pending port (not started) reads as down. */
+	for (i = 0; i < a->nb_ports; i++)
+		if (rte_eth_link_get_nowait(a->ports[i].id, &link) != 0 ||
+			link.link_status != RTE_ETH_LINK_UP)
+			return false;
+	return true;
 }
 
 void
 dp_port_close(struct dprpc_agent *a)
 {
+	unsigned int i;
+
 	/* Only what dp_port_open() did: an application's port given with
 	 * port_ready is neither stopped nor closed. */
-	if (a->port_started) {
-		(void)rte_eth_dev_stop(a->port_id);
-		a->port_started = false;
-	}
-	if (a->port_probed) {
-		(void)rte_eth_dev_close(a->port_id);
-		(void)rte_eal_hotplug_remove("vdev", a->vdev_name);
-		a->port_probed = false;
+	for (i = 0; i < a->nb_ports; i++) {
+		struct dp_port *pt = &a->ports[i];
+
+		if (pt->started) {
+			(void)rte_eth_dev_stop(pt->id);
+			pt->started = false;
+		}
+		if (pt->probed) {
+			(void)rte_eth_dev_close(pt->id);
+			(void)rte_eal_hotplug_remove("vdev", pt->vdev_name);
+			pt->probed = false;
+		}
 	}
 }

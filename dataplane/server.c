@@ -208,11 +208,13 @@ dp_srv_keep_refused(
 
 	dp_count(&a->st.keeps_refused, 1);
 	/* Relaxed: the poller's own write, read back (struct dp_peer). */
-	if (dp_load_relaxed(&peer->state) == DPRPC_PEER_DOWN)
+	if (dp_load_relaxed(&peer->state) >= DPRPC_PEER_DOWN)
 		snprintf(msg, sizeof(msg),
 			"worker %s ran the request but no longer holds its response: "
-			"%s was declared down",
-			a->name, a->world.w[peer - a->peers].name);
+			"%s %s",
+			a->name, a->world.w[peer - a->peers].name,
+			dp_load_relaxed(&peer->state) == DPRPC_PEER_DOWN ? "was declared down"
+									 : "left the world");
 	else
 		snprintf(msg, sizeof(msg),
 			"worker %s ran the request but no longer holds its response "

@@ -64,6 +64,7 @@ dprpc_agent_stats_get(const struct dprpc_agent *a, struct dprpc_agent_stats *s)
 	s->keepalives = dp_load_relaxed(&a->st.keepalives);
 	s->peers_down = dp_load_relaxed(&a->st.peers_down);
 	s->peers_restarted = dp_load_relaxed(&a->st.peers_restarted);
+	s->peers_left = dp_load_relaxed(&a->st.peers_left);
 	s->msgs_sent = dp_load_relaxed(&a->st.msgs_sent);
 	s->msgs_received = dp_load_relaxed(&a->st.msgs_received);
 	s->frames_resent = dp_load_relaxed(&a->st.frames_resent);
@@ -146,7 +147,7 @@ dprpc_agent_dump(const struct dprpc_agent *a, FILE *f)
 	fprintf(f,
 		"agent %s rank %u/%u port %u session 0x%016" PRIx64
 		" io_lcore %d handler_lcores %u\n",
-		a->name, a->rank, a->world.n, a->port_id, a->session,
+		a->name, a->rank, a->world.n, a->ports[0].id, a->session,
 		a->io_lcore == DPRPC_LCORE_NONE ? -1 : (int)a->io_lcore, a->nb_hl);
 	fprintf(f,
 		"  frames rx %" PRIu64 " tx %" PRIu64 " tx_retries %" PRIu64 " tx_dropped %" PRIu64
@@ -198,8 +199,14 @@ dprpc_agent_dump(const struct dprpc_agent *a, FILE *f)
 		(void)dprpc_worker_rtt(a, i, &r); /* zeros for ourselves */
 		fprintf(f,
 			"  worker %u %s " RTE_ETHER_ADDR_PRT_FMT
-			" port %u srtt %.1f us rto %.1f us\n",
+			" port %u srtt %.1f us rto %.1f us",
 			i, a->world.w[i].name, RTE_ETHER_ADDR_BYTES(&a->world.w[i].addr.mac),
 			rte_be_to_cpu_16(a->world.w[i].addr.port), r.srtt_ns / 1e3, r.rto_ns / 1e3);
+		/* Several ports (docs/worlds.md): which one reaches it (fixed
+		 * at creation). */
+		if (a->nb_ports > 1 && i != a->rank)
+			fprintf(f, " via ethdev port %u%s", a->ports[a->peer_port[i]].id,
+				a->ports[a->peer_port[i]].link ? " (memif link)" : "");
+		fputc('\n', f);
 	}
 }

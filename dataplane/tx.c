@@ -1,8 +1,9 @@
 /* SPDX-License-Identifier: BSD-3-Clause */
 /*
  * Transmission: frames handed to the poller through tx_ring, staged in
- * tx_buf, handed to the port by rte_eth_tx_burst(), or looped back when
- * addressed to ourselves.
+ * the tx_buf of the port that reaches their destination (struct dp_port;
+ * one port: no choice to make), handed to the port by rte_eth_tx_burst(),
+ * or looped back when addressed to ourselves.
  *
  * tx_ring is multi-producer (RTS mode, see struct dprpc_agent),
  * single-consumer:
@@ -99,22 +100,43 @@ dp_loopback(struct dprpc_agent *a, struct rte_mbuf *m)
 	dp_rx_frame(a, m);
 }
 
-unsigned int
-dp_tx_flush(struct dprpc_agent *a)
+/* Hand @pt's staged frames to its tx queue (inlined into both callers). */
+static __rte_always_inline unsigned int
+dp_tx_flush_port(struct dprpc_agent *a, struct dp_port *pt)
 {
 	uint16_t sent;
 
-	if (a->tx_n == 0)
+	if (pt->tx_n == 0)
 		return 0;
-	sent = rte_eth_tx_burst(a->port_id, a->txq, a->tx_buf, (uint16_t)a->tx_n);
-	if (sent < a->tx_n) {
-		memmove(a->tx_buf, a->tx_buf + sent, (a->tx_n - sent) * sizeof(a->tx_buf[0]));
+	sent = rte_eth_tx_burst(pt->id, pt->txq, pt->tx_buf, (uint16_t)pt->tx_n);
+	if (sent < pt->tx_n) {
+		memmove(pt->tx_buf, pt->tx_buf + sent, (pt->tx_n - sent) * sizeof(pt->tx_buf[0]));
 		dp_count(&a->st.tx_retries, 1);
 	}
-	a->tx_n -= sent;
+	pt->tx_n -= sent;
 	/* Relaxed: a statistic (struct dp_stats). */
 	dp_counter_add(&a->st.tx_frames, sent);
 	return sent;
+}
+
+unsigned int
+dp_tx_flush(struct dprpc_agent *a)
+{
+	unsigned int i, sent = dp_tx_flush_port(a, &a->ports[0]);
+
+	for (i = 1; i < a->nb_ports; i++)
+		sent += dp_tx_flush_port(a, &a->ports[i]);
+	return sent;
+}
+
+unsigned int
+dp_tx_fill(const struct dprpc_agent *a)
+{
+	unsigned int i, n = a->ports[0].tx_n;
+
+	for (i = 1; i < a->nb_ports; i++)
+		n = RTE_MAX(n, a->ports[i].tx_n);
+	return n;
 }
 
 void
@@ -160,16 +182,32 @@ dp_stage_out(struct dprpc_agent *a, struct rte_mbuf *m)
 		dp_stage_port(a, out[i]);
 }
 
-/* Stage a frame for the port (faults already applied). */
+/* Stage a frame for the port that reaches its destination (faults
+ * already applied).  With one port, that is all there is to choose. */
 void
 dp_stage_port(struct dprpc_agent *a, struct rte_mbuf *m)
 {
-	if (unlikely(a->tx_n == DP_TX_BUF))
-		dp_tx_flush(a);
-	if (likely(a->tx_n < DP_TX_BUF)) {
-		a->tx_buf[a->tx_n++] = m;
-		if (a->tx_n >= DP_TX_FLUSH_AT)
-			dp_tx_flush(a);
+	struct dp_port *pt = &a->ports[0];
+
+	if (unlikely(a->nb_ports > 1)) {
+		unsigned int dst =
+			rte_be_to_cpu_16(dp_frame_hdr(rte_pktmbuf_mtod(m, uint8_t *))->dst_worker);
+
+		pt = &a->ports[a->peer_port[dst < a->world.n ? dst : 0]];
+		if (unlikely(!pt->up)) {
+			/* A memif link not up yet (port.c): nothing to pile
+			 * up for; the call resends. */
+			dp_count(&a->st.tx_dropped, 1);
+			rte_pktmbuf_free(m);
+			return;
+		}
+	}
+	if (unlikely(pt->tx_n == DP_TX_BUF))
+		dp_tx_flush_port(a, pt);
+	if (likely(pt->tx_n < DP_TX_BUF)) {
+		pt->tx_buf[pt->tx_n++] = m;
+		if (pt->tx_n >= DP_TX_FLUSH_AT)
+			dp_tx_flush_port(a, pt);
 		return;
 	}
 	/* The port pushes back and tx_buf is full (the rx budget and the ring
@@ -230,19 +268,20 @@ dp_tx_stale_for(void *arg, struct rte_mbuf *m)
 void
 dp_tx_purge(struct dprpc_agent *a, unsigned int p)
 {
+	struct dp_port *pt = &a->ports[a->peer_port[p]];
 	unsigned int i, n = 0;
 
-	for (i = 0; i < a->tx_n; i++) {
-		struct rte_mbuf *m = a->tx_buf[i];
+	for (i = 0; i < pt->tx_n; i++) {
+		struct rte_mbuf *m = pt->tx_buf[i];
 
 		if (rte_be_to_cpu_16(dp_frame_hdr(rte_pktmbuf_mtod(m, uint8_t *))->dst_worker) ==
 				p &&
 			dp_tx_stale(a, m))
 			dp_tx_discard(a, m);
 		else
-			a->tx_buf[n++] = m;
+			pt->tx_buf[n++] = m;
 	}
-	a->tx_n = n;
+	pt->tx_n = n;
 	if (unlikely(a->ftx.n_held > 0))
 		dp_count(&a->st.tx_discarded, dp_fault_purge(&a->ftx, dp_tx_stale_for, a));
 }
@@ -259,7 +298,7 @@ dp_drain_tx_ring(struct dprpc_agent *a)
 	 * peer held calls here for seconds past it (perf lateness).  Once
 	 * started, its frame is parked back on this ring by dp_stage_port()
 	 * if it finds no room, and the timer watches its deadline. */
-	room = DP_TX_BUF - a->tx_n;
+	room = DP_TX_BUF - dp_tx_fill(a);
 	room = room > DP_RX_BURST ? RTE_MIN(room - DP_RX_BURST, (unsigned int)DP_RX_BURST)
 				  : DP_RX_MIN;
 	n = rte_ring_sc_dequeue_burst(a->tx_ring, (void **)ms, room, NULL);

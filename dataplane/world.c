@@ -4,10 +4,21 @@
  *
  *     # comment
  *     NAME RANK MAC IPV4 UDP_PORT
+ *     link NAME NAME memif:SOCKET_PATH
+ *     mesh memif:DIR
  *
  * Entries are separated by newlines or ';'.  "@path" reads the map from a
- * file.  Ranks must be exactly 0..n-1; names, MACs and IPv4:port pairs are
+ * file.  Ranks must be exactly 0..n-1; names and IPv4:port pairs are
  * unique.  Errors name the entry that is wrong.
+ *
+ * Which port reaches whom (dprpc_agent_conf.world): a "link" line joins two
+ * workers by a memif link of their own (the first named listens on the
+ * socket, the second connects), "mesh" joins every pair that has no link
+ * line by one (socket DIR/A-B.sock, A the lower rank and the server).
+ * Every other worker is reached through the agent's default port
+ * (conf.vdev or conf.port_id): one port on an L2 segment (a bridge, a
+ * net_ring switch) reaches all of them.  "link" and "mesh" are therefore
+ * not worker names.
  */
 #include <arpa/inet.h>
 #include <ctype.h>
@@ -137,9 +148,139 @@ dp_world_read_file(const char *path, char *err, size_t errlen)
 	return text;
 }
 
+/* The names of a link line, resolved once every worker is known. */
+struct dp_link_names {
+	char a[64], b[64];
+	unsigned int lineno;
+};
+
+/* "memif:PATH" into @path; false if it is not one or too long. */
+static bool
+dp_world_memif(const char *spec, char *path)
+{
+	size_t n;
+
+	if (strncmp(spec, "memif:", 6) != 0)
+		return false;
+	n = strlen(spec + 6);
+	if (n == 0 || n >= DP_SOCK_PATH_MAX)
+		return false;
+	memcpy(path, spec + 6, n + 1);
+	return true;
+}
+
+/* A "link" or "mesh" line: 1 if @line is one (0 if it is a worker entry),
+ * or -EINVAL. */
+static int
+dp_world_directive(char *line, unsigned int lineno, struct dp_world *world,
+	struct dp_link_names *names, char *err, size_t errlen)
+{
+	char word[8], a[64], b[64], spec[160], extra[2];
+	struct dp_world_link *l;
+	int n;
+
+	if (sscanf(line, "%7s", word) != 1 ||
+		(strcmp(word, "link") != 0 && strcmp(word, "mesh") != 0))
+		return 0;
+	if (strcmp(word, "mesh") == 0) {
+		n = sscanf(line, "%7s %159s %1s", word, spec, extra);
+		if (n != 2 || !dp_world_memif(spec, world->mesh_dir))
+			return dp_world_err(err, errlen,
+				"world entry %u: want 'mesh memif:DIR' (DIR under %d bytes)",
+				lineno, DP_SOCK_PATH_MAX);
+		return 1;
+	}
+	n = sscanf(line, "%7s %63s %63s %159s %1s", word, a, b, spec, extra);
+	if (world->nb_links == DP_WORLD_LINKS_MAX)
+		return dp_world_err(err, errlen,
+			"world entry %u: more than %d link lines (use 'mesh memif:DIR')", lineno,
+			DP_WORLD_LINKS_MAX);
+	l = &world->links[world->nb_links];
+	if (n != 4 || !dp_world_memif(spec, l->path))
+		return dp_world_err(err, errlen,
+			"world entry %u: want 'link NAME NAME memif:SOCKET_PATH' (path under %d "
+			"bytes)",
+			lineno, DP_SOCK_PATH_MAX);
+	memcpy(names[world->nb_links].a, a, sizeof(a));
+	memcpy(names[world->nb_links].b, b, sizeof(b));
+	names[world->nb_links].lineno = lineno;
+	world->nb_links++;
+	return 1;
+}
+
+static int
+dp_world_rank_of(const struct dp_world *world, const char *name)
+{
+	unsigned int i;
+
+	for (i = 0; i < world->n; i++)
+		if (strcmp(world->w[i].name, name) == 0)
+			return (int)i;
+	return -1;
+}
+
+/* Resolve the link lines' names; every pair at most once. */
+static int
+dp_world_links_check(
+	struct dp_world *world, const struct dp_link_names *names, char *err, size_t errlen)
+{
+	unsigned int i, j;
+
+	for (i = 0; i < world->nb_links; i++) {
+		int a = dp_world_rank_of(world, names[i].a),
+		    b = dp_world_rank_of(world, names[i].b);
+
+		if (a < 0 || b < 0 || a == b)
+			return dp_world_err(err, errlen,
+				"world entry %u: link between '%s' and '%s': two different workers "
+				"of the map",
+				names[i].lineno, names[i].a, names[i].b);
+		world->links[i].a = (uint16_t)a;
+		world->links[i].b = (uint16_t)b;
+		for (j = 0; j < i; j++)
+			if ((world->links[j].a == a && world->links[j].b == b) ||
+				(world->links[j].a == b && world->links[j].b == a))
+				return dp_world_err(err, errlen,
+					"world entry %u: '%s' and '%s' are linked twice",
+					names[i].lineno, names[i].a, names[i].b);
+	}
+	return 0;
+}
+
+int
+dp_world_link_of(const struct dp_world *world, unsigned int self, unsigned int peer, char *path,
+	bool *server, char *err, size_t errlen)
+{
+	unsigned int i, lo, hi;
+	int n;
+
+	for (i = 0; i < world->nb_links; i++) {
+		const struct dp_world_link *l = &world->links[i];
+
+		if ((l->a == self && l->b == peer) || (l->a == peer && l->b == self)) {
+			memcpy(path, l->path, DP_SOCK_PATH_MAX);
+			*server = l->a == self;
+			return 1;
+		}
+	}
+	if (world->mesh_dir[0] == '\0' || self == peer)
+		return 0;
+	lo = RTE_MIN(self, peer);
+	hi = RTE_MAX(self, peer);
+	n = snprintf(path, DP_SOCK_PATH_MAX, "%s/%s-%s.sock", world->mesh_dir, world->w[lo].name,
+		world->w[hi].name);
+	if (n < 0 || n >= DP_SOCK_PATH_MAX)
+		return dp_world_err(err, errlen,
+			"world map: mesh socket of '%s' and '%s' longer than %d bytes",
+			world->w[lo].name, world->w[hi].name, DP_SOCK_PATH_MAX - 1);
+	*server = self == lo;
+	return 1;
+}
+
 int
 dp_world_parse(const char *spec, struct dp_world *world, char *err, size_t errlen)
 {
+	struct dp_link_names *names;
 	bool seen[DPRPC_MAX_WORKERS] = {false};
 	unsigned int lineno = 0;
 	char *text, *line, *save = NULL, *hash;
@@ -157,6 +298,11 @@ dp_world_parse(const char *spec, struct dp_world *world, char *err, size_t errle
 		if (text == NULL)
 			return -ENOMEM;
 	}
+	names = calloc(DP_WORLD_LINKS_MAX, sizeof(*names));
+	if (names == NULL) {
+		free(text);
+		return -ENOMEM;
+	}
 	for (line = strtok_r(text, ";\n", &save); line != NULL;
 		line = strtok_r(NULL, ";\n", &save)) {
 		lineno++;
@@ -165,6 +311,13 @@ dp_world_parse(const char *spec, struct dp_world *world, char *err, size_t errle
 			*hash = '\0';
 		if (line[strspn(line, " \t\r")] == '\0')
 			continue;
+		rc = dp_world_directive(line, lineno, world, names, err, errlen);
+		if (rc < 0)
+			break;
+		if (rc == 1) {
+			rc = 0;
+			continue;
+		}
 		if (world->n == DPRPC_MAX_WORKERS) {
 			rc = dp_world_err(err, errlen, "world map has more than %d workers",
 				DPRPC_MAX_WORKERS);
@@ -177,5 +330,8 @@ dp_world_parse(const char *spec, struct dp_world *world, char *err, size_t errle
 	free(text);
 	if (rc == 0)
 		rc = dp_world_check(world, seen, err, errlen);
+	if (rc == 0)
+		rc = dp_world_links_check(world, names, err, errlen);
+	free(names);
 	return rc;
 }

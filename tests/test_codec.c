@@ -437,3 +437,53 @@ Test(world, rejects_bad_maps_with_a_reason)
 	bad_world("abcdefghijklmnopqrstuvwxyz0123456789 0 02:00:00:00:00:01 10.0.0.1 1",
 		"name longer");
 }
+
+/* Which port reaches whom: a link line, and the mesh for the other pairs;
+ * the first named (or the lower rank) is the memif server. */
+Test(world, links_and_mesh_say_which_port_reaches_whom)
+{
+	static const char text[] = WORLD3 "link w2 w0 memif:/tmp/x/ab.sock\nmesh memif:/tmp/m\n";
+	char err[160] = "", path[DP_SOCK_PATH_MAX];
+	struct dp_world w;
+	bool server;
+
+	cr_assert_eq(dp_world_parse(text, &w, err, sizeof(err)), 0, "%s", err);
+	cr_assert_eq(w.n, 3u);
+	cr_assert_eq(w.nb_links, 1u);
+	cr_assert_eq(dp_world_link_of(&w, 0, 2, path, &server, err, sizeof(err)), 1);
+	cr_assert_str_eq(path, "/tmp/x/ab.sock");
+	cr_assert(!server);
+	cr_assert_eq(dp_world_link_of(&w, 2, 0, path, &server, err, sizeof(err)), 1);
+	cr_assert(server);
+	cr_assert_eq(dp_world_link_of(&w, 1, 2, path, &server, err, sizeof(err)), 1);
+	cr_assert_str_eq(path, "/tmp/m/w1-w2.sock");
+	cr_assert(server);
+	cr_assert_eq(dp_world_link_of(&w, 2, 1, path, &server, err, sizeof(err)), 1);
+	cr_assert(!server);
+	/* Without a mesh, unlinked pairs use the default port. */
+	cr_assert_eq(
+		dp_world_parse(WORLD3 "link w0 w1 memif:/s", &w, err, sizeof(err)), 0, "%s", err);
+	cr_assert_eq(dp_world_link_of(&w, 0, 2, path, &server, err, sizeof(err)), 0);
+	cr_assert_eq(dp_world_link_of(&w, 1, 0, path, &server, err, sizeof(err)), 1);
+	cr_assert_str_eq(path, "/s");
+}
+
+Test(world, rejects_bad_links_with_a_reason)
+{
+	char mesh[400];
+	struct dp_world w;
+	char err[160] = "", path[DP_SOCK_PATH_MAX];
+	bool server;
+
+	bad_world(WORLD3 "link w0 nobody memif:/s", "two different workers");
+	bad_world(WORLD3 "link w0 w0 memif:/s", "two different workers");
+	bad_world(WORLD3 "link w0 w1 memif:/s; link w1 w0 memif:/t", "linked twice");
+	bad_world(WORLD3 "link w0 w1 tap:/s", "want 'link");
+	bad_world(WORLD3 "link w0 w1", "want 'link");
+	bad_world(WORLD3 "mesh /tmp", "want 'mesh");
+	/* A mesh whose socket paths would not fit is refused when used. */
+	snprintf(mesh, sizeof(mesh), WORLD3 "mesh memif:/%0100d", 0);
+	cr_assert_eq(dp_world_parse(mesh, &w, err, sizeof(err)), 0, "%s", err);
+	cr_assert_eq(dp_world_link_of(&w, 0, 1, path, &server, err, sizeof(err)), -EINVAL);
+	cr_assert_not_null(strstr(err, "longer than"));
+}

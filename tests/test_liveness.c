@@ -262,3 +262,68 @@ Test(liveness, rref_operations_towards_a_silent_owner_fail)
 	cr_assert_eq(dprpc_rref_debug_info(a, &d), 0);
 	cr_assert_eq(d.num_users + d.num_pending_users + d.num_pending_forks, 0u);
 }
+
+static struct dprpc_request *held_req;
+
+/* Keeps its request unanswered, for the test to answer. */
+static int
+h_hold(struct dprpc_request *req, void *arg)
+{
+	held_req = req;
+	return DPRPC_DEFERRED;
+}
+
+static void *
+leave_b(void *arg)
+{
+	*(int *)arg = dprpc_world_leave(b, 5 * 1000 * 1000);
+	return NULL;
+}
+
+/* b leaves the world gracefully with a call of a's pending on it: a
+ * forgets b without declaring it down (state LEFT, peers_left 1,
+ * peers_down 0, no peer_event), the pending call fails -ESHUTDOWN and a new
+ * one at once; a silent b is then neither pinged nor declared down. */
+Test(liveness, graceful_leave_is_forgotten_not_declared_down)
+{
+	struct dprpc_agent_stats s0, s;
+	struct dprpc_future *f;
+	pthread_t t;
+	int rc = 1;
+
+	cr_assert_eq(dprpc_register(b, "hold", h_hold, NULL, DPRPC_HANDLER_INLINE), 0);
+	cr_assert_eq(dprpc_rpc_sync(a, "b", "echo", "x", 1, 5000 * 1000, NULL, NULL, NULL), 0);
+	f = dprpc_rpc_async(a, "b", "hold", "y", 1, DPRPC_TIMEOUT_NONE);
+	cr_assert_not_null(f);
+	for (int i = 0; i < 20000 && held_req == NULL; i++)
+		poll_a_for(200);
+	cr_assert_not_null(held_req, "b never got the call");
+	cr_assert_eq(pthread_create(&t, NULL, leave_b, &rc), 0);
+	cr_assert_eq(dprpc_future_wait(f, 5000 * 1000), -ESHUTDOWN);
+	cr_assert_str_eq(dprpc_future_error(f)->msg, "worker b left the world");
+	dprpc_future_put(f);
+	/* a answers b's LEAVE (more than once if need be) while b waits. */
+	for (int i = 0; i < 25000 && dprpc_worker_state(a, 1) != DPRPC_PEER_LEFT; i++)
+		poll_a_for(200);
+	while (pthread_tryjoin_np(t, NULL) != 0)
+		poll_a_for(200);
+	cr_assert_eq(rc, 0, "dprpc_world_leave: %d", rc);
+	cr_assert_eq(dprpc_reply(held_req, NULL, 0), 0); /* lets b be destroyed */
+	cr_assert_eq(dprpc_worker_state(a, 1), DPRPC_PEER_LEFT);
+	cr_assert_null(dprpc_rpc_async(a, "b", "echo", "z", 1, 0));
+	cr_assert_eq(rte_errno, ESHUTDOWN);
+	cr_assert_eq(dprpc_agent_stats_get(a, &s0), 0);
+	cr_assert_eq(s0.peers_left, 1u);
+	cr_assert_eq(s0.peers_down, 0u);
+	cr_assert_eq(atomic_load(&downs), 0u);
+	/* b silent for three peer timeouts: still LEFT, never pinged. */
+	poll_a_for(1000); /* b's answer to the held request lands */
+	silence_b();
+	cr_assert_eq(dprpc_agent_stats_get(a, &s0), 0);
+	poll_a_for(3 * TIMEOUT_US);
+	cr_assert_eq(dprpc_agent_stats_get(a, &s), 0);
+	cr_assert_eq(dprpc_worker_state(a, 1), DPRPC_PEER_LEFT);
+	cr_assert_eq(s.peers_down, 0u);
+	cr_assert_eq(s.keepalives, s0.keepalives);
+	cr_assert_eq(atomic_load(&downs), 0u);
+}

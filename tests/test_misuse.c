@@ -8,6 +8,7 @@
  * checks that every dprpc_* symbol the shared library exports has one, so
  * a new public function without a misuse test fails the suite.
  */
+#include <arpa/inet.h>
 #include <errno.h>
 #include <limits.h>
 #include <stdbool.h>
@@ -188,6 +189,61 @@ Test(misuse, dprpc_worker_state)
 {
 	cr_assert_eq(dprpc_worker_state(NULL, 0), -EINVAL);
 	cr_assert_eq(dprpc_worker_state(agent, 2), -ENOENT);
+}
+
+/* b never comes (nothing runs behind the ring port's other end): the
+ * rendezvous times out naming it. */
+Test(misuse, dprpc_world_wait)
+{
+	char missing[16];
+
+	cr_assert_eq(dprpc_world_wait(NULL, 1000, missing, sizeof(missing)), -EINVAL);
+	cr_assert_eq(dprpc_world_wait(agent, 1000, NULL, 4), -EINVAL);
+	cr_assert_eq(dprpc_world_wait(agent, 1000, missing, sizeof(missing)), -ETIMEDOUT);
+	cr_assert_str_eq(missing, "b");
+	cr_assert_eq(dprpc_world_wait(agent, 1000, NULL, 0), -ETIMEDOUT);
+}
+
+/* Nobody is up for the agent: nothing to tell, done at once. */
+Test(misuse, dprpc_world_leave)
+{
+	cr_assert_eq(dprpc_world_leave(NULL, 1000), -EINVAL);
+	cr_assert_eq(dprpc_world_leave(agent, 1000), 0);
+}
+
+Test(misuse, dprpc_get_worker_info)
+{
+	struct dprpc_worker_info info;
+
+	cr_assert_eq(dprpc_get_worker_info(NULL, "a", &info), -EINVAL);
+	cr_assert_eq(dprpc_get_worker_info(agent, "a", NULL), -EINVAL);
+	cr_assert_eq(dprpc_get_worker_info(agent, "nobody", &info), -ENOENT);
+	cr_assert_eq(dprpc_get_worker_info(agent, NULL, &info), 0);
+	cr_assert_str_eq(info.name, "a");
+	cr_assert_eq(info.rank, 0u);
+	cr_assert_eq(info.state, DPRPC_PEER_UP);
+	cr_assert_eq(dprpc_get_worker_info(agent, "b", &info), 0);
+	cr_assert_eq(info.rank, 1u);
+	cr_assert_eq(info.udp_port, 7002);
+	cr_assert_eq(info.ipv4, htonl(0x0a000002));
+	cr_assert_eq(info.mac[5], 2);
+	cr_assert_eq(info.state, DPRPC_PEER_UNKNOWN);
+}
+
+Test(misuse, dprpc_get_worker_infos)
+{
+	struct dprpc_worker_info infos[2];
+
+	memset(infos, 0xee, sizeof(infos));
+	cr_assert_eq(dprpc_get_worker_infos(NULL, infos, 2), -EINVAL);
+	cr_assert_eq(dprpc_get_worker_infos(agent, NULL, 1), -EINVAL);
+	cr_assert_eq(dprpc_get_worker_infos(agent, NULL, 0), 2);
+	/* Only cap entries are filled; the world size is returned. */
+	cr_assert_eq(dprpc_get_worker_infos(agent, infos, 1), 2);
+	cr_assert_str_eq(infos[0].name, "a");
+	cr_assert_eq(infos[1].rank, 0xeeeeeeeeu);
+	cr_assert_eq(dprpc_get_worker_infos(agent, infos, 2), 2);
+	cr_assert_str_eq(infos[1].name, "b");
 }
 
 Test(misuse, dprpc_worker_rtt)

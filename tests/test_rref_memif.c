@@ -334,7 +334,15 @@ setup(void)
 	cr_assert_not_null(a, "%s", rte_strerror(rte_errno));
 	atomic_store(&stop_bg, false);
 	cr_assert_eq(rte_eal_remote_launch(bg_loop, NULL, 1), 0);
-	/* Both workers answer before the test starts. */
+	/* The world forms (a worker process slower to start than a's
+	 * peer_timeout_us is waited for, not declared down), then both
+	 * workers answer before the test starts. */
+	{
+		char missing[64];
+
+		cr_assert_eq(dprpc_world_wait(a, 60 * 1000 * 1000, missing, sizeof(missing)), 0,
+			"never heard from %s", missing);
+	}
 	for (int w = 0; w < 2; w++) {
 		int rc = -1;
 

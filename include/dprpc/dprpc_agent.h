@@ -4,8 +4,10 @@
  * Agents: one dprpc worker each (docs/architecture.md in the source tree).
  *
  * An agent has a name and a rank in a static world map, an ethdev port (given
- * by the application or created from a vdev string), a mempool, handler
- * pools and the RPC state towards every peer.  dprpc_poll() is its engine:
+ * by the application or created from a vdev string) and a memif port per
+ * link the world map gives it (docs/worlds.md), a mempool, handler pools
+ * and the RPC state towards every peer.  dprpc_world_wait() is the start-up
+ * rendezvous.  dprpc_poll() is its engine:
  * rx burst, parse, complete responses, dispatch requests, timers, tx flush.
  * It is driven in one of three ways:
  *  1. the application calls dprpc_poll() from its own lcore loop;
@@ -40,6 +42,7 @@
 #define DPRPC_AGENT_H
 
 #include <stdbool.h>
+#include <stddef.h>
 #include <stdint.h>
 #include <stdio.h>
 
@@ -57,6 +60,10 @@ enum dprpc_peer_state {
 	DPRPC_PEER_UNKNOWN = 0, /**< nothing heard from it yet */
 	DPRPC_PEER_UP = 1,	/**< heard from within peer_timeout_us */
 	DPRPC_PEER_DOWN = 2,	/**< silent for peer_timeout_us: declared down */
+	/** left the world gracefully (dprpc_world_leave()): forgotten, not
+	 * declared down; calls to it fail with ESHUTDOWN until a new
+	 * incarnation of it (a restart) is heard from */
+	DPRPC_PEER_LEFT = 3,
 };
 
 /**
@@ -116,8 +123,29 @@ struct dprpc_agent_conf {
 	 * worker per line (';' also separates entries; '#' starts a comment):
 	 *     NAME RANK MAC IPV4 UDP_PORT
 	 * e.g. "w0 0 02:00:00:00:00:01 10.0.0.1 7000; w1 1 02:...".
-	 * Ranks are 0..n-1, each once; names and IPv4:port pairs are unique
-	 * (workers may share a MAC: several behind one port).
+	 * Ranks are 0..n-1 (n at most DPRPC_MAX_WORKERS), each once; names
+	 * and IPv4:port pairs are unique (workers may share a MAC: several
+	 * behind one port).  "link" and "mesh" are not worker names.
+	 *
+	 * Which port reaches whom (docs/worlds.md).  By default every worker
+	 * is reached through the agent's one port (@ref port_id or @ref vdev):
+	 * an L2 segment such as a Linux bridge (net_af_packet) reaches them
+	 * all.  Two kinds of lines give workers memif links of their own,
+	 * one port each, which the agent creates and removes itself:
+	 *     link NAME_A NAME_B memif:SOCKET_PATH
+	 *         a memif link between A and B, A the memif server (it
+	 *         listens on SOCKET_PATH), B the client;
+	 *     mesh memif:DIR
+	 *         a memif link between every two workers that have no link
+	 *         line, on DIR/LOW-HIGH.sock (LOW and HIGH the two names by
+	 *         rank; LOW the server).
+	 * At most 256 link lines; socket paths under 108 bytes.  A worker
+	 * reached through a link needs no default port: an agent all of
+	 * whose peers are linked may have neither port_id nor vdev.  Workers
+	 * may start in any order: a memif client whose server does not listen
+	 * yet connects once it does (the poll loop retries every 50 ms), and
+	 * frames for a link that is not up are dropped (counted in
+	 * tx_dropped) and resent by their calls.
 	 */
 	const char *world;
 	/**
@@ -148,7 +176,9 @@ struct dprpc_agent_conf {
 	 */
 	int port_id;
 	/** A vdev string for rte_dev_probe(), e.g.
-	 * "net_memif0,role=server,socket=/tmp/x.sock"; used when port_id < 0. */
+	 * "net_memif0,role=server,socket=/tmp/x.sock"; used when port_id < 0.
+	 * With neither (port_id -1, vdev NULL) the world map's links must
+	 * reach every other worker. */
 	const char *vdev;
 	/** True if the application configured and started @ref port_id itself
 	 * (see there); not with a vdev (EINVAL). */
@@ -210,7 +240,8 @@ struct dprpc_agent_conf {
 	 * 0: none), and is declared down after peer_timeout_us with nothing
 	 * heard (default 1 s; 0: never).  Then every call pending towards it
 	 * fails with -EHOSTDOWN and new calls fail at once with EHOSTDOWN
-	 * until it is heard from again. */
+	 * until it is heard from again.  A worker never heard from is not
+	 * declared down within the rendezvous window (dprpc_world_wait()). */
 	uint32_t keepalive_us;
 	uint32_t peer_timeout_us;
 	/** Told of peers going down and coming back; may be NULL. */
@@ -307,8 +338,8 @@ void dprpc_agent_conf_init(struct dprpc_agent_conf *conf);
  *
  * @return the agent, or NULL with rte_errno set: EINVAL (bad configuration
  *         or world map, a port_id that names no port, port_ready queues the
- *         port lacks or a port_ready port not started; the reason is
- *         logged), ENOENT (name not in the world, or a vdev that gave no
+ *         port lacks or a port_ready port not started, a worker reached by
+ *         no port; the reason is logged), ENOENT (name not in the world, or a vdev that gave no
  *         port), EEXIST (an agent of that name exists in this process),
  *         ENOSPC (64 agents exist in this process, the most it holds),
  *         EBUSY (an lcore is not available, or a port given without
@@ -370,8 +401,8 @@ int dprpc_agent_destroy(struct dprpc_agent *agent);
 int dprpc_poll(struct dprpc_agent *agent, unsigned int budget);
 
 /**
- * Wait until the port's link is up (a memif peer connected), polling the
- * agent meanwhile.
+ * Wait until the links of all the agent's ports are up (memif peers
+ * connected), polling the agent meanwhile.
  * @param timeout_us 0 waits without limit.
  * @return 0, or -ETIMEDOUT.
  * Thread context: any thread that may poll the agent.
@@ -409,6 +440,105 @@ const char *dprpc_worker_name(const struct dprpc_agent *agent, unsigned int rank
  */
 int dprpc_worker_state(const struct dprpc_agent *agent, unsigned int rank);
 
+/**
+ * The start-up rendezvous, init_rpc's contract: wait until every worker of
+ * the world map has been heard from (dprpc_worker_state() DPRPC_PEER_UP
+ * for all, or DPRPC_PEER_LEFT for one that came and left since), polling
+ * the agent meanwhile unless an io lcore does.  While a
+ * thread waits, the agent pings every worker it has not heard from yet
+ * (counted in keepalives) every 10 ms; a worker that receives the ping
+ * answers it, and so learns of the sender too.  When every worker creates
+ * its agent, registers its handlers and then calls this, the world forms
+ * for all of them, whatever order they start in and however late (within
+ * the timeout): nobody returns before the last one has been heard from,
+ * and the last one hears from those still waiting.  After it returns the
+ * agent must go on being polled (an io lcore, the application's loop, or
+ * calls) for the others to finish their own wait.
+ *
+ * The rendezvous window: from the agent's creation to the deadline of the
+ * latest dprpc_world_wait() (without end while one waits with no
+ * timeout), a worker never heard from is not declared down, whatever calls
+ * wait for it (they stay parked until it answers or their own timeout);
+ * its peer_timeout_us counts from the window's end.  A worker heard from
+ * once is watched as always.
+ *
+ * @param timeout_us 0 waits without limit.
+ * @param missing when not NULL, filled (NUL-terminated, cut with "..." if
+ *        longer than @p len) with the names of the workers neither up nor
+ *        left, separated by ", ": on -ETIMEDOUT, those that never came
+ *        (or were declared down since); on 0, empty.
+ * @param len the size of @p missing; 0 with a NULL @p missing.
+ * @return 0 (every worker heard from); -ETIMEDOUT (the names are logged
+ *         and in @p missing); -EINVAL (NULL @p agent, or NULL @p missing
+ *         with a non-zero @p len); -EDEADLK on the agent's poller (a
+ *         handler or callback: the wait would never end).
+ * Thread context: any thread but the agent's poller; several may wait at
+ * once.  Memory order: the peers' states are read relaxed (snapshots).
+ */
+int dprpc_world_wait(struct dprpc_agent *agent, uint64_t timeout_us, char *missing, size_t len);
+
+/**
+ * Leave the world gracefully, this worker alone: tell every worker that is
+ * up for this agent (DPRPC_PEER_UP) that it leaves, and wait until each has
+ * acknowledged, polling the agent meanwhile unless an io lcore does.  A
+ * worker told forgets it without declaring it down: its state for it
+ * becomes DPRPC_PEER_LEFT (counted in peers_left, not peers_down), its
+ * calls pending to it fail with -ESHUTDOWN ("worker NAME left the world")
+ * and new ones at once with ESHUTDOWN, what it holds for it as a server is
+ * freed, it neither pings it nor declares it down any more, and frames of
+ * this incarnation do not bring it back; a new incarnation (the worker
+ * restarted) is UP again when heard from.  Its peer_event is not called:
+ * nothing went down.  Call it once the worker's work is done (its own calls
+ * answered), then dprpc_agent_destroy(); meanwhile the agent still answers
+ * requests.
+ * @param timeout_us 0 waits without limit.
+ * @return 0 (every worker up acknowledged); -ETIMEDOUT (some did not: they
+ *         will declare it down after their peer_timeout_us instead);
+ *         -EINVAL (NULL @p agent); -EDEADLK on the agent's poller.
+ * Thread context: any thread but the agent's poller, one at a time.
+ */
+int dprpc_world_leave(struct dprpc_agent *agent, uint64_t timeout_us);
+
+/**
+ * A worker as PyTorch's WorkerInfo describes it, plus where and how it is
+ * reached.  Calls take its name (dprpc_rpc_sync(), dprpc_rpc_async()) or
+ * its rank (dprpc_rpc_async_id()).
+ */
+struct dprpc_worker_info {
+	char name[DPRPC_NAME_MAX]; /**< its name in the world map */
+	unsigned int rank;	   /**< its rank (PyTorch's id) */
+	uint8_t mac[6];		   /**< its MAC address */
+	uint32_t ipv4;		   /**< its IPv4 address, network byte order */
+	uint16_t udp_port;	   /**< its UDP port, host byte order */
+	uint16_t port_id;	   /**< the ethdev port this agent reaches it through
+				        (its default port for itself) */
+	int state;		   /**< enum dprpc_peer_state, as dprpc_worker_state() */
+};
+
+/**
+ * Describe a worker of the agent's world by name, or the agent itself.
+ * @param name the worker's name; NULL for the agent's own worker.
+ * @param info filled on success.
+ * @return 0; -EINVAL (NULL @p agent or @p info); -ENOENT (no worker of
+ *         that name).
+ * Thread context: any.  The name, rank and addresses are fixed at
+ * creation; the state is a relaxed snapshot.
+ */
+int dprpc_get_worker_info(
+	const struct dprpc_agent *agent, const char *name, struct dprpc_worker_info *info);
+
+/**
+ * Describe every worker of the agent's world, by rank.
+ * @param infos filled for ranks 0 to min(@p cap, world size) - 1; may be
+ *        NULL with @p cap 0, to learn the world size.
+ * @return the world size (which may exceed @p cap: only @p cap entries
+ *         are filled); -EINVAL (NULL @p agent, or NULL @p infos with a
+ *         non-zero @p cap).
+ * Thread context: any, as dprpc_get_worker_info().
+ */
+int dprpc_get_worker_infos(
+	const struct dprpc_agent *agent, struct dprpc_worker_info *infos, unsigned int cap);
+
 /** What an agent has measured of the round trip to a worker. */
 struct dprpc_worker_rtt {
 	/** Smoothed round trip of calls answered without a resend, in ns;
@@ -436,8 +566,10 @@ struct dprpc_worker_rtt {
 int dprpc_worker_rtt(
 	const struct dprpc_agent *agent, unsigned int rank, struct dprpc_worker_rtt *rtt);
 
-/** The ethdev port the agent uses (the application's if it gave one);
- * UINT16_MAX, rte_errno EINVAL, for a NULL agent. */
+/** The ethdev port the agent uses (the application's if it gave one): its
+ * default port, or with none its first memif link's (the port reaching
+ * each worker: dprpc_get_worker_info()); UINT16_MAX, rte_errno EINVAL, for
+ * a NULL agent. */
 uint16_t dprpc_agent_port(const struct dprpc_agent *agent);
 
 /** Why a received frame was dropped. */
@@ -489,7 +621,9 @@ struct dprpc_agent_stats {
 	uint64_t tx_frames;	   /**< frames handed to the port */
 	uint64_t tx_retries;	   /**< tx bursts that left frames for later */
 	uint64_t tx_dropped;	   /**< frames dropped because the port pushed back
-				        and the tx ring was full as well */
+				        and the tx ring was full as well, or
+				        because the memif link to their
+				        destination was not up (docs/worlds.md) */
 	uint64_t tx_discarded;	   /**< frames queued for a peer and not sent: their
 				        call failed (the peer went down or
 				        restarted) or the peer's incarnation they
@@ -505,10 +639,13 @@ struct dprpc_agent_stats {
 	uint64_t requests_resent;  /**< duplicate requests answered again with the
 				        stored response, the handler not run */
 	uint64_t retransmits;	   /**< requests sent again for want of a response */
-	uint64_t keepalives;	   /**< pings sent: keep-alives, and to learn the
-				        incarnation of a peer calls wait for */
+	uint64_t keepalives;	   /**< pings sent: keep-alives, to learn the
+				        incarnation of a peer calls wait for, and
+				        the rendezvous's (dprpc_world_wait()) */
 	uint64_t peers_down;	   /**< times a peer was declared down */
 	uint64_t peers_restarted;  /**< times a peer was seen to have restarted */
+	uint64_t peers_left;	   /**< times a peer left the world gracefully
+				        (dprpc_world_leave()) */
 	uint64_t msgs_sent;	   /**< multi-frame messages started (requests and
 				        responses) */
 	uint64_t msgs_received;	   /**< multi-frame messages reassembled whole */

@@ -17,6 +17,7 @@
 #   netns_spawn 30 "$NETNS_A" log cmd ...  # background, tracked: $NETNS_PID
 #   netns_xdp_attach "$NETNS_A" "$NETNS_IF_A" drop.o
 #   netns_xdp_detach "$NETNS_A" "$NETNS_IF_A"
+#   netns_bridge_setup 3                 # or: three hosts on a bridge
 #
 # After netns_setup:
 #   NETNS_A, NETNS_B         namespace names (dprpc-<pid>-a, dprpc-<pid>-b)
@@ -119,6 +120,55 @@ netns_setup() {
 		sleep 0.02
 	done
 	_netns_log "veth $NETNS_IF_A/$NETNS_IF_B did not come up"
+	return 1
+}
+
+# netns_bridge_setup N: N "hosts" on one L2 segment: namespaces
+# dprpc-<pid>-h0..h<N-1>, each with a veth end (NETNS_BR_IF[i], MAC
+# 02:00:00:00:02:<i+1>, IP 10.0.2.<i+1> in NETNS_BR_MAC[i], NETNS_BR_IP[i])
+# whose peer is a port of the bridge br0 in a namespace of its own,
+# dprpc-<pid>-sw (NETNS_BR_SW).  Host namespaces in NETNS_BR_NS[i].  No
+# kernel addresses, no IPv6 (as netns_setup); no STP, no forwarding delay.
+NETNS_BR_NS=()
+NETNS_BR_IF=()
+NETNS_BR_MAC=()
+NETNS_BR_IP=()
+NETNS_BR_SW=""
+netns_bridge_setup() {
+	local n=$1 i ns _ ok
+	NETNS_BR_SW="dprpc-$$-sw"
+	netns_tmpdir
+	for ns in "$NETNS_BR_SW" $(for ((i = 0; i < n; i++)); do echo "dprpc-$$-h$i"; done); do
+		ip netns add "$ns"
+		_netns_created+=("$ns")
+		ip -n "$ns" link set lo up
+		echo 1 | ip netns exec "$ns" tee /proc/sys/net/ipv6/conf/all/disable_ipv6 \
+			/proc/sys/net/ipv6/conf/default/disable_ipv6 >/dev/null 2>&1 ||
+			_netns_log "cannot disable IPv6 in $ns: expect its frames on the bridge"
+	done
+	ip -n "$NETNS_BR_SW" link add br0 type bridge stp_state 0 forward_delay 0
+	for ((i = 0; i < n; i++)); do
+		NETNS_BR_NS[i]="dprpc-$$-h$i"
+		NETNS_BR_IF[i]="dph$i$$"
+		NETNS_BR_MAC[i]=$(printf '02:00:00:00:02:%02x' $((i + 1)))
+		NETNS_BR_IP[i]="10.0.2.$((i + 1))"
+		# Both ends created in their namespaces: nothing in the default one.
+		ip link add "${NETNS_BR_IF[i]}" netns "${NETNS_BR_NS[i]}" address "${NETNS_BR_MAC[i]}" \
+			mtu 1500 type veth peer name "sw$i" netns "$NETNS_BR_SW" mtu 1500
+		ip -n "$NETNS_BR_SW" link set "sw$i" master br0
+		ip -n "$NETNS_BR_SW" link set "sw$i" up
+		ip -n "${NETNS_BR_NS[i]}" link set "${NETNS_BR_IF[i]}" up
+	done
+	ip -n "$NETNS_BR_SW" link set br0 up
+	for _ in $(seq 100); do
+		ok=1
+		for ((i = 0; i < n; i++)); do
+			ip -n "${NETNS_BR_NS[i]}" link show "${NETNS_BR_IF[i]}" | grep -q LOWER_UP || ok=0
+		done
+		[ "$ok" = 1 ] && return 0
+		sleep 0.02
+	done
+	_netns_log "the bridge's veths did not come up"
 	return 1
 }
 

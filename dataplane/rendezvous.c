@@ -1,0 +1,284 @@
+/* SPDX-License-Identifier: BSD-3-Clause */
+/*
+ * The world's membership (docs/worlds.md): the start-up rendezvous, a
+ * worker leaving it gracefully, and what a worker knows of the others.
+ *
+ * init_rpc's contract: dprpc_world_wait() returns once every worker of the
+ * world map has been heard from, or fails -ETIMEDOUT naming those that
+ * never were.  While a thread waits, the poller pings every worker it has
+ * not heard from (a CONTROL PING every DP_RDV_PING_MS, to workers whose
+ * port is up: a memif link not connected yet gets nothing), so that
+ * workers that wait for each other all learn each other: a worker's PING
+ * makes its receiver hear it, and the PONG it gets back makes it hear the
+ * receiver.  When a waiter returns, every other worker has heard from it
+ * or has its PONG on the way, so a world whose workers all wait forms for
+ * all of them, whatever the order in which they start.
+ *
+ * The rendezvous window (rdv_end_tsc): until the deadline of the latest
+ * dprpc_world_wait() (for ever if one waits without a timeout), a worker
+ * never heard from is not declared down, whatever calls wait for it
+ * (dp_liveness()); its silence counts from the window's end.  A worker that
+ * starts late is then not declared down before the world formed; one that
+ * was heard from once is watched as always (peer_timeout_us).
+ *
+ * Leaving (dprpc_world_leave()): while a thread leaves, the poller sends a
+ * CONTROL LEAVE every DP_RDV_PING_MS to each worker that is up and has not
+ * answered with a LEAVE_ACK.  A worker receiving LEAVE forgets the sender
+ * without declaring it down (dp_peer_left()): state LEFT (peers_left, not
+ * peers_down), its pending calls fail -ESHUTDOWN, new ones at submission,
+ * what the server holds for it is reclaimed, the extensions are told as
+ * for a worker down, it is neither pinged nor declared down any more, and
+ * its frames do not make it UP again; a new incarnation's do (a restart).
+ */
+#include <errno.h>
+#include <string.h>
+#include <unistd.h>
+
+#include <rte_cycles.h>
+
+#include "dp_agent.h"
+#include "dp_client.h"
+#include "dp_eal.h"
+#include "dp_liveness.h"
+#include "dp_poll.h"
+#include "dp_rendezvous.h"
+#include "dp_server.h"
+#include "dprpc_atomic.h"
+
+void
+dp_rendezvous_timer(struct dprpc_agent *a, uint64_t now)
+{
+	/* Relaxed, both: hints (struct dprpc_agent). */
+	bool leaving = dp_load_relaxed(&a->leaving);
+	bool waiting = dp_load_relaxed(&a->rdv_waiters) != 0;
+	unsigned int p;
+
+	if (a->rdv_ping_tsc != 0 && now - a->rdv_ping_tsc < a->tsc_hz / 1000 * DP_RDV_PING_MS)
+		return;
+	a->rdv_ping_tsc = now;
+	for (p = 0; p < a->world.n; p++) {
+		/* Relaxed: the poller's own write, read back. */
+		uint8_t state = dp_load_relaxed(&a->peers[p].state);
+
+		if (p == a->rank || !a->ports[a->peer_port[p]].up)
+			continue;
+		if (leaving && state == DPRPC_PEER_UP &&
+			!atomic_load_explicit(&a->peers[p].leave_acked, memory_order_relaxed)) {
+			dp_send_control(a, p, DP_CTRL_LEAVE);
+		} else if (waiting && state != DPRPC_PEER_UP) {
+			dp_count(&a->st.keepalives, 1);
+			dp_send_control(a, p, DP_CTRL_PING);
+		}
+	}
+}
+
+/* Worker @p left the world (its LEAVE): forgotten, not declared down. */
+static void
+dp_peer_left(struct dprpc_agent *a, unsigned int p)
+{
+	struct dp_peer *peer = &a->peers[p];
+	char msg[DPRPC_ERRMSG_MAX];
+
+	/* Relaxed: the poller is the only writer of state (struct dp_peer). */
+	dp_store_relaxed(&peer->state, DPRPC_PEER_LEFT);
+	dp_peer_addressable(peer);
+	peer->left_session = peer->session;
+	dp_count(&a->st.peers_left, 1);
+	snprintf(msg, sizeof(msg), "worker %s left the world", a->world.w[p].name);
+	dp_fail_peer_slots(a, p, -ESHUTDOWN, msg);
+	/* What the server side holds for it goes, as at peer-down. */
+	dp_srv_reclaim(a, p);
+	/* For the extensions it is gone as a worker declared down is. */
+	dp_ext_peer_event(a, p, DP_PEER_EV_DOWN);
+}
+
+void
+dp_leave_rx(struct dprpc_agent *a, unsigned int p, uint32_t op)
+{
+	if (op == DP_CTRL_LEAVE) {
+		/* Relaxed: the poller's own write, read back. */
+		if (dp_load_relaxed(&a->peers[p].state) != DPRPC_PEER_LEFT)
+			dp_peer_left(a, p);
+		/* Every LEAVE is answered: the first answer may be lost. */
+		dp_send_control(a, p, DP_CTRL_LEAVE_ACK);
+	} else if (op == DP_CTRL_LEAVE_ACK) {
+		/* Relaxed: a flag read by the leaving thread (struct dp_peer). */
+		atomic_store_explicit(&a->peers[p].leave_acked, true, memory_order_relaxed);
+	}
+}
+
+int
+dprpc_world_leave(struct dprpc_agent *a, uint64_t timeout_us)
+{
+	uint64_t deadline;
+	unsigned int p;
+	bool all;
+	int rc;
+
+	if (a == NULL)
+		return -EINVAL;
+	if (dp_on_poller(a))
+		return -EDEADLK;
+	dp_thread_lcore();
+	deadline = dp_deadline_tsc(a, rte_rdtsc(), timeout_us);
+	if (deadline == 0)
+		deadline = UINT64_MAX; /* none */
+	/* Relaxed, here and below: flags (struct dp_peer, dprpc_agent). */
+	for (p = 0; p < a->world.n; p++)
+		atomic_store_explicit(&a->peers[p].leave_acked, false, memory_order_relaxed);
+	atomic_store_explicit(&a->leaving, true, memory_order_relaxed);
+	for (;;) {
+		/* Told: every worker that is up for us acknowledged. */
+		all = true;
+		for (p = 0; p < a->world.n && all; p++)
+			all = p == a->rank ||
+			      dp_load_relaxed(&a->peers[p].state) != DPRPC_PEER_UP ||
+			      atomic_load_explicit(&a->peers[p].leave_acked, memory_order_relaxed);
+		if (all) {
+			rc = 0;
+			break;
+		}
+		if (rte_rdtsc() >= deadline) {
+			rc = -ETIMEDOUT;
+			break;
+		}
+		if (a->io_launched || dprpc_poll(a, DP_RX_BURST) <= 0)
+			usleep(100);
+	}
+	atomic_store_explicit(&a->leaving, false, memory_order_relaxed);
+	return rc;
+}
+
+/* Whether every worker is up, or was and left since; the names of the
+ * others into @missing (", " between them; "..." when they do not fit). */
+static bool
+dp_world_formed(const struct dprpc_agent *a, char *missing, size_t len)
+{
+	size_t used = 0;
+	unsigned int p;
+	bool formed = true;
+
+	if (len > 0)
+		missing[0] = '\0';
+	for (p = 0; p < a->world.n; p++) {
+		int n;
+
+		/* Relaxed: a snapshot of the poller's write (struct dp_peer). */
+		uint8_t state = dp_load_relaxed(&a->peers[p].state);
+
+		if (p == a->rank || state == DPRPC_PEER_UP || state == DPRPC_PEER_LEFT)
+			continue;
+		formed = false;
+		if (len == 0 || used >= len)
+			continue;
+		n = snprintf(missing + used, len - used, "%s%s", used == 0 ? "" : ", ",
+			a->world.w[p].name);
+		if (n < 0 || (size_t)n >= len - used) {
+			/* Cut: end with "..." where it fits. */
+			if (len >= 4)
+				memcpy(missing + len - 4, "...", 4);
+			used = len;
+		} else {
+			used += (size_t)n;
+		}
+	}
+	return formed;
+}
+
+/* Raise the window's end to @end (several threads may wait at once). */
+static void
+dp_rdv_extend(struct dprpc_agent *a, uint64_t end)
+{
+	/* Relaxed: a time read by the poller, publishes nothing. */
+	uint64_t cur = dp_load_relaxed(&a->rdv_end_tsc);
+
+	while (cur < end && !atomic_compare_exchange_weak_explicit(&a->rdv_end_tsc, &cur, end,
+				    memory_order_relaxed, memory_order_relaxed))
+		;
+}
+
+int
+dprpc_world_wait(struct dprpc_agent *a, uint64_t timeout_us, char *missing, size_t len)
+{
+	uint64_t deadline;
+	int rc;
+
+	if (a == NULL || (missing == NULL && len != 0))
+		return -EINVAL;
+	if (dp_on_poller(a))
+		return -EDEADLK;
+	dp_thread_lcore();
+	deadline = dp_deadline_tsc(a, rte_rdtsc(), timeout_us);
+	if (deadline == 0)
+		deadline = UINT64_MAX; /* none */
+	dp_rdv_extend(a, deadline);
+	/* Relaxed: a hint for the poller's timer (struct dprpc_agent). */
+	atomic_fetch_add_explicit(&a->rdv_waiters, 1, memory_order_relaxed);
+	for (;;) {
+		if (dp_world_formed(a, missing, len)) {
+			rc = 0;
+			break;
+		}
+		if (rte_rdtsc() >= deadline) {
+			rc = -ETIMEDOUT;
+			break;
+		}
+		/* Caller-driven: poll, the pings and PONGs go out from here. */
+		if (a->io_launched || dprpc_poll(a, DP_RX_BURST) <= 0)
+			usleep(100);
+	}
+	atomic_fetch_sub_explicit(&a->rdv_waiters, 1, memory_order_relaxed);
+	if (rc != 0)
+		DP_LOG(ERR, "agent %s: the world did not form in time: never heard from %s",
+			a->name, len > 0 ? missing : "(names not asked for)");
+	return rc;
+}
+
+static void
+dp_worker_info_fill(const struct dprpc_agent *a, unsigned int r, struct dprpc_worker_info *info)
+{
+	const struct dp_world_entry *e = &a->world.w[r];
+
+	memset(info, 0, sizeof(*info));
+	memcpy(info->name, e->name, sizeof(info->name));
+	info->rank = r;
+	memcpy(info->mac, e->addr.mac.addr_bytes, sizeof(info->mac));
+	info->ipv4 = e->addr.ip;
+	info->udp_port = rte_be_to_cpu_16(e->addr.port);
+	info->port_id = a->ports[a->peer_port[r]].id;
+	/* Relaxed: a snapshot of the poller's write (struct dp_peer). */
+	info->state = r == a->rank ? DPRPC_PEER_UP : dp_load_relaxed(&a->peers[r].state);
+}
+
+int
+dprpc_get_worker_info(const struct dprpc_agent *a, const char *name, struct dprpc_worker_info *info)
+{
+	unsigned int r;
+
+	if (a == NULL || info == NULL)
+		return -EINVAL;
+	if (name == NULL) {
+		dp_worker_info_fill(a, a->rank, info);
+		return 0;
+	}
+	for (r = 0; r < a->world.n; r++) {
+		if (strcmp(a->world.w[r].name, name) == 0) {
+			dp_worker_info_fill(a, r, info);
+			return 0;
+		}
+	}
+	return -ENOENT;
+}
+
+int
+dprpc_get_worker_infos(
+	const struct dprpc_agent *a, struct dprpc_worker_info *infos, unsigned int cap)
+{
+	unsigned int r;
+
+	if (a == NULL || (infos == NULL && cap != 0))
+		return -EINVAL;
+	for (r = 0; r < a->world.n && r < cap; r++)
+		dp_worker_info_fill(a, r, &infos[r]);
+	return (int)a->world.n;
+}

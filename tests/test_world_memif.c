@@ -1,0 +1,329 @@
+/* SPDX-License-Identifier: BSD-3-Clause */
+/*
+ * Worlds of four worker processes over memif (docs/worlds.md): the test
+ * forks and execs tests/world/world_worker four times (a memif link per
+ * pair of workers, "mesh memif:DIR" in the world map: each worker has three
+ * ports), and each worker checks its own part: the rendezvous, every
+ * worker calling every other (and itself) by name, rank and worker info
+ * with the values checked, leaving the world with no worker declared down,
+ * nothing in use before destroy, its EAL runtime directory gone.  The test checks that each exits 0, that the runtime
+ * directories and memif sockets are gone, and kills whatever overstays.
+ * The test process itself runs no EAL there; world_links runs three
+ * agents in one process over a memif mesh.
+ */
+#include <dirent.h>
+#include <errno.h>
+#include <stdint.h>
+#include <signal.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/prctl.h>
+#include <sys/stat.h>
+#include <sys/wait.h>
+#include <time.h>
+#include <unistd.h>
+
+#include <criterion/criterion.h>
+
+#include <rte_errno.h>
+
+#include "dpt.h"
+
+#define NW 4
+
+static const char *const names[NW] = {"w0", "w1", "w2", "w3"};
+static char sock_dir[64], world[1024];
+static pid_t pids[NW];
+
+static void
+setup(void)
+{
+	int n = 0;
+
+	snprintf(sock_dir, sizeof(sock_dir), "/tmp/dprpc-world-%d", (int)getpid());
+	cr_assert_eq(mkdir(sock_dir, 0700), 0, "mkdir %s: %s", sock_dir, strerror(errno));
+	for (unsigned int i = 0; i < NW; i++)
+		n += snprintf(world + n, sizeof(world) - n,
+			"%s %u 02:00:00:00:01:%02u 10.1.0.%u 7000\n", names[i], i, i + 1, i + 1);
+	snprintf(world + n, sizeof(world) - n, "mesh memif:%s\n", sock_dir);
+	for (unsigned int i = 0; i < NW; i++)
+		pids[i] = -1;
+}
+
+static void
+prefix_of(unsigned int i, char *buf, size_t len)
+{
+	snprintf(buf, len, "dpt_world_%d_%u", (int)getpid(), i);
+}
+
+/* execv() takes char *const[]: the strings are not written to. */
+static char *
+mut(const char *s)
+{
+	return (char *)(uintptr_t)s;
+}
+
+/* Start worker @i with the extra worker options @extra (NULL-terminated). */
+static void
+spawn(unsigned int i, const char *const *extra)
+{
+	char prefix[64], prefix_opt[80];
+	char *argv[32];
+	int argc = 0;
+	pid_t pid;
+
+	prefix_of(i, prefix, sizeof(prefix));
+	snprintf(prefix_opt, sizeof(prefix_opt), "--file-prefix=%s", prefix);
+	argv[argc++] = mut(DPRPC_TEST_BUILDDIR "/world_worker");
+	argv[argc++] = mut("--no-pci");
+	argv[argc++] = mut("--no-huge");
+	argv[argc++] = mut("-m");
+	argv[argc++] = mut("256");
+	argv[argc++] = mut("--no-shconf");
+	argv[argc++] = mut("--no-telemetry");
+	argv[argc++] = mut("--lcores=0@0,1@1");
+	argv[argc++] = mut("--log-level=lib.eal:error");
+	argv[argc++] = mut(prefix_opt);
+	argv[argc++] = mut("--");
+	argv[argc++] = mut("--name");
+	argv[argc++] = mut(names[i]);
+	argv[argc++] = mut("--world");
+	argv[argc++] = mut(world);
+	for (; extra != NULL && *extra != NULL; extra++)
+		argv[argc++] = mut(*extra);
+	argv[argc] = NULL;
+	pid = fork();
+	if (pid == 0) {
+		/* Never outlive the test process; no cr_ call in the child. */
+		prctl(PR_SET_PDEATHSIG, SIGKILL);
+		setenv("WORLD_PREFIX", prefix, 1);
+		execv(argv[0], argv);
+		_exit(127);
+	}
+	cr_assert_gt(pid, 0);
+	pids[i] = pid;
+}
+
+/* Wait for every started worker, up to @secs in all (then kill the rest);
+ * their statuses into @status (-1 for one never started). */
+static void
+reap(int *status, unsigned int secs)
+{
+	time_t end = time(NULL) + secs;
+	unsigned int i, left;
+
+	for (i = 0; i < NW; i++)
+		status[i] = -1;
+	do {
+		left = 0;
+		for (i = 0; i < NW; i++) {
+			if (pids[i] <= 0)
+				continue;
+			if (waitpid(pids[i], &status[i], WNOHANG) == pids[i])
+				pids[i] = -1;
+			else
+				left++;
+		}
+		if (left > 0)
+			usleep(20 * 1000);
+	} while (left > 0 && time(NULL) < end);
+	for (i = 0; i < NW; i++) {
+		if (pids[i] > 0) {
+			kill(pids[i], SIGKILL);
+			waitpid(pids[i], &status[i], 0);
+			pids[i] = -1;
+		}
+	}
+}
+
+/* Whatever a failed test left behind: runtime directories, sockets. */
+static void
+teardown(void)
+{
+	char path[128], prefix[64], cmd[160];
+	struct stat sb;
+	int status[NW];
+	unsigned int i;
+
+	reap(status, 0); /* a test that failed half-way */
+	for (i = 0; i < NW; i++) {
+		prefix_of(i, prefix, sizeof(prefix));
+		snprintf(path, sizeof(path), "/var/run/dpdk/%s", prefix);
+		if (stat(path, &sb) == 0) {
+			snprintf(cmd, sizeof(cmd), "rm -rf %s", path);
+			(void)system(cmd);
+		}
+	}
+	snprintf(cmd, sizeof(cmd), "rm -rf %s", sock_dir);
+	(void)system(cmd);
+}
+
+TestSuite(world_memif, .init = setup, .fini = teardown, .timeout = 180);
+
+/* Entries of @dir but . and .. */
+static unsigned int
+dir_entries(const char *dir)
+{
+	struct dirent *e;
+	unsigned int n = 0;
+	DIR *d = opendir(dir);
+
+	if (d == NULL)
+		return 0;
+	while ((e = readdir(d)) != NULL)
+		if (strcmp(e->d_name, ".") != 0 && strcmp(e->d_name, "..") != 0)
+			n++;
+	closedir(d);
+	return n;
+}
+
+/* Every worker exited 0, its runtime directory gone; the memif servers
+ * removed their sockets. */
+static void
+expect_clean(const int *status, unsigned int nb)
+{
+	char path[128], prefix[64];
+	struct stat sb;
+
+	cr_expect_eq(dir_entries(sock_dir), 0u, "memif sockets left in %s", sock_dir);
+
+	for (unsigned int i = 0; i < nb; i++) {
+		cr_expect(WIFEXITED(status[i]) && WEXITSTATUS(status[i]) == 0,
+			"%s: exit status 0x%x (exited %d, code %d)", names[i], status[i],
+			WIFEXITED(status[i]), WEXITSTATUS(status[i]));
+		prefix_of(i, prefix, sizeof(prefix));
+		snprintf(path, sizeof(path), "/var/run/dpdk/%s", prefix);
+		cr_expect_neq(stat(path, &sb), 0, "%s left %s behind", names[i], path);
+	}
+}
+
+/* Four workers started together: the world forms, every worker calls every
+ * worker three ways with the values checked, every process exits 0 with
+ * nothing in use, and no runtime directory is left. */
+Test(world_memif, four_workers_rendezvous_and_all_to_all)
+{
+	int status[NW];
+
+	for (unsigned int i = 0; i < NW; i++)
+		spawn(i, NULL);
+	reap(status, 120);
+	expect_clean(status, NW);
+}
+
+/* w3 never comes: the three others' rendezvous times out after 2 s and
+ * names w3 (the workers check the -ETIMEDOUT and the names themselves). */
+Test(world_memif, worker_that_never_arrives_is_named)
+{
+	static const char *const extra[] = {
+		"--rendezvous-ms", "2000", "--expect-missing", "w3", NULL};
+	int status[NW];
+
+	for (unsigned int i = 0; i < NW - 1; i++)
+		spawn(i, extra);
+	reap(status, 60);
+	expect_clean(status, NW - 1);
+}
+
+/* Workers started a second apart (0, 1, 2 and 3 s): one world.  Each also
+ * calls every worker before its rendezvous: calls to a worker not started
+ * yet wait for it, it is not declared down after peer_timeout_us (1 s)
+ * within the rendezvous window. */
+Test(world_memif, staggered_start_forms_one_world)
+{
+	static const char *const extra[] = {"--call-early", NULL};
+	int status[NW];
+
+	for (unsigned int i = 0; i < NW; i++) {
+		if (i > 0)
+			sleep(1);
+		spawn(i, extra);
+	}
+	reap(status, 120);
+	expect_clean(status, NW);
+}
+
+/*
+ * Three agents in this process, joined by a memif mesh (each has two memif
+ * ports and no default port), polled by their io lcores: every port's link
+ * comes up, the rendezvous forms, each worker is reached through its own
+ * port, and calls between every two agents carry their values.
+ */
+static struct dprpc_agent *la[3];
+
+static void
+links_teardown(void)
+{
+	for (unsigned int i = 0; i < 3; i++)
+		if (la[i] != NULL)
+			cr_expect_eq(dprpc_agent_destroy(la[i]), 0);
+	dpt_eal_cleanup();
+	teardown();
+}
+
+TestSuite(world_links, .init = setup, .fini = links_teardown, .timeout = 120);
+
+Test(world_links, three_agents_in_one_process_each_peer_through_its_own_port)
+{
+	static const char *const lnames[3] = {"a", "b", "c"};
+	char lworld[512], missing[64], *dump = NULL;
+	struct dprpc_worker_info info[3];
+	struct dprpc_agent_conf c;
+	struct dprpc_agent_usage u;
+	size_t dump_len = 0;
+	FILE *f;
+
+	snprintf(lworld, sizeof(lworld), DPT_WORLD3 "mesh memif:%s\n", sock_dir);
+	cr_assert_geq(dpt_eal_init("links"), 0);
+	for (unsigned int i = 0; i < 3; i++) {
+		dprpc_agent_conf_init(&c);
+		c.name = lnames[i];
+		c.world = lworld;
+		c.io_lcore = i + 1;
+		la[i] = dprpc_agent_create(&c);
+		cr_assert_not_null(la[i], "%s: %s", lnames[i], rte_strerror(rte_errno));
+		cr_assert_eq(
+			dprpc_register(la[i], "echo", dpt_echo, NULL, DPRPC_HANDLER_INLINE), 0);
+	}
+	for (unsigned int i = 0; i < 3; i++) {
+		cr_assert_eq(dprpc_agent_wait_link(la[i], 20 * 1000 * 1000), 0, "%s", lnames[i]);
+		cr_assert_eq(dprpc_world_wait(la[i], 20 * 1000 * 1000, missing, sizeof(missing)), 0,
+			"%s misses %s", lnames[i], missing);
+		cr_assert_str_eq(missing, "");
+	}
+	/* a reaches b and c through two different ports, neither its own. */
+	cr_assert_eq(dprpc_get_worker_infos(la[0], info, 3), 3);
+	cr_assert_neq(info[1].port_id, info[2].port_id);
+	cr_assert_eq(info[0].port_id, dprpc_agent_port(la[0]));
+	cr_assert_eq(info[1].port_id, dprpc_agent_port(la[0]));
+	for (unsigned int i = 0; i < 3; i++) {
+		for (unsigned int j = 0; j < 3; j++) {
+			uint64_t x = (uint64_t)i << 32 | j, v = 0;
+			size_t len = sizeof(v);
+
+			cr_assert_eq(dprpc_rpc_sync(la[i], lnames[j], "echo", &x, sizeof(x),
+					     10 * 1000 * 1000, &v, &len, NULL),
+				0, "%s -> %s", lnames[i], lnames[j]);
+			cr_assert_eq(v, x);
+		}
+	}
+	f = open_memstream(&dump, &dump_len);
+	cr_assert_not_null(f);
+	dprpc_agent_dump(la[0], f);
+	fclose(f);
+	cr_assert_not_null(strstr(dump, "(memif link)"), "%s", dump);
+	free(dump);
+	for (unsigned int i = 0; i < 3; i++) {
+		/* Exact once quiescent: the io lcore may still be ending the
+		 * last handler run (its request, and a call to self's future). */
+		for (int k = 0; k < 2000; k++) {
+			cr_assert_eq(dprpc_agent_usage(la[i], &u), 0);
+			if (u.futures == 0 && u.calls == 0 && u.requests == 0)
+				break;
+			usleep(1000);
+		}
+		cr_expect_eq(u.futures, 0u, "%s: %u futures", lnames[i], u.futures);
+		cr_expect_eq(u.calls, 0u, "%s: %u calls", lnames[i], u.calls);
+		cr_expect_eq(u.requests, 0u, "%s: %u requests", lnames[i], u.requests);
+	}
+}

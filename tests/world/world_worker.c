@@ -1,0 +1,288 @@
+/* SPDX-License-Identifier: BSD-3-Clause */
+/*
+ * world_worker: one worker of an N-worker world, for the world tests
+ * (tests/test_world_memif.c over memif, tests/netns_bridge.sh over
+ * af_packet on a bridge).  Public API only, like any application.
+ *
+ *   world_worker [EAL options] -- --name NAME --world WORLD [--port-id N]
+ *       [--rendezvous-ms MS] [--expect-missing NAMES] [--call-early]
+ *
+ * It creates its agent (the default port is --port-id, e.g. an EAL --vdev;
+ * without it the world map's memif links are its only ports), registers
+ * "mul" and "done", and waits for the world (dprpc_world_wait(), default
+ * 30 s).  With --expect-missing it expects the wait to time out naming
+ * exactly NAMES (", " between them) and stops there.  Otherwise it calls
+ * every worker, itself included, by name, by rank and through its worker
+ * info, checks every value, then tells every other worker it is done and
+ * serves until all of them told it the same.  Then it leaves the world
+ * (dprpc_world_leave()): no worker may have declared another down.  With --call-early the calls
+ * by rank are made before the rendezvous (to workers maybe not started
+ * yet: they wait for them, parked, within the rendezvous window).
+ *
+ * Exit status 0 only if everything held and nothing leaked: no future,
+ * request, call, message or mbuf of its pool still in use before destroy,
+ * destroy succeeded, and EAL's runtime directory is gone after cleanup.
+ * Each failure prints a line and exits with its own status.
+ */
+#include <errno.h>
+#include <getopt.h>
+#include <inttypes.h>
+#include <stdatomic.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/stat.h>
+#include <time.h>
+#include <unistd.h>
+
+#include <rte_errno.h>
+
+#include <dprpc/dprpc.h>
+
+#define CALL_TIMEOUT_US (30ull * 1000 * 1000)
+
+static unsigned int my_rank;
+static atomic_uint dones;
+
+/* Answers (x * 7 + its own rank): the caller knows what to expect. */
+static int
+h_mul(struct dprpc_request *req, void *arg)
+{
+	size_t len;
+	const uint64_t *x = dprpc_request_payload(req, &len);
+	uint64_t v;
+
+	(void)arg;
+	if (len != sizeof(v))
+		return dprpc_reply_error(req, -EINVAL, "want 8 bytes");
+	v = *x * 7 + my_rank;
+	return dprpc_reply(req, &v, sizeof(v));
+}
+
+static int
+h_done(struct dprpc_request *req, void *arg)
+{
+	(void)arg;
+	atomic_fetch_add(&dones, 1);
+	return dprpc_reply(req, NULL, 0);
+}
+
+#define FAIL(code, ...)                        \
+	do {                                   \
+		fprintf(stderr, "%s: ", name); \
+		fprintf(stderr, __VA_ARGS__);  \
+		fprintf(stderr, "\n");         \
+		exit(code);                    \
+	} while (0)
+
+static const char *name = "world_worker";
+
+static uint64_t
+arg_of(unsigned int from, unsigned int to, unsigned int how)
+{
+	return (uint64_t)from << 32 | (uint64_t)to << 8 | how;
+}
+
+/* One value checked: @got from worker @to for arg_of(me, to, how). */
+static void
+check(uint64_t got, unsigned int to, unsigned int how)
+{
+	uint64_t want = arg_of(my_rank, to, how) * 7 + to;
+
+	if (got != want)
+		FAIL(20, "call %u to rank %u answered 0x%" PRIx64 ", not 0x%" PRIx64, how, to, got,
+			want);
+}
+
+static void
+call_sync(struct dprpc_agent *a, const char *to, unsigned int rank, unsigned int how)
+{
+	uint64_t x = arg_of(my_rank, rank, how), v = 0;
+	size_t len = sizeof(v);
+	struct dprpc_error err;
+	int rc = dprpc_rpc_sync(a, to, "mul", &x, sizeof(x), CALL_TIMEOUT_US, &v, &len, &err);
+
+	if (rc != 0 || len != sizeof(v))
+		FAIL(21, "rpc_sync to %s: %d (%s)", to, rc, rc != 0 ? err.msg : "short");
+	check(v, rank, how);
+}
+
+int
+main(int argc, char **argv)
+{
+	static const struct option longopts[] = {
+		{"name", required_argument, NULL, 'n'},
+		{"world", required_argument, NULL, 'w'},
+		{"port-id", required_argument, NULL, 'p'},
+		{"rendezvous-ms", required_argument, NULL, 'r'},
+		{"expect-missing", required_argument, NULL, 'm'},
+		{"call-early", no_argument, NULL, 'e'},
+		{NULL, 0, NULL, 0},
+	};
+	const char *world = NULL, *expect_missing = NULL;
+	struct dprpc_future *early[DPRPC_MAX_WORKERS] = {NULL};
+	struct dprpc_worker_info infos[DPRPC_MAX_WORKERS], self;
+	uint64_t rdv_ms = 30000;
+	struct dprpc_agent_conf c;
+	struct dprpc_agent_usage u;
+	struct dprpc_agent_stats st;
+	char missing[256], rundir[128];
+	struct dprpc_agent *a;
+	int n, opt, port_id = -1, rc;
+	unsigned int i, nw;
+	bool call_early = false;
+	struct stat sb;
+
+	n = dprpc_eal_init(argc, argv);
+	if (n < 0) {
+		fprintf(stderr, "world_worker: EAL: %s\n", rte_strerror(-n));
+		return 2;
+	}
+	argc -= n;
+	argv += n;
+	while ((opt = getopt_long(argc, argv, "", longopts, NULL)) != -1) {
+		if (opt == 'n')
+			name = optarg;
+		else if (opt == 'w')
+			world = optarg;
+		else if (opt == 'p')
+			port_id = atoi(optarg);
+		else if (opt == 'r')
+			rdv_ms = strtoull(optarg, NULL, 0);
+		else if (opt == 'm')
+			expect_missing = optarg;
+		else if (opt == 'e')
+			call_early = true;
+		else
+			return 2;
+	}
+	if (world == NULL || strcmp(name, "world_worker") == 0) {
+		fprintf(stderr,
+			"usage: world_worker [EAL] -- --name NAME --world WORLD [--port-id "
+			"N] [--rendezvous-ms MS] [--expect-missing NAMES] [--call-early]\n");
+		return 2;
+	}
+	dprpc_agent_conf_init(&c);
+	c.name = name;
+	c.world = world;
+	c.port_id = port_id;
+	c.io_lcore = 1;
+	a = dprpc_agent_create(&c);
+	if (a == NULL)
+		FAIL(3, "agent: %s", rte_strerror(rte_errno));
+	my_rank = dprpc_agent_rank(a);
+	if (dprpc_register(a, "mul", h_mul, NULL, DPRPC_HANDLER_INLINE) != 0 ||
+		dprpc_register(a, "done", h_done, NULL, DPRPC_HANDLER_INLINE) != 0)
+		FAIL(4, "register");
+	nw = dprpc_world_size(a);
+	if (call_early) {
+		/* Before the rendezvous: the workers not started yet are
+		 * waited for (parked calls), not declared down. */
+		for (i = 0; i < nw; i++) {
+			uint64_t x = arg_of(my_rank, i, 0);
+
+			early[i] = dprpc_rpc_async_id(
+				a, i, dprpc_handler_id("mul"), &x, sizeof(x), CALL_TIMEOUT_US);
+			if (early[i] == NULL)
+				FAIL(5, "early call to rank %u: %s", i, rte_strerror(rte_errno));
+		}
+	}
+	rc = dprpc_world_wait(a, rdv_ms * 1000, missing, sizeof(missing));
+	if (expect_missing != NULL) {
+		if (rc != -ETIMEDOUT)
+			FAIL(6, "world_wait returned %d, not -ETIMEDOUT", rc);
+		if (strcmp(missing, expect_missing) != 0)
+			FAIL(7, "world_wait names '%s' missing, not '%s'", missing, expect_missing);
+		printf("%s: rendezvous timed out, missing: %s\n", name, missing);
+	} else {
+		if (rc != 0)
+			FAIL(8, "world_wait: %d, missing: %s", rc, missing);
+		printf("%s: world of %u formed\n", name, nw);
+		fflush(stdout);
+		/* Who is who: every worker, by rank. */
+		if (dprpc_get_worker_infos(a, infos, DPRPC_MAX_WORKERS) != (int)nw ||
+			dprpc_get_worker_info(a, NULL, &self) != 0 || self.rank != my_rank ||
+			strcmp(self.name, name) != 0)
+			FAIL(9, "worker infos");
+		for (i = 0; i < nw; i++) {
+			if (infos[i].rank != i || infos[i].state != DPRPC_PEER_UP)
+				FAIL(10, "worker info of rank %u: rank %u state %d", i,
+					infos[i].rank, infos[i].state);
+		}
+		for (i = 0; i < nw; i++) {
+			if (early[i] != NULL) {
+				size_t len;
+				const uint64_t *v;
+
+				rc = dprpc_future_wait(early[i], 0);
+				if (rc != 0)
+					FAIL(11, "early call to rank %u: %d (%s)", i, rc,
+						dprpc_future_error(early[i])->msg);
+				v = dprpc_future_value(early[i], &len);
+				if (len != sizeof(*v))
+					FAIL(11, "early call to rank %u: %zu bytes", i, len);
+				check(*v, i, 0);
+				dprpc_future_put(early[i]);
+			}
+			/* By name, and through the worker info's name and
+			 * rank (PyTorch's rpc_sync(to=WorkerInfo)). */
+			call_sync(a, infos[i].name, i, 1);
+			{
+				uint64_t x = arg_of(my_rank, i, 2), v = 0;
+				size_t len = sizeof(v);
+				struct dprpc_future *f = dprpc_rpc_async_id(a, infos[i].rank,
+					dprpc_handler_id("mul"), &x, sizeof(x), CALL_TIMEOUT_US);
+
+				if (f == NULL || dprpc_future_wait(f, 0) != 0)
+					FAIL(12, "call by rank to %u failed", i);
+				memcpy(&v, dprpc_future_value(f, &len), sizeof(v));
+				dprpc_future_put(f);
+				check(v, i, 2);
+			}
+		}
+		printf("%s: %u workers called 3 ways, values checked\n", name, nw);
+		fflush(stdout);
+		/* Done: tell the others, then serve until they all said so. */
+		for (i = 0; i < nw; i++) {
+			if (i == my_rank)
+				continue;
+			rc = dprpc_rpc_sync(a, infos[i].name, "done", NULL, 0, CALL_TIMEOUT_US,
+				NULL, NULL, NULL);
+			if (rc != 0)
+				FAIL(13, "done to %s: %d", infos[i].name, rc);
+		}
+		for (i = 0; i < 600 && atomic_load(&dones) < nw - 1; i++)
+			usleep(50 * 1000);
+		if (atomic_load(&dones) != nw - 1)
+			FAIL(14, "%u of %u workers said done", atomic_load(&dones), nw - 1);
+	}
+	/* Leave gracefully: those still here forget this worker, none
+	 * declares it down (checked by each on its own peers_down). */
+	rc = dprpc_world_leave(a, CALL_TIMEOUT_US);
+	if (rc != 0)
+		FAIL(19, "world_leave: %d", rc);
+	usleep(100 * 1000); /* the last replies leave */
+	if (dprpc_agent_usage(a, &u) != 0 || u.futures != 0 || u.requests != 0 || u.calls != 0 ||
+		u.messages != 0 || u.mbufs != 0)
+		FAIL(15,
+			"in use before destroy: futures %u requests %u calls %u messages %u "
+			"mbufs %u",
+			u.futures, u.requests, u.calls, u.messages, u.mbufs);
+	if (dprpc_agent_stats_get(a, &st) != 0 || st.calls_failed != 0 || st.peers_down != 0)
+		FAIL(16, "%" PRIu64 " calls failed, %" PRIu64 " workers declared down",
+			st.calls_failed, st.peers_down);
+	printf("%s: %" PRIu64 " calls ok, %" PRIu64 " requests handled, %" PRIu64 " pings, %" PRIu64
+	       " frames dropped on links not up, %" PRIu64
+	       " workers left before it, none declared down\n",
+		name, st.calls_ok, st.requests_handled, st.keepalives, st.tx_dropped,
+		st.peers_left);
+	if (dprpc_agent_destroy(a) != 0)
+		FAIL(17, "destroy");
+	/* EAL's runtime directory goes with dprpc_eal_cleanup(). */
+	snprintf(rundir, sizeof(rundir), "/var/run/dpdk/%s", getenv("WORLD_PREFIX") ?: "");
+	dprpc_eal_cleanup();
+	if (getenv("WORLD_PREFIX") != NULL && stat(rundir, &sb) == 0)
+		FAIL(18, "%s still there", rundir);
+	printf("%s: clean exit\n", name);
+	return 0;
+}
