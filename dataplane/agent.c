@@ -26,6 +26,7 @@
 #include "dp_poll.h"
 #include "dp_port.h"
 #include "dp_server.h"
+#include "dp_stream.h"
 #include "fut_internal.h"
 #include "dprpc_atomic.h"
 
@@ -75,7 +76,8 @@ dp_check_conf(const struct dprpc_agent_conf *c)
 		c->max_handlers > (1u << 20) || c->max_requests == 0 || c->max_rrefs == 0 ||
 		c->max_rrefs > (1u << 24) || c->nb_handler_lcores > DPRPC_MAX_HANDLER_LCORES ||
 		c->nb_mbufs < 1024 || c->max_msg_size < DPRPC_MAX_FRAME_PAYLOAD ||
-		c->max_msg_size > DPRPC_MAX_MSG_LIMIT || c->credits == 0 || c->credits > 1024) {
+		c->max_msg_size > DPRPC_MAX_MSG_LIMIT || c->credits == 0 || c->credits > 1024 ||
+		c->handler_queue_max > DP_RING_SIZE - 1 || c->peer_requests_max > c->max_requests) {
 		DP_LOG(ERR, "agent %s: configuration value out of range", c->name);
 		return -EINVAL;
 	}
@@ -293,6 +295,8 @@ dp_budgets_init(struct dprpc_agent *a, const struct dprpc_agent_conf *c)
 	uint64_t max_msg = c->max_msg_size;
 	unsigned int kept_default = RTE_MAX(pool / 4, c->kept_mbufs_peer_max);
 
+	a->hl_queue_max = c->handler_queue_max != 0 ? c->handler_queue_max : DP_RING_SIZE - 1;
+	a->peer_req_max = c->peer_requests_max != 0 ? c->peer_requests_max : c->max_requests;
 	a->kept_max = c->kept_mbufs_max != 0 ? c->kept_mbufs_max : RTE_MIN(kept_default, pool / 2);
 	a->kept_peer_max = c->kept_mbufs_peer_max != 0 ? c->kept_mbufs_peer_max : a->kept_max / 2;
 	a->msg_max = c->msg_bytes_max != 0 ? c->msg_bytes_max
@@ -331,6 +335,7 @@ dp_drain_rings(struct dprpc_agent *a)
 
 		dp_txmsg_put(meta->tx);
 		if (meta->fut != NULL) {
+			dp_stream_put(dp_stream_of(m)); /* a stream call's */
 			fut_fail_consume(meta->fut, -ESHUTDOWN, a->rank, "agent shut down");
 			/* Relaxed: a bound only, pairs with nothing (as in
 			 * dp_slot_release()). */
@@ -509,6 +514,7 @@ dprpc_agent_create(const struct dprpc_agent_conf *c)
 	a->credits = c->credits;
 	a->default_timeout_us = c->default_timeout_us;
 	a->tsc_hz = rte_get_tsc_hz();
+	a->us_per_tsc_q32 = (uint64_t)((UINT64_C(1000000) << 32) / a->tsc_hz);
 	a->rto_tsc = (uint64_t)c->retransmit_us * a->tsc_hz / 1000000;
 	a->rto_max_tsc = a->rto_tsc * 64;
 	a->keepalive_tsc = dp_us_to_tsc(a, c->keepalive_us);

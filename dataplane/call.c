@@ -22,8 +22,10 @@
 #include "dp_agent.h"
 #include "dp_client.h"
 #include "dp_eal.h"
+#include "dp_handler.h"
 #include "dp_msg.h"
 #include "dp_poll.h"
+#include "dp_stream.h"
 #include "dp_tx.h"
 #include "fut_internal.h"
 #include "dprpc_atomic.h"
@@ -31,6 +33,13 @@
 struct dprpc_future *
 dprpc_rpc_async_id(struct dprpc_agent *a, unsigned int to, uint32_t handler_id, const void *data,
 	size_t len, uint64_t timeout_us)
+{
+	return dp_call(a, to, handler_id, data, len, timeout_us, NULL);
+}
+
+struct dprpc_future *
+dp_call(struct dprpc_agent *a, unsigned int to, uint32_t handler_id, const void *data, size_t len,
+	uint64_t timeout_us, struct dprpc_stream *st)
 {
 	struct dp_hdr_fields f;
 	struct dp_call_meta *meta;
@@ -46,6 +55,12 @@ dprpc_rpc_async_id(struct dprpc_agent *a, unsigned int to, uint32_t handler_id, 
 	}
 	if (len > a->max_msg) {
 		rte_errno = EMSGSIZE;
+		return NULL;
+	}
+	/* Relaxed: only the flag matters (dp_refuse_calls()); a call racing
+	 * with it goes or is refused.  Extensions' calls still go. */
+	if (unlikely(dp_load_relaxed(&a->refusing)) && !dp_handler_internal(a, handler_id)) {
+		rte_errno = ESHUTDOWN;
 		return NULL;
 	}
 	/* The call starts now: its deadline counts from here, not from after
@@ -80,6 +95,11 @@ dprpc_rpc_async_id(struct dprpc_agent *a, unsigned int to, uint32_t handler_id, 
 		.session = a->session,
 		.handler_id = handler_id,
 	};
+	if (unlikely(st != NULL)) {
+		/* A stream call (dp_stream.h): one frame (the caller checked). */
+		f.flags = DP_REQ_STREAM;
+		f.credits = (uint16_t)st->window;
+	}
 	if (unlikely(len > DPRPC_MAX_FRAME_PAYLOAD)) {
 		struct dp_txmsg *t = dp_txmsg_new(a, &f, data, (uint32_t)len);
 
@@ -99,7 +119,15 @@ dprpc_rpc_async_id(struct dprpc_agent *a, unsigned int to, uint32_t handler_id, 
 		timeout_us = a->default_timeout_us;
 	meta = dp_meta(m);
 	meta->fut = fut;
+	if (unlikely(st != NULL))
+		*dp_stream_field(m) = st; /* the frame's reference, taken below */
 	meta->deadline_tsc = dp_deadline_tsc(a, now, timeout_us);
+	/* Made from inside a handler: it never outlives the request it
+	 * serves (the sooner deadline; the TSC is the same on every agent of
+	 * the process). */
+	if (unlikely(dp_tls_req != NULL) && dp_tls_req->deadline_tsc != 0 &&
+		(meta->deadline_tsc == 0 || dp_tls_req->deadline_tsc < meta->deadline_tsc))
+		meta->deadline_tsc = dp_tls_req->deadline_tsc;
 	/* Its waiters, or dp_expire_stalled(), fail it if the poller's timer
 	 * has not DP_STALL_US after the deadline.  The timer, every 100 us,
 	 * also frees the slot: left to it when it runs, a call's slot is free
@@ -112,6 +140,10 @@ dprpc_rpc_async_id(struct dprpc_agent *a, unsigned int to, uint32_t handler_id, 
 				: meta->deadline_tsc + a->stall_tsc,
 			a->rank, peer->expire_msg);
 	dprpc_future_set_progress(fut, dp_progress, a);
+	if (unlikely(st != NULL))
+		/* Relaxed: the frame's hand-over (the ring, or the poll flag)
+		 * publishes it. */
+		atomic_fetch_add_explicit(&st->refs, 1, memory_order_relaxed);
 	if (!a->io_launched && dp_tls_poller != a && dp_poll_trylock(a)) {
 		/* Caller-driven and nobody polls: send it ourselves now rather
 		 * than through the ring (after what the ring holds, keeping
@@ -126,6 +158,8 @@ dprpc_rpc_async_id(struct dprpc_agent *a, unsigned int to, uint32_t handler_id, 
 	}
 	if (dp_submit(a, m, false) != 0) {
 		dp_txmsg_put(meta->tx);
+		if (unlikely(st != NULL))
+			dp_stream_put(st); /* the frame's, never handed over */
 		rte_pktmbuf_free(m);
 		goto fail_future;
 	}

@@ -30,6 +30,7 @@
 #include "dp_liveness.h"
 #include "dp_msg.h"
 #include "dp_server.h"
+#include "dp_stream.h"
 #include "dp_tx.h"
 #include "fut_internal.h"
 #include "dprpc_atomic.h"
@@ -54,10 +55,46 @@ dp_slot_release(struct dprpc_agent *a, struct dp_peer *peer, struct dp_slot *s)
 	dp_kept_clear(&s->req);
 	if (unlikely(s->tx != NULL || s->rx != NULL))
 		dp_msg_slot_clear(a, s);
+	if (unlikely(s->st != NULL))
+		dp_stream_slot_clear(a, s);
 	peer->free_slots[peer->nb_free++] = (uint16_t)(s - peer->slots);
 	/* Pairs with nothing: the counter only bounds submissions. */
 	atomic_fetch_sub_explicit(&peer->outstanding, 1, memory_order_relaxed);
 	return fut;
+}
+
+/* The budget field (dp_wire.h) of a request sent at @now for a call with
+ * @deadline (0: none) towards @peer: the time left less the smoothed
+ * round trip, so that the server's answer at its deadline (-ETIME) still
+ * reaches us before our own timer fails the call with -ETIMEDOUT. */
+static uint16_t
+dp_call_budget(
+	const struct dprpc_agent *a, const struct dp_peer *peer, uint64_t deadline, uint64_t now)
+{
+	/* Relaxed: poller-written, read by the poller (dp_agent.h). */
+	uint64_t left, rtt = dp_load_relaxed(&peer->srtt_tsc);
+
+	if (deadline == 0)
+		return 0;
+	left = deadline > now ? deadline - now : 0;
+	left = left > rtt ? left - rtt : 0;
+	return dp_budget_encode(dp_tsc_to_us_floor(a, left));
+}
+
+/* Keep request @m of slot @s to send it again (dp_keep()).  A stream
+ * call's by reference: a copy keeps no flags or credits, and a resend
+ * without them would run as an ordinary call. */
+static inline void
+dp_keep_request(struct dp_peer *peer, struct dp_slot *s, struct rte_mbuf *m)
+{
+	if (unlikely(s->st != NULL)) {
+		/* Ours; the PMD frees the other (as dp_keep()). */
+		rte_mbuf_refcnt_update(m, 1);
+		s->req.m = m;
+		s->req.len = 0;
+		return;
+	}
+	dp_keep(&s->req, dp_keep_area(peer, (unsigned int)(s - peer->slots), false), m);
 }
 
 /* A call submitted towards a peer declared down meanwhile (it was up when
@@ -75,6 +112,7 @@ dp_call_refuse(struct dprpc_agent *a, struct rte_mbuf *m, unsigned int to)
 	snprintf(msg, sizeof(msg), left ? "worker %s left the world" : "worker %s is down",
 		a->world.w[to].name);
 	dp_txmsg_put(meta->tx);
+	dp_stream_put(dp_stream_of(m));
 	fut_fail_consume(meta->fut, left ? -ESHUTDOWN : -EHOSTDOWN, a->rank, msg);
 	/* Relaxed: a bound only, pairs with nothing (as in dp_slot_release()). */
 	atomic_fetch_sub_explicit(&a->peers[to].outstanding, 1, memory_order_relaxed);
@@ -82,27 +120,19 @@ dp_call_refuse(struct dprpc_agent *a, struct rte_mbuf *m, unsigned int to)
 	rte_pktmbuf_free(m);
 }
 
-/* Give a submitted request its slot and request number, and send it,
- * addressed to the peer's incarnation (docs/reliability.md, at most once
- * across restarts).  While that incarnation is not known the request is
- * parked: kept unsent, and the peer pinged; dp_client_unpark() sends it
- * when the peer is first heard from. */
-void
-dp_start_call(struct dprpc_agent *a, struct rte_mbuf *m, uint64_t now)
+/* Give the call submitted in @m (meta @meta) a free slot of @peer and its
+ * request number, and address its request: slot, request number and the
+ * peer's incarnation, in the frame or, for a multi-frame request, in its
+ * message.  @parked: the request is not sent now, its timers start when
+ * it is (dp_client_unpark()). */
+static inline struct dp_slot *
+dp_slot_start(struct dprpc_agent *a, struct dp_peer *peer, struct rte_mbuf *m,
+	struct dp_call_meta *meta, bool remote, bool parked, uint64_t now)
 {
 	struct dp_wire_hdr *h = dp_frame_hdr(rte_pktmbuf_mtod(m, uint8_t *));
-	struct dp_call_meta *meta = dp_meta(m);
-	unsigned int to = rte_be_to_cpu_16(h->dst_worker);
-	struct dp_peer *peer = &a->peers[to];
-	bool remote = to != a->rank;
 	struct dp_slot *s;
 	uint16_t idx;
 
-	/* Relaxed: the poller's own write, read back. */
-	if (unlikely(remote && dp_load_relaxed(&peer->state) >= DPRPC_PEER_DOWN)) {
-		dp_call_refuse(a, m, to);
-		return;
-	}
 	/* A free slot exists: outstanding <= max_outstanding was checked by
 	 * the submitter, and each call in flight holds one slot. */
 	idx = peer->free_slots[--peer->nb_free];
@@ -110,7 +140,9 @@ dp_start_call(struct dprpc_agent *a, struct rte_mbuf *m, uint64_t now)
 		peer->slots_hi = idx + 1u;
 	s = &peer->slots[idx];
 	s->fut = meta->fut;
+	s->st = dp_stream_of(m); /* a stream call: the frame's reference */
 	s->req_num = ++peer->next_req;
+	s->parked = parked;
 	s->deadline_tsc = meta->deadline_tsc;
 	/* Release: pairs with the acquire load in dp_expire_stalled(), which
 	 * then sees the future's expiry, set by its submitter before it was
@@ -120,7 +152,6 @@ dp_start_call(struct dprpc_agent *a, struct rte_mbuf *m, uint64_t now)
 	meta->fut = NULL; /* started: a re-staged frame is a plain frame */
 	s->rto_tsc = 0;	  /* 0: never resent */
 	s->sent_tsc = 0;
-	s->parked = remote && !peer->session_known;
 	if (a->rto_tsc != 0 && remote) {
 		s->rto_tsc = dp_load_relaxed(&peer->rto_tsc); /* poller-written */
 		s->rtx_tsc = now + s->rto_tsc;
@@ -129,35 +160,94 @@ dp_start_call(struct dprpc_agent *a, struct rte_mbuf *m, uint64_t now)
 	}
 	dp_count(&a->st.calls_sent, 1);
 	if (unlikely(meta->tx != NULL)) {
-		struct dp_txmsg *t = meta->tx;
+		meta->tx->f.slot = idx;
+		meta->tx->f.req_num = s->req_num;
+		meta->tx->f.dst_session = peer->session;
+		meta->tx->f.budget = dp_call_budget(a, peer, s->deadline_tsc, now);
+	} else {
+		h->slot = rte_cpu_to_be_16(idx);
+		h->req_num = rte_cpu_to_be_32(s->req_num);
+		h->dst_session = rte_cpu_to_be_64(peer->session);
+		h->budget = rte_cpu_to_be_16(dp_call_budget(a, peer, s->deadline_tsc, now));
+	}
+	return s;
+}
 
+/* dp_start_call() of a call cancelled before it started, or towards a
+ * remote peer that is down, or whose incarnation is not known yet: the
+ * call is failed -ECANCELED, refused, or parked (its request kept unsent,
+ * and the peer pinged); dp_client_unpark() sends it when the peer is first
+ * heard from.  Apart: the common path stays small. */
+static void __rte_noinline __rte_cold
+dp_start_call_unready(struct dprpc_agent *a, struct rte_mbuf *m, struct dp_peer *peer,
+	unsigned int to, uint64_t now)
+{
+	struct dp_call_meta *meta = dp_meta(m);
+	struct dp_txmsg *t = meta->tx;
+	struct dp_slot *s;
+
+	/* Cancelled before it started: never sent. */
+	if (fut_cancelled(meta->fut)) {
+		dp_txmsg_put(t);
+		dp_stream_put(dp_stream_of(m));
+		(void)fut_fail_consume(meta->fut, -ECANCELED, a->rank, NULL); /* drops our ref */
+		/* Relaxed: a bound only, pairs with nothing. */
+		atomic_fetch_sub_explicit(&peer->outstanding, 1, memory_order_relaxed);
+		dp_count(&a->st.calls_failed, 1);
+		dp_count(&a->st.calls_cancelled, 1);
 		rte_pktmbuf_free(m);
-		t->f.slot = idx;
-		t->f.req_num = s->req_num;
-		t->f.dst_session = peer->session;
-		dp_msg_start_call(a, s, t); /* held while parked */
-		/* Relaxed: poller-written, read by the poller (dp_agent.h). */
-		if (unlikely(s->parked))
-			dp_hello(a, to, now, dp_load_relaxed(&peer->rto_tsc));
 		return;
 	}
-	h->slot = rte_cpu_to_be_16(idx);
-	h->req_num = rte_cpu_to_be_32(s->req_num);
-	h->dst_session = rte_cpu_to_be_64(peer->session);
-	if (unlikely(s->parked)) {
+	/* Relaxed: the poller's own write, read back. */
+	if (dp_load_relaxed(&peer->state) >= DPRPC_PEER_DOWN) { /* down or left */
+		dp_call_refuse(a, m, to);
+		return;
+	}
+	s = dp_slot_start(a, peer, m, meta, true, true, now);
+	if (t != NULL) {
+		rte_pktmbuf_free(m);
+		dp_msg_start_call(a, s, t); /* held while parked */
+	} else {
 		/* Kept whatever retransmit_us says: it goes out later.  The
 		 * frame itself is ours to free (a copy was kept, or one more
 		 * reference). */
-		dp_keep(&s->req, dp_keep_area(peer, idx, false), m);
+		dp_keep_request(peer, s, m);
 		rte_pktmbuf_free(m);
-		/* Relaxed: poller-written, read by the poller (dp_agent.h). */
-		dp_hello(a, to, now, dp_load_relaxed(&peer->rto_tsc));
+	}
+	/* Relaxed: poller-written, read by the poller (dp_agent.h). */
+	dp_hello(a, to, now, dp_load_relaxed(&peer->rto_tsc));
+}
+
+/* Give a submitted request its slot and request number, and send it,
+ * addressed to the peer's incarnation (docs/reliability.md, at most once
+ * across restarts).  Towards a peer that is down or not heard from yet:
+ * dp_start_call_unready(). */
+void
+dp_start_call(struct dprpc_agent *a, struct rte_mbuf *m, uint64_t now)
+{
+	struct dp_wire_hdr *h = dp_frame_hdr(rte_pktmbuf_mtod(m, uint8_t *));
+	struct dp_call_meta *meta = dp_meta(m);
+	unsigned int to = rte_be_to_cpu_16(h->dst_worker);
+	struct dp_peer *peer = &a->peers[to];
+	bool remote = to != a->rank;
+	struct dp_slot *s;
+
+	if (unlikely((remote && peer->tx_session == 0) || fut_cancelled(meta->fut))) {
+		dp_start_call_unready(a, m, peer, to, now);
+		return;
+	}
+	s = dp_slot_start(a, peer, m, meta, remote, false, now);
+	if (unlikely(meta->tx != NULL)) {
+		struct dp_txmsg *t = meta->tx;
+
+		rte_pktmbuf_free(m);
+		dp_msg_start_call(a, s, t);
 		return;
 	}
 	/* Keep the request to send it again if no response comes (the
 	 * loopback never loses a frame: calls to self are not kept). */
 	if (a->rto_tsc != 0 && remote)
-		dp_keep(&s->req, dp_keep_area(peer, idx, false), m);
+		dp_keep_request(peer, s, m);
 	dp_stage_tx(a, m);
 }
 
@@ -174,6 +264,10 @@ dp_client_unpark(struct dprpc_agent *a, unsigned int p)
 
 		if (s->fut == NULL || !s->parked)
 			continue;
+		if (unlikely(fut_cancelled(s->fut))) {
+			dp_slot_cancelled(a, p, i); /* never sent */
+			continue;
+		}
 		s->parked = false;
 		/* The first transmission is now: the resend timer and the
 		 * round-trip sample start from it. */
@@ -189,18 +283,41 @@ dp_client_unpark(struct dprpc_agent *a, unsigned int p)
 		}
 		/* A frame kept by reference was never staged: ours alone, its
 		 * header may still be written. */
-		if (s->req.m != NULL)
-			dp_frame_hdr(rte_pktmbuf_mtod(s->req.m, uint8_t *))->dst_session =
-				rte_cpu_to_be_64(peer->session);
+		if (s->req.m != NULL) {
+			struct dp_wire_hdr *h = dp_frame_hdr(rte_pktmbuf_mtod(s->req.m, uint8_t *));
+
+			h->dst_session = rte_cpu_to_be_64(peer->session);
+			h->budget = rte_cpu_to_be_16(
+				dp_call_budget(a, peer, s->deadline_tsc, a->now_tsc));
+		}
 		(void)dp_kept_send(a, &s->req, dp_keep_area(peer, i, false), DP_FRAME_REQUEST, p,
-			(uint16_t)i, s->req_num);
+			(uint16_t)i, s->req_num,
+			dp_call_budget(a, peer, s->deadline_tsc, a->now_tsc));
 		if (a->rto_tsc == 0)
 			dp_kept_clear(&s->req); /* no resends: nothing to keep */
 	}
 }
 
+/* Slot @i of peer @p holds a call its caller cancelled: free the slot and,
+ * if the request went out, tell the server (a CANCEL frame naming the
+ * slot, request number and the server's incarnation; not resent). */
+void
+dp_slot_cancelled(struct dprpc_agent *a, unsigned int p, unsigned int i)
+{
+	struct dp_peer *peer = &a->peers[p];
+	struct dp_slot *s = &peer->slots[i];
+	bool sent = !s->parked && p != a->rank;
+	uint32_t req_num = s->req_num;
+
+	(void)fut_fail_consume(dp_slot_release(a, peer, s), -ECANCELED, a->rank, NULL);
+	dp_count(&a->st.calls_failed, 1);
+	dp_count(&a->st.calls_cancelled, 1);
+	if (sent)
+		dp_send_cancel(a, p, (uint16_t)i, req_num);
+}
+
 /* The calls' timers, once per timer period (dp_run_timers()): resend what
- * is late, fail what timed out. */
+ * is late, fail what timed out, free what was cancelled. */
 unsigned int
 dp_client_timers(struct dprpc_agent *a, uint64_t now)
 {
@@ -218,6 +335,15 @@ dp_client_timers(struct dprpc_agent *a, uint64_t now)
 
 			if (s->fut == NULL)
 				continue;
+			if (unlikely(fut_cancelled(s->fut))) {
+				dp_slot_cancelled(a, p, i);
+				n++;
+				continue;
+			}
+			if (unlikely(s->st != NULL) && dp_stream_timer(a, p, i, now)) {
+				n++;
+				continue;
+			}
 			if (s->rto_tsc != 0 && s->rtx_tsc <= now &&
 				(s->deadline_tsc == 0 || s->deadline_tsc > now)) {
 				/* Resend, backing off: the frame, the response,
@@ -239,7 +365,8 @@ dp_client_timers(struct dprpc_agent *a, uint64_t now)
 					dp_msg_resend(a, p, s);
 				} else {
 					(void)dp_kept_send(a, &s->req, dp_keep_area(peer, i, false),
-						DP_FRAME_REQUEST, p, (uint16_t)i, s->req_num);
+						DP_FRAME_REQUEST, p, (uint16_t)i, s->req_num,
+						dp_call_budget(a, peer, s->deadline_tsc, now));
 					/* Karn: no sample from this call.  The
 					 * peer's timeout doubles (RFC 6298 5.5)
 					 * until the next sample, once per expiry

@@ -96,7 +96,7 @@ dp_frame_write_hdr(uint8_t *frame, const uint8_t *tmpl, const struct dp_hdr_fiel
 	h->handler_id = rte_cpu_to_be_32(f->handler_id);
 	h->status = rte_cpu_to_be_32(f->status);
 	h->credits = rte_cpu_to_be_16(f->credits);
-	h->reserved = 0;
+	h->budget = rte_cpu_to_be_16(f->budget);
 }
 
 static inline bool
@@ -161,7 +161,7 @@ dp_frame_parse(const uint8_t *frame, uint32_t len, const struct dp_rx_ctx *ctx,
 		return dp_drop(why, DPRPC_DROP_BAD_MAGIC);
 	if (h->version != DP_WIRE_VERSION)
 		return dp_drop(why, DPRPC_DROP_BAD_VERSION);
-	if (h->type < DP_FRAME_REQUEST || h->type > DP_FRAME_CONTROL)
+	if (h->type < DP_FRAME_REQUEST || h->type > DP_FRAME_STREAM_ACK)
 		return dp_drop(why, DPRPC_DROP_BAD_TYPE);
 	src = rte_be_to_cpu_16(h->src_worker);
 	dst = rte_be_to_cpu_16(h->dst_worker);
@@ -192,7 +192,7 @@ dp_frame_parse(const uint8_t *frame, uint32_t len, const struct dp_rx_ctx *ctx,
 		 * The first test also bounds msg_len, so nothing overflows. */
 		if (msg_len <= (uint32_t)(cnt - 1) * DPRPC_MAX_FRAME_PAYLOAD ||
 			msg_len > (uint32_t)cnt * DPRPC_MAX_FRAME_PAYLOAD ||
-			h->type == DP_FRAME_CONTROL)
+			h->type >= DP_FRAME_CONTROL) /* CONTROL, CHUNK, STREAM_ACK: one frame */
 			return dp_drop(why, DPRPC_DROP_BAD_LENGTH);
 		if (pay_len !=
 			(idx + 1u < cnt ? DPRPC_MAX_FRAME_PAYLOAD
@@ -208,6 +208,7 @@ dp_frame_parse(const uint8_t *frame, uint32_t len, const struct dp_rx_ctx *ctx,
 	out->pkt_cnt = cnt;
 	out->flags = rte_be_to_cpu_16(h->flags);
 	out->credits = rte_be_to_cpu_16(h->credits);
+	out->budget = rte_be_to_cpu_16(h->budget);
 	out->type = h->type;
 	out->src = src;
 	out->slot = rte_be_to_cpu_16(h->slot);

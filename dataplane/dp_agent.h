@@ -107,6 +107,8 @@ struct dp_rxmsg;
 struct dp_slot;
 struct dp_srv_slot;
 struct dp_txmsg;
+struct dp_srv_stream;
+struct dprpc_stream;
 
 /* Per-mbuf metadata of a submitted frame, in an mbuf dynamic field.  Every
  * mbuf handed to tx_ring or dp_stage_tx() has it set (dp_meta_plain() for
@@ -165,6 +167,15 @@ struct dp_peer {
 	 * messages (requests being reassembled, responses until acked). */
 	unsigned int srv_kept;
 	uint64_t srv_bytes;
+	/* Request objects of the peer's calls held here, against
+	 * conf.peer_requests_max (dp_srv_live()): taken, counted by the
+	 * poller; released on the poller (an inline handler's), counted by
+	 * it too; released on any other thread (handler lcores, deferred
+	 * replies), counted in srv_freed_away (relaxed: a bound only, nothing
+	 * is published through it).  No locked instruction per request on
+	 * the inline path. */
+	unsigned int srv_taken, srv_freed_here;
+	atomic_uint srv_freed_away;
 	/* The resend timeout for new calls to this peer, adaptive (RFC 6298
 	 * in TSC units; dp_rtt_sample() in dp_client.h): the smoothed round
 	 * trip (0 before the first sample) and its variation.  Written by the
@@ -177,6 +188,11 @@ struct dp_peer {
 	 * % DP_RETIRED]: a frame of those is late, not a restart. */
 	uint64_t session;
 	bool session_known;
+	/* The incarnation new calls are addressed to: session while it is
+	 * known and the peer not DOWN, else 0 (session ids are never 0), when
+	 * dp_start_call() parks or refuses them.  One load on the path of every
+	 * call instead of two (dp_peer_addressable()). */
+	uint64_t tx_session;
 	unsigned int nb_retired;
 	uint64_t retired[DP_RETIRED];
 	/* Liveness, poller only but for state, which any thread reads
@@ -245,6 +261,33 @@ struct dprpc_request {
 	uint32_t in_len;
 	struct dp_rxmsg *rx; /* a reassembled request: owns the payload */
 	struct dp_txmsg *tx; /* a multi-frame request to self: owns the payload */
+	/* The caller's deadline on this agent's TSC: its budget (dp_wire.h)
+	 * added to the poll's TSC when the request was taken; 0: none.
+	 * Written by dp_req_new() (the poller) before the request is handed
+	 * over, read by whoever holds it. */
+	uint64_t deadline_tsc;
+	/* The caller cancelled the call (a CANCEL frame), or was declared
+	 * down or restarted: set by the poller, read by whoever holds the
+	 * request (relaxed: a hint, nothing is published through it; a
+	 * request queued to a handler lcore is dropped there unrun,
+	 * dp_req_runnable()). */
+	_Atomic uint8_t cancelled;
+	/* The retry-after hint of the library's -EBUSY answer (encoded as a
+	 * budget, dp_wire.h), 0 otherwise. */
+	uint16_t retry_hint;
+	/* Server streaming (dp_stream.h), set by dp_req_new(): the caller
+	 * takes a stream (DP_REQ_STREAM), with its window in frames
+	 * (st_window) of which this agent allows st_weff (at most its
+	 * credits).  st_next: the next frame's sequence number, the sending
+	 * thread's (one at a time, dprpc_stream_send()).  st_limit: the first
+	 * sequence number the caller lets us send (what it consumed plus
+	 * st_window), written by the poller from the caller's
+	 * acknowledgements and read by the sending thread (relaxed: a bound
+	 * only, nothing is published through it). */
+	bool stream;
+	uint16_t st_window, st_weff;
+	uint32_t st_next;
+	_Atomic uint32_t st_limit;
 };
 
 /* Counters.  All but reply_nombuf and the handler contract's are written
@@ -267,6 +310,18 @@ struct dp_stats {
 	/* Handler contract violations, any thread: dp_count_mt. */
 	_Atomic uint64_t reply_again, handler_unanswered, handler_error_after_reply;
 	_Atomic uint64_t handler_bad_return;
+	/* Serving under load (docs/serving.md).  Written by the poller
+	 * (dp_count) but requests_expired and requests_cancelled, which the
+	 * handler lcores add to too (dp_count_mt). */
+	_Atomic uint64_t requests_expired;   /* not run: the deadline passed while queued */
+	_Atomic uint64_t requests_cancelled; /* not run: cancelled while queued */
+	_Atomic uint64_t cancels_received;   /* CANCEL frames naming a request we hold */
+	_Atomic uint64_t calls_cancelled;    /* calls the application cancelled */
+	_Atomic uint64_t rejected_pool, rejected_peer, rejected_requests; /* -EBUSY answers */
+	/* Server streaming (dp_stream.h): the first two written by the
+	 * threads that send chunks (dp_count_mt), the others by the poller. */
+	_Atomic uint64_t stream_chunks_sent, stream_window_full;
+	_Atomic uint64_t stream_frames_resent, stream_chunks_received;
 };
 
 struct dprpc_agent {
@@ -305,16 +360,26 @@ struct dprpc_agent {
 	struct dp_handler *handlers;
 
 	unsigned int nb_hl, hl_next;
+	/* conf.handler_queue_max and conf.peer_requests_max, defaults
+	 * applied: requests queued to one handler lcore, and requests of one
+	 * caller held at once (queued, running or deferred). */
+	unsigned int hl_queue_max, peer_req_max;
 	struct dp_hlcore hl[DPRPC_MAX_HANDLER_LCORES];
 	unsigned int io_lcore;
 	bool io_launched;
 	atomic_bool stop; /* tells the lcores to return; release/acquire */
+	/* dp_refuse_calls(): the application's calls and requests are refused
+	 * with ESHUTDOWN (relaxed both ways: only the flag matters). */
+	atomic_bool refusing;
 
 	/* The poll flag: exchanged to true with acquire by the thread that
 	 * polls, stored false with release when it stops, so one poller's
 	 * writes to poller-only state happen before the next one's reads. */
 	atomic_bool polling;
 	uint64_t next_timer_tsc, timer_period_tsc, tsc_hz;
+	/* Microseconds per TSC tick in 32.32 fixed point, rounded down
+	 * (dp_tsc_to_us_floor()): no division on the path of a call. */
+	uint64_t us_per_tsc_q32;
 	/* The TSC of the poller's last timer tick, written by the poller and
 	 * read by any thread (relaxed: a hint, see dp_expire_stalled()); and
 	 * how old it may be before waiters fire the timeouts themselves. */
@@ -380,6 +445,15 @@ struct dprpc_agent {
 /* initial-exec: a plain %fs-relative access, no __tls_get_addr call per
  * poll (the library is linked at start-up, not dlopen'ed late). */
 extern __thread struct dprpc_agent *dp_tls_poller __attribute__((tls_model("initial-exec")));
+
+/* Request objects of @peer's calls held here (struct dp_peer), poller only. */
+static inline unsigned int
+dp_srv_live(struct dp_peer *peer)
+{
+	/* Relaxed: a bound only (struct dp_peer). */
+	return peer->srv_taken - peer->srv_freed_here -
+	       atomic_load_explicit(&peer->srv_freed_away, memory_order_relaxed);
+}
 
 /* agent.c: call @fn on every agent of the process, under the registry
  * lock (an agent cannot be destroyed meanwhile; @fn must not block). */
@@ -465,6 +539,24 @@ dp_deadline_tsc(const struct dprpc_agent *a, uint64_t now, uint64_t us)
 		return 0;
 	t = dp_us_to_tsc(a, us);
 	return t >= UINT64_MAX - now ? 0 : now + t;
+}
+
+/* Microseconds in @tsc cycles, rounded down: a 64-bit product below 2^44
+ * cycles (hours), the 128-bit division beyond. */
+static inline uint64_t
+dp_tsc_to_us(const struct dprpc_agent *a, uint64_t tsc)
+{
+	if (likely(tsc < (UINT64_C(1) << 44)))
+		return tsc * 1000000 / a->tsc_hz;
+	return (uint64_t)((__uint128_t)tsc * 1000000 / a->tsc_hz);
+}
+
+/* @tsc in microseconds, never rounded up (a deadline's time left: nobody
+ * is told it has more time than it has), by a multiplication. */
+static inline uint64_t
+dp_tsc_to_us_floor(const struct dprpc_agent *a, uint64_t tsc)
+{
+	return (uint64_t)(((__uint128_t)tsc * a->us_per_tsc_q32) >> 32);
 }
 
 static inline uint64_t

@@ -14,6 +14,7 @@
 #ifndef DP_CLIENT_H
 #define DP_CLIENT_H
 
+#include <errno.h>
 #include <stdint.h>
 #include <string.h>
 
@@ -32,6 +33,11 @@ struct dp_slot {
 	 * other cache line per call. */
 	struct dprpc_future *_Atomic watch;
 	uint32_t req_num;
+	/* The peer's incarnation is not known yet: the request is kept (or
+	 * the message held) unsent until the peer is heard from
+	 * (dp_client_unpark()); its timer sends pings meanwhile.  In
+	 * req_num's padding: a slot is 88 bytes, not 96. */
+	bool parked;
 	uint64_t deadline_tsc;
 	struct dp_kept req;  /* the request, for resending */
 	struct dp_txmsg *tx; /* a multi-frame request: ours until the slot is freed */
@@ -42,10 +48,8 @@ struct dp_slot {
 	 * sample; 0 once resent (Karn: an answer to which copy is unknown)
 	 * or for a multi-frame one (its transfer is not a round trip). */
 	uint64_t sent_tsc;
-	/* The peer's incarnation is not known yet: the request is kept (or
-	 * the message held) unsent until the peer is heard from
-	 * (dp_client_unpark()); its timer sends pings meanwhile. */
-	bool parked;
+	/* A stream call (dp_stream.h): what is received of it; NULL else. */
+	struct dprpc_stream *st;
 };
 
 /* Frees a response's mbuf, the future's value (zero copy). */
@@ -62,6 +66,9 @@ void dp_fail_all_slots(struct dprpc_agent *a, int code, const char *msg);
 /* Fail every call pending towards @p with @code and @msg, and discard the
  * frames of theirs still queued (dp_tx_purge()). */
 void dp_fail_peer_slots(struct dprpc_agent *a, unsigned int p, int code, const char *msg);
+/* Slot @i of peer @p holds a call its caller cancelled: free the slot
+ * and, if the request went out, send the server a CANCEL. */
+void dp_slot_cancelled(struct dprpc_agent *a, unsigned int p, unsigned int i);
 /* @p's incarnation was just learnt: send the requests parked for it. */
 void dp_client_unpark(struct dprpc_agent *a, unsigned int p);
 
@@ -116,6 +123,15 @@ dp_handle_response(struct dprpc_agent *a, struct rte_mbuf *m, const struct dp_pa
 	if (s->sent_tsc != 0 && (int64_t)(a->now_tsc - s->sent_tsc) >= 0)
 		dp_rtt_sample(a, peer, a->now_tsc - s->sent_tsc);
 	fut = dp_slot_release(a, peer, s);
+	if (unlikely(fut_cancelled(fut))) {
+		/* Its caller cancelled it before the answer came (the timer
+		 * would have freed the slot and told the server). */
+		rte_pktmbuf_free(m);
+		(void)fut_fail_consume(fut, -ECANCELED, a->rank, NULL); /* drops our ref */
+		dp_count(&a->st.calls_failed, 1);
+		dp_count(&a->st.calls_cancelled, 1);
+		return;
+	}
 	if (p->status == 0) {
 		/* Zero copy: the future owns the mbuf from here on.  The
 		 * agent's reference is dropped by the completion itself. */
@@ -134,7 +150,12 @@ dp_handle_response(struct dprpc_agent *a, struct rte_mbuf *m, const struct dp_pa
 		memcpy(msg, p->payload, n);
 		msg[n] = '\0';
 		rte_pktmbuf_free(m);
-		fut_fail_consume(fut, -(int)RTE_MIN(p->status, (uint32_t)INT32_MAX), p->src, msg);
+		/* An overload answer's budget field is its retry-after hint. */
+		fut_fail_consume_hint(fut, -(int)RTE_MIN(p->status, (uint32_t)INT32_MAX), p->src,
+			msg,
+			p->status == EBUSY ? (uint32_t)RTE_MIN(dp_budget_decode(p->budget),
+						     (uint64_t)UINT32_MAX)
+					   : 0);
 		dp_count(&a->st.calls_failed, 1);
 	}
 }

@@ -27,6 +27,9 @@ struct dp_handler {
 	 * by dprpc_register(); read with acquire by dp_handler_find(). */
 	_Atomic uint32_t id;
 	enum dprpc_handler_mode mode;
+	/* Registered by an extension (dp_register(..., internal = true)):
+	 * still served once the agent refuses calls (dp_refuse_calls()). */
+	bool internal;
 	dprpc_handler_t fn;
 	void *arg;
 	char name[DPRPC_HANDLER_NAME_MAX];
@@ -36,6 +39,10 @@ struct dp_hlcore {
 	struct dprpc_agent *agent;
 	unsigned int lcore;
 	struct rte_ring *ring; /* SP (poller) / SC (this lcore) */
+	/* Mean time one request took on this lcore, in TSC cycles, an EWMA
+	 * over bursts: written by the lcore, read by the poller for the
+	 * retry-after hint of an overload answer (relaxed: an estimate). */
+	_Atomic uint64_t service_tsc;
 	bool launched;
 };
 
@@ -46,6 +53,9 @@ struct dprpc_request *dp_req_new(struct dprpc_agent *a, const struct dp_parsed *
  * is no such handler or no room. */
 void dp_req_start(struct dprpc_agent *a, struct dprpc_request *req);
 const struct dp_handler *dp_handler_find(const struct dprpc_agent *a, uint32_t id);
+/* True if @id is a handler an extension registered here (internal): the
+ * calls and requests an agent refusing calls still lets through. */
+bool dp_handler_internal(const struct dprpc_agent *a, uint32_t id);
 /* The library's own error answer to @req (no handler, a failed handler, a
  * full pool): released unanswered if no mbuf can be had (counted).  False,
  * doing nothing, if @req was answered already. */
@@ -56,5 +66,21 @@ bool dp_reply_error_or_drop(struct dprpc_request *req, int code, const char *msg
  * and no other run holds it. */
 void dp_run_handler(struct dprpc_request *req);
 int dp_lcore_handler(void *hlcore_arg);
+/* The answer's claim, for answers made outside handler.c (a stream's end,
+ * stream_tx.c): dp_reply_claim() takes it (-EALREADY, counted, if @req
+ * was answered); dp_req_unclaim() gives it up having sent nothing;
+ * dp_req_done() ends it once the answer is built (the request may be
+ * freed then). */
+int dp_reply_claim(struct dprpc_request *req);
+void dp_req_unclaim(struct dprpc_request *req);
+void dp_req_done(struct dprpc_request *req);
+/* The request whose handler runs on this thread, NULL outside a handler. */
+extern __thread const struct dprpc_request *dp_tls_req __attribute__((tls_model("initial-exec")));
+/* The retry-after hint of an overload answer (encoded as a budget,
+ * dp_wire.h): the time the handler lcores need for what is queued to them
+ * (queued requests times their mean service time, over the lcores), at
+ * least DP_RETRY_MIN_US.  The poller. */
+#define DP_RETRY_MIN_US 100
+uint16_t dp_retry_hint(const struct dprpc_agent *a);
 
 #endif /* DP_HANDLER_H */

@@ -25,6 +25,9 @@ uint64_t dp_new_session(void);
 void dp_set_next_session(uint64_t id);
 /* Send a CONTROL frame (@op) to worker @to. */
 void dp_send_control(struct dprpc_agent *a, unsigned int to, enum dp_ctrl_op op);
+/* Tell @to that our call on @slot, request @req_num, was cancelled (a
+ * CONTROL frame, DP_CTRL_CANCEL). */
+void dp_send_cancel(struct dprpc_agent *a, unsigned int to, uint16_t slot, uint32_t req_num);
 /* Ask peer @p for its incarnation (a PING, counted in keepalives) unless
  * one went less than @interval TSC ago: calls wait for its answer. */
 void dp_hello(struct dprpc_agent *a, unsigned int p, uint64_t now, uint64_t interval);
@@ -46,6 +49,16 @@ dp_session_retired(const struct dp_peer *peer, uint64_t s)
 		if (peer->retired[i] == s)
 			return true;
 	return false;
+}
+
+/* Recompute @peer->tx_session after its session or state changed. */
+static inline void
+dp_peer_addressable(struct dp_peer *peer)
+{
+	/* Relaxed: the poller's own write, read back. */
+	peer->tx_session = peer->session_known && dp_load_relaxed(&peer->state) != DPRPC_PEER_DOWN
+				   ? peer->session
+				   : 0;
 }
 
 /*
@@ -70,13 +83,18 @@ dp_check_session(struct dprpc_agent *a, const struct dp_parsed *p)
 	if (!peer->session_known) {
 		peer->session = p->session;
 		peer->session_known = true;
+		dp_peer_addressable(peer);
 		dp_client_unpark(a, p->src); /* calls waited for it */
 		return true;
 	}
 	if (dp_session_retired(peer, p->session))
 		return false;
+	/* What the old incarnation asked for is nobody's to wait for:
+	 * flagged while its session still names it. */
+	dp_srv_cancel_all(a, p->src);
 	peer->retired[peer->nb_retired++ % DP_RETIRED] = peer->session;
 	peer->session = p->session;
+	dp_peer_addressable(peer);
 	dp_srv_reset(a, peer);
 	dp_count(&a->st.peers_restarted, 1);
 	snprintf(msg, sizeof(msg), "worker %s restarted", a->world.w[p->src].name);
@@ -105,6 +123,7 @@ dp_peer_heard(struct dprpc_agent *a, unsigned int p)
 	if (was == DPRPC_PEER_LEFT && peer->left_session == peer->session)
 		return;
 	dp_store_relaxed(&peer->state, DPRPC_PEER_UP);
+	dp_peer_addressable(peer);
 	if (was == DPRPC_PEER_DOWN)
 		dp_ext_peer_event(a, p, DP_PEER_EV_UP);
 	if (was == DPRPC_PEER_DOWN && a->peer_event != NULL)

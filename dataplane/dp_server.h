@@ -42,6 +42,12 @@ struct dp_srv_slot {
 	struct dp_kept resp; /* DONE: the response */
 	struct dp_txmsg *tx; /* DONE: a multi-frame response, until acked whole */
 	struct dp_rxmsg *rx; /* RECEIVING: the request being reassembled */
+	/* RUNNING: the request object, for a CANCEL; it may have been
+	 * answered and reused since, so dp_srv_live_req() checks that it
+	 * still is this slot's request before using it. */
+	struct dprpc_request *req;
+	/* RUNNING, a stream (dp_stream.h): its frames not acknowledged yet. */
+	struct dp_srv_stream *st;
 };
 
 /* True if @m, a single-frame request or response, is kept as a copy in
@@ -137,12 +143,13 @@ dp_srv_over_budget(const struct dprpc_agent *a, const struct dp_peer *peer,
 		return false;
 	return dp_srv_over_budget_exact(a, peer, e, need);
 }
-/* Refuse the new request @p on @e for the budgets (not run; counted as
- * DPRPC_DROP_OVER_BUDGET): the slot takes its req_num and keeps, and
- * sends, the error answer @code (negative errno) with @msg, which its
- * resends get too. */
+/* Refuse the new request @p on @e, not run (for the budgets, -ENOBUFS,
+ * counted as DPRPC_DROP_OVER_BUDGET; or an overload, -EBUSY): the slot
+ * takes its req_num and keeps, and sends, the error answer @code
+ * (negative errno) with @msg and the retry-after hint @hint (encoded as a
+ * budget, 0: none), which its resends get too. */
 void dp_srv_refuse(struct dprpc_agent *a, struct dp_peer *peer, struct dp_srv_slot *e,
-	const struct dp_parsed *p, int code, const char *msg);
+	const struct dp_parsed *p, int code, const char *msg, uint16_t hint);
 /* A response of @e (handler @handler_id) that could not be kept by
  * reference (over the budgets, or its caller declared down): counted in
  * keeps_refused, the error -ENODATA kept for a resend instead. */
@@ -155,8 +162,20 @@ void dp_srv_keep_error(struct dp_peer *peer, struct dp_srv_slot *e, uint32_t han
 void dp_keep_response(struct dprpc_agent *a, struct rte_mbuf *m, const struct dp_wire_hdr *h);
 void dp_keep(struct dp_kept *k, uint8_t *area, struct rte_mbuf *m);
 bool dp_kept_send(struct dprpc_agent *a, const struct dp_kept *k, const uint8_t *area, uint8_t type,
-	unsigned int to, uint16_t slot, uint32_t req_num);
+	unsigned int to, uint16_t slot, uint32_t req_num, uint16_t budget);
 void dp_kept_clear(struct dp_kept *k);
+/* A CANCEL frame @p from a caller: a request of its still being received
+ * is dropped (kept answer -ECANCELED), one queued, running or deferred is
+ * flagged (dprpc_request_cancelled(); a queued one is dropped unrun). */
+void dp_srv_cancel(struct dprpc_agent *a, const struct dp_parsed *p);
+/* Peer @p was declared down or restarted: flag every request of its that
+ * this agent still holds as cancelled. */
+void dp_srv_cancel_all(struct dprpc_agent *a, unsigned int p);
+/* @e's request object if it still is the RUNNING request of @e, slot
+ * @slot of peer @p (it may have been answered and reused since); NULL
+ * otherwise. */
+struct dprpc_request *dp_srv_live_req(
+	struct dprpc_agent *a, unsigned int p, unsigned int slot, struct dp_srv_slot *e);
 /* A request frame from the rx demux: at most once, then to its handler. */
 void dp_dispatch_request(struct dprpc_agent *a, struct rte_mbuf *m, const struct dp_parsed *p);
 

@@ -12,7 +12,10 @@
  *     3     1  type         enum dp_frame_type
  *     4     2  flags        ACK frames: DP_ACK_NACK, DP_ACK_PROBE; frames
  *                           of a multi-frame message: DP_MSG_ACK_NOW; CONTROL
- *                           frames: none; unknown flags ignored on receive
+ *                           frames: none; a REQUEST: DP_REQ_STREAM; CHUNK:
+ *                           DP_CHUNK_LAST, DP_CHUNK_END; STREAM_ACK:
+ *                           DP_SACK_NACK, DP_SACK_PROBE; unknown flags
+ *                           ignored on receive
  *     6     2  src_worker   sender's rank
  *     8     2  dst_worker   receiver's rank
  *    10     2  slot         session slot of the call (client's numbering)
@@ -31,13 +34,26 @@
  *                           more than the highest frame index the receiver
  *                           holds (0: none), at most pkt_cnt
  *    40     4  handler_id   dprpc_handler_id() of the handler's name, or
- *                           the operation of a CONTROL frame
+ *                           the operation of a CONTROL frame; CHUNK: the
+ *                           frame's sequence number in its stream;
+ *                           STREAM_ACK: every frame below it received
  *    44     4  status       0, or a positive errno (responses); the payload
  *                           of an error response is the error message; in
- *                           an ACK, the type of the message acknowledged
+ *                           an ACK, the type of the message acknowledged;
+ *                           CHUNK with DP_CHUNK_END: the stream's final
+ *                           status; STREAM_ACK: the first sequence number
+ *                           the server may not send yet
  *    48     2  credits      in an ACK, frames the sender may have beyond
- *                           pkt_idx (its window); 0 elsewhere
- *    50     2  reserved     0
+ *                           pkt_idx (its window); a stream's REQUEST: the
+ *                           caller's window in frames; STREAM_ACK: frames
+ *                           held beyond handler_id (1 + the highest held -
+ *                           handler_id); 0 elsewhere
+ *    50     2  budget       REQUEST: the caller's deadline as the time left
+ *                           when the frame was made, in microseconds,
+ *                           encoded (dp_budget_encode()); 0: no deadline.
+ *                           A response with status EBUSY: the server's
+ *                           retry-after hint, same encoding.  CONTROL
+ *                           frames and ACKs: 0
  */
 #ifndef DP_WIRE_H
 #define DP_WIRE_H
@@ -63,16 +79,49 @@ enum dp_frame_type {
 	DP_FRAME_RESPONSE = 2,
 	DP_FRAME_ACK = 3,     /* a multi-frame message's receiver: progress, credits */
 	DP_FRAME_CONTROL = 4, /* liveness: handler_id is the operation */
+	/* Server streaming (dp_stream.h): a frame of a stream's chunk, or
+	 * its end, server to client; handler_id is the frame's sequence
+	 * number in the stream. */
+	DP_FRAME_CHUNK = 5,
+	/* The client's acknowledgement of a stream: handler_id every frame
+	 * below it received, status the sequence number the server may send
+	 * up to (excluded), credits the frames held beyond handler_id. */
+	DP_FRAME_STREAM_ACK = 6,
+};
+
+/* Flags of a REQUEST frame. */
+enum dp_req_flag {
+	/* The caller takes a stream (dprpc_rpc_stream()): credits is its
+	 * window, in frames. */
+	DP_REQ_STREAM = 2,
+};
+
+/* Flags of a CHUNK frame. */
+enum dp_chunk_flag {
+	DP_CHUNK_LAST = 1, /* the last frame of its chunk */
+	/* The end of the stream: status is its final status, the payload
+	 * its error message. */
+	DP_CHUNK_END = 2,
+};
+
+/* Flags of a STREAM_ACK frame. */
+enum dp_sack_flag {
+	DP_SACK_NACK = 1,  /* frame handler_id is missing, later ones came */
+	DP_SACK_PROBE = 2, /* nothing came for a while: resend what is not held */
 };
 
 /* Operations of a CONTROL frame (in its handler_id field, no payload). */
 enum dp_ctrl_op {
 	DP_CTRL_PING = 1, /* are you there? answered by a PONG */
 	DP_CTRL_PONG = 2,
+	/* The caller cancelled its call on slot/req_num (session: the
+	 * caller's incarnation, dst_session: the server's): a queued request
+	 * is dropped, a running one sees dprpc_request_cancelled(). */
+	DP_CTRL_CANCEL = 3,
 	/* The sender's incarnation leaves the world for good
 	 * (dprpc_world_leave()); answered by a LEAVE_ACK. */
-	DP_CTRL_LEAVE = 3,
-	DP_CTRL_LEAVE_ACK = 4,
+	DP_CTRL_LEAVE = 4,
+	DP_CTRL_LEAVE_ACK = 5,
 };
 
 /* Flags of an ACK frame. */
@@ -107,13 +156,13 @@ struct dp_wire_hdr {
 	rte_be32_t handler_id;
 	rte_be32_t status;
 	rte_be16_t credits;
-	rte_be16_t reserved;
+	rte_be16_t budget;
 } __rte_packed;
 
 _Static_assert(sizeof(struct dp_wire_hdr) == 52, "dprpc header is 52 bytes on the wire");
 _Static_assert(offsetof(struct dp_wire_hdr, session) == 16 &&
 		       offsetof(struct dp_wire_hdr, dst_session) == 24 &&
-		       offsetof(struct dp_wire_hdr, reserved) == 50,
+		       offsetof(struct dp_wire_hdr, budget) == 50,
 	"dprpc header fields at their documented offsets");
 
 /* Ethernet + IPv4 + UDP, prebuilt per peer. */
@@ -154,6 +203,7 @@ struct dp_parsed {
 	uint32_t status;
 	uint32_t msg_len; /* the whole message's length */
 	uint16_t pkt_idx, pkt_cnt, flags, credits;
+	uint16_t budget; /* encoded (dp_budget_decode()); 0: none */
 };
 
 /* The parts of a frame's dprpc header the sender chooses.  pkt_cnt 0 (what
@@ -171,7 +221,41 @@ struct dp_hdr_fields {
 	uint32_t status;
 	uint16_t pkt_idx, pkt_cnt, flags, credits;
 	uint32_t msg_len;
+	uint16_t budget; /* encoded (dp_budget_encode()); 0: none */
 };
+
+/*
+ * The budget field (a deadline's time left, or a retry-after hint) in 16
+ * bits: an 11-bit mantissa and a 5-bit exponent, mant << exp microseconds,
+ * so 1 us to 2047 << 31 us (about 50 days) with at most 1/2048 lost to
+ * rounding, which is always down (a server never believes it has more time
+ * than the caller gave).  0 means none; a time left of 0 is sent as 1 us.
+ */
+#define DP_BUDGET_MANT_BITS 11
+#define DP_BUDGET_MANT_MAX  ((1u << DP_BUDGET_MANT_BITS) - 1)
+#define DP_BUDGET_EXP_MAX   31u
+
+static inline uint16_t
+dp_budget_encode(uint64_t us)
+{
+	unsigned int e;
+
+	if (us == 0)
+		return 1; /* expired, but a deadline: 1 us */
+	if (us <= DP_BUDGET_MANT_MAX)
+		return (uint16_t)us;
+	/* The top set bit goes to the mantissa's top bit. */
+	e = (unsigned int)(63 - __builtin_clzll(us)) - (DP_BUDGET_MANT_BITS - 1);
+	if (e > DP_BUDGET_EXP_MAX)
+		return (uint16_t)((DP_BUDGET_EXP_MAX << DP_BUDGET_MANT_BITS) | DP_BUDGET_MANT_MAX);
+	return (uint16_t)((e << DP_BUDGET_MANT_BITS) | (unsigned int)(us >> e));
+}
+
+static inline uint64_t
+dp_budget_decode(uint16_t v)
+{
+	return (uint64_t)(v & DP_BUDGET_MANT_MAX) << (v >> DP_BUDGET_MANT_BITS);
+}
 
 /* Build the Ethernet/IPv4/UDP headers from @src to @dst into tmpl[DP_L2L4_LEN];
  * lengths and checksum are filled per frame by dp_frame_write(). */

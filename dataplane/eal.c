@@ -22,8 +22,10 @@
 
 #include "dp_agent.h"
 #include "dp_eal.h"
+#include "dp_stream.h"
 
 int dp_meta_offset = -1;
+int dp_stream_offset = -1;
 
 /*
  * Mempool caches for threads that EAL did not create.  An EAL lcore takes
@@ -134,11 +136,21 @@ dp_register_dynfield(void)
 		.size = sizeof(struct dp_call_meta),
 		.align = __alignof__(struct dp_call_meta),
 	};
+	static const struct rte_mbuf_dynfield sdesc = {
+		.name = "dprpc_stream",
+		.size = sizeof(struct dprpc_stream *),
+		.align = __alignof__(struct dprpc_stream *),
+	};
 	/* Idempotent: the same name and size give back the same offset. */
-	int off = rte_mbuf_dynfield_register(&desc);
+	int off = rte_mbuf_dynfield_register(&desc), soff;
 
 	if (off < 0)
 		return -rte_errno;
+	/* A stream call's request frame: its stream (dp_stream.h). */
+	soff = rte_mbuf_dynfield_register(&sdesc);
+	if (soff < 0)
+		return -rte_errno;
 	dp_meta_offset = off;
+	dp_stream_offset = soff;
 	return 0;
 }

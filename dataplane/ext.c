@@ -33,10 +33,31 @@ dp_agent_default_timeout_us(const struct dprpc_agent *a)
 	return a->default_timeout_us;
 }
 
+uint32_t
+dp_agent_max_msg(const struct dprpc_agent *a)
+{
+	return a->max_msg;
+}
+
 bool
 dp_agent_has_io_lcore(const struct dprpc_agent *a)
 {
 	return a->io_launched;
+}
+
+void
+dp_refuse_calls(struct dprpc_agent *a)
+{
+	/* Relaxed: only the flag matters; its readers (dprpc_rpc_async_id(),
+	 * dp_req_start()) serve or refuse what races with it. */
+	atomic_store_explicit(&a->refusing, true, memory_order_relaxed);
+}
+
+bool
+dp_agent_refusing(const struct dprpc_agent *a)
+{
+	/* Relaxed: as in dp_refuse_calls(). */
+	return atomic_load_explicit(&a->refusing, memory_order_relaxed);
 }
 
 /* Each extension's init, in order; stops at the first that fails (its

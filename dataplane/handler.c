@@ -43,6 +43,7 @@
 #include <stdio.h>
 #include <string.h>
 
+#include <rte_cycles.h>
 #include <rte_mbuf.h>
 #include <rte_mempool.h>
 #include <rte_ring.h>
@@ -53,6 +54,10 @@
 #include "dp_msg.h"
 #include "dp_poll.h"
 #include "dp_tx.h"
+
+/* The request whose handler runs on this thread (innermost run), for the
+ * deadline of calls made from inside it (dprpc_rpc_async_id()). */
+__thread const struct dprpc_request *dp_tls_req __attribute__((tls_model("initial-exec")));
 
 uint32_t
 dprpc_handler_id(const char *name)
@@ -89,6 +94,14 @@ dp_handler_find(const struct dprpc_agent *a, uint32_t id)
 			return NULL;
 	}
 	return NULL;
+}
+
+bool
+dp_handler_internal(const struct dprpc_agent *a, uint32_t id)
+{
+	const struct dp_handler *h = dp_handler_find(a, id);
+
+	return h != NULL && h->internal;
 }
 
 /* Handler names the library keeps for itself (the RRef messages). */
@@ -138,6 +151,7 @@ dp_register(struct dprpc_agent *a, const char *name, dprpc_handler_t fn, void *a
 		h->fn = fn;
 		h->arg = arg;
 		h->mode = mode;
+		h->internal = internal;
 		/* Release: publishes the fields above to dp_handler_find(). */
 		atomic_store_explicit(&h->id, id, memory_order_release);
 		a->nb_handlers++;
@@ -188,6 +202,61 @@ dprpc_request_agent(const struct dprpc_request *req)
 	return req->agent;
 }
 
+uint64_t
+dprpc_request_deadline_tsc(const struct dprpc_request *req)
+{
+	if (req == NULL) {
+		rte_errno = EINVAL;
+		return 0;
+	}
+	return req->deadline_tsc;
+}
+
+uint64_t
+dprpc_request_remaining_us(const struct dprpc_request *req)
+{
+	uint64_t now;
+
+	if (req == NULL) {
+		rte_errno = EINVAL;
+		return 0;
+	}
+	if (req->deadline_tsc == 0)
+		return DPRPC_NO_DEADLINE;
+	now = rte_rdtsc();
+	return now >= req->deadline_tsc ? 0 : dp_tsc_to_us(req->agent, req->deadline_tsc - now);
+}
+
+uint64_t
+dprpc_request_timeout(const struct dprpc_request *req, uint64_t timeout_us)
+{
+	uint64_t left;
+
+	if (req == NULL) {
+		rte_errno = EINVAL;
+		return 0;
+	}
+	if (timeout_us == DPRPC_TIMEOUT_DEFAULT)
+		timeout_us = req->agent->default_timeout_us;
+	left = dprpc_request_remaining_us(req);
+	if (left == DPRPC_NO_DEADLINE)
+		return timeout_us;
+	if (left == 0)
+		left = 1; /* passed: the shortest timeout, not none */
+	return timeout_us == DPRPC_TIMEOUT_NONE || left < timeout_us ? left : timeout_us;
+}
+
+bool
+dprpc_request_cancelled(const struct dprpc_request *req)
+{
+	if (req == NULL) {
+		rte_errno = EINVAL;
+		return false;
+	}
+	/* Relaxed: a hint (struct dprpc_request). */
+	return atomic_load_explicit(&req->cancelled, memory_order_relaxed) != 0;
+}
+
 void
 dp_req_set_hook(struct dprpc_request *req, const struct dp_req_hook *hook, void *arg0, void *arg1)
 {
@@ -233,6 +302,15 @@ dp_req_release(struct dprpc_request *req)
 
 	if (req->hook != NULL)
 		req->hook->release(req);
+	/* Calls to self are not bounded per peer. */
+	if (req->src != a->rank) {
+		if (dp_tls_poller == a)
+			a->peers[req->src].srv_freed_here++;
+		else
+			/* Relaxed: a bound only (struct dp_peer). */
+			atomic_fetch_add_explicit(
+				&a->peers[req->src].srv_freed_away, 1, memory_order_relaxed);
+	}
 	rte_pktmbuf_free(req->m);
 	if (req->rx != NULL)
 		dp_rxmsg_free(req->rx); /* a reassembled request's payload */
@@ -268,7 +346,7 @@ dp_req_claim(struct dprpc_request *req)
 
 /* Give up a claim that sent nothing: REPLYING -> LIVE, to be answered
  * again. */
-static void
+void
 dp_req_unclaim(struct dprpc_request *req)
 {
 	/* Release: pairs with the acquire of the next claim.  Only the
@@ -280,7 +358,7 @@ dp_req_unclaim(struct dprpc_request *req)
 /* End the claim the caller holds: REPLYING -> DONE.  The object goes back
  * to the pool now if no handler run holds it; otherwise the last run's end
  * gives it back. */
-static void
+void
 dp_req_done(struct dprpc_request *req)
 {
 	/* acq_rel: the release half publishes this thread's use of the
@@ -326,6 +404,7 @@ dp_respond(struct dprpc_request *req, uint32_t status, const void *data, uint32_
 		.req_num = req->req_num,
 		.handler_id = req->handler_id,
 		.status = status,
+		.budget = status == EBUSY ? req->retry_hint : 0,
 	};
 	uint8_t *frame;
 
@@ -366,7 +445,7 @@ dp_respond(struct dprpc_request *req, uint32_t status, const void *data, uint32_
 
 /* The claim of an application's reply: -EALREADY, counted, if @req was
  * answered already. */
-static int
+int
 dp_reply_claim(struct dprpc_request *req)
 {
 	if (dp_req_claim(req) == 0)
@@ -498,6 +577,7 @@ void
 dp_run_handler(struct dprpc_request *req)
 {
 	const struct dp_handler *h = req->h;
+	const struct dprpc_request *outer = dp_tls_req; /* runs nest */
 	uint32_t old;
 	int rc;
 
@@ -507,7 +587,9 @@ dp_run_handler(struct dprpc_request *req)
 	 * until the run ends, and every other change of the state is a
 	 * read-modify-write that sees it. */
 	atomic_fetch_add_explicit(&req->state, DP_REQ_RUN, memory_order_relaxed);
+	dp_tls_req = req;
 	rc = h->fn(req, h->arg);
+	dp_tls_req = outer;
 	if (rc != DPRPC_DEFERRED)
 		dp_handler_returned(req, h, rc);
 	/* acq_rel: the release half publishes the handler's use of the
@@ -550,7 +632,67 @@ dp_req_new(struct dprpc_agent *a, const struct dp_parsed *p)
 	req->rx = NULL;
 	req->tx = NULL;
 	req->h = dp_handler_find(a, p->handler_id);
+	req->deadline_tsc =
+		p->budget == 0 ? 0 : a->now_tsc + dp_us_to_tsc(a, dp_budget_decode(p->budget));
+	/* Relaxed: published with the rest by the hand-over (above). */
+	atomic_store_explicit(&req->cancelled, 0, memory_order_relaxed);
+	req->retry_hint = 0;
+	req->stream = (p->flags & DP_REQ_STREAM) != 0 && p->src != a->rank;
+	if (unlikely(req->stream)) {
+		/* Its window: the caller's (at least 1), of which at most our
+		 * credits (dp_stream.h). */
+		req->st_window = RTE_MAX(p->credits, (uint16_t)1);
+		req->st_weff = (uint16_t)RTE_MIN((uint32_t)req->st_window, a->credits);
+		req->st_next = 0;
+		/* Relaxed: published with the rest by the hand-over. */
+		atomic_store_explicit(&req->st_limit, req->st_window, memory_order_relaxed);
+	}
+	if (p->src != a->rank)
+		a->peers[p->src].srv_taken++; /* poller only (struct dp_peer) */
 	return req;
+}
+
+uint16_t
+dp_retry_hint(const struct dprpc_agent *a)
+{
+	uint64_t queued = 0, service = 0, us;
+	unsigned int i;
+
+	for (i = 0; i < a->nb_hl; i++) {
+		queued += rte_ring_count(a->hl[i].ring);
+		/* Relaxed: an estimate (struct dp_hlcore). */
+		service += dp_load_relaxed(&a->hl[i].service_tsc);
+	}
+	us = a->nb_hl == 0 ? 0 : dp_tsc_to_us(a, queued * (service / a->nb_hl) / a->nb_hl);
+	return dp_budget_encode(RTE_MAX(us, (uint64_t)DP_RETRY_MIN_US));
+}
+
+/* Whether @req may run now (@now: a TSC): false if its caller cancelled it
+ * (released unanswered: nobody waits for the answer) or its deadline passed
+ * while it waited (answered -ETIME); counted either way.  The thread that
+ * holds the request. */
+static bool
+dp_req_runnable(struct dprpc_request *req, uint64_t now)
+{
+	struct dprpc_agent *a = req->agent;
+	char msg[DPRPC_ERRMSG_MAX];
+
+	/* Relaxed: a hint (struct dprpc_request). */
+	if (unlikely(atomic_load_explicit(&req->cancelled, memory_order_relaxed) != 0)) {
+		dp_count_mt(&a->st.requests_cancelled, 1);
+		dp_request_free(req);
+		return false;
+	}
+	if (likely(req->deadline_tsc == 0 || now < req->deadline_tsc))
+		return true;
+	dp_count_mt(&a->st.requests_expired, 1);
+	/* A long name truncates the message, like any message. */
+	if (snprintf(msg, sizeof(msg),
+		    "worker %s did not run '%s': its deadline passed while queued", a->name,
+		    req->h->name) < 0)
+		msg[0] = '\0';
+	(void)dp_reply_error_or_drop(req, -ETIME, msg);
+	return false;
 }
 
 /* Run @req's handler inline or queue it to the pool, or answer that there
@@ -568,16 +710,29 @@ dp_req_start(struct dprpc_agent *a, struct dprpc_request *req)
 		dp_reply_error_or_drop(req, -ENOENT, msg);
 		return;
 	}
+	/* Relaxed: dp_refuse_calls() publishes nothing but the flag; a
+	 * request racing with it is served or refused, either is right. */
+	if (unlikely(dp_load_relaxed(&a->refusing)) && !h->internal) {
+		snprintf(msg, sizeof(msg), "worker %s is shutting down", a->name);
+		dp_reply_error_or_drop(req, -ESHUTDOWN, msg);
+		return;
+	}
 	dp_count(&a->st.requests_handled, 1);
+	/* A multi-frame request waited for its last frame: it may be late. */
+	if (unlikely(!dp_req_runnable(req, a->now_tsc)))
+		return;
 	if (h->mode == DPRPC_HANDLER_INLINE) {
 		dp_run_handler(req);
 		return;
 	}
-	/* Pool: round robin over the handler lcores.  SP: only the poller
-	 * enqueues. */
-	if (rte_ring_sp_enqueue(a->hl[a->hl_next].ring, req) != 0) {
+	/* Pool: round robin over the handler lcores, each holding at most
+	 * hl_queue_max requests.  SP: only the poller enqueues. */
+	if (rte_ring_count(a->hl[a->hl_next].ring) >= a->hl_queue_max ||
+		rte_ring_sp_enqueue(a->hl[a->hl_next].ring, req) != 0) {
 		dp_count(&a->st.drops[DPRPC_DROP_HANDLER_FULL], 1);
+		dp_count(&a->st.rejected_pool, 1);
 		snprintf(msg, sizeof(msg), "handler pool of worker %s is full", a->name);
+		req->retry_hint = dp_retry_hint(a);
 		dp_reply_error_or_drop(req, -EBUSY, msg);
 		return;
 	}
@@ -595,6 +750,10 @@ dp_redispatch(struct dprpc_request *req, uint32_t handler_id, const void *payloa
 	req->h = h;
 	req->payload = payload;
 	req->len = len;
+	/* It waited (for an RRef value): cancelled or late, it is not run
+	 * (answered or released, counted), which is this call's success. */
+	if (unlikely(!dp_req_runnable(req, rte_rdtsc())))
+		return 0;
 	if (h->mode == DPRPC_HANDLER_INLINE || dp_tls_poller != a) {
 		dp_run_handler(req);
 		return 0;
@@ -612,7 +771,8 @@ dp_lcore_handler(void *arg)
 	struct dp_hlcore *hl = arg;
 	struct dprpc_agent *a = hl->agent;
 	struct dprpc_request *reqs[DP_RX_BURST];
-	unsigned int n, i, empty = 0;
+	unsigned int n, i, ran, empty = 0;
+	uint64_t t0, t1, avg;
 
 	/* Acquire: pairs with the release store of stop in destroy. */
 	while (!atomic_load_explicit(&a->stop, memory_order_acquire)) {
@@ -622,8 +782,26 @@ dp_lcore_handler(void *arg)
 			continue;
 		}
 		empty = 0;
-		for (i = 0; i < n; i++)
+		t0 = rte_rdtsc();
+		t1 = t0;
+		for (i = 0, ran = 0; i < n; i++) {
+			/* Checked as each comes up: the handlers before it
+			 * took time. */
+			if (i > 0 && reqs[i]->deadline_tsc != 0)
+				t1 = rte_rdtsc();
+			if (!dp_req_runnable(reqs[i], t1))
+				continue;
 			dp_run_handler(reqs[i]);
+			ran++;
+		}
+		if (ran == 0)
+			continue;
+		/* The service time, for overload answers' retry-after hint:
+		 * an EWMA (1/8) of the burst's mean.  Relaxed: an estimate,
+		 * read by the poller (struct dp_hlcore). */
+		t1 = rte_rdtsc();
+		avg = dp_load_relaxed(&hl->service_tsc);
+		dp_store_relaxed(&hl->service_tsc, avg - avg / 8 + (t1 - t0) / ran / 8);
 	}
 	return 0;
 }

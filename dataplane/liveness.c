@@ -106,6 +106,32 @@ dp_send_control(struct dprpc_agent *a, unsigned int to, enum dp_ctrl_op op)
 }
 
 void
+dp_send_cancel(struct dprpc_agent *a, unsigned int to, uint16_t slot, uint32_t req_num)
+{
+	struct dp_hdr_fields f = {
+		.type = DP_FRAME_CONTROL,
+		.src = a->rank,
+		.dst = (uint16_t)to,
+		.slot = slot,
+		.session = a->session,
+		.dst_session = a->peers[to].session,
+		.req_num = req_num,
+		.handler_id = DP_CTRL_CANCEL,
+	};
+	struct rte_mbuf *m = rte_pktmbuf_alloc(a->mp);
+	uint8_t *frame;
+
+	if (m == NULL) {
+		dp_count(&a->st.tx_dropped, 1); /* the request runs; its answer is stale */
+		return;
+	}
+	frame = (uint8_t *)rte_pktmbuf_append(m, DP_HDRS_LEN);
+	dp_frame_write(frame, a->peers[to].tmpl, &f, NULL, 0);
+	dp_meta_plain(m);
+	dp_stage_tx(a, m);
+}
+
+void
 dp_hello(struct dprpc_agent *a, unsigned int p, uint64_t now, uint64_t interval)
 {
 	struct dp_peer *peer = &a->peers[p];
@@ -142,6 +168,7 @@ dp_peer_down(struct dprpc_agent *a, unsigned int p, uint64_t silent_tsc)
 
 	/* Relaxed: the poller is the only writer of state (struct dp_peer). */
 	dp_store_relaxed(&a->peers[p].state, DPRPC_PEER_DOWN);
+	dp_peer_addressable(&a->peers[p]);
 	dp_count(&a->st.peers_down, 1);
 	snprintf(msg, sizeof(msg), "worker %s is down: nothing heard for %" PRIu64 " ms",
 		a->world.w[p].name, silent_tsc * 1000 / a->tsc_hz);
@@ -149,6 +176,7 @@ dp_peer_down(struct dprpc_agent *a, unsigned int p, uint64_t silent_tsc)
 	/* What the server side holds for it goes too (docs/reliability.md,
 	 * "Budgets and reclaim"). */
 	dp_srv_reclaim(a, p);
+	dp_srv_cancel_all(a, p); /* nobody waits for those answers */
 	dp_ext_peer_event(a, p, DP_PEER_EV_DOWN);
 	if (a->peer_event != NULL)
 		a->peer_event(a, p, false, a->peer_event_arg);

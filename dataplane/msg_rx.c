@@ -28,6 +28,7 @@
 #include "dp_handler.h"
 #include "dp_msg.h"
 #include "dp_server.h"
+#include "dp_stream.h"
 #include "dp_tx.h"
 #include "fut_internal.h"
 #include "dprpc_atomic.h"
@@ -205,6 +206,7 @@ dp_msg_deliver_request(struct dprpc_agent *a, struct dp_srv_slot *e, const struc
 		return false;
 	e->rx = NULL;
 	e->state = DP_SRV_RUNNING;
+	e->req = req;
 	/* The request object owns it now (bounded by max_requests). */
 	dp_srv_bytes_add(a, &a->peers[p->src], -(int64_t)r->len);
 	dp_msgs_live(a, -1);
@@ -291,7 +293,7 @@ dp_msg_rx_request(struct dprpc_agent *a, struct rte_mbuf *m, const struct dp_par
 			"worker %s refused a request of %u bytes: %" PRIu64
 			" bytes of messages held for %s",
 			a->name, p->msg_len, peer->srv_bytes, a->world.w[p->src].name);
-		dp_srv_refuse(a, peer, e, p, -ENOBUFS, msg);
+		dp_srv_refuse(a, peer, e, p, -ENOBUFS, msg, 0);
 		return;
 	}
 	rx = dp_rxmsg_new(p);
@@ -398,5 +400,7 @@ dp_msg_srv_clear(struct dprpc_agent *a, struct dp_peer *peer, struct dp_srv_slot
 		e->rx = NULL;
 		dp_msgs_live(a, -1);
 	}
+	if (unlikely(e->st != NULL))
+		dp_stream_srv_free(a, peer, e);
 	e->state = DP_SRV_EMPTY;
 }

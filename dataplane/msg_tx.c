@@ -372,7 +372,7 @@ dp_msg_resend_response(struct dprpc_agent *a, unsigned int from, uint16_t slot)
 		return true;
 	}
 	if (dp_kept_send(a, &e->resp, dp_keep_area(&a->peers[from], slot, true), DP_FRAME_RESPONSE,
-		    from, slot, e->req_num)) {
+		    from, slot, e->req_num, 0)) {
 		dp_count(&a->st.requests_resent, 1);
 		return true;
 	}

@@ -43,6 +43,7 @@
 #include "dp_rcu.h"
 #include "dp_rendezvous.h"
 #include "dp_server.h"
+#include "dp_stream.h"
 #include "dp_tx.h"
 #include "dprpc_atomic.h"
 
@@ -130,7 +131,10 @@ dp_rx_frame(struct dprpc_agent *a, struct rte_mbuf *m)
 	if (unlikely(p.type == DP_FRAME_CONTROL)) {
 		if (p.handler_id == DP_CTRL_PING)
 			dp_send_control(a, p.src, DP_CTRL_PONG);
-		else if (p.src != a->rank && p.handler_id >= DP_CTRL_LEAVE)
+		else if (p.handler_id == DP_CTRL_CANCEL)
+			dp_srv_cancel(a, &p);
+		else if (p.src != a->rank &&
+			(p.handler_id == DP_CTRL_LEAVE || p.handler_id == DP_CTRL_LEAVE_ACK))
 			dp_leave_rx(a, p.src, p.handler_id);
 		rte_pktmbuf_free(m);
 		return;
@@ -142,6 +146,10 @@ dp_rx_frame(struct dprpc_agent *a, struct rte_mbuf *m)
 	/* A message's frames are copied out: no need to align them. */
 	if (p.pkt_cnt == 1)
 		dp_align_payload(&p);
+	if (unlikely(p.type >= DP_FRAME_CHUNK)) {
+		dp_stream_rx(a, m, &p); /* server streaming */
+		return;
+	}
 	if (p.type == DP_FRAME_RESPONSE)
 		dp_handle_response(a, m, &p);
 	else

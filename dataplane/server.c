@@ -38,12 +38,12 @@
 
 #include <rte_common.h>
 #include <rte_mbuf.h>
-#include <rte_memcpy.h>
 
 #include "dp_agent.h"
 #include "dp_handler.h"
 #include "dp_msg.h"
 #include "dp_server.h"
+#include "dp_stream.h"
 #include "dp_tx.h"
 
 void
@@ -76,16 +76,23 @@ dp_srv_keep_error(
 
 void
 dp_srv_refuse(struct dprpc_agent *a, struct dp_peer *peer, struct dp_srv_slot *e,
-	const struct dp_parsed *p, int code, const char *msg)
+	const struct dp_parsed *p, int code, const char *msg, uint16_t hint)
 {
-	dp_count(&a->st.drops[DPRPC_DROP_OVER_BUDGET], 1);
+	uint8_t *area = dp_keep_area(peer, p->slot, true);
+	uint32_t v;
+
+	if (code == -ENOBUFS)
+		dp_count(&a->st.drops[DPRPC_DROP_OVER_BUDGET], 1);
 	dp_msg_srv_clear(a, peer, e); /* the peer moved on */
 	e->req_num = p->req_num;
 	e->state = DP_SRV_DONE;
 	dp_srv_keep_error(peer, e, p->handler_id, code, msg);
+	/* The hint above the errno in the kept status word (dp_keep()). */
+	v = rte_cpu_to_be_32((uint32_t)-code | (uint32_t)hint << 16);
+	memcpy(area + 4, &v, 4);
 	/* No mbuf: as if this answer were lost, the resend gets it. */
 	(void)dp_kept_send(a, &e->resp, dp_keep_area(peer, p->slot, true), DP_FRAME_RESPONSE,
-		p->src, p->slot, p->req_num);
+		p->src, p->slot, p->req_num, 0);
 }
 
 /* Message bytes @e holds (what a new request on it would free). */
@@ -146,6 +153,10 @@ dp_srv_reclaim(struct dprpc_agent *a, unsigned int p)
 				"worker %s no longer holds the response: %s was declared down",
 				a->name, a->world.w[p].name);
 			dp_srv_keep_error(peer, e, handler_id, -ENODATA, msg);
+		} else if (e->st != NULL) {
+			/* A stream: its request was flagged cancelled
+			 * (dp_srv_cancel_all()); nothing more is sent. */
+			dp_stream_srv_free(a, peer, e);
 		}
 	}
 }
@@ -228,6 +239,8 @@ dp_keep_response(struct dprpc_agent *a, struct rte_mbuf *m, const struct dp_wire
 	if (e->state != DP_SRV_RUNNING || e->req_num != rte_be_to_cpu_32(h->req_num))
 		return;
 	e->state = DP_SRV_DONE;
+	if (unlikely(e->st != NULL))
+		dp_stream_srv_free(a, peer, e); /* a reply ends a stream at once */
 	if (likely(dp_keep_fits(m))) {
 		dp_keep(&e->resp, dp_keep_area(peer, slot, true), m);
 		return;
@@ -251,9 +264,18 @@ dp_keep(struct dp_kept *k, uint8_t *area, struct rte_mbuf *m)
 	if (likely(dp_keep_fits(m))) {
 		const struct dp_wire_hdr *h = dp_frame_hdr(rte_pktmbuf_mtod(m, uint8_t *));
 
+		/* The status word holds the budget field above the errno
+		 * (an errno fits 16 bits): a resend of an overload answer
+		 * carries its retry-after hint again (dp_kept_send()). */
+		uint32_t st = rte_cpu_to_be_32((rte_be_to_cpu_32(h->status) & 0xffffu) |
+					       (uint32_t)rte_be_to_cpu_16(h->budget) << 16);
+
 		memcpy(area, &h->handler_id, 4);
-		memcpy(area + 4, &h->status, 4);
-		rte_memcpy(area + 8, rte_pktmbuf_mtod_offset(m, const void *, DP_HDRS_LEN), plen);
+		memcpy(area + 4, &st, 4);
+		/* memcpy, not rte_memcpy: at most DP_KEEP_BYTES, and
+		 * rte_memcpy's inline expansion made this 7 KB of code on
+		 * the path of every call (instruction cache). */
+		memcpy(area + 8, rte_pktmbuf_mtod_offset(m, const void *, DP_HDRS_LEN), plen);
 		k->len = (uint16_t)(8 + plen);
 		k->m = NULL;
 		return;
@@ -266,12 +288,13 @@ dp_keep(struct dp_kept *k, uint8_t *area, struct rte_mbuf *m)
 }
 
 /* Stage the kept frame again, a @type frame to @to on @slot for request
- * @req_num (what the frame's headers held besides the kept bytes); false
+ * @req_num with @budget (what the frame's headers held besides the kept
+ * bytes; a frame kept by reference goes as it was first made); false
  * if nothing is kept or no mbuf could be had (the caller's timer or the
  * peer's next duplicate tries again). */
 bool
 dp_kept_send(struct dprpc_agent *a, const struct dp_kept *k, const uint8_t *area, uint8_t type,
-	unsigned int to, uint16_t slot, uint32_t req_num)
+	unsigned int to, uint16_t slot, uint32_t req_num, uint16_t budget)
 {
 	struct dp_hdr_fields f = {
 		.type = type,
@@ -281,6 +304,7 @@ dp_kept_send(struct dprpc_agent *a, const struct dp_kept *k, const uint8_t *area
 		.session = a->session,
 		.dst_session = a->peers[to].session,
 		.req_num = req_num,
+		.budget = budget,
 	};
 	struct rte_mbuf *m = k->m;
 	uint32_t v;
@@ -295,7 +319,10 @@ dp_kept_send(struct dprpc_agent *a, const struct dp_kept *k, const uint8_t *area
 		memcpy(&v, area, 4);
 		f.handler_id = rte_be_to_cpu_32(v);
 		memcpy(&v, area + 4, 4);
-		f.status = rte_be_to_cpu_32(v);
+		v = rte_be_to_cpu_32(v);
+		f.status = v & 0xffffu;
+		if (budget == 0)
+			f.budget = (uint16_t)(v >> 16);
 		dp_frame_write(frame, a->peers[to].tmpl, &f, area + 8, k->len - 8u);
 		dp_meta_plain(m);
 	}
@@ -342,7 +369,21 @@ dp_srv_refuse_busy(struct dprpc_agent *a, struct dp_peer *peer, struct dp_srv_sl
 	snprintf(msg, sizeof(msg),
 		"worker %s refused the request: %" PRIu64 " bytes of messages held for %s", a->name,
 		peer->srv_bytes, a->world.w[p->src].name);
-	dp_srv_refuse(a, peer, e, p, -ENOBUFS, msg);
+	dp_srv_refuse(a, peer, e, p, -ENOBUFS, msg, 0);
+}
+
+/* A new request from @peer over a bound of what this agent holds (@what:
+ * the caller's requests or all requests): not run, answered -EBUSY with a
+ * retry-after hint. */
+static void __rte_cold
+dp_srv_refuse_overload(struct dprpc_agent *a, struct dp_peer *peer, struct dp_srv_slot *e,
+	const struct dp_parsed *p, const char *what)
+{
+	char msg[DP_KEEP_BYTES - 8]; /* what a kept answer holds */
+
+	snprintf(msg, sizeof(msg), "worker %s is overloaded: too many requests held %s", a->name,
+		what);
+	dp_srv_refuse(a, peer, e, p, -EBUSY, msg, dp_retry_hint(a));
 }
 
 void
@@ -350,6 +391,7 @@ dp_dispatch_request(struct dprpc_agent *a, struct rte_mbuf *m, const struct dp_p
 {
 	struct dp_srv_slot *e = NULL;
 	struct dp_peer *peer = NULL;
+	struct dp_srv_stream *st = NULL;
 	struct dprpc_request *req;
 
 	if (p->pkt_cnt > 1) {
@@ -378,12 +420,36 @@ dp_dispatch_request(struct dprpc_agent *a, struct rte_mbuf *m, const struct dp_p
 			return;
 		}
 	}
+	if (unlikely(peer != NULL && dp_srv_live(peer) >= a->peer_req_max)) {
+		rte_pktmbuf_free(m);
+		dp_count(&a->st.rejected_peer, 1);
+		dp_srv_refuse_overload(a, peer, e, p, "for this caller");
+		return;
+	}
+	/* A stream call (dp_stream.h): its state before anything else. */
+	if (unlikely(p->flags & DP_REQ_STREAM) && e != NULL) {
+		st = dp_stream_srv_new(a, p);
+		if (st == NULL) {
+			rte_pktmbuf_free(m);
+			dp_count(&a->st.drops[DPRPC_DROP_NO_MEMORY], 1);
+			dp_srv_refuse(a, peer, e, p, -ENOMEM, "no memory for the stream", 0);
+			return;
+		}
+	}
 	req = dp_req_new(a, p);
 	if (req == NULL) {
 		rte_pktmbuf_free(m);
-		if (p->src == a->rank)
+		if (st != NULL) {
+			free(st->q);
+			free(st);
+		}
+		if (p->src == a->rank) {
 			dp_self_fail(a, p->slot, p->req_num, -ENOBUFS,
 				"no request object free for a call to self");
+			return;
+		}
+		dp_count(&a->st.rejected_requests, 1);
+		dp_srv_refuse_overload(a, peer, e, p, "in all");
 		return;
 	}
 	req->m = m;
@@ -391,6 +457,98 @@ dp_dispatch_request(struct dprpc_agent *a, struct rte_mbuf *m, const struct dp_p
 		dp_msg_srv_clear(a, peer, e); /* the peer moved on */
 		e->req_num = p->req_num;
 		e->state = DP_SRV_RUNNING;
+		e->req = req;
+		e->st = st;
 	}
 	dp_req_start(a, req);
+}
+
+/* @e's request object if it still is the RUNNING request of @e (slot
+ * @slot of peer @p): the object may have been answered, released and
+ * reused since.  Only the poller writes a request's identity (dp_req_new()),
+ * so reading it here races with nothing; a reused object names a newer
+ * request or another slot. */
+struct dprpc_request *
+dp_srv_live_req(struct dprpc_agent *a, unsigned int p, unsigned int slot, struct dp_srv_slot *e)
+{
+	struct dprpc_request *req = e->req;
+
+	if (e->state != DP_SRV_RUNNING || req == NULL || req->src != p || req->slot != slot ||
+		req->req_num != e->req_num || req->src_session != a->peers[p].session)
+		return NULL;
+	/* Relaxed: the object stays in req_pool's memory whatever its
+	 * phase; a stale look only sets the flag of a request that ends
+	 * anyway. */
+	if ((atomic_load_explicit(&req->state, memory_order_relaxed) & DP_REQ_PHASE) != DP_REQ_LIVE)
+		return NULL;
+	return req;
+}
+
+/* Tell @req (held by whoever runs, queues or deferred it) that its caller
+ * gave up. */
+static void
+dp_req_cancel(struct dprpc_request *req)
+{
+	/* Relaxed: a hint (struct dprpc_request). */
+	atomic_store_explicit(&req->cancelled, 1, memory_order_relaxed);
+}
+
+void
+dp_srv_cancel(struct dprpc_agent *a, const struct dp_parsed *p)
+{
+	struct dp_peer *peer = &a->peers[p->src];
+	struct dp_srv_slot *e = dp_srv_find(peer, p->slot);
+	struct dprpc_request *req;
+	char msg[DP_KEEP_BYTES - 8];
+	uint32_t handler_id;
+
+	/* Addressed to this incarnation by the caller's current one (checked
+	 * by the rx demux), and naming the request the slot holds. */
+	if (p->src == a->rank || p->dst_session != a->session || e == NULL ||
+		e->req_num != p->req_num)
+		return;
+	if (e->state == DP_SRV_RECEIVING) {
+		/* Half received: never run.  What a late frame or resend
+		 * finds instead is the cancellation. */
+		handler_id = e->rx->handler_id;
+		dp_msg_srv_clear(a, peer, e);
+		e->state = DP_SRV_DONE;
+		snprintf(msg, sizeof(msg), "cancelled by the caller");
+		dp_srv_keep_error(peer, e, handler_id, -ECANCELED, msg);
+		dp_count(&a->st.cancels_received, 1);
+		dp_count(&a->st.requests_cancelled, 1);
+		return;
+	}
+	req = dp_srv_live_req(a, p->src, p->slot, e);
+	if (e->st != NULL && e->state == DP_SRV_RUNNING) {
+		/* A stream: its frames are let go and nothing more is sent
+		 * (dp_stream_stage()); ended already, the slot is done. */
+		handler_id = e->st->handler_id;
+		dp_stream_srv_free(a, peer, e);
+		if (req == NULL) {
+			e->state = DP_SRV_DONE;
+			dp_srv_keep_error(
+				peer, e, handler_id, -ECANCELED, "the stream was cancelled");
+		}
+	}
+	if (req == NULL)
+		return; /* answered already: too late */
+	dp_count(&a->st.cancels_received, 1);
+	dp_req_cancel(req);
+}
+
+void
+dp_srv_cancel_all(struct dprpc_agent *a, unsigned int p)
+{
+	struct dp_peer *peer = &a->peers[p];
+	struct dprpc_request *req;
+	unsigned int i;
+
+	if (dp_srv_live(peer) == 0)
+		return;
+	for (i = 0; i < peer->srv_cap; i++) {
+		req = dp_srv_live_req(a, p, i, &peer->srv[i]);
+		if (req != NULL)
+			dp_req_cancel(req);
+	}
 }

@@ -12,6 +12,8 @@
 #include <rte_byteorder.h>
 #include <rte_ether.h>
 
+#include <rte_ring.h>
+
 #include "dp_agent.h"
 #include "dprpc_atomic.h"
 
@@ -92,6 +94,22 @@ dprpc_agent_stats_get(const struct dprpc_agent *a, struct dprpc_agent_stats *s)
 	s->handler_bad_return = dp_load_relaxed(&a->st.handler_bad_return);
 	s->handler_misuse = s->reply_again + s->handler_unanswered + s->handler_error_after_reply +
 			    s->handler_bad_return;
+	s->requests_expired = dp_load_relaxed(&a->st.requests_expired);
+	s->requests_cancelled = dp_load_relaxed(&a->st.requests_cancelled);
+	s->cancels_received = dp_load_relaxed(&a->st.cancels_received);
+	s->calls_cancelled = dp_load_relaxed(&a->st.calls_cancelled);
+	s->rejected_pool = dp_load_relaxed(&a->st.rejected_pool);
+	s->rejected_peer = dp_load_relaxed(&a->st.rejected_peer);
+	s->rejected_requests = dp_load_relaxed(&a->st.rejected_requests);
+	s->rejected_overload = s->rejected_pool + s->rejected_peer + s->rejected_requests;
+	s->queue_depth = 0;
+	for (i = 0; i < a->nb_hl; i++)
+		s->queue_depth += rte_ring_count(a->hl[i].ring);
+	s->requests_held = dp_requests_in_use(a);
+	s->stream_chunks_sent = dp_load_relaxed(&a->st.stream_chunks_sent);
+	s->stream_window_full = dp_load_relaxed(&a->st.stream_window_full);
+	s->stream_frames_resent = dp_load_relaxed(&a->st.stream_frames_resent);
+	s->stream_chunks_received = dp_load_relaxed(&a->st.stream_chunks_received);
 	return 0;
 }
 
@@ -156,6 +174,18 @@ dprpc_agent_dump(const struct dprpc_agent *a, FILE *f)
 		" reclaimed mbufs %" PRIu64 " messages %" PRIu64 "\n",
 		u.kept_mbufs, a->kept_max, a->kept_peer_max, u.msg_bytes, a->msg_max,
 		a->msg_peer_max, s.keeps_refused, s.reclaimed_mbufs, s.reclaimed_msgs);
+	fprintf(f,
+		"  load: queue_depth %" PRIu64 " requests_held %" PRIu64 " expired %" PRIu64
+		" cancelled %" PRIu64 " cancels_received %" PRIu64 " calls_cancelled %" PRIu64
+		" rejected %" PRIu64 " (pool %" PRIu64 " peer %" PRIu64 " requests %" PRIu64 ")\n",
+		s.queue_depth, s.requests_held, s.requests_expired, s.requests_cancelled,
+		s.cancels_received, s.calls_cancelled, s.rejected_overload, s.rejected_pool,
+		s.rejected_peer, s.rejected_requests);
+	fprintf(f,
+		"  streams: chunks sent %" PRIu64 " window_full %" PRIu64 " frames resent %" PRIu64
+		" chunks received %" PRIu64 "\n",
+		s.stream_chunks_sent, s.stream_window_full, s.stream_frames_resent,
+		s.stream_chunks_received);
 	fprintf(f, "  dropped %" PRIu64, s.dropped);
 	for (i = 0; i < DPRPC_DROP_MAX; i++)
 		if (s.drops[i] != 0)

@@ -81,6 +81,20 @@ dp_tel_add_stats(struct dprpc_agent *a, void *arg)
 	rte_tel_data_add_dict_u64(d, "reclaimed_msgs", s.reclaimed_msgs);
 	rte_tel_data_add_dict_u64(d, "kept_mbufs", u.kept_mbufs);
 	rte_tel_data_add_dict_u64(d, "msg_bytes", u.msg_bytes);
+	rte_tel_data_add_dict_u64(d, "requests_expired", s.requests_expired);
+	rte_tel_data_add_dict_u64(d, "requests_cancelled", s.requests_cancelled);
+	rte_tel_data_add_dict_u64(d, "cancels_received", s.cancels_received);
+	rte_tel_data_add_dict_u64(d, "calls_cancelled", s.calls_cancelled);
+	rte_tel_data_add_dict_u64(d, "rejected_overload", s.rejected_overload);
+	rte_tel_data_add_dict_u64(d, "rejected_pool", s.rejected_pool);
+	rte_tel_data_add_dict_u64(d, "rejected_peer", s.rejected_peer);
+	rte_tel_data_add_dict_u64(d, "rejected_requests", s.rejected_requests);
+	rte_tel_data_add_dict_u64(d, "queue_depth", s.queue_depth);
+	rte_tel_data_add_dict_u64(d, "requests_held", s.requests_held);
+	rte_tel_data_add_dict_u64(d, "stream_chunks_sent", s.stream_chunks_sent);
+	rte_tel_data_add_dict_u64(d, "stream_window_full", s.stream_window_full);
+	rte_tel_data_add_dict_u64(d, "stream_frames_resent", s.stream_frames_resent);
+	rte_tel_data_add_dict_u64(d, "stream_chunks_received", s.stream_chunks_received);
 	rte_tel_data_add_dict_u64(d, "dropped", s.dropped);
 	for (i = 0; i < DPRPC_DROP_MAX; i++) {
 		snprintf(key, sizeof(key), "drop_%s", dprpc_drop_reason_str(i));

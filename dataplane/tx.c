@@ -45,6 +45,7 @@
 #include "dp_msg.h"
 #include "dp_poll.h"
 #include "dp_server.h"
+#include "dp_stream.h"
 #include "dp_tx.h"
 #include "dprpc_atomic.h"
 
@@ -157,6 +158,10 @@ dp_stage_tx(struct dprpc_agent *a, struct rte_mbuf *m)
 	}
 	if (h->type == DP_FRAME_RESPONSE)
 		dp_keep_response(a, m, h);
+	else if (unlikely(h->type == DP_FRAME_CHUNK)) {
+		dp_stream_stage(a, m, h); /* kept until acknowledged, then out */
+		return;
+	}
 	dp_stage_out(a, m);
 }
 

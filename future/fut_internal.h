@@ -64,5 +64,11 @@ bool fut_expire(struct dprpc_future *f, uint64_t now, uint16_t origin, const cha
 int fut_complete_consume(struct dprpc_future *f, const void *data, size_t len,
 	dprpc_value_free_t free_fn, void *free_arg);
 int fut_fail_consume(struct dprpc_future *f, int code, uint16_t origin, const char *msg);
+/* fut_fail_consume() with the error's retry_after_us. */
+int fut_fail_consume_hint(struct dprpc_future *f, int code, uint16_t origin, const char *msg,
+	uint32_t retry_after_us);
+/* True once @f failed with -ECANCELED (dprpc_future_cancel()): the agent's
+ * timer frees the call's slot and tells the server (client.c). */
+bool fut_cancelled(const struct dprpc_future *f);
 
 #endif /* FUT_INTERNAL_H */

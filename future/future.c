@@ -675,6 +675,7 @@ fut_reset(struct dprpc_future *f)
 	f->collect_records = NULL;
 	f->u.err.code = 0;
 	f->u.err.origin = 0;
+	f->u.err.retry_after_us = 0;
 	f->u.err.msg[0] = '\0';
 }
 
@@ -1068,7 +1069,8 @@ dprpc_future_complete_copy(struct dprpc_future *f, const void *data, size_t len)
 }
 
 static int
-fut_fail(struct dprpc_future *f, int code, uint16_t origin, const char *msg, bool consume)
+fut_fail(struct dprpc_future *f, int code, uint16_t origin, const char *msg, bool consume,
+	uint32_t retry_after_us)
 {
 	size_t n = 0;
 
@@ -1083,6 +1085,7 @@ fut_fail(struct dprpc_future *f, int code, uint16_t origin, const char *msg, boo
 	}
 	f->u.err.code = code;
 	f->u.err.origin = origin;
+	f->u.err.retry_after_us = retry_after_us;
 	if (msg != NULL) {
 		n = strnlen(msg, DPRPC_ERRMSG_MAX - 1);
 		memcpy(f->u.err.msg, msg, n);
@@ -1097,13 +1100,46 @@ dprpc_future_fail(struct dprpc_future *f, int code, uint16_t origin, const char 
 {
 	if (f == NULL)
 		return -EINVAL;
-	return fut_fail(f, code, origin, msg, false);
+	return fut_fail(f, code, origin, msg, false, 0);
 }
 
 int
 fut_fail_consume(struct dprpc_future *f, int code, uint16_t origin, const char *msg)
 {
-	return fut_fail(f, code, origin, msg, true);
+	return fut_fail(f, code, origin, msg, true, 0);
+}
+
+int
+fut_fail_consume_hint(
+	struct dprpc_future *f, int code, uint16_t origin, const char *msg, uint32_t retry_after_us)
+{
+	return fut_fail(f, code, origin, msg, true, retry_after_us);
+}
+
+bool
+fut_cancelled(const struct dprpc_future *f)
+{
+	/* acquire: pairs with the seq_cst store of the final state, so the
+	 * error code read after it is the winner's. */
+	return dp_load_acquire(&f->state) == DPRPC_FUTURE_FAILED && f->u.err.code == -ECANCELED;
+}
+
+int
+dprpc_future_cancel(struct dprpc_future *f)
+{
+	uint32_t s;
+
+	if (f == NULL)
+		return -EINVAL;
+	if (fut_fail(f, -ECANCELED, DPRPC_ORIGIN_LOCAL, "cancelled", false, 0) == 0)
+		return DPRPC_CANCEL_DONE;
+	/* Another completion won: wait for its final state (a completer
+	 * stores it before running any callback, so this is short). */
+	/* acquire: pairs with the seq_cst store in fut_publish(). */
+	while (!fut_is_final(s = dp_load_acquire(&f->state)))
+		rte_pause();
+	return s == DPRPC_FUTURE_FAILED && f->u.err.code == -ECANCELED ? DPRPC_CANCEL_ALREADY
+								       : DPRPC_CANCEL_TOO_LATE;
 }
 
 enum dprpc_future_state

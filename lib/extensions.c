@@ -6,11 +6,13 @@
  */
 #include <stddef.h>
 
+#include "co_ext.h"
 #include "dp_ext.h"
 #include "rr_ext.h"
 
 const struct dp_ext_ops *const dp_extensions[] = {
 	&rr_extension, /* rref/: RRef contexts, the "dprpc.rref.*" handlers */
+	&co_extension, /* collective/: the leader's table, "dprpc.coll.gather" */
 	NULL,
 };
 

@@ -242,20 +242,6 @@ late_pct_us(const uint64_t *v, uint64_t n, double q, uint64_t hz)
 	return n == 0 ? 0.0 : (double)v[(uint64_t)(q * (double)(n - 1) + 0.5)] * 1e6 / (double)hz;
 }
 
-static double
-late_loadavg(void)
-{
-	double l = -1;
-	FILE *f = fopen("/proc/loadavg", "r");
-
-	if (f != NULL) {
-		if (fscanf(f, "%lf", &l) != 1)
-			l = -1;
-		fclose(f);
-	}
-	return l;
-}
-
 int
 perf_lateness_client(uint16_t port, const struct perf_opts *o, struct perf_result *r)
 {
@@ -330,7 +316,7 @@ perf_lateness_client(uint16_t port, const struct perf_opts *o, struct perf_resul
 		r->calls = r->timeouts + r->completions + r->other_failures;
 		r->seconds = o->duration_s;
 		r->rate = (double)r->calls / o->duration_s;
-		r->loadavg = late_loadavg();
+		r->loadavg = perf_loadavg();
 		r->ok = r->calls > 0;
 	}
 	free(all);

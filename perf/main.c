@@ -7,9 +7,11 @@
  *
  * MODE is latency (one rpc_sync outstanding), throughput (rpc_async keeping
  * --window calls in flight), raw (the port echoing raw frames of the same
- * size, without dprpc; --window applies), rref, rref-churn, or lateness
+ * size, without dprpc; --window applies), rref, rref-churn, lateness
  * (--threads application threads against a slow handler: how late do
- * timeouts fire).
+ * timeouts fire), open (calls at --rate whatever the answers, latency from
+ * each call's intended send: open.c) or sweep (open-loop runs at rising
+ * rates: the knee and the maximum sustainable rate, sweep.c).
  *
  * Without EAL options the tool runs both sides on this machine: for each
  * measured phase it forks a server and a client process, each with its own
@@ -104,6 +106,8 @@ run_side(const char *role, const struct perf_opts *o, struct perf_result *r)
 		return perf_churn_client(port, o, r);
 	case MODE_LATENESS:
 		return perf_lateness_client(port, o, r);
+	case MODE_OPEN:
+		return perf_open_client(port, o, r);
 	default:
 		return perf_rpc_client(port, o, r);
 	}
@@ -175,8 +179,9 @@ reap(pid_t pid, int timeout_ms)
 	return 255;
 }
 
-static int
-run_phase(const struct perf_opts *o, enum perf_mode mode, unsigned int tag, struct perf_result *r)
+int
+perf_run_phase(
+	const struct perf_opts *o, enum perf_mode mode, unsigned int tag, struct perf_result *r)
 {
 	char sock[108];
 	struct pollfd pfd;
@@ -235,16 +240,18 @@ drive(const struct perf_opts *o)
 	unsigned int i, tag = 0;
 	int rc;
 
+	if (o->mode == MODE_SWEEP)
+		return perf_sweep(o) == 0 ? 0 : 1;
 	for (i = 0; i < o->repeat; i++) {
 		if (with_raw) {
-			rc = run_phase(o, base, tag++, &raws[i]);
+			rc = perf_run_phase(o, base, tag++, &raws[i]);
 			if (rc != 0) {
 				fprintf(stderr, "dprpc-perf: %s run %u failed: %s\n",
 					perf_mode_names[base], i, strerror(-rc));
 				return 1;
 			}
 		}
-		rc = run_phase(o, o->mode, tag++, &runs[i]);
+		rc = perf_run_phase(o, o->mode, tag++, &runs[i]);
 		if (rc != 0) {
 			fprintf(stderr, "dprpc-perf: %s run %u failed: %s\n",
 				perf_mode_names[o->mode], i, strerror(-rc));
@@ -285,6 +292,7 @@ main(int argc, char **argv)
 		return 2;
 	}
 	perf_retransmit_us = o.retransmit_us;
+	perf_service_us = o.service_us;
 	if (sep <= 1) {
 		/* No EAL options: fork both sides over a memif pair. */
 		if (o.role != NULL) {
@@ -297,8 +305,9 @@ main(int argc, char **argv)
 		fprintf(stderr, "dprpc-perf: with EAL options, give --role server|client\n");
 		return 2;
 	}
-	if (o.compare_raw || o.compare_rpc || o.repeat != 1) {
-		fprintf(stderr, "dprpc-perf: --compare-raw and --repeat need the forked mode\n");
+	if (o.compare_raw || o.compare_rpc || o.repeat != 1 || o.mode == MODE_SWEEP) {
+		fprintf(stderr, "dprpc-perf: --compare-raw, --repeat and sweep need the forked "
+				"mode\n");
 		return 2;
 	}
 	perf_server_json = o.json && strcmp(o.role, "server") == 0;

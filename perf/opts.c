@@ -16,14 +16,14 @@
 #include "perf.h"
 
 const char *const perf_mode_names[MODE_MAX] = {
-	"latency", "throughput", "raw", "rref", "rref-churn", "lateness"};
+	"latency", "throughput", "raw", "rref", "rref-churn", "lateness", "open", "sweep"};
 
 void
 perf_usage(const char *prog)
 {
 	fprintf(stderr,
 		"usage: %s [EAL options] -- MODE [options]\n"
-		"MODE: latency | throughput | raw | rref | rref-churn | lateness\n"
+		"MODE: latency | throughput | raw | rref | rref-churn | lateness | open | sweep\n"
 		"  --payload BYTES   request (and response) payload (default 32; up to %u in\n"
 		"                    latency and throughput, %d otherwise)\n"
 		"  --response BYTES  latency, throughput: the server answers this many bytes\n"
@@ -49,7 +49,26 @@ perf_usage(const char *prog)
 		"  --threads N       lateness: client application threads (pthreads, floating\n"
 		"                    over every CPU; default 4)\n"
 		"  --service-us US   lateness: the server's busy time per call (default 1000)\n"
-		"  --timeout-us US   lateness: each call's timeout (default 50000)\n",
+		"  --timeout-us US   lateness, open: each call's timeout (default 50000 for\n"
+		"                    lateness, 1000000 for open)\n"
+		"open (open loop, as wrk2: latency from each call's intended send time):\n"
+		"  --rate R          calls per second offered (required)\n"
+		"  --poisson         exponential gaps between calls (seeded) instead of fixed\n"
+		"  --seed N          the Poisson schedule's seed (default 1)\n"
+		"  --handler NAME    the server's handler: echo (default), spin (busy\n"
+		"                    --service-us), sleep (sleeps --service-us), or any name\n"
+		"                    a --role server registers\n"
+		"  --csv             per-second rows and a summary row as CSV\n"
+		"  --spectrum FILE   write the full percentile spectrum there (CSV with --csv)\n"
+		"  --hist-digits D   the histogram's significant digits, 1..5 (default 3)\n"
+		"  --hist-max-us US  its highest value (default 60000000); above: overflow\n"
+		"sweep (open-loop runs at rising rates; options of open apply):\n"
+		"  --rates R1,R2,..  the rates, ascending; or\n"
+		"  --rate-min R --rate-max R [--steps N]  N rates evenly spaced (default 10)\n"
+		"  --refine N        bisection steps past the last sustainable rate (default 3)\n"
+		"  --repeat N        runs per rate; the one of median p99 counts (default 1)\n"
+		"  --slo-us US       p99 bound of a sustainable rate (default: 10x the p99 at\n"
+		"                    the lowest rate)\n",
 		prog, DPRPC_MAX_MSG_DEFAULT, DPRPC_MAX_FRAME_PAYLOAD, DPRPC_MAX_MSG_DEFAULT);
 }
 
@@ -76,10 +95,27 @@ perf_parse_opts(int argc, char **argv, struct perf_opts *o)
 		{"threads", required_argument, NULL, 'n'},
 		{"service-us", required_argument, NULL, 's'},
 		{"timeout-us", required_argument, NULL, 't'},
+		{"rate", required_argument, NULL, 'a'},
+		{"poisson", no_argument, NULL, 'O'},
+		{"seed", required_argument, NULL, 'E'},
+		{"handler", required_argument, NULL, 'H'},
+		{"csv", no_argument, NULL, 'v'},
+		{"spectrum", required_argument, NULL, 'G'},
+		{"hist-digits", required_argument, NULL, 'g'},
+		{"hist-max-us", required_argument, NULL, 'X'},
+		{"rates", required_argument, NULL, 'L'},
+		{"rate-min", required_argument, NULL, 'm'},
+		{"rate-max", required_argument, NULL, 'M'},
+		{"steps", required_argument, NULL, 'k'},
+		{"refine", required_argument, NULL, 'f'},
+		{"slo-us", required_argument, NULL, 'l'},
 		{"help", no_argument, NULL, 'h'},
 		{NULL, 0, NULL, 0},
 	};
-	bool window_set = false;
+	bool window_set = false, open_opts = false;
+	double rate_min = 0, rate_max = 0;
+	unsigned int steps = 10;
+	char *p, *end;
 	int c, i;
 
 	memset(o, 0, sizeof(*o));
@@ -95,7 +131,12 @@ perf_parse_opts(int argc, char **argv, struct perf_opts *o)
 	o->retransmit_us = -1;
 	o->threads = 4;
 	o->service_us = 1000;
-	o->timeout_us = 50000;
+	o->timeout_us = 0;
+	o->seed = 1;
+	o->handler = "echo";
+	o->hist_digits = 3;
+	o->hist_max_us = 60ull * 1000 * 1000;
+	o->refine = 3;
 	if (argc < 2) {
 		fprintf(stderr, "dprpc-perf: give a MODE after --\n");
 		return -EINVAL;
@@ -168,9 +209,105 @@ perf_parse_opts(int argc, char **argv, struct perf_opts *o)
 		case 't':
 			o->timeout_us = strtoull(optarg, NULL, 0);
 			break;
+		case 'a':
+			o->rate = strtod(optarg, NULL);
+			open_opts = true;
+			break;
+		case 'O':
+			o->poisson = true;
+			open_opts = true;
+			break;
+		case 'E':
+			o->seed = strtoull(optarg, NULL, 0);
+			open_opts = true;
+			break;
+		case 'H':
+			o->handler = optarg;
+			open_opts = true;
+			break;
+		case 'v':
+			o->csv = true;
+			open_opts = true;
+			break;
+		case 'G':
+			o->spectrum = optarg;
+			open_opts = true;
+			break;
+		case 'g':
+			o->hist_digits = (unsigned int)strtoul(optarg, NULL, 0);
+			open_opts = true;
+			break;
+		case 'X':
+			o->hist_max_us = strtoull(optarg, NULL, 0);
+			open_opts = true;
+			break;
+		case 'L':
+			for (p = optarg; *p != '\0' && o->nb_rates < PERF_SWEEP_MAX; p = end) {
+				o->rates[o->nb_rates++] = strtod(p, &end);
+				if (end == p || (*end != ',' && *end != '\0'))
+					return -EINVAL;
+				if (*end == ',')
+					end++;
+			}
+			if (*p != '\0')
+				return -EINVAL;
+			break;
+		case 'm':
+			rate_min = strtod(optarg, NULL);
+			break;
+		case 'M':
+			rate_max = strtod(optarg, NULL);
+			break;
+		case 'k':
+			steps = (unsigned int)strtoul(optarg, NULL, 0);
+			break;
+		case 'f':
+			o->refine = (unsigned int)strtoul(optarg, NULL, 0);
+			break;
+		case 'l':
+			o->slo_us = strtod(optarg, NULL);
+			break;
 		default:
 			return -EINVAL;
 		}
+	}
+	if (o->timeout_us == 0)
+		o->timeout_us = o->mode == MODE_LATENESS ? 50000 : 1000000;
+	if (open_opts && o->mode != MODE_OPEN && o->mode != MODE_SWEEP) {
+		fprintf(stderr, "dprpc-perf: --rate, --poisson, --seed, --handler, --csv, "
+				"--spectrum and --hist-* are for open and sweep\n");
+		return -EINVAL;
+	}
+	if (o->mode == MODE_SWEEP && o->nb_rates == 0 && steps >= 2 && steps <= PERF_SWEEP_MAX &&
+		rate_min > 0 && rate_max > rate_min)
+		for (i = 0; i < (int)steps; i++)
+			o->rates[o->nb_rates++] =
+				rate_min + (rate_max - rate_min) * i / (steps - 1);
+	if (o->mode == MODE_SWEEP) {
+		for (i = 1; i < (int)o->nb_rates && o->rates[i] > o->rates[i - 1]; i++)
+			;
+		if (o->nb_rates < 2 || i < (int)o->nb_rates || o->rates[0] <= 0 ||
+			o->nb_rates + o->refine + 1 > PERF_SWEEP_MAX || o->slo_us < 0) {
+			fprintf(stderr,
+				"dprpc-perf: sweep: give 2 to %d ascending positive "
+				"--rates, or --rate-min < --rate-max and --steps 2..%d; "
+				"rates + --refine under %d\n",
+				PERF_SWEEP_MAX, PERF_SWEEP_MAX, PERF_SWEEP_MAX);
+			return -EINVAL;
+		}
+		o->rate = o->rates[0];
+	}
+	if ((o->mode == MODE_OPEN || o->mode == MODE_SWEEP) &&
+		(o->rate <= 0 || o->rate > 1e8 || o->duration_s > 600 ||
+			(o->repeat != 1 && o->mode == MODE_OPEN) || o->compare_raw ||
+			o->hist_digits < 1 || o->hist_digits > PERF_HIST_DIGITS_MAX ||
+			o->hist_max_us < 200 || o->hist_max_us > 1000ull * 1000 * 1000 * 1000 ||
+			o->timeout_us > 60ull * 1000 * 1000)) {
+		fprintf(stderr,
+			"dprpc-perf: open: --rate 0..1e8 (required), --duration up to "
+			"600, --repeat for sweep only, no --compare-raw, --hist-digits 1..5, "
+			"--hist-max-us 200..1e12, --timeout-us up to 60000000\n");
+		return -EINVAL;
 	}
 	if (!window_set)
 		o->window = o->mode == MODE_THROUGHPUT || o->mode == MODE_RAW ? 32
@@ -187,7 +324,8 @@ perf_parse_opts(int argc, char **argv, struct perf_opts *o)
 		fprintf(stderr, "dprpc-perf: --compare-rpc is for rref; --batch is 1..8192\n");
 		return -EINVAL;
 	}
-	if (o->mode == MODE_LATENCY || o->mode == MODE_THROUGHPUT) {
+	if (o->mode == MODE_LATENCY || o->mode == MODE_THROUGHPUT || o->mode == MODE_OPEN ||
+		o->mode == MODE_SWEEP) {
 		if (o->payload > DPRPC_MAX_MSG_DEFAULT ||
 			(o->response != PERF_ECHO && o->response > DPRPC_MAX_MSG_DEFAULT)) {
 			fprintf(stderr, "dprpc-perf: --payload and --response are at most %u\n",

@@ -17,9 +17,13 @@
 
 #include <dprpc/dprpc.h>
 
+#include "hist.h"
+
 #define PERF_MAX_SAMPLES (8u << 20)
 #define PERF_MAX_WINDOW	 1024
 #define PERF_ECHO	 UINT32_MAX /* --response not given: echo */
+#define PERF_SWEEP_MAX	 64
+#define PERF_ERRNO_MAX	 134 /* errnos counted one by one (Linux's go to 133) */
 
 enum perf_mode {
 	MODE_LATENCY,
@@ -28,6 +32,8 @@ enum perf_mode {
 	MODE_RREF,
 	MODE_RREF_CHURN,
 	MODE_LATENESS,
+	MODE_OPEN,  /* open loop: calls at --rate, latency from the intended send */
+	MODE_SWEEP, /* open-loop runs over rates: the knee and the max sustainable rate */
 	MODE_MAX
 };
 extern const char *const perf_mode_names[MODE_MAX];
@@ -51,8 +57,37 @@ struct perf_opts {
 	long retransmit_us;	 /* -1: the agent's default */
 	unsigned int threads;	 /* lateness: application threads of the client */
 	uint64_t service_us;	 /* lateness: the server's busy time per call */
-	uint64_t timeout_us;	 /* lateness: each call's timeout */
+	uint64_t timeout_us;	 /* lateness, open: each call's timeout */
+	/* open, sweep */
+	double rate;		      /* calls per second offered */
+	bool poisson;		      /* exponential gaps (else fixed) */
+	uint64_t seed;		      /* of the Poisson schedule */
+	const char *handler;	      /* the server's handler called (default echo) */
+	bool csv;		      /* CSV instead of text */
+	const char *spectrum;	      /* file for the percentile spectrum, or NULL */
+	unsigned int hist_digits;     /* significant digits of the histogram */
+	uint64_t hist_max_us;	      /* its highest value */
+	bool quiet;		      /* a sweep's run: report nothing, hand the result over */
+	double rates[PERF_SWEEP_MAX]; /* sweep: --rates, or from --rate-min, --rate-max, --steps */
+	unsigned int nb_rates;
+	unsigned int refine; /* sweep: bisection steps past the last sustainable rate */
+	double slo_us;	     /* sweep: p99 bound of a sustainable rate (0: 10x the lowest rate's) */
 };
+
+/* How a failed call is counted in every open-loop report: one class per
+ * errno, through perf_err_map[] in stats.c; an errno it does not name is
+ * "other" (and still counted by itself). */
+enum perf_err_class {
+	PERF_ERR_TIMEOUT,   /* ETIMEDOUT: the call's timeout expired */
+	PERF_ERR_OVERLOAD,  /* the server refused it: EBUSY (handler pool full),
+			       ENOBUFS (its budget) */
+	PERF_ERR_DEADLINE,  /* dropped past its deadline by the server: ETIME */
+	PERF_ERR_CANCELLED, /* ECANCELED */
+	PERF_ERR_OTHER,
+	PERF_ERR_CLASS_MAX
+};
+extern const char *const perf_err_class_names[PERF_ERR_CLASS_MAX];
+enum perf_err_class perf_err_classify(int code);
 
 /* What a client measured; sent to the driver through a pipe. */
 struct perf_result {
@@ -85,6 +120,22 @@ struct perf_result {
 	uint64_t timeouts, completions, other_failures, submit_failures;
 	double late_p50_us, late_p99_us, late_max_us, late_obs_p99_us, late_obs_max_us;
 	double gap_max_us, submit_max_us, loadavg;
+	/* open: the calls scheduled in the measured window (by intended send
+	 * time), how they ended (ok, or failed: by class, see perf_err_class,
+	 * and by errno; unsent: still not sent when the drain gave up), OK
+	 * completions inside the window per second (done_rate), OK calls of
+	 * the window per second from its start to the last one's completion
+	 * (achieved_rate: below the issued rate when a backlog builds), the
+	 * latency from the intended send (coordinated omission corrected) and
+	 * from the actual send, the longest a send lagged its schedule, and
+	 * submissions the agent pushed back (EAGAIN, ENOBUFS; retried);
+	 * err_errno[0] counts errnos past the array. */
+	double offered_rate, done_rate, achieved_rate;
+	uint64_t issued, ok_calls, failed, unsent, send_refused;
+	uint64_t err_class[PERF_ERR_CLASS_MAX];
+	uint64_t err_errno[PERF_ERRNO_MAX];
+	double min_us, mean_us, stddev_us, p90_us, p9999_us;
+	double unc_p50_us, unc_p99_us, unc_max_us, send_lag_max_us;
 };
 
 /* Pairwise ratios: each dprpc run over the raw run just before it, so a
@@ -103,6 +154,7 @@ struct perf_clock {
 
 int perf_clock_init(struct perf_clock *k, const struct perf_opts *o);
 void perf_clock_finish(struct perf_clock *k, const struct perf_opts *o, struct perf_result *r);
+void perf_err_count(struct perf_result *r, int code);
 void perf_median_result(struct perf_result *runs, unsigned int n, struct perf_result *m);
 double perf_median_of(double *v, unsigned int n);
 
@@ -125,6 +177,12 @@ int perf_parse_opts(int argc, char **argv, struct perf_opts *o);
 
 extern volatile sig_atomic_t perf_stop;
 void perf_publish_and_hold(const struct perf_result *r);
+/* Fork a server and a client of @mode over a memif pair; the client's
+ * result in @r.  0 or a negative errno. */
+int perf_run_phase(
+	const struct perf_opts *o, enum perf_mode mode, unsigned int tag, struct perf_result *r);
+/* The 1-minute load average, -1 if unknown. */
+double perf_loadavg(void);
 
 /* ---- the modes (raw.c, rpc.c, rref.c, lateness.c) ---- */
 
@@ -135,6 +193,8 @@ int perf_raw_client(uint16_t port, const struct perf_opts *o, struct perf_result
 extern long perf_retransmit_us;
 /* --role server --json: print the server agent's counters when it stops. */
 extern bool perf_server_json;
+/* The server's spin and sleep handlers: their time per call. */
+extern uint64_t perf_service_us;
 /* The agents' max_outstanding (default PERF_MAX_WINDOW). */
 extern unsigned int perf_max_outstanding;
 int perf_rpc_set_response(unsigned int len);
@@ -142,11 +202,15 @@ int perf_rpc_set_blob(unsigned int len);
 struct dprpc_agent *perf_rpc_agent(const char *name, uint16_t port);
 int perf_rpc_server(uint16_t port);
 int perf_rpc_client(uint16_t port, const struct perf_opts *o, struct perf_result *r);
+void perf_client_stats(struct dprpc_agent *a, struct perf_result *r);
 int perf_client_finish(struct dprpc_agent *a, struct perf_result *r);
 
 int perf_h_rrefstat(struct dprpc_request *req, void *arg);
 int perf_rref_client(uint16_t port, const struct perf_opts *o, struct perf_result *r);
 int perf_churn_client(uint16_t port, const struct perf_opts *o, struct perf_result *r);
+
+int perf_open_client(uint16_t port, const struct perf_opts *o, struct perf_result *r);
+int perf_sweep(const struct perf_opts *o);
 
 int perf_lateness_server(uint16_t port, const struct perf_opts *o);
 int perf_lateness_client(uint16_t port, const struct perf_opts *o, struct perf_result *r);
@@ -155,5 +219,20 @@ int perf_lateness_client(uint16_t port, const struct perf_opts *o, struct perf_r
 
 void perf_report(const struct perf_opts *o, const struct perf_result *d,
 	const struct perf_result *raw, const struct perf_ratios *pr);
+/* An open-loop run's histograms (nanoseconds), for its report: the
+ * whole window's latency from the intended send and from the actual
+ * send, and per second of intended send time. */
+struct perf_open_sec {
+	uint64_t issued, ok, failed; /* the calls scheduled in this second */
+	uint64_t done;		     /* OK completions inside this second */
+	struct perf_hist h;	     /* the latency of its calls, from the intended send */
+};
+struct perf_open_run {
+	struct perf_hist lat, unc;
+	struct perf_open_sec *sec;
+	unsigned int nb_sec;
+};
+void perf_open_report(
+	const struct perf_opts *o, const struct perf_open_run *run, const struct perf_result *r);
 
 #endif /* DPRPC_PERF_H */

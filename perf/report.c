@@ -2,10 +2,12 @@
 /*
  * Output: one line per measurement (and the baseline's beside it) or, with
  * --json, one JSON object whose keys scripts and tests read; rref-churn
- * reports its owner's memory instead of round-trip times.
+ * reports its owner's memory instead of round-trip times; the open loop
+ * one line per second and a summary, as text, JSON or CSV.
  */
 #include <inttypes.h>
 #include <stdio.h>
+#include <string.h>
 
 #include <dprpc/dprpc.h>
 
@@ -97,6 +99,8 @@ perf_report(const struct perf_opts *o, const struct perf_result *d, const struct
 		report_lateness(o, d);
 		return;
 	}
+	if (o->mode == MODE_OPEN)
+		return; /* the client printed it: perf_open_report() */
 	if (o->json) {
 		printf("{\"mode\": \"%s\", \"payload_bytes\": %u, \"window\": %u, \"repeat\": %u, ",
 			perf_mode_names[o->mode], o->payload, o->window, o->repeat);
@@ -170,4 +174,144 @@ perf_report(const struct perf_opts *o, const struct perf_result *d, const struct
 			o->compare_rpc ? "remote+to_here" : "dprpc", base, pr->p50, pr->rate,
 			o->repeat, d->p50_us / raw->p50_us, d->rate / raw->rate);
 	}
+}
+
+/* ---- the open loop ---- */
+
+static double
+hist_us(const struct perf_hist *h, double p)
+{
+	return (double)perf_hist_percentile(h, p) / 1e3;
+}
+
+static const char *
+errno_name(unsigned int e)
+{
+	const char *n = e == 0 ? "out_of_range" : strerrorname_np((int)e);
+
+	return n != NULL ? n : "unknown";
+}
+
+static void
+open_json(const struct perf_opts *o, const struct perf_open_run *run, const struct perf_result *r)
+{
+	unsigned int i, n = 0;
+
+	printf("{\"mode\": \"open\", \"handler\": \"%s\", \"payload_bytes\": %u, "
+	       "\"offered_rps\": %.1f, \"poisson\": %s, \"seed\": %" PRIu64 ", "
+	       "\"duration_s\": %.3f, \"warmup_s\": %.3f, \"timeout_us\": %" PRIu64
+	       ", \"service_us\": %" PRIu64 ", ",
+		o->handler, o->payload, o->rate, o->poisson ? "true" : "false", o->seed,
+		o->duration_s, o->warmup_s, o->timeout_us, o->service_us);
+	printf("\"issued\": %" PRIu64 ", \"ok\": %" PRIu64 ", \"failed\": %" PRIu64
+	       ", \"unsent\": %" PRIu64,
+		r->issued, r->ok_calls, r->failed, r->unsent);
+	for (i = 0; i < PERF_ERR_CLASS_MAX; i++)
+		printf(", \"%s\": %" PRIu64, perf_err_class_names[i], r->err_class[i]);
+	printf(", \"retransmits\": %" PRIu64 ", \"dropped\": %" PRIu64
+	       ", \"send_refused\": %" PRIu64
+	       ", \"done_rps\": %.1f, \"achieved_rps\": %.1f, \"min_us\": %.3f, \"mean_us\": %.3f, "
+	       "\"stddev_us\": %.3f"
+	       ", \"p50_us\": %.3f, \"p90_us\": %.3f, \"p99_us\": %.3f, \"p999_us\": %.3f"
+	       ", \"p9999_us\": %.3f, \"max_us\": %.3f, \"uncorrected_p50_us\": %.3f"
+	       ", \"uncorrected_p99_us\": %.3f, \"uncorrected_max_us\": %.3f"
+	       ", \"send_lag_max_us\": %.3f, \"hist_digits\": %u, \"overflow\": %" PRIu64
+	       ", \"loadavg_1m\": %.2f, \"errors_by_errno\": {",
+		r->retransmits, r->dropped, r->send_refused, r->done_rate, r->achieved_rate,
+		r->min_us, r->mean_us, r->stddev_us, r->p50_us, r->p90_us, r->p99_us, r->p999_us,
+		r->p9999_us, r->max_us, r->unc_p50_us, r->unc_p99_us, r->unc_max_us,
+		r->send_lag_max_us, o->hist_digits, run->lat.overflow, r->loadavg);
+	for (i = 0; i < PERF_ERRNO_MAX; i++)
+		if (r->err_errno[i] > 0)
+			printf("%s\"%s\": %" PRIu64, n++ ? ", " : "", errno_name(i),
+				r->err_errno[i]);
+	printf("}, \"per_second\": [");
+	for (i = 0; i < run->nb_sec; i++) {
+		const struct perf_open_sec *s = &run->sec[i];
+
+		printf("%s{\"second\": %u, \"issued\": %" PRIu64 ", \"ok\": %" PRIu64
+		       ", \"failed\": %" PRIu64 ", \"done\": %" PRIu64 ", \"p50_us\": %.3f"
+		       ", \"p90_us\": %.3f, \"p99_us\": %.3f, \"p999_us\": %.3f, \"max_us\": %.3f}",
+			i ? ", " : "", i, s->issued, s->ok, s->failed, s->done, hist_us(&s->h, 50),
+			hist_us(&s->h, 90), hist_us(&s->h, 99), hist_us(&s->h, 99.9),
+			(double)s->h.max / 1e3);
+	}
+	printf("]}\n");
+}
+
+static void
+open_csv(const struct perf_open_run *run, const struct perf_result *r)
+{
+	unsigned int i;
+
+	printf("second,issued,ok,failed,done,p50_us,p90_us,p99_us,p999_us,p9999_us,max_us,"
+	       "timeouts,overload,deadline,cancelled,other,unsent,retransmits\n");
+	for (i = 0; i < run->nb_sec; i++) {
+		const struct perf_open_sec *s = &run->sec[i];
+
+		printf("%u,%" PRIu64 ",%" PRIu64 ",%" PRIu64 ",%" PRIu64
+		       ",%.3f,%.3f,%.3f,%.3f,%.3f,%.3f,,,,,,,\n",
+			i, s->issued, s->ok, s->failed, s->done, hist_us(&s->h, 50),
+			hist_us(&s->h, 90), hist_us(&s->h, 99), hist_us(&s->h, 99.9),
+			hist_us(&s->h, 99.99), (double)s->h.max / 1e3);
+	}
+	printf("all,%" PRIu64 ",%" PRIu64 ",%" PRIu64 ",%.0f,%.3f,%.3f,%.3f,%.3f,%.3f,%.3f",
+		r->issued, r->ok_calls, r->failed, r->done_rate * r->seconds, r->p50_us, r->p90_us,
+		r->p99_us, r->p999_us, r->p9999_us, r->max_us);
+	for (i = 0; i < PERF_ERR_CLASS_MAX; i++)
+		printf(",%" PRIu64, r->err_class[i]);
+	printf(",%" PRIu64 ",%" PRIu64 "\n", r->unsent, r->retransmits);
+}
+
+void
+perf_open_report(
+	const struct perf_opts *o, const struct perf_open_run *run, const struct perf_result *r)
+{
+	unsigned int i, n = 0;
+
+	if (o->json) {
+		open_json(o, run, r);
+		return;
+	}
+	if (o->csv) {
+		open_csv(run, r);
+		return;
+	}
+	printf("open: %.0f calls/s offered (%s), handler %s, %u B, %.3f s measured after "
+	       "%.3f s of warm-up, timeout %" PRIu64 " us\n",
+		o->rate, o->poisson ? "Poisson" : "fixed", o->handler, o->payload, o->duration_s,
+		o->warmup_s, o->timeout_us);
+	printf("%5s %9s %9s %7s %9s %10s %10s %10s %10s %10s  (latency from the intended "
+	       "send, us)\n",
+		"sec", "issued", "ok", "failed", "done", "p50", "p90", "p99", "p99.9", "max");
+	for (i = 0; i < run->nb_sec; i++) {
+		const struct perf_open_sec *s = &run->sec[i];
+
+		printf("%5u %9" PRIu64 " %9" PRIu64 " %7" PRIu64 " %9" PRIu64
+		       " %10.1f %10.1f %10.1f %10.1f %10.1f\n",
+			i, s->issued, s->ok, s->failed, s->done, hist_us(&s->h, 50),
+			hist_us(&s->h, 90), hist_us(&s->h, 99), hist_us(&s->h, 99.9),
+			(double)s->h.max / 1e3);
+	}
+	printf("calls: %" PRIu64 " issued, %" PRIu64 " ok, %" PRIu64 " failed (", r->issued,
+		r->ok_calls, r->failed);
+	for (i = 0; i < PERF_ERR_CLASS_MAX; i++)
+		printf("%s%s %" PRIu64, i ? ", " : "", perf_err_class_names[i], r->err_class[i]);
+	printf("), %" PRIu64 " unsent; retransmits %" PRIu64 "; %.0f completed/s in the window, "
+	       "%.0f/s achieved\n",
+		r->unsent, r->retransmits, r->done_rate, r->achieved_rate);
+	printf("latency from the intended send: min %.2f  mean %.2f  stddev %.2f  p50 %.2f  "
+	       "p90 %.2f  p99 %.2f  p99.9 %.2f  p99.99 %.2f  max %.2f us\n",
+		r->min_us, r->mean_us, r->stddev_us, r->p50_us, r->p90_us, r->p99_us, r->p999_us,
+		r->p9999_us, r->max_us);
+	printf("from the actual send: p50 %.2f  p99 %.2f  max %.2f us; sends up to %.2f us "
+	       "late, %" PRIu64 " pushed back; load average %.2f\n",
+		r->unc_p50_us, r->unc_p99_us, r->unc_max_us, r->send_lag_max_us, r->send_refused,
+		r->loadavg);
+	for (i = 0; i < PERF_ERRNO_MAX; i++)
+		if (r->err_errno[i] > 0)
+			printf("%s%s %" PRIu64, n++ ? ", " : "failed by errno: ", errno_name(i),
+				r->err_errno[i]);
+	if (n > 0)
+		printf("\n");
 }

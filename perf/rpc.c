@@ -2,7 +2,8 @@
 /*
  * The dprpc modes latency and throughput: the agents both sides make, the
  * server's handlers (echo, or --response bytes; the RRef value for rref
- * proxies; the RRef statistics for rref-churn) and the client, one
+ * proxies; the RRef statistics for rref-churn; spin and sleep, taking
+ * --service-us, for the open loop) and the client, one
  * rpc_sync outstanding or --window rpc_async lanes, each reissued from its
  * completion callback.  perf_client_finish() hands any dprpc client's
  * result over.
@@ -13,8 +14,11 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/prctl.h>
+#include <time.h>
 
 #include <rte_cycles.h>
+#include <rte_pause.h>
 #include <rte_errno.h>
 
 #include <dprpc/dprpc.h>
@@ -26,6 +30,7 @@
 	"client 1 02:00:00:00:00:02 10.0.0.2 7000\n"
 
 long perf_retransmit_us = -1;
+uint64_t perf_service_us;
 bool perf_server_json;
 unsigned int perf_max_outstanding = PERF_MAX_WINDOW;
 
@@ -43,6 +48,32 @@ h_echo(struct dprpc_request *req, void *arg)
 	if (perf_response_len != PERF_ECHO)
 		return dprpc_reply(req, perf_response, perf_response_len);
 	return dprpc_reply(req, p, len);
+}
+
+/* spin: --service-us of busy work on the poller, then an empty answer
+ * (a CPU-bound handler). */
+static int
+h_spin(struct dprpc_request *req, void *arg)
+{
+	uint64_t until = rte_rdtsc() + (uint64_t)(uintptr_t)arg;
+
+	while (rte_rdtsc() < until)
+		rte_pause();
+	return dprpc_reply(req, NULL, 0);
+}
+
+/* sleep: the poller sleeps --service-us (a handler blocked on I/O, the CPU
+ * left to others), then answers empty. */
+static int
+h_sleep(struct dprpc_request *req, void *arg)
+{
+	struct timespec ts = {.tv_sec = (time_t)(perf_service_us / 1000000),
+		.tv_nsec = (long)(perf_service_us % 1000000) * 1000};
+
+	(void)arg;
+	while (nanosleep(&ts, &ts) != 0 && errno == EINTR && !perf_stop)
+		;
+	return dprpc_reply(req, NULL, 0);
 }
 
 /* rref: a proxy handler answering with the RRef's value. */
@@ -115,8 +146,14 @@ int
 perf_rpc_server(uint16_t port)
 {
 	struct dprpc_agent *a = perf_rpc_agent("server", port);
+	uint64_t spin = perf_service_us * rte_get_tsc_hz() / 1000000;
 
+	/* sleep: wake up on time, not up to 50 us late. */
+	(void)prctl(PR_SET_TIMERSLACK, 1UL);
 	if (a == NULL || dprpc_register(a, "echo", h_echo, NULL, DPRPC_HANDLER_INLINE) != 0 ||
+		dprpc_register(a, "spin", h_spin, (void *)(uintptr_t)spin, DPRPC_HANDLER_INLINE) !=
+			0 ||
+		dprpc_register(a, "sleep", h_sleep, NULL, DPRPC_HANDLER_INLINE) != 0 ||
 		dprpc_register(a, "value", h_value, NULL, DPRPC_HANDLER_INLINE) != 0 ||
 		dprpc_register(a, "blob", h_blob, NULL, DPRPC_HANDLER_INLINE) != 0 ||
 		dprpc_register(a, "rrefstat", perf_h_rrefstat, NULL, DPRPC_HANDLER_INLINE) != 0)
@@ -255,9 +292,9 @@ perf_rpc_client(uint16_t port, const struct perf_opts *o, struct perf_result *r)
 	return perf_client_finish(a, r);
 }
 
-/* The agent's totals into a result; hand it over; destroy the agent. */
-int
-perf_client_finish(struct dprpc_agent *a, struct perf_result *r)
+/* The agent's totals into a result. */
+void
+perf_client_stats(struct dprpc_agent *a, struct perf_result *r)
 {
 	struct dprpc_agent_stats st;
 
@@ -272,6 +309,13 @@ perf_client_finish(struct dprpc_agent *a, struct perf_result *r)
 	r->msgs_received = st.msgs_received;
 	r->calls_sent = st.calls_sent;
 	r->calls_ok = st.calls_ok;
+}
+
+/* The agent's totals into a result; hand it over; destroy the agent. */
+int
+perf_client_finish(struct dprpc_agent *a, struct perf_result *r)
+{
+	perf_client_stats(a, r);
 	perf_publish_and_hold(r);
 	return dprpc_agent_destroy(a);
 }

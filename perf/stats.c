@@ -3,9 +3,10 @@
  * Measurement: a run's TSC clock (warm-up discarded, RTT samples kept in
  * ticks and turned into percentiles at the end) and the medians taken over
  * --repeat runs.  perf_clock_record(), on every call's path, is inline in
- * perf.h.
+ * perf.h.  The classes failed calls are counted in (perf_err_map[]).
  */
 #include <errno.h>
+#include <stdio.h>
 #include <stdlib.h>
 
 #include <rte_cycles.h>
@@ -120,4 +121,61 @@ perf_median_of(double *v, unsigned int n)
 {
 	qsort(v, n, sizeof(double), cmp_double);
 	return v[n / 2];
+}
+
+const char *const perf_err_class_names[PERF_ERR_CLASS_MAX] = {
+	"timeouts", "overload", "deadline", "cancelled", "other"};
+
+/*
+ * Failed calls by class.  The library ends a call with one of these today
+ * (dprpc_rpc.h); an errno the server work adds (a deadline drop, an
+ * overload rejection, a cancellation) is one more line here.  Anything not
+ * listed is "other"; every errno is counted by itself as well.
+ */
+static const struct {
+	int err;
+	enum perf_err_class cls;
+} perf_err_map[] = {
+	{ETIMEDOUT, PERF_ERR_TIMEOUT},
+	{EBUSY, PERF_ERR_OVERLOAD},
+	{ENOBUFS, PERF_ERR_OVERLOAD},
+	{ETIME, PERF_ERR_DEADLINE},
+	{ECANCELED, PERF_ERR_CANCELLED},
+};
+
+enum perf_err_class
+perf_err_classify(int code)
+{
+	unsigned int i;
+
+	code = code < 0 ? -code : code;
+	for (i = 0; i < RTE_DIM(perf_err_map); i++)
+		if (perf_err_map[i].err == code)
+			return perf_err_map[i].cls;
+	return PERF_ERR_OTHER;
+}
+
+/* One failed call (@code a negative errno) into @r. */
+void
+perf_err_count(struct perf_result *r, int code)
+{
+	unsigned int e = (unsigned int)(code < 0 ? -code : code);
+
+	r->failed++;
+	r->err_class[perf_err_classify(code)]++;
+	r->err_errno[e < PERF_ERRNO_MAX ? e : 0]++;
+}
+
+double
+perf_loadavg(void)
+{
+	double l = -1;
+	FILE *f = fopen("/proc/loadavg", "r");
+
+	if (f != NULL) {
+		if (fscanf(f, "%lf", &l) != 1)
+			l = -1;
+		fclose(f);
+	}
+	return l;
 }

@@ -17,6 +17,9 @@ pkgs=(
 	libbpf-dev           # bpf/bpf_helpers.h for the XDP program
 	linux-libc-dev       # linux/bpf.h, asm/types.h (-I/usr/include/<multiarch>) for it
 	ethtool              # the veth's XDP verdict counters in the netns test
+	libopenblas-dev      # examples/model: the batched forward pass (cblas_sgemm)
+	python3-sklearn      # examples/model: the digits data set and the MLP's training
+	gnuplot-nox          # perf/sweep.sh's latency-vs-load figure
 )
 
 missing=()

@@ -59,6 +59,104 @@ assert r["threads"] == 2 and r["timeouts"] > 0, r
 assert 0 <= r["lateness_p50_us"] <= r["lateness_p99_us"] <= r["lateness_max_us"], r
 print(f"lateness: {r['timeouts']} timeouts, worst {r['lateness_max_us']} us late")
 PY
+# Open loop: calls at a fixed rate, each counted once (ok, failed by
+# class and errno, or unsent), the per-second lines adding up.
+out=$("$perf" -- open --rate 2000 --duration 0.5 --warmup 0.1 --json 2>/dev/null)
+python3 - "$out" <<'PY'
+import json, sys
+r = json.loads(sys.argv[1])
+need = ["offered_rps", "issued", "ok", "failed", "unsent", "timeouts", "overload", "deadline",
+        "cancelled", "other", "retransmits", "done_rps", "achieved_rps", "p50_us", "p90_us", "p99_us", "p999_us",
+        "p9999_us", "max_us", "min_us", "mean_us", "stddev_us", "uncorrected_p50_us",
+        "send_lag_max_us", "errors_by_errno", "per_second", "loadavg_1m"]
+missing = [k for k in need if k not in r]
+assert not missing, f"missing {missing} in {r}"
+# A fixed schedule: 2000/s for 0.5 s, up to one call either side of the edges.
+assert abs(r["issued"] - 1000) <= 1, r["issued"]
+assert r["issued"] == r["ok"] + r["failed"] + r["unsent"], r
+assert r["failed"] == sum(r[k] for k in ["timeouts", "overload", "deadline", "cancelled", "other"])
+assert r["failed"] == sum(r["errors_by_errno"].values()), r
+assert len(r["per_second"]) == 1 and r["per_second"][0]["issued"] == r["issued"], r
+assert sum(s["ok"] for s in r["per_second"]) == r["ok"], r
+assert 0 < r["min_us"] <= r["p50_us"] <= r["p99_us"] <= r["p999_us"] <= r["max_us"], r
+print(f"open: {r['issued']} issued, {r['ok']} ok, p50 {r['p50_us']} us, p99 {r['p99_us']} us")
+PY
+# The error classes: a handler nobody registered (ENOENT: other), and one
+# sleeping longer than every call's timeout (ETIMEDOUT: timeouts); Poisson
+# gaps, CSV.
+out=$("$perf" -- open --rate 1000 --poisson --duration 0.3 --warmup 0.05 --handler nosuch \
+	--json 2>/dev/null)
+python3 - "$out" <<'PY'
+import json, sys
+r = json.loads(sys.argv[1])
+assert r["issued"] > 0 and r["ok"] == 0 and r["other"] == r["issued"], r
+assert r["errors_by_errno"] == {"ENOENT": r["issued"]}, r
+print(f"open, no such handler: {r['issued']} calls, all ENOENT")
+PY
+out=$("$perf" -- open --rate 100 --duration 0.3 --warmup 0 --handler sleep --service-us 30000 \
+	--timeout-us 5000 --json 2>/dev/null)
+python3 - "$out" <<'PY'
+import json, sys
+r = json.loads(sys.argv[1])
+assert r["issued"] == 30 and r["timeouts"] == 30 and r["ok"] == 0, r
+assert r["errors_by_errno"] == {"ETIMEDOUT": 30}, r
+print("open, handler sleeping past the timeout: 30 calls, 30 timeouts")
+PY
+# The server's spin handler takes --service-us: no call is faster.
+out=$("$perf" -- open --rate 500 --duration 0.3 --warmup 0.05 --handler spin --service-us 300 \
+	--json 2>/dev/null)
+python3 - "$out" <<'PY'
+import json, sys
+r = json.loads(sys.argv[1])
+assert r["ok"] == r["issued"] == 150 and r["min_us"] >= 300 and r["service_us"] == 300, r
+print(f"open, spin 300 us: min {r['min_us']} us")
+PY
+out=$("$perf" -- open --rate 1000 --duration 1.5 --warmup 0.05 --handler spin --service-us 10 \
+	--csv 2>/dev/null)
+python3 - "$out" <<'PY'
+import csv, io, sys
+rows = list(csv.DictReader(io.StringIO(sys.argv[1])))
+assert [r["second"] for r in rows] == ["0", "1", "all"], rows
+assert int(rows[0]["issued"]) + int(rows[1]["issued"]) == int(rows[2]["issued"]), rows
+assert int(rows[2]["issued"]) == int(rows[2]["ok"]) + int(rows[2]["failed"]) + int(rows[2]["unsent"])
+print(f"open --csv: {rows[2]['issued']} calls over {len(rows) - 1} seconds")
+PY
+# The sweep: every rate's calls accounted for, the results present.
+out=$("$perf" -- sweep --rates 1000,3000 --duration 0.3 --warmup 0.05 --refine 1 --json \
+	2>/dev/null)
+python3 - "$out" <<'PY'
+import json, sys
+r = json.loads(sys.argv[1])
+for k in ["baseline_p99_us", "slo_us", "points", "knee_rps", "max_sustainable_rps"]:
+    assert k in r, f"missing {k} in {r}"
+rates = [p["offered_rps"] for p in r["points"]]
+assert rates[:1] == [1000.0] and rates == sorted(rates) and 2 <= len(rates) <= 3, r
+for p in r["points"]:
+    assert p["issued"] == p["ok"] + p["failed"] + p["unsent"], p
+    assert abs(p["issued"] - p["offered_rps"] * 0.3) <= 1, p
+assert abs(r["slo_us"] - 10 * r["baseline_p99_us"]) < 0.01, r
+# The definitions (perf/sweep.c), recomputed from the points.
+pts = r["points"]
+assert r["baseline_p99_us"] == min(p["p99_us"] for p in pts if p["offered_rps"] in (1000, 3000))
+for p in pts:
+    good = (p["failed"] + p["unsent"] <= 0.001 * p["issued"] and p["p99_us"] <= r["slo_us"] and
+            p["achieved_rps"] >= 0.95 * p["issued"] / 0.3 - 0.1)
+    assert p["sustainable"] == good, (p, r["slo_us"])
+msr = 0
+for p in pts:
+    if not p["sustainable"]:
+        break
+    msr = p["offered_rps"]
+assert r["max_sustainable_rps"] == msr, r
+knee = 0
+for p in reversed(pts):
+    if p["p99_us"] <= 2 * r["baseline_p99_us"]:
+        break
+    knee = p["offered_rps"]
+assert r["knee_rps"] == knee, r
+assert (r["max_sustainable_rps"] > 0) == ("at80" in r), r
+print(f"sweep: {len(rates)} rates, max sustainable {r['max_sustainable_rps']}, knee {r['knee_rps']}")
+PY
 # One side per process, as across namespaces: --role with EAL options.
 sock=/tmp/dprpc-perf-smoke-$$.sock
 srv=""
@@ -87,3 +185,6 @@ srv=""
 if "$perf" -- nosuchmode 2>/dev/null; then echo "accepted a bad mode"; exit 1; fi
 if "$perf" -- latency --window 4 2>/dev/null; then echo "accepted latency with a window"; exit 1; fi
 if "$perf" -- latency --compare-rpc 2>/dev/null; then echo "accepted --compare-rpc outside rref"; exit 1; fi
+if "$perf" -- open --duration 0.1 2>/dev/null; then echo "accepted open without --rate"; exit 1; fi
+if "$perf" -- latency --rate 10 2>/dev/null; then echo "accepted --rate outside open"; exit 1; fi
+if "$perf" -- sweep --rates 3000,1000 2>/dev/null; then echo "accepted descending rates"; exit 1; fi

@@ -169,7 +169,7 @@ Test(codec, wrong_magic_version_type)
 	cr_assert_eq(parse_fails(), DPRPC_DROP_BAD_TYPE);
 	h->type = 0;
 	cr_assert_eq(parse_fails(), DPRPC_DROP_BAD_TYPE);
-	h->type = DP_FRAME_CONTROL + 1;
+	h->type = DP_FRAME_STREAM_ACK + 1;
 	cr_assert_eq(parse_fails(), DPRPC_DROP_BAD_TYPE);
 }
 

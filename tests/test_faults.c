@@ -237,10 +237,12 @@ Test(faults, reordering_keeps_every_call_whole)
 }
 
 /* Delayed responses: a call whose timeout is shorter than the delay times
- * out, one with room to spare completes. */
+ * out, one with room to spare completes.  The delay is 200 times the short
+ * timeout: a client thread taken off the CPU for longer than the gap would
+ * poll the late response in before its timer (seen at 5 ms under load). */
 Test(faults, delay_holds_frames_back)
 {
-	struct dprpc_fault_conf f = {.delay_ppm = 1000000, .delay_us = 5000};
+	struct dprpc_fault_conf f = {.delay_ppm = 1000000, .delay_us = 200000};
 	struct dprpc_agent_stats s;
 
 	start_agents(NULL, &f);

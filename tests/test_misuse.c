@@ -327,6 +327,34 @@ Test(misuse, dprpc_request_caller)
 	cr_assert_eq(rte_errno, EINVAL);
 }
 
+Test(misuse, dprpc_request_remaining_us)
+{
+	rte_errno = 0;
+	cr_assert_eq(dprpc_request_remaining_us(NULL), 0u);
+	cr_assert_eq(rte_errno, EINVAL);
+}
+
+Test(misuse, dprpc_request_deadline_tsc)
+{
+	rte_errno = 0;
+	cr_assert_eq(dprpc_request_deadline_tsc(NULL), 0u);
+	cr_assert_eq(rte_errno, EINVAL);
+}
+
+Test(misuse, dprpc_request_timeout)
+{
+	rte_errno = 0;
+	cr_assert_eq(dprpc_request_timeout(NULL, DPRPC_TIMEOUT_DEFAULT), 0u);
+	cr_assert_eq(rte_errno, EINVAL);
+}
+
+Test(misuse, dprpc_request_cancelled)
+{
+	rte_errno = 0;
+	cr_assert_eq(dprpc_request_cancelled(NULL), false);
+	cr_assert_eq(rte_errno, EINVAL);
+}
+
 Test(misuse, dprpc_request_agent)
 {
 	assert_null_errno(dprpc_request_agent(NULL), EINVAL);
@@ -348,6 +376,66 @@ Test(misuse, dprpc_reply)
 Test(misuse, dprpc_reply_error)
 {
 	cr_assert_eq(dprpc_reply_error(NULL, -EIO, "x"), -EINVAL);
+}
+
+static int
+chunk_nop(const void *data, size_t len, void *arg)
+{
+	(void)data;
+	(void)len;
+	(void)arg;
+	return 0;
+}
+
+Test(misuse, dprpc_rpc_stream)
+{
+	assert_null_errno(dprpc_rpc_stream(NULL, "b", "h", NULL, 0, 0, chunk_nop, NULL), EINVAL);
+	assert_null_errno(dprpc_rpc_stream(agent, NULL, "h", NULL, 0, 0, chunk_nop, NULL), EINVAL);
+	assert_null_errno(dprpc_rpc_stream(agent, "b", NULL, NULL, 0, 0, chunk_nop, NULL), EINVAL);
+	assert_null_errno(dprpc_rpc_stream(agent, "b", "h", NULL, 0, 0, NULL, NULL), EINVAL);
+	assert_null_errno(dprpc_rpc_stream(agent, "b", "h", NULL, 1, 0, chunk_nop, NULL), EINVAL);
+	assert_null_errno(dprpc_rpc_stream(agent, "zz", "h", NULL, 0, 0, chunk_nop, NULL), ENOENT);
+	assert_null_errno(dprpc_rpc_stream(agent, "a", "h", NULL, 0, 0, chunk_nop, NULL), ENOTSUP);
+	assert_null_errno(dprpc_rpc_stream(agent, "b", "h", "x", DPRPC_MAX_FRAME_PAYLOAD + 1, 0,
+				  chunk_nop, NULL),
+		EMSGSIZE);
+}
+
+Test(misuse, dprpc_stream_open)
+{
+	assert_null_errno(dprpc_stream_open(NULL, "b", "h", NULL, 0, 0), EINVAL);
+	assert_null_errno(dprpc_stream_open(agent, "b", NULL, NULL, 0, 0), EINVAL);
+	assert_null_errno(dprpc_stream_open(agent, "b", "h", NULL, 1, 0), EINVAL);
+	assert_null_errno(dprpc_stream_open(agent, "zz", "h", NULL, 0, 0), ENOENT);
+	assert_null_errno(dprpc_stream_open(agent, "a", "h", NULL, 0, 0), ENOTSUP);
+}
+
+Test(misuse, dprpc_stream_next)
+{
+	const void *d;
+	size_t len;
+
+	cr_assert_eq(dprpc_stream_next(NULL, &d, &len, 0), -EINVAL);
+}
+
+Test(misuse, dprpc_stream_future)
+{
+	assert_null_errno(dprpc_stream_future(NULL), EINVAL);
+}
+
+Test(misuse, dprpc_stream_close)
+{
+	cr_assert_eq(dprpc_stream_close(NULL), -EINVAL);
+}
+
+Test(misuse, dprpc_stream_send)
+{
+	cr_assert_eq(dprpc_stream_send(NULL, "x", 1), -EINVAL);
+}
+
+Test(misuse, dprpc_stream_end)
+{
+	cr_assert_eq(dprpc_stream_end(NULL, 0), -EINVAL);
 }
 
 Test(misuse, dprpc_rpc_async)
@@ -480,6 +568,11 @@ Test(misuse, dprpc_future_complete_copy)
 Test(misuse, dprpc_future_fail)
 {
 	cr_assert_eq(dprpc_future_fail(NULL, -EIO, 0, "x"), -EINVAL);
+}
+
+Test(misuse, dprpc_future_cancel)
+{
+	cr_assert_eq(dprpc_future_cancel(NULL), -EINVAL);
 }
 
 Test(misuse, dprpc_future_state)
@@ -748,4 +841,80 @@ Test(misuse, dprpc_rref_shutdown)
 {
 	cr_assert_eq(dprpc_rref_shutdown(NULL, 0, 0), -EINVAL);
 	cr_assert_eq(dprpc_rref_shutdown(agent, 0, 0x80000000u), -EINVAL);
+}
+
+/* --- collectives (dprpc_collective.h) --- */
+
+Test(misuse, dprpc_all_gather)
+{
+	const char *const nobody[] = {"zz"};
+	const char *const twice[] = {"a", "a"};
+	const char *const other[] = {"b"};
+	struct dprpc_gather *g = NULL;
+	struct dprpc_coll_error e;
+	static char big[DPRPC_GATHER_VALUE_MAX + 1];
+
+	cr_assert_eq(dprpc_all_gather(NULL, NULL, 0, NULL, 0, 1000, &g, &e), -EINVAL);
+	cr_assert_eq(e.workers, 0);
+	cr_assert_eq(dprpc_all_gather(agent, NULL, 0, NULL, 0, 1000, NULL, &e), -EINVAL);
+	cr_assert_eq(dprpc_all_gather(agent, NULL, 0, NULL, 4, 1000, &g, &e), -EINVAL);
+	cr_assert_eq(dprpc_all_gather(agent, NULL, 2, "x", 1, 1000, &g, &e), -EINVAL);
+	cr_assert_eq(dprpc_all_gather(agent, twice, 0, "x", 1, 1000, &g, &e), -EINVAL);
+	cr_assert_eq(dprpc_all_gather(agent, twice, 3, "x", 1, 1000, &g, &e), -EINVAL);
+	cr_assert_eq(dprpc_all_gather(agent, twice, 2, "x", 1, 1000, &g, &e), -EINVAL);
+	cr_assert_eq(dprpc_all_gather(agent, nobody, 1, "x", 1, 1000, &g, &e), -ENOENT);
+	cr_assert_eq(dprpc_all_gather(agent, other, 1, "x", 1, 1000, &g, &e), -EINVAL);
+	cr_assert_eq(dprpc_all_gather(agent, NULL, 0, big, sizeof(big), 1000, &g, &e), -EMSGSIZE);
+	cr_assert_eq(dprpc_all_gather(agent, NULL, 0, big, sizeof(big), 1000, &g, NULL), -EMSGSIZE,
+		"a NULL err is allowed");
+	cr_assert_null(g);
+}
+
+Test(misuse, dprpc_barrier)
+{
+	const char *const other[] = {"b"};
+
+	cr_assert_eq(dprpc_barrier(NULL, NULL, 0, 1000, NULL), -EINVAL);
+	cr_assert_eq(dprpc_barrier(agent, NULL, 1, 1000, NULL), -EINVAL);
+	cr_assert_eq(dprpc_barrier(agent, other, 1, 1000, NULL), -EINVAL);
+	cr_assert_eq(dprpc_barrier(agent, other, DPRPC_MAX_WORKERS + 1, 1000, NULL), -EINVAL);
+}
+
+Test(misuse, dprpc_gather_value)
+{
+	size_t len = 7;
+
+	rte_errno = 0;
+	cr_assert_null(dprpc_gather_value(NULL, 0, &len));
+	cr_assert_eq(rte_errno, EINVAL);
+	cr_assert_eq(len, 0);
+	cr_assert_null(dprpc_gather_value(NULL, UINT_MAX, NULL));
+}
+
+Test(misuse, dprpc_gather_members)
+{
+	rte_errno = 0;
+	cr_assert_eq(dprpc_gather_members(NULL), 0);
+	cr_assert_eq(rte_errno, EINVAL);
+}
+
+Test(misuse, dprpc_gather_seq)
+{
+	rte_errno = 0;
+	cr_assert_eq(dprpc_gather_seq(NULL), 0);
+	cr_assert_eq(rte_errno, EINVAL);
+}
+
+Test(misuse, dprpc_gather_free)
+{
+	dprpc_gather_free(NULL);
+}
+
+Test(misuse, dprpc_shutdown)
+{
+	struct dprpc_coll_error e = {.workers = 5};
+
+	cr_assert_eq(dprpc_shutdown(NULL, true, 1000, &e), -EINVAL);
+	cr_assert_eq(dprpc_shutdown(NULL, false, 0, NULL), -EINVAL);
+	cr_assert_eq(e.workers, 5, "nothing done, err untouched");
 }

@@ -88,6 +88,8 @@ void *dp_ext_state(const struct dprpc_agent *a, const struct dp_ext_ops *ops);
 unsigned int dp_agent_instance(const struct dprpc_agent *a);
 /* conf.default_timeout_us of @a.  Any thread. */
 uint64_t dp_agent_default_timeout_us(const struct dprpc_agent *a);
+/* conf.max_msg_size of @a.  Any thread. */
+uint32_t dp_agent_max_msg(const struct dprpc_agent *a);
 /* True if @a's io lcore polls it (a waiter then need not poll). */
 bool dp_agent_has_io_lcore(const struct dprpc_agent *a);
 /* True if the calling thread is @a's poller right now (inside
@@ -98,6 +100,17 @@ bool dp_on_poller(const struct dprpc_agent *a);
  * (another thread polls); -EDEADLK when the waiter is @agent's poller
  * itself, which nobody else can relieve (dprpc_progress_fn_t). */
 int dp_progress(void *agent);
+
+/* From now on (for the rest of @a's life) the application's calls fail at
+ * once with ESHUTDOWN (dprpc_rpc_async*(), dprpc_rpc_sync*(): nothing is
+ * sent), and the application's handlers are no longer run: a request for
+ * one is answered -ESHUTDOWN.  Calls to and requests for the handlers
+ * extensions registered (dp_register(..., internal = true)) still go, so
+ * that RRef messages and collectives can finish.  What races with it goes
+ * or is refused.  Any thread (graceful shutdown, collective/). */
+void dp_refuse_calls(struct dprpc_agent *a);
+/* True once dp_refuse_calls() ran on @a.  Any thread. */
+bool dp_agent_refusing(const struct dprpc_agent *a);
 
 /* The rank of worker @to for a call by names: -1 with rte_errno EINVAL
  * (a NULL argument) or ENOENT (no such worker). */

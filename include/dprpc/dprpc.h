@@ -11,5 +11,7 @@
 #include <dprpc/dprpc_agent.h>
 #include <dprpc/dprpc_rpc.h>
 #include <dprpc/dprpc_rref.h>
+#include <dprpc/dprpc_collective.h>
+#include <dprpc/dprpc_stream.h>
 
 #endif /* DPRPC_H */

@@ -307,6 +307,21 @@ struct dprpc_agent_conf {
 	 */
 	uint64_t msg_bytes_max;
 	uint64_t msg_bytes_peer_max;
+	/**
+	 * Bounded queues (docs/serving.md).  A request beyond one is not
+	 * run: its caller gets -EBUSY at once, with a retry-after hint
+	 * (dprpc_error.retry_after_us), instead of waiting for its timeout.
+	 *  - @ref handler_queue_max: requests queued to one handler lcore
+	 *    (DPRPC_HANDLER_POOL) and not started; 0: 4095, the most;
+	 *    counted in rejected_pool.
+	 *  - @ref peer_requests_max: requests of one caller held at once
+	 *    (queued, running or deferred); 0: max_requests, the most;
+	 *    counted in rejected_peer.
+	 *  - max_requests bounds them for all callers: a request finding no
+	 *    request object is answered -EBUSY too (rejected_requests).
+	 */
+	unsigned int handler_queue_max;
+	unsigned int peer_requests_max;
 };
 
 /**
@@ -666,6 +681,39 @@ struct dprpc_agent_stats {
 					         other than DPRPC_DEFERRED: the caller
 					         got -EPROTO, unless they had replied */
 	uint64_t handler_misuse;	    /**< sum of the four above */
+	/** Serving under load (docs/serving.md). */
+	uint64_t requests_expired;   /**< requests not run: their caller's deadline
+				          passed while they waited (queued to a
+				          handler lcore, reassembled, or held for an
+				          RRef value); the caller got -ETIME */
+	uint64_t requests_cancelled; /**< requests not run: their caller cancelled
+				          them, or was declared down or restarted,
+				          while they were queued or half received */
+	uint64_t cancels_received;   /**< CANCEL frames naming a request this agent
+				          held (queued, running, deferred or half
+				          received) */
+	uint64_t calls_cancelled;    /**< this agent's calls cancelled by
+				          dprpc_future_cancel() (in calls_failed) */
+	uint64_t rejected_pool;	     /**< requests answered -EBUSY: their handler
+				          lcore's queue was full (handler_queue_max) */
+	uint64_t rejected_peer;	     /**< requests answered -EBUSY: their caller held
+				          peer_requests_max requests already */
+	uint64_t rejected_requests;  /**< requests answered -EBUSY: no request object
+				          was free (max_requests) */
+	uint64_t rejected_overload;  /**< sum of the three above */
+	uint64_t queue_depth;	     /**< gauge: requests queued to the handler
+				          lcores now, not started */
+	uint64_t requests_held;	     /**< gauge: request objects in use now (queued,
+				          running or deferred) */
+	/* Server streaming (dprpc_stream.h, docs/serving.md). */
+	uint64_t stream_chunks_sent;	 /**< chunks dprpc_stream_send() handed on */
+	uint64_t stream_window_full;	 /**< dprpc_stream_send() calls refused
+					      -EAGAIN: the caller's window was full */
+	uint64_t stream_frames_resent;	 /**< stream frames sent again (a NACK or a
+					      probe from the caller) */
+	uint64_t stream_chunks_received; /**< chunks of this agent's streams
+					      delivered in order (callback or
+					      iterator queue) */
 };
 
 /**

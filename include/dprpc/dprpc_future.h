@@ -57,8 +57,12 @@ enum dprpc_future_state {
  * An error carried by a failed future (PyTorch's RemoteException).
  */
 struct dprpc_error {
-	int code;		    /**< negative errno, e.g. -ETIMEDOUT, -EREMOTEIO */
-	uint16_t origin;	    /**< rank of the worker that raised it */
+	int code;	 /**< negative errno, e.g. -ETIMEDOUT, -EREMOTEIO */
+	uint16_t origin; /**< rank of the worker that raised it */
+	/** With -EBUSY from an overloaded worker: how long it suggests
+	 * waiting before calling again, in microseconds (an estimate of
+	 * the time its queues need; 0: no hint).  0 for other errors. */
+	uint32_t retry_after_us;
 	char msg[DPRPC_ERRMSG_MAX]; /**< NUL-terminated message, may be empty */
 };
 
@@ -217,6 +221,41 @@ int dprpc_future_complete_copy(struct dprpc_future *f, const void *data, size_t 
  * Thread context and memory order: as dprpc_future_complete().
  */
 int dprpc_future_fail(struct dprpc_future *f, int code, uint16_t origin, const char *msg);
+
+/** What dprpc_future_cancel() did. */
+enum dprpc_cancel_result {
+	/** This call failed the future with -ECANCELED. */
+	DPRPC_CANCEL_DONE = 0,
+	/** An earlier cancel had (the future is FAILED with -ECANCELED):
+	 * nothing more was done. */
+	DPRPC_CANCEL_ALREADY = 1,
+	/** Too late: the future had completed (a value, or another error)
+	 * before; it is left as it was. */
+	DPRPC_CANCEL_TOO_LATE = 2,
+};
+
+/**
+ * Cancel a pending future: fail it with -ECANCELED (origin
+ * DPRPC_ORIGIN_LOCAL, message "cancelled"), running its callbacks and
+ * waking its waiters as any failure does.  Idempotent.
+ *
+ * For the future of a call (dprpc_rpc_async()) the agent, at its next
+ * timer tick (100 us) on its polling thread, also frees the call's
+ * session slot and what it held, and, if the request was sent, tells the
+ * destination with a CANCEL frame: a request still queued there is dropped
+ * unrun, one running or deferred sees dprpc_request_cancelled() (its
+ * answer, if any, is dropped here as stale).  A call not started yet is
+ * never sent.  The CANCEL frame is not resent: if it is lost, the request
+ * runs (its answer is dropped here).  Counted in calls_cancelled (and
+ * calls_failed) by the caller's agent, cancels_received and
+ * requests_cancelled by the destination's (dprpc_agent_stats).  A call to
+ * the agent itself is not cancelled at its handler.
+ *
+ * @return a dprpc_cancel_result (>= 0); -EINVAL for a NULL @p f.  The
+ *         caller keeps its reference (put it as usual).
+ * Thread context: any thread, including callbacks and handlers.
+ */
+int dprpc_future_cancel(struct dprpc_future *f);
 
 /**
  * Current state.  Memory order: acquire; after it returns DONE or FAILED

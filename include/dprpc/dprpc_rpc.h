@@ -106,6 +106,7 @@
 #ifndef DPRPC_RPC_H
 #define DPRPC_RPC_H
 
+#include <stdbool.h>
 #include <stddef.h>
 #include <stdint.h>
 
@@ -212,6 +213,53 @@ int dprpc_register(struct dprpc_agent *agent, const char *name, dprpc_handler_t 
  */
 const void *dprpc_request_payload(const struct dprpc_request *req, size_t *len);
 
+/** dprpc_request_remaining_us() of a request whose caller set no deadline. */
+#define DPRPC_NO_DEADLINE UINT64_MAX
+
+/**
+ * The time left before the caller's deadline, in microseconds: 0 once it
+ * passed, DPRPC_NO_DEADLINE if the call has none (DPRPC_TIMEOUT_NONE).
+ * The deadline travels with the request as a budget (docs/serving.md): the
+ * caller's time left when it sent the request, less its smoothed round
+ * trip to this worker (so an answer sent by the deadline still reaches it
+ * in time), counted from when this worker received the request (the time
+ * in flight is not known, so it is not taken off).  0, rte_errno EINVAL,
+ * for a NULL @p req.
+ * Thread context: whichever thread holds the request.
+ */
+uint64_t dprpc_request_remaining_us(const struct dprpc_request *req);
+
+/**
+ * The same deadline as an absolute TSC value (rte_rdtsc()), 0 if the call
+ * has none (and, rte_errno EINVAL, for a NULL @p req).
+ */
+uint64_t dprpc_request_deadline_tsc(const struct dprpc_request *req);
+
+/**
+ * The timeout to give a call made on behalf of @p req so that it never
+ * outlives it: the smaller of @p timeout_us (DPRPC_TIMEOUT_DEFAULT: the
+ * agent's default; DPRPC_TIMEOUT_NONE: none) and the request's time left
+ * (at least 1 us once that passed, so the call fails at once rather than
+ * never).  Calls made on the thread running the request's handler, during
+ * the handler, get this without asking; use it from elsewhere (a
+ * completion callback of a deferred request, another thread).
+ * 0, rte_errno EINVAL, for a NULL @p req.
+ */
+uint64_t dprpc_request_timeout(const struct dprpc_request *req, uint64_t timeout_us);
+
+/**
+ * True once the caller cancelled the call (dprpc_future_cancel()), or was
+ * declared down or restarted, while this worker held the request (running
+ * it, or deferred).  Nobody waits for the answer any more: a handler may
+ * stop and answer at once (e.g. dprpc_reply_error(req, -ECANCELED, NULL));
+ * it must still answer or release it as always.  A request cancelled
+ * before its handler started is never run.  false, rte_errno EINVAL, for a
+ * NULL @p req.
+ * Thread context: whichever thread holds the request; relaxed (the flag
+ * is set on the polling thread and seen soon after, not at once).
+ */
+bool dprpc_request_cancelled(const struct dprpc_request *req);
+
 /** Rank of the calling worker (UINT_MAX, rte_errno EINVAL, for a NULL
  * @p req).  Thread context (this and the two other request accessors):
  * whichever thread holds the request, until it is answered. */
@@ -284,6 +332,10 @@ int dprpc_reply_error(struct dprpc_request *req, int code, const char *msg);
  *                   deadline lies beyond the TSC's range (e.g.
  *                   UINT64_MAX - 1, the longest, meant as "for ever") is
  *                   no deadline, never a deadline wrapped into the past.
+ *                   The deadline travels with the request
+ *                   (dprpc_request_remaining_us()); a call made from
+ *                   inside a handler, on its thread, never outlives the
+ *                   request it serves (the sooner of the two deadlines).
  *                   Resolution: the poller checks deadlines every 100 us
  *                   (its timer), so a call fails at most about 100 us
  *                   after its deadline while the agent is polled, and a

@@ -1,0 +1,396 @@
+/* SPDX-License-Identifier: BSD-3-Clause */
+/*
+ * The callers' side of a collective: dprpc_all_gather(), dprpc_barrier()
+ * and the result they return (dprpc_collective.h).
+ *
+ * Design
+ * ======
+ *
+ * A call resolves the group to a mask of ranks, takes the group's next
+ * sequence number on this worker (ctx->groups under ctx->lock: a mutex,
+ * since only application threads come here; the poller never does, it is
+ * refused -EDEADLK first), sends its value to the leader (the member of
+ * lowest rank, maybe this worker) with rpc_async and waits for the
+ * leader's answer (polling when nobody else does).  The call's own timeout
+ * is the caller's plus DPRPC_COLL_GRACE_US: the leader answers a failure
+ * at the deadline itself, naming the absent members; only a leader that
+ * cannot answer leaves it to the call, which then names the leader.
+ *
+ * The result is one malloc'd block: a header indexing the members' values
+ * and a copy of the leader's answer (the values in it are 8-aligned).  It
+ * owes nothing to the agent.
+ */
+#include <errno.h>
+#include <inttypes.h>
+#include <stdarg.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include <rte_common.h>
+#include <rte_errno.h>
+
+#include <dprpc/dprpc_rpc.h>
+
+#include "co_internal.h"
+
+struct dprpc_gather {
+	uint64_t members, seq;
+	uint32_t off[DPRPC_MAX_WORKERS]; /* into data */
+	uint32_t len[DPRPC_MAX_WORKERS];
+	/* The leader's answer; 8-aligned (the header's size is). */
+	uint8_t data[] __rte_aligned(8);
+};
+
+void
+co_names(const struct dprpc_agent *a, uint64_t mask, char *buf, size_t cap)
+{
+	size_t used = 0;
+	unsigned int r;
+
+	buf[0] = '\0';
+	for (r = 0; r < DPRPC_MAX_WORKERS && used < cap; r++) {
+		const char *name;
+		int k;
+
+		if ((mask & (1ull << r)) == 0)
+			continue;
+		name = dprpc_worker_name(a, r);
+		k = snprintf(buf + used, cap - used, "%s%s", used > 0 ? ", " : "",
+			name != NULL ? name : "?");
+		if (k < 0)
+			break;
+		used += (size_t)k;
+	}
+}
+
+/* Fill @err (if any) and return @code. */
+static int co_error(struct dprpc_coll_error *err, int code, uint16_t origin, uint64_t workers,
+	const char *fmt, ...) __rte_format_printf(5, 6);
+
+static int
+co_error(struct dprpc_coll_error *err, int code, uint16_t origin, uint64_t workers, const char *fmt,
+	...)
+{
+	va_list ap;
+
+	if (err == NULL)
+		return code;
+	err->err.code = code;
+	err->err.origin = origin;
+	err->workers = workers;
+	va_start(ap, fmt);
+	vsnprintf(err->err.msg, sizeof(err->err.msg), fmt, ap);
+	va_end(ap);
+	return code;
+}
+
+/* The group's next sequence number, marking it busy; 0 with *rc set
+ * (-EBUSY, -ENOMEM). */
+static uint64_t
+co_seq_take(struct co_ctx *ctx, uint64_t group, int *rc)
+{
+	struct co_group *g = NULL;
+	uint64_t seq = 0;
+	unsigned int i;
+
+	pthread_mutex_lock(&ctx->lock);
+	for (i = 0; i < ctx->nb_groups; i++)
+		if (ctx->groups[i].group == group) {
+			g = &ctx->groups[i];
+			break;
+		}
+	if (g == NULL) {
+		if (ctx->nb_groups == ctx->cap_groups) {
+			unsigned int cap = ctx->cap_groups == 0 ? 8 : ctx->cap_groups * 2;
+			struct co_group *ng = realloc(ctx->groups, cap * sizeof(*ng));
+
+			if (ng == NULL) {
+				*rc = -ENOMEM;
+				goto out;
+			}
+			ctx->groups = ng;
+			ctx->cap_groups = cap;
+		}
+		g = &ctx->groups[ctx->nb_groups++];
+		*g = (struct co_group){.group = group, .next_seq = 1};
+	}
+	if (g->busy) {
+		*rc = -EBUSY;
+		goto out;
+	}
+	g->busy = true;
+	seq = g->next_seq++;
+out:
+	pthread_mutex_unlock(&ctx->lock);
+	return seq;
+}
+
+static void
+co_seq_done(struct co_ctx *ctx, uint64_t group)
+{
+	unsigned int i;
+
+	pthread_mutex_lock(&ctx->lock);
+	for (i = 0; i < ctx->nb_groups; i++)
+		if (ctx->groups[i].group == group)
+			ctx->groups[i].busy = false;
+	pthread_mutex_unlock(&ctx->lock);
+}
+
+/* The group's mask from @workers (NULL, 0: the world). */
+static int
+co_group_mask(
+	const struct dprpc_agent *a, const char *const *workers, unsigned int n, uint64_t *mask)
+{
+	unsigned int world = dprpc_world_size(a), i;
+
+	*mask = 0;
+	if (workers == NULL) {
+		if (n != 0)
+			return -EINVAL;
+		*mask = world >= 64 ? UINT64_MAX : (1ull << world) - 1;
+		return 0;
+	}
+	if (n == 0 || n > world)
+		return -EINVAL;
+	for (i = 0; i < n; i++) {
+		int r = dprpc_worker_rank(a, workers[i]);
+
+		if (r < 0)
+			return r;
+		if ((*mask & (1ull << r)) != 0)
+			return -EINVAL;
+		*mask |= 1ull << r;
+	}
+	return 0;
+}
+
+/* Check the leader's answer @p (@len bytes) and turn it into a result or
+ * an error. */
+static int
+co_take_answer(struct dprpc_agent *a, const uint8_t *p, size_t len, uint64_t group, uint64_t seq,
+	unsigned int leader, struct dprpc_gather **result, struct dprpc_coll_error *err)
+{
+	const struct co_resp *r = (const struct co_resp *)p;
+	struct dprpc_gather *g;
+	char names[DPRPC_ERRMSG_MAX];
+	uint64_t workers;
+	size_t off;
+	unsigned int rank, count;
+	int status;
+
+	if (len < sizeof(*r) || rte_be_to_cpu_32(r->magic) != CO_RESP_MAGIC ||
+		rte_be_to_cpu_64(r->group) != group || rte_be_to_cpu_64(r->seq) != seq)
+		return co_error(err, -EPROTO, (uint16_t)leader, 1ull << leader,
+			"all_gather #%" PRIu64 ": bad answer from leader %s", seq,
+			dprpc_worker_name(a, leader));
+	status = (int)rte_be_to_cpu_32(r->status);
+	workers = rte_be_to_cpu_64(r->workers);
+	if (status != 0) {
+		co_names(a, workers, names, sizeof(names));
+		return co_error(err, -status, (uint16_t)leader, workers,
+			"all_gather #%" PRIu64 " over %u workers: %s%s", seq,
+			(unsigned int)__builtin_popcountll(group), names,
+			status == ETIMEDOUT   ? " did not arrive in time"
+			: status == EHOSTDOWN ? " did not arrive (down)"
+			: status == ESHUTDOWN ? " (leader) shut down"
+			: status == EMSGSIZE  ? "values too long for a message"
+			: status == EBUSY     ? "leader's table full"
+					      : " failed");
+	}
+	count = rte_be_to_cpu_32(r->count);
+	if (count != (unsigned int)__builtin_popcountll(group))
+		goto bad;
+	g = malloc(sizeof(*g) + len);
+	if (g == NULL)
+		return co_error(err, -ENOMEM, DPRPC_ORIGIN_LOCAL, 0, "no memory for the result");
+	memset(g, 0, sizeof(*g));
+	g->members = group;
+	g->seq = seq;
+	memcpy(g->data, p, len);
+	off = sizeof(*r);
+	for (rank = 0; rank < DPRPC_MAX_WORKERS; rank++) {
+		struct co_item it;
+		uint32_t vlen;
+
+		if ((group & (1ull << rank)) == 0)
+			continue;
+		if (len - off < sizeof(it)) {
+			free(g);
+			goto bad;
+		}
+		memcpy(&it, p + off, sizeof(it));
+		vlen = rte_be_to_cpu_32(it.len);
+		if (vlen > DPRPC_GATHER_VALUE_MAX || len - off < co_item_size(vlen)) {
+			free(g);
+			goto bad;
+		}
+		g->off[rank] = (uint32_t)(off + sizeof(it));
+		g->len[rank] = vlen;
+		off += co_item_size(vlen);
+	}
+	*result = g;
+	return 0;
+bad:
+	return co_error(err, -EPROTO, (uint16_t)leader, 1ull << leader,
+		"all_gather #%" PRIu64 ": malformed answer from leader %s", seq,
+		dprpc_worker_name(a, leader));
+}
+
+/* dprpc_all_gather() with @result NULL allowed (barrier: the answer is
+ * checked, not kept). */
+static int
+co_gather(struct dprpc_agent *a, const char *const *workers, unsigned int n, const void *value,
+	size_t len, uint64_t timeout_us, struct dprpc_gather **result, struct dprpc_coll_error *err)
+{
+	struct dprpc_gather *tmp = NULL;
+	struct dprpc_future *f;
+	struct co_ctx *ctx;
+	struct co_req *q;
+	uint64_t group, seq, call_us;
+	unsigned int leader, me;
+	size_t rlen;
+	int rc;
+
+	if (a == NULL || (value == NULL && len > 0))
+		return co_error(err, -EINVAL, DPRPC_ORIGIN_LOCAL, 0, "bad argument");
+	if (len > DPRPC_GATHER_VALUE_MAX)
+		return co_error(err, -EMSGSIZE, DPRPC_ORIGIN_LOCAL, 0,
+			"value of %zu bytes over DPRPC_GATHER_VALUE_MAX", len);
+	ctx = dp_ext_state(a, &co_extension);
+	if (ctx == NULL)
+		return co_error(err, -EINVAL, DPRPC_ORIGIN_LOCAL, 0, "agent without collectives");
+	rc = co_group_mask(a, workers, n, &group);
+	if (rc != 0)
+		return co_error(err, rc, DPRPC_ORIGIN_LOCAL, 0, "bad group");
+	me = dprpc_agent_rank(a);
+	if ((group & (1ull << me)) == 0)
+		return co_error(err, -EINVAL, DPRPC_ORIGIN_LOCAL, 0,
+			"worker %s is not a member of the group", dprpc_agent_name(a));
+	if (dp_on_poller(a))
+		return co_error(err, -EDEADLK, DPRPC_ORIGIN_LOCAL, 0,
+			"collective called on the agent's polling thread");
+	if (timeout_us == DPRPC_TIMEOUT_DEFAULT)
+		timeout_us = dp_agent_default_timeout_us(a);
+	leader = (unsigned int)__builtin_ctzll(group);
+	seq = co_seq_take(ctx, group, &rc);
+	if (seq == 0)
+		return co_error(err, rc, DPRPC_ORIGIN_LOCAL, 0,
+			rc == -EBUSY ? "a collective over this group runs on this worker"
+				     : "no memory");
+	rlen = sizeof(*q) + len;
+	q = malloc(rlen);
+	if (q == NULL) {
+		rc = co_error(err, -ENOMEM, DPRPC_ORIGIN_LOCAL, 0, "no memory");
+		goto out;
+	}
+	*q = (struct co_req){
+		.magic = rte_cpu_to_be_32(CO_REQ_MAGIC),
+		.vlen = rte_cpu_to_be_32((uint32_t)len),
+		.group = rte_cpu_to_be_64(group),
+		.seq = rte_cpu_to_be_64(seq),
+		.wait_us = rte_cpu_to_be_64(timeout_us),
+	};
+	if (len > 0)
+		memcpy(q + 1, value, len);
+	/* 0 (no limit) stays 0; a sum past the clock's range is no limit
+	 * either (dprpc_rpc_async_id() takes any value). */
+	call_us = timeout_us == 0 ? 0
+		  : timeout_us > UINT64_MAX - 1 - DPRPC_COLL_GRACE_US
+			  ? UINT64_MAX - 1
+			  : timeout_us + DPRPC_COLL_GRACE_US;
+	f = dprpc_rpc_async_id(a, leader, ctx->h_gather, q, rlen, call_us);
+	free(q);
+	if (f == NULL) {
+		rc = -rte_errno;
+		rc = co_error(err, rc, DPRPC_ORIGIN_LOCAL, 1ull << leader,
+			"all_gather #%" PRIu64 ": call to leader %s failed: %s", seq,
+			dprpc_worker_name(a, leader), strerror(-rc));
+		goto out;
+	}
+	rc = dprpc_future_wait(f, 0);
+	if (rc == 0) {
+		size_t vlen;
+		const uint8_t *v = dprpc_future_value(f, &vlen);
+
+		rc = co_take_answer(a, v, vlen, group, seq, leader, &tmp, err);
+	} else {
+		const struct dprpc_error *e = dprpc_future_error(f);
+
+		rc = co_error(err, rc, e != NULL ? e->origin : DPRPC_ORIGIN_LOCAL, 1ull << leader,
+			"all_gather #%" PRIu64 ": leader %s: %s", seq, dprpc_worker_name(a, leader),
+			e != NULL ? e->msg : strerror(-rc));
+	}
+	dprpc_future_put(f);
+	if (rc == 0) {
+		if (result != NULL)
+			*result = tmp;
+		else
+			free(tmp);
+	}
+out:
+	co_seq_done(ctx, group);
+	return rc;
+}
+
+int
+dprpc_all_gather(struct dprpc_agent *a, const char *const *workers, unsigned int n,
+	const void *value, size_t len, uint64_t timeout_us, struct dprpc_gather **result,
+	struct dprpc_coll_error *err)
+{
+	if (result == NULL)
+		return co_error(err, -EINVAL, DPRPC_ORIGIN_LOCAL, 0, "NULL result");
+	return co_gather(a, workers, n, value, len, timeout_us, result, err);
+}
+
+int
+dprpc_barrier(struct dprpc_agent *a, const char *const *workers, unsigned int n,
+	uint64_t timeout_us, struct dprpc_coll_error *err)
+{
+	return co_gather(a, workers, n, NULL, 0, timeout_us, NULL, err);
+}
+
+const void *
+dprpc_gather_value(const struct dprpc_gather *g, unsigned int rank, size_t *len)
+{
+	if (len != NULL)
+		*len = 0;
+	if (g == NULL) {
+		rte_errno = EINVAL;
+		return NULL;
+	}
+	if (rank >= DPRPC_MAX_WORKERS || (g->members & (1ull << rank)) == 0) {
+		rte_errno = ENOENT;
+		return NULL;
+	}
+	if (len != NULL)
+		*len = g->len[rank];
+	return g->len[rank] == 0 ? NULL : g->data + g->off[rank];
+}
+
+uint64_t
+dprpc_gather_members(const struct dprpc_gather *g)
+{
+	if (g == NULL) {
+		rte_errno = EINVAL;
+		return 0;
+	}
+	return g->members;
+}
+
+uint64_t
+dprpc_gather_seq(const struct dprpc_gather *g)
+{
+	if (g == NULL) {
+		rte_errno = EINVAL;
+		return 0;
+	}
+	return g->seq;
+}
+
+void
+dprpc_gather_free(struct dprpc_gather *g)
+{
+	free(g);
+}

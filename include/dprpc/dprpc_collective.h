@@ -1,0 +1,186 @@
+/* SPDX-License-Identifier: BSD-3-Clause */
+/**
+ * @file
+ * Collectives over a group of workers and graceful shutdown (PyTorch's
+ * _all_gather, _barrier, _wait_all_workers and shutdown(graceful)):
+ * docs/collective.md in the source tree.
+ *
+ * A group is a list of worker names (NULL and 0: the whole world); the
+ * calling worker must be in it.  Its leader is the member of lowest rank.
+ * Every member calls dprpc_all_gather() (or dprpc_barrier()) with the same
+ * group; each call carries the group's next sequence number on the calling
+ * worker (one counter per group and worker, counting every call, failed
+ * ones included), so the calls that meet are the k-th call of each member,
+ * and collectives over different groups never mix, concurrent or not.
+ * Each member sends its value to the leader (a call to the reserved
+ * handler "dprpc.coll.gather"; the leader's own goes to itself); the leader
+ * keeps the requests deferred and, once every member's has come, answers
+ * each with the whole set.  Nothing blocks the leader's poller: the
+ * requests wait in a table it alone touches.
+ *
+ * Failures are reported with the workers concerned, never swallowed: a
+ * collective whose members have not all arrived by the earliest deadline
+ * among those that did fails for all of them with -ETIMEDOUT, naming the
+ * absent ones; one whose absent member is declared down fails at once with
+ * -EHOSTDOWN; a member arriving later for that sequence number is answered
+ * the same failure at once.  A call to the leader that fails (the leader is
+ * down, restarted, never answers) names the leader.
+ */
+#ifndef DPRPC_COLLECTIVE_H
+#define DPRPC_COLLECTIVE_H
+
+#include <stdbool.h>
+#include <stddef.h>
+#include <stdint.h>
+
+#include <dprpc/dprpc_agent.h>
+#include <dprpc/dprpc_future.h>
+
+#ifdef __cplusplus
+extern "C" {
+#endif
+
+/** Largest value one worker contributes to dprpc_all_gather(). */
+#define DPRPC_GATHER_VALUE_MAX 65536u
+
+/**
+ * A leader that does not answer: how long after its own timeout a member
+ * gives up on the leader (in microseconds).  The leader fails a collective
+ * at its members' deadline and answers; this margin covers the answer's
+ * way back.
+ */
+#define DPRPC_COLL_GRACE_US 250000u
+
+/** The result of a dprpc_all_gather(): opaque, owned by the caller. */
+struct dprpc_gather;
+
+/** Why a collective failed, and the workers concerned. */
+struct dprpc_coll_error {
+	/** code (negative errno), origin (the worker that decided: the
+	 * leader, or this worker), message naming the workers concerned. */
+	struct dprpc_error err;
+	/** The workers concerned, one bit per rank (bit r: rank r): those
+	 * that did not arrive (-ETIMEDOUT, -EHOSTDOWN), or the leader when
+	 * the call to it failed; 0 when no worker is to blame (-EINVAL,
+	 * -EBUSY, -ENOMEM, ...). */
+	uint64_t workers;
+};
+
+/**
+ * Gather one value from every member of a group, on every member
+ * (PyTorch's _all_gather).
+ *
+ * @param workers  the group's member names (@p n of them, each once, the
+ *                 caller among them); NULL with @p n 0: the whole world.
+ * @param value,len this worker's value, copied before return; @p len up to
+ *                 DPRPC_GATHER_VALUE_MAX (@p value may be NULL when 0).
+ *                 The whole set (8 bytes per member plus each value,
+ *                 rounded up to 8, plus 40) must fit the leader's and each
+ *                 member's max_msg_size, else -EMSGSIZE on every member.
+ * @param timeout_us how long this worker waits for the others, from this
+ *                 call; DPRPC_TIMEOUT_DEFAULT (the agent's default
+ *                 timeout) or DPRPC_TIMEOUT_NONE (0: no limit).  A leader
+ *                 that does not answer is given DPRPC_COLL_GRACE_US more.
+ * @param result   on success, receives the set: owned by the caller, to
+ *                 be freed with dprpc_gather_free(); it does not depend on
+ *                 the agent (it may outlive it).  Untouched on failure.
+ * @param err      if not NULL, receives the error of a failure (message
+ *                 and the workers concerned); untouched on success.
+ * @return 0; -ETIMEDOUT (members did not arrive in time: err->workers);
+ *         -EHOSTDOWN (an absent member was declared down, or the leader
+ *         was: err->workers); -ESHUTDOWN (the leader's agent was
+ *         destroyed meanwhile); any other error of the call to the leader
+ *         (dprpc_rpc.h; err->workers names the leader); -EMSGSIZE (@p len
+ *         over DPRPC_GATHER_VALUE_MAX, or the set over a max_msg_size);
+ *         -EBUSY (this worker is in another collective over the same group
+ *         right now); -EDEADLK (called on the agent's polling thread:
+ *         nothing sent); -EINVAL (NULL agent or result, NULL workers with
+ *         n > 0, n over the world, a name twice, the caller not a member,
+ *         NULL value with len > 0); -ENOENT (a name not in the world);
+ *         -ENOMEM.  A failure consumes the sequence number all the same.
+ *
+ * Thread context: any thread but the agent's polling thread (an inline
+ * handler, a callback: -EDEADLK) and its handler lcores, which must not
+ * block; the calling thread polls the agent while it waits if nobody else
+ * does.
+ */
+int dprpc_all_gather(struct dprpc_agent *agent, const char *const *workers, unsigned int n,
+	const void *value, size_t len, uint64_t timeout_us, struct dprpc_gather **result,
+	struct dprpc_coll_error *err);
+
+/**
+ * Wait until every member of a group has called it (PyTorch's _barrier):
+ * dprpc_all_gather() of empty values, whose returns it has.
+ */
+int dprpc_barrier(struct dprpc_agent *agent, const char *const *workers, unsigned int n,
+	uint64_t timeout_us, struct dprpc_coll_error *err);
+
+/**
+ * The value member @p rank gave.
+ * @param len receives its length (may be NULL).
+ * @return a pointer into @p g, valid until dprpc_gather_free(g), aligned to
+ *         8 bytes (NULL with *len 0 for an empty value); NULL with
+ *         rte_errno EINVAL (NULL @p g) or ENOENT (@p rank not a member).
+ */
+const void *dprpc_gather_value(const struct dprpc_gather *g, unsigned int rank, size_t *len);
+
+/** The group's members, one bit per rank (0, rte_errno EINVAL, for a NULL
+ * @p g). */
+uint64_t dprpc_gather_members(const struct dprpc_gather *g);
+
+/** The collective's sequence number in its group: 1 for the group's first
+ * on every member, then 2, ... (0, rte_errno EINVAL, for a NULL @p g). */
+uint64_t dprpc_gather_seq(const struct dprpc_gather *g);
+
+/** Free a result (NULL is ignored).  Any thread. */
+void dprpc_gather_free(struct dprpc_gather *g);
+
+/**
+ * Shut this worker down and destroy its agent (PyTorch's shutdown()).
+ *
+ * Graceful (@p graceful true), in this order, all within @p timeout_us
+ * (from this call; DPRPC_TIMEOUT_DEFAULT: the agent's default timeout;
+ * DPRPC_TIMEOUT_NONE: no limit):
+ *  1. a barrier of the whole world (every worker calls dprpc_shutdown());
+ *  2. the application's new calls fail with ESHUTDOWN, and requests other
+ *     workers still send to the application's handlers are answered
+ *     -ESHUTDOWN (RRef messages and collectives still go);
+ *  3. the calls still in flight and the requests being handled (deferred
+ *     ones included) are waited for;
+ *  4. RRefs: dprpc_rref_shutdown() (every handle's reference dropped and
+ *     its owner told; the values owned here released by the others);
+ *  5. the calls this sent (RRef deletions) are waited for;
+ *  6. the agent is destroyed (dprpc_agent_destroy()): every resource
+ *     released, calls still pending fail -ESHUTDOWN.
+ * A barrier that fails does not stop it: steps 2-6 still run, each with
+ * what is left of the timeout (at least one poll), and the barrier's error
+ * is returned, naming the workers that did not arrive.  A leak of RRefs is
+ * logged (dprpc_rref_dump()), not returned.
+ *
+ * Not graceful: steps 2 and 6 only (PyTorch's shutdown(graceful=False)):
+ * the local worker stops, its pending calls fail -ESHUTDOWN.
+ *
+ * Afterwards the process may create agents again, with the same names (a
+ * new world).
+ *
+ * @param err if not NULL, receives the error of a failed barrier (or of a
+ *            refused destroy); untouched on success.
+ * @return 0: the agent is destroyed; the barrier's error (-ETIMEDOUT,
+ *         -EHOSTDOWN, ... as dprpc_barrier()): the agent is destroyed all
+ *         the same; -EBUSY: the application still holds a deferred request
+ *         unanswered after the timeout, and the agent is NOT destroyed
+ *         (it refuses calls; answer the request, then
+ *         dprpc_agent_destroy()); -EDEADLK (called on the agent's polling
+ *         thread: nothing done); -EINVAL (NULL agent: nothing done).
+ *
+ * Thread context: as dprpc_agent_destroy() (not the agent's lcores or
+ * callbacks), and no other call on the agent may follow.
+ */
+int dprpc_shutdown(struct dprpc_agent *agent, bool graceful, uint64_t timeout_us,
+	struct dprpc_coll_error *err);
+
+#ifdef __cplusplus
+}
+#endif
+
+#endif /* DPRPC_COLLECTIVE_H */

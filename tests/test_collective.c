@@ -1,0 +1,931 @@
+/* SPDX-License-Identifier: BSD-3-Clause */
+/*
+ * Collectives (collective/): all_gather and barrier, graceful shutdown, and
+ * handlers that call other workers (deferred), between four agents in one
+ * process joined by a software switch (tests/dpt.h).  An EAL lcore moves
+ * the frames and polls every agent no test thread owns; each member of a
+ * collective is a thread of its own (a collective waits for the others).
+ *
+ * Longer than most files: one suite sharing the four-agent fixture and its
+ * member threads; its cases are independent and each short.
+ */
+#include <errno.h>
+#include <pthread.h>
+#include <stdatomic.h>
+#include <stdio.h>
+#include <string.h>
+
+#include <criterion/criterion.h>
+
+#include <rte_errno.h>
+#include <rte_lcore.h>
+
+#include "dp_ext.h"
+#include "dpt.h"
+
+#define N 4
+#define WORLD4                                  \
+	"a 0 02:00:00:00:00:01 10.0.0.1 7001\n" \
+	"b 1 02:00:00:00:00:02 10.0.0.2 7002\n" \
+	"c 2 02:00:00:00:00:03 10.0.0.3 7003\n" \
+	"d 3 02:00:00:00:00:04 10.0.0.4 7004\n"
+
+static const char *const names[N] = {"a", "b", "c", "d"};
+static struct dpt_switch sw;
+static struct rte_mempool *mp;
+static struct dprpc_agent *_Atomic ag[N];
+/* owned[i]: a test thread polls agent i itself (or destroys it): the
+ * background loop leaves it alone.  polling[i]: the loop polls it now. */
+static atomic_bool stop_bg, owned[N], polling[N];
+static bool bg_running;
+
+static int
+bg_loop(void *unused)
+{
+	unsigned int idle = 0;
+
+	(void)unused;
+	while (!atomic_load(&stop_bg)) {
+		unsigned int work = dpt_switch_step(&sw);
+
+		for (int i = 0; i < N; i++) {
+			int n = 0;
+
+			/* seq_cst pair with own(): either it sees polling set,
+			 * or we see owned set. */
+			atomic_store(&polling[i], true);
+			if (!atomic_load(&owned[i]) && atomic_load(&ag[i]) != NULL)
+				n = dprpc_poll(atomic_load(&ag[i]), 32);
+			atomic_store(&polling[i], false);
+			work += n > 0 ? (unsigned int)n : 0;
+		}
+		if (work > 0)
+			idle = 0;
+		else if (++idle > 1000)
+			usleep(20);
+	}
+	return 0;
+}
+
+/* The background loop stops polling agent @i (a thread of the test polls
+ * it from now on, or it stays silent: dead to the others). */
+static void
+own(int i)
+{
+	atomic_store(&owned[i], true);
+	while (atomic_load(&polling[i]))
+		usleep(10);
+}
+
+/* Nested calls: "chain" passes its request on along its route until its
+ * last stop, which answers x + 1; every stop before adds its rank * 1000
+ * to the answer on its way back. */
+struct chain_msg {
+	uint32_t x;
+	uint8_t pos, len;
+	uint8_t route[6];
+};
+
+static void
+chain_done(struct dprpc_future *f, void *arg)
+{
+	struct dprpc_request *req = arg;
+	const struct dprpc_error *e = dprpc_future_error(f);
+	struct chain_msg m;
+	size_t len;
+	const void *v;
+
+	if (e != NULL) {
+		dprpc_reply_error(req, e->code, e->msg);
+		return;
+	}
+	v = dprpc_future_value(f, &len);
+	if (len != sizeof(m)) {
+		dprpc_reply_error(req, -EPROTO, "bad chain answer");
+		return;
+	}
+	memcpy(&m, v, sizeof(m));
+	m.x += dprpc_agent_rank(dprpc_request_agent(req)) * 1000;
+	dprpc_reply(req, &m, sizeof(m));
+}
+
+static int
+h_chain(struct dprpc_request *req, void *arg)
+{
+	struct dprpc_agent *x = dprpc_request_agent(req);
+	struct dprpc_future *f;
+	struct chain_msg m;
+	size_t len;
+	const void *p = dprpc_request_payload(req, &len);
+	int rc;
+
+	(void)arg;
+	if (len != sizeof(m))
+		return -EINVAL;
+	memcpy(&m, p, sizeof(m));
+	if (m.pos + 1 >= m.len) {
+		m.x += 1;
+		return dprpc_reply(req, &m, sizeof(m));
+	}
+	m.pos++;
+	f = dprpc_rpc_async_id(
+		x, m.route[m.pos], dprpc_handler_id("chain"), &m, sizeof(m), DPRPC_TIMEOUT_DEFAULT);
+	if (f == NULL)
+		return -rte_errno;
+	rc = dprpc_future_add_callback(f, chain_done, req);
+	dprpc_future_put(f);
+	return rc == 0 ? DPRPC_DEFERRED : rc;
+}
+
+/* Fan-out: "fan" asks "sq" of every other worker and answers the sum. */
+struct fan {
+	struct dprpc_request *req;
+	atomic_uint left;
+	_Atomic uint64_t sum;
+	atomic_int err;
+};
+
+static int
+h_sq(struct dprpc_request *req, void *arg)
+{
+	uint64_t x;
+	size_t len;
+	const void *p = dprpc_request_payload(req, &len);
+
+	(void)arg;
+	if (len != sizeof(x))
+		return -EINVAL;
+	memcpy(&x, p, sizeof(x));
+	x = x * x + dprpc_agent_rank(dprpc_request_agent(req));
+	return dprpc_reply(req, &x, sizeof(x));
+}
+
+static void
+fan_part(struct dprpc_future *f, void *arg)
+{
+	struct fan *fc = arg;
+	const struct dprpc_error *e = dprpc_future_error(f);
+
+	if (e != NULL) {
+		atomic_store(&fc->err, e->code);
+	} else {
+		uint64_t v;
+		size_t len;
+		const void *p = dprpc_future_value(f, &len);
+
+		if (len == sizeof(v)) {
+			memcpy(&v, p, sizeof(v));
+			atomic_fetch_add(&fc->sum, v);
+		} else {
+			atomic_store(&fc->err, -EPROTO);
+		}
+	}
+	/* acq_rel: the last part sees every other part's sum and error. */
+	if (atomic_fetch_sub(&fc->left, 1) == 1) {
+		uint64_t s = atomic_load(&fc->sum);
+		int err = atomic_load(&fc->err);
+
+		if (err != 0)
+			dprpc_reply_error(fc->req, err, "a part failed");
+		else
+			dprpc_reply(fc->req, &s, sizeof(s));
+		free(fc);
+	}
+}
+
+static int
+h_fan(struct dprpc_request *req, void *arg)
+{
+	struct dprpc_agent *x = dprpc_request_agent(req);
+	unsigned int me = dprpc_agent_rank(x), r, sent = 0;
+	struct fan *fc = calloc(1, sizeof(*fc));
+	uint64_t v;
+	size_t len;
+	const void *p = dprpc_request_payload(req, &len);
+
+	(void)arg;
+	if (fc == NULL || len != sizeof(v)) {
+		free(fc);
+		return -EINVAL;
+	}
+	memcpy(&v, p, sizeof(v));
+	fc->req = req;
+	atomic_init(&fc->left, N); /* N - 1 parts, and this handler's hold */
+	for (r = 0; r < N; r++) {
+		struct dprpc_future *f;
+
+		if (r == me)
+			continue;
+		f = dprpc_rpc_async_id(
+			x, r, dprpc_handler_id("sq"), &v, sizeof(v), DPRPC_TIMEOUT_DEFAULT);
+		if (f == NULL) {
+			atomic_store(&fc->err, -rte_errno);
+			atomic_fetch_sub(&fc->left, 1);
+			continue;
+		}
+		if (dprpc_future_add_callback(f, fan_part, fc) != 0) {
+			atomic_store(&fc->err, -ENOMEM);
+			atomic_fetch_sub(&fc->left, 1);
+		}
+		dprpc_future_put(f);
+		sent++;
+	}
+	(void)sent;
+	/* Drop the handler's hold: the last part (or this) answers. */
+	if (atomic_fetch_sub(&fc->left, 1) == 1) {
+		uint64_t s = atomic_load(&fc->sum);
+		int err = atomic_load(&fc->err);
+		int rc = err != 0 ? dprpc_reply_error(req, err, "a part failed")
+				  : dprpc_reply(req, &s, sizeof(s));
+
+		free(fc);
+		return rc == 0 ? DPRPC_DEFERRED : rc;
+	}
+	return DPRPC_DEFERRED;
+}
+
+/* Calls a barrier from the poller (an inline handler): -EDEADLK. */
+static int
+h_barrier_inline(struct dprpc_request *req, void *arg)
+{
+	int rc = dprpc_barrier(dprpc_request_agent(req), NULL, 0, 1000, NULL);
+
+	(void)arg;
+	return dprpc_reply(req, &rc, sizeof(rc));
+}
+
+static int
+h_echo(struct dprpc_request *req, void *arg)
+{
+	return dpt_echo(req, arg);
+}
+
+static struct dprpc_agent *
+make_agent(int i, uint32_t peer_timeout_us)
+{
+	struct dprpc_agent_conf c;
+	struct dprpc_agent *x;
+
+	dprpc_agent_conf_init(&c);
+	c.name = names[i];
+	c.world = WORLD4;
+	c.port_id = sw.port[i];
+	c.mbuf_pool = mp;
+	c.max_outstanding = 256;
+	c.max_rrefs = 1024;
+	c.keepalive_us = 50 * 1000;
+	c.peer_timeout_us = peer_timeout_us;
+	x = dprpc_agent_create(&c);
+	cr_assert_not_null(x, "agent %s: %s", names[i], rte_strerror(rte_errno));
+	cr_assert_eq(dprpc_register(x, "chain", h_chain, NULL, DPRPC_HANDLER_INLINE), 0);
+	cr_assert_eq(dprpc_register(x, "fan", h_fan, NULL, DPRPC_HANDLER_INLINE), 0);
+	cr_assert_eq(dprpc_register(x, "sq", h_sq, NULL, DPRPC_HANDLER_INLINE), 0);
+	cr_assert_eq(dprpc_register(x, "echo", h_echo, NULL, DPRPC_HANDLER_INLINE), 0);
+	cr_assert_eq(dprpc_register(x, "binl", h_barrier_inline, NULL, DPRPC_HANDLER_INLINE), 0);
+	return x;
+}
+
+/* A new world of four agents, polled by the background loop. */
+static void
+start_world(uint32_t peer_timeout_us)
+{
+	for (int i = 0; i < N; i++) {
+		atomic_store(&owned[i], false);
+		atomic_store(&ag[i], make_agent(i, peer_timeout_us));
+	}
+	if (!bg_running) {
+		atomic_store(&stop_bg, false);
+		cr_assert_eq(rte_eal_remote_launch(bg_loop, NULL, 1), 0);
+		bg_running = true;
+	}
+}
+
+static void
+stop_bg_loop(void)
+{
+	if (bg_running) {
+		atomic_store(&stop_bg, true);
+		rte_eal_wait_lcore(1);
+		bg_running = false;
+	}
+}
+
+/* Every agent still here quiescent (bounded wait): no future, request,
+ * call or message in use. */
+static void
+assert_quiescent(void)
+{
+	for (int i = 0; i < N; i++) {
+		struct dprpc_agent *x = atomic_load(&ag[i]);
+		struct dprpc_agent_usage u = {0};
+
+		if (x == NULL)
+			continue;
+		for (int k = 0; k < 5000; k++) {
+			cr_assert_eq(dprpc_agent_usage(x, &u), 0);
+			if (u.futures == 0 && u.requests == 0 && u.calls == 0 && u.messages == 0)
+				break;
+			usleep(1000);
+		}
+		cr_assert_eq(u.futures, 0, "%s: futures %u", names[i], u.futures);
+		cr_assert_eq(u.requests, 0, "%s: requests %u", names[i], u.requests);
+		cr_assert_eq(u.calls, 0, "%s: calls %u", names[i], u.calls);
+		cr_assert_eq(u.messages, 0, "%s: messages %u", names[i], u.messages);
+	}
+}
+
+static void
+setup(void)
+{
+	cr_assert_geq(dpt_eal_init("coll"), 0);
+	mp = rte_pktmbuf_pool_create(
+		"dpt_mp", 8191, 256, 0, RTE_MBUF_DEFAULT_BUF_SIZE, SOCKET_ID_ANY);
+	cr_assert_not_null(mp);
+	cr_assert_eq(dpt_switch_make(&sw, N), 0);
+}
+
+static void
+teardown(void)
+{
+	stop_bg_loop();
+	for (int i = 0; i < N; i++) {
+		struct dprpc_agent *x = atomic_exchange(&ag[i], NULL);
+
+		if (x != NULL)
+			cr_assert_eq(dprpc_agent_destroy(x), 0);
+	}
+	for (unsigned int i = 0; i < sw.n; i++) {
+		dpt_ring_drain(sw.rx[i]);
+		dpt_ring_drain(sw.tx[i]);
+	}
+	cr_expect_eq(rte_mempool_in_use_count(mp), 0u, "mbufs leaked");
+	dpt_eal_cleanup();
+}
+
+TestSuite(collective, .init = setup, .fini = teardown, .timeout = 120);
+
+/* --- members as threads ----------------------------------------------------- */
+
+enum op { OP_GATHER, OP_BARRIER, OP_SHUTDOWN };
+
+struct member {
+	pthread_t th;
+	int i; /* agent */
+	enum op op;
+	const char *const *group; /* NULL: the world */
+	unsigned int n;
+	uint64_t timeout_us;
+	unsigned int rounds; /* gathers in a row */
+	bool own;	     /* poll the agent itself (shutdown) */
+	/* out */
+	int rc[64];
+	uint64_t seq[64];
+	struct dprpc_coll_error err;
+	bool values_ok;
+};
+
+/* The value worker @i gives in round @k of a group tagged @tag: its
+ * length varies (0 for rank 1, a multi-frame one for rank 3). */
+static size_t
+value_of(int i, unsigned int k, unsigned int tag, uint8_t *buf)
+{
+	size_t len = i == 1 ? 0 : i == 3 ? 3000 + k : 16 + (size_t)i * 8 + k;
+
+	for (size_t j = 0; j < len; j++)
+		buf[j] = (uint8_t)(i * 31 + k * 7 + tag * 13 + j);
+	return len;
+}
+
+static unsigned int
+tag_of(const struct member *m)
+{
+	return m->group == NULL ? 0 : (unsigned int)m->group[0][0];
+}
+
+static void *
+member_main(void *arg)
+{
+	struct member *m = arg;
+	struct dprpc_agent *x = atomic_load(&ag[m->i]);
+	uint8_t mine[4096], want[4096];
+
+	if (m->own)
+		own(m->i);
+	m->values_ok = true;
+	for (unsigned int k = 0; k < m->rounds; k++) {
+		struct dprpc_gather *g = NULL;
+		size_t len = value_of(m->i, k, tag_of(m), mine);
+
+		switch (m->op) {
+		case OP_GATHER:
+			m->rc[k] = dprpc_all_gather(
+				x, m->group, m->n, mine, len, m->timeout_us, &g, &m->err);
+			break;
+		case OP_BARRIER:
+			m->rc[k] = dprpc_barrier(x, m->group, m->n, m->timeout_us, &m->err);
+			break;
+		case OP_SHUTDOWN:
+			m->rc[k] = dprpc_shutdown(x, true, m->timeout_us, &m->err);
+			break;
+		}
+		if (g == NULL)
+			continue;
+		m->seq[k] = dprpc_gather_seq(g);
+		/* Every member's value, as that member made it. */
+		for (int r = 0; r < N; r++) {
+			size_t glen, wlen;
+			const void *v = dprpc_gather_value(g, (unsigned int)r, &glen);
+
+			if ((dprpc_gather_members(g) & (1ull << r)) == 0) {
+				if (v != NULL || rte_errno != ENOENT)
+					m->values_ok = false;
+				continue;
+			}
+			wlen = value_of(r, k, tag_of(m), want);
+			if (glen != wlen || (wlen > 0 && memcmp(v, want, wlen) != 0) ||
+				((uintptr_t)v & 7) != 0)
+				m->values_ok = false;
+		}
+		dprpc_gather_free(g);
+	}
+	return NULL;
+}
+
+static void
+run(struct member *ms, unsigned int n)
+{
+	for (unsigned int i = 0; i < n; i++)
+		cr_assert_eq(pthread_create(&ms[i].th, NULL, member_main, &ms[i]), 0);
+	for (unsigned int i = 0; i < n; i++)
+		pthread_join(ms[i].th, NULL);
+}
+
+/* --- all_gather and barrier --------------------------------------------------- */
+
+Test(collective, all_gather_world_values_and_seq)
+{
+	struct member ms[N];
+
+	start_world(5 * 1000 * 1000);
+	for (int i = 0; i < N; i++)
+		ms[i] = (struct member){
+			.i = i, .op = OP_GATHER, .timeout_us = 20 * 1000 * 1000, .rounds = 5};
+	run(ms, N);
+	for (int i = 0; i < N; i++) {
+		for (unsigned int k = 0; k < 5; k++) {
+			cr_assert_eq(ms[i].rc[k], 0, "%s round %u: %d %s", names[i], k, ms[i].rc[k],
+				ms[i].err.err.msg);
+			cr_assert_eq(ms[i].seq[k], k + 1, "%s round %u: seq %lu", names[i], k,
+				(unsigned long)ms[i].seq[k]);
+		}
+		cr_assert(ms[i].values_ok, "%s saw a wrong value", names[i]);
+	}
+	assert_quiescent();
+}
+
+/* Two groups sharing b and c, gathering at once, each round's values
+ * checked: their sequence numbers and values never mix. */
+Test(collective, concurrent_gathers_over_two_groups)
+{
+	static const char *const g1[] = {"a", "b", "c"};
+	static const char *const g2[] = {"d", "c", "b"};
+	struct member ms[6];
+	unsigned int n = 0;
+
+	start_world(5 * 1000 * 1000);
+	for (int i = 0; i < 3; i++)
+		ms[n++] = (struct member){.i = i,
+			.op = OP_GATHER,
+			.group = g1,
+			.n = 3,
+			.timeout_us = 20 * 1000 * 1000,
+			.rounds = 20};
+	for (int i = 1; i < 4; i++)
+		ms[n++] = (struct member){.i = i,
+			.op = OP_GATHER,
+			.group = g2,
+			.n = 3,
+			.timeout_us = 20 * 1000 * 1000,
+			.rounds = 20};
+	run(ms, n);
+	for (unsigned int j = 0; j < n; j++) {
+		for (unsigned int k = 0; k < 20; k++) {
+			cr_assert_eq(
+				ms[j].rc[k], 0, "member %u round %u: %s", j, k, ms[j].err.err.msg);
+			cr_assert_eq(ms[j].seq[k], k + 1);
+		}
+		cr_assert(ms[j].values_ok, "member %u saw a wrong value", j);
+	}
+	assert_quiescent();
+}
+
+Test(collective, same_group_twice_at_once_is_busy)
+{
+	static const char *const g[] = {"a", "b"};
+	struct member first = {.i = 0,
+		.op = OP_BARRIER,
+		.group = g,
+		.n = 2,
+		.timeout_us = 20 * 1000 * 1000,
+		.rounds = 1};
+	struct member late = {.i = 1,
+		.op = OP_BARRIER,
+		.group = g,
+		.n = 2,
+		.timeout_us = 20 * 1000 * 1000,
+		.rounds = 1};
+	struct dprpc_coll_error e;
+	struct dprpc_agent_usage u;
+
+	start_world(5 * 1000 * 1000);
+	cr_assert_eq(pthread_create(&first.th, NULL, member_main, &first), 0);
+	/* Wait until a's call is at the leader (a itself): held there. */
+	for (int k = 0; k < 10000; k++) {
+		cr_assert_eq(dprpc_agent_usage(atomic_load(&ag[0]), &u), 0);
+		if (u.requests == 1)
+			break;
+		usleep(1000);
+	}
+	cr_assert_eq(u.requests, 1);
+	cr_assert_eq(dprpc_barrier(atomic_load(&ag[0]), g, 2, 1000, &e), -EBUSY);
+	cr_assert_eq(e.workers, 0);
+	run(&late, 1);
+	pthread_join(first.th, NULL);
+	cr_assert_eq(first.rc[0], 0, "%s", first.err.err.msg);
+	cr_assert_eq(late.rc[0], 0, "%s", late.err.err.msg);
+	assert_quiescent();
+}
+
+/* d never comes (alive: the loop polls it): the others fail at their
+ * timeout naming d; d's own late call fails at once the same way, and the
+ * next barrier meets again. */
+Test(collective, absent_worker_times_out_named)
+{
+	struct member ms[N];
+
+	start_world(30 * 1000 * 1000);
+	for (int i = 0; i < 3; i++)
+		ms[i] = (struct member){
+			.i = i, .op = OP_BARRIER, .timeout_us = 1000 * 1000, .rounds = 1};
+	run(ms, 3);
+	for (int i = 0; i < 3; i++) {
+		cr_assert_eq(ms[i].rc[0], -ETIMEDOUT, "%s: %d %s", names[i], ms[i].rc[0],
+			ms[i].err.err.msg);
+		cr_assert_eq(ms[i].err.workers, 1ull << 3, "%s: workers %lx", names[i],
+			(unsigned long)ms[i].err.workers);
+		cr_assert_eq(ms[i].err.err.origin, 0); /* the leader decided */
+		cr_assert_not_null(
+			strstr(ms[i].err.err.msg, "d did not arrive"), "%s", ms[i].err.err.msg);
+	}
+	/* d's first barrier is the one the others gave up on. */
+	ms[3] = (struct member){
+		.i = 3, .op = OP_BARRIER, .timeout_us = 20 * 1000 * 1000, .rounds = 1};
+	run(&ms[3], 1);
+	cr_assert_eq(ms[3].rc[0], -ETIMEDOUT, "%s", ms[3].err.err.msg);
+	cr_assert_eq(ms[3].err.workers, 1ull << 3);
+	/* Sequence numbers agree again: everyone's second. */
+	for (int i = 0; i < N; i++)
+		ms[i] = (struct member){
+			.i = i, .op = OP_GATHER, .timeout_us = 20 * 1000 * 1000, .rounds = 1};
+	run(ms, N);
+	for (int i = 0; i < N; i++) {
+		cr_assert_eq(ms[i].rc[0], 0, "%s: %s", names[i], ms[i].err.err.msg);
+		cr_assert_eq(ms[i].seq[0], 2);
+		cr_assert(ms[i].values_ok);
+	}
+	assert_quiescent();
+}
+
+/* The leader a never calls: the leader's table still fails the others at
+ * their deadline, naming a. */
+Test(collective, absent_leader_named)
+{
+	struct member ms[N];
+
+	start_world(30 * 1000 * 1000);
+	for (int i = 1; i < N; i++)
+		ms[i] = (struct member){
+			.i = i, .op = OP_BARRIER, .timeout_us = 1000 * 1000, .rounds = 1};
+	run(&ms[1], 3);
+	for (int i = 1; i < N; i++) {
+		cr_assert_eq(ms[i].rc[0], -ETIMEDOUT, "%s: %s", names[i], ms[i].err.err.msg);
+		cr_assert_eq(ms[i].err.workers, 1ull << 0);
+		cr_assert_not_null(strstr(ms[i].err.err.msg, "a did not arrive"));
+	}
+	assert_quiescent();
+}
+
+/* A barrier of the world: every worker has heard from the leader and the
+ * leader from each (liveness watches the peers it heard from). */
+static void
+warm_up(void)
+{
+	struct member ms[N];
+
+	for (int i = 0; i < N; i++)
+		ms[i] = (struct member){
+			.i = i, .op = OP_BARRIER, .timeout_us = 20 * 1000 * 1000, .rounds = 1};
+	run(ms, N);
+	for (int i = 0; i < N; i++)
+		cr_assert_eq(ms[i].rc[0], 0, "%s: %s", names[i], ms[i].err.err.msg);
+}
+
+/* d dies (silent) before the barrier: the leader declares it down and
+ * fails the barrier at once, long before the timeout, naming d. */
+Test(collective, dead_member_named_hostdown)
+{
+	struct member ms[N];
+
+	start_world(1000 * 1000);
+	warm_up();
+	own(3); /* nobody polls d any more */
+	for (int i = 0; i < 3; i++)
+		ms[i] = (struct member){
+			.i = i, .op = OP_BARRIER, .timeout_us = 60 * 1000 * 1000, .rounds = 1};
+	run(ms, 3);
+	for (int i = 0; i < 3; i++) {
+		cr_assert_eq(ms[i].rc[0], -EHOSTDOWN, "%s: %d %s", names[i], ms[i].rc[0],
+			ms[i].err.err.msg);
+		cr_assert_eq(ms[i].err.workers, 1ull << 3);
+		cr_assert_not_null(strstr(ms[i].err.err.msg, "d did not arrive (down)"));
+	}
+	atomic_store(&owned[3], false);
+}
+
+/* The leader a dies: the members' calls to it fail, naming a. */
+Test(collective, dead_leader_named)
+{
+	struct member ms[N];
+
+	start_world(1000 * 1000);
+	warm_up();
+	own(0);
+	for (int i = 1; i < N; i++)
+		ms[i] = (struct member){
+			.i = i, .op = OP_GATHER, .timeout_us = 60 * 1000 * 1000, .rounds = 1};
+	run(&ms[1], 3);
+	for (int i = 1; i < N; i++) {
+		cr_assert_eq(ms[i].rc[0], -EHOSTDOWN, "%s: %d %s", names[i], ms[i].rc[0],
+			ms[i].err.err.msg);
+		cr_assert_eq(ms[i].err.workers, 1ull << 0);
+		cr_assert_not_null(strstr(ms[i].err.err.msg, "leader a"), "%s", ms[i].err.err.msg);
+	}
+	atomic_store(&owned[0], false);
+}
+
+Test(collective, from_the_poller_edeadlk)
+{
+	int rc = 0;
+	size_t len = sizeof(rc);
+	struct dprpc_error e;
+
+	start_world(5 * 1000 * 1000);
+	cr_assert_eq(
+		dprpc_rpc_sync(atomic_load(&ag[0]), "b", "binl", NULL, 0, 5000000, &rc, &len, &e),
+		0, "%s", e.msg);
+	cr_assert_eq(rc, -EDEADLK);
+	assert_quiescent();
+}
+
+/* --- refusing calls, shutdown ------------------------------------------------- */
+
+Test(collective, refusing_agent_refuses_application_calls_only)
+{
+	struct dprpc_agent *a = atomic_load(&ag[0]);
+	struct member ms[N];
+	struct dprpc_error e;
+	char out[8];
+	size_t len = sizeof(out);
+
+	start_world(5 * 1000 * 1000);
+	a = atomic_load(&ag[0]);
+	dp_refuse_calls(a);
+	cr_assert(dp_agent_refusing(a));
+	rte_errno = 0;
+	cr_assert_null(dprpc_rpc_async(a, "b", "echo", "x", 1, 1000000));
+	cr_assert_eq(rte_errno, ESHUTDOWN);
+	/* b's call to a's application handler is answered -ESHUTDOWN. */
+	cr_assert_eq(
+		dprpc_rpc_sync(atomic_load(&ag[1]), "a", "echo", "x", 1, 5000000, out, &len, &e),
+		-ESHUTDOWN);
+	cr_assert_eq(e.origin, 0);
+	/* Collectives still work on it. */
+	for (int i = 0; i < N; i++)
+		ms[i] = (struct member){
+			.i = i, .op = OP_GATHER, .timeout_us = 20 * 1000 * 1000, .rounds = 1};
+	run(ms, N);
+	for (int i = 0; i < N; i++)
+		cr_assert_eq(ms[i].rc[0], 0, "%s: %s", names[i], ms[i].err.err.msg);
+	assert_quiescent();
+}
+
+static char *log_buf;
+static size_t log_len;
+
+/* Hold RRefs across the workers (each holds one on the next worker's value),
+ * then shut every worker down gracefully at once: all return 0, nothing is
+ * left (no RRef reported left, no mbuf); then a new world with the same
+ * names works and shuts down again. */
+Test(collective, graceful_shutdown_then_new_world)
+{
+	struct member ms[N];
+	FILE *capture;
+
+	for (int round = 0; round < 2; round++) {
+		struct dprpc_rref *held[N];
+
+		start_world(5 * 1000 * 1000);
+		for (int i = 0; i < N; i++) {
+			held[i] = dprpc_remote(atomic_load(&ag[i]), names[(i + 1) % N], "echo", "v",
+				1, DPRPC_TIMEOUT_DEFAULT);
+			cr_assert_not_null(held[i], "%s", rte_strerror(rte_errno));
+			cr_assert_eq(dprpc_future_wait(dprpc_rref_creation_future(held[i]), 0), 0);
+		}
+		capture = open_memstream(&log_buf, &log_len);
+		cr_assert_not_null(capture);
+		cr_assert_eq(rte_openlog_stream(capture), 0);
+		for (int i = 0; i < N; i++)
+			ms[i] = (struct member){.i = i,
+				.op = OP_SHUTDOWN,
+				.own = true,
+				.timeout_us = 30 * 1000 * 1000,
+				.rounds = 1};
+		run(ms, N);
+		(void)rte_openlog_stream(NULL);
+		fclose(capture);
+		for (int i = 0; i < N; i++) {
+			cr_assert_eq(ms[i].rc[0], 0, "%s: %d %s", names[i], ms[i].rc[0],
+				ms[i].err.err.msg);
+			/* The handles went with their agents. */
+			atomic_store(&ag[i], NULL);
+		}
+		cr_assert_null(strstr(log_buf, "RRef contexts left"), "%s", log_buf);
+		cr_assert_null(strstr(log_buf, "shutdown of"), "%s", log_buf);
+		free(log_buf);
+		log_buf = NULL;
+		/* Nothing in flight is left in the switch but what nobody reads. */
+		for (unsigned int k = 0; k < 1000 && dpt_switch_step(&sw) > 0; k++)
+			;
+		for (unsigned int k = 0; k < sw.n; k++) {
+			dpt_ring_drain(sw.rx[k]);
+			dpt_ring_drain(sw.tx[k]);
+		}
+		cr_assert_eq(rte_mempool_in_use_count(mp), 0u, "round %d: mbufs leaked", round);
+	}
+}
+
+/* d never shuts down: the three others' shutdowns return at their timeout
+ * naming d, their agents destroyed all the same. */
+Test(collective, shutdown_with_absent_worker_names_it_and_stops)
+{
+	struct member ms[N];
+
+	start_world(30 * 1000 * 1000);
+	for (int i = 0; i < 3; i++)
+		ms[i] = (struct member){.i = i,
+			.op = OP_SHUTDOWN,
+			.own = true,
+			.timeout_us = 1500 * 1000,
+			.rounds = 1};
+	run(ms, 3);
+	for (int i = 0; i < 3; i++) {
+		cr_assert_eq(ms[i].rc[0], -ETIMEDOUT, "%s: %d %s", names[i], ms[i].rc[0],
+			ms[i].err.err.msg);
+		cr_assert_eq(ms[i].err.workers, 1ull << 3);
+		cr_assert_not_null(strstr(ms[i].err.err.msg, "d did not arrive"));
+		atomic_store(&ag[i], NULL);
+	}
+	/* d alone: not graceful, at once. */
+	own(3);
+	cr_assert_eq(dprpc_shutdown(atomic_exchange(&ag[3], NULL), false, 0, NULL), 0);
+	stop_bg_loop();
+	for (unsigned int k = 0; k < sw.n; k++) {
+		dpt_ring_drain(sw.rx[k]);
+		dpt_ring_drain(sw.tx[k]);
+	}
+	cr_assert_eq(rte_mempool_in_use_count(mp), 0u, "mbufs leaked");
+}
+
+/* Not graceful: a's calls in flight fail -ESHUTDOWN at once. */
+static struct dprpc_request *_Atomic parked;
+
+static int
+h_park(struct dprpc_request *req, void *arg)
+{
+	(void)arg;
+	atomic_store(&parked, req);
+	return DPRPC_DEFERRED;
+}
+
+Test(collective, non_graceful_shutdown_fails_pending_calls)
+{
+	struct dprpc_future *f;
+	struct dprpc_agent *a;
+
+	start_world(30 * 1000 * 1000);
+	a = atomic_load(&ag[0]);
+	cr_assert_eq(
+		dprpc_register(atomic_load(&ag[1]), "park", h_park, NULL, DPRPC_HANDLER_INLINE), 0);
+	f = dprpc_rpc_async(a, "b", "park", NULL, 0, DPRPC_TIMEOUT_DEFAULT);
+	cr_assert_not_null(f);
+	for (int k = 0; k < 10000 && atomic_load(&parked) == NULL; k++)
+		usleep(1000);
+	cr_assert_not_null(atomic_load(&parked));
+	own(0);
+	cr_assert_eq(dprpc_shutdown(atomic_exchange(&ag[0], NULL), false, 0, NULL), 0);
+	cr_assert_eq(dprpc_future_state(f), DPRPC_FUTURE_FAILED);
+	cr_assert_eq(dprpc_future_error(f)->code, -ESHUTDOWN);
+	dprpc_future_put(f);
+	cr_assert_eq(dprpc_reply(atomic_exchange(&parked, NULL), "late", 4), 0);
+}
+
+/* --- nested calls under load ----------------------------------------------------- */
+
+#define INFLIGHT 192
+
+/* A failed future's message (for assertions), or what else it is. */
+static const char *
+why(const struct dprpc_future *f)
+{
+	const struct dprpc_error *e = dprpc_future_error(f);
+
+	return e != NULL ? e->msg : "(no error: pending or done)";
+}
+
+/* a -> b -> c -> a (three hops), INFLIGHT at a time, 1000 in all. */
+Test(collective, nested_chain_under_load)
+{
+	struct dprpc_future *fs[INFLIGHT];
+	struct dprpc_agent *a;
+	unsigned int done = 0, next = 0;
+
+	start_world(5 * 1000 * 1000);
+	a = atomic_load(&ag[0]);
+	while (done < 1000) {
+		unsigned int n = 0;
+
+		for (; n < INFLIGHT && next < 1000; n++, next++) {
+			/* b (pos 0) -> c -> a */
+			struct chain_msg m = {.x = next, .len = 3, .route = {1, 2, 0}};
+
+			fs[n] = dprpc_rpc_async(a, "b", "chain", &m, sizeof(m), 20 * 1000 * 1000);
+			cr_assert_not_null(fs[n], "%s", rte_strerror(rte_errno));
+		}
+		for (unsigned int k = 0; k < n; k++) {
+			struct chain_msg m;
+			size_t len;
+			const void *v;
+			unsigned int x = next - n + k;
+
+			cr_assert_eq(dprpc_future_wait(fs[k], 0), 0, "%s", why(fs[k]));
+			v = dprpc_future_value(fs[k], &len);
+			cr_assert_eq(len, sizeof(m));
+			memcpy(&m, v, sizeof(m));
+			/* a answered x + 1, c added 2000, b 1000. */
+			cr_assert_eq(m.x, x + 1 + 2000 + 1000, "call %u: %u", x, m.x);
+			dprpc_future_put(fs[k]);
+			done++;
+		}
+	}
+	assert_quiescent();
+}
+
+/* One request to a -> calls to b, c and d -> one answer; INFLIGHT at a time
+ * from two callers (b and c), 600 in all. */
+Test(collective, nested_fan_out_under_load)
+{
+	struct dprpc_future *fs[2][INFLIGHT / 2];
+	unsigned int done = 0, next = 0;
+
+	start_world(5 * 1000 * 1000);
+	while (done < 600) {
+		unsigned int n = 0;
+
+		for (; n < INFLIGHT / 2 && next < 600; n++, next++)
+			for (int c = 0; c < 2; c++) {
+				uint64_t x = next;
+
+				fs[c][n] = dprpc_rpc_async(atomic_load(&ag[1 + c]), "a", "fan", &x,
+					sizeof(x), 20 * 1000 * 1000);
+				cr_assert_not_null(fs[c][n], "%s", rte_strerror(rte_errno));
+			}
+		for (unsigned int k = 0; k < n; k++)
+			for (int c = 0; c < 2; c++) {
+				uint64_t x = next - n + k, v;
+				size_t len;
+				const void *p;
+
+				cr_assert_eq(
+					dprpc_future_wait(fs[c][k], 0), 0, "%s", why(fs[c][k]));
+				p = dprpc_future_value(fs[c][k], &len);
+				cr_assert_eq(len, sizeof(v));
+				memcpy(&v, p, sizeof(v));
+				/* b, c, d: x*x + rank each. */
+				cr_assert_eq(v, 3 * x * x + 1 + 2 + 3, "call %lu: %lu",
+					(unsigned long)x, (unsigned long)v);
+				dprpc_future_put(fs[c][k]);
+				done++;
+			}
+	}
+	assert_quiescent();
+}

@@ -1,0 +1,244 @@
+/* SPDX-License-Identifier: BSD-3-Clause */
+/*
+ * Collectives between two processes over a memif pair: the test forks a
+ * worker (its own EAL, the memif server, an io lcore) and is the other
+ * (the memif client, polling while it waits).  all_gather, barrier,
+ * graceful shutdown and a new world after it; a worker killed while the
+ * other is in its shutdown barrier, the leader or the other member.
+ */
+#include <errno.h>
+#include <pthread.h>
+#include <signal.h>
+#include <string.h>
+#include <sys/prctl.h>
+#include <sys/wait.h>
+#include <time.h>
+
+#include <criterion/criterion.h>
+
+#include <rte_errno.h>
+
+#include "dpt.h"
+
+enum child_mode {
+	CHILD_TWO_WORLDS = 0, /* gather, barrier, shutdown; again in a new world */
+	CHILD_STAY = 1,	      /* one barrier, then nothing until killed */
+};
+
+static char sock_path[2][108];
+static pid_t child_pid = -1;
+
+static struct dprpc_agent *
+make_agent(const char *name, const char *sock, bool server, struct rte_mempool *mp)
+{
+	struct dprpc_agent_conf c;
+	char vdev[200];
+
+	snprintf(vdev, sizeof(vdev), "net_memif0,role=%s,socket-abstract=no,socket=%s",
+		server ? "server" : "client", sock);
+	dprpc_agent_conf_init(&c);
+	c.name = name;
+	c.world = DPT_WORLD2;
+	c.vdev = vdev;
+	c.mbuf_pool = mp;
+	c.io_lcore = server ? 1 : DPRPC_LCORE_NONE;
+	c.keepalive_us = 50 * 1000;
+	c.peer_timeout_us = 1000 * 1000;
+	return dprpc_agent_create(&c);
+}
+
+/* The value each worker gives. */
+static const char *
+value_of(const char *name)
+{
+	return name[0] == 'a' ? "from a, rank 0" : "b";
+}
+
+/* Gather over the world and check both values; 0 or a line number. */
+static int
+gather_check(struct dprpc_agent *x)
+{
+	struct dprpc_gather *g = NULL;
+	const char *mine = value_of(dprpc_agent_name(x));
+	int rc = dprpc_all_gather(x, NULL, 0, mine, strlen(mine), 20 * 1000 * 1000, &g, NULL);
+
+	if (rc != 0)
+		return __LINE__;
+	for (unsigned int r = 0; r < 2; r++) {
+		size_t len;
+		const void *v = dprpc_gather_value(g, r, &len);
+		const char *want = value_of(r == 0 ? "a" : "b");
+
+		if (len != strlen(want) || memcmp(v, want, len) != 0) {
+			dprpc_gather_free(g);
+			return __LINE__;
+		}
+	}
+	rc = dprpc_gather_seq(g) == 1 && dprpc_gather_members(g) == 3 ? 0 : __LINE__;
+	dprpc_gather_free(g);
+	return rc;
+}
+
+/* The forked worker; exits 0 when all went as it should. */
+static void
+child_main(const char *name, enum child_mode mode)
+{
+	struct dprpc_agent *x;
+	time_t end = time(NULL) + 60;
+
+	if (dpt_eal_init("collc") < 0)
+		_exit(10);
+	for (int w = 0; w < (mode == CHILD_TWO_WORLDS ? 2 : 1); w++) {
+		x = make_agent(name, sock_path[w], true, NULL);
+		if (x == NULL)
+			_exit(11);
+		if (gather_check(x) != 0)
+			_exit(12);
+		if (dprpc_barrier(x, NULL, 0, 20 * 1000 * 1000, NULL) != 0)
+			_exit(13);
+		if (mode == CHILD_STAY) {
+			while (time(NULL) < end)
+				usleep(1000);
+			_exit(14); /* should have been killed */
+		}
+		if (dprpc_shutdown(x, true, 20 * 1000 * 1000, NULL) != 0)
+			_exit(15);
+	}
+	dpt_eal_cleanup();
+	_exit(0);
+}
+
+static void
+start_child(const char *name, enum child_mode mode)
+{
+	for (int w = 0; w < 2; w++) {
+		snprintf(sock_path[w], sizeof(sock_path[w]), "/tmp/dprpc-coll-%d-%d.sock",
+			(int)getpid(), w);
+		unlink(sock_path[w]);
+	}
+	/* Fork before EAL: EAL state does not survive fork. */
+	child_pid = fork();
+	if (child_pid == 0) {
+		/* Never outlive the test process; no cr_ call in the child. */
+		prctl(PR_SET_PDEATHSIG, SIGKILL);
+		child_main(name, mode);
+	}
+	cr_assert_geq(child_pid, 0);
+}
+
+/* The client's agent on world @w, once the child's server listens. */
+static struct dprpc_agent *
+connect_world(const char *name, int w, struct rte_mempool *mp)
+{
+	struct dprpc_agent *x;
+
+	for (int i = 0; i < 20000 && access(sock_path[w], F_OK) != 0; i++)
+		usleep(1000);
+	x = make_agent(name, sock_path[w], false, mp);
+	cr_assert_not_null(x, "%s", rte_strerror(rte_errno));
+	cr_assert_eq(dprpc_agent_wait_link(x, 20 * 1000 * 1000), 0, "memif link never came up");
+	return x;
+}
+
+static int
+wait_child(void)
+{
+	int st = 0;
+
+	cr_assert_eq(waitpid(child_pid, &st, 0), child_pid);
+	child_pid = -1;
+	return st;
+}
+
+static void
+teardown(void)
+{
+	if (child_pid > 0) {
+		kill(child_pid, SIGKILL);
+		waitpid(child_pid, NULL, 0);
+	}
+	for (int w = 0; w < 2; w++)
+		unlink(sock_path[w]);
+	dpt_eal_cleanup();
+}
+
+TestSuite(collective_memif, .fini = teardown, .timeout = 120);
+
+Test(collective_memif, gather_barrier_shutdown_then_new_world)
+{
+	struct rte_mempool *mp;
+	int st;
+
+	start_child("b", CHILD_TWO_WORLDS);
+	cr_assert_geq(dpt_eal_init("colla"), 0);
+	mp = rte_pktmbuf_pool_create(
+		"dpt_mp", 4095, 256, 0, RTE_MBUF_DEFAULT_BUF_SIZE, SOCKET_ID_ANY);
+	cr_assert_not_null(mp);
+	for (int w = 0; w < 2; w++) {
+		struct dprpc_coll_error e;
+		struct dprpc_agent *x = connect_world("a", w, mp);
+
+		cr_assert_eq(gather_check(x), 0, "world %d: gather", w);
+		cr_assert_eq(dprpc_barrier(x, NULL, 0, 20 * 1000 * 1000, &e), 0, "%s", e.err.msg);
+		cr_assert_eq(dprpc_shutdown(x, true, 20 * 1000 * 1000, &e), 0, "%s", e.err.msg);
+		cr_assert_eq(rte_mempool_in_use_count(mp), 0u, "world %d: mbufs leaked", w);
+	}
+	st = wait_child();
+	cr_assert(WIFEXITED(st) && WEXITSTATUS(st) == 0, "child status 0x%x", st);
+	rte_mempool_free(mp);
+}
+
+static void *
+kill_later(void *arg)
+{
+	(void)arg;
+	usleep(100 * 1000);
+	kill(child_pid, SIGKILL);
+	return NULL;
+}
+
+/* The child (@child_name) is killed while this worker (@me) is in its
+ * shutdown barrier: the shutdown ends long before its timeout, names the
+ * child, and stops this worker cleanly. */
+static void
+killed_in_barrier(const char *me, const char *child_name, unsigned int child_rank)
+{
+	struct dprpc_coll_error e;
+	struct rte_mempool *mp;
+	struct dprpc_agent *x;
+	pthread_t th;
+	pid_t pid;
+	int rc, st;
+
+	start_child(child_name, CHILD_STAY);
+	pid = child_pid;
+	cr_assert_geq(dpt_eal_init("colla"), 0);
+	mp = rte_pktmbuf_pool_create(
+		"dpt_mp", 4095, 256, 0, RTE_MBUF_DEFAULT_BUF_SIZE, SOCKET_ID_ANY);
+	cr_assert_not_null(mp);
+	x = connect_world(me, 0, mp);
+	cr_assert_eq(gather_check(x), 0);
+	cr_assert_eq(dprpc_barrier(x, NULL, 0, 20 * 1000 * 1000, &e), 0, "%s", e.err.msg);
+	cr_assert_eq(pthread_create(&th, NULL, kill_later, NULL), 0);
+	rc = dprpc_shutdown(x, true, 60 * 1000 * 1000, &e);
+	pthread_join(th, NULL);
+	/* Declared down after peer_timeout_us (1 s), not the 60 s. */
+	cr_assert_eq(rc, -EHOSTDOWN, "%d %s", rc, e.err.msg);
+	cr_assert_eq(e.workers, 1ull << child_rank, "workers %lx", (unsigned long)e.workers);
+	cr_assert_not_null(strstr(e.err.msg, child_name), "%s", e.err.msg);
+	cr_assert_eq(rte_mempool_in_use_count(mp), 0u, "mbufs leaked");
+	st = wait_child();
+	cr_assert(WIFSIGNALED(st) && WTERMSIG(st) == SIGKILL, "child status 0x%x", st);
+	dpt_remove_runtime_dir("collc", pid);
+	rte_mempool_free(mp);
+}
+
+Test(collective_memif, member_killed_in_shutdown_barrier)
+{
+	killed_in_barrier("a", "b", 1);
+}
+
+Test(collective_memif, leader_killed_in_shutdown_barrier)
+{
+	killed_in_barrier("b", "a", 0);
+}

@@ -1,0 +1,586 @@
+/* SPDX-License-Identifier: BSD-3-Clause */
+/*
+ * Serving under load (docs/serving.md), between two agents in one process
+ * over a net_ring pair: a is the caller, polled by the test itself (no
+ * resends, no keep-alives, unless a test turns loss on), so that what a
+ * sees and when is the test's to decide; b serves on io lcore 1 with one
+ * handler lcore (2), whose queue holds at most 2 requests, at most 4
+ * requests of one caller and 8 in all.
+ *
+ * serving/deadline_*: a request carries its caller's deadline; one whose
+ * deadline passes while queued is never run, is counted, and its caller
+ * gets -ETIME; a handler reads it; calls made inside a handler inherit it.
+ * serving/cancel_*: dprpc_future_cancel() before send, while queued, while
+ * running (deferred), after completion, and under 5% loss: exact counts,
+ * nothing leaked.  serving/overload_*: each bounded queue answers -EBUSY
+ * with a retry-after hint at once.
+ */
+#include <errno.h>
+#include <stdatomic.h>
+#include <string.h>
+
+#include <criterion/criterion.h>
+
+#include <rte_cycles.h>
+#include <rte_errno.h>
+#include <rte_lcore.h>
+
+#include "dpt.h"
+
+static struct dpt_ring_pair pair;
+static struct rte_mempool *mp;
+static struct dprpc_agent *a, *b;
+
+static atomic_bool unblock;
+static atomic_uint runs_block, runs_count, runs_park;
+static _Atomic uint64_t seen_remaining, seen_deadline, seen_nested_deadline;
+static struct dprpc_request *_Atomic parked[16];
+static atomic_uint nb_parked;
+
+/* Pool: holds the handler lcore until the test says (bounded, ~10 s). */
+static int
+h_block(struct dprpc_request *req, void *arg)
+{
+	(void)arg;
+	atomic_fetch_add(&runs_block, 1);
+	for (int i = 0; i < 1000000 && !atomic_load(&unblock); i++)
+		usleep(10);
+	return dprpc_reply(req, "b", 1);
+}
+
+/* Pool: counts its runs, records the deadline it sees. */
+static int
+h_count(struct dprpc_request *req, void *arg)
+{
+	(void)arg;
+	atomic_fetch_add(&runs_count, 1);
+	atomic_store(&seen_remaining, dprpc_request_remaining_us(req));
+	atomic_store(&seen_deadline, dprpc_request_deadline_tsc(req));
+	return dprpc_reply(req, "c", 1);
+}
+
+/* Inline: keeps the request for the test (deferred). */
+static int
+h_park(struct dprpc_request *req, void *arg)
+{
+	unsigned int i = atomic_load(&nb_parked);
+
+	(void)arg;
+	atomic_fetch_add(&runs_park, 1);
+	if (i >= RTE_DIM(parked))
+		return -ENOSPC;
+	atomic_store(&parked[i], req);
+	atomic_store(&nb_parked, i + 1); /* one poller runs inline handlers */
+	atomic_store(&seen_nested_deadline, dprpc_request_deadline_tsc(req));
+	return DPRPC_DEFERRED;
+}
+
+/* Pool: calls b's own "park" without a timeout: the call inherits this
+ * request's deadline.  Answers with its own deadline. */
+static int
+h_nested(struct dprpc_request *req, void *arg)
+{
+	struct dprpc_future *f =
+		dprpc_rpc_async(dprpc_request_agent(req), "b", "park", NULL, 0, DPRPC_TIMEOUT_NONE);
+	uint64_t d = dprpc_request_deadline_tsc(req);
+
+	(void)arg;
+	if (f == NULL)
+		return -rte_errno;
+	dprpc_future_put(f); /* answered when the test answers the parked one */
+	return dprpc_reply(req, &d, sizeof(d));
+}
+
+static struct dprpc_agent *
+make_agent(const char *name, int port, bool server, bool lossy)
+{
+	struct dprpc_agent_conf c;
+	struct dprpc_agent *ag;
+
+	dprpc_agent_conf_init(&c);
+	c.name = name;
+	c.world = DPT_WORLD2;
+	c.port_id = port;
+	c.mbuf_pool = mp;
+	c.retransmit_us = lossy ? 1000 : 0;
+	c.keepalive_us = 0;
+	c.peer_timeout_us = 0;
+	if (lossy) {
+		c.fault_tx.drop_ppm = 50000;
+		c.fault_tx.seed = 16;
+		c.fault_rx.drop_ppm = 50000;
+		c.fault_rx.seed = 61;
+	}
+	if (server) {
+		c.io_lcore = 1;
+		c.nb_handler_lcores = 1;
+		c.handler_lcores[0] = 2;
+		c.max_requests = 8;
+		c.peer_requests_max = 4;
+		c.handler_queue_max = 2;
+	}
+	ag = dprpc_agent_create(&c);
+	cr_assert_not_null(ag, "agent %s: %s", name, rte_strerror(rte_errno));
+	return ag;
+}
+
+static void
+start(bool lossy)
+{
+	cr_assert_geq(dpt_eal_init("serve"), 0);
+	mp = dpt_pool_and_pair("dpt_mp", 8191, &pair);
+	cr_assert_not_null(mp);
+	a = make_agent("a", pair.port_a, false, lossy);
+	b = make_agent("b", pair.port_b, true, false);
+	cr_assert_eq(dprpc_register(b, "block", h_block, NULL, DPRPC_HANDLER_POOL), 0);
+	cr_assert_eq(dprpc_register(b, "count", h_count, NULL, DPRPC_HANDLER_POOL), 0);
+	cr_assert_eq(dprpc_register(b, "park", h_park, NULL, DPRPC_HANDLER_INLINE), 0);
+	cr_assert_eq(dprpc_register(b, "nested", h_nested, NULL, DPRPC_HANDLER_POOL), 0);
+	cr_assert_eq(dprpc_register(b, "echo", dpt_echo, NULL, DPRPC_HANDLER_INLINE), 0);
+}
+
+static void
+setup(void)
+{
+	start(false);
+}
+
+static void
+setup_lossy(void)
+{
+	start(true);
+}
+
+/* Bounded wait (~10 s) until b holds no request object. */
+static unsigned int
+b_requests(void)
+{
+	struct dprpc_agent_usage u = {0};
+
+	for (int i = 0; i < 100000; i++) {
+		cr_assert_eq(dprpc_agent_usage(b, &u), 0);
+		if (u.requests == 0)
+			break;
+		usleep(100);
+	}
+	return u.requests;
+}
+
+static void
+teardown(void)
+{
+	struct dprpc_agent_usage u;
+
+	atomic_store(&unblock, true);
+	if (a != NULL) {
+		cr_assert_eq(dprpc_agent_usage(a, &u), 0);
+		cr_expect_eq(u.futures, 0u, "futures leaked on a: %u", u.futures);
+		cr_expect_eq(u.calls, 0u, "calls left on a: %u", u.calls);
+		cr_assert_eq(dprpc_agent_destroy(a), 0);
+	}
+	if (b != NULL) {
+		cr_expect_eq(b_requests(), 0u, "requests leaked on b");
+		cr_assert_eq(dprpc_agent_destroy(b), 0);
+	}
+	a = b = NULL;
+	dpt_ring_drain(pair.ab);
+	dpt_ring_drain(pair.ba);
+	cr_expect_eq(
+		rte_mempool_in_use_count(mp), 0u, "mbufs leaked: %u", rte_mempool_in_use_count(mp));
+	dpt_eal_cleanup();
+}
+
+TestSuite(serving, .init = setup, .fini = teardown, .timeout = 120);
+
+static struct dprpc_agent_stats
+stats(struct dprpc_agent *ag)
+{
+	struct dprpc_agent_stats s;
+
+	cr_assert_eq(dprpc_agent_stats_get(ag, &s), 0);
+	return s;
+}
+
+/* Poll a (bounded, ~10 s) until @f is done. */
+static void
+poll_until_done(struct dprpc_future *f)
+{
+	for (int i = 0; i < 100000 && !dprpc_future_is_done(f); i++) {
+		dprpc_poll(a, 32);
+		usleep(100);
+	}
+	cr_assert(dprpc_future_is_done(f), "a call never ended");
+}
+
+/* Wait (bounded, ~10 s; polling a if @poll_a) until b's counter at byte
+ * offset @off of its stats reaches @n. */
+static uint64_t
+wait_b(size_t off, uint64_t n, bool poll_a)
+{
+	struct dprpc_agent_stats s;
+	uint64_t v = 0;
+
+	for (int i = 0; i < 100000; i++) {
+		if (poll_a)
+			dprpc_poll(a, 32);
+		s = stats(b);
+		memcpy(&v, (const char *)&s + off, sizeof(v));
+		if (v >= n)
+			break;
+		usleep(100);
+	}
+	return v;
+}
+#define WAIT_B(field, n, poll_a) wait_b(offsetof(struct dprpc_agent_stats, field), (n), (poll_a))
+
+/* a learns b's incarnation (and a round trip) with one call. */
+static void
+warm_up(void)
+{
+	char out[8];
+	size_t len = sizeof(out);
+
+	cr_assert_eq(dprpc_rpc_sync(a, "b", "echo", "w", 1, 5000 * 1000, out, &len, NULL), 0);
+}
+
+static struct dprpc_future *
+call(const char *h, uint64_t timeout_us)
+{
+	struct dprpc_future *f = dprpc_rpc_async(a, "b", h, "x", 1, timeout_us);
+
+	cr_assert_not_null(f, "%s: %s", h, rte_strerror(rte_errno));
+	dprpc_poll(a, 32); /* sent */
+	return f;
+}
+
+static int
+code_of(struct dprpc_future *f)
+{
+	const struct dprpc_error *e = dprpc_future_error(f);
+
+	return e == NULL ? 0 : e->code;
+}
+
+/* The handler lcore busy with "block" and the request of @h queued behind
+ * it: returns @h's future. */
+static struct dprpc_future *
+queue_behind_block(struct dprpc_future **blk, const char *h, uint64_t timeout_us)
+{
+	warm_up();
+	*blk = call("block", DPRPC_TIMEOUT_NONE);
+	cr_assert_eq(WAIT_B(requests_handled, 2, false), 2u); /* echo, block */
+	for (int i = 0; i < 100000 && atomic_load(&runs_block) == 0; i++)
+		usleep(100);
+	cr_assert_eq(atomic_load(&runs_block), 1u);
+	return call(h, timeout_us);
+}
+
+Test(serving, deadline_passes_while_queued_in_the_pool)
+{
+	struct dprpc_future *blk, *f;
+	uint64_t tx;
+
+	f = queue_behind_block(&blk, "count", 30 * 1000);
+	cr_assert_eq(WAIT_B(requests_handled, 3, false), 3u);
+	/* a is not polled: its own timer cannot fire meanwhile. */
+	usleep(60 * 1000);
+	tx = stats(b).tx_frames;
+	atomic_store(&unblock, true);
+	cr_assert_eq(WAIT_B(requests_expired, 1, false), 1u);
+	cr_assert_geq(WAIT_B(tx_frames, tx + 2, false), tx + 2); /* both answers out */
+	usleep(10 * 1000);
+	poll_until_done(blk);
+	poll_until_done(f);
+	cr_assert_eq(dprpc_future_state(blk), DPRPC_FUTURE_DONE);
+	cr_assert_eq(code_of(f), -ETIME, "got %d", code_of(f));
+	cr_assert_eq(dprpc_future_error(f)->origin, 1u);
+	cr_assert_eq(atomic_load(&runs_count), 0u, "an expired request ran");
+	cr_assert_eq(stats(a).calls_timed_out, 0u);
+	cr_assert_eq(stats(b).requests_expired, 1u);
+	dprpc_future_put(blk);
+	dprpc_future_put(f);
+}
+
+Test(serving, handler_reads_the_deadline)
+{
+	struct dprpc_future *f;
+	uint64_t before = rte_rdtsc(), left;
+
+	warm_up();
+	f = call("count", 2000 * 1000);
+	poll_until_done(f);
+	cr_assert_eq(dprpc_future_state(f), DPRPC_FUTURE_DONE);
+	left = atomic_load(&seen_remaining);
+	cr_assert_gt(left, 0u);
+	cr_assert_leq(left, 2000u * 1000);
+	cr_assert_gt(atomic_load(&seen_deadline), before);
+	dprpc_future_put(f);
+	/* No timeout, no deadline. */
+	f = call("count", DPRPC_TIMEOUT_NONE);
+	poll_until_done(f);
+	cr_assert_eq(atomic_load(&seen_remaining), DPRPC_NO_DEADLINE);
+	cr_assert_eq(atomic_load(&seen_deadline), 0u);
+	dprpc_future_put(f);
+}
+
+Test(serving, calls_made_in_a_handler_inherit_its_deadline)
+{
+	struct dprpc_future *f;
+	struct dprpc_request *req;
+	const uint64_t *outer;
+	size_t len;
+
+	warm_up();
+	f = call("nested", 3000 * 1000);
+	poll_until_done(f);
+	cr_assert_eq(dprpc_future_state(f), DPRPC_FUTURE_DONE);
+	outer = dprpc_future_value(f, &len);
+	cr_assert_eq(len, sizeof(*outer));
+	for (int i = 0; i < 100000 && atomic_load(&nb_parked) == 0; i++)
+		usleep(100);
+	cr_assert_eq(atomic_load(&nb_parked), 1u);
+	/* The nested call had no timeout of its own. */
+	cr_assert_neq(atomic_load(&seen_nested_deadline), 0u);
+	cr_assert_leq(atomic_load(&seen_nested_deadline), *outer);
+	req = atomic_load(&parked[0]);
+	cr_assert_eq(dprpc_reply(req, NULL, 0), 0);
+	dprpc_future_put(f);
+}
+
+Test(serving, request_timeout_helper)
+{
+	cr_assert_eq(dprpc_request_timeout(NULL, 5), 0u);
+	cr_assert_eq(rte_errno, EINVAL);
+	cr_assert_eq(dprpc_request_remaining_us(NULL), 0u);
+	cr_assert_eq(dprpc_request_deadline_tsc(NULL), 0u);
+	cr_assert_eq(dprpc_request_cancelled(NULL), false);
+}
+
+Test(serving, cancel_before_send)
+{
+	struct dprpc_future *f;
+	struct dprpc_agent_stats s;
+
+	/* a has never heard from b: the call waits in its slot while a asks
+	 * for b's incarnation. */
+	f = dprpc_rpc_async(a, "b", "count", "x", 1, DPRPC_TIMEOUT_NONE);
+	cr_assert_not_null(f);
+	cr_assert_eq(dprpc_future_cancel(f), DPRPC_CANCEL_DONE);
+	cr_assert_eq(dprpc_future_cancel(f), DPRPC_CANCEL_ALREADY);
+	cr_assert_eq(code_of(f), -ECANCELED);
+	dprpc_future_put(f);
+	warm_up(); /* b answered the ping: the parked call was let go unsent */
+	s = stats(a);
+	cr_assert_eq(s.calls_cancelled, 1u);
+	cr_assert_eq(stats(b).requests_handled, 1u); /* the echo only */
+	cr_assert_eq(stats(b).cancels_received, 0u);
+	cr_assert_eq(atomic_load(&runs_count), 0u);
+}
+
+Test(serving, cancel_while_queued)
+{
+	struct dprpc_future *blk, *f;
+
+	f = queue_behind_block(&blk, "count", DPRPC_TIMEOUT_NONE);
+	cr_assert_eq(WAIT_B(requests_handled, 3, false), 3u);
+	cr_assert_eq(dprpc_future_cancel(f), DPRPC_CANCEL_DONE);
+	cr_assert_eq(code_of(f), -ECANCELED);
+	dprpc_future_put(f);
+	/* a's timer frees the slot and tells b. */
+	cr_assert_eq(WAIT_B(cancels_received, 1, true), 1u);
+	atomic_store(&unblock, true);
+	poll_until_done(blk);
+	cr_assert_eq(WAIT_B(requests_cancelled, 1, false), 1u);
+	cr_assert_eq(atomic_load(&runs_count), 0u, "a cancelled request ran");
+	cr_assert_eq(stats(a).calls_cancelled, 1u);
+	cr_assert_eq(b_requests(), 0u);
+	dprpc_future_put(blk);
+}
+
+Test(serving, cancel_while_running)
+{
+	struct dprpc_future *f;
+	struct dprpc_request *req;
+	struct dprpc_agent_stats s;
+
+	warm_up();
+	f = call("park", DPRPC_TIMEOUT_NONE);
+	for (int i = 0; i < 100000 && atomic_load(&nb_parked) == 0; i++)
+		usleep(100);
+	req = atomic_load(&parked[0]);
+	cr_assert_not_null(req);
+	cr_assert_eq(dprpc_request_cancelled(req), false);
+	cr_assert_eq(dprpc_future_cancel(f), DPRPC_CANCEL_DONE);
+	cr_assert_eq(WAIT_B(cancels_received, 1, true), 1u);
+	cr_assert_eq(dprpc_request_cancelled(req), true);
+	/* The handler stops: its answer is dropped by a as stale. */
+	cr_assert_eq(dprpc_reply_error(req, -ECANCELED, "stopped"), 0);
+	dpt_poll_until_drops(a, DPRPC_DROP_STALE, 1, &s);
+	cr_assert_eq(s.drops[DPRPC_DROP_STALE], 1u);
+	cr_assert_eq(s.calls_cancelled, 1u);
+	cr_assert_eq(code_of(f), -ECANCELED);
+	dprpc_future_put(f);
+}
+
+Test(serving, cancel_after_completion)
+{
+	struct dprpc_future *f;
+	size_t len;
+
+	warm_up();
+	f = call("echo", DPRPC_TIMEOUT_NONE);
+	poll_until_done(f);
+	cr_assert_eq(dprpc_future_cancel(f), DPRPC_CANCEL_TOO_LATE);
+	cr_assert_eq(dprpc_future_state(f), DPRPC_FUTURE_DONE);
+	cr_assert_not_null(dprpc_future_value(f, &len));
+	cr_assert_eq(len, 1u);
+	cr_assert_eq(dprpc_future_cancel(NULL), -EINVAL);
+	dprpc_future_put(f);
+	for (int i = 0; i < 10; i++)
+		dprpc_poll(a, 32);
+	cr_assert_eq(stats(a).calls_cancelled, 0u);
+	cr_assert_eq(stats(b).cancels_received, 0u);
+}
+
+/* 5% loss each way on a, resends on: half the calls are cancelled at once
+ * or after a few polls; every call ends, nothing is leaked (teardown). */
+TestSuite(serving_loss, .init = setup_lossy, .fini = teardown, .timeout = 120);
+
+Test(serving_loss, cancel_under_loss)
+{
+	enum { N = 200 };
+	struct dprpc_future *fs[N];
+	unsigned int i, cancelled = 0, ok = 0;
+	struct dprpc_agent_usage u;
+
+	warm_up();
+	for (i = 0; i < N; i++) {
+		fs[i] = dprpc_rpc_async(a, "b", "echo", "x", 1, 5000 * 1000);
+		cr_assert_not_null(fs[i]);
+		if (i % 4 == 0)
+			cancelled += dprpc_future_cancel(fs[i]) == DPRPC_CANCEL_DONE;
+		dprpc_poll(a, 32);
+		if (i % 4 == 2 && i >= 2)
+			cancelled += dprpc_future_cancel(fs[i - 2]) == DPRPC_CANCEL_DONE;
+		if (i % 32 == 31)
+			for (int k = 0; k < 20; k++)
+				dprpc_poll(a, 32);
+	}
+	for (i = 0; i < N; i++) {
+		poll_until_done(fs[i]);
+		ok += dprpc_future_state(fs[i]) == DPRPC_FUTURE_DONE;
+		if (dprpc_future_state(fs[i]) == DPRPC_FUTURE_FAILED)
+			cr_assert_eq(code_of(fs[i]), -ECANCELED, "call %u: %d", i, code_of(fs[i]));
+		dprpc_future_put(fs[i]);
+	}
+	cr_assert_eq(ok + cancelled, (unsigned int)N);
+	cr_assert_gt(cancelled, 0u);
+	/* a's timer frees the cancelled slots. */
+	for (i = 0; i < 100000; i++) {
+		dprpc_poll(a, 32);
+		cr_assert_eq(dprpc_agent_usage(a, &u), 0);
+		if (u.calls == 0)
+			break;
+		usleep(100);
+	}
+	cr_assert_eq(u.calls, 0u);
+	cr_assert_eq(stats(a).calls_cancelled, cancelled);
+}
+
+Test(serving, overload_of_the_pool_queue)
+{
+	struct dprpc_future *blk, *q[2], *f;
+	const struct dprpc_error *e;
+
+	q[0] = queue_behind_block(&blk, "count", DPRPC_TIMEOUT_NONE);
+	q[1] = call("count", DPRPC_TIMEOUT_NONE);
+	cr_assert_eq(WAIT_B(requests_handled, 4, false), 4u);
+	f = call("count", DPRPC_TIMEOUT_NONE); /* a third in the queue of 2 */
+	poll_until_done(f);
+	e = dprpc_future_error(f);
+	cr_assert_not_null(e);
+	cr_assert_eq(e->code, -EBUSY);
+	cr_assert_geq(e->retry_after_us, 100u);
+	cr_assert_eq(stats(b).rejected_pool, 1u);
+	cr_assert_eq(stats(b).rejected_overload, 1u);
+	cr_assert_eq(stats(b).queue_depth, 2u);
+	atomic_store(&unblock, true);
+	poll_until_done(blk);
+	poll_until_done(q[0]);
+	poll_until_done(q[1]);
+	cr_assert_eq(dprpc_future_state(q[0]), DPRPC_FUTURE_DONE);
+	cr_assert_eq(dprpc_future_state(q[1]), DPRPC_FUTURE_DONE);
+	cr_assert_eq(atomic_load(&runs_count), 2u);
+	dprpc_future_put(blk);
+	dprpc_future_put(q[0]);
+	dprpc_future_put(q[1]);
+	dprpc_future_put(f);
+}
+
+static void
+answer_parked(void)
+{
+	unsigned int i, n = atomic_load(&nb_parked);
+
+	for (i = 0; i < n; i++)
+		cr_assert_eq(dprpc_reply(atomic_load(&parked[i]), NULL, 0), 0);
+}
+
+Test(serving, overload_of_one_caller)
+{
+	struct dprpc_future *fs[5];
+	const struct dprpc_error *e;
+	unsigned int i;
+
+	warm_up();
+	for (i = 0; i < 4; i++)
+		fs[i] = call("park", DPRPC_TIMEOUT_NONE);
+	for (i = 0; i < 100000 && atomic_load(&nb_parked) < 4; i++)
+		usleep(100);
+	cr_assert_eq(atomic_load(&nb_parked), 4u);
+	fs[4] = call("park", DPRPC_TIMEOUT_NONE); /* the caller's fifth */
+	poll_until_done(fs[4]);
+	e = dprpc_future_error(fs[4]);
+	cr_assert_not_null(e);
+	cr_assert_eq(e->code, -EBUSY, "got %d", e->code);
+	cr_assert_geq(e->retry_after_us, 100u);
+	cr_assert_eq(stats(b).rejected_peer, 1u);
+	cr_assert_eq(stats(b).requests_held, 4u);
+	cr_assert_eq(atomic_load(&runs_park), 4u);
+	answer_parked();
+	for (i = 0; i < 5; i++) {
+		poll_until_done(fs[i]);
+		if (i < 4)
+			cr_assert_eq(dprpc_future_state(fs[i]), DPRPC_FUTURE_DONE);
+		dprpc_future_put(fs[i]);
+	}
+}
+
+Test(serving, overload_of_all_requests)
+{
+	struct dprpc_future *self[8], *f;
+	const struct dprpc_error *e;
+	unsigned int i;
+
+	warm_up();
+	/* b's own calls to itself hold its 8 request objects. */
+	for (i = 0; i < 8; i++) {
+		self[i] = dprpc_rpc_async(b, "b", "park", NULL, 0, DPRPC_TIMEOUT_NONE);
+		cr_assert_not_null(self[i]);
+	}
+	for (i = 0; i < 100000 && atomic_load(&nb_parked) < 8; i++)
+		usleep(100);
+	cr_assert_eq(atomic_load(&nb_parked), 8u);
+	f = call("echo", DPRPC_TIMEOUT_NONE);
+	poll_until_done(f);
+	e = dprpc_future_error(f);
+	cr_assert_not_null(e);
+	cr_assert_eq(e->code, -EBUSY, "got %d", e->code);
+	cr_assert_eq(stats(b).rejected_requests, 1u);
+	dprpc_future_put(f);
+	answer_parked();
+	for (i = 0; i < 8; i++) {
+		cr_assert_eq(dprpc_future_wait(self[i], 10 * 1000 * 1000), 0);
+		dprpc_future_put(self[i]);
+	}
+}
