@@ -99,6 +99,9 @@ demo() {
 	echo
 	echo "== RRefs: remote() + to_here() and proxy calls beside rpc_sync, same run"
 	"$top/build/perf/dprpc-perf" -- rref --compare-rpc --duration 1 --repeat 3
+	echo
+	echo "== worlds: 4 workers all to all beside 2 workers, same run"
+	"$top/build/perf/dprpc-perf" -- world --workers 4 --compare-workers 2 --duration 1
 }
 
 # Sum Criterion's per-suite "Synthesis" lines (and meson's verdict for
