@@ -49,7 +49,7 @@ eal_opts() {
 
 demo() {
 	build "$top/build"
-	local n=${DPRPC_DEMO_WORKERS:-4} ncpu i world="" names=() pids=() rc=0
+	local n=${DPRPC_DEMO_WORKERS:-4} ncpu i world="" names=() rc=0
 	local worker="$top/build/examples/world_demo"
 	ncpu=$(nproc)
 	demo_dir=$(mktemp -d /tmp/dprpc-demo-XXXXXX)
