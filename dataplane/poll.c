@@ -134,7 +134,7 @@ dp_rx_frame(struct dprpc_agent *a, struct rte_mbuf *m)
 		else if (p.handler_id == DP_CTRL_CANCEL)
 			dp_srv_cancel(a, &p);
 		else if (p.src != a->rank &&
-			(p.handler_id == DP_CTRL_LEAVE || p.handler_id == DP_CTRL_LEAVE_ACK))
+			 (p.handler_id == DP_CTRL_LEAVE || p.handler_id == DP_CTRL_LEAVE_ACK))
 			dp_leave_rx(a, p.src, p.handler_id);
 		rte_pktmbuf_free(m);
 		return;
