@@ -138,18 +138,25 @@ co_seq_done(struct co_ctx *ctx, uint64_t group)
 	pthread_mutex_unlock(&ctx->lock);
 }
 
-/* The group's mask from @workers (NULL, 0: the world). */
+/* The group's mask from @workers (NULL, 0: the world, less the workers
+ * known to have left it: dprpc_world_leave(), DPRPC_PEER_LEFT). */
 static int
 co_group_mask(
 	const struct dprpc_agent *a, const char *const *workers, unsigned int n, uint64_t *mask)
 {
+	struct dprpc_worker_info infos[DPRPC_MAX_WORKERS];
 	unsigned int world = dprpc_world_size(a), i;
+	int nb;
 
 	*mask = 0;
 	if (workers == NULL) {
 		if (n != 0)
 			return -EINVAL;
 		*mask = world >= 64 ? UINT64_MAX : (1ull << world) - 1;
+		nb = dprpc_get_worker_infos(a, infos, DPRPC_MAX_WORKERS);
+		for (i = 0; nb > 0 && i < (unsigned int)nb && i < 64; i++)
+			if (infos[i].state == DPRPC_PEER_LEFT)
+				*mask &= ~(1ull << infos[i].rank);
 		return 0;
 	}
 	if (n == 0 || n > world)

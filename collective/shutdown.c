@@ -2,7 +2,9 @@
 /*
  * Graceful shutdown (dprpc_shutdown(), PyTorch's shutdown(graceful)): a
  * barrier of the world, then the application's calls refused, what is in
- * flight drained, RRefs released, and the agent destroyed.
+ * flight drained, RRefs released, the world left (dprpc_world_leave(): the
+ * others forget this worker, none declares it down) and the agent
+ * destroyed.
  *
  * Design
  * ======
@@ -84,7 +86,7 @@ dprpc_shutdown(
 	struct dprpc_coll_error berr;
 	uint64_t deadline, left;
 	__uint128_t until;
-	int rc;
+	int rc, lrc;
 
 	if (a == NULL)
 		return -EINVAL;
@@ -118,6 +120,16 @@ dprpc_shutdown(
 		a, left == UINT64_MAX ? 0 : RTE_MAX(left, 1u), DPRPC_RREF_REPORT_LEAKS);
 	/* 5. The RRef deletions this sent. */
 	co_drain(a, false, deadline);
-	/* 6. Stop. */
+	/* 6. Leave the world.  This worker's LEAVE follows, on each link,
+	 * every answer it sent (the barrier's above all, when it led it):
+	 * a worker that acknowledged it has read them.  Without it, a leader
+	 * destroying its agent at once could tear its links down before a
+	 * member read its answer.  Its failure (a worker that never answers)
+	 * does not stop the shutdown. */
+	left = co_left_us(deadline);
+	lrc = dprpc_world_leave(a, left == UINT64_MAX ? 0 : RTE_MAX(left, 1u));
+	if (lrc != 0)
+		CO_LOG(WARNING, "shutdown of %s: leaving the world: %d", dprpc_agent_name(a), lrc);
+	/* 7. Stop. */
 	return co_destroy(a, rc, err);
 }

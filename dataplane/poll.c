@@ -133,7 +133,8 @@ dp_rx_frame(struct dprpc_agent *a, struct rte_mbuf *m)
 			dp_send_control(a, p.src, DP_CTRL_PONG);
 		else if (p.handler_id == DP_CTRL_CANCEL)
 			dp_srv_cancel(a, &p);
-		else if (p.src != a->rank && p.handler_id >= DP_CTRL_LEAVE)
+		else if (p.src != a->rank &&
+			 (p.handler_id == DP_CTRL_LEAVE || p.handler_id == DP_CTRL_LEAVE_ACK))
 			dp_leave_rx(a, p.src, p.handler_id);
 		rte_pktmbuf_free(m);
 		return;

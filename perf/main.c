@@ -11,7 +11,8 @@
  * (--threads application threads against a slow handler: how late do
  * timeouts fire), open (calls at --rate whatever the answers, latency from
  * each call's intended send: open.c) or sweep (open-loop runs at rising
- * rates: the knee and the maximum sustainable rate, sweep.c).
+ * rates: the knee and the maximum sustainable rate, sweep.c) or world (N
+ * worker processes over memif calling each other all to all, world.c).
  *
  * Without EAL options the tool runs both sides on this machine: for each
  * measured phase it forks a server and a client process, each with its own
@@ -242,6 +243,12 @@ drive(const struct perf_opts *o)
 
 	if (o->mode == MODE_SWEEP)
 		return perf_sweep(o) == 0 ? 0 : 1;
+	if (o->mode == MODE_WORLD) {
+		rc = perf_world(o);
+		if (rc != 0)
+			fprintf(stderr, "dprpc-perf: world failed: %s\n", strerror(-rc));
+		return rc == 0 ? 0 : 1;
+	}
 	for (i = 0; i < o->repeat; i++) {
 		if (with_raw) {
 			rc = perf_run_phase(o, base, tag++, &raws[i]);
@@ -305,9 +312,10 @@ main(int argc, char **argv)
 		fprintf(stderr, "dprpc-perf: with EAL options, give --role server|client\n");
 		return 2;
 	}
-	if (o.compare_raw || o.compare_rpc || o.repeat != 1 || o.mode == MODE_SWEEP) {
-		fprintf(stderr, "dprpc-perf: --compare-raw, --repeat and sweep need the forked "
-				"mode\n");
+	if (o.compare_raw || o.compare_rpc || o.repeat != 1 || o.mode == MODE_SWEEP ||
+		o.mode == MODE_WORLD) {
+		fprintf(stderr, "dprpc-perf: --compare-raw, --repeat, sweep and world need the "
+				"forked mode\n");
 		return 2;
 	}
 	perf_server_json = o.json && strcmp(o.role, "server") == 0;

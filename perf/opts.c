@@ -16,14 +16,15 @@
 #include "perf.h"
 
 const char *const perf_mode_names[MODE_MAX] = {
-	"latency", "throughput", "raw", "rref", "rref-churn", "lateness", "open", "sweep"};
+	"latency", "throughput", "raw", "rref", "rref-churn", "lateness", "open", "sweep", "world"};
 
 void
 perf_usage(const char *prog)
 {
 	fprintf(stderr,
 		"usage: %s [EAL options] -- MODE [options]\n"
-		"MODE: latency | throughput | raw | rref | rref-churn | lateness | open | sweep\n"
+		"MODE: latency | throughput | raw | rref | rref-churn | lateness | open | sweep | "
+		"world\n"
 		"  --payload BYTES   request (and response) payload (default 32; up to %u in\n"
 		"                    latency and throughput, %d otherwise)\n"
 		"  --response BYTES  latency, throughput: the server answers this many bytes\n"
@@ -68,8 +69,14 @@ perf_usage(const char *prog)
 		"  --refine N        bisection steps past the last sustainable rate (default 3)\n"
 		"  --repeat N        runs per rate; the one of median p99 counts (default 1)\n"
 		"  --slo-us US       p99 bound of a sustainable rate (default: 10x the p99 at\n"
-		"                    the lowest rate)\n",
-		prog, DPRPC_MAX_MSG_DEFAULT, DPRPC_MAX_FRAME_PAYLOAD, DPRPC_MAX_MSG_DEFAULT);
+		"                    the lowest rate)\n"
+		"world (N worker processes over memif, pinned round robin over the CPUs; each\n"
+		"keeps --window calls in flight to every other, default 8; then a graceful\n"
+		"shutdown):\n"
+		"  --workers N       worker processes, 2..%d (default 4)\n"
+		"  --compare-workers M  a world of M first, reported beside (e.g. 2 beside 4)\n",
+		prog, DPRPC_MAX_MSG_DEFAULT, DPRPC_MAX_FRAME_PAYLOAD, DPRPC_MAX_MSG_DEFAULT,
+		PERF_WORLD_MAX);
 }
 
 int
@@ -109,6 +116,8 @@ perf_parse_opts(int argc, char **argv, struct perf_opts *o)
 		{"steps", required_argument, NULL, 'k'},
 		{"refine", required_argument, NULL, 'f'},
 		{"slo-us", required_argument, NULL, 'l'},
+		{"workers", required_argument, NULL, 'x'},
+		{"compare-workers", required_argument, NULL, 'y'},
 		{"help", no_argument, NULL, 'h'},
 		{NULL, 0, NULL, 0},
 	};
@@ -137,6 +146,7 @@ perf_parse_opts(int argc, char **argv, struct perf_opts *o)
 	o->hist_digits = 3;
 	o->hist_max_us = 60ull * 1000 * 1000;
 	o->refine = 3;
+	o->workers = 4;
 	if (argc < 2) {
 		fprintf(stderr, "dprpc-perf: give a MODE after --\n");
 		return -EINVAL;
@@ -267,6 +277,12 @@ perf_parse_opts(int argc, char **argv, struct perf_opts *o)
 		case 'l':
 			o->slo_us = strtod(optarg, NULL);
 			break;
+		case 'x':
+			o->workers = (unsigned int)strtoul(optarg, NULL, 0);
+			break;
+		case 'y':
+			o->compare_workers = (unsigned int)strtoul(optarg, NULL, 0);
+			break;
 		default:
 			return -EINVAL;
 		}
@@ -312,9 +328,26 @@ perf_parse_opts(int argc, char **argv, struct perf_opts *o)
 	if (!window_set)
 		o->window = o->mode == MODE_THROUGHPUT || o->mode == MODE_RAW ? 32
 			    : o->mode == MODE_LATENESS			      ? 256
+			    : o->mode == MODE_WORLD			      ? 8
 									      : 1;
+	if ((o->workers != 4 || o->compare_workers != 0) && o->mode != MODE_WORLD) {
+		fprintf(stderr, "dprpc-perf: --workers and --compare-workers are for world\n");
+		return -EINVAL;
+	}
+	if (o->mode == MODE_WORLD &&
+		(o->workers < 2 || o->workers > PERF_WORLD_MAX || o->compare_workers == 1 ||
+			o->compare_workers > PERF_WORLD_MAX || o->repeat != 1 || o->compare_raw ||
+			o->payload > DPRPC_MAX_FRAME_PAYLOAD ||
+			o->window * (o->workers - 1) > 4096)) {
+		fprintf(stderr,
+			"dprpc-perf: world: --workers 2..%d, --compare-workers 0 or "
+			"2..%d, no --repeat or --compare-raw, --payload up to %d, "
+			"--window x (workers - 1) up to 4096\n",
+			PERF_WORLD_MAX, PERF_WORLD_MAX, DPRPC_MAX_FRAME_PAYLOAD);
+		return -EINVAL;
+	}
 	if (o->window != 1 && o->mode != MODE_THROUGHPUT && o->mode != MODE_RAW &&
-		o->mode != MODE_LATENESS) {
+		o->mode != MODE_LATENESS && o->mode != MODE_WORLD) {
 		fprintf(stderr, "dprpc-perf: %s mode keeps one call outstanding\n",
 			perf_mode_names[o->mode]);
 		return -EINVAL;

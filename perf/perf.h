@@ -23,6 +23,7 @@
 #define PERF_MAX_WINDOW	 1024
 #define PERF_ECHO	 UINT32_MAX /* --response not given: echo */
 #define PERF_SWEEP_MAX	 64
+#define PERF_WORLD_MAX	 64  /* world: --workers up to DPRPC_MAX_WORKERS */
 #define PERF_ERRNO_MAX	 134 /* errnos counted one by one (Linux's go to 133) */
 
 enum perf_mode {
@@ -34,6 +35,7 @@ enum perf_mode {
 	MODE_LATENESS,
 	MODE_OPEN,  /* open loop: calls at --rate, latency from the intended send */
 	MODE_SWEEP, /* open-loop runs over rates: the knee and the max sustainable rate */
+	MODE_WORLD, /* N worker processes over memif, all-to-all calls (world.c) */
 	MODE_MAX
 };
 extern const char *const perf_mode_names[MODE_MAX];
@@ -72,6 +74,8 @@ struct perf_opts {
 	unsigned int nb_rates;
 	unsigned int refine; /* sweep: bisection steps past the last sustainable rate */
 	double slo_us;	     /* sweep: p99 bound of a sustainable rate (0: 10x the lowest rate's) */
+	unsigned int workers;	      /* world: worker processes (default 4) */
+	unsigned int compare_workers; /* world: a world of this many first (0: none) */
 };
 
 /* How a failed call is counted in every open-loop report: one class per
@@ -211,6 +215,8 @@ int perf_churn_client(uint16_t port, const struct perf_opts *o, struct perf_resu
 
 int perf_open_client(uint16_t port, const struct perf_opts *o, struct perf_result *r);
 int perf_sweep(const struct perf_opts *o);
+/* The world mode (world.c): forks its workers itself; reports. */
+int perf_world(const struct perf_opts *o);
 
 int perf_lateness_server(uint16_t port, const struct perf_opts *o);
 int perf_lateness_client(uint16_t port, const struct perf_opts *o, struct perf_result *r);

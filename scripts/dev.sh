@@ -2,8 +2,10 @@
 # SPDX-License-Identifier: BSD-3-Clause
 #
 # The project's entry points (see README):
-#   scripts/dev.sh demo    install what is missing, build, run two workers
-#                          talking over a memif pair on this machine
+#   scripts/dev.sh demo    install what is missing, build, run a world of four
+#                          worker processes over memif on this machine
+#                          (examples/world_demo.c; DPRPC_DEMO_WORKERS=N for
+#                          more), then dprpc-perf
 #   scripts/dev.sh test    install what is missing, build with warnings as
 #                          errors, run every test suite, the unit suites
 #                          again under ASan+UBSan, and the fuzzers (parsers,
@@ -47,33 +49,49 @@ eal_opts() {
 
 demo() {
 	build "$top/build"
-	demo_sock="/tmp/dprpc-demo-$$.sock"
-	local sock=$demo_sock
-	local world="alice 0 02:00:00:00:00:01 10.0.0.1 7000; bob 1 02:00:00:00:00:02 10.0.0.2 7000"
-	local hello="$top/build/examples/hello_rpc"
-	demo_srv=""
+	local n=${DPRPC_DEMO_WORKERS:-4} ncpu i world="" names=() rc=0
+	local worker="$top/build/examples/world_demo"
+	ncpu=$(nproc)
+	demo_dir=$(mktemp -d /tmp/dprpc-demo-XXXXXX)
+	demo_prefixes=()
+	demo_pids=()
 	# shellcheck disable=SC2317
 	cleanup() {
-		[ -n "${demo_srv:-}" ] && kill "$demo_srv" 2>/dev/null || true
-		rm -f "${demo_sock:-}"
+		local p
+		for p in "${demo_pids[@]}"; do kill "$p" 2>/dev/null || true; done
+		for p in "${demo_prefixes[@]}"; do rm -rf "/var/run/dpdk/$p"; done
+		rm -rf "${demo_dir:-}"
 	}
 	trap cleanup EXIT
-	rm -f "$sock"
+	for ((i = 0; i < n; i++)); do
+		names+=("w$i")
+		world+="w$i $i 02:00:00:00:0a:$(printf %02x $((i + 1))) 10.0.10.$((i + 1)) 7000
+"
+	done
+	# One memif link per pair of workers, their sockets in demo_dir.
+	world+="mesh memif:$demo_dir/sock"
+	mkdir "$demo_dir/sock"
 
-	echo "== two dprpc workers, two processes, one memif pair (alice serves on CPU 1, bob calls from CPU 0)"
-	# shellcheck disable=SC2046
-	"$hello" $(eal_opts 1 "dprpc-demo-alice-$$" \
-		"net_memif0,role=server,socket-abstract=no,socket=$sock") \
-		-- --name alice --world "$world" &
-	demo_srv=$!
-	for _ in $(seq 200); do [ -S "$sock" ] && break; sleep 0.05; done
-	# shellcheck disable=SC2046
-	"$hello" $(eal_opts 0 "dprpc-demo-bob-$$" \
-		"net_memif0,role=client,socket-abstract=no,socket=$sock") \
-		-- --name bob --world "$world" --peer alice
-	wait "$demo_srv"
-	demo_srv=""
-
+	echo "== a world of $n dprpc workers, $n processes, a memif link per pair (pinned over $ncpu CPUs)"
+	for ((i = 0; i < n; i++)); do
+		demo_prefixes+=("dprpc-demo-$$-$i")
+		"$worker" --lcores="0@$((i % ncpu)),1@$(((i + 1) % ncpu))" --no-pci --no-huge \
+			-m 256 --no-shconf --no-telemetry --file-prefix "dprpc-demo-$$-$i" \
+			--log-level=lib.eal:error --log-level=pmd.net.memif:2 \
+			-- --name "${names[$i]}" --world "$world" &
+		demo_pids+=($!)
+	done
+	for i in "${!demo_pids[@]}"; do
+		wait "${demo_pids[$i]}" || { echo "${names[$i]} failed (exit $?)" >&2; rc=1; }
+	done
+	demo_pids=()
+	[ "$(find "$demo_dir/sock" -mindepth 1 | wc -l)" -eq 0 ] ||
+		{ echo "memif sockets left behind" >&2; rc=1; }
+	for i in "${demo_prefixes[@]}"; do
+		[ ! -e "/var/run/dpdk/$i" ] || { echo "/var/run/dpdk/$i left behind" >&2; rc=1; }
+	done
+	[ $rc -eq 0 ] || return 1
+	echo "== every worker exited 0; no memif socket, EAL runtime dir or child left"
 	echo
 	echo "== what it costs: dprpc-perf, dprpc beside the raw memif echo (the floor), same run"
 	"$top/build/perf/dprpc-perf" -- latency --compare-raw --duration 1 --repeat 3
@@ -81,6 +99,9 @@ demo() {
 	echo
 	echo "== RRefs: remote() + to_here() and proxy calls beside rpc_sync, same run"
 	"$top/build/perf/dprpc-perf" -- rref --compare-rpc --duration 1 --repeat 3
+	echo
+	echo "== worlds: 4 workers all to all beside 2 workers, same run"
+	"$top/build/perf/dprpc-perf" -- world --workers 4 --compare-workers 2 --duration 1
 }
 
 # Sum Criterion's per-suite "Synthesis" lines (and meson's verdict for

@@ -181,6 +181,39 @@ kill "$srv"
 wait "$srv" || { echo "role server exited with $?"; exit 1; }
 srv=""
 
+# World: 4 worker processes over memif calling each other all to all, a
+# world of 2 beside it; every worker reports, every call is accounted for
+# (sent = ok + failed, none failed on a loss-free memif, each OK call
+# handled exactly once by a worker), no worker left anything behind.
+# What other runs on this machine may have left (never ours to judge).
+left_before=$({ compgen -G "/var/run/dpdk/dprpc-perf-*-world*"; compgen -G "/tmp/dprpc-perf-world-*"; } | sort || true)
+out=$("$perf" -- world --workers 4 --compare-workers 2 --duration 0.3 --warmup 0.05 --json \
+	2>/dev/null)
+python3 - "$out" <<'PY'
+import json, sys
+r = json.loads(sys.argv[1])
+need = ["rate_rps", "rendezvous_ms", "shutdown_ms", "calls_sent", "calls_ok", "calls_failed",
+        "calls_refused", "requests_handled", "per_worker", "compare", "loadavg"]
+missing = [k for k in need if k not in r]
+assert not missing, f"missing {missing} in {r}"
+for w, n in ((r, 4), (r["compare"], 2)):
+    assert w["workers"] == n and len(w["per_worker"]) == n, w
+    assert sorted(p["name"] for p in w["per_worker"]) == [f"w{i}" for i in range(n)], w
+    assert w["rate_rps"] > 0 and all(p["rate_rps"] > 0 for p in w["per_worker"]), w
+    assert all(0 < p["p50_us"] <= p["p99_us"] for p in w["per_worker"]), w
+    assert w["calls_failed"] == 0 and w["calls_refused"] == 0, w
+    assert w["calls_sent"] == w["calls_ok"] + w["calls_failed"], w
+    assert w["calls_ok"] == w["requests_handled"], w
+    assert all(p["calls_sent"] == p["calls_ok"] + p["calls_failed"] for p in w["per_worker"]), w
+    assert w["calls_sent"] == sum(p["calls_sent"] for p in w["per_worker"]), w
+    assert w["rendezvous_ms"] > 0 and w["shutdown_ms"] > 0, w
+print(f"world: 4 workers {r['rate_rps']:.0f} calls/s, 2 workers {r['compare']['rate_rps']:.0f} calls/s")
+PY
+left_after=$({ compgen -G "/var/run/dpdk/dprpc-perf-*-world*"; compgen -G "/tmp/dprpc-perf-world-*"; } | sort || true)
+if [ "$left_after" != "$left_before" ]; then
+	echo "world: EAL runtime or memif socket directories left: $left_after"; exit 1
+fi
+
 # Bad usage is an error, not a crash.
 if "$perf" -- nosuchmode 2>/dev/null; then echo "accepted a bad mode"; exit 1; fi
 if "$perf" -- latency --window 4 2>/dev/null; then echo "accepted latency with a window"; exit 1; fi
@@ -188,3 +221,5 @@ if "$perf" -- latency --compare-rpc 2>/dev/null; then echo "accepted --compare-r
 if "$perf" -- open --duration 0.1 2>/dev/null; then echo "accepted open without --rate"; exit 1; fi
 if "$perf" -- latency --rate 10 2>/dev/null; then echo "accepted --rate outside open"; exit 1; fi
 if "$perf" -- sweep --rates 3000,1000 2>/dev/null; then echo "accepted descending rates"; exit 1; fi
+if "$perf" -- world --workers 1 2>/dev/null; then echo "accepted a world of 1"; exit 1; fi
+if "$perf" -- latency --workers 3 2>/dev/null; then echo "accepted --workers outside world"; exit 1; fi

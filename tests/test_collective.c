@@ -485,6 +485,36 @@ Test(collective, all_gather_world_values_and_seq)
 
 /* Two groups sharing b and c, gathering at once, each round's values
  * checked: their sequence numbers and values never mix. */
+/* d leaves the world (dprpc_world_leave()): a gather of the whole world
+ * on a, b and c is over the three of them, not waiting for d. */
+Test(collective, whole_world_leaves_out_a_worker_that_left)
+{
+	struct member ms[N];
+
+	start_world(5 * 1000 * 1000);
+	/* Everyone up for everyone: d's leave then tells the three. */
+	for (int i = 0; i < N; i++)
+		cr_assert_eq(dprpc_world_wait(atomic_load(&ag[i]), 20 * 1000 * 1000, NULL, 0), 0);
+	cr_assert_eq(dprpc_world_leave(atomic_load(&ag[3]), 20 * 1000 * 1000), 0);
+	for (int i = 0; i < 3; i++) {
+		struct dprpc_worker_info wi;
+
+		cr_assert_eq(dprpc_get_worker_info(atomic_load(&ag[i]), "d", &wi), 0);
+		cr_assert_eq(
+			wi.state, DPRPC_PEER_LEFT, "%s sees d in state %d", names[i], wi.state);
+	}
+	for (int i = 0; i < 3; i++)
+		ms[i] = (struct member){
+			.i = i, .op = OP_GATHER, .timeout_us = 2 * 1000 * 1000, .rounds = 1};
+	run(ms, 3);
+	for (int i = 0; i < 3; i++) {
+		cr_assert_eq(ms[i].rc[0], 0, "%s: %d %s", names[i], ms[i].rc[0], ms[i].err.err.msg);
+		cr_assert_eq(ms[i].seq[0], 1);
+		cr_assert(ms[i].values_ok, "%s", names[i]);
+	}
+	assert_quiescent();
+}
+
 Test(collective, concurrent_gathers_over_two_groups)
 {
 	static const char *const g1[] = {"a", "b", "c"};

@@ -13,6 +13,7 @@
  */
 #include <dirent.h>
 #include <errno.h>
+#include <stdbool.h>
 #include <stdint.h>
 #include <signal.h>
 #include <stdio.h>
@@ -35,6 +36,9 @@
 static const char *const names[NW] = {"w0", "w1", "w2", "w3"};
 static char sock_dir[64], world[1024];
 static pid_t pids[NW];
+/* Pin worker i's lcores 0 and 1 on CPUs i % 2 and (i + 1) % 2 (as
+ * scripts/dev.sh demo does) rather than all on 0 and 1. */
+static bool pin_round_robin;
 
 static void
 setup(void)
@@ -68,7 +72,7 @@ mut(const char *s)
 static void
 spawn(unsigned int i, const char *const *extra)
 {
-	char prefix[64], prefix_opt[80];
+	char prefix[64], prefix_opt[80], lcores[32];
 	char *argv[32];
 	int argc = 0;
 	pid_t pid;
@@ -82,7 +86,9 @@ spawn(unsigned int i, const char *const *extra)
 	argv[argc++] = mut("256");
 	argv[argc++] = mut("--no-shconf");
 	argv[argc++] = mut("--no-telemetry");
-	argv[argc++] = mut("--lcores=0@0,1@1");
+	snprintf(lcores, sizeof(lcores), "--lcores=0@%u,1@%u", pin_round_robin ? i % 2 : 0,
+		pin_round_robin ? (i + 1) % 2 : 1);
+	argv[argc++] = lcores;
 	argv[argc++] = mut("--log-level=lib.eal:error");
 	argv[argc++] = mut(prefix_opt);
 	argv[argc++] = mut("--");
@@ -207,6 +213,23 @@ Test(world_memif, four_workers_rendezvous_and_all_to_all)
 
 	for (unsigned int i = 0; i < NW; i++)
 		spawn(i, NULL);
+	reap(status, 120);
+	expect_clean(status, NW);
+}
+
+/* Every worker ends with a graceful dprpc_shutdown(): each one's barrier
+ * is answered (the leader, w0, destroys its agent right after answering:
+ * its links must not go before the others read their answers), each
+ * returns 0 and exits clean.  Pinned as the demo pins them: w1's poller
+ * then shares w0's CPU. */
+Test(world_memif, four_workers_shut_down_gracefully)
+{
+	static const char *const extra[] = {"--shutdown", NULL};
+	int status[NW];
+
+	pin_round_robin = true;
+	for (unsigned int i = 0; i < NW; i++)
+		spawn(i, extra);
 	reap(status, 120);
 	expect_clean(status, NW);
 }

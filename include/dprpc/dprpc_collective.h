@@ -5,7 +5,9 @@
  * _all_gather, _barrier, _wait_all_workers and shutdown(graceful)):
  * docs/collective.md in the source tree.
  *
- * A group is a list of worker names (NULL and 0: the whole world); the
+ * A group is a list of worker names (NULL and 0: the whole world, less the
+ * workers this worker knows to have left it, DPRPC_PEER_LEFT:
+ * dprpc_world_leave()); the
  * calling worker must be in it.  Its leader is the member of lowest rank.
  * Every member calls dprpc_all_gather() (or dprpc_barrier()) with the same
  * group; each call carries the group's next sequence number on the calling
@@ -71,7 +73,8 @@ struct dprpc_coll_error {
  * (PyTorch's _all_gather).
  *
  * @param workers  the group's member names (@p n of them, each once, the
- *                 caller among them); NULL with @p n 0: the whole world.
+ *                 caller among them); NULL with @p n 0: the whole world
+ *                 but the workers that left it (DPRPC_PEER_LEFT here).
  * @param value,len this worker's value, copied before return; @p len up to
  *                 DPRPC_GATHER_VALUE_MAX (@p value may be NULL when 0).
  *                 The whole set (8 bytes per member plus each value,
@@ -141,7 +144,8 @@ void dprpc_gather_free(struct dprpc_gather *g);
  * Graceful (@p graceful true), in this order, all within @p timeout_us
  * (from this call; DPRPC_TIMEOUT_DEFAULT: the agent's default timeout;
  * DPRPC_TIMEOUT_NONE: no limit):
- *  1. a barrier of the whole world (every worker calls dprpc_shutdown());
+ *  1. a barrier of the whole world but the workers that left it
+ *     (every worker still in it calls dprpc_shutdown());
  *  2. the application's new calls fail with ESHUTDOWN, and requests other
  *     workers still send to the application's handlers are answered
  *     -ESHUTDOWN (RRef messages and collectives still go);
@@ -150,14 +154,18 @@ void dprpc_gather_free(struct dprpc_gather *g);
  *  4. RRefs: dprpc_rref_shutdown() (every handle's reference dropped and
  *     its owner told; the values owned here released by the others);
  *  5. the calls this sent (RRef deletions) are waited for;
- *  6. the agent is destroyed (dprpc_agent_destroy()): every resource
+ *  6. the world is left (dprpc_world_leave(): the workers still up
+ *     acknowledge, having read every answer this worker sent, the
+ *     barrier's included; they see it DPRPC_PEER_LEFT, not down); a
+ *     worker that does not acknowledge in time is logged, not returned;
+ *  7. the agent is destroyed (dprpc_agent_destroy()): every resource
  *     released, calls still pending fail -ESHUTDOWN.
- * A barrier that fails does not stop it: steps 2-6 still run, each with
+ * A barrier that fails does not stop it: steps 2-7 still run, each with
  * what is left of the timeout (at least one poll), and the barrier's error
  * is returned, naming the workers that did not arrive.  A leak of RRefs is
  * logged (dprpc_rref_dump()), not returned.
  *
- * Not graceful: steps 2 and 6 only (PyTorch's shutdown(graceful=False)):
+ * Not graceful: steps 2 and 7 only (PyTorch's shutdown(graceful=False)):
  * the local worker stops, its pending calls fail -ESHUTDOWN.
  *
  * Afterwards the process may create agents again, with the same names (a

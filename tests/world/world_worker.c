@@ -6,6 +6,7 @@
  *
  *   world_worker [EAL options] -- --name NAME --world WORLD [--port-id N]
  *       [--rendezvous-ms MS] [--expect-missing NAMES] [--call-early]
+ *       [--shutdown]
  *
  * It creates its agent (the default port is --port-id, e.g. an EAL --vdev;
  * without it the world map's memif links are its only ports), registers
@@ -15,7 +16,9 @@
  * every worker, itself included, by name, by rank and through its worker
  * info, checks every value, then tells every other worker it is done and
  * serves until all of them told it the same.  Then it leaves the world
- * (dprpc_world_leave()): no worker may have declared another down.  With --call-early the calls
+ * (dprpc_world_leave()): no worker may have declared another down.  With
+ * --shutdown it ends with a graceful dprpc_shutdown() instead, which must
+ * return 0 (its barrier answered on every worker).  With --call-early the calls
  * by rank are made before the rendezvous (to workers maybe not started
  * yet: they wait for them, parked, within the rendezvous window).
  *
@@ -38,6 +41,7 @@
 #include <rte_errno.h>
 
 #include <dprpc/dprpc.h>
+#include <dprpc/dprpc_collective.h>
 
 #define CALL_TIMEOUT_US (30ull * 1000 * 1000)
 
@@ -117,6 +121,7 @@ main(int argc, char **argv)
 		{"rendezvous-ms", required_argument, NULL, 'r'},
 		{"expect-missing", required_argument, NULL, 'm'},
 		{"call-early", no_argument, NULL, 'e'},
+		{"shutdown", no_argument, NULL, 's'},
 		{NULL, 0, NULL, 0},
 	};
 	const char *world = NULL, *expect_missing = NULL;
@@ -130,7 +135,7 @@ main(int argc, char **argv)
 	struct dprpc_agent *a;
 	int n, opt, port_id = -1, rc;
 	unsigned int i, nw;
-	bool call_early = false;
+	bool call_early = false, shutdown = false;
 	struct stat sb;
 
 	n = dprpc_eal_init(argc, argv);
@@ -153,6 +158,8 @@ main(int argc, char **argv)
 			expect_missing = optarg;
 		else if (opt == 'e')
 			call_early = true;
+		else if (opt == 's')
+			shutdown = true;
 		else
 			return 2;
 	}
@@ -255,6 +262,21 @@ main(int argc, char **argv)
 			usleep(50 * 1000);
 		if (atomic_load(&dones) != nw - 1)
 			FAIL(14, "%u of %u workers said done", atomic_load(&dones), nw - 1);
+	}
+	if (shutdown) {
+		struct dprpc_coll_error ce;
+
+		/* Every worker's barrier must be answered: a leader that
+		 * destroys its agent at once must not lose an answer. */
+		rc = dprpc_shutdown(a, true, CALL_TIMEOUT_US, &ce);
+		if (rc != 0)
+			FAIL(22, "shutdown: %d (%s)", rc, ce.err.msg);
+		snprintf(rundir, sizeof(rundir), "/var/run/dpdk/%s", getenv("WORLD_PREFIX") ?: "");
+		dprpc_eal_cleanup();
+		if (getenv("WORLD_PREFIX") != NULL && stat(rundir, &sb) == 0)
+			FAIL(18, "%s still there", rundir);
+		printf("%s: shut down gracefully\n", name);
+		return 0;
 	}
 	/* Leave gracefully: those still here forget this worker, none
 	 * declares it down (checked by each on its own peers_down). */
