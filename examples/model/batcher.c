@@ -187,13 +187,22 @@ mb_next(struct mb *b, struct mb_item *batch, uint64_t *wake)
 unsigned int
 mb_drain(struct mb *b)
 {
-	uint64_t h, t, i;
+	uint64_t h, t, i, now;
 
 	if (b == NULL)
 		return 0;
 	h = atomic_load_explicit(&b->head, memory_order_relaxed);
 	t = atomic_load_explicit(&b->tail, memory_order_acquire);
+	now = b->conf.now(b->conf.clock_arg);
 	for (i = h; i < t; i++) {
+		/* Past its deadline already: expired, whether or not the
+		 * consumer woke at that deadline (a late wake-up must not
+		 * change what the caller is told). */
+		if (now >= cell(b, i)->deadline) {
+			MB_INC(b->expired);
+			b->conf.skipped(b->conf.skipped_arg, cell(b, i)->ctx, MB_EXPIRED);
+			continue;
+		}
 		MB_INC(b->cancelled);
 		b->conf.skipped(b->conf.skipped_arg, cell(b, i)->ctx, MB_CANCELLED);
 	}

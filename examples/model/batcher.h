@@ -117,8 +117,9 @@ int mb_submit(struct mb *b, void *ctx, uint64_t deadline);
  */
 int mb_next(struct mb *b, struct mb_item *batch, uint64_t *wake);
 
-/* Take every waiting item out as cancelled (consumer thread, or any thread
- * once the producer has stopped): for shutdown.  @return how many. */
+/* Take every waiting item out (consumer thread, or any thread once the
+ * producer has stopped): for shutdown.  Those past their deadline are
+ * reported expired, the others cancelled.  @return how many. */
 unsigned int mb_drain(struct mb *b);
 
 /* Items waiting (either thread; a snapshot). */

@@ -382,6 +382,23 @@ Test(model_batcher, drain_reports_every_waiting_item)
 	cr_assert_eq(mb_drain(b), 0);
 }
 
+/* At shutdown, an item whose deadline passed while nobody looked is
+ * reported expired, not cancelled (the server's counts must not depend on
+ * when the consumer last woke). */
+Test(model_batcher, drain_reports_expired_items_as_expired)
+{
+	make(8, 16, 100);
+	submit(1, 1050);
+	submit(2, MB_NO_DEADLINE);
+	clk = 1060;
+	cr_assert_eq(mb_drain(b), 2);
+	cr_assert_eq(nskips, 2);
+	cr_assert_eq(skips[0].ctx, 1);
+	cr_assert_eq(skips[0].why, MB_EXPIRED);
+	cr_assert_eq(skips[1].ctx, 2);
+	cr_assert_eq(skips[1].why, MB_CANCELLED);
+}
+
 Test(model_batcher, bad_arguments)
 {
 	struct mb_conf c = {.max_batch = 1, .queue_max = 1, .now = fake_now, .skipped = on_skip};
