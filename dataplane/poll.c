@@ -242,6 +242,11 @@ dp_poll_locked(struct dprpc_agent *a, unsigned int budget)
 	budget = RTE_MIN(budget, (unsigned int)DP_RX_BURST);
 	budget = RTE_MIN(budget, room);
 	n = budget == 0 ? 0 : rte_eth_rx_burst(a->port_id, a->rxq, rx, (uint16_t)budget);
+	/* The inline backlog (dp_inline_late()): a full burst may have left
+	 * frames behind; the frames taken now arrived after the last poll
+	 * that drained the queue. */
+	if (budget != 0)
+		a->rx_backlog = n == budget;
 	if (n > 0) {
 		/* Relaxed: a statistic (struct dp_stats). */
 		dp_counter_add(&a->st.rx_frames, n);
@@ -256,6 +261,8 @@ dp_poll_locked(struct dprpc_agent *a, unsigned int budget)
 		}
 		work += n;
 	}
+	if (budget != 0 && n < budget)
+		a->rx_drained_tsc = a->now_tsc;
 	work += dp_drain_tx_ring(a);
 	now = rte_rdtsc();
 	if (unlikely(a->frx.n_held + a->ftx.n_held > 0))
