@@ -522,7 +522,6 @@ dprpc_agent_create(const struct dprpc_agent_conf *c)
 	a->credits = c->credits;
 	a->default_timeout_us = c->default_timeout_us;
 	a->tsc_hz = rte_get_tsc_hz();
-	a->rx_drained_tsc = rte_rdtsc(); /* the port's queue is empty */
 	a->us_per_tsc_q32 = (uint64_t)((UINT64_C(1000000) << 32) / a->tsc_hz);
 	a->rto_tsc = (uint64_t)c->retransmit_us * a->tsc_hz / 1000000;
 	a->rto_max_tsc = a->rto_tsc * 64;

@@ -327,14 +327,16 @@ struct dprpc_agent {
 	 * applied: requests queued to one handler lcore, and requests of one
 	 * caller held at once (queued, running or deferred). */
 	unsigned int hl_queue_max, peer_req_max;
-	/* The inline backlog (conf.inline_wait_max_us, poller only): the
-	 * bound in TSC cycles (UINT64_MAX: none); whether the last rx burst
-	 * came back full (frames may be left in the port's queue); and the
-	 * TSC of the last poll that found the queue drained (a burst not
-	 * full), before which every frame now queued arrived. */
+	/* The inline backlog (conf.inline_wait_max_us, poller only,
+	 * dp_rx_behind()): the bound in TSC cycles (UINT64_MAX: none);
+	 * whether the last rx burst came back full (frames may be left in the
+	 * port's queue); the thread (its dp_tls_poller's address) and its CPU
+	 * time (TSC cycles) at the first of the current run of full bursts;
+	 * and the TSC the poller is behind since, its CPU time counted only. */
 	uint64_t inline_max_tsc;
 	bool rx_backlog;
-	uint64_t rx_drained_tsc;
+	const void *rx_behind_thread;
+	uint64_t rx_behind_cpu, rx_behind_tsc;
 	struct dp_hlcore hl[DPRPC_MAX_HANDLER_LCORES];
 	unsigned int io_lcore;
 	bool io_launched;

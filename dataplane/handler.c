@@ -697,17 +697,16 @@ dp_req_runnable(struct dprpc_request *req, uint64_t now)
 }
 
 /* The inline backlog's bound (conf.inline_wait_max_us, docs/serving.md):
- * asked only while the rx bursts come back full.  Every frame in the
- * port's queue arrived after the last poll that drained it
- * (rx_drained_tsc), so now less that is the longest a request there may
- * have waited, counting the handlers run before it in this burst.  Beyond
- * the bound, @req is answered -EBUSY unrun, with that age as its
- * retry-after hint (the time the backlog took to build is about the time
- * it needs to drain), and true is returned.  The poller. */
+ * asked only while the rx bursts come back full.  The poller has been
+ * behind since the first of them (rx_behind_tsc): for that long, counting
+ * the handlers run before @req in this burst, it has not emptied the
+ * port's queue.  Beyond the bound, @req is answered -EBUSY unrun, with
+ * that age as its retry-after hint (about the time the backlog needs to
+ * drain), and true is returned.  The poller. */
 static bool __rte_noinline
 dp_inline_late(struct dprpc_agent *a, struct dprpc_request *req)
 {
-	uint64_t age = rte_rdtsc() - a->rx_drained_tsc, us;
+	uint64_t age = rte_rdtsc() - a->rx_behind_tsc, us;
 	char msg[DPRPC_ERRMSG_MAX];
 
 	if (age <= a->inline_max_tsc)
