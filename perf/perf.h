@@ -55,6 +55,7 @@ struct perf_opts {
 	unsigned int value_size; /* rref: the value's bytes (0: the echoed payload) */
 	unsigned int batch;	 /* rref-churn: alive at once */
 	long retransmit_us;	 /* -1: the agent's default */
+	long inline_wait_us;	 /* the server's inline_wait_max_us; -1: default */
 	unsigned int threads;	 /* lateness: application threads of the client */
 	uint64_t service_us;	 /* lateness: the server's busy time per call */
 	uint64_t timeout_us;	 /* lateness, open: each call's timeout */
@@ -136,6 +137,10 @@ struct perf_result {
 	uint64_t err_errno[PERF_ERRNO_MAX];
 	double min_us, mean_us, stddev_us, p90_us, p9999_us;
 	double unc_p50_us, unc_p99_us, unc_max_us, send_lag_max_us;
+	/* open: the calls refused for overload (EBUSY), from the intended
+	 * send to the refusal: how soon a caller learns the server is full. */
+	uint64_t busy_calls;
+	double busy_p50_us, busy_p99_us, busy_max_us;
 };
 
 /* Pairwise ratios: each dprpc run over the raw run just before it, so a
@@ -191,6 +196,7 @@ int perf_raw_client(uint16_t port, const struct perf_opts *o, struct perf_result
 
 /* Agent settings from the options, for perf_rpc_agent(). */
 extern long perf_retransmit_us;
+extern long perf_inline_wait_us;
 /* --role server --json: print the server agent's counters when it stops. */
 extern bool perf_server_json;
 /* The server's spin and sleep handlers: their time per call. */
@@ -229,6 +235,7 @@ struct perf_open_sec {
 };
 struct perf_open_run {
 	struct perf_hist lat, unc;
+	struct perf_hist busy; /* calls refused -EBUSY, from the intended send */
 	struct perf_open_sec *sec;
 	unsigned int nb_sec;
 };
