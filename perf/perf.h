@@ -141,6 +141,7 @@ struct perf_result {
 	 * send to the refusal: how soon a caller learns the server is full. */
 	uint64_t busy_calls;
 	double busy_p50_us, busy_p99_us, busy_max_us;
+	double busy_unc_p50_us, busy_unc_p99_us, busy_unc_max_us; /* from the actual send */
 };
 
 /* Pairwise ratios: each dprpc run over the raw run just before it, so a
@@ -235,7 +236,7 @@ struct perf_open_sec {
 };
 struct perf_open_run {
 	struct perf_hist lat, unc;
-	struct perf_hist busy; /* calls refused -EBUSY, from the intended send */
+	struct perf_hist busy, busy_unc; /* calls refused -EBUSY: from the intended, actual send */
 	struct perf_open_sec *sec;
 	unsigned int nb_sec;
 };
