@@ -77,8 +77,10 @@ typedef void (*dprpc_peer_event_t)(
 #define DPRPC_LCORE_NONE UINT32_MAX
 /** dprpc_agent_conf.inline_wait_max_us: no bound on the inline backlog. */
 #define DPRPC_INLINE_WAIT_UNBOUNDED UINT32_MAX
-/** Default of dprpc_agent_conf.inline_wait_max_us (0 there): 1 ms. */
-#define DPRPC_INLINE_WAIT_DEFAULT_US 1000u
+/** Default of dprpc_agent_conf.inline_wait_max_us (0 there): 10 ms, so that
+ * a burst of a thousand or two short calls is not refused; a tighter bound
+ * is the application's to set. */
+#define DPRPC_INLINE_WAIT_DEFAULT_US 10000u
 /** Largest payload of a request or response carried in one frame. */
 #define DPRPC_MAX_FRAME_PAYLOAD 1420
 /** Default of dprpc_agent_conf.max_msg_size: 8 MiB. */
@@ -300,7 +302,7 @@ struct dprpc_agent_conf {
 	 *    inline handler is answered -EBUSY without running its handler
 	 *    (the agent's own internal handlers excepted), with the age of the
 	 *    backlog as its retry-after hint; counted in rejected_inline.
-	 *    0: DPRPC_INLINE_WAIT_DEFAULT_US (1000 us);
+	 *    0: DPRPC_INLINE_WAIT_DEFAULT_US (10000 us);
 	 *    DPRPC_INLINE_WAIT_UNBOUNDED: no bound.
 	 */
 	unsigned int handler_queue_max;
