@@ -297,6 +297,11 @@ dp_budgets_init(struct dprpc_agent *a, const struct dprpc_agent_conf *c)
 
 	a->hl_queue_max = c->handler_queue_max != 0 ? c->handler_queue_max : DP_RING_SIZE - 1;
 	a->peer_req_max = c->peer_requests_max != 0 ? c->peer_requests_max : c->max_requests;
+	a->inline_max_tsc = c->inline_wait_max_us == DPRPC_INLINE_WAIT_UNBOUNDED
+				    ? UINT64_MAX
+				    : dp_us_to_tsc(a, c->inline_wait_max_us != 0
+							      ? c->inline_wait_max_us
+							      : DPRPC_INLINE_WAIT_DEFAULT_US);
 	a->kept_max = c->kept_mbufs_max != 0 ? c->kept_mbufs_max : RTE_MIN(kept_default, pool / 2);
 	a->kept_peer_max = c->kept_mbufs_peer_max != 0 ? c->kept_mbufs_peer_max : a->kept_max / 2;
 	a->msg_max = c->msg_bytes_max != 0 ? c->msg_bytes_max

@@ -318,6 +318,7 @@ struct dp_stats {
 	_Atomic uint64_t cancels_received;   /* CANCEL frames naming a request we hold */
 	_Atomic uint64_t calls_cancelled;    /* calls the application cancelled */
 	_Atomic uint64_t rejected_pool, rejected_peer, rejected_requests; /* -EBUSY answers */
+	_Atomic uint64_t rejected_inline; /* -EBUSY: the inline backlog (poller) */
 	/* Server streaming (dp_stream.h): the first two written by the
 	 * threads that send chunks (dp_count_mt), the others by the poller. */
 	_Atomic uint64_t stream_chunks_sent, stream_window_full;
@@ -364,6 +365,16 @@ struct dprpc_agent {
 	 * applied: requests queued to one handler lcore, and requests of one
 	 * caller held at once (queued, running or deferred). */
 	unsigned int hl_queue_max, peer_req_max;
+	/* The inline backlog (conf.inline_wait_max_us, poller only,
+	 * dp_rx_behind()): the bound in TSC cycles (UINT64_MAX: none);
+	 * whether the last rx burst came back full (frames may be left in the
+	 * port's queue); the thread (its dp_tls_poller's address) and its CPU
+	 * time (TSC cycles) at the first of the current run of full bursts;
+	 * and the TSC the poller is behind since, its CPU time counted only. */
+	uint64_t inline_max_tsc;
+	bool rx_backlog;
+	const void *rx_behind_thread;
+	uint64_t rx_behind_cpu, rx_behind_tsc;
 	struct dp_hlcore hl[DPRPC_MAX_HANDLER_LCORES];
 	unsigned int io_lcore;
 	bool io_launched;

@@ -39,6 +39,7 @@
  * a late reply finds it FREE and is refused.
  */
 #include <errno.h>
+#include <inttypes.h>
 #include <limits.h>
 #include <stdio.h>
 #include <string.h>
@@ -695,6 +696,29 @@ dp_req_runnable(struct dprpc_request *req, uint64_t now)
 	return false;
 }
 
+/* The inline backlog's bound (conf.inline_wait_max_us, docs/serving.md):
+ * asked only while the rx bursts come back full.  The poller has been
+ * behind since the first of them (rx_behind_tsc): for that long, counting
+ * the handlers run before @req in this burst, it has not emptied the
+ * port's queue.  Beyond the bound, @req is answered -EBUSY unrun, with
+ * that age as its retry-after hint (about the time the backlog needs to
+ * drain), and true is returned.  The poller. */
+static bool __rte_noinline
+dp_inline_late(struct dprpc_agent *a, struct dprpc_request *req)
+{
+	uint64_t age = rte_rdtsc() - a->rx_behind_tsc, us;
+	char msg[DPRPC_ERRMSG_MAX];
+
+	if (age <= a->inline_max_tsc)
+		return false;
+	dp_count(&a->st.rejected_inline, 1);
+	us = RTE_MIN(dp_tsc_to_us(a, age), (uint64_t)UINT32_MAX);
+	snprintf(msg, sizeof(msg), "worker %s: inline backlog %" PRIu64 " us old", a->name, us);
+	req->retry_hint = dp_budget_encode(RTE_MAX(us, (uint64_t)DP_RETRY_MIN_US));
+	dp_reply_error_or_drop(req, -EBUSY, msg);
+	return true;
+}
+
 /* Run @req's handler inline or queue it to the pool, or answer that there
  * is no such handler or no room. */
 void
@@ -722,6 +746,8 @@ dp_req_start(struct dprpc_agent *a, struct dprpc_request *req)
 	if (unlikely(!dp_req_runnable(req, a->now_tsc)))
 		return;
 	if (h->mode == DPRPC_HANDLER_INLINE) {
+		if (unlikely(a->rx_backlog) && !h->internal && dp_inline_late(a, req))
+			return;
 		dp_run_handler(req);
 		return;
 	}

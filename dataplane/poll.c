@@ -27,6 +27,7 @@
  */
 #include <errno.h>
 #include <sched.h>
+#include <time.h>
 #include <unistd.h>
 
 #include <rte_cycles.h>
@@ -228,6 +229,37 @@ dp_run_timers(struct dprpc_agent *a, uint64_t now)
 	return n;
 }
 
+/* The thread's CPU time in TSC cycles (0 if it cannot be read). */
+static uint64_t
+dp_thread_cpu_tsc(const struct dprpc_agent *a)
+{
+	struct timespec ts;
+
+	if (clock_gettime(CLOCK_THREAD_CPUTIME_ID, &ts) != 0)
+		return 0;
+	return dp_us_to_tsc(a, (uint64_t)ts.tv_sec * 1000000 + (uint64_t)ts.tv_nsec / 1000);
+}
+
+/* A full rx burst: frames may be left in the port's queue, the poller is
+ * behind (dp_inline_late()).  From the first of a run of full bursts on
+ * one thread, the time behind is the poller thread's CPU time since, so a
+ * poller taken off its CPU (a loaded machine) is not counted as behind
+ * for it: only work it did without emptying the queue.  rx_behind_tsc is
+ * set so that the TSC less it is that time (within a burst the TSC runs
+ * on).  One clock read per full burst, none otherwise. */
+static void __rte_noinline
+dp_rx_behind(struct dprpc_agent *a)
+{
+	uint64_t cpu = dp_thread_cpu_tsc(a);
+
+	if (!a->rx_backlog || a->rx_behind_thread != (void *)&dp_tls_poller) {
+		a->rx_backlog = true;
+		a->rx_behind_thread = (void *)&dp_tls_poller;
+		a->rx_behind_cpu = cpu;
+	}
+	a->rx_behind_tsc = a->now_tsc - (cpu - a->rx_behind_cpu);
+}
+
 /* Receive a burst from port @pt and handle it.  Inlined: with one port
  * the poll is what it was before there could be several. */
 static __rte_always_inline unsigned int
@@ -252,6 +284,10 @@ dp_poll_port(struct dprpc_agent *a, struct dp_port *pt, unsigned int budget)
 	budget = RTE_MIN(budget, (unsigned int)DP_RX_BURST);
 	budget = RTE_MIN(budget, room);
 	n = budget == 0 ? 0 : rte_eth_rx_burst(pt->id, pt->rxq, rx, (uint16_t)budget);
+	if (unlikely(n == budget) && budget != 0)
+		dp_rx_behind(a);
+	else
+		a->rx_backlog = false;
 	if (n > 0) {
 		/* Relaxed: a statistic (struct dp_stats). */
 		dp_counter_add(&a->st.rx_frames, n);

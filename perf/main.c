@@ -299,6 +299,7 @@ main(int argc, char **argv)
 		return 2;
 	}
 	perf_retransmit_us = o.retransmit_us;
+	perf_inline_wait_us = o.inline_wait_us;
 	perf_service_us = o.service_us;
 	if (sep <= 1) {
 		/* No EAL options: fork both sides over a memif pair. */

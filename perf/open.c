@@ -91,7 +91,13 @@ open_done(struct dprpc_future *f, void *arg)
 				perf_hist_record(&s->h, lat);
 			}
 		} else {
-			perf_err_count(os.r, dprpc_future_error(f)->code);
+			int code = dprpc_future_error(f)->code;
+
+			if (code == -EBUSY) {
+				perf_hist_record(&os.run->busy, open_ns(now - c->intended));
+				perf_hist_record(&os.run->busy_unc, open_ns(now - c->sent));
+			}
+			perf_err_count(os.r, code);
 			if (s != NULL)
 				s->failed++;
 		}
@@ -135,6 +141,8 @@ open_run_free(struct perf_open_run *run)
 
 	perf_hist_free(&run->lat);
 	perf_hist_free(&run->unc);
+	perf_hist_free(&run->busy);
+	perf_hist_free(&run->busy_unc);
 	for (i = 0; run->sec != NULL && i < run->nb_sec; i++)
 		perf_hist_free(&run->sec[i].h);
 	free(run->sec);
@@ -150,7 +158,9 @@ open_run_init(struct perf_open_run *run, const struct perf_opts *o)
 	run->nb_sec = (unsigned int)ceil(o->duration_s);
 	run->sec = calloc(run->nb_sec, sizeof(*run->sec));
 	if (run->sec == NULL || perf_hist_init(&run->lat, highest, o->hist_digits) != 0 ||
-		perf_hist_init(&run->unc, highest, o->hist_digits) != 0)
+		perf_hist_init(&run->unc, highest, o->hist_digits) != 0 ||
+		perf_hist_init(&run->busy, highest, o->hist_digits) != 0 ||
+		perf_hist_init(&run->busy_unc, highest, o->hist_digits) != 0)
 		return -ENOMEM;
 	/* Per second, two digits: enough for a line, a tenth of the memory. */
 	for (i = 0; i < run->nb_sec; i++)
@@ -288,6 +298,13 @@ perf_open_client(uint16_t port, const struct perf_opts *o, struct perf_result *r
 	r->unc_p99_us = (double)perf_hist_percentile(&run.unc, 99) / 1e3;
 	r->unc_max_us = (double)run.unc.max / 1e3;
 	r->send_lag_max_us = (double)open_ns(lag_max) / 1e3;
+	r->busy_calls = run.busy.total;
+	r->busy_p50_us = (double)perf_hist_percentile(&run.busy, 50) / 1e3;
+	r->busy_p99_us = (double)perf_hist_percentile(&run.busy, 99) / 1e3;
+	r->busy_max_us = (double)run.busy.max / 1e3;
+	r->busy_unc_p50_us = (double)perf_hist_percentile(&run.busy_unc, 50) / 1e3;
+	r->busy_unc_p99_us = (double)perf_hist_percentile(&run.busy_unc, 99) / 1e3;
+	r->busy_unc_max_us = (double)run.busy_unc.max / 1e3;
 	r->loadavg = perf_loadavg();
 	r->ok = r->issued > 0;
 	rc = 0;

@@ -47,6 +47,8 @@ perf_usage(const char *prog)
 		"  --server-cpu C, --client-cpu C   CPUs of the forked sides (default 1, 0)\n"
 		"  --retransmit-us US  the agents' retransmit_us (0: no resends; default the\n"
 		"                    agent's, 1000)\n"
+		"  --inline-wait-us US  the server's inline_wait_max_us: the inline backlog's\n"
+		"                    bound (0: the agent's default, 1000; 4294967295: none)\n"
 		"  --threads N       lateness: client application threads (pthreads, floating\n"
 		"                    over every CPU; default 4)\n"
 		"  --service-us US   lateness: the server's busy time per call (default 1000)\n"
@@ -99,6 +101,7 @@ perf_parse_opts(int argc, char **argv, struct perf_opts *o)
 		{"server-cpu", required_argument, NULL, 'S'},
 		{"client-cpu", required_argument, NULL, 'C'},
 		{"retransmit-us", required_argument, NULL, 'T'},
+		{"inline-wait-us", required_argument, NULL, 'I'},
 		{"threads", required_argument, NULL, 'n'},
 		{"service-us", required_argument, NULL, 's'},
 		{"timeout-us", required_argument, NULL, 't'},
@@ -138,6 +141,7 @@ perf_parse_opts(int argc, char **argv, struct perf_opts *o)
 	o->rrefs = 1000000;
 	o->batch = 4096;
 	o->retransmit_us = -1;
+	o->inline_wait_us = -1;
 	o->threads = 4;
 	o->service_us = 1000;
 	o->timeout_us = 0;
@@ -209,6 +213,9 @@ perf_parse_opts(int argc, char **argv, struct perf_opts *o)
 			break;
 		case 'T':
 			o->retransmit_us = strtol(optarg, NULL, 0);
+			break;
+		case 'I':
+			o->inline_wait_us = strtol(optarg, NULL, 0);
 			break;
 		case 'n':
 			o->threads = (unsigned int)strtoul(optarg, NULL, 0);
@@ -385,7 +392,8 @@ perf_parse_opts(int argc, char **argv, struct perf_opts *o)
 	}
 	if (o->window == 0 || o->window > PERF_MAX_WINDOW || o->duration_s <= 0 ||
 		o->warmup_s < 0 || o->repeat == 0 || o->repeat > 100 || o->retransmit_us < -1 ||
-		o->retransmit_us > 10 * 1000 * 1000) {
+		o->retransmit_us > 10 * 1000 * 1000 || o->inline_wait_us < -1 ||
+		o->inline_wait_us > UINT32_MAX) {
 		fprintf(stderr, "dprpc-perf: option out of range\n");
 		return -EINVAL;
 	}

@@ -57,6 +57,7 @@ struct perf_opts {
 	unsigned int value_size; /* rref: the value's bytes (0: the echoed payload) */
 	unsigned int batch;	 /* rref-churn: alive at once */
 	long retransmit_us;	 /* -1: the agent's default */
+	long inline_wait_us;	 /* the server's inline_wait_max_us; -1: default */
 	unsigned int threads;	 /* lateness: application threads of the client */
 	uint64_t service_us;	 /* lateness: the server's busy time per call */
 	uint64_t timeout_us;	 /* lateness, open: each call's timeout */
@@ -140,6 +141,11 @@ struct perf_result {
 	uint64_t err_errno[PERF_ERRNO_MAX];
 	double min_us, mean_us, stddev_us, p90_us, p9999_us;
 	double unc_p50_us, unc_p99_us, unc_max_us, send_lag_max_us;
+	/* open: the calls refused for overload (EBUSY), from the intended
+	 * send to the refusal: how soon a caller learns the server is full. */
+	uint64_t busy_calls;
+	double busy_p50_us, busy_p99_us, busy_max_us;
+	double busy_unc_p50_us, busy_unc_p99_us, busy_unc_max_us; /* from the actual send */
 };
 
 /* Pairwise ratios: each dprpc run over the raw run just before it, so a
@@ -195,6 +201,7 @@ int perf_raw_client(uint16_t port, const struct perf_opts *o, struct perf_result
 
 /* Agent settings from the options, for perf_rpc_agent(). */
 extern long perf_retransmit_us;
+extern long perf_inline_wait_us;
 /* --role server --json: print the server agent's counters when it stops. */
 extern bool perf_server_json;
 /* The server's spin and sleep handlers: their time per call. */
@@ -235,6 +242,7 @@ struct perf_open_sec {
 };
 struct perf_open_run {
 	struct perf_hist lat, unc;
+	struct perf_hist busy, busy_unc; /* calls refused -EBUSY: from the intended, actual send */
 	struct perf_open_sec *sec;
 	unsigned int nb_sec;
 };

@@ -216,11 +216,16 @@ open_json(const struct perf_opts *o, const struct perf_open_run *run, const stru
 	       ", \"p9999_us\": %.3f, \"max_us\": %.3f, \"uncorrected_p50_us\": %.3f"
 	       ", \"uncorrected_p99_us\": %.3f, \"uncorrected_max_us\": %.3f"
 	       ", \"send_lag_max_us\": %.3f, \"hist_digits\": %u, \"overflow\": %" PRIu64
+	       ", \"busy\": %" PRIu64 ", \"busy_p50_us\": %.3f, \"busy_p99_us\": %.3f"
+	       ", \"busy_max_us\": %.3f, \"busy_from_send_p50_us\": %.3f"
+	       ", \"busy_from_send_p99_us\": %.3f, \"busy_from_send_max_us\": %.3f"
 	       ", \"loadavg_1m\": %.2f, \"errors_by_errno\": {",
 		r->retransmits, r->dropped, r->send_refused, r->done_rate, r->achieved_rate,
 		r->min_us, r->mean_us, r->stddev_us, r->p50_us, r->p90_us, r->p99_us, r->p999_us,
 		r->p9999_us, r->max_us, r->unc_p50_us, r->unc_p99_us, r->unc_max_us,
-		r->send_lag_max_us, o->hist_digits, run->lat.overflow, r->loadavg);
+		r->send_lag_max_us, o->hist_digits, run->lat.overflow, r->busy_calls,
+		r->busy_p50_us, r->busy_p99_us, r->busy_max_us, r->busy_unc_p50_us,
+		r->busy_unc_p99_us, r->busy_unc_max_us, r->loadavg);
 	for (i = 0; i < PERF_ERRNO_MAX; i++)
 		if (r->err_errno[i] > 0)
 			printf("%s\"%s\": %" PRIu64, n++ ? ", " : "", errno_name(i),
@@ -300,7 +305,8 @@ perf_open_report(
 	printf("), %" PRIu64 " unsent; retransmits %" PRIu64 "; %.0f completed/s in the window, "
 	       "%.0f/s achieved\n",
 		r->unsent, r->retransmits, r->done_rate, r->achieved_rate);
-	printf("latency from the intended send: min %.2f  mean %.2f  stddev %.2f  p50 %.2f  "
+	printf("ok calls, latency from the intended send: min %.2f  mean %.2f  stddev %.2f  p50 "
+	       "%.2f  "
 	       "p90 %.2f  p99 %.2f  p99.9 %.2f  p99.99 %.2f  max %.2f us\n",
 		r->min_us, r->mean_us, r->stddev_us, r->p50_us, r->p90_us, r->p99_us, r->p999_us,
 		r->p9999_us, r->max_us);
@@ -308,6 +314,12 @@ perf_open_report(
 	       "late, %" PRIu64 " pushed back; load average %.2f\n",
 		r->unc_p50_us, r->unc_p99_us, r->unc_max_us, r->send_lag_max_us, r->send_refused,
 		r->loadavg);
+	if (r->busy_calls > 0)
+		printf("refused (EBUSY): %" PRIu64 " calls; from the intended send p50 %.2f  "
+		       "p99 %.2f  max %.2f us; from the actual send p50 %.2f  p99 %.2f  max "
+		       "%.2f us\n",
+			r->busy_calls, r->busy_p50_us, r->busy_p99_us, r->busy_max_us,
+			r->busy_unc_p50_us, r->busy_unc_p99_us, r->busy_unc_max_us);
 	for (i = 0; i < PERF_ERRNO_MAX; i++)
 		if (r->err_errno[i] > 0)
 			printf("%s%s %" PRIu64, n++ ? ", " : "failed by errno: ", errno_name(i),

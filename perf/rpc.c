@@ -30,6 +30,7 @@
 	"client 1 02:00:00:00:00:02 10.0.0.2 7000\n"
 
 long perf_retransmit_us = -1;
+long perf_inline_wait_us = -1;
 uint64_t perf_service_us;
 bool perf_server_json;
 unsigned int perf_max_outstanding = PERF_MAX_WINDOW;
@@ -136,6 +137,8 @@ perf_rpc_agent(const char *name, uint16_t port)
 	c.default_timeout_us = 5 * 1000 * 1000;
 	if (perf_retransmit_us >= 0)
 		c.retransmit_us = (uint32_t)perf_retransmit_us;
+	if (perf_inline_wait_us >= 0)
+		c.inline_wait_max_us = (uint32_t)perf_inline_wait_us;
 	a = dprpc_agent_create(&c);
 	if (a == NULL)
 		fprintf(stderr, "dprpc-perf: agent %s: %s\n", name, rte_strerror(rte_errno));

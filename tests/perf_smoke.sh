@@ -68,7 +68,8 @@ r = json.loads(sys.argv[1])
 need = ["offered_rps", "issued", "ok", "failed", "unsent", "timeouts", "overload", "deadline",
         "cancelled", "other", "retransmits", "done_rps", "achieved_rps", "p50_us", "p90_us", "p99_us", "p999_us",
         "p9999_us", "max_us", "min_us", "mean_us", "stddev_us", "uncorrected_p50_us",
-        "send_lag_max_us", "errors_by_errno", "per_second", "loadavg_1m"]
+        "send_lag_max_us", "errors_by_errno", "per_second", "loadavg_1m", "busy", "busy_p50_us",
+        "busy_p99_us", "busy_max_us", "busy_from_send_p99_us", "busy_from_send_max_us"]
 missing = [k for k in need if k not in r]
 assert not missing, f"missing {missing} in {r}"
 # A fixed schedule: 2000/s for 0.5 s, up to one call either side of the edges.
@@ -102,14 +103,29 @@ assert r["issued"] == 30 and r["timeouts"] == 30 and r["ok"] == 0, r
 assert r["errors_by_errno"] == {"ETIMEDOUT": 30}, r
 print("open, handler sleeping past the timeout: 30 calls, 30 timeouts")
 PY
-# The server's spin handler takes --service-us: no call is faster.
+# The server's spin handler takes --service-us: no call is faster (the
+# inline backlog unbounded: a client that falls behind on a loaded machine
+# sends a burst, which must not be refused here).
 out=$("$perf" -- open --rate 500 --duration 0.3 --warmup 0.05 --handler spin --service-us 300 \
-	--json 2>/dev/null)
+	--inline-wait-us 4294967295 --json 2>/dev/null)
 python3 - "$out" <<'PY'
 import json, sys
 r = json.loads(sys.argv[1])
 assert r["ok"] == r["issued"] == 150 and r["min_us"] >= 300 and r["service_us"] == 300, r
 print(f"open, spin 300 us: min {r['min_us']} us")
+PY
+# Overload of an inline handler (300 us at 10,000/s, 3x its CPU): refused
+# EBUSY, each refusal measured apart, none left to its timeout.
+out=$("$perf" -- open --rate 10000 --duration 0.5 --warmup 0.1 --handler spin --service-us 300 \
+	--inline-wait-us 1000 --json 2>/dev/null)
+python3 - "$out" <<'PY'
+import json, sys
+r = json.loads(sys.argv[1])
+assert r["overload"] > 0 and r["timeouts"] == 0 and r["unsent"] == 0, r
+assert r["busy"] == r["errors_by_errno"].get("EBUSY", 0) <= r["overload"], r
+assert 0 < r["busy_p50_us"] <= r["busy_p99_us"] <= r["busy_max_us"], r
+print(f"open, spin 300 us at 3x: {r['ok']} ok, {r['busy']} refused, refusal p99 "
+      f"{r['busy_from_send_p99_us']} us from the send")
 PY
 out=$("$perf" -- open --rate 1000 --duration 1.5 --warmup 0.05 --handler spin --service-us 10 \
 	--csv 2>/dev/null)

@@ -13,17 +13,20 @@
  * serving/cancel_*: dprpc_future_cancel() before send, while queued, while
  * running (deferred), after completion, and under 5% loss: exact counts,
  * nothing leaked.  serving/overload_*: each bounded queue answers -EBUSY
- * with a retry-after hint at once.
+ * with a retry-after hint at once; b's inline backlog is bounded at 1 ms
+ * (overload_of_the_inline_backlog).
  */
 #include <errno.h>
 #include <stdatomic.h>
 #include <string.h>
+#include <time.h>
 
 #include <criterion/criterion.h>
 
 #include <rte_cycles.h>
 #include <rte_errno.h>
 #include <rte_lcore.h>
+#include <rte_pause.h>
 
 #include "dpt.h"
 
@@ -32,7 +35,7 @@ static struct rte_mempool *mp;
 static struct dprpc_agent *a, *b;
 
 static atomic_bool unblock;
-static atomic_uint runs_block, runs_count, runs_park;
+static atomic_uint runs_block, runs_count, runs_park, runs_iblock, runs_icount, runs_ispin;
 static _Atomic uint64_t seen_remaining, seen_deadline, seen_nested_deadline;
 static struct dprpc_request *_Atomic parked[16];
 static atomic_uint nb_parked;
@@ -57,6 +60,50 @@ h_count(struct dprpc_request *req, void *arg)
 	atomic_store(&seen_remaining, dprpc_request_remaining_us(req));
 	atomic_store(&seen_deadline, dprpc_request_deadline_tsc(req));
 	return dprpc_reply(req, "c", 1);
+}
+
+/* Inline: holds b's poller until the test says (bounded, ~10 s). */
+static int
+h_iblock(struct dprpc_request *req, void *arg)
+{
+	(void)arg;
+	atomic_fetch_add(&runs_iblock, 1);
+	for (int i = 0; i < 1000000 && !atomic_load(&unblock); i++)
+		usleep(10);
+	return dprpc_reply(req, "i", 1);
+}
+
+/* The calling thread's CPU time, in microseconds. */
+static uint64_t
+thread_cpu_us(void)
+{
+	struct timespec ts;
+
+	cr_assert_eq(clock_gettime(CLOCK_THREAD_CPUTIME_ID, &ts), 0);
+	return (uint64_t)ts.tv_sec * 1000000 + (uint64_t)ts.tv_nsec / 1000;
+}
+
+/* Inline: 5 ms of the poller's CPU time (a handler slower than the bound,
+ * however long the poller is kept off its CPU meanwhile). */
+static int
+h_ispin(struct dprpc_request *req, void *arg)
+{
+	uint64_t until = thread_cpu_us() + 5000;
+
+	(void)arg;
+	atomic_fetch_add(&runs_ispin, 1);
+	while (thread_cpu_us() < until)
+		rte_pause();
+	return dprpc_reply(req, "s", 1);
+}
+
+/* Inline: counts its runs. */
+static int
+h_icount(struct dprpc_request *req, void *arg)
+{
+	(void)arg;
+	atomic_fetch_add(&runs_icount, 1);
+	return dprpc_reply(req, "n", 1);
 }
 
 /* Inline: keeps the request for the test (deferred). */
@@ -118,6 +165,7 @@ make_agent(const char *name, int port, bool server, bool lossy)
 		c.max_requests = 8;
 		c.peer_requests_max = 4;
 		c.handler_queue_max = 2;
+		c.inline_wait_max_us = 1000;
 	}
 	ag = dprpc_agent_create(&c);
 	cr_assert_not_null(ag, "agent %s: %s", name, rte_strerror(rte_errno));
@@ -137,6 +185,9 @@ start(bool lossy)
 	cr_assert_eq(dprpc_register(b, "park", h_park, NULL, DPRPC_HANDLER_INLINE), 0);
 	cr_assert_eq(dprpc_register(b, "nested", h_nested, NULL, DPRPC_HANDLER_POOL), 0);
 	cr_assert_eq(dprpc_register(b, "echo", dpt_echo, NULL, DPRPC_HANDLER_INLINE), 0);
+	cr_assert_eq(dprpc_register(b, "iblock", h_iblock, NULL, DPRPC_HANDLER_INLINE), 0);
+	cr_assert_eq(dprpc_register(b, "icount", h_icount, NULL, DPRPC_HANDLER_INLINE), 0);
+	cr_assert_eq(dprpc_register(b, "ispin", h_ispin, NULL, DPRPC_HANDLER_INLINE), 0);
 }
 
 static void
@@ -583,4 +634,51 @@ Test(serving, overload_of_all_requests)
 		cr_assert_eq(dprpc_future_wait(self[i], 10 * 1000 * 1000), 0);
 		dprpc_future_put(self[i]);
 	}
+}
+
+/* b's poller held in an inline handler while 40 inline requests queue in
+ * its port: "ispin" (5 ms of CPU time) then 39 "icount".  The first burst
+ * after (32 frames: full) starts the poller being behind; ispin runs first
+ * in it, so the 31 after it find the poller 5 ms behind, beyond the 1 ms
+ * bound, and are answered -EBUSY unrun; the next burst (8, not full: the
+ * queue drained) runs.  The time the poller waited in "iblock" is not
+ * counted: its burst was not full. */
+Test(serving, overload_of_the_inline_backlog)
+{
+	struct dprpc_future *blk, *fs[40];
+	const struct dprpc_error *e;
+	unsigned int i, busy = 0, done = 0;
+
+	warm_up();
+	blk = call("iblock", DPRPC_TIMEOUT_NONE);
+	for (i = 0; i < 100000 && atomic_load(&runs_iblock) == 0; i++)
+		usleep(100);
+	cr_assert_eq(atomic_load(&runs_iblock), 1u);
+	for (i = 0; i < RTE_DIM(fs); i++)
+		fs[i] = call(i == 0 ? "ispin" : "icount", DPRPC_TIMEOUT_NONE);
+	atomic_store(&unblock, true);
+	poll_until_done(blk);
+	cr_assert_eq(dprpc_future_state(blk), DPRPC_FUTURE_DONE);
+	for (i = 0; i < RTE_DIM(fs); i++) {
+		poll_until_done(fs[i]);
+		if (dprpc_future_state(fs[i]) == DPRPC_FUTURE_DONE) {
+			done++;
+		} else {
+			e = dprpc_future_error(fs[i]);
+			cr_assert_not_null(e);
+			cr_assert_neq(i, 0u, "ispin refused");
+			cr_assert_eq(e->code, -EBUSY, "call %u: %d", i, e->code);
+			cr_assert_geq(e->retry_after_us, 1000u, "hint %u us", e->retry_after_us);
+			busy++;
+		}
+		dprpc_future_put(fs[i]);
+	}
+	dprpc_future_put(blk);
+	cr_assert_eq(busy, 31u);
+	cr_assert_eq(done, 9u);
+	cr_assert_eq(atomic_load(&runs_ispin), 1u);
+	cr_assert_eq(atomic_load(&runs_icount), 8u, "a refused request ran");
+	cr_assert_eq(stats(b).rejected_inline, 31u);
+	cr_assert_eq(stats(b).rejected_overload, 31u);
+	cr_assert_eq(stats(b).requests_handled, 42u); /* echo, iblock, 40 */
 }

@@ -82,6 +82,12 @@ typedef void (*dprpc_peer_event_t)(
 #define DPRPC_MAX_HANDLER_LCORES 16
 /** "No lcore" for dprpc_agent_conf.io_lcore. */
 #define DPRPC_LCORE_NONE UINT32_MAX
+/** dprpc_agent_conf.inline_wait_max_us: no bound on the inline backlog. */
+#define DPRPC_INLINE_WAIT_UNBOUNDED UINT32_MAX
+/** Default of dprpc_agent_conf.inline_wait_max_us (0 there): 10 ms, so that
+ * a burst of a thousand or two short calls is not refused; a tighter bound
+ * is the application's to set. */
+#define DPRPC_INLINE_WAIT_DEFAULT_US 10000u
 /** Largest payload of a request or response carried in one frame. */
 #define DPRPC_MAX_FRAME_PAYLOAD 1420
 /** Default of dprpc_agent_conf.max_msg_size: 8 MiB. */
@@ -319,9 +325,20 @@ struct dprpc_agent_conf {
 	 *    counted in rejected_peer.
 	 *  - max_requests bounds them for all callers: a request finding no
 	 *    request object is answered -EBUSY too (rejected_requests).
+	 *  - @ref inline_wait_max_us: the inline backlog.  An inline handler
+	 *    runs on the poller as its request is received, so its queue is
+	 *    the port's rx queue.  While the poller's rx bursts come back
+	 *    full (frames are left in the queue) and the queue was last seen
+	 *    empty more than this many microseconds ago, a request for an
+	 *    inline handler is answered -EBUSY without running its handler
+	 *    (the agent's own internal handlers excepted), with the age of the
+	 *    backlog as its retry-after hint; counted in rejected_inline.
+	 *    0: DPRPC_INLINE_WAIT_DEFAULT_US (10000 us);
+	 *    DPRPC_INLINE_WAIT_UNBOUNDED: no bound.
 	 */
 	unsigned int handler_queue_max;
 	unsigned int peer_requests_max;
+	uint32_t inline_wait_max_us;
 };
 
 /**
@@ -700,7 +717,10 @@ struct dprpc_agent_stats {
 				          peer_requests_max requests already */
 	uint64_t rejected_requests;  /**< requests answered -EBUSY: no request object
 				          was free (max_requests) */
-	uint64_t rejected_overload;  /**< sum of the three above */
+	uint64_t rejected_inline;    /**< requests answered -EBUSY: their inline
+				          handler's backlog was older than
+				          inline_wait_max_us */
+	uint64_t rejected_overload;  /**< sum of the four above */
 	uint64_t queue_depth;	     /**< gauge: requests queued to the handler
 				          lcores now, not started */
 	uint64_t requests_held;	     /**< gauge: request objects in use now (queued,
