@@ -436,6 +436,12 @@ main(int argc, char **argv)
 					break;
 				usleep(1000);
 			}
+			/* The link is marked down before the interrupt thread
+			 * has finished tearing the connection down: give it
+			 * that time too (a client crashed at destroy right
+			 * after seeing the link down, once in CI under ASan). */
+			if (memif)
+				usleep(50 * 1000);
 		}
 	}
 	free(lat);
