@@ -96,6 +96,14 @@ struct dp_port {
 	bool up;       /* not a link port: always true */
 	bool client;   /* a link port whose worker is the memif client */
 	uint16_t peer; /* a link port: the worker it reaches */
+	/* A link port whose worker left the world (its LEAVE, answered):
+	 * neither polled nor sent on until its link has been down for
+	 * DP_LINK_QUIET_MS (quiet_tsc: when it was first seen down, 0
+	 * before).  DPDK 22.11's memif PMD tears a connection down on its
+	 * interrupt thread while rx_burst may read the same rings: a worker
+	 * polling the link of one that left crashed in rx_burst. */
+	bool quiet;
+	uint64_t quiet_tsc;
 	/* Poller only: when a pending port starts again; when a client's
 	 * port last started (its link is restarted if it does not come up). */
 	uint64_t retry_tsc, start_tsc;

@@ -322,6 +322,17 @@ dp_ports_timer(struct dprpc_agent *a, uint64_t now)
 		}
 		pt->up = rte_eth_link_get_nowait(pt->id, &link) == 0 &&
 			 link.link_status == RTE_ETH_LINK_UP;
+		if (pt->quiet) {
+			/* Its worker left: used again once the PMD is done
+			 * with the disconnect (struct dp_port). */
+			if (!pt->up && pt->quiet_tsc == 0)
+				pt->quiet_tsc = now;
+			if (pt->quiet_tsc != 0 &&
+				now - pt->quiet_tsc >= a->tsc_hz / 1000 * DP_LINK_QUIET_MS)
+				pt->quiet = false;
+			pt->up = false;
+			continue;
+		}
 		/* A client connected but whose link never came up (its server
 		 * was not ready for the handshake: the PMD does not try again
 		 * by itself), or went down (its server went away): connect

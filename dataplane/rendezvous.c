@@ -43,6 +43,7 @@
 #include "dp_poll.h"
 #include "dp_rendezvous.h"
 #include "dp_server.h"
+#include "dp_tx.h"
 #include "dprpc_atomic.h"
 
 void
@@ -97,10 +98,20 @@ dp_leave_rx(struct dprpc_agent *a, unsigned int p, uint32_t op)
 {
 	if (op == DP_CTRL_LEAVE) {
 		/* Relaxed: the poller's own write, read back. */
-		if (dp_load_relaxed(&a->peers[p].state) != DPRPC_PEER_LEFT)
+		bool first = dp_load_relaxed(&a->peers[p].state) != DPRPC_PEER_LEFT;
+		struct dp_port *pt = &a->ports[a->peer_port[p]];
+
+		if (first)
 			dp_peer_left(a, p);
 		/* Every LEAVE is answered: the first answer may be lost. */
 		dp_send_control(a, p, DP_CTRL_LEAVE_ACK);
+		/* Its own memif link goes quiet once the answer is out: the
+		 * worker disconnects as soon as it has every answer. */
+		if (first && pt->link && pt->peer == p) {
+			(void)dp_tx_flush(a);
+			pt->quiet = true;
+			pt->quiet_tsc = 0;
+		}
 	} else if (op == DP_CTRL_LEAVE_ACK) {
 		/* Relaxed: a flag read by the leaving thread (struct dp_peer). */
 		atomic_store_explicit(&a->peers[p].leave_acked, true, memory_order_relaxed);

@@ -108,6 +108,14 @@ dp_tx_flush_port(struct dprpc_agent *a, struct dp_port *pt)
 
 	if (pt->tx_n == 0)
 		return 0;
+	if (unlikely(pt->quiet)) {
+		/* Its worker left (struct dp_port): nothing goes on it. */
+		for (unsigned int i = 0; i < pt->tx_n; i++)
+			rte_pktmbuf_free(pt->tx_buf[i]);
+		dp_counter_add(&a->st.tx_dropped, pt->tx_n);
+		pt->tx_n = 0;
+		return 0;
+	}
 	sent = rte_eth_tx_burst(pt->id, pt->txq, pt->tx_buf, (uint16_t)pt->tx_n);
 	if (sent < pt->tx_n) {
 		memmove(pt->tx_buf, pt->tx_buf + sent, (pt->tx_n - sent) * sizeof(pt->tx_buf[0]));

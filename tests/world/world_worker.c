@@ -39,6 +39,7 @@
 #include <unistd.h>
 
 #include <rte_errno.h>
+#include <rte_mbuf.h>
 
 #include <dprpc/dprpc.h>
 #include <dprpc/dprpc_collective.h>
@@ -133,6 +134,7 @@ main(int argc, char **argv)
 	struct dprpc_agent_stats st;
 	char missing[256], rundir[128];
 	struct dprpc_agent *a;
+	struct rte_mempool *mp;
 	int n, opt, port_id = -1, rc;
 	unsigned int i, nw;
 	bool call_early = false, shutdown = false;
@@ -174,6 +176,13 @@ main(int argc, char **argv)
 	c.world = world;
 	c.port_id = port_id;
 	c.io_lcore = 1;
+	/* Its own pool: what the agent leaves in use is counted after
+	 * destroy, when no frame can still be on its way out. */
+	mp = rte_pktmbuf_pool_create(
+		"ww_mp", 8191, 256, 0, RTE_MBUF_DEFAULT_BUF_SIZE, SOCKET_ID_ANY);
+	if (mp == NULL)
+		FAIL(3, "mbuf pool: %s", rte_strerror(rte_errno));
+	c.mbuf_pool = mp;
 	a = dprpc_agent_create(&c);
 	if (a == NULL)
 		FAIL(3, "agent: %s", rte_strerror(rte_errno));
@@ -284,12 +293,12 @@ main(int argc, char **argv)
 	if (rc != 0)
 		FAIL(19, "world_leave: %d", rc);
 	usleep(100 * 1000); /* the last replies leave */
+	/* Mbufs are counted after destroy: a frame staged for a worker
+	 * that has just left may still be waiting in a tx buffer here. */
 	if (dprpc_agent_usage(a, &u) != 0 || u.futures != 0 || u.requests != 0 || u.calls != 0 ||
-		u.messages != 0 || u.mbufs != 0)
-		FAIL(15,
-			"in use before destroy: futures %u requests %u calls %u messages %u "
-			"mbufs %u",
-			u.futures, u.requests, u.calls, u.messages, u.mbufs);
+		u.messages != 0)
+		FAIL(15, "in use before destroy: futures %u requests %u calls %u messages %u",
+			u.futures, u.requests, u.calls, u.messages);
 	if (dprpc_agent_stats_get(a, &st) != 0 || st.calls_failed != 0 || st.peers_down != 0)
 		FAIL(16, "%" PRIu64 " calls failed, %" PRIu64 " workers declared down",
 			st.calls_failed, st.peers_down);
@@ -300,6 +309,9 @@ main(int argc, char **argv)
 		st.peers_left);
 	if (dprpc_agent_destroy(a) != 0)
 		FAIL(17, "destroy");
+	if (rte_mempool_in_use_count(mp) != 0)
+		FAIL(15, "%u mbufs still in use after destroy", rte_mempool_in_use_count(mp));
+	rte_mempool_free(mp);
 	/* EAL's runtime directory goes with dprpc_eal_cleanup(). */
 	snprintf(rundir, sizeof(rundir), "/var/run/dpdk/%s", getenv("WORLD_PREFIX") ?: "");
 	dprpc_eal_cleanup();
