@@ -201,36 +201,12 @@ dp_peers_free(struct dprpc_agent *a)
 	a->peers = NULL;
 }
 
-/* rte_mempool_create() with the DP_POOL_OPS driver.  NULL with rte_errno
- * on failure. */
-static struct rte_mempool *
-dp_mempool_create(
-	const char *name, unsigned int n, unsigned int elt_size, unsigned int cache, int socket_id)
-{
-	struct rte_mempool *mp =
-		rte_mempool_create_empty(name, n, elt_size, cache, 0, socket_id, 0);
-	int rc;
-
-	if (mp == NULL)
-		return NULL;
-	rc = rte_mempool_set_ops_byname(mp, DP_POOL_OPS, NULL);
-	if (rc == 0) {
-		rc = rte_mempool_populate_default(mp); /* objects, or -errno */
-		rc = rc < 0 ? rc : 0;
-	}
-	if (rc != 0) {
-		rte_mempool_free(mp);
-		rte_errno = -rc;
-		return NULL;
-	}
-	return mp;
-}
-
 static int
 dp_pools_init(struct dprpc_agent *a, const struct dprpc_agent_conf *c)
 {
 	char name[RTE_MEMPOOL_NAMESIZE];
 	unsigned int nfut, i, sz;
+	int rc;
 
 	if (c->mbuf_pool != NULL) {
 		a->mp = c->mbuf_pool;
@@ -242,18 +218,14 @@ dp_pools_init(struct dprpc_agent *a, const struct dprpc_agent_conf *c)
 			return -rte_errno;
 		a->own_mp = true;
 	}
-	/* No per-lcore cache: the pool is then its ring alone, FIFO, so a
-	 * request object freed is handed out again only after every other
-	 * free one, and a late reply on it finds it FREE meanwhile (handler.c;
-	 * the guarantee is in dprpc_rpc.h).  A cache is LIFO: it would hand
-	 * the object to the very next request.  The ring is HTS (DP_POOL_OPS),
-	 * as FIFO as the classic one: one operation at a time, in order.  A
-	 * thread dp_thread_lcore() registers gets no cache here either. */
+	/* A FIFO, never a LIFO cache, so that a late reply finds its object
+	 * FREE for as long as possible (req_pool.c; the guarantee is in
+	 * dprpc_rpc.h). */
 	snprintf(name, sizeof(name), "dprpc%u_rq", a->instance);
-	a->req_pool = dp_mempool_create(
-		name, c->max_requests, sizeof(struct dprpc_request), 0, c->socket_id);
-	if (a->req_pool == NULL)
-		return -rte_errno;
+	rc = dp_req_pool_init(
+		&a->rq, name, c->max_requests, sizeof(struct dprpc_request), c->socket_id);
+	if (rc != 0)
+		return rc;
 	nfut = a->world.n * a->max_outstanding * 2 + 1024;
 	snprintf(name, sizeof(name), "dprpc%u_fut", a->instance);
 	a->fpool = fut_pool_create_mempool(name, nfut, nfut, c->socket_id);
@@ -385,7 +357,7 @@ dp_agent_free(struct dprpc_agent *a)
 	rte_ring_free(a->tx_ring);
 	if (a->fpool != NULL)
 		dprpc_future_pool_release(a->fpool);
-	rte_mempool_free(a->req_pool);
+	dp_req_pool_free(&a->rq);
 	if (a->own_mp) {
 		in_use = rte_mempool_in_use_count(a->mp);
 		if (in_use == 0)

@@ -32,6 +32,7 @@
 #include "dp_fault.h"
 #include "dp_handler.h"
 #include "dp_log.h"
+#include "dp_req_pool.h"
 #include "dp_wire.h"
 #include "dprpc_atomic.h"
 
@@ -352,7 +353,7 @@ struct dprpc_agent {
 	struct rte_mempool *mp;
 	bool own_mp;
 	struct dprpc_future_pool *fpool;
-	struct rte_mempool *req_pool;
+	struct dp_req_pool rq; /* incoming requests (req_pool.c) */
 
 	/* Submitted calls, off-thread replies: any thread enqueues, in RTS
 	 * mode (a producer preempted mid-enqueue lets the others complete
@@ -524,7 +525,7 @@ dp_drop_frame(struct dprpc_agent *a, struct rte_mbuf *m, enum dprpc_drop_reason 
 static inline unsigned int
 dp_requests_in_use(const struct dprpc_agent *a)
 {
-	return rte_mempool_in_use_count(a->req_pool);
+	return dp_req_pool_in_use(&a->rq);
 }
 
 /* Once per call (its deadline): a 64-bit product divided by a constant,

@@ -321,7 +321,7 @@ dp_req_release(struct dprpc_request *req)
 	 * the object may be handed out again; the pool's put and get (an
 	 * rte_ring: release, acquire) order it before dp_req_new()'s store. */
 	atomic_store_explicit(&req->state, DP_REQ_FREE, memory_order_relaxed);
-	rte_mempool_put(a->req_pool, req);
+	dp_req_pool_put(&a->rq, req, dp_tls_poller == a);
 }
 
 /* Claim the answer of @req: LIVE -> REPLYING.  -EALREADY if it was
@@ -574,25 +574,25 @@ dp_handler_returned(struct dprpc_request *req, const struct dp_handler *h, int r
 	(void)dp_reply_error_or_drop(req, -EPROTO, msg);
 }
 
-void
-dp_run_handler(struct dprpc_request *req)
+/* The end of a run of @req whose handler returned @rc: its return checked
+ * against the state (dp_handler_returned()), then the run's count taken
+ * back, freeing the request if it was answered and no run is left. */
+static void __rte_noinline
+dp_run_end(struct dprpc_request *req, const struct dp_handler *h, int rc)
 {
-	const struct dp_handler *h = req->h;
-	const struct dprpc_request *outer = dp_tls_req; /* runs nest */
 	uint32_t old;
-	int rc;
 
-	/* Relaxed: this thread holds the request (handed over by a ring, by
-	 * dp_req_start() or by the extension that kept it), which orders what
-	 * the handler reads; the count only keeps the object out of the pool
-	 * until the run ends, and every other change of the state is a
-	 * read-modify-write that sees it. */
-	atomic_fetch_add_explicit(&req->state, DP_REQ_RUN, memory_order_relaxed);
-	dp_tls_req = req;
-	rc = h->fn(req, h->arg);
-	dp_tls_req = outer;
 	if (rc != DPRPC_DEFERRED)
 		dp_handler_returned(req, h, rc);
+	/* Answered, with this run the only one left: nobody can change the
+	 * state any more (DONE is final, and a run starts only on a LIVE
+	 * request, by the thread that holds it), so this run frees it with
+	 * no read-modify-write.  Acquire: pairs with the release half of the
+	 * answer's dp_req_done() and of other runs' ends, as below. */
+	if (atomic_load_explicit(&req->state, memory_order_acquire) == DP_REQ_RUN + DP_REQ_DONE) {
+		dp_req_release(req);
+		return;
+	}
 	/* acq_rel: the release half publishes the handler's use of the
 	 * request to whoever frees it (an answer on another thread, or
 	 * another run's end); the acquire half, when this end frees it, pairs
@@ -602,19 +602,55 @@ dp_run_handler(struct dprpc_request *req)
 		dp_req_release(req);
 }
 
+/* Run @req's handler on this thread, which holds @req.  @fresh: the poller
+ * took @req from the pool and has handed it to nobody (LIVE, no run). */
+static inline void
+dp_run(struct dprpc_request *req, bool fresh)
+{
+	const struct dp_handler *h = req->h;
+	const struct dprpc_request *outer = dp_tls_req; /* runs nest */
+	int rc;
+
+	/* Relaxed: this thread holds the request (handed over by a ring, by
+	 * dp_req_start() or by the extension that kept it), which orders what
+	 * the handler reads; the count only keeps the object out of the pool
+	 * until the run ends, and every other change of the state is a
+	 * read-modify-write that sees it.  A fresh request's state no other
+	 * thread can change yet: a store does (no locked instruction). */
+	if (fresh)
+		atomic_store_explicit(&req->state, DP_REQ_LIVE + DP_REQ_RUN, memory_order_relaxed);
+	else
+		atomic_fetch_add_explicit(&req->state, DP_REQ_RUN, memory_order_relaxed);
+	dp_tls_req = req;
+	rc = h->fn(req, h->arg);
+	dp_tls_req = outer;
+	/* The common end: answered, 0 returned, this run the only one left
+	 * (see dp_run_end(), which checks and frees the same way). */
+	if (likely(rc == 0) && atomic_load_explicit(&req->state, memory_order_acquire) ==
+				       DP_REQ_RUN + DP_REQ_DONE) {
+		dp_req_release(req);
+		return;
+	}
+	dp_run_end(req, h, rc);
+}
+
+void
+dp_run_handler(struct dprpc_request *req)
+{
+	dp_run(req, false);
+}
+
 /* A request object for @p (payload in place, no frame attached), or NULL
  * if the pool is empty (counted). */
 struct dprpc_request *
 dp_req_new(struct dprpc_agent *a, const struct dp_parsed *p)
 {
-	struct dprpc_request *req;
-	void *obj;
+	struct dprpc_request *req = dp_req_pool_get(&a->rq);
 
-	if (rte_mempool_get(a->req_pool, &obj) != 0) {
+	if (req == NULL) {
 		dp_count(&a->st.drops[DPRPC_DROP_NO_REQUEST], 1);
 		return NULL;
 	}
-	req = obj;
 	req->agent = a;
 	/* Relaxed: the object is the poller's until it hands it over (a ring
 	 * or a run), which publishes this store with the rest. */
@@ -668,24 +704,21 @@ dp_retry_hint(const struct dprpc_agent *a)
 	return dp_budget_encode(RTE_MAX(us, (uint64_t)DP_RETRY_MIN_US));
 }
 
-/* Whether @req may run now (@now: a TSC): false if its caller cancelled it
- * (released unanswered: nobody waits for the answer) or its deadline passed
- * while it waited (answered -ETIME); counted either way.  The thread that
- * holds the request. */
-static bool
-dp_req_runnable(struct dprpc_request *req, uint64_t now)
+/* @req may not run (dp_req_runnable()): its caller cancelled it (released
+ * unanswered: nobody waits for the answer) or its deadline passed while it
+ * waited (answered -ETIME); counted either way.  False. */
+static bool __rte_noinline
+dp_req_unrunnable(struct dprpc_request *req)
 {
 	struct dprpc_agent *a = req->agent;
 	char msg[DPRPC_ERRMSG_MAX];
 
 	/* Relaxed: a hint (struct dprpc_request). */
-	if (unlikely(atomic_load_explicit(&req->cancelled, memory_order_relaxed) != 0)) {
+	if (atomic_load_explicit(&req->cancelled, memory_order_relaxed) != 0) {
 		dp_count_mt(&a->st.requests_cancelled, 1);
 		dp_request_free(req);
 		return false;
 	}
-	if (likely(req->deadline_tsc == 0 || now < req->deadline_tsc))
-		return true;
 	dp_count_mt(&a->st.requests_expired, 1);
 	/* A long name truncates the message, like any message. */
 	if (snprintf(msg, sizeof(msg),
@@ -694,6 +727,19 @@ dp_req_runnable(struct dprpc_request *req, uint64_t now)
 		msg[0] = '\0';
 	(void)dp_reply_error_or_drop(req, -ETIME, msg);
 	return false;
+}
+
+/* Whether @req may run now (@now: a TSC): not if its caller cancelled it
+ * or its deadline passed while it waited (dp_req_unrunnable()).  The
+ * thread that holds the request. */
+static inline bool
+dp_req_runnable(struct dprpc_request *req, uint64_t now)
+{
+	/* Relaxed: a hint (struct dprpc_request). */
+	if (likely(atomic_load_explicit(&req->cancelled, memory_order_relaxed) == 0 &&
+		    (req->deadline_tsc == 0 || now < req->deadline_tsc)))
+		return true;
+	return dp_req_unrunnable(req);
 }
 
 /* The inline backlog's bound (conf.inline_wait_max_us, docs/serving.md):
@@ -748,7 +794,7 @@ dp_req_start(struct dprpc_agent *a, struct dprpc_request *req)
 	if (h->mode == DPRPC_HANDLER_INLINE) {
 		if (unlikely(a->rx_backlog) && !h->internal && dp_inline_late(a, req))
 			return;
-		dp_run_handler(req);
+		dp_run(req, true); /* taken by dp_req_new(), handed to nobody */
 		return;
 	}
 	/* Pool: round robin over the handler lcores, each holding at most
