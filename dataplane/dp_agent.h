@@ -325,6 +325,7 @@ struct dp_stats {
 	_Atomic uint64_t requests_cancelled; /* not run: cancelled while queued */
 	_Atomic uint64_t cancels_received;   /* CANCEL frames naming a request we hold */
 	_Atomic uint64_t calls_cancelled;    /* calls the application cancelled */
+	_Atomic uint64_t cancels_resent;     /* CANCELs sent again, unanswered */
 	_Atomic uint64_t rejected_pool, rejected_peer, rejected_requests; /* -EBUSY answers */
 	_Atomic uint64_t rejected_inline; /* -EBUSY: the inline backlog (poller) */
 	/* Server streaming (dp_stream.h): the first two written by the

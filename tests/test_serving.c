@@ -138,6 +138,10 @@ h_nested(struct dprpc_request *req, void *arg)
 	return dprpc_reply(req, &d, sizeof(d));
 }
 
+/* Deep queues (serving_deep): a may have 256 calls out, b queues 256 to
+ * its handler lcore and holds 512 requests. */
+static bool deep;
+
 static struct dprpc_agent *
 make_agent(const char *name, int port, bool server, bool lossy)
 {
@@ -166,6 +170,13 @@ make_agent(const char *name, int port, bool server, bool lossy)
 		c.peer_requests_max = 4;
 		c.handler_queue_max = 2;
 		c.inline_wait_max_us = 1000;
+		if (deep) {
+			c.max_requests = 512;
+			c.peer_requests_max = 512;
+			c.handler_queue_max = 256;
+		}
+	} else if (deep) {
+		c.max_outstanding = 256;
 	}
 	ag = dprpc_agent_create(&c);
 	cr_assert_not_null(ag, "agent %s: %s", name, rte_strerror(rte_errno));
@@ -202,6 +213,13 @@ setup_lossy(void)
 	start(true);
 }
 
+static void
+setup_lossy_deep(void)
+{
+	deep = true;
+	start(true);
+}
+
 /* Bounded wait (~10 s) until b holds no request object. */
 static unsigned int
 b_requests(void)
@@ -234,6 +252,7 @@ teardown(void)
 		cr_assert_eq(dprpc_agent_destroy(b), 0);
 	}
 	a = b = NULL;
+	deep = false;
 	dpt_ring_drain(pair.ab);
 	dpt_ring_drain(pair.ba);
 	cr_expect_eq(
@@ -681,4 +700,59 @@ Test(serving, overload_of_the_inline_backlog)
 	cr_assert_eq(stats(b).rejected_inline, 31u);
 	cr_assert_eq(stats(b).rejected_overload, 31u);
 	cr_assert_eq(stats(b).requests_handled, 42u); /* echo, iblock, 40 */
+}
+
+/* 5% loss each way on a, deep queues: 200 pool requests queued at b behind
+ * "block" are cancelled.  A lost CANCEL (or its answer) is sent again
+ * until b answers it, and a's slot is held till then: once a has every
+ * slot but block's back, b has seen every cancellation, and the handler
+ * lcore, let go, drops all 200 unrun. */
+TestSuite(serving_deep, .init = setup_lossy_deep, .fini = teardown, .timeout = 120);
+
+Test(serving_deep, cancel_while_queued_under_loss)
+{
+	enum { N = 200 };
+	struct dprpc_future *blk, *fs[N];
+	struct dprpc_agent_usage u;
+	unsigned int i;
+
+	warm_up();
+	blk = dprpc_rpc_async(a, "b", "block", "x", 1, DPRPC_TIMEOUT_NONE);
+	cr_assert_not_null(blk);
+	for (i = 0; i < 100000 && atomic_load(&runs_block) == 0; i++) {
+		dprpc_poll(a, 32);
+		usleep(100);
+	}
+	cr_assert_eq(atomic_load(&runs_block), 1u);
+	for (i = 0; i < N; i++) {
+		fs[i] = dprpc_rpc_async(a, "b", "count", "x", 1, DPRPC_TIMEOUT_NONE);
+		cr_assert_not_null(fs[i], "call %u: %s", i, rte_strerror(rte_errno));
+		dprpc_poll(a, 32);
+	}
+	/* All queued at b (a's resends make up for the losses). */
+	cr_assert_eq(WAIT_B(requests_handled, N + 2, true), N + 2u); /* echo, block, N */
+	cr_assert_eq(stats(b).queue_depth, (uint64_t)N);
+	for (i = 0; i < N; i++) {
+		cr_assert_eq(dprpc_future_cancel(fs[i]), DPRPC_CANCEL_DONE);
+		cr_assert_eq(code_of(fs[i]), -ECANCELED);
+		dprpc_future_put(fs[i]);
+	}
+	for (i = 0; i < 100000; i++) {
+		dprpc_poll(a, 32);
+		cr_assert_eq(dprpc_agent_usage(a, &u), 0);
+		if (u.calls == 1)
+			break;
+		usleep(100);
+	}
+	cr_assert_eq(u.calls, 1u, "slots held: %u", u.calls); /* block's */
+	cr_assert_eq(stats(b).cancels_received, (uint64_t)N);
+	cr_assert_gt(stats(a).cancels_resent, 0u, "no CANCEL was lost: the test proves nothing");
+	atomic_store(&unblock, true);
+	poll_until_done(blk);
+	cr_assert_eq(dprpc_future_state(blk), DPRPC_FUTURE_DONE);
+	cr_assert_eq(WAIT_B(requests_cancelled, N, false), (uint64_t)N);
+	cr_assert_eq(atomic_load(&runs_count), 0u, "a cancelled request ran");
+	cr_assert_eq(stats(a).calls_cancelled, (uint64_t)N);
+	cr_assert_eq(b_requests(), 0u);
+	dprpc_future_put(blk);
 }
