@@ -328,6 +328,8 @@ struct dp_stats {
 	_Atomic uint64_t cancels_resent;     /* CANCELs sent again, unanswered */
 	_Atomic uint64_t rejected_pool, rejected_peer, rejected_requests; /* -EBUSY answers */
 	_Atomic uint64_t rejected_inline; /* -EBUSY: the inline backlog (poller) */
+	/* -EBUSY from a handler, dprpc_reply_busy() (any thread: dp_count_mt) */
+	_Atomic uint64_t rejected_handler;
 	/* Server streaming (dp_stream.h): the first two written by the
 	 * threads that send chunks (dp_count_mt), the others by the poller. */
 	_Atomic uint64_t stream_chunks_sent, stream_window_full;

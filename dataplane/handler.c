@@ -507,6 +507,58 @@ dprpc_reply_error(struct dprpc_request *req, int code, const char *msg)
 	return rc;
 }
 
+int
+dprpc_reply_busy(struct dprpc_request *req, uint32_t retry_after_us, const char *msg)
+{
+	struct dprpc_agent *a;
+	int rc;
+
+	if (req == NULL)
+		return -EINVAL;
+	a = req->agent;
+	rc = dp_reply_claim(req);
+	if (rc != 0)
+		return rc;
+	/* The claim's holder alone writes the answer's fields; dp_respond()
+	 * puts the hint in the response's budget field for EBUSY. */
+	req->retry_hint = retry_after_us == 0 ? dp_retry_hint(a) : dp_budget_encode(retry_after_us);
+	rc = dp_respond_error(req, -EBUSY, msg);
+	if (rc != 0) {
+		req->retry_hint = 0;
+		dp_req_unclaim(req);
+		return rc;
+	}
+	dp_count_mt(&a->st.rejected_handler, 1); /* req may be reused by now */
+	return 0;
+}
+
+int
+dprpc_reply_expired(struct dprpc_request *req, const char *msg)
+{
+	struct dprpc_agent *a;
+	int rc;
+
+	if (req == NULL)
+		return -EINVAL;
+	a = req->agent;
+	rc = dp_reply_claim(req);
+	if (rc != 0)
+		return rc;
+	/* Read under the claim: the request is this thread's. */
+	if (req->deadline_tsc == 0 || rte_rdtsc() < req->deadline_tsc) {
+		dp_req_unclaim(req);
+		return 0;
+	}
+	rc = dp_respond_error(req, -ETIME,
+		msg != NULL ? msg : "the deadline passed while the request was queued");
+	if (rc != 0) {
+		dp_req_unclaim(req);
+		return rc;
+	}
+	dp_count_mt(&a->st.requests_expired, 1);
+	return 1;
+}
+
 /* An error answer the library itself owes (no handler, a handler that
  * failed or broke its contract, a full pool): if no mbuf can be had, count
  * it and release the request.  A remote caller's call times out (or its
@@ -696,8 +748,10 @@ dp_req_runnable(struct dprpc_request *req, uint64_t now)
 	return false;
 }
 
-/* The inline backlog's bound (conf.inline_wait_max_us, docs/serving.md):
- * asked only while the rx bursts come back full.  The poller has been
+/* The inline backlog's bounds (conf.inline_wait_max_us and the request's
+ * deadline, docs/serving.md): asked only while the rx bursts come back
+ * full.  A request whose deadline passed is answered -ETIME (true is
+ * returned).  The poller has been
  * behind since the first of them (rx_behind_tsc): for that long, counting
  * the handlers run before @req in this burst, it has not emptied the
  * port's queue.  Beyond the bound, @req is answered -EBUSY unrun, with
@@ -706,9 +760,14 @@ dp_req_runnable(struct dprpc_request *req, uint64_t now)
 static bool __rte_noinline
 dp_inline_late(struct dprpc_agent *a, struct dprpc_request *req)
 {
-	uint64_t age = rte_rdtsc() - a->rx_behind_tsc, us;
+	uint64_t now = rte_rdtsc(), age = now - a->rx_behind_tsc, us;
 	char msg[DPRPC_ERRMSG_MAX];
 
+	/* Behind, the handlers before @req in its burst took time: checked
+	 * against the clock just read, a request whose deadline passed
+	 * meanwhile is not run (-ETIME, or released if cancelled). */
+	if (unlikely(!dp_req_runnable(req, now)))
+		return true;
 	if (age <= a->inline_max_tsc)
 		return false;
 	dp_count(&a->st.rejected_inline, 1);

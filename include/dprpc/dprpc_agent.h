@@ -724,7 +724,8 @@ struct dprpc_agent_stats {
 	uint64_t rejected_inline;    /**< requests answered -EBUSY: their inline
 				          handler's backlog was older than
 				          inline_wait_max_us */
-	uint64_t rejected_overload;  /**< sum of the four above */
+	uint64_t rejected_overload;  /**< sum of the five: the four above and
+				          rejected_handler (below) */
 	uint64_t queue_depth;	     /**< gauge: requests queued to the handler
 				          lcores now, not started */
 	uint64_t requests_held;	     /**< gauge: request objects in use now (queued,
@@ -738,6 +739,9 @@ struct dprpc_agent_stats {
 	uint64_t stream_chunks_received; /**< chunks of this agent's streams
 					      delivered in order (callback or
 					      iterator queue) */
+	uint64_t rejected_handler;	 /**< requests a handler answered -EBUSY
+					      with dprpc_reply_busy() (in
+					      rejected_overload) */
 	uint64_t cancels_resent;	 /**< CANCELs of this agent's calls sent
 					      again: unanswered after a resend
 					      timeout (docs/serving.md) */
