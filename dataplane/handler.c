@@ -778,6 +778,28 @@ dp_inline_late(struct dprpc_agent *a, struct dprpc_request *req)
 	return true;
 }
 
+/* The pool's queue-delay bound (conf.queue_delay_max_us, docs/serving.md):
+ * @req would wait behind what handler lcore @hl has queued, that many
+ * requests times its mean service time (the EWMA of dp_lcore_handler()).
+ * Beyond the bound it is answered -EBUSY unrun, that wait as its
+ * retry-after hint, and true is returned.  The poller. */
+static bool __rte_noinline
+dp_pool_slow(struct dprpc_agent *a, struct dprpc_request *req, const struct dp_hlcore *hl)
+{
+	/* Relaxed: an estimate (struct dp_hlcore). */
+	uint64_t wait = rte_ring_count(hl->ring) * dp_load_relaxed(&hl->service_tsc), us;
+	char msg[DPRPC_ERRMSG_MAX];
+
+	if (wait <= a->queue_delay_max_tsc)
+		return false;
+	dp_count(&a->st.rejected_delay, 1);
+	us = RTE_MIN(dp_tsc_to_us(a, wait), (uint64_t)UINT32_MAX);
+	snprintf(msg, sizeof(msg), "worker %s: handler queue %" PRIu64 " us long", a->name, us);
+	req->retry_hint = dp_budget_encode(RTE_MAX(us, (uint64_t)DP_RETRY_MIN_US));
+	dp_reply_error_or_drop(req, -EBUSY, msg);
+	return true;
+}
+
 /* Run @req's handler inline or queue it to the pool, or answer that there
  * is no such handler or no room. */
 void
@@ -811,7 +833,10 @@ dp_req_start(struct dprpc_agent *a, struct dprpc_request *req)
 		return;
 	}
 	/* Pool: round robin over the handler lcores, each holding at most
-	 * hl_queue_max requests.  SP: only the poller enqueues. */
+	 * hl_queue_max requests, and, with queue_delay_max_us, no more than
+	 * that much work.  SP: only the poller enqueues. */
+	if (unlikely(a->queue_delay_max_tsc != 0) && dp_pool_slow(a, req, &a->hl[a->hl_next]))
+		return;
 	if (rte_ring_count(a->hl[a->hl_next].ring) >= a->hl_queue_max ||
 		rte_ring_sp_enqueue(a->hl[a->hl_next].ring, req) != 0) {
 		dp_count(&a->st.drops[DPRPC_DROP_HANDLER_FULL], 1);

@@ -108,6 +108,18 @@ h_ibusy(struct dprpc_request *req, void *arg)
 	return rc;
 }
 
+static atomic_uint runs_slow;
+
+/* Pool: 1 ms (at least) per request. */
+static int
+h_slow(struct dprpc_request *req, void *arg)
+{
+	(void)arg;
+	atomic_fetch_add(&runs_slow, 1);
+	usleep(1000);
+	return dprpc_reply(req, "s", 1);
+}
+
 /* Inline: counts its runs. */
 static int
 h_icount(struct dprpc_request *req, void *arg)
@@ -152,6 +164,8 @@ h_nested(struct dprpc_request *req, void *arg)
 /* Deep queues (serving_deep): a may have 256 calls out, b queues 256 to
  * its handler lcore and holds 512 requests. */
 static bool deep;
+/* serving_delay: deep queues, b's pool bounded at 2 ms of queued work. */
+static bool delay_bound;
 
 static struct dprpc_agent *
 make_agent(const char *name, int port, bool server, bool lossy)
@@ -186,6 +200,8 @@ make_agent(const char *name, int port, bool server, bool lossy)
 			c.peer_requests_max = 512;
 			c.handler_queue_max = 256;
 		}
+		if (delay_bound)
+			c.queue_delay_max_us = 2000;
 	} else if (deep) {
 		c.max_outstanding = 256;
 	}
@@ -217,6 +233,7 @@ start(bool lossy)
 			     b, "busy7ms", h_ibusy, (void *)(uintptr_t)7000, DPRPC_HANDLER_INLINE),
 		0);
 	cr_assert_eq(dprpc_register(b, "busy", h_ibusy, NULL, DPRPC_HANDLER_INLINE), 0);
+	cr_assert_eq(dprpc_register(b, "slow", h_slow, NULL, DPRPC_HANDLER_POOL), 0);
 }
 
 static void
@@ -229,6 +246,14 @@ static void
 setup_lossy(void)
 {
 	start(true);
+}
+
+static void
+setup_delay(void)
+{
+	deep = true;
+	delay_bound = true;
+	start(false);
 }
 
 static void
@@ -271,6 +296,7 @@ teardown(void)
 	}
 	a = b = NULL;
 	deep = false;
+	delay_bound = false;
 	dpt_ring_drain(pair.ab);
 	dpt_ring_drain(pair.ba);
 	cr_expect_eq(
@@ -915,4 +941,50 @@ Test(serving_deep, cancel_while_queued_under_loss)
 	cr_assert_eq(stats(a).calls_cancelled, (uint64_t)N);
 	cr_assert_eq(b_requests(), 0u);
 	dprpc_future_put(blk);
+}
+
+/* b's pool bounded by time (queue_delay_max_us 2 ms), its handler taking
+ * at least 1 ms: 16 calls one after the other teach the handler lcore its
+ * service time, then 100 at once, 50 times the bound's worth of work:
+ * the requests beyond about two queued are answered -EBUSY at once with a
+ * retry-after hint (how many depends on timing: some), never run; every
+ * accepted one is answered, none times out. */
+TestSuite(serving_delay, .init = setup_delay, .fini = teardown, .timeout = 120);
+
+Test(serving_delay, slow_handlers_bounded_by_queue_delay)
+{
+	enum { N = 100 };
+	struct dprpc_future *fs[N];
+	const struct dprpc_error *e;
+	unsigned int i, busy = 0, done = 0;
+
+	warm_up();
+	for (i = 0; i < 16; i++) {
+		fs[0] = call("slow", 10 * 1000 * 1000);
+		poll_until_done(fs[0]);
+		cr_assert_eq(dprpc_future_state(fs[0]), DPRPC_FUTURE_DONE);
+		dprpc_future_put(fs[0]);
+	}
+	for (i = 0; i < N; i++) {
+		fs[i] = dprpc_rpc_async(a, "b", "slow", "x", 1, 10 * 1000 * 1000);
+		cr_assert_not_null(fs[i]);
+	}
+	for (i = 0; i < N; i++) {
+		poll_until_done(fs[i]);
+		if (dprpc_future_state(fs[i]) == DPRPC_FUTURE_DONE) {
+			done++;
+		} else {
+			e = dprpc_future_error(fs[i]);
+			cr_assert_eq(e->code, -EBUSY, "call %u: %d %s", i, e->code, e->msg);
+			cr_assert_geq(e->retry_after_us, 100u);
+			busy++;
+		}
+		dprpc_future_put(fs[i]);
+	}
+	cr_assert_gt(busy, 0u, "nothing refused");
+	cr_assert_eq(busy + done, (unsigned int)N);
+	cr_assert_eq(atomic_load(&runs_slow), 16u + done, "a refused request ran");
+	cr_assert_eq(stats(b).rejected_delay, busy);
+	cr_assert_eq(stats(b).rejected_pool, 0u);
+	cr_assert_eq(stats(a).calls_timed_out, 0u);
 }

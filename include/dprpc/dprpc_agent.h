@@ -337,10 +337,21 @@ struct dprpc_agent_conf {
 	 *    backlog as its retry-after hint; counted in rejected_inline.
 	 *    0: DPRPC_INLINE_WAIT_DEFAULT_US (10000 us);
 	 *    DPRPC_INLINE_WAIT_UNBOUNDED: no bound.
+	 *  - @ref queue_delay_max_us: the handler pool's queue by time rather
+	 *    than count.  A request for a DPRPC_HANDLER_POOL handler whose
+	 *    handler lcore has more work queued than this, estimated as the
+	 *    requests in its queue times its mean service time (a moving
+	 *    average of the time its handlers took), is answered -EBUSY
+	 *    without being queued, that estimate as its retry-after hint;
+	 *    counted in rejected_delay.  Bounds the queueing delay of the
+	 *    requests accepted when handlers are slow (handler_queue_max,
+	 *    a count, lets a queue of slow requests grow long).  0 (the
+	 *    default): off.
 	 */
 	unsigned int handler_queue_max;
 	unsigned int peer_requests_max;
 	uint32_t inline_wait_max_us;
+	uint32_t queue_delay_max_us;
 };
 
 /**
@@ -724,8 +735,9 @@ struct dprpc_agent_stats {
 	uint64_t rejected_inline;    /**< requests answered -EBUSY: their inline
 				          handler's backlog was older than
 				          inline_wait_max_us */
-	uint64_t rejected_overload;  /**< sum of the five: the four above and
-				          rejected_handler (below) */
+	uint64_t rejected_overload;  /**< sum of the six: the four above,
+				          rejected_handler and rejected_delay
+				          (below) */
 	uint64_t queue_depth;	     /**< gauge: requests queued to the handler
 				          lcores now, not started */
 	uint64_t requests_held;	     /**< gauge: request objects in use now (queued,
@@ -742,6 +754,9 @@ struct dprpc_agent_stats {
 	uint64_t rejected_handler;	 /**< requests a handler answered -EBUSY
 					      with dprpc_reply_busy() (in
 					      rejected_overload) */
+	uint64_t rejected_delay;	 /**< requests answered -EBUSY: the work
+					      queued to their handler lcore was
+					      estimated beyond queue_delay_max_us */
 	uint64_t cancels_resent;	 /**< CANCELs of this agent's calls sent
 					      again: unanswered after a resend
 					      timeout (docs/serving.md) */
