@@ -41,9 +41,10 @@ dp_value_free_mbuf(void *m)
 	rte_pktmbuf_free(m);
 }
 
-/* Release slot @s of @peer and return the future it held (agent's ref). */
-struct dprpc_future *
-dp_slot_release(struct dprpc_agent *a, struct dp_peer *peer, struct dp_slot *s)
+/* Let go of what slot @s holds (its request, messages, stream) and
+ * return the future it held (agent's ref); the slot itself stays taken. */
+static inline struct dprpc_future *
+dp_slot_empty(struct dprpc_agent *a, struct dp_slot *s)
 {
 	struct dprpc_future *fut = s->fut;
 
@@ -57,6 +58,16 @@ dp_slot_release(struct dprpc_agent *a, struct dp_peer *peer, struct dp_slot *s)
 		dp_msg_slot_clear(a, s);
 	if (unlikely(s->st != NULL))
 		dp_stream_slot_clear(a, s);
+	return fut;
+}
+
+/* Release slot @s of @peer and return the future it held (agent's ref). */
+struct dprpc_future *
+dp_slot_release(struct dprpc_agent *a, struct dp_peer *peer, struct dp_slot *s)
+{
+	struct dprpc_future *fut = dp_slot_empty(a, s);
+
+	s->cancel = false;
 	peer->free_slots[peer->nb_free++] = (uint16_t)(s - peer->slots);
 	/* Pairs with nothing: the counter only bounds submissions. */
 	atomic_fetch_sub_explicit(&peer->outstanding, 1, memory_order_relaxed);
@@ -298,22 +309,75 @@ dp_client_unpark(struct dprpc_agent *a, unsigned int p)
 	}
 }
 
-/* Slot @i of peer @p holds a call its caller cancelled: free the slot and,
- * if the request went out, tell the server (a CANCEL frame naming the
- * slot, request number and the server's incarnation; not resent). */
+/* Slot @i of peer @p holds a call its caller cancelled: fail its future
+ * and, if the request went out, tell the server (a CANCEL frame naming the
+ * slot, request number and the server's incarnation).  With resends on,
+ * the slot is held (cancel) and the CANCEL resent by the call's timer,
+ * backing off, until the server answers it (a CANCEL_ACK, or the call's
+ * response): a lost CANCEL would let a queued request run, and the slot
+ * must not carry a new call before the server let go of the old one.
+ * With resends off (a lossless link assumed) it is sent once and the
+ * slot freed at once. */
 void
 dp_slot_cancelled(struct dprpc_agent *a, unsigned int p, unsigned int i)
 {
 	struct dp_peer *peer = &a->peers[p];
 	struct dp_slot *s = &peer->slots[i];
 	bool sent = !s->parked && p != a->rank;
-	uint32_t req_num = s->req_num;
+	bool hold = sent && s->rto_tsc != 0;
+	struct dprpc_future *fut;
 
-	(void)fut_fail_consume(dp_slot_release(a, peer, s), -ECANCELED, a->rank, NULL);
+	if (hold) {
+		fut = dp_slot_empty(a, s);
+		s->cancel = true;
+		/* The peer's timeout, not the call's: a call resent for long
+		 * (a slow handler) has backed off far beyond a round trip. */
+		s->rto_tsc = dp_load_relaxed(&peer->rto_tsc); /* poller-written */
+		s->rtx_tsc = a->now_tsc + s->rto_tsc;
+	} else {
+		fut = dp_slot_release(a, peer, s);
+	}
+	(void)fut_fail_consume(fut, -ECANCELED, a->rank, NULL);
 	dp_count(&a->st.calls_failed, 1);
 	dp_count(&a->st.calls_cancelled, 1);
 	if (sent)
-		dp_send_cancel(a, p, (uint16_t)i, req_num);
+		dp_send_slot_ctrl(a, p, (uint16_t)i, s->req_num, DP_CTRL_CANCEL,
+			hold ? DP_CANCEL_ACK_WANTED : 0);
+}
+
+void
+dp_slot_cancel_done(struct dprpc_agent *a, struct dp_peer *peer, struct dp_slot *s)
+{
+	(void)dp_slot_release(a, peer, s); /* holds no future */
+}
+
+void
+dp_client_cancel_acked(struct dprpc_agent *a, struct rte_mbuf *m, const struct dp_parsed *p)
+{
+	struct dp_peer *peer = &a->peers[p->src];
+	struct dp_slot *s;
+
+	if (p->src == a->rank || p->dst_session != a->session || p->slot >= a->max_outstanding ||
+		!(s = &peer->slots[p->slot])->cancel || s->req_num != p->req_num) {
+		/* A second answer (the CANCEL was resent), or a late one. */
+		dp_drop_frame(a, m, DPRPC_DROP_STALE);
+		return;
+	}
+	dp_slot_cancel_done(a, peer, s);
+	rte_pktmbuf_free(m);
+}
+
+/* Slot @i of peer @p waits for the answer to its CANCEL: send it again,
+ * backing off as a call's resend does. */
+static void
+dp_cancel_resend(struct dprpc_agent *a, unsigned int p, unsigned int i, uint64_t now)
+{
+	struct dp_slot *s = &a->peers[p].slots[i];
+
+	s->rto_tsc = RTE_MIN(s->rto_tsc * 2, a->rto_max_tsc);
+	s->rtx_tsc = now + s->rto_tsc;
+	dp_count(&a->st.cancels_resent, 1);
+	dp_send_slot_ctrl(a, p, (uint16_t)i, s->req_num, DP_CTRL_CANCEL, DP_CANCEL_ACK_WANTED);
 }
 
 /* The calls' timers, once per timer period (dp_run_timers()): resend what
@@ -333,8 +397,13 @@ dp_client_timers(struct dprpc_agent *a, uint64_t now)
 			struct dp_slot *s = &peer->slots[i];
 			struct dprpc_future *fut;
 
-			if (s->fut == NULL)
+			if (s->fut == NULL) {
+				if (unlikely(s->cancel) && s->rtx_tsc <= now) {
+					dp_cancel_resend(a, p, i, now);
+					n++;
+				}
 				continue;
+			}
 			if (unlikely(fut_cancelled(s->fut))) {
 				dp_slot_cancelled(a, p, i);
 				n++;
@@ -410,8 +479,11 @@ dp_fail_peer_slots(struct dprpc_agent *a, unsigned int p, int code, const char *
 		struct dp_slot *s = &a->peers[p].slots[i];
 		struct dprpc_future *fut;
 
-		if (s->fut == NULL)
+		if (s->fut == NULL) {
+			if (s->cancel) /* its server is gone: no answer comes */
+				dp_slot_cancel_done(a, &a->peers[p], s);
 			continue;
+		}
 		fut = dp_slot_release(a, &a->peers[p], s);
 		fut_fail_consume(fut, code, a->rank, msg);
 		dp_count(&a->st.calls_failed, 1);

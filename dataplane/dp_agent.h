@@ -326,8 +326,12 @@ struct dp_stats {
 	_Atomic uint64_t requests_cancelled; /* not run: cancelled while queued */
 	_Atomic uint64_t cancels_received;   /* CANCEL frames naming a request we hold */
 	_Atomic uint64_t calls_cancelled;    /* calls the application cancelled */
+	_Atomic uint64_t cancels_resent;     /* CANCELs sent again, unanswered */
 	_Atomic uint64_t rejected_pool, rejected_peer, rejected_requests; /* -EBUSY answers */
 	_Atomic uint64_t rejected_inline; /* -EBUSY: the inline backlog (poller) */
+	/* -EBUSY from a handler, dprpc_reply_busy() (any thread: dp_count_mt) */
+	_Atomic uint64_t rejected_handler;
+	_Atomic uint64_t rejected_delay; /* -EBUSY: queue_delay_max_us (poller) */
 	/* Server streaming (dp_stream.h): the first two written by the
 	 * threads that send chunks (dp_count_mt), the others by the poller. */
 	_Atomic uint64_t stream_chunks_sent, stream_window_full;
@@ -381,6 +385,8 @@ struct dprpc_agent {
 	 * time (TSC cycles) at the first of the current run of full bursts;
 	 * and the TSC the poller is behind since, its CPU time counted only. */
 	uint64_t inline_max_tsc;
+	/* conf.queue_delay_max_us in TSC cycles, 0: off (dp_pool_slow()). */
+	uint64_t queue_delay_max_tsc;
 	bool rx_backlog;
 	const void *rx_behind_thread;
 	uint64_t rx_behind_cpu, rx_behind_tsc;

@@ -38,6 +38,11 @@ struct dp_slot {
 	 * (dp_client_unpark()); its timer sends pings meanwhile.  In
 	 * req_num's padding: a slot is 88 bytes, not 96. */
 	bool parked;
+	/* The call was cancelled (fut is NULL) and its CANCEL is resent with
+	 * the call's resend timer until the server answers it: a CANCEL_ACK
+	 * or the call's response for req_num frees the slot
+	 * (dp_slot_cancelled(), docs/serving.md).  In the same padding. */
+	bool cancel;
 	uint64_t deadline_tsc;
 	struct dp_kept req;  /* the request, for resending */
 	struct dp_txmsg *tx; /* a multi-frame request: ours until the slot is freed */
@@ -66,9 +71,15 @@ void dp_fail_all_slots(struct dprpc_agent *a, int code, const char *msg);
 /* Fail every call pending towards @p with @code and @msg, and discard the
  * frames of theirs still queued (dp_tx_purge()). */
 void dp_fail_peer_slots(struct dprpc_agent *a, unsigned int p, int code, const char *msg);
-/* Slot @i of peer @p holds a call its caller cancelled: free the slot
- * and, if the request went out, send the server a CANCEL. */
+/* Slot @i of peer @p holds a call its caller cancelled: fail its future
+ * and, if the request went out, send the server a CANCEL; with resends on
+ * the slot is held (cancel) until the server answers, else freed. */
 void dp_slot_cancelled(struct dprpc_agent *a, unsigned int p, unsigned int i);
+/* A CANCEL_ACK frame @m from the rx demux: frees the slot it names if
+ * that slot still waits for it; else dropped as stale. */
+void dp_client_cancel_acked(struct dprpc_agent *a, struct rte_mbuf *m, const struct dp_parsed *p);
+/* Slot @s of @peer, held for its CANCEL, is answered: free it. */
+void dp_slot_cancel_done(struct dprpc_agent *a, struct dp_peer *peer, struct dp_slot *s);
 /* @p's incarnation was just learnt: send the requests parked for it. */
 void dp_client_unpark(struct dprpc_agent *a, unsigned int p);
 
@@ -111,6 +122,10 @@ dp_handle_response(struct dprpc_agent *a, struct rte_mbuf *m, const struct dp_pa
 	}
 	s = &peer->slots[p->slot];
 	if (s->fut == NULL || s->req_num != p->req_num) {
+		/* The answer to a cancelled call whose CANCEL is not
+		 * acknowledged yet answers it as well. */
+		if (unlikely(s->cancel) && s->req_num == p->req_num)
+			dp_slot_cancel_done(a, peer, s);
 		dp_drop_frame(a, m, DPRPC_DROP_STALE);
 		return;
 	}

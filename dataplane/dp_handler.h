@@ -79,7 +79,8 @@ extern __thread const struct dprpc_request *dp_tls_req __attribute__((tls_model(
 /* The retry-after hint of an overload answer (encoded as a budget,
  * dp_wire.h): the time the handler lcores need for what is queued to them
  * (queued requests times their mean service time, over the lcores), at
- * least DP_RETRY_MIN_US.  The poller. */
+ * least DP_RETRY_MIN_US.  Any thread (an estimate: relaxed loads and ring
+ * counts). */
 #define DP_RETRY_MIN_US 100
 uint16_t dp_retry_hint(const struct dprpc_agent *a);
 

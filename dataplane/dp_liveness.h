@@ -25,8 +25,12 @@ uint64_t dp_new_session(void);
 void dp_set_next_session(uint64_t id);
 /* Send a CONTROL frame (@op) to worker @to. */
 void dp_send_control(struct dprpc_agent *a, unsigned int to, enum dp_ctrl_op op);
+/* Send @to a CONTROL frame @op (with @flags) naming our call on @slot,
+ * request @req_num: a CANCEL or a CANCEL_ACK. */
+void dp_send_slot_ctrl(struct dprpc_agent *a, unsigned int to, uint16_t slot, uint32_t req_num,
+	enum dp_ctrl_op op, uint16_t flags);
 /* Tell @to that our call on @slot, request @req_num, was cancelled (a
- * CONTROL frame, DP_CTRL_CANCEL). */
+ * CONTROL frame, DP_CTRL_CANCEL), once, wanting no answer. */
 void dp_send_cancel(struct dprpc_agent *a, unsigned int to, uint16_t slot, uint32_t req_num);
 /* Ask peer @p for its incarnation (a PING, counted in keepalives) unless
  * one went less than @interval TSC ago: calls wait for its answer. */
@@ -34,6 +38,9 @@ void dp_hello(struct dprpc_agent *a, unsigned int p, uint64_t now, uint64_t inte
 /* A frame from @p->src addressed to another incarnation of ours (or to
  * none): dropped (wrong_incarnation); a request is answered by a PONG. */
 void dp_wrong_incarnation(struct dprpc_agent *a, struct rte_mbuf *m, const struct dp_parsed *p);
+/* Answer @src, which addressed us by another incarnation, with a PONG
+ * (our incarnation), at most once per timer period. */
+void dp_nudge(struct dprpc_agent *a, unsigned int src);
 /* Keep-alives and peer time-outs, once per timer period (dp_run_timers()). */
 void dp_liveness(struct dprpc_agent *a, uint64_t now);
 /* A LEAVE or LEAVE_ACK (@op) from peer @p (rendezvous.c). */

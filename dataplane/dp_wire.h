@@ -12,7 +12,8 @@
  *     3     1  type         enum dp_frame_type
  *     4     2  flags        ACK frames: DP_ACK_NACK, DP_ACK_PROBE; frames
  *                           of a multi-frame message: DP_MSG_ACK_NOW; CONTROL
- *                           frames: none; a REQUEST: DP_REQ_STREAM; CHUNK:
+ *                           frames: none but a CANCEL's DP_CANCEL_ACK_WANTED;
+ *                           a REQUEST: DP_REQ_STREAM; CHUNK:
  *                           DP_CHUNK_LAST, DP_CHUNK_END; STREAM_ACK:
  *                           DP_SACK_NACK, DP_SACK_PROBE; unknown flags
  *                           ignored on receive
@@ -116,12 +117,23 @@ enum dp_ctrl_op {
 	DP_CTRL_PONG = 2,
 	/* The caller cancelled its call on slot/req_num (session: the
 	 * caller's incarnation, dst_session: the server's): a queued request
-	 * is dropped, a running one sees dprpc_request_cancelled(). */
+	 * is dropped, a running one sees dprpc_request_cancelled().  With
+	 * DP_CANCEL_ACK_WANTED the caller holds its slot and resends the
+	 * CANCEL until a CANCEL_ACK (or the call's response) comes. */
 	DP_CTRL_CANCEL = 3,
 	/* The sender's incarnation leaves the world for good
 	 * (dprpc_world_leave()); answered by a LEAVE_ACK. */
 	DP_CTRL_LEAVE = 4,
 	DP_CTRL_LEAVE_ACK = 5,
+	/* The server has acted on the CANCEL of slot/req_num (every copy is
+	 * answered: the caller frees its slot on the first that comes). */
+	DP_CTRL_CANCEL_ACK = 6,
+};
+
+/* Flags of a CONTROL frame. */
+enum dp_ctrl_flag {
+	/* CANCEL: the caller keeps its slot until answered by a CANCEL_ACK. */
+	DP_CANCEL_ACK_WANTED = 1,
 };
 
 /* Flags of an ACK frame. */
@@ -180,6 +192,22 @@ struct dp_addr {
 	rte_be32_t ip;
 	rte_be16_t port;
 };
+
+/* Whether the frame with header @h belongs to a call, as every frame but
+ * CONTROL ones does; a CANCEL and its CANCEL_ACK do (they are resent
+ * until answered, like the call's own frames), the liveness operations
+ * (PING, PONG, LEAVE...) do not.  Fault injection acts on a call's frames
+ * only (dp_fault_one()). */
+static inline bool
+dp_frame_of_call(const struct dp_wire_hdr *h)
+{
+	uint32_t op;
+
+	if (h->type != DP_FRAME_CONTROL)
+		return true;
+	op = rte_be_to_cpu_32(h->handler_id);
+	return op == DP_CTRL_CANCEL || op == DP_CTRL_CANCEL_ACK;
+}
 
 /* What the parser needs to know about the receiving worker. */
 struct dp_rx_ctx {

@@ -507,6 +507,58 @@ dprpc_reply_error(struct dprpc_request *req, int code, const char *msg)
 	return rc;
 }
 
+int
+dprpc_reply_busy(struct dprpc_request *req, uint32_t retry_after_us, const char *msg)
+{
+	struct dprpc_agent *a;
+	int rc;
+
+	if (req == NULL)
+		return -EINVAL;
+	a = req->agent;
+	rc = dp_reply_claim(req);
+	if (rc != 0)
+		return rc;
+	/* The claim's holder alone writes the answer's fields; dp_respond()
+	 * puts the hint in the response's budget field for EBUSY. */
+	req->retry_hint = retry_after_us == 0 ? dp_retry_hint(a) : dp_budget_encode(retry_after_us);
+	rc = dp_respond_error(req, -EBUSY, msg);
+	if (rc != 0) {
+		req->retry_hint = 0;
+		dp_req_unclaim(req);
+		return rc;
+	}
+	dp_count_mt(&a->st.rejected_handler, 1); /* req may be reused by now */
+	return 0;
+}
+
+int
+dprpc_reply_expired(struct dprpc_request *req, const char *msg)
+{
+	struct dprpc_agent *a;
+	int rc;
+
+	if (req == NULL)
+		return -EINVAL;
+	a = req->agent;
+	rc = dp_reply_claim(req);
+	if (rc != 0)
+		return rc;
+	/* Read under the claim: the request is this thread's. */
+	if (req->deadline_tsc == 0 || rte_rdtsc() < req->deadline_tsc) {
+		dp_req_unclaim(req);
+		return 0;
+	}
+	rc = dp_respond_error(req, -ETIME,
+		msg != NULL ? msg : "the deadline passed while the request was queued");
+	if (rc != 0) {
+		dp_req_unclaim(req);
+		return rc;
+	}
+	dp_count_mt(&a->st.requests_expired, 1);
+	return 1;
+}
+
 /* An error answer the library itself owes (no handler, a handler that
  * failed or broke its contract, a full pool): if no mbuf can be had, count
  * it and release the request.  A remote caller's call times out (or its
@@ -742,8 +794,10 @@ dp_req_runnable(struct dprpc_request *req, uint64_t now)
 	return dp_req_unrunnable(req);
 }
 
-/* The inline backlog's bound (conf.inline_wait_max_us, docs/serving.md):
- * asked only while the rx bursts come back full.  The poller has been
+/* The inline backlog's bounds (conf.inline_wait_max_us and the request's
+ * deadline, docs/serving.md): asked only while the rx bursts come back
+ * full.  A request whose deadline passed is answered -ETIME (true is
+ * returned).  The poller has been
  * behind since the first of them (rx_behind_tsc): for that long, counting
  * the handlers run before @req in this burst, it has not emptied the
  * port's queue.  Beyond the bound, @req is answered -EBUSY unrun, with
@@ -752,14 +806,41 @@ dp_req_runnable(struct dprpc_request *req, uint64_t now)
 static bool __rte_noinline
 dp_inline_late(struct dprpc_agent *a, struct dprpc_request *req)
 {
-	uint64_t age = rte_rdtsc() - a->rx_behind_tsc, us;
+	uint64_t now = rte_rdtsc(), age = now - a->rx_behind_tsc, us;
 	char msg[DPRPC_ERRMSG_MAX];
 
+	/* Behind, the handlers before @req in its burst took time: checked
+	 * against the clock just read, a request whose deadline passed
+	 * meanwhile is not run (-ETIME, or released if cancelled). */
+	if (unlikely(!dp_req_runnable(req, now)))
+		return true;
 	if (age <= a->inline_max_tsc)
 		return false;
 	dp_count(&a->st.rejected_inline, 1);
 	us = RTE_MIN(dp_tsc_to_us(a, age), (uint64_t)UINT32_MAX);
 	snprintf(msg, sizeof(msg), "worker %s: inline backlog %" PRIu64 " us old", a->name, us);
+	req->retry_hint = dp_budget_encode(RTE_MAX(us, (uint64_t)DP_RETRY_MIN_US));
+	dp_reply_error_or_drop(req, -EBUSY, msg);
+	return true;
+}
+
+/* The pool's queue-delay bound (conf.queue_delay_max_us, docs/serving.md):
+ * @req would wait behind what handler lcore @hl has queued, that many
+ * requests times its mean service time (the EWMA of dp_lcore_handler()).
+ * Beyond the bound it is answered -EBUSY unrun, that wait as its
+ * retry-after hint, and true is returned.  The poller. */
+static bool __rte_noinline
+dp_pool_slow(struct dprpc_agent *a, struct dprpc_request *req, const struct dp_hlcore *hl)
+{
+	/* Relaxed: an estimate (struct dp_hlcore). */
+	uint64_t wait = rte_ring_count(hl->ring) * dp_load_relaxed(&hl->service_tsc), us;
+	char msg[DPRPC_ERRMSG_MAX];
+
+	if (wait <= a->queue_delay_max_tsc)
+		return false;
+	dp_count(&a->st.rejected_delay, 1);
+	us = RTE_MIN(dp_tsc_to_us(a, wait), (uint64_t)UINT32_MAX);
+	snprintf(msg, sizeof(msg), "worker %s: handler queue %" PRIu64 " us long", a->name, us);
 	req->retry_hint = dp_budget_encode(RTE_MAX(us, (uint64_t)DP_RETRY_MIN_US));
 	dp_reply_error_or_drop(req, -EBUSY, msg);
 	return true;
@@ -798,7 +879,10 @@ dp_req_start(struct dprpc_agent *a, struct dprpc_request *req)
 		return;
 	}
 	/* Pool: round robin over the handler lcores, each holding at most
-	 * hl_queue_max requests.  SP: only the poller enqueues. */
+	 * hl_queue_max requests, and, with queue_delay_max_us, no more than
+	 * that much work.  SP: only the poller enqueues. */
+	if (unlikely(a->queue_delay_max_tsc != 0) && dp_pool_slow(a, req, &a->hl[a->hl_next]))
+		return;
 	if (rte_ring_count(a->hl[a->hl_next].ring) >= a->hl_queue_max ||
 		rte_ring_sp_enqueue(a->hl[a->hl_next].ring, req) != 0) {
 		dp_count(&a->st.drops[DPRPC_DROP_HANDLER_FULL], 1);

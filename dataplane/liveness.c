@@ -106,7 +106,8 @@ dp_send_control(struct dprpc_agent *a, unsigned int to, enum dp_ctrl_op op)
 }
 
 void
-dp_send_cancel(struct dprpc_agent *a, unsigned int to, uint16_t slot, uint32_t req_num)
+dp_send_slot_ctrl(struct dprpc_agent *a, unsigned int to, uint16_t slot, uint32_t req_num,
+	enum dp_ctrl_op op, uint16_t flags)
 {
 	struct dp_hdr_fields f = {
 		.type = DP_FRAME_CONTROL,
@@ -116,19 +117,28 @@ dp_send_cancel(struct dprpc_agent *a, unsigned int to, uint16_t slot, uint32_t r
 		.session = a->session,
 		.dst_session = a->peers[to].session,
 		.req_num = req_num,
-		.handler_id = DP_CTRL_CANCEL,
+		.handler_id = op,
+		.flags = flags,
 	};
 	struct rte_mbuf *m = rte_pktmbuf_alloc(a->mp);
 	uint8_t *frame;
 
 	if (m == NULL) {
-		dp_count(&a->st.tx_dropped, 1); /* the request runs; its answer is stale */
+		/* As if lost: a CANCEL wanting its answer is resent; one
+		 * that is not lets the request run, its answer stale. */
+		dp_count(&a->st.tx_dropped, 1);
 		return;
 	}
 	frame = (uint8_t *)rte_pktmbuf_append(m, DP_HDRS_LEN);
 	dp_frame_write(frame, a->peers[to].tmpl, &f, NULL, 0);
 	dp_meta_plain(m);
 	dp_stage_tx(a, m);
+}
+
+void
+dp_send_cancel(struct dprpc_agent *a, unsigned int to, uint16_t slot, uint32_t req_num)
+{
+	dp_send_slot_ctrl(a, to, slot, req_num, DP_CTRL_CANCEL, 0);
 }
 
 void
@@ -144,13 +154,10 @@ dp_hello(struct dprpc_agent *a, unsigned int p, uint64_t now, uint64_t interval)
 }
 
 void
-dp_wrong_incarnation(struct dprpc_agent *a, struct rte_mbuf *m, const struct dp_parsed *p)
+dp_nudge(struct dprpc_agent *a, unsigned int src)
 {
-	struct dp_peer *peer = &a->peers[p->src];
+	struct dp_peer *peer = &a->peers[src];
 
-	dp_drop_frame(a, m, DPRPC_DROP_WRONG_INCARNATION);
-	if (p->type != DP_FRAME_REQUEST)
-		return;
 	/* Tell the sender who we are: our PONG carries our session, so it
 	 * sees our restart (or learns us) now rather than at its next
 	 * keep-alive.  One per timer period and peer: a window of requests
@@ -158,7 +165,15 @@ dp_wrong_incarnation(struct dprpc_agent *a, struct rte_mbuf *m, const struct dp_
 	if (peer->nudge_tsc != 0 && a->now_tsc - peer->nudge_tsc < a->timer_period_tsc)
 		return;
 	peer->nudge_tsc = a->now_tsc;
-	dp_send_control(a, p->src, DP_CTRL_PONG);
+	dp_send_control(a, src, DP_CTRL_PONG);
+}
+
+void
+dp_wrong_incarnation(struct dprpc_agent *a, struct rte_mbuf *m, const struct dp_parsed *p)
+{
+	dp_drop_frame(a, m, DPRPC_DROP_WRONG_INCARNATION);
+	if (p->type == DP_FRAME_REQUEST)
+		dp_nudge(a, p->src);
 }
 
 static void

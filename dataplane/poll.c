@@ -130,6 +130,10 @@ dp_rx_frame(struct dprpc_agent *a, struct rte_mbuf *m)
 		}
 	}
 	if (unlikely(p.type == DP_FRAME_CONTROL)) {
+		if (p.handler_id == DP_CTRL_CANCEL_ACK) {
+			dp_client_cancel_acked(a, m, &p); /* consumes m */
+			return;
+		}
 		if (p.handler_id == DP_CTRL_PING)
 			dp_send_control(a, p.src, DP_CTRL_PONG);
 		else if (p.handler_id == DP_CTRL_CANCEL)
@@ -157,8 +161,9 @@ dp_rx_frame(struct dprpc_agent *a, struct rte_mbuf *m)
 		dp_dispatch_request(a, m, &p);
 }
 
-/* Whether a received frame looks like a CONTROL frame (not parsed yet:
- * only what its first segment holds). */
+/* Whether a received frame looks like a liveness CONTROL frame, not one
+ * of a call's (dp_frame_of_call(); not parsed yet: only what its first
+ * segment holds). */
 static bool
 dp_rx_looks_control(const struct rte_mbuf *m)
 {
@@ -167,7 +172,7 @@ dp_rx_looks_control(const struct rte_mbuf *m)
 	if (m->data_len < DP_HDRS_LEN)
 		return false;
 	h = dp_frame_hdr(rte_pktmbuf_mtod(m, uint8_t *));
-	return h->magic == rte_cpu_to_be_16(DP_WIRE_MAGIC) && h->type == DP_FRAME_CONTROL;
+	return h->magic == rte_cpu_to_be_16(DP_WIRE_MAGIC) && !dp_frame_of_call(h);
 }
 
 /* Received frames through the rx faults. */

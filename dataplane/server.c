@@ -41,6 +41,7 @@
 
 #include "dp_agent.h"
 #include "dp_handler.h"
+#include "dp_liveness.h"
 #include "dp_msg.h"
 #include "dp_server.h"
 #include "dp_stream.h"
@@ -485,28 +486,24 @@ dp_srv_live_req(struct dprpc_agent *a, unsigned int p, unsigned int slot, struct
 }
 
 /* Tell @req (held by whoever runs, queues or deferred it) that its caller
- * gave up. */
-static void
+ * gave up.  False if it was told already (a CANCEL sent again). */
+static bool
 dp_req_cancel(struct dprpc_request *req)
 {
 	/* Relaxed: a hint (struct dprpc_request). */
-	atomic_store_explicit(&req->cancelled, 1, memory_order_relaxed);
+	return atomic_exchange_explicit(&req->cancelled, 1, memory_order_relaxed) == 0;
 }
 
-void
-dp_srv_cancel(struct dprpc_agent *a, const struct dp_parsed *p)
+/* The CANCEL of request @p->req_num on slot @e, which holds that request
+ * (d == 0): act on it once; a copy sent again finds it done. */
+static void
+dp_srv_cancel_held(struct dprpc_agent *a, struct dp_peer *peer, struct dp_srv_slot *e,
+	const struct dp_parsed *p)
 {
-	struct dp_peer *peer = &a->peers[p->src];
-	struct dp_srv_slot *e = dp_srv_find(peer, p->slot);
 	struct dprpc_request *req;
 	char msg[DP_KEEP_BYTES - 8];
 	uint32_t handler_id;
 
-	/* Addressed to this incarnation by the caller's current one (checked
-	 * by the rx demux), and naming the request the slot holds. */
-	if (p->src == a->rank || p->dst_session != a->session || e == NULL ||
-		e->req_num != p->req_num)
-		return;
 	if (e->state == DP_SRV_RECEIVING) {
 		/* Half received: never run.  What a late frame or resend
 		 * finds instead is the cancellation. */
@@ -533,8 +530,53 @@ dp_srv_cancel(struct dprpc_agent *a, const struct dp_parsed *p)
 	}
 	if (req == NULL)
 		return; /* answered already: too late */
-	dp_count(&a->st.cancels_received, 1);
-	dp_req_cancel(req);
+	if (dp_req_cancel(req))
+		dp_count(&a->st.cancels_received, 1);
+}
+
+void
+dp_srv_cancel(struct dprpc_agent *a, const struct dp_parsed *p)
+{
+	struct dp_peer *peer = &a->peers[p->src];
+	struct dp_srv_slot *e;
+	int32_t d;
+
+	/* No server slot for a call to self (it is never sent). */
+	if (p->src == a->rank)
+		return;
+	/* Addressed to another incarnation of ours: tell the caller which
+	 * one we are; seeing our restart, it lets its calls go. */
+	if (p->dst_session != a->session) {
+		dp_count(&a->st.drops[DPRPC_DROP_WRONG_INCARNATION], 1);
+		dp_nudge(a, p->src);
+		return;
+	}
+	e = dp_srv_slot(peer, p->slot);
+	if (unlikely(e == NULL)) {
+		dp_count(&a->st.drops[DPRPC_DROP_NO_MEMORY], 1); /* resent, or stale */
+		return;
+	}
+	/* Serial-number order: request numbers wrap. */
+	d = (int32_t)(p->req_num - e->req_num);
+	if (e->state == DP_SRV_EMPTY || d > 0) {
+		/* Its request never came (lost, or still on its way): the
+		 * slot takes the cancellation as its answer, so that a copy
+		 * arriving late is answered with it, never run. */
+		dp_msg_srv_clear(a, peer, e); /* the peer moved on */
+		e->req_num = p->req_num;
+		e->state = DP_SRV_DONE;
+		dp_srv_keep_error(peer, e, 0, -ECANCELED, "cancelled by the caller");
+		dp_count(&a->st.cancels_received, 1);
+	} else if (d < 0) {
+		/* For a request before the slot's last: the caller moved on. */
+		dp_count(&a->st.drops[DPRPC_DROP_DUPLICATE], 1);
+		return;
+	} else {
+		dp_srv_cancel_held(a, peer, e, p);
+	}
+	/* Every copy is answered: an earlier answer may have been lost. */
+	if (p->flags & DP_CANCEL_ACK_WANTED)
+		dp_send_slot_ctrl(a, p->src, p->slot, p->req_num, DP_CTRL_CANCEL_ACK, 0);
 }
 
 void
@@ -549,6 +591,6 @@ dp_srv_cancel_all(struct dprpc_agent *a, unsigned int p)
 	for (i = 0; i < peer->srv_cap; i++) {
 		req = dp_srv_live_req(a, p, i, &peer->srv[i]);
 		if (req != NULL)
-			dp_req_cancel(req);
+			(void)dp_req_cancel(req);
 	}
 }

@@ -98,12 +98,15 @@ dprpc_agent_stats_get(const struct dprpc_agent *a, struct dprpc_agent_stats *s)
 	s->requests_cancelled = dp_load_relaxed(&a->st.requests_cancelled);
 	s->cancels_received = dp_load_relaxed(&a->st.cancels_received);
 	s->calls_cancelled = dp_load_relaxed(&a->st.calls_cancelled);
+	s->cancels_resent = dp_load_relaxed(&a->st.cancels_resent);
 	s->rejected_pool = dp_load_relaxed(&a->st.rejected_pool);
 	s->rejected_peer = dp_load_relaxed(&a->st.rejected_peer);
 	s->rejected_inline = dp_load_relaxed(&a->st.rejected_inline);
 	s->rejected_requests = dp_load_relaxed(&a->st.rejected_requests);
-	s->rejected_overload =
-		s->rejected_pool + s->rejected_peer + s->rejected_requests + s->rejected_inline;
+	s->rejected_handler = dp_load_relaxed(&a->st.rejected_handler);
+	s->rejected_delay = dp_load_relaxed(&a->st.rejected_delay);
+	s->rejected_overload = s->rejected_pool + s->rejected_peer + s->rejected_requests +
+			       s->rejected_inline + s->rejected_handler + s->rejected_delay;
 	s->queue_depth = 0;
 	for (i = 0; i < a->nb_hl; i++)
 		s->queue_depth += rte_ring_count(a->hl[i].ring);
@@ -179,11 +182,12 @@ dprpc_agent_dump(const struct dprpc_agent *a, FILE *f)
 	fprintf(f,
 		"  load: queue_depth %" PRIu64 " requests_held %" PRIu64 " expired %" PRIu64
 		" cancelled %" PRIu64 " cancels_received %" PRIu64 " calls_cancelled %" PRIu64
-		" rejected %" PRIu64 " (pool %" PRIu64 " peer %" PRIu64 " requests %" PRIu64
-		" inline %" PRIu64 ")\n",
+		" cancels_resent %" PRIu64 " rejected %" PRIu64 " (pool %" PRIu64 " peer %" PRIu64
+		" requests %" PRIu64 " inline %" PRIu64 " handler %" PRIu64 " delay %" PRIu64 ")\n",
 		s.queue_depth, s.requests_held, s.requests_expired, s.requests_cancelled,
-		s.cancels_received, s.calls_cancelled, s.rejected_overload, s.rejected_pool,
-		s.rejected_peer, s.rejected_requests, s.rejected_inline);
+		s.cancels_received, s.calls_cancelled, s.cancels_resent, s.rejected_overload,
+		s.rejected_pool, s.rejected_peer, s.rejected_requests, s.rejected_inline,
+		s.rejected_handler, s.rejected_delay);
 	fprintf(f,
 		"  streams: chunks sent %" PRIu64 " window_full %" PRIu64 " frames resent %" PRIu64
 		" chunks received %" PRIu64 "\n",

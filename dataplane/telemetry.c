@@ -85,10 +85,13 @@ dp_tel_add_stats(struct dprpc_agent *a, void *arg)
 	rte_tel_data_add_dict_u64(d, "requests_cancelled", s.requests_cancelled);
 	rte_tel_data_add_dict_u64(d, "cancels_received", s.cancels_received);
 	rte_tel_data_add_dict_u64(d, "calls_cancelled", s.calls_cancelled);
+	rte_tel_data_add_dict_u64(d, "cancels_resent", s.cancels_resent);
 	rte_tel_data_add_dict_u64(d, "rejected_overload", s.rejected_overload);
 	rte_tel_data_add_dict_u64(d, "rejected_pool", s.rejected_pool);
 	rte_tel_data_add_dict_u64(d, "rejected_peer", s.rejected_peer);
 	rte_tel_data_add_dict_u64(d, "rejected_inline", s.rejected_inline);
+	rte_tel_data_add_dict_u64(d, "rejected_handler", s.rejected_handler);
+	rte_tel_data_add_dict_u64(d, "rejected_delay", s.rejected_delay);
 	rte_tel_data_add_dict_u64(d, "rejected_requests", s.rejected_requests);
 	rte_tel_data_add_dict_u64(d, "queue_depth", s.queue_depth);
 	rte_tel_data_add_dict_u64(d, "requests_held", s.requests_held);

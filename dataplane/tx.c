@@ -185,7 +185,7 @@ dp_stage_out(struct dprpc_agent *a, struct rte_mbuf *m)
 		return;
 	}
 	n = dp_fault_one(&a->ftx, m, out, rte_rdtsc(),
-		dp_frame_hdr(rte_pktmbuf_mtod(m, uint8_t *))->type != DP_FRAME_CONTROL);
+		dp_frame_of_call(dp_frame_hdr(rte_pktmbuf_mtod(m, uint8_t *))));
 	for (i = 0; i < n; i++)
 		dp_stage_port(a, out[i]);
 }

@@ -378,6 +378,18 @@ Test(misuse, dprpc_reply_error)
 	cr_assert_eq(dprpc_reply_error(NULL, -EIO, "x"), -EINVAL);
 }
 
+Test(misuse, dprpc_reply_busy)
+{
+	cr_assert_eq(dprpc_reply_busy(NULL, 100, "x"), -EINVAL);
+	cr_assert_eq(dprpc_reply_busy(NULL, 0, NULL), -EINVAL);
+}
+
+Test(misuse, dprpc_reply_expired)
+{
+	cr_assert_eq(dprpc_reply_expired(NULL, "x"), -EINVAL);
+	cr_assert_eq(dprpc_reply_expired(NULL, NULL), -EINVAL);
+}
+
 static int
 chunk_nop(const void *data, size_t len, void *arg)
 {

@@ -83,17 +83,40 @@ thread_cpu_us(void)
 	return (uint64_t)ts.tv_sec * 1000000 + (uint64_t)ts.tv_nsec / 1000;
 }
 
-/* Inline: 5 ms of the poller's CPU time (a handler slower than the bound,
- * however long the poller is kept off its CPU meanwhile). */
+/* Inline: 5 ms (or @arg us, if not NULL) of the poller's CPU time (a
+ * handler slower than the bound, however long the poller is kept off its
+ * CPU meanwhile). */
 static int
 h_ispin(struct dprpc_request *req, void *arg)
 {
-	uint64_t until = thread_cpu_us() + 5000;
+	uint64_t until = thread_cpu_us() + (arg != NULL ? (uintptr_t)arg : 5000);
 
-	(void)arg;
 	atomic_fetch_add(&runs_ispin, 1);
 	while (thread_cpu_us() < until)
 		rte_pause();
+	return dprpc_reply(req, "s", 1);
+}
+
+/* Inline: refuses with dprpc_reply_busy(), its hint (us) in @arg. */
+static int
+h_ibusy(struct dprpc_request *req, void *arg)
+{
+	int rc = dprpc_reply_busy(req, (uint32_t)(uintptr_t)arg, "full here");
+
+	if (rc == 0)
+		cr_assert_eq(dprpc_reply_busy(req, 1, NULL), -EALREADY);
+	return rc;
+}
+
+static atomic_uint runs_slow;
+
+/* Pool: 1 ms (at least) per request. */
+static int
+h_slow(struct dprpc_request *req, void *arg)
+{
+	(void)arg;
+	atomic_fetch_add(&runs_slow, 1);
+	usleep(1000);
 	return dprpc_reply(req, "s", 1);
 }
 
@@ -138,6 +161,12 @@ h_nested(struct dprpc_request *req, void *arg)
 	return dprpc_reply(req, &d, sizeof(d));
 }
 
+/* Deep queues (serving_deep): a may have 256 calls out, b queues 256 to
+ * its handler lcore and holds 512 requests. */
+static bool deep;
+/* serving_delay: deep queues, b's pool bounded at 2 ms of queued work. */
+static bool delay_bound;
+
 static struct dprpc_agent *
 make_agent(const char *name, int port, bool server, bool lossy)
 {
@@ -166,6 +195,15 @@ make_agent(const char *name, int port, bool server, bool lossy)
 		c.peer_requests_max = 4;
 		c.handler_queue_max = 2;
 		c.inline_wait_max_us = 1000;
+		if (deep) {
+			c.max_requests = 512;
+			c.peer_requests_max = 512;
+			c.handler_queue_max = 256;
+		}
+		if (delay_bound)
+			c.queue_delay_max_us = 2000;
+	} else if (deep) {
+		c.max_outstanding = 256;
 	}
 	ag = dprpc_agent_create(&c);
 	cr_assert_not_null(ag, "agent %s: %s", name, rte_strerror(rte_errno));
@@ -188,6 +226,14 @@ start(bool lossy)
 	cr_assert_eq(dprpc_register(b, "iblock", h_iblock, NULL, DPRPC_HANDLER_INLINE), 0);
 	cr_assert_eq(dprpc_register(b, "icount", h_icount, NULL, DPRPC_HANDLER_INLINE), 0);
 	cr_assert_eq(dprpc_register(b, "ispin", h_ispin, NULL, DPRPC_HANDLER_INLINE), 0);
+	cr_assert_eq(dprpc_register(
+			     b, "ispin50", h_ispin, (void *)(uintptr_t)50000, DPRPC_HANDLER_INLINE),
+		0);
+	cr_assert_eq(dprpc_register(
+			     b, "busy7ms", h_ibusy, (void *)(uintptr_t)7000, DPRPC_HANDLER_INLINE),
+		0);
+	cr_assert_eq(dprpc_register(b, "busy", h_ibusy, NULL, DPRPC_HANDLER_INLINE), 0);
+	cr_assert_eq(dprpc_register(b, "slow", h_slow, NULL, DPRPC_HANDLER_POOL), 0);
 }
 
 static void
@@ -199,6 +245,21 @@ setup(void)
 static void
 setup_lossy(void)
 {
+	start(true);
+}
+
+static void
+setup_delay(void)
+{
+	deep = true;
+	delay_bound = true;
+	start(false);
+}
+
+static void
+setup_lossy_deep(void)
+{
+	deep = true;
 	start(true);
 }
 
@@ -234,6 +295,8 @@ teardown(void)
 		cr_assert_eq(dprpc_agent_destroy(b), 0);
 	}
 	a = b = NULL;
+	deep = false;
+	delay_bound = false;
 	dpt_ring_drain(pair.ab);
 	dpt_ring_drain(pair.ba);
 	cr_expect_eq(
@@ -681,4 +744,247 @@ Test(serving, overload_of_the_inline_backlog)
 	cr_assert_eq(stats(b).rejected_inline, 31u);
 	cr_assert_eq(stats(b).rejected_overload, 31u);
 	cr_assert_eq(stats(b).requests_handled, 42u); /* echo, iblock, 40 */
+}
+
+/* b's poller held in "iblock" while 32 inline requests queue in its port:
+ * "ispin50" (50 ms of CPU time), 30 "icount" with a 20 ms deadline, one
+ * with none.  Their burst is full: b is behind, reads the clock for each,
+ * and the 30 whose deadline passed behind ispin50 are answered -ETIME
+ * unrun (the last, without a deadline, -EBUSY: the backlog is older than
+ * its 1 ms bound).  a is polled only once every answer is out, so its
+ * own timer cannot fire first: a's first poll takes iblock's, ispin50's
+ * and the 30 answers (32 frames) before its timers run. */
+Test(serving, deadline_passes_in_the_inline_backlog)
+{
+	struct dprpc_future *blk, *fs[32];
+	const struct dprpc_error *e;
+	unsigned int i;
+	uint64_t tx;
+
+	warm_up();
+	blk = call("iblock", DPRPC_TIMEOUT_NONE);
+	for (i = 0; i < 100000 && atomic_load(&runs_iblock) == 0; i++)
+		usleep(100);
+	cr_assert_eq(atomic_load(&runs_iblock), 1u);
+	fs[0] = call("ispin50", DPRPC_TIMEOUT_NONE);
+	for (i = 1; i < 31; i++)
+		fs[i] = call("icount", 20 * 1000);
+	fs[31] = call("icount", DPRPC_TIMEOUT_NONE);
+	tx = stats(b).tx_frames;
+	atomic_store(&unblock, true);
+	cr_assert_geq(WAIT_B(tx_frames, tx + 33, false), tx + 33);
+	usleep(10 * 1000);
+	poll_until_done(blk);
+	cr_assert_eq(dprpc_future_state(blk), DPRPC_FUTURE_DONE);
+	for (i = 0; i < RTE_DIM(fs); i++)
+		poll_until_done(fs[i]);
+	cr_assert_eq(dprpc_future_state(fs[0]), DPRPC_FUTURE_DONE);
+	for (i = 1; i < 31; i++) {
+		e = dprpc_future_error(fs[i]);
+		cr_assert_not_null(e, "call %u ran", i);
+		cr_assert_eq(e->code, -ETIME, "call %u: %d", i, e->code);
+		cr_assert_eq(e->origin, 1u);
+	}
+	cr_assert_eq(code_of(fs[31]), -EBUSY, "got %d", code_of(fs[31]));
+	for (i = 0; i < RTE_DIM(fs); i++)
+		dprpc_future_put(fs[i]);
+	dprpc_future_put(blk);
+	cr_assert_eq(atomic_load(&runs_icount), 0u, "an expired request ran");
+	cr_assert_eq(atomic_load(&runs_ispin), 1u);
+	cr_assert_eq(stats(b).requests_expired, 30u);
+	cr_assert_eq(stats(b).rejected_inline, 1u);
+	cr_assert_eq(stats(a).calls_timed_out, 0u);
+}
+
+/* An application's own queue (the parked requests of "park", deferred):
+ * as each comes out, dprpc_reply_expired() answers those whose deadline
+ * passed -ETIME (counted) and leaves the others to be run.  a is polled
+ * only once every answer is out. */
+Test(serving, deadline_passes_in_a_deferred_queue)
+{
+	struct dprpc_future *fs[4];
+	struct dprpc_request *req;
+	unsigned int i, expired = 0, ran = 0;
+	uint64_t tx;
+	int rc;
+
+	warm_up();
+	for (i = 0; i < 4; i++)
+		fs[i] = call("park", i < 2 ? 20 * 1000 : DPRPC_TIMEOUT_NONE);
+	for (i = 0; i < 100000 && atomic_load(&nb_parked) < 4; i++)
+		usleep(100);
+	cr_assert_eq(atomic_load(&nb_parked), 4u);
+	usleep(40 * 1000); /* past the first two's deadline */
+	tx = stats(b).tx_frames;
+	for (i = 0; i < 4; i++) {
+		req = atomic_load(&parked[i]);
+		rc = dprpc_reply_expired(req, i == 0 ? "late in my queue" : NULL);
+		cr_assert(rc == 0 || rc == 1, "request %u: %d", i, rc);
+		if (rc == 1) {
+			expired++;
+			cr_assert_lt(i, 2u, "request %u had no deadline", i);
+			continue;
+		}
+		cr_assert_eq(dprpc_reply(req, "w", 1), 0); /* the application's work */
+		ran++;
+	}
+	cr_assert_eq(expired, 2u);
+	cr_assert_eq(ran, 2u);
+	cr_assert_eq(stats(b).requests_expired, 2u);
+	cr_assert_geq(WAIT_B(tx_frames, tx + 4, false), tx + 4);
+	usleep(10 * 1000);
+	for (i = 0; i < 4; i++) {
+		poll_until_done(fs[i]);
+		if (i < 2) {
+			cr_assert_eq(code_of(fs[i]), -ETIME, "call %u: %d", i, code_of(fs[i]));
+			cr_assert_eq(dprpc_future_error(fs[i])->origin, 1u);
+		} else {
+			cr_assert_eq(dprpc_future_state(fs[i]), DPRPC_FUTURE_DONE);
+		}
+	}
+	cr_assert_str_eq(dprpc_future_error(fs[0])->msg, "late in my queue");
+	cr_assert_eq(stats(a).calls_timed_out, 0u);
+	for (i = 0; i < 4; i++)
+		dprpc_future_put(fs[i]);
+}
+
+/* A handler refusing with dprpc_reply_busy(): -EBUSY with its hint (7 ms,
+ * encoded exactly), or the agent's own estimate (0: at least 100 us);
+ * from a deferred request too; counted. */
+Test(serving, handler_answers_busy_with_a_hint)
+{
+	struct dprpc_future *f;
+	const struct dprpc_error *e;
+
+	warm_up();
+	f = call("busy7ms", DPRPC_TIMEOUT_NONE);
+	poll_until_done(f);
+	e = dprpc_future_error(f);
+	cr_assert_not_null(e);
+	cr_assert_eq(e->code, -EBUSY);
+	cr_assert_eq(e->retry_after_us, 7000u);
+	cr_assert_str_eq(e->msg, "full here");
+	dprpc_future_put(f);
+	f = call("busy", DPRPC_TIMEOUT_NONE);
+	poll_until_done(f);
+	e = dprpc_future_error(f);
+	cr_assert_not_null(e);
+	cr_assert_eq(e->code, -EBUSY);
+	cr_assert_geq(e->retry_after_us, 100u);
+	dprpc_future_put(f);
+	f = call("park", DPRPC_TIMEOUT_NONE);
+	for (int i = 0; i < 100000 && atomic_load(&nb_parked) == 0; i++)
+		usleep(100);
+	cr_assert_eq(dprpc_reply_busy(atomic_load(&parked[0]), 250000, NULL), 0);
+	poll_until_done(f);
+	e = dprpc_future_error(f);
+	cr_assert_not_null(e);
+	cr_assert_eq(e->code, -EBUSY);
+	cr_assert_leq(e->retry_after_us, 250000u);
+	cr_assert_geq(e->retry_after_us, 250000u - 250000u / 2048);
+	dprpc_future_put(f);
+	cr_assert_eq(stats(b).rejected_handler, 3u);
+	cr_assert_eq(stats(b).rejected_overload, 3u);
+	cr_assert_eq(stats(b).reply_again, 2u); /* h_ibusy's second reply, each */
+}
+
+/* 5% loss each way on a, deep queues: 200 pool requests queued at b behind
+ * "block" are cancelled.  A lost CANCEL (or its answer) is sent again
+ * until b answers it, and a's slot is held till then: once a has every
+ * slot but block's back, b has seen every cancellation, and the handler
+ * lcore, let go, drops all 200 unrun. */
+TestSuite(serving_deep, .init = setup_lossy_deep, .fini = teardown, .timeout = 120);
+
+Test(serving_deep, cancel_while_queued_under_loss)
+{
+	enum { N = 200 };
+	struct dprpc_future *blk, *fs[N];
+	struct dprpc_agent_usage u;
+	unsigned int i;
+
+	warm_up();
+	blk = dprpc_rpc_async(a, "b", "block", "x", 1, DPRPC_TIMEOUT_NONE);
+	cr_assert_not_null(blk);
+	for (i = 0; i < 100000 && atomic_load(&runs_block) == 0; i++) {
+		dprpc_poll(a, 32);
+		usleep(100);
+	}
+	cr_assert_eq(atomic_load(&runs_block), 1u);
+	for (i = 0; i < N; i++) {
+		fs[i] = dprpc_rpc_async(a, "b", "count", "x", 1, DPRPC_TIMEOUT_NONE);
+		cr_assert_not_null(fs[i], "call %u: %s", i, rte_strerror(rte_errno));
+		dprpc_poll(a, 32);
+	}
+	/* All queued at b (a's resends make up for the losses). */
+	cr_assert_eq(WAIT_B(requests_handled, N + 2, true), N + 2u); /* echo, block, N */
+	cr_assert_eq(stats(b).queue_depth, (uint64_t)N);
+	for (i = 0; i < N; i++) {
+		cr_assert_eq(dprpc_future_cancel(fs[i]), DPRPC_CANCEL_DONE);
+		cr_assert_eq(code_of(fs[i]), -ECANCELED);
+		dprpc_future_put(fs[i]);
+	}
+	for (i = 0; i < 100000; i++) {
+		dprpc_poll(a, 32);
+		cr_assert_eq(dprpc_agent_usage(a, &u), 0);
+		if (u.calls == 1)
+			break;
+		usleep(100);
+	}
+	cr_assert_eq(u.calls, 1u, "slots held: %u", u.calls); /* block's */
+	cr_assert_eq(stats(b).cancels_received, (uint64_t)N);
+	cr_assert_gt(stats(a).cancels_resent, 0u, "no CANCEL was lost: the test proves nothing");
+	atomic_store(&unblock, true);
+	poll_until_done(blk);
+	cr_assert_eq(dprpc_future_state(blk), DPRPC_FUTURE_DONE);
+	cr_assert_eq(WAIT_B(requests_cancelled, N, false), (uint64_t)N);
+	cr_assert_eq(atomic_load(&runs_count), 0u, "a cancelled request ran");
+	cr_assert_eq(stats(a).calls_cancelled, (uint64_t)N);
+	cr_assert_eq(b_requests(), 0u);
+	dprpc_future_put(blk);
+}
+
+/* b's pool bounded by time (queue_delay_max_us 2 ms), its handler taking
+ * at least 1 ms: 16 calls one after the other teach the handler lcore its
+ * service time, then 100 at once, 50 times the bound's worth of work:
+ * the requests beyond about two queued are answered -EBUSY at once with a
+ * retry-after hint (how many depends on timing: some), never run; every
+ * accepted one is answered, none times out. */
+TestSuite(serving_delay, .init = setup_delay, .fini = teardown, .timeout = 120);
+
+Test(serving_delay, slow_handlers_bounded_by_queue_delay)
+{
+	enum { N = 100 };
+	struct dprpc_future *fs[N];
+	const struct dprpc_error *e;
+	unsigned int i, busy = 0, done = 0;
+
+	warm_up();
+	for (i = 0; i < 16; i++) {
+		fs[0] = call("slow", 10 * 1000 * 1000);
+		poll_until_done(fs[0]);
+		cr_assert_eq(dprpc_future_state(fs[0]), DPRPC_FUTURE_DONE);
+		dprpc_future_put(fs[0]);
+	}
+	for (i = 0; i < N; i++) {
+		fs[i] = dprpc_rpc_async(a, "b", "slow", "x", 1, 10 * 1000 * 1000);
+		cr_assert_not_null(fs[i]);
+	}
+	for (i = 0; i < N; i++) {
+		poll_until_done(fs[i]);
+		if (dprpc_future_state(fs[i]) == DPRPC_FUTURE_DONE) {
+			done++;
+		} else {
+			e = dprpc_future_error(fs[i]);
+			cr_assert_eq(e->code, -EBUSY, "call %u: %d %s", i, e->code, e->msg);
+			cr_assert_geq(e->retry_after_us, 100u);
+			busy++;
+		}
+		dprpc_future_put(fs[i]);
+	}
+	cr_assert_gt(busy, 0u, "nothing refused");
+	cr_assert_eq(busy + done, (unsigned int)N);
+	cr_assert_eq(atomic_load(&runs_slow), 16u + done, "a refused request ran");
+	cr_assert_eq(stats(b).rejected_delay, busy);
+	cr_assert_eq(stats(b).rejected_pool, 0u);
+	cr_assert_eq(stats(a).calls_timed_out, 0u);
 }

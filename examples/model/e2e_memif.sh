@@ -8,7 +8,9 @@
 #  2. the same, batched on the poller; 3. the same, inline (unbatched);
 #  4. overload: queue 4, batches that never fill (max batch 8) and close
 #     after 1 s: of 32 calls sent at once exactly 4 are admitted and 28
-#     answered -EBUSY at admission, as the server counts;
+#     answered -EBUSY at admission, as the server counts, with a
+#     retry-after hint (dprpc_reply_busy(): before any batch, the agent's
+#     estimate, at least 100 us);
 #  5. deadlines: calls with a 50 ms timeout (dprpc carries it to the
 #     server as the request's deadline) wait for a batch that closes after
 #     200 ms: all 8 fail past their deadline (-ETIME from the server, or
@@ -63,6 +65,8 @@ step "overload" --queue-max 4 --max-batch 8 --max-delay-us 1000000 -- \
 	--window 32 --count 32 --json
 [ "$(field busy)" = 28 ] || fail "overload: $(field busy) refused busy, expected 28"
 [ "$(field answered)" = 4 ] || fail "overload: $(field answered) answered, expected 4"
+[ "$(field retry_after_max_us)" -ge 100 ] ||
+	fail "overload: retry-after hint $(field retry_after_max_us) us, expected at least 100"
 server_line | grep -q "admitted 4, computed 4 in 1 batches (largest 4), refused: 28 full" ||
 	fail "overload: server counts"
 

@@ -42,11 +42,12 @@
  *    cancel rings no doorbell: the item is taken out, answered -ECANCELED,
  *    when the worker next looks (its batch closing, a new item, a
  *    deadline).
- * Overload: admission refuses beyond --queue-max with -EBUSY at once.  The
- * library gives a handler's -EBUSY no retry-after hint (it sets
- * dprpc_error.retry_after_us only for its own refusals), so the caller
- * sees retry_after_us 0 and the message "digits: overloaded (queue
- * full)".
+ * Overload: admission refuses beyond --queue-max with -EBUSY at once
+ * (dprpc_reply_busy(), message "digits: overloaded (queue full)"), with a
+ * retry-after hint the caller reads in dprpc_error.retry_after_us: the
+ * batches the items in flight make, times the mean time the computing
+ * thread took per batch (batch_tsc); before the first batch, the agent's
+ * own estimate.
  */
 #include <errno.h>
 #include <getopt.h>
@@ -110,6 +111,10 @@ struct server {
 	const uint8_t **px;
 	uint8_t *cls;
 	int worker_cpu; /* -1: any CPU */
+	/* Mean time to classify and answer one batch, TSC cycles, an EWMA
+	 * (1/8): written by the computing thread, read by the poller for
+	 * the retry-after hint (relaxed: an estimate). */
+	_Atomic uint64_t batch_tsc;
 };
 
 static uint64_t
@@ -207,9 +212,12 @@ item_skipped(void *arg, void *ctx, enum mb_skip_reason why)
 	 * its queues; the caller's own timer, a little later, says
 	 * -ETIMEDOUT.  A cancelled item's answer is dropped by the caller
 	 * (stale); the request must be answered all the same. */
-	if (why == MB_EXPIRED)
-		dprpc_reply_error(it->req, -ETIME, "digits: deadline passed while queued");
-	else
+	if (why == MB_EXPIRED) {
+		/* The batcher's clock is the library's: answered and counted
+		 * in the agent's requests_expired. */
+		if (dprpc_reply_expired(it->req, "digits: deadline passed while queued") != 1)
+			dprpc_reply_error(it->req, -ETIME, "digits: deadline passed while queued");
+	} else
 		dprpc_reply_error(it->req, -ECANCELED, "digits: cancelled while queued");
 	item_done(s, it);
 }
@@ -241,6 +249,18 @@ request_deadline(const struct dprpc_request *req)
 	return d == 0 ? MB_NO_DEADLINE : d;
 }
 
+/* The retry-after hint of a refusal (poller): the batches the items in
+ * flight make, times the mean batch time; 0 (the agent's estimate)
+ * before the first batch. */
+static uint32_t
+retry_hint_us(const struct server *s)
+{
+	uint64_t per = atomic_load_explicit(&s->batch_tsc, memory_order_relaxed);
+	uint64_t us = (s->in_flight / s->max_batch + 1) * per / (rte_get_tsc_hz() / 1000000u);
+
+	return us > UINT32_MAX ? UINT32_MAX : (uint32_t)us;
+}
+
 static int
 h_classify_batched(struct dprpc_request *req, void *arg)
 {
@@ -265,8 +285,10 @@ h_classify_batched(struct dprpc_request *req, void *arg)
 		s->in_flight--;
 		if (rc == -ETIMEDOUT)
 			return dprpc_reply_error(req, -ETIME, "digits: deadline passed");
-		return dprpc_reply_error(req, rc,
-			rc == -EBUSY ? "digits: overloaded (queue full)" : "digits: cancelled");
+		if (rc == -EBUSY)
+			return dprpc_reply_busy(
+				req, retry_hint_us(s), "digits: overloaded (queue full)");
+		return dprpc_reply_error(req, rc, "digits: cancelled");
 	}
 	doorbell(s);
 	return DPRPC_DEFERRED;
@@ -345,6 +367,8 @@ h_stop(struct dprpc_request *req, void *arg)
 static void
 run_batch(struct server *s, struct mb_item *batch, unsigned int n)
 {
+	uint64_t t0 = rte_rdtsc(), avg;
+
 	for (unsigned int i = 0; i < n; i++)
 		s->px[i] = ((struct item *)batch[i].ctx)->in->pixels;
 	mlp_classify(&s->model_worker, s->px, n, s->cls);
@@ -355,6 +379,11 @@ run_batch(struct server *s, struct mb_item *batch, unsigned int n)
 		dprpc_reply(it->req, &out, sizeof(out));
 		item_done(s, it);
 	}
+	/* Relaxed: an estimate, read by the poller (struct server). */
+	avg = atomic_load_explicit(&s->batch_tsc, memory_order_relaxed);
+	atomic_store_explicit(&s->batch_tsc,
+		avg == 0 ? rte_rdtsc() - t0 : avg - avg / 8 + (rte_rdtsc() - t0) / 8,
+		memory_order_relaxed);
 }
 
 static void *

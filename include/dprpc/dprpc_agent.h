@@ -100,9 +100,10 @@ typedef void (*dprpc_peer_event_t)(
  * for tests of loss, duplication, reordering and delay on any PMD, memif
  * included.  All zero (the default) is off and costs one branch per burst.
  * Decisions come from a generator seeded with @ref seed, so a run repeats
- * exactly for the same frames in the same order.  CONTROL frames (pings
- * and pongs) pass untouched and take no decision: how many there are
- * depends on timing.  Real loss of them: tests/netns (XDP).
+ * exactly for the same frames in the same order.  Liveness CONTROL frames
+ * (pings, pongs, leaves) pass untouched and take no decision: how many
+ * there are depends on timing.  Real loss of them: tests/netns (XDP).  A
+ * call's CONTROL frames (a CANCEL and its answer) meet the faults.
  */
 struct dprpc_fault_conf {
 	uint64_t seed;	      /**< generator seed; 0 picks a fixed one */
@@ -113,7 +114,8 @@ struct dprpc_fault_conf {
 	uint32_t delay_us;    /**< delay of a delayed frame */
 	/** Drop exactly the Nth frames listed (1 = the first frame in this
 	 * direction since the agent's creation): deterministic loss of chosen
-	 * frames.  CONTROL frames are not counted.  Up to 8; 0 = unused. */
+	 * frames.  Liveness CONTROL frames are not counted.  Up to 8; 0 =
+	 * unused. */
 	uint64_t drop_nth[8];
 };
 
@@ -335,10 +337,21 @@ struct dprpc_agent_conf {
 	 *    backlog as its retry-after hint; counted in rejected_inline.
 	 *    0: DPRPC_INLINE_WAIT_DEFAULT_US (10000 us);
 	 *    DPRPC_INLINE_WAIT_UNBOUNDED: no bound.
+	 *  - @ref queue_delay_max_us: the handler pool's queue by time rather
+	 *    than count.  A request for a DPRPC_HANDLER_POOL handler whose
+	 *    handler lcore has more work queued than this, estimated as the
+	 *    requests in its queue times its mean service time (a moving
+	 *    average of the time its handlers took), is answered -EBUSY
+	 *    without being queued, that estimate as its retry-after hint;
+	 *    counted in rejected_delay.  Bounds the queueing delay of the
+	 *    requests accepted when handlers are slow (handler_queue_max,
+	 *    a count, lets a queue of slow requests grow long).  0 (the
+	 *    default): off.
 	 */
 	unsigned int handler_queue_max;
 	unsigned int peer_requests_max;
 	uint32_t inline_wait_max_us;
+	uint32_t queue_delay_max_us;
 };
 
 /**
@@ -601,7 +614,8 @@ enum dprpc_drop_reason {
 	DPRPC_DROP_FOREIGN,	  /**< source is not the world's worker it claims,
 				       or destination is not this worker */
 	DPRPC_DROP_UNSUPPORTED,	  /**< chained mbuf larger than one mbuf can hold */
-	DPRPC_DROP_STALE,	  /**< response to no pending call (late, duplicate) */
+	DPRPC_DROP_STALE,	  /**< response to no pending call (late, duplicate),
+				       or an answer to a CANCEL already answered */
 	DPRPC_DROP_NO_REQUEST,	  /**< no request object left for an incoming call */
 	DPRPC_DROP_HANDLER_FULL,  /**< handler pool ring full */
 	DPRPC_DROP_DUPLICATE,	  /**< a request whose handler still runs, or an
@@ -706,9 +720,10 @@ struct dprpc_agent_stats {
 	uint64_t requests_cancelled; /**< requests not run: their caller cancelled
 				          them, or was declared down or restarted,
 				          while they were queued or half received */
-	uint64_t cancels_received;   /**< CANCEL frames naming a request this agent
-				          held (queued, running, deferred or half
-				          received) */
+	uint64_t cancels_received;   /**< requests of this agent's callers
+				          cancelled (queued, running, deferred, half
+				          received, or not received yet), each once
+				          however often its CANCEL came */
 	uint64_t calls_cancelled;    /**< this agent's calls cancelled by
 				          dprpc_future_cancel() (in calls_failed) */
 	uint64_t rejected_pool;	     /**< requests answered -EBUSY: their handler
@@ -720,7 +735,9 @@ struct dprpc_agent_stats {
 	uint64_t rejected_inline;    /**< requests answered -EBUSY: their inline
 				          handler's backlog was older than
 				          inline_wait_max_us */
-	uint64_t rejected_overload;  /**< sum of the four above */
+	uint64_t rejected_overload;  /**< sum of the six: the four above,
+				          rejected_handler and rejected_delay
+				          (below) */
 	uint64_t queue_depth;	     /**< gauge: requests queued to the handler
 				          lcores now, not started */
 	uint64_t requests_held;	     /**< gauge: request objects in use now (queued,
@@ -734,6 +751,15 @@ struct dprpc_agent_stats {
 	uint64_t stream_chunks_received; /**< chunks of this agent's streams
 					      delivered in order (callback or
 					      iterator queue) */
+	uint64_t rejected_handler;	 /**< requests a handler answered -EBUSY
+					      with dprpc_reply_busy() (in
+					      rejected_overload) */
+	uint64_t rejected_delay;	 /**< requests answered -EBUSY: the work
+					      queued to their handler lcore was
+					      estimated beyond queue_delay_max_us */
+	uint64_t cancels_resent;	 /**< CANCELs of this agent's calls sent
+					      again: unanswered after a resend
+					      timeout (docs/serving.md) */
 };
 
 /**

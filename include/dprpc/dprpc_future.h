@@ -245,9 +245,12 @@ enum dprpc_cancel_result {
  * destination with a CANCEL frame: a request still queued there is dropped
  * unrun, one running or deferred sees dprpc_request_cancelled() (its
  * answer, if any, is dropped here as stale).  A call not started yet is
- * never sent.  The CANCEL frame is not resent: if it is lost, the request
- * runs (its answer is dropped here).  Counted in calls_cancelled (and
- * calls_failed) by the caller's agent, cancels_received and
+ * never sent.  With retransmission on (dprpc_agent_conf.retransmit_us),
+ * the CANCEL is resent with the call's resend timer until the
+ * destination answers it, and the slot stays taken (dprpc_agent_usage()
+ * calls) until then, so a lost CANCEL does not let a queued request run;
+ * with retransmission off it goes once.  Counted in calls_cancelled (and
+ * calls_failed) and cancels_resent by the caller's agent, cancels_received and
  * requests_cancelled by the destination's (dprpc_agent_stats).  A call to
  * the agent itself is not cancelled at its handler.
  *

@@ -315,6 +315,51 @@ int dprpc_reply(struct dprpc_request *req, const void *data, size_t len);
 int dprpc_reply_error(struct dprpc_request *req, int code, const char *msg);
 
 /**
+ * Answer a request "overloaded, retry later": -EBUSY with a retry-after
+ * hint, as the agent's own bounded queues answer (docs/serving.md).  For
+ * an application that queues requests itself (a batcher refusing at
+ * admission).  The caller reads the hint in dprpc_error.retry_after_us of
+ * its failed future (rounded down to about 1/2048, at most about 50
+ * days).  Counted in rejected_handler (and rejected_overload) of
+ * dprpc_agent_stats.
+ *
+ * @param retry_after_us the hint, in microseconds; 0: the agent's own
+ *        estimate (what its handler lcores have queued times their
+ *        service time, at least 100 us).
+ * @param msg a message for the caller (truncated to DPRPC_ERRMSG_MAX - 1
+ *        bytes), or NULL.
+ * @return 0 (the request is consumed); -EINVAL for a NULL @p req;
+ *         -EALREADY for a request answered already (counted in
+ *         reply_again); -ENOBUFS if no mbuf could be had (nothing sent,
+ *         the request is still the caller's to answer).
+ * Thread context: as dprpc_reply().
+ */
+int dprpc_reply_busy(struct dprpc_request *req, uint32_t retry_after_us, const char *msg);
+
+/**
+ * Answer a request whose deadline has passed -ETIME, as the agent answers
+ * one that waited in its own queues too long (docs/serving.md), or do
+ * nothing if it has not.  For an application that queues requests itself
+ * (a deferred handler's queue): call it as each request comes out of the
+ * queue, and run only those it returns 0 for.  The caller gets -ETIME
+ * (the server's answer, origin: this worker), distinct from the
+ * -ETIMEDOUT of its own timer.  Counted in requests_expired of
+ * dprpc_agent_stats.
+ *
+ * @param msg a message for the caller (truncated to DPRPC_ERRMSG_MAX - 1
+ *        bytes), or NULL for a default one.
+ * @return 1: its deadline had passed and it was answered -ETIME (the
+ *         request is consumed); 0: it has no deadline or the deadline has
+ *         not passed (nothing sent; the request is still the caller's);
+ *         -EINVAL for a NULL @p req; -EALREADY for a request answered
+ *         already (counted in reply_again); -ENOBUFS if no mbuf could be
+ *         had (nothing sent, the request is still the caller's).
+ * Thread context: as dprpc_reply(); the deadline is compared with
+ * rte_rdtsc() of the calling thread (dprpc_request_deadline_tsc()).
+ */
+int dprpc_reply_expired(struct dprpc_request *req, const char *msg);
+
+/**
  * Call a handler on a worker, asynchronously.
  *
  * @param to         the destination worker's rank (this agent's own rank
