@@ -300,6 +300,7 @@ dp_ports_timer(struct dprpc_agent *a, uint64_t now)
 {
 	struct rte_eth_link link;
 	unsigned int i;
+	bool was_up;
 
 	if (now < a->link_check_tsc)
 		return;
@@ -320,8 +321,13 @@ dp_ports_timer(struct dprpc_agent *a, uint64_t now)
 			pt->start_tsc = now;
 			(void)rte_eth_promiscuous_enable(pt->id);
 		}
+		was_up = pt->up;
 		pt->up = rte_eth_link_get_nowait(pt->id, &link) == 0 &&
 			 link.link_status == RTE_ETH_LINK_UP;
+		if (pt->up)
+			pt->lost = false;
+		else if (was_up && !pt->quiet)
+			pt->lost = true;
 		if (pt->quiet) {
 			/* Its worker left: used again once the PMD is done
 			 * with the disconnect (struct dp_port). */
