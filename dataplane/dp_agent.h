@@ -111,6 +111,9 @@ struct dp_port {
 	 * port last started (its link is restarted if it does not come up). */
 	uint64_t retry_tsc, start_tsc;
 	char vdev_name[RTE_DEV_NAME_MAX_LEN];
+	/* A link port: its memif socket (a client connects only once the
+	 * file exists: its server listens). */
+	char sock[DP_SOCK_PATH_MAX];
 	struct rte_mbuf *tx_buf[DP_TX_BUF];
 };
 
