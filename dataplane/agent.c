@@ -412,6 +412,19 @@ dp_lcores_launch(struct dprpc_agent *a)
 	return rc;
 }
 
+/* rte_eal_wait_lcore() spins on the lcore's state: the thread that
+ * destroys often shares its CPU with the lcore it waits for (the io lcore
+ * pinned beside the main one), which then runs only once the spinner's
+ * time slice ends (milliseconds).  Sleep until the lcore is back in WAIT
+ * first; the wait then returns at once. */
+static void
+dp_lcore_join(unsigned int lcore)
+{
+	while (rte_eal_get_lcore_state(lcore) != WAIT)
+		usleep(20);
+	rte_eal_wait_lcore(lcore);
+}
+
 static void
 dp_lcores_stop(struct dprpc_agent *a)
 {
@@ -421,11 +434,11 @@ dp_lcores_stop(struct dprpc_agent *a)
 	atomic_store_explicit(&a->stop, true, memory_order_release);
 	for (i = 0; i < a->nb_hl; i++) {
 		if (a->hl[i].launched)
-			rte_eal_wait_lcore(a->hl[i].lcore);
+			dp_lcore_join(a->hl[i].lcore);
 		a->hl[i].launched = false;
 	}
 	if (a->io_launched)
-		rte_eal_wait_lcore(a->io_lcore);
+		dp_lcore_join(a->io_lcore);
 	a->io_launched = false;
 }
 

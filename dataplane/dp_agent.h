@@ -105,10 +105,16 @@ struct dp_port {
 	 * polling the link of one that left crashed in rx_burst. */
 	bool quiet;
 	uint64_t quiet_tsc;
+	/* Its link was seen up, then down (and not up again since): the
+	 * worker at the other end stopped its port (dp_ports_timer()). */
+	bool lost;
 	/* Poller only: when a pending port starts again; when a client's
 	 * port last started (its link is restarted if it does not come up). */
 	uint64_t retry_tsc, start_tsc;
 	char vdev_name[RTE_DEV_NAME_MAX_LEN];
+	/* A link port: its memif socket (a client connects only once the
+	 * file exists: its server listens). */
+	char sock[DP_SOCK_PATH_MAX];
 	struct rte_mbuf *tx_buf[DP_TX_BUF];
 };
 

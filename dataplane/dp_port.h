@@ -20,7 +20,7 @@ struct dprpc_agent_conf;
 
 /* How often the poller looks at its link ports (link state, and starting
  * a pending memif client again). */
-#define DP_LINK_CHECK_MS 5
+#define DP_LINK_CHECK_MS 1
 /* A quiet link port (struct dp_port) is used again this long after its
  * link was seen down: the PMD has finished tearing it down. */
 #define DP_LINK_QUIET_MS 50

@@ -32,6 +32,7 @@
  */
 #include <errno.h>
 #include <string.h>
+#include <sys/stat.h>
 
 #include <rte_cycles.h>
 #include <rte_dev.h>
@@ -206,6 +207,7 @@ dp_ports_links(struct dprpc_agent *a, bool have_default)
 		pt->link = true;
 		pt->client = !server;
 		pt->peer = (uint16_t)r;
+		memcpy(pt->sock, path, sizeof(pt->sock));
 		a->nb_link_ports++;
 		a->peer_port[r] = (uint8_t)(a->nb_ports - 1);
 		snprintf(spec, sizeof(spec),
@@ -295,11 +297,35 @@ dp_port_open(struct dprpc_agent *a, const struct dprpc_agent_conf *c)
 	return 0;
 }
 
+/*
+ * Whether pending client port @pt waits: until its server's socket file
+ * exists (checked at every link check, so a client connects within
+ * DP_LINK_CHECK_MS of its server listening), then at most every
+ * DP_LINK_RETRY_MS (a failed start is logged by the PMD).  A server
+ * removes its socket file when it closes its port: a client whose worker
+ * left does not connect to a server being torn down (DPDK 22.11's memif
+ * PMD frees the listener while its interrupt thread may still accept).
+ */
+static bool
+dp_port_waits(struct dp_port *pt, uint64_t now)
+{
+	struct stat sb;
+
+	if (!pt->pending)
+		return false;
+	if (stat(pt->sock, &sb) != 0) {
+		pt->retry_tsc = 0;
+		return true;
+	}
+	return now < pt->retry_tsc;
+}
+
 void
 dp_ports_timer(struct dprpc_agent *a, uint64_t now)
 {
 	struct rte_eth_link link;
 	unsigned int i;
+	bool was_up;
 
 	if (now < a->link_check_tsc)
 		return;
@@ -309,9 +335,9 @@ dp_ports_timer(struct dprpc_agent *a, uint64_t now)
 
 		if (!pt->link)
 			continue;
+		if (dp_port_waits(pt, now))
+			continue;
 		if (pt->pending) {
-			if (now < pt->retry_tsc)
-				continue;
 			pt->retry_tsc = now + a->tsc_hz / 1000 * DP_LINK_RETRY_MS;
 			if (rte_eth_dev_start(pt->id) != 0)
 				continue;
@@ -320,8 +346,17 @@ dp_ports_timer(struct dprpc_agent *a, uint64_t now)
 			pt->start_tsc = now;
 			(void)rte_eth_promiscuous_enable(pt->id);
 		}
+		was_up = pt->up;
 		pt->up = rte_eth_link_get_nowait(pt->id, &link) == 0 &&
 			 link.link_status == RTE_ETH_LINK_UP;
+		/* Up: the rendezvous pings its worker at the next tick rather
+		 * than up to DP_RDV_PING_MS later. */
+		if (pt->up && !was_up)
+			a->rdv_ping_tsc = 0;
+		if (pt->up)
+			pt->lost = false;
+		else if (was_up && !pt->quiet)
+			pt->lost = true;
 		if (pt->quiet) {
 			/* Its worker left: used again once the PMD is done
 			 * with the disconnect (struct dp_port). */

@@ -46,6 +46,22 @@
 #include "dp_tx.h"
 #include "dprpc_atomic.h"
 
+/*
+ * Whether @pt is worker @p's own memif link and went down (pt->lost): it
+ * goes down only when @p stops its port (its agent destroyed, or the
+ * process gone).  Such a worker has
+ * nothing left to read and cannot be told: a leave does not wait for it.
+ * It is the worker that acknowledged our LEAVE and destroyed its agent at
+ * once: the PMD unmaps the rings when the link goes down, and its answer,
+ * written but not read yet, was lost with them (the leave then waited for
+ * the peer timeout, 1 s, to declare it down).
+ */
+static bool
+dp_link_gone(const struct dp_port *pt, unsigned int p)
+{
+	return pt->link && pt->peer == p && pt->lost;
+}
+
 void
 dp_rendezvous_timer(struct dprpc_agent *a, uint64_t now)
 {
@@ -60,8 +76,16 @@ dp_rendezvous_timer(struct dprpc_agent *a, uint64_t now)
 	for (p = 0; p < a->world.n; p++) {
 		/* Relaxed: the poller's own write, read back. */
 		uint8_t state = dp_load_relaxed(&a->peers[p].state);
+		const struct dp_port *pt = &a->ports[a->peer_port[p]];
 
-		if (p == a->rank || !a->ports[a->peer_port[p]].up)
+		if (p == a->rank)
+			continue;
+		if (leaving && state == DPRPC_PEER_UP && dp_link_gone(pt, p)) {
+			/* Relaxed: a flag (struct dp_peer). */
+			atomic_store_explicit(&a->peers[p].leave_acked, true, memory_order_relaxed);
+			continue;
+		}
+		if (!pt->up)
 			continue;
 		if (leaving && state == DPRPC_PEER_UP &&
 			!atomic_load_explicit(&a->peers[p].leave_acked, memory_order_relaxed)) {

@@ -161,7 +161,7 @@ teardown(void)
 			(void)system(cmd);
 		}
 	}
-	snprintf(cmd, sizeof(cmd), "rm -rf %s", sock_dir);
+	snprintf(cmd, sizeof(cmd), "rm -rf %s %s-marks", sock_dir, sock_dir);
 	(void)system(cmd);
 }
 
@@ -232,6 +232,59 @@ Test(world_memif, four_workers_shut_down_gracefully)
 		spawn(i, extra);
 	reap(status, 120);
 	expect_clean(status, NW);
+}
+
+/* Entries of @dir named after w0..w(@nb-1). */
+static unsigned int
+marks(const char *dir, unsigned int nb)
+{
+	char path[160];
+	struct stat sb;
+	unsigned int i, n = 0;
+
+	for (i = 0; i < nb; i++) {
+		snprintf(path, sizeof(path), "%s/%s", dir, names[i]);
+		n += stat(path, &sb) == 0;
+	}
+	return n;
+}
+
+/* w3 is killed (SIGKILL) while w0, w1 and w2 wait in their shutdown's
+ * barrier (w3 never enters it): each one's dprpc_shutdown() returns
+ * -EHOSTDOWN naming w3 alone (the error's mask and message; the leader
+ * declared it down), long before its 30 s timeout, and still stops
+ * clean: exit 0, no mbuf in use, its EAL runtime directory and memif
+ * sockets gone (the workers check the error and the mbufs themselves).
+ * A shutdown that hung is killed by reap() and fails the exit status. */
+Test(world_memif, worker_killed_in_shutdown_barrier_is_named)
+{
+	static const char *const victim[] = {"--be-killed", NULL};
+	char mark_dir[80], cmd[128];
+	const char *extra[] = {"--shutdown-without", "w3", "--mark-dir", mark_dir, NULL};
+	int status[NW];
+	unsigned int i;
+
+	snprintf(mark_dir, sizeof(mark_dir), "%s-marks", sock_dir);
+	cr_assert_eq(mkdir(mark_dir, 0700), 0, "mkdir %s: %s", mark_dir, strerror(errno));
+	for (i = 0; i < NW - 1; i++)
+		spawn(i, extra);
+	spawn(NW - 1, victim);
+	/* The three are about to call dprpc_shutdown(); its barrier cannot
+	 * end before w3 arrives or is declared down.  Give them time to be
+	 * in it (the wait is not a condition of the result), then kill. */
+	for (i = 0; i < 1200 && marks(mark_dir, NW - 1) < NW - 1; i++)
+		usleep(50 * 1000);
+	cr_expect_eq(marks(mark_dir, NW - 1), NW - 1, "not every worker reached its shutdown");
+	usleep(300 * 1000);
+	cr_assert_eq(kill(pids[NW - 1], SIGKILL), 0);
+	cr_assert_eq(waitpid(pids[NW - 1], &status[NW - 1], 0), pids[NW - 1]);
+	pids[NW - 1] = -1;
+	cr_expect(WIFSIGNALED(status[NW - 1]) && WTERMSIG(status[NW - 1]) == SIGKILL,
+		"w3 was not killed (status 0x%x)", status[NW - 1]);
+	reap(status, 90);
+	expect_clean(status, NW - 1);
+	snprintf(cmd, sizeof(cmd), "rm -rf %s", mark_dir);
+	(void)system(cmd);
 }
 
 /* w3 never comes: the three others' rendezvous times out after 2 s and

@@ -6,7 +6,7 @@
  *
  *   world_worker [EAL options] -- --name NAME --world WORLD [--port-id N]
  *       [--rendezvous-ms MS] [--expect-missing NAMES] [--call-early]
- *       [--shutdown]
+ *       [--shutdown] [--shutdown-without NAME --mark-dir DIR] [--be-killed]
  *
  * It creates its agent (the default port is --port-id, e.g. an EAL --vdev;
  * without it the world map's memif links are its only ports), registers
@@ -21,6 +21,13 @@
  * return 0 (its barrier answered on every worker).  With --call-early the calls
  * by rank are made before the rendezvous (to workers maybe not started
  * yet: they wait for them, parked, within the rendezvous window).
+ * --shutdown-without NAME: NAME is killed while this worker is in its
+ * shutdown's barrier (the test does it once every such worker has created
+ * DIR/its name, just before calling dprpc_shutdown()): the shutdown must
+ * return -EHOSTDOWN naming exactly NAME (error mask and message) within
+ * its timeout, and this worker must still stop clean (no mbuf of its pool
+ * in use after it, EAL's runtime directory gone).  --be-killed: after the
+ * "done" exchange, wait to be killed (exit 1 after 60 s).
  *
  * Exit status 0 only if everything held and nothing leaked: no future,
  * request, call, message or mbuf of its pool still in use before destroy,
@@ -123,9 +130,12 @@ main(int argc, char **argv)
 		{"expect-missing", required_argument, NULL, 'm'},
 		{"call-early", no_argument, NULL, 'e'},
 		{"shutdown", no_argument, NULL, 's'},
+		{"shutdown-without", required_argument, NULL, 'k'},
+		{"mark-dir", required_argument, NULL, 'd'},
+		{"be-killed", no_argument, NULL, 'b'},
 		{NULL, 0, NULL, 0},
 	};
-	const char *world = NULL, *expect_missing = NULL;
+	const char *world = NULL, *expect_missing = NULL, *killed = NULL, *mark_dir = NULL;
 	struct dprpc_future *early[DPRPC_MAX_WORKERS] = {NULL};
 	struct dprpc_worker_info infos[DPRPC_MAX_WORKERS], self;
 	uint64_t rdv_ms = 30000;
@@ -137,7 +147,7 @@ main(int argc, char **argv)
 	struct rte_mempool *mp;
 	int n, opt, port_id = -1, rc;
 	unsigned int i, nw;
-	bool call_early = false, shutdown = false;
+	bool call_early = false, shutdown = false, be_killed = false;
 	struct stat sb;
 
 	n = dprpc_eal_init(argc, argv);
@@ -162,10 +172,17 @@ main(int argc, char **argv)
 			call_early = true;
 		else if (opt == 's')
 			shutdown = true;
+		else if (opt == 'k')
+			killed = optarg;
+		else if (opt == 'd')
+			mark_dir = optarg;
+		else if (opt == 'b')
+			be_killed = true;
 		else
 			return 2;
 	}
-	if (world == NULL || strcmp(name, "world_worker") == 0) {
+	if (world == NULL || strcmp(name, "world_worker") == 0 ||
+		(killed != NULL) != (mark_dir != NULL)) {
 		fprintf(stderr,
 			"usage: world_worker [EAL] -- --name NAME --world WORLD [--port-id "
 			"N] [--rendezvous-ms MS] [--expect-missing NAMES] [--call-early]\n");
@@ -271,6 +288,46 @@ main(int argc, char **argv)
 			usleep(50 * 1000);
 		if (atomic_load(&dones) != nw - 1)
 			FAIL(14, "%u of %u workers said done", atomic_load(&dones), nw - 1);
+	}
+	if (be_killed) {
+		for (i = 0; i < 600; i++)
+			usleep(100 * 1000);
+		FAIL(23, "not killed");
+	}
+	if (killed != NULL) {
+		struct dprpc_coll_error ce;
+		char mark[256];
+		FILE *f;
+		int k = dprpc_worker_rank(a, killed);
+
+		if (k < 0)
+			FAIL(24, "no worker %s", killed);
+		snprintf(mark, sizeof(mark), "%s/%s", mark_dir, name);
+		f = fopen(mark, "w");
+		if (f == NULL || fclose(f) != 0)
+			FAIL(24, "%s: %s", mark, strerror(errno));
+		/* Killed while this waits in the barrier: the leader
+		 * declares it down and fails the barrier for everyone,
+		 * naming it; the shutdown goes on and stops this worker. */
+		memset(&ce, 0, sizeof(ce));
+		rc = dprpc_shutdown(a, true, CALL_TIMEOUT_US, &ce);
+		if (rc != -EHOSTDOWN || ce.err.code != -EHOSTDOWN ||
+			ce.workers != UINT64_C(1) << k || strstr(ce.err.msg, killed) == NULL)
+			FAIL(25,
+				"shutdown: %d, error %d, workers 0x%" PRIx64
+				" (%s): not -EHOSTDOWN "
+				"naming %s alone",
+				rc, ce.err.code, ce.workers, ce.err.msg, killed);
+		if (rte_mempool_in_use_count(mp) != 0)
+			FAIL(15, "%u mbufs still in use after shutdown",
+				rte_mempool_in_use_count(mp));
+		rte_mempool_free(mp);
+		snprintf(rundir, sizeof(rundir), "/var/run/dpdk/%s", getenv("WORLD_PREFIX") ?: "");
+		dprpc_eal_cleanup();
+		if (getenv("WORLD_PREFIX") != NULL && stat(rundir, &sb) == 0)
+			FAIL(18, "%s still there", rundir);
+		printf("%s: shut down without %s: %s\n", name, killed, ce.err.msg);
+		return 0;
 	}
 	if (shutdown) {
 		struct dprpc_coll_error ce;
