@@ -140,7 +140,7 @@ dp_frame_parse(const uint8_t *frame, uint32_t len, const struct dp_rx_ctx *ctx,
 		    (RTE_IPV4_HDR_MF_FLAG | RTE_IPV4_HDR_OFFSET_MASK)) != 0)
 		return dp_drop(why, DPRPC_DROP_NOT_DPRPC);
 	/* A correct header sums, checksum included, to 0xffff. */
-	if (rte_raw_cksum(ip, ihl) != 0xffff)
+	if (dp_ipv4_hdr_sum(ip, ihl) != 0xffff)
 		return dp_drop(why, DPRPC_DROP_BAD_CSUM);
 	ip_len = rte_be_to_cpu_16(ip->total_length);
 	if (ip_len < ihl + sizeof(*udp))
