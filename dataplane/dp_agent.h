@@ -31,6 +31,7 @@
 #include "dp_ext.h"
 #include "dp_fault.h"
 #include "dp_handler.h"
+#include "dp_join.h"
 #include "dp_log.h"
 #include "dp_wire.h"
 #include "dprpc_atomic.h"
@@ -338,7 +339,16 @@ struct dprpc_agent {
 	uint16_t rank;
 	uint64_t session; /* our incarnation, random (dp_new_session()) */
 	unsigned int instance;
+	/* The world.  Its size, world.n, grows as workers join (join.c):
+	 * written by the poller alone (with release, after the new worker's
+	 * entry, peer and port are set), read by other threads with acquire
+	 * (dp_world_n()).  world_cap: conf.max_workers, the size of peers[]
+	 * (never reallocated). */
 	struct dp_world world;
+	unsigned int world_cap;
+	struct dp_addr self_addr; /* ours: also world.addrs[rank] once in the world */
+	bool has_default_port;	  /* ports[0] is conf.vdev or conf.port_id */
+	struct dp_join join;
 	struct dp_rx_ctx rx_ctx;
 
 	/* The ports (port.c): ports[0] the default one (conf.vdev or
@@ -459,6 +469,18 @@ struct dprpc_agent {
 
 	struct dp_port ports[DP_MAX_PORTS];
 };
+
+/* The world's size, on any thread (struct dprpc_agent): the entries,
+ * peers and ports of the ranks below it are set. */
+static inline unsigned int
+dp_world_n(const struct dprpc_agent *a)
+{
+	return __atomic_load_n(&a->world.n, __ATOMIC_ACQUIRE);
+}
+
+/* agent.c: the state towards peer @p, allocated (the world's creation, or
+ * the poller as @p joins): 0 or -ENOMEM. */
+int dp_peer_init(struct dprpc_agent *a, unsigned int p);
 
 /* The agent whose poll loop runs on this thread, if any. */
 /* initial-exec: a plain %fs-relative access, no __tls_get_addr call per

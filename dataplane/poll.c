@@ -115,6 +115,12 @@ dp_rx_frame(struct dprpc_agent *a, struct rte_mbuf *m)
 		dp_drop_frame(a, m, why);
 		return;
 	}
+	if (unlikely(p.dst == DP_RANK_NONE)) {
+		/* A join frame, from or to a worker not in the world. */
+		dp_join_rx(a, &p);
+		rte_pktmbuf_free(m);
+		return;
+	}
 	if (p.src != a->rank) {
 		if (!dp_check_session(a, &p)) {
 			dp_drop_frame(a, m, DPRPC_DROP_OLD_SESSION);
@@ -137,6 +143,8 @@ dp_rx_frame(struct dprpc_agent *a, struct rte_mbuf *m)
 		else if (p.src != a->rank &&
 			 (p.handler_id == DP_CTRL_LEAVE || p.handler_id == DP_CTRL_LEAVE_ACK))
 			dp_leave_rx(a, p.src, p.handler_id);
+		else if (p.src != a->rank && p.handler_id >= DP_CTRL_JOIN)
+			dp_join_rx(a, &p);
 		rte_pktmbuf_free(m);
 		return;
 	}
@@ -218,6 +226,8 @@ dp_run_timers(struct dprpc_agent *a, uint64_t now)
 		dp_ports_timer(a, now);
 	if (unlikely(dp_load_relaxed(&a->rdv_waiters) != 0 || dp_load_relaxed(&a->leaving)))
 		dp_rendezvous_timer(a, now);
+	if (unlikely(dp_join_busy(a)))
+		dp_join_timer(a, now);
 	dp_liveness(a, now);
 	/* This thread is between read-side sections: a quiescent state for
 	 * an io lcore or a poll that stays online (dp_rcu.h). */
@@ -420,7 +430,7 @@ dp_expire_stalled(struct dprpc_agent *a)
 	/* Relaxed: a hint; fut_expire() decides on the futures themselves. */
 	if (now - dp_load_relaxed(&a->tick_tsc) < a->stall_tsc)
 		return;
-	for (p = 0; p < a->world.n; p++) {
+	for (p = 0; p < dp_world_n(a); p++) {
 		struct dp_peer *peer = &a->peers[p];
 
 		for (i = 0; i < a->max_outstanding; i++) {

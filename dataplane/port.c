@@ -281,6 +281,7 @@ dp_port_open(struct dprpc_agent *a, const struct dprpc_agent_conf *c)
 		rc = dp_port_default(a, &a->ports[0], c);
 		if (rc != 0)
 			return rc;
+		a->has_default_port = true; /* joiners are reached through it */
 	}
 	rc = dp_ports_links(a, have_default);
 	if (rc != 0)
