@@ -160,8 +160,7 @@ dp_peer_init(struct dprpc_agent *a, unsigned int p)
 	peer->free_slots = calloc(a->max_outstanding, sizeof(*peer->free_slots));
 	/* Each slot's area on its own cache lines: a kept frame is
 	 * written once per call (see dp_srv_grow() for the server's). */
-	peer->keep = aligned_alloc(
-		RTE_CACHE_LINE_SIZE, (size_t)a->max_outstanding * DP_KEEP_BYTES);
+	peer->keep = aligned_alloc(RTE_CACHE_LINE_SIZE, (size_t)a->max_outstanding * DP_KEEP_BYTES);
 	/* The server side as large as our own numbering to start with:
 	 * a world of equal max_outstanding never grows it. */
 	if (peer->slots == NULL || peer->free_slots == NULL || peer->keep == NULL ||
@@ -539,8 +538,7 @@ dprpc_agent_create(const struct dprpc_agent_conf *c)
 	a->rank = (uint16_t)rank;
 	a->self_addr = rank == DP_RANK_NONE ? a->world.self.addr : a->world.addrs[rank];
 	a->session = dp_new_session();
-	a->rx_ctx = (struct dp_rx_ctx){
-		.addrs = a->world.addrs,
+	a->rx_ctx = (struct dp_rx_ctx){.addrs = a->world.addrs,
 		.nb_workers = a->world.n,
 		.self_rank = a->rank,
 		.self = &a->self_addr};

@@ -171,8 +171,8 @@ struct dp_join_msg {
 	rte_be64_t session;
 	rte_be16_t rank, status, via, have, world_n, count;
 } __rte_packed;
-#define DP_JOIN_PAGE                                                                      \
-	((DPRPC_MAX_FRAME_PAYLOAD - sizeof(struct dp_join_msg)) /                         \
+#define DP_JOIN_PAGE                                              \
+	((DPRPC_MAX_FRAME_PAYLOAD - sizeof(struct dp_join_msg)) / \
 		(sizeof(struct dp_join_entry) + 1))
 /* An ACK's entries are followed by one state byte each (DPRPC_PEER_LEFT:
  * the member left; else 0). */

@@ -139,8 +139,8 @@ dp_join_find(const struct dprpc_agent *a, const struct dp_world_entry *e, bool *
 
 /* Worker @e becomes rank @r == world.n (the poller): 0 or -errno. */
 static int
-dp_join_install(struct dprpc_agent *a, unsigned int r, const struct dp_world_entry *e,
-	uint64_t session)
+dp_join_install(
+	struct dprpc_agent *a, unsigned int r, const struct dp_world_entry *e, uint64_t session)
 {
 	int rc;
 
@@ -185,9 +185,8 @@ dp_join_answer(struct dprpc_agent *a, const struct dp_join_msg *q, unsigned int 
 	for (i = 0; i < count; i++) {
 		dp_join_entry_out(&ents[i], &a->world.w[have + i]);
 		/* Relaxed: the poller's own write, read back. */
-		states[i] = have + i != a->rank &&
-					    dp_load_relaxed(&a->peers[have + i].state) ==
-						    DPRPC_PEER_LEFT
+		states[i] = have + i != a->rank && dp_load_relaxed(&a->peers[have + i].state) ==
+							   DPRPC_PEER_LEFT
 				    ? DPRPC_PEER_LEFT
 				    : 0;
 	}
@@ -328,8 +327,7 @@ dp_join_ack_rx(struct dprpc_agent *a, const struct dp_parsed *p, const struct dp
 {
 	struct dp_join *j = &a->join;
 	/* Packed: read in place, whatever the payload's alignment. */
-	const struct dp_join_entry *ents =
-		(const struct dp_join_entry *)(p->payload + sizeof(*q));
+	const struct dp_join_entry *ents = (const struct dp_join_entry *)(p->payload + sizeof(*q));
 	unsigned int have = rte_be_to_cpu_16(q->have), count = rte_be_to_cpu_16(q->count);
 	unsigned int n = rte_be_to_cpu_16(q->world_n), rank = rte_be_to_cpu_16(q->rank), i, r;
 	const uint8_t *states = (const uint8_t *)(ents + count);
