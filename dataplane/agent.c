@@ -535,6 +535,8 @@ dprpc_agent_create(const struct dprpc_agent_conf *c)
 		rc = -EINVAL;
 		goto fail;
 	}
+	a->join.port_owner = DP_RANK_NONE;
+	a->join_port = -1;
 	a->rank = (uint16_t)rank;
 	a->self_addr = rank == DP_RANK_NONE ? a->world.self.addr : a->world.addrs[rank];
 	a->session = dp_new_session();

@@ -78,7 +78,7 @@
 
 /* Most ports of one agent: its default port and a memif link to every
  * other worker. */
-#define DP_MAX_PORTS DPRPC_MAX_WORKERS
+#define DP_MAX_PORTS (DPRPC_MAX_WORKERS + 2) /* and the join ports (join.c) */
 
 /* One of the agent's ports (port.c): what was done to it, its queues and
  * the frames staged for it.  The poller's, but for what creation and
@@ -105,6 +105,12 @@ struct dp_port {
 	 * polling the link of one that left crashed in rx_burst. */
 	bool quiet;
 	uint64_t quiet_tsc;
+	/* A join port (join.c, agent->join_port): a member's memif server
+	 * for joiners, polled on the timer tick only (dp_run_timers()), or
+	 * a joiner's client to the member it names, retired (never polled,
+	 * sent on or restarted again) once it joined. */
+	bool join;
+	bool retired;
 	/* Poller only: when a pending port starts again; when a client's
 	 * port last started (its link is restarted if it does not come up). */
 	uint64_t retry_tsc, start_tsc;
@@ -348,6 +354,7 @@ struct dprpc_agent {
 	unsigned int world_cap;
 	struct dp_addr self_addr; /* ours: also world.addrs[rank] once in the world */
 	bool has_default_port;	  /* ports[0] is conf.vdev or conf.port_id */
+	int join_port;		  /* index of the join port in ports[], or -1 */
 	struct dp_join join;
 	struct dp_rx_ctx rx_ctx;
 
@@ -356,7 +363,7 @@ struct dprpc_agent {
 	 * world map.  peer_port[r]: the index of the port that reaches
 	 * worker r.  Fixed at creation; the ports' queues and tx buffers are
 	 * the poller's. */
-	unsigned int nb_ports;
+	unsigned int nb_ports; /* grows on the poller (join.c): dp_port_publish() */
 	uint8_t peer_port[DPRPC_MAX_WORKERS];
 
 	struct rte_mempool *mp;

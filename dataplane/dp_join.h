@@ -32,8 +32,9 @@ struct dp_join {
 	/* A thread is in dprpc_world_join() (-EBUSY for another): claimed
 	 * with acquire, released with release by that thread. */
 	atomic_bool claimed;
-	uint8_t tmpl[DP_L2L4_LEN]; /* to the member named */
-	uint64_t send_tsc;	   /* poller: the last JOIN sent */
+	uint8_t tmpl[DP_L2L4_LEN];   /* to the member named */
+	char member[DPRPC_NAME_MAX]; /* its name: DIR/NAME.join over memif */
+	uint64_t send_tsc;	     /* poller: the last JOIN sent */
 	uint16_t rank, n, have;
 	struct dp_world_entry *entries; /* the members, by rank (world_cap) */
 	uint8_t *left;			/* entries' states: DPRPC_PEER_LEFT or 0 */
@@ -47,6 +48,10 @@ struct dp_join {
 	uint64_t acked[DPRPC_MAX_WORKERS];
 	unsigned int nb_announcing;
 	uint64_t announce_tsc;
+	/* A member whose join port answered a joiner the last page: the
+	 * joiner's rank until it is heard from (then the port hangs up and
+	 * listens again, dp_port_join_reset()); DP_RANK_NONE otherwise. */
+	uint16_t port_owner;
 };
 
 /* A join frame (dst_worker DP_RANK_NONE) or a join operation between

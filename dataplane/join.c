@@ -42,6 +42,7 @@
 #include "dp_join.h"
 #include "dp_liveness.h"
 #include "dp_poll.h"
+#include "dp_port.h"
 #include "dp_rendezvous.h"
 #include "dp_tx.h"
 #include "dprpc_atomic.h"
@@ -106,6 +107,14 @@ dp_join_send_member(struct dprpc_agent *a, unsigned int r, enum dp_ctrl_op op,
 	dp_join_send(a, a->peers[r].tmpl, (uint16_t)r, a->peers[r].session, op, msg, len);
 }
 
+/* Whether a joiner can be reached from here: through the default port, or
+ * a memif link of the map's mesh, hot-plugged as it joins. */
+static bool
+dp_join_reachable(const struct dprpc_agent *a)
+{
+	return a->has_default_port || a->world.mesh_dir[0] != '\0';
+}
+
 /* The assigner as this worker sees it: the lowest rank up, or its own. */
 static unsigned int
 dp_join_assigner(const struct dprpc_agent *a)
@@ -151,7 +160,12 @@ dp_join_install(
 	rc = dp_peer_init(a, r);
 	if (rc != 0)
 		return rc;
-	a->peer_port[r] = 0; /* the default port (checked by the callers) */
+	/* Its memif link hot-plugged here (the poller owns the ports; a
+	 * memif server's probe and start wait for nobody), or the default
+	 * port. */
+	rc = dp_port_link_add(a, r);
+	if (rc != 0)
+		return rc;
 	a->join.session[r] = session;
 	a->rx_ctx.nb_workers = r + 1;
 	/* Release: the entry, peer and port above before the size (pairs
@@ -192,6 +206,10 @@ dp_join_answer(struct dprpc_agent *a, const struct dp_join_msg *q, unsigned int 
 	}
 	ack->world_n = rte_cpu_to_be_16((uint16_t)n);
 	ack->count = rte_cpu_to_be_16((uint16_t)count);
+	/* The last page through our join port: hang up once the joiner is
+	 * heard from (dp_join_timer()). */
+	if (status == 0 && have + count >= n && a->join_port >= 0 && rank < n)
+		a->join.port_owner = (uint16_t)rank;
 	dp_join_entry_in(&joiner, &q->joiner);
 	dp_l2l4_template(tmpl, &a->self_addr, &joiner.addr);
 	dp_join_send(a, tmpl, DP_RANK_NONE, rte_be_to_cpu_64(q->session), DP_CTRL_JOIN_ACK, ack,
@@ -255,7 +273,7 @@ dp_join_assign(struct dprpc_agent *a, const struct dp_join_msg *q, unsigned int 
 	int r, rc;
 
 	dp_join_entry_in(&e, &q->joiner);
-	if (!a->has_default_port) {
+	if (!dp_join_reachable(a)) {
 		dp_join_done(a, q, via, 0, EOPNOTSUPP);
 		return;
 	}
@@ -308,8 +326,8 @@ dp_join_announce_rx(struct dprpc_agent *a, unsigned int from, const struct dp_jo
 			return;
 		}
 	} else {
-		rc = a->has_default_port ? dp_join_install(a, r, &e, rte_be_to_cpu_64(q->session))
-					 : -EOPNOTSUPP;
+		rc = dp_join_reachable(a) ? dp_join_install(a, r, &e, rte_be_to_cpu_64(q->session))
+					  : -EOPNOTSUPP;
 		if (rc != 0) {
 			DP_LOG(ERR, "agent %s: worker %s joined as rank %u, not installed: %s",
 				a->name, e.name, r, strerror(-rc));
@@ -369,14 +387,25 @@ dp_join_ack_rx(struct dprpc_agent *a, const struct dp_parsed *p, const struct dp
 	}
 	a->rank = (uint16_t)rank;
 	a->rx_ctx.self_rank = (uint16_t)rank;
+	/* The member's join port is done with (its server hangs up once it
+	 * hears from us): never polled or restarted again. */
+	if (a->join_port >= 0) {
+		a->ports[a->join_port].retired = true;
+		a->ports[a->join_port].quiet = true;
+		a->ports[a->join_port].up = false;
+	}
 	for (r = 0; r < j->n; r++) {
+		int rc;
+
 		if (r == rank)
 			continue;
-		if (dp_peer_init(a, r) != 0) {
-			atomic_store_explicit(&j->status, -ENOMEM, memory_order_release);
+		rc = dp_peer_init(a, r);
+		if (rc == 0)
+			rc = dp_port_link_add(a, r); /* a memif client, or the default port */
+		if (rc != 0) {
+			atomic_store_explicit(&j->status, rc, memory_order_release);
 			return;
 		}
-		a->peer_port[r] = 0;
 		if (j->left[r] == DPRPC_PEER_LEFT) {
 			/* Relaxed: not published yet (world.n below). */
 			dp_store_relaxed(&a->peers[r].state, DPRPC_PEER_LEFT);
@@ -384,6 +413,10 @@ dp_join_ack_rx(struct dprpc_agent *a, const struct dp_parsed *p, const struct dp
 		}
 	}
 	j->session[rank] = a->session;
+	/* Named by later joiners in turn, over memif: a join port of its
+	 * own (a failure only logged: over the default port it needs none). */
+	if (a->world.mesh_dir[0] != '\0' && a->world_cap > j->n && dp_port_join_open(a, NULL) != 0)
+		DP_LOG(WARNING, "agent %s: no join port: later joiners cannot name it", a->name);
 	a->rx_ctx.nb_workers = j->n;
 	/* Release: pairs with dp_world_n(). */
 	__atomic_store_n(&a->world.n, j->n, __ATOMIC_RELEASE);
@@ -418,7 +451,7 @@ dp_join_rx(struct dprpc_agent *a, const struct dp_parsed *p)
 			dp_count(&a->st.drops[DPRPC_DROP_FOREIGN], 1);
 			return;
 		}
-		if (!a->has_default_port) {
+		if (!dp_join_reachable(a)) {
 			dp_join_answer(a, &q, 0, EOPNOTSUPP);
 			return;
 		}
@@ -465,7 +498,7 @@ bool
 dp_join_busy(struct dprpc_agent *a)
 {
 	/* Relaxed: a hint; the timer reads active again with acquire. */
-	return a->join.nb_announcing != 0 ||
+	return a->join.nb_announcing != 0 || a->join.port_owner != DP_RANK_NONE ||
 	       atomic_load_explicit(&a->join.active, memory_order_relaxed);
 }
 
@@ -481,9 +514,28 @@ dp_join_timer(struct dprpc_agent *a, uint64_t now)
 	for (r = 0; r < a->world.n && j->nb_announcing != 0; r++)
 		if (j->announcing[r])
 			(void)dp_join_announced(a, r, true);
+	/* Relaxed: the poller's own write, read back. */
+	if (j->port_owner != DP_RANK_NONE &&
+		dp_load_relaxed(&a->peers[j->port_owner].state) != DPRPC_PEER_UNKNOWN) {
+		dp_port_join_reset(a);
+		j->port_owner = DP_RANK_NONE;
+	}
 	if (atomic_load_explicit(&j->active, memory_order_acquire) &&
 		atomic_load_explicit(&j->status, memory_order_relaxed) == 0) {
 		struct dp_join_msg q;
+
+		/* Over memif: our client to the member's join port first,
+		 * then JOIN once its link is up (dp_ports_timer()). */
+		if (a->world.mesh_dir[0] != '\0') {
+			int rc = a->join_port >= 0 ? 0 : dp_port_join_open(a, j->member);
+
+			if (rc != 0) {
+				atomic_store_explicit(&j->status, rc, memory_order_release);
+				return;
+			}
+			if (!a->ports[a->join_port].up)
+				return;
+		}
 
 		memset(&q, 0, sizeof(q));
 		dp_join_entry_out(&q.joiner, &a->world.self);
@@ -539,6 +591,7 @@ dprpc_world_join(struct dprpc_agent *a, const char *member, uint64_t timeout_us)
 		}
 	}
 	dp_l2l4_template(j->tmpl, &a->self_addr, &m.addr);
+	memcpy(j->member, m.name, sizeof(j->member));
 	atomic_store_explicit(&j->status, 0, memory_order_relaxed);
 	/* Release: tmpl, entries and status before the poller sends. */
 	atomic_store_explicit(&j->active, true, memory_order_release);
@@ -559,6 +612,18 @@ dprpc_world_join(struct dprpc_agent *a, const char *member, uint64_t timeout_us)
 			usleep(100);
 	}
 	atomic_store_explicit(&j->active, false, memory_order_release);
+	/* Joined: hear from every member (the rendezvous), so that each has
+	 * heard from us too: the member we named then frees its join port
+	 * for the next joiner, and the memif links just plugged are up. */
+	if (rc == 1) {
+		uint64_t now = rte_rdtsc(), left = 0;
+
+		if (deadline != UINT64_MAX)
+			left = now < deadline ? RTE_MAX(dp_tsc_to_us(a, deadline - now), 1u) : 1;
+		rc = dprpc_world_wait(a, left, NULL, 0);
+		if (rc == 0)
+			rc = 1;
+	}
 	atomic_store_explicit(&j->claimed, false, memory_order_release);
 	if (rc < 0 && rc != -ETIMEDOUT)
 		DP_LOG(ERR, "agent %s: joining through %s refused: %s", a->name, m.name,

@@ -214,6 +214,9 @@ dp_fault_release(struct dprpc_agent *a, uint64_t now)
 	return n + m;
 }
 
+static inline unsigned int dp_poll_port(
+	struct dprpc_agent *a, struct dp_port *pt, unsigned int budget);
+
 static unsigned int
 dp_run_timers(struct dprpc_agent *a, uint64_t now)
 {
@@ -228,6 +231,14 @@ dp_run_timers(struct dprpc_agent *a, uint64_t now)
 		dp_rendezvous_timer(a, now);
 	if (unlikely(dp_join_busy(a)))
 		dp_join_timer(a, now);
+	/* A member's join port (join.c): joiners are not in a hurry, it is
+	 * received from once a tick, off the path of every poll. */
+	if (unlikely(a->join_port > 0)) {
+		struct dp_port *pt = &a->ports[a->join_port];
+
+		if (!pt->pending && !pt->retired)
+			n += dp_poll_port(a, pt, DP_RX_BURST);
+	}
 	dp_liveness(a, now);
 	/* This thread is between read-side sections: a quiescent state for
 	 * an io lcore or a poll that stays online (dp_rcu.h). */
@@ -326,7 +337,7 @@ dp_poll_locked(struct dprpc_agent *a, unsigned int budget)
 	/* Further ports: the memif links of the world map (port.c); one
 	 * that is not started yet, or quiet, is left alone. */
 	for (i = 1; i < a->nb_ports; i++)
-		if (likely(!a->ports[i].pending && !a->ports[i].quiet))
+		if (likely(!a->ports[i].pending && !a->ports[i].quiet && !a->ports[i].join))
 			work += dp_poll_port(a, &a->ports[i], budget);
 	work += dp_drain_tx_ring(a);
 	now = rte_rdtsc();

@@ -120,10 +120,10 @@ dp_world_check(struct dp_world *world, const bool *seen, char *err, size_t errle
 
 	if (world->joiner) {
 		/* It learns the world when it joins. */
-		if (world->n != 0 || world->nb_links != 0 || world->mesh_dir[0] != '\0')
+		if (world->n != 0 || world->nb_links != 0)
 			return dp_world_err(err, errlen,
 				"world map: a worker without a rank (\"-\", joining) has only "
-				"its own line (joining over memif links is not implemented)");
+				"its own line, and the world's mesh line if it has one");
 		return 0;
 	}
 	if (world->n == 0)

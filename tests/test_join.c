@@ -7,10 +7,12 @@
  * segment as a Linux bridge is), every agent polled by EAL lcore 1.  The
  * joiners' maps have only their own line, with rank "-".
  */
+#include <dirent.h>
 #include <errno.h>
 #include <pthread.h>
 #include <stdatomic.h>
 #include <string.h>
+#include <sys/stat.h>
 #include <unistd.h>
 
 #include <criterion/criterion.h>
@@ -406,4 +408,230 @@ Test(join, join_and_leave_while_members_call_each_other)
 	cr_assert_eq(atomic_load(&runs[2]), 300u);
 	for (unsigned int i = 0; i < 4; i++)
 		assert_quiet(i);
+}
+
+/* ===================== join_memif: a meshed world ===================== */
+
+/*
+ * The same three members, joined by a memif mesh (no default port), each
+ * polled by its io lcore (1..3); joiners d and e, whose maps are their own
+ * line and the mesh, polled by a thread each.  A joiner reaches the member
+ * it names through that member's join socket (DIR/NAME.join); every member
+ * hot-plugs a memif link to it as it learns it joined, and it one to each
+ * member once it has joined.
+ */
+static char sock_dir[64];
+static atomic_bool stop_poll[NB_AGENTS];
+static pthread_t poller_thr[NB_AGENTS];
+static bool poller_on[NB_AGENTS];
+
+static void *
+poller(void *arg)
+{
+	uintptr_t i = (uintptr_t)arg;
+	struct dprpc_agent *x = atomic_load(&ag[i]);
+
+	while (!atomic_load(&stop_poll[i]))
+		if (dprpc_poll(x, 32) <= 0)
+			usleep(50);
+	return NULL;
+}
+
+static struct dprpc_agent *
+make_memif_agent(unsigned int i)
+{
+	char world[512];
+	struct dprpc_agent_conf c;
+	struct dprpc_agent *x;
+
+	if (i < 3)
+		snprintf(world, sizeof(world), DPT_WORLD3 "mesh memif:%s\n", sock_dir);
+	else
+		snprintf(world, sizeof(world),
+			"%s - 02:00:00:00:00:0%u 10.0.0.%u 700%u\nmesh memif:%s\n", names[i], i + 1,
+			i + 1, i + 1, sock_dir);
+	dprpc_agent_conf_init(&c);
+	c.name = names[i];
+	c.world = world;
+	c.nb_mbufs = 4095;
+	c.peer_event = on_peer;
+	c.peer_event_arg = (void *)(uintptr_t)i;
+	if (i < 3)
+		c.io_lcore = i + 1;
+	x = dprpc_agent_create(&c);
+	cr_assert_not_null(x, "agent %s: %s", names[i], rte_strerror(rte_errno));
+	cr_assert_eq(
+		dprpc_register(x, "echo", dpt_counting_echo, &runs[i], DPRPC_HANDLER_INLINE), 0);
+	atomic_store(&ag[i], x);
+	if (i >= 3) {
+		cr_assert_eq(pthread_create(&poller_thr[i], NULL, poller, (void *)(uintptr_t)i), 0);
+		poller_on[i] = true;
+	}
+	return x;
+}
+
+static void
+memif_setup(void)
+{
+	snprintf(sock_dir, sizeof(sock_dir), "/tmp/dprpc-join-%d", (int)getpid());
+	cr_assert_eq(mkdir(sock_dir, 0700), 0, "mkdir %s: %s", sock_dir, strerror(errno));
+	cr_assert_geq(dpt_eal_init("joinm"), 0);
+	for (unsigned int i = 0; i < 3; i++)
+		make_memif_agent(i);
+	for (unsigned int i = 0; i < 3; i++) {
+		char missing[64];
+
+		cr_assert_eq(
+			dprpc_agent_wait_link(atomic_load(&ag[i]), TIMEOUT), 0, "%s", names[i]);
+		cr_assert_eq(
+			dprpc_world_wait(atomic_load(&ag[i]), TIMEOUT, missing, sizeof(missing)), 0,
+			"%s misses %s", names[i], missing);
+	}
+}
+
+/* Nothing of the agent's in use: its mbufs too (its own pool). */
+static void
+assert_memif_quiet(unsigned int i)
+{
+	struct dprpc_agent_usage u;
+
+	/* Exact once quiescent: an io lcore may still end a handler run. */
+	for (int k = 0; k < 2000; k++) {
+		cr_assert_eq(dprpc_agent_usage(atomic_load(&ag[i]), &u), 0);
+		if (u.futures == 0 && u.calls == 0 && u.requests == 0 && u.messages == 0)
+			break;
+		usleep(1000);
+	}
+	cr_assert_eq(u.calls, 0u, "%s: calls in use", names[i]);
+	cr_assert_eq(u.futures, 0u, "%s: futures in use", names[i]);
+	cr_assert_eq(u.requests, 0u, "%s: requests in use", names[i]);
+	cr_assert_eq(u.messages, 0u, "%s: messages in use", names[i]);
+}
+
+static void
+destroy_memif_agent(unsigned int i)
+{
+	struct dprpc_agent *x;
+
+	if (poller_on[i]) {
+		atomic_store(&stop_poll[i], true);
+		pthread_join(poller_thr[i], NULL);
+		poller_on[i] = false;
+	}
+	x = atomic_exchange(&ag[i], NULL);
+	if (x != NULL)
+		cr_assert_eq(dprpc_agent_destroy(x), 0, "%s", names[i]);
+}
+
+static void
+memif_teardown(void)
+{
+	DIR *d;
+	struct dirent *e;
+	unsigned int left = 0;
+
+	for (unsigned int i = 3; i < NB_AGENTS; i++)
+		if (poller_on[i]) {
+			atomic_store(&stop_poll[i], true);
+			pthread_join(poller_thr[i], NULL);
+			poller_on[i] = false;
+		}
+	for (unsigned int i = 0; i < NB_AGENTS; i++) {
+		struct dprpc_agent *x = atomic_exchange(&ag[i], NULL);
+
+		if (x != NULL)
+			cr_expect_eq(dprpc_agent_destroy(x), 0, "%s", names[i]);
+	}
+	dpt_eal_cleanup();
+	/* Every memif socket gone with its agent: the pairs' and the join
+	 * sockets, those hot-plugged too. */
+	d = opendir(sock_dir);
+	cr_assert_not_null(d);
+	while ((e = readdir(d)) != NULL)
+		if (e->d_name[0] != '.') {
+			cr_expect_fail("socket %s/%s left behind", sock_dir, e->d_name);
+			left++;
+		}
+	closedir(d);
+	cr_expect_eq(left, 0u);
+	(void)rmdir(sock_dir);
+}
+
+TestSuite(join_memif, .init = memif_setup, .fini = memif_teardown, .timeout = 180);
+
+Test(join_memif, joiner_calls_everyone_and_everyone_calls_it)
+{
+	struct dprpc_worker_info infos[8];
+	struct dprpc_agent *d = make_memif_agent(3);
+
+	cr_assert_eq(dprpc_world_join(d, member_of[1], TIMEOUT), 0);
+	cr_assert_eq(dprpc_agent_rank(d), 3u);
+	for (unsigned int i = 0; i < 4; i++) {
+		struct dprpc_agent *x = atomic_load(&ag[i]);
+
+		cr_assert_eq(dprpc_world_size(x), 4u, "%s", names[i]);
+		cr_assert_eq(dprpc_get_worker_infos(x, infos, 8), 4);
+		for (unsigned int r = 0; r < 4; r++) {
+			cr_assert_str_eq(infos[r].name, names[r]);
+			cr_assert_eq(infos[r].udp_port, 7001 + r);
+		}
+		/* Each peer through a memif link of its own. */
+		for (unsigned int r = 0; r < 4; r++)
+			for (unsigned int q = r + 1; q < 4; q++)
+				if (r != i && q != i)
+					cr_assert_neq(infos[r].port_id, infos[q].port_id,
+						"%s reaches %s and %s through one port", names[i],
+						names[r], names[q]);
+	}
+	for (unsigned int i = 0; i < 3; i++) {
+		cr_assert_eq(atomic_load(&joined_events[i]), 1u, "%s told once", names[i]);
+		cr_assert_eq(atomic_load(&joined_rank[i]), 3u);
+	}
+	for (unsigned int i = 0; i < 3; i++) {
+		call_both_ways(3, i, i);
+		call_both_ways(i, 3, 3);
+	}
+	cr_assert_eq(atomic_load(&runs[3]), 6u);
+	for (unsigned int i = 0; i < 3; i++)
+		cr_assert_eq(atomic_load(&runs[i]), 2u, "%s", names[i]);
+	cr_assert_eq(dprpc_world_leave(d, TIMEOUT), 0);
+	for (unsigned int i = 0; i < 3; i++)
+		cr_assert_eq(dprpc_worker_state(atomic_load(&ag[i]), 3), DPRPC_PEER_LEFT);
+	for (unsigned int i = 0; i < 4; i++)
+		assert_memif_quiet(i);
+	destroy_memif_agent(3);
+	/* The members go on among themselves. */
+	call_both_ways(0, 2, 2);
+	call_both_ways(2, 1, 1);
+}
+
+Test(join_memif, two_joiners_through_two_members_get_two_ranks)
+{
+	struct join_arg j[2] = {{3, 1, -1}, {4, 2, -1}};
+	pthread_t t[2];
+	unsigned int rd, re;
+
+	make_memif_agent(3);
+	make_memif_agent(4);
+	for (int k = 0; k < 2; k++)
+		cr_assert_eq(pthread_create(&t[k], NULL, join_thread, &j[k]), 0);
+	for (int k = 0; k < 2; k++) {
+		pthread_join(t[k], NULL);
+		cr_assert_eq(j[k].rc, 0, "%s joins: %d", names[j[k].joiner], j[k].rc);
+	}
+	rd = dprpc_agent_rank(atomic_load(&ag[3]));
+	re = dprpc_agent_rank(atomic_load(&ag[4]));
+	cr_assert(rd != re && rd >= 3 && rd <= 4 && re >= 3 && re <= 4, "ranks %u %u", rd, re);
+	for (unsigned int i = 0; i < NB_AGENTS; i++)
+		cr_assert_eq(dprpc_world_size(atomic_load(&ag[i])), 5u, "%s", names[i]);
+	call_both_ways(3, 4, re);
+	call_both_ways(4, 3, rd);
+	for (unsigned int i = 0; i < 3; i++) {
+		call_both_ways(i, 3, rd);
+		call_both_ways(4, i, i);
+	}
+	for (unsigned int i = 3; i < NB_AGENTS; i++)
+		cr_assert_eq(dprpc_world_leave(atomic_load(&ag[i]), TIMEOUT), 0, "%s", names[i]);
+	for (unsigned int i = 0; i < NB_AGENTS; i++)
+		assert_memif_quiet(i);
 }

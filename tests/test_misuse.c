@@ -234,7 +234,7 @@ Test(misuse, dprpc_world_join)
 	cr_assert_eq(rte_errno, EINVAL);
 	/* A joiner's map is its own line alone. */
 	c.max_workers = 0;
-	c.world = "z - 02:00:00:00:00:03 10.0.0.3 7003; mesh memif:/tmp";
+	c.world = "z - 02:00:00:00:00:03 10.0.0.3 7003; z - 02:00:00:00:00:04 10.0.0.4 7004";
 	cr_assert_null(dprpc_agent_create(&c));
 	cr_assert_eq(rte_errno, EINVAL);
 	c.world = "z - 02:00:00:00:00:03 10.0.0.3 7003; a 0 02:00:00:00:00:01 10.0.0.1 7001";

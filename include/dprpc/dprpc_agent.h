@@ -542,15 +542,19 @@ int dprpc_world_leave(struct dprpc_agent *agent, uint64_t timeout_us);
  * Join a running world: this agent's world map has only its own line,
  * with rank "-" ("NAME - MAC IPV4 UDP_PORT"), and @p member names one
  * worker of the world ("NAME MAC IPV4 UDP_PORT", reached through the
- * agent's default port: an L2 segment such as a Linux bridge; joining over
- * memif links is not implemented, docs/worlds.md).  A CONTROL JOIN is sent
+ * agent's default port, an L2 segment such as a Linux bridge, or, in
+ * a world with a "mesh memif:DIR" line: the joiner's map has the same
+ * line, and it reaches the member through its join socket DIR/NAME.join;
+ * docs/worlds.md).  A CONTROL JOIN is sent
  * to it every 10 ms until answered; it relays to the world's assigner (its
  * lowest rank up), which gives the joiner the next unused rank, tells every
  * member (each calls its peer_event, DPRPC_PEER_JOINED) and, once all have
  * acknowledged, has the member answer with the rank and every worker.
- * When it returns 0 this agent has its rank (dprpc_agent_rank()), the world
- * its size (dprpc_world_size(), dprpc_get_worker_infos()), and calls go
- * both ways by name and rank; it may leave as any worker
+ * Then it waits until it has heard from every member (the rendezvous of
+ * dprpc_world_wait(), within the same @p timeout_us).  When it returns 0
+ * this agent has its rank (dprpc_agent_rank()), the world its size
+ * (dprpc_world_size(), dprpc_get_worker_infos()), and calls go both ways
+ * by name and rank; it may leave as any worker
  * (dprpc_world_leave(), dprpc_shutdown()).  Resent JOINs (lost answers)
  * get the same rank.  Polls the agent meanwhile unless an io lcore does.
  * Before it returns 0, dprpc_agent_rank() is UINT16_MAX and the world
@@ -562,7 +566,8 @@ int dprpc_world_leave(struct dprpc_agent *agent, uint64_t timeout_us);
  *         joining); -EDEADLK on the agent's poller; -ETIMEDOUT (no answer:
  *         the member or the world is unreachable, or a member never
  *         acknowledged; calling again with the same agent continues, and
- *         gets the rank it may have been given); -ENOSPC (the world has
+ *         gets the rank it may have been given; or it joined, its rank and
+ *         world are set, but some member was not heard from in time); -ENOSPC (the world has
  *         max_workers workers, or more than this agent's max_workers);
  *         -EEXIST (a worker of the world has this name or IPv4 address and
  *         port); -EOPNOTSUPP (the member has no default port to reach the
