@@ -189,6 +189,8 @@ call_both_ways(unsigned int from, unsigned int to, unsigned int to_rank)
 	dprpc_future_put(f);
 }
 
+static void world_barrier(unsigned int n);
+
 /* No call, future, request, message or mbuf of the agent's in use. */
 static void
 assert_quiet(unsigned int i)
@@ -243,6 +245,8 @@ Test(join, joiner_calls_everyone_and_everyone_calls_it)
 	cr_assert_eq(atomic_load(&runs[3]), 6u, "d ran each member's two calls");
 	for (unsigned int i = 0; i < 3; i++)
 		cr_assert_eq(atomic_load(&runs[i]), 2u, "%s ran d's two calls", names[i]);
+	/* A collective of the whole world counts it in, on every side. */
+	world_barrier(4);
 	/* It leaves as any worker does. */
 	cr_assert_eq(dprpc_world_leave(d, TIMEOUT), 0);
 	for (unsigned int i = 0; i < 3; i++) {
@@ -254,6 +258,31 @@ Test(join, joiner_calls_everyone_and_everyone_calls_it)
 	cr_assert_eq(dprpc_agent_destroy(atomic_exchange(&ag[3], NULL)), 0);
 	/* The members go on among themselves. */
 	call_both_ways(0, 2, 2);
+}
+
+/* A barrier of the whole world (workers NULL) on agent @arg. */
+static void *
+barrier_thread(void *arg)
+{
+	uintptr_t i = (uintptr_t)arg;
+
+	return (void *)(intptr_t)dprpc_barrier(atomic_load(&ag[i]), NULL, 0, TIMEOUT, NULL);
+}
+
+/* Agents 0..@n-1 in a barrier of the whole world: each returns 0 (the
+ * joiner is in every member's world, and the members in its). */
+static void
+world_barrier(unsigned int n)
+{
+	pthread_t t[NB_AGENTS];
+	void *rc;
+
+	for (uintptr_t i = 0; i < n; i++)
+		cr_assert_eq(pthread_create(&t[i], NULL, barrier_thread, (void *)i), 0);
+	for (unsigned int i = 0; i < n; i++) {
+		pthread_join(t[i], &rc);
+		cr_assert_eq((intptr_t)rc, 0, "%s: barrier %d", names[i], (int)(intptr_t)rc);
+	}
 }
 
 struct join_arg {
@@ -303,6 +332,7 @@ Test(join, two_joiners_through_two_members_get_two_ranks)
 	call_both_ways(4, 3, rd);
 	call_both_ways(0, 4, re);
 	call_both_ways(4, 0, 0);
+	world_barrier(5);
 }
 
 Test(join, lost_and_duplicated_join_frames_give_one_rank)
