@@ -395,12 +395,10 @@ dp_join_ack_rx(struct dprpc_agent *a, const struct dp_parsed *p, const struct dp
 		a->ports[a->join_port].up = false;
 	}
 	for (r = 0; r < j->n; r++) {
-		int rc;
+		/* Our own peer too: calls to self take its slots. */
+		int rc = dp_peer_init(a, r);
 
-		if (r == rank)
-			continue;
-		rc = dp_peer_init(a, r);
-		if (rc == 0)
+		if (rc == 0 && r != rank)
 			rc = dp_port_link_add(a, r); /* a memif client, or the default port */
 		if (rc != 0) {
 			atomic_store_explicit(&j->status, rc, memory_order_release);

@@ -6,7 +6,7 @@
  *
  *   world_worker [EAL options] -- --name NAME --world WORLD [--port-id N]
  *       [--rendezvous-ms MS] [--expect-missing NAMES] [--call-early]
- *       [--shutdown]
+ *       [--shutdown] [--join MEMBER] [--expect-joiners K]
  *
  * It creates its agent (the default port is --port-id, e.g. an EAL --vdev;
  * without it the world map's memif links are its only ports), registers
@@ -21,6 +21,12 @@
  * return 0 (its barrier answered on every worker).  With --call-early the calls
  * by rank are made before the rendezvous (to workers maybe not started
  * yet: they wait for them, parked, within the rendezvous window).
+ * With --join its map has only its own line (rank "-") and it joins the
+ * running world through MEMBER ("NAME MAC IPV4 UDP_PORT",
+ * dprpc_world_join()) instead of waiting for it; with --expect-joiners a
+ * member waits, after its rendezvous, until K workers have joined and it
+ * has heard from them.  Either way the calls then go to every worker of
+ * the grown world.
  *
  * Exit status 0 only if everything held and nothing leaked: no future,
  * request, call, message or mbuf of its pool still in use before destroy,
@@ -60,7 +66,9 @@ h_mul(struct dprpc_request *req, void *arg)
 	(void)arg;
 	if (len != sizeof(v))
 		return dprpc_reply_error(req, -EINVAL, "want 8 bytes");
-	v = *x * 7 + my_rank;
+	/* The agent's rank, not my_rank: a joiner is called as soon as it
+	 * has its rank, before dprpc_world_join() returned to set my_rank. */
+	v = *x * 7 + dprpc_agent_rank(dprpc_request_agent(req));
 	return dprpc_reply(req, &v, sizeof(v));
 }
 
@@ -123,9 +131,12 @@ main(int argc, char **argv)
 		{"expect-missing", required_argument, NULL, 'm'},
 		{"call-early", no_argument, NULL, 'e'},
 		{"shutdown", no_argument, NULL, 's'},
+		{"join", required_argument, NULL, 'j'},
+		{"expect-joiners", required_argument, NULL, 'x'},
 		{NULL, 0, NULL, 0},
 	};
-	const char *world = NULL, *expect_missing = NULL;
+	const char *world = NULL, *expect_missing = NULL, *join = NULL;
+	unsigned int joiners = 0;
 	struct dprpc_future *early[DPRPC_MAX_WORKERS] = {NULL};
 	struct dprpc_worker_info infos[DPRPC_MAX_WORKERS], self;
 	uint64_t rdv_ms = 30000;
@@ -162,13 +173,18 @@ main(int argc, char **argv)
 			call_early = true;
 		else if (opt == 's')
 			shutdown = true;
+		else if (opt == 'j')
+			join = optarg;
+		else if (opt == 'x')
+			joiners = (unsigned int)strtoul(optarg, NULL, 0);
 		else
 			return 2;
 	}
 	if (world == NULL || strcmp(name, "world_worker") == 0) {
 		fprintf(stderr,
 			"usage: world_worker [EAL] -- --name NAME --world WORLD [--port-id "
-			"N] [--rendezvous-ms MS] [--expect-missing NAMES] [--call-early]\n");
+			"N] [--rendezvous-ms MS] [--expect-missing NAMES] [--call-early] "
+			"[--shutdown] [--join MEMBER] [--expect-joiners K]\n");
 		return 2;
 	}
 	dprpc_agent_conf_init(&c);
@@ -203,7 +219,30 @@ main(int argc, char **argv)
 				FAIL(5, "early call to rank %u: %s", i, rte_strerror(rte_errno));
 		}
 	}
-	rc = dprpc_world_wait(a, rdv_ms * 1000, missing, sizeof(missing));
+	missing[0] = '\0';
+	if (join != NULL) {
+		/* Joining: its rank and the world come with the answer. */
+		rc = dprpc_world_join(a, join, rdv_ms * 1000);
+		my_rank = dprpc_agent_rank(a);
+		nw = dprpc_world_size(a);
+		if (rc != 0)
+			FAIL(20, "world_join through %s: %d", join, rc);
+		printf("%s: joined as rank %u\n", name, my_rank);
+	} else {
+		rc = dprpc_world_wait(a, rdv_ms * 1000, missing, sizeof(missing));
+	}
+	if (rc == 0 && joiners > 0) {
+		/* The joiners: counted in (every member is told before a
+		 * joiner is answered), then heard from. */
+		for (i = 0; i < 1200 && dprpc_world_size(a) < nw + joiners; i++)
+			usleep(50 * 1000);
+		if (dprpc_world_size(a) != nw + joiners)
+			FAIL(21, "world of %u, not %u: the joiners did not come",
+				dprpc_world_size(a), nw + joiners);
+		nw += joiners;
+		rc = dprpc_world_wait(a, rdv_ms * 1000, missing, sizeof(missing));
+		printf("%s: %u joined\n", name, joiners);
+	}
 	if (expect_missing != NULL) {
 		if (rc != -ETIMEDOUT)
 			FAIL(6, "world_wait returned %d, not -ETIMEDOUT", rc);
