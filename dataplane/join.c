@@ -146,6 +146,31 @@ dp_join_find(const struct dprpc_agent *a, const struct dp_world_entry *e, bool *
 	return -1;
 }
 
+/* The state towards @r, allocated once: an install that failed after it
+ * (its port) is made again on the next ANNOUNCE with it; one that failed
+ * half-way through the allocations starts again from nothing. */
+static int
+dp_join_peer(struct dprpc_agent *a, unsigned int r)
+{
+	struct dp_peer *peer = &a->peers[r];
+
+	if (peer->slots != NULL && peer->free_slots != NULL && peer->keep != NULL &&
+		peer->srv != NULL)
+		return 0;
+	free(peer->slots);
+	free(peer->free_slots);
+	free(peer->keep);
+	free(peer->srv);
+	free(peer->srv_keep);
+	peer->slots = NULL;
+	peer->free_slots = NULL;
+	peer->keep = NULL;
+	peer->srv = NULL;
+	peer->srv_keep = NULL;
+	peer->srv_cap = 0;
+	return dp_peer_init(a, r);
+}
+
 /* Worker @e becomes rank @r == world.n (the poller): 0 or -errno. */
 static int
 dp_join_install(
@@ -157,7 +182,7 @@ dp_join_install(
 		return -ENOSPC;
 	a->world.w[r] = *e;
 	a->world.addrs[r] = e->addr;
-	rc = dp_peer_init(a, r);
+	rc = dp_join_peer(a, r);
 	if (rc != 0)
 		return rc;
 	/* Its memif link hot-plugged here (the poller owns the ports; a
@@ -396,7 +421,7 @@ dp_join_ack_rx(struct dprpc_agent *a, const struct dp_parsed *p, const struct dp
 	}
 	for (r = 0; r < j->n; r++) {
 		/* Our own peer too: calls to self take its slots. */
-		int rc = dp_peer_init(a, r);
+		int rc = dp_join_peer(a, r);
 
 		if (rc == 0 && r != rank)
 			rc = dp_port_link_add(a, r); /* a memif client, or the default port */
