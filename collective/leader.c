@@ -361,6 +361,13 @@ co_ctx_peer_event(void *state, unsigned int rank, enum dp_peer_event ev)
 	struct co_entry *e, *next;
 	uint64_t bit;
 
+	if (ev == DP_PEER_EV_JOINED) {
+		/* The world grew (or this agent joined it: its rank from now
+		 * on).  The poller's, as every read of these. */
+		ctx->world_n = dprpc_world_size(ctx->a);
+		ctx->rank = (uint16_t)dprpc_agent_rank(ctx->a);
+		return;
+	}
 	if (ev == DP_PEER_EV_UP || rank >= 64)
 		return;
 	bit = 1ull << rank;

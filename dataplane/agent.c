@@ -147,38 +147,51 @@ dp_agent_name_drop(struct dprpc_agent *a)
 	pthread_mutex_unlock(&dp_agents_lock);
 }
 
+int
+dp_peer_init(struct dprpc_agent *a, unsigned int p)
+{
+	struct dp_peer *peer = &a->peers[p];
+	unsigned int i;
+
+	dp_l2l4_template(peer->tmpl, &a->self_addr, &a->world.addrs[p]);
+	snprintf(peer->expire_msg, sizeof(peer->expire_msg), "call to %s timed out",
+		a->world.w[p].name);
+	peer->slots = calloc(a->max_outstanding, sizeof(*peer->slots));
+	peer->free_slots = calloc(a->max_outstanding, sizeof(*peer->free_slots));
+	/* Each slot's area on its own cache lines: a kept frame is
+	 * written once per call (see dp_srv_grow() for the server's). */
+	peer->keep = aligned_alloc(RTE_CACHE_LINE_SIZE, (size_t)a->max_outstanding * DP_KEEP_BYTES);
+	/* The server side as large as our own numbering to start with:
+	 * a world of equal max_outstanding never grows it. */
+	if (peer->slots == NULL || peer->free_slots == NULL || peer->keep == NULL ||
+		dp_srv_grow(peer, a->max_outstanding) != 0)
+		return -ENOMEM;
+	/* Stack of free slots, lowest index on top. */
+	for (i = 0; i < a->max_outstanding; i++)
+		peer->free_slots[i] = (uint16_t)(a->max_outstanding - 1 - i);
+	peer->nb_free = a->max_outstanding;
+	peer->next_req = (uint32_t)rte_rand();
+	/* Until the first round trip: before the peer is published
+	 * (the agent shared, or world.n stored with release). */
+	dp_store_relaxed(&peer->rto_tsc, a->rto_tsc);
+	return 0;
+}
+
+/* peers[] for the world's capacity: joiners' entries are allocated as
+ * they join (join.c), the array never moves. */
 static int
 dp_peers_init(struct dprpc_agent *a)
 {
-	unsigned int p, i;
+	unsigned int p;
+	int rc;
 
-	a->peers = calloc(a->world.n, sizeof(*a->peers));
+	a->peers = calloc(a->world_cap, sizeof(*a->peers));
 	if (a->peers == NULL)
 		return -ENOMEM;
 	for (p = 0; p < a->world.n; p++) {
-		struct dp_peer *peer = &a->peers[p];
-
-		dp_l2l4_template(peer->tmpl, &a->world.addrs[a->rank], &a->world.addrs[p]);
-		snprintf(peer->expire_msg, sizeof(peer->expire_msg), "call to %s timed out",
-			a->world.w[p].name);
-		peer->slots = calloc(a->max_outstanding, sizeof(*peer->slots));
-		peer->free_slots = calloc(a->max_outstanding, sizeof(*peer->free_slots));
-		/* Each slot's area on its own cache lines: a kept frame is
-		 * written once per call (see dp_srv_grow() for the server's). */
-		peer->keep = aligned_alloc(
-			RTE_CACHE_LINE_SIZE, (size_t)a->max_outstanding * DP_KEEP_BYTES);
-		/* The server side as large as our own numbering to start with:
-		 * a world of equal max_outstanding never grows it. */
-		if (peer->slots == NULL || peer->free_slots == NULL || peer->keep == NULL ||
-			dp_srv_grow(peer, a->max_outstanding) != 0)
-			return -ENOMEM;
-		/* Stack of free slots, lowest index on top. */
-		for (i = 0; i < a->max_outstanding; i++)
-			peer->free_slots[i] = (uint16_t)(a->max_outstanding - 1 - i);
-		peer->nb_free = a->max_outstanding;
-		peer->next_req = (uint32_t)rte_rand();
-		/* Until the first round trip: before the agent is shared. */
-		dp_store_relaxed(&peer->rto_tsc, a->rto_tsc);
+		rc = dp_peer_init(a, p);
+		if (rc != 0)
+			return rc;
 	}
 	return 0;
 }
@@ -190,7 +203,7 @@ dp_peers_free(struct dprpc_agent *a)
 
 	if (a->peers == NULL)
 		return;
-	for (p = 0; p < a->world.n; p++) {
+	for (p = 0; p < a->world_cap; p++) {
 		free(a->peers[p].slots);
 		free(a->peers[p].free_slots);
 		free(a->peers[p].srv);
@@ -226,7 +239,9 @@ dp_pools_init(struct dprpc_agent *a, const struct dprpc_agent_conf *c)
 		&a->rq, name, c->max_requests, sizeof(struct dprpc_request), c->socket_id);
 	if (rc != 0)
 		return rc;
-	nfut = a->world.n * a->max_outstanding * 2 + 1024;
+	/* The map's workers; those that join share the pool (a call that
+	 * finds it empty fails -ENOBUFS). */
+	nfut = RTE_MAX(a->world.n, 2u) * a->max_outstanding * 2 + 1024;
 	snprintf(name, sizeof(name), "dprpc%u_fut", a->instance);
 	a->fpool = fut_pool_create_mempool(name, nfut, nfut, c->socket_id);
 	if (a->fpool == NULL)
@@ -376,6 +391,7 @@ dp_agent_free(struct dprpc_agent *a)
 	dp_peers_free(a);
 	pthread_mutex_destroy(&a->reg_lock);
 	pthread_mutex_destroy(&a->sync_kept_lock);
+	dp_join_free(a);
 	dp_agent_name_drop(a);
 	free(a);
 }
@@ -492,15 +508,29 @@ dprpc_agent_create(const struct dprpc_agent_conf *c)
 	for (unsigned int i = 0; i < a->world.n; i++)
 		if (strcmp(a->world.w[i].name, a->name) == 0)
 			rank = (int)i;
+	if (a->world.joiner && strcmp(a->world.self.name, a->name) == 0)
+		rank = DP_RANK_NONE; /* joins later (dprpc_world_join()) */
 	if (rank < 0) {
 		DP_LOG(ERR, "agent %s: not in the world map", a->name);
 		rc = -ENOENT;
 		goto fail;
 	}
+	a->world_cap = c->max_workers != 0 ? c->max_workers : DPRPC_MAX_WORKERS;
+	if (a->world_cap > DPRPC_MAX_WORKERS || a->world_cap < a->world.n) {
+		DP_LOG(ERR, "agent %s: max_workers %u: want %u..%d (the map's workers and more)",
+			a->name, c->max_workers, a->world.n, DPRPC_MAX_WORKERS);
+		rc = -EINVAL;
+		goto fail;
+	}
+	a->join.port_owner = DP_RANK_NONE;
+	a->join_port = -1;
 	a->rank = (uint16_t)rank;
+	a->self_addr = rank == DP_RANK_NONE ? a->world.self.addr : a->world.addrs[rank];
 	a->session = dp_new_session();
-	a->rx_ctx = (struct dp_rx_ctx){
-		.addrs = a->world.addrs, .nb_workers = a->world.n, .self_rank = a->rank};
+	a->rx_ctx = (struct dp_rx_ctx){.addrs = a->world.addrs,
+		.nb_workers = a->world.n,
+		.self_rank = a->rank,
+		.self = &a->self_addr};
 	a->max_outstanding = c->max_outstanding;
 	a->max_msg = c->max_msg_size;
 	a->credits = c->credits;
@@ -651,17 +681,17 @@ dprpc_world_size(const struct dprpc_agent *a)
 		rte_errno = EINVAL;
 		return 0;
 	}
-	return a->world.n;
+	return dp_world_n(a);
 }
 
 int
 dprpc_worker_rank(const struct dprpc_agent *a, const char *name)
 {
-	unsigned int i;
+	unsigned int i, n;
 
 	if (a == NULL || name == NULL)
 		return -EINVAL;
-	for (i = 0; i < a->world.n; i++)
+	for (i = 0, n = dp_world_n(a); i < n; i++)
 		if (strcmp(a->world.w[i].name, name) == 0)
 			return (int)i;
 	return -ENOENT;
@@ -670,7 +700,7 @@ dprpc_worker_rank(const struct dprpc_agent *a, const char *name)
 const char *
 dprpc_worker_name(const struct dprpc_agent *a, unsigned int rank)
 {
-	if (a == NULL || rank >= a->world.n) {
+	if (a == NULL || rank >= dp_world_n(a)) {
 		rte_errno = a == NULL ? EINVAL : ENOENT;
 		return NULL;
 	}
@@ -682,7 +712,7 @@ dprpc_worker_state(const struct dprpc_agent *a, unsigned int rank)
 {
 	if (a == NULL)
 		return -EINVAL;
-	if (rank >= a->world.n)
+	if (rank >= dp_world_n(a))
 		return -ENOENT;
 	if (rank == a->rank)
 		return DPRPC_PEER_UP;
@@ -695,7 +725,7 @@ dprpc_worker_rtt(const struct dprpc_agent *a, unsigned int rank, struct dprpc_wo
 {
 	if (a == NULL || rtt == NULL)
 		return -EINVAL;
-	if (rank >= a->world.n || rank == a->rank)
+	if (rank >= dp_world_n(a) || rank == a->rank)
 		return -ENOENT;
 	/* Relaxed: snapshots of the poller's estimates (dp_agent.h). */
 	rtt->srtt_ns = dp_tsc_to_ns(a, dp_load_relaxed(&a->peers[rank].srtt_tsc));

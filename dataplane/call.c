@@ -49,7 +49,7 @@ dp_call(struct dprpc_agent *a, unsigned int to, uint32_t handler_id, const void 
 	uint8_t *frame;
 	uint64_t now;
 
-	if (a == NULL || to >= a->world.n || handler_id == 0 || (data == NULL && len > 0)) {
+	if (a == NULL || to >= dp_world_n(a) || handler_id == 0 || (data == NULL && len > 0)) {
 		rte_errno = EINVAL;
 		return NULL;
 	}

@@ -132,7 +132,7 @@ dp_frame_parse(const uint8_t *frame, uint32_t len, const struct dp_rx_ctx *ctx,
 		return dp_drop(why, DPRPC_DROP_BAD_LENGTH);
 	if (len < sizeof(*eth) + ihl)
 		return dp_drop(why, DPRPC_DROP_TRUNCATED);
-	self = &ctx->addrs[ctx->self_rank];
+	self = ctx->self != NULL ? ctx->self : &ctx->addrs[ctx->self_rank];
 	if (ip->next_proto_id != IPPROTO_UDP || ip->dst_addr != self->ip)
 		return dp_drop(why, DPRPC_DROP_NOT_DPRPC);
 	/* Fragments (MF set or an offset) are never sent by dprpc. */
@@ -165,12 +165,19 @@ dp_frame_parse(const uint8_t *frame, uint32_t len, const struct dp_rx_ctx *ctx,
 		return dp_drop(why, DPRPC_DROP_BAD_TYPE);
 	src = rte_be_to_cpu_16(h->src_worker);
 	dst = rte_be_to_cpu_16(h->dst_worker);
-	if (dst != ctx->self_rank || src >= ctx->nb_workers)
-		return dp_drop(why, DPRPC_DROP_FOREIGN);
-	/* The sender must be the worker it claims: its address and port. */
-	peer = &ctx->addrs[src];
-	if (ip->src_addr != peer->ip || udp->src_port != peer->port)
-		return dp_drop(why, DPRPC_DROP_FOREIGN);
+	if (dst == DP_RANK_NONE && h->type == DP_FRAME_CONTROL) {
+		/* A join frame (dp_wire.h): between a worker and one not in
+		 * its world, whose rank and address nothing here can check;
+		 * join.c reads who it is from the payload. */
+	} else {
+		if (dst != ctx->self_rank || src >= ctx->nb_workers)
+			return dp_drop(why, DPRPC_DROP_FOREIGN);
+		/* The sender must be the worker it claims: its address and
+		 * port. */
+		peer = &ctx->addrs[src];
+		if (ip->src_addr != peer->ip || udp->src_port != peer->port)
+			return dp_drop(why, DPRPC_DROP_FOREIGN);
+	}
 	cnt = rte_be_to_cpu_16(h->pkt_cnt);
 	idx = rte_be_to_cpu_16(h->pkt_idx);
 	msg_len = rte_be_to_cpu_32(h->msg_len);
@@ -211,6 +218,7 @@ dp_frame_parse(const uint8_t *frame, uint32_t len, const struct dp_rx_ctx *ctx,
 	out->budget = rte_be_to_cpu_16(h->budget);
 	out->type = h->type;
 	out->src = src;
+	out->dst = dst;
 	out->slot = rte_be_to_cpu_16(h->slot);
 	out->session = rte_be_to_cpu_64(h->session);
 	out->dst_session = rte_be_to_cpu_64(h->dst_session);

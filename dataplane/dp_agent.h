@@ -31,6 +31,7 @@
 #include "dp_ext.h"
 #include "dp_fault.h"
 #include "dp_handler.h"
+#include "dp_join.h"
 #include "dp_log.h"
 #include "dp_req_pool.h"
 #include "dp_wire.h"
@@ -78,7 +79,7 @@
 
 /* Most ports of one agent: its default port and a memif link to every
  * other worker. */
-#define DP_MAX_PORTS DPRPC_MAX_WORKERS
+#define DP_MAX_PORTS (DPRPC_MAX_WORKERS + 2) /* and the join ports (join.c) */
 
 /* One of the agent's ports (port.c): what was done to it, its queues and
  * the frames staged for it.  The poller's, but for what creation and
@@ -108,6 +109,12 @@ struct dp_port {
 	/* Its link was seen up, then down (and not up again since): the
 	 * worker at the other end stopped its port (dp_ports_timer()). */
 	bool lost;
+	/* A join port (join.c, agent->join_port): a member's memif server
+	 * for joiners, polled on the timer tick only (dp_run_timers()), or
+	 * a joiner's client to the member it names, retired (never polled,
+	 * sent on or restarted again) once it joined. */
+	bool join;
+	bool retired;
 	/* Poller only: when a pending port starts again; when a client's
 	 * port last started (its link is restarted if it does not come up). */
 	uint64_t retry_tsc, start_tsc;
@@ -349,7 +356,17 @@ struct dprpc_agent {
 	uint16_t rank;
 	uint64_t session; /* our incarnation, random (dp_new_session()) */
 	unsigned int instance;
+	/* The world.  Its size, world.n, grows as workers join (join.c):
+	 * written by the poller alone (with release, after the new worker's
+	 * entry, peer and port are set), read by other threads with acquire
+	 * (dp_world_n()).  world_cap: conf.max_workers, the size of peers[]
+	 * (never reallocated). */
 	struct dp_world world;
+	unsigned int world_cap;
+	struct dp_addr self_addr; /* ours: also world.addrs[rank] once in the world */
+	bool has_default_port;	  /* ports[0] is conf.vdev or conf.port_id */
+	int join_port;		  /* index of the join port in ports[], or -1 */
+	struct dp_join join;
 	struct dp_rx_ctx rx_ctx;
 
 	/* The ports (port.c): ports[0] the default one (conf.vdev or
@@ -357,7 +374,7 @@ struct dprpc_agent {
 	 * world map.  peer_port[r]: the index of the port that reaches
 	 * worker r.  Fixed at creation; the ports' queues and tx buffers are
 	 * the poller's. */
-	unsigned int nb_ports;
+	unsigned int nb_ports; /* grows on the poller (join.c): dp_port_publish() */
 	uint8_t peer_port[DPRPC_MAX_WORKERS];
 
 	struct rte_mempool *mp;
@@ -472,6 +489,18 @@ struct dprpc_agent {
 
 	struct dp_port ports[DP_MAX_PORTS];
 };
+
+/* The world's size, on any thread (struct dprpc_agent): the entries,
+ * peers and ports of the ranks below it are set. */
+static inline unsigned int
+dp_world_n(const struct dprpc_agent *a)
+{
+	return __atomic_load_n(&a->world.n, __ATOMIC_ACQUIRE);
+}
+
+/* agent.c: the state towards peer @p, allocated (the world's creation, or
+ * the poller as @p joins): 0 or -ENOMEM. */
+int dp_peer_init(struct dprpc_agent *a, unsigned int p);
 
 /* The agent whose poll loop runs on this thread, if any. */
 /* initial-exec: a plain %fs-relative access, no __tls_get_addr call per

@@ -42,4 +42,15 @@ void dp_ports_timer(struct dprpc_agent *a, uint64_t now);
 /* Whether every port is started and its link up. */
 bool dp_ports_link_up(struct dprpc_agent *a);
 
+/* Hot-plugged on the poller (join.c): the memif link of the world map's
+ * mesh to worker @r, who just joined (or, on a joiner, to each member),
+ * or the default port for it (peer_port[r]); 0, or -errno (logged). */
+int dp_port_link_add(struct dprpc_agent *a, unsigned int r);
+/* The join port (agent->join_port): a memif server on DIR/NAME.join for
+ * joiners (@member NULL, a member of a meshed world), or a joiner's client
+ * to DIR/MEMBER.join.  The poller, or creation.  0 or -errno. */
+int dp_port_join_open(struct dprpc_agent *a, const char *member);
+/* A member hangs up on the joiner it answered and listens again. */
+void dp_port_join_reset(struct dprpc_agent *a);
+
 #endif /* DP_PORT_H */

@@ -130,6 +130,24 @@ enum dp_ctrl_op {
 	/* The server has acted on the CANCEL of slot/req_num (every copy is
 	 * answered: the caller frees its slot on the first that comes). */
 	DP_CTRL_CANCEL_ACK = 6,
+	/* Joining a running world (dprpc_world_join(), join.c): the only
+	 * CONTROL operations with a payload (struct dp_join_msg), and, for
+	 * JOIN and JOIN_ACK, the only frames between a worker and one that
+	 * is not (yet) in its world: dst_worker DP_RANK_NONE.
+	 *   JOIN         joiner -> the member it names, resent until answered
+	 *   JOIN_RELAY   that member -> the assigner (lowest live rank)
+	 *   ANNOUNCE     assigner -> every member: worker @rank joined;
+	 *                resent until each answers ANNOUNCE_ACK
+	 *   JOIN_DONE    assigner -> the relaying member, once every member
+	 *                acknowledged (or a refusal, status)
+	 *   JOIN_ACK     member -> joiner: its rank, and the members from
+	 *                entry @have on (or a refusal, status) */
+	DP_CTRL_JOIN = 7,
+	DP_CTRL_JOIN_RELAY = 8,
+	DP_CTRL_ANNOUNCE = 9,
+	DP_CTRL_ANNOUNCE_ACK = 10,
+	DP_CTRL_JOIN_DONE = 11,
+	DP_CTRL_JOIN_ACK = 12,
 };
 
 /* Flags of a CONTROL frame. */
@@ -137,6 +155,41 @@ enum dp_ctrl_flag {
 	/* CANCEL: the caller keeps its slot until answered by a CANCEL_ACK. */
 	DP_CANCEL_ACK_WANTED = 1,
 };
+
+/* The rank of a worker not in the world (a joiner), in src_worker or
+ * dst_worker of a JOIN or JOIN_ACK. */
+#define DP_RANK_NONE UINT16_MAX
+
+/* One worker as join messages carry it: 44 bytes. */
+struct dp_join_entry {
+	char name[DPRPC_NAME_MAX];
+	uint8_t mac[RTE_ETHER_ADDR_LEN];
+	rte_be32_t ip;
+	rte_be16_t port;
+} __rte_packed;
+_Static_assert(sizeof(struct dp_join_entry) == 44, "a join entry is 44 bytes");
+
+/* The payload of every join operation (big-endian fields):
+ *   joiner   the joining worker (JOIN, RELAY, DONE, ACK) or the worker
+ *            that joined (ANNOUNCE, ANNOUNCE_ACK)
+ *   session  the joiner's incarnation
+ *   rank     its rank (ANNOUNCE, ANNOUNCE_ACK, DONE, ACK), else 0
+ *   status   0, or a positive errno refusing the join (DONE, ACK)
+ *   via      RELAY, DONE: the rank of the member the joiner contacted
+ *   have     JOIN, RELAY, DONE, ACK: members the joiner already holds;
+ *            an ACK lists entries have, have+1, ... (count of them)
+ *   world_n  ACK: the world's size as the answering member knows it
+ *   count    ACK: entries that follow (at most DP_JOIN_PAGE) */
+struct dp_join_msg {
+	struct dp_join_entry joiner;
+	rte_be64_t session;
+	rte_be16_t rank, status, via, have, world_n, count;
+} __rte_packed;
+#define DP_JOIN_PAGE                                              \
+	((DPRPC_MAX_FRAME_PAYLOAD - sizeof(struct dp_join_msg)) / \
+		(sizeof(struct dp_join_entry) + 1))
+/* An ACK's entries are followed by one state byte each (DPRPC_PEER_LEFT:
+ * the member left; else 0). */
 
 /* Flags of an ACK frame. */
 enum dp_ack_flag {
@@ -216,6 +269,9 @@ struct dp_rx_ctx {
 	const struct dp_addr *addrs; /* world addresses, indexed by rank */
 	unsigned int nb_workers;
 	uint16_t self_rank;
+	/* Our own address, if not addrs[self_rank] (a worker that has not
+	 * joined yet has no rank: DP_RANK_NONE). */
+	const struct dp_addr *self;
 };
 
 /* A frame that passed every check; pointers into the frame. */
@@ -225,6 +281,7 @@ struct dp_parsed {
 	uint32_t payload_len;
 	uint8_t type;
 	uint16_t src;
+	uint16_t dst; /* ours, or DP_RANK_NONE (a join frame, dp_wire.h) */
 	uint16_t slot;
 	uint64_t session;     /* the sender's incarnation */
 	uint64_t dst_session; /* ours, as the sender knows it (0: none) */
@@ -367,8 +424,15 @@ struct dp_world {
 	 * joined by a memif link, socket DIR/A-B.sock (A the lower rank,
 	 * the server); "" when the map has no mesh line. */
 	char mesh_dir[DP_SOCK_PATH_MAX];
+	/* The map of a worker that joins a running world: its own line with
+	 * rank "-" (no rank yet) and nothing else; n is 0 (join.c). */
+	bool joiner;
+	struct dp_world_entry self;
 };
 int dp_world_parse(const char *spec, struct dp_world *world, char *err, size_t errlen);
+/* "NAME MAC IPV4 UDP_PORT" (a map line without its rank) into @e: 0 or
+ * -EINVAL (message in @err). */
+int dp_world_parse_member(const char *spec, struct dp_world_entry *e, char *err, size_t errlen);
 /* The memif link between @self and @peer in @world, if any: its socket
  * path into @path, and whether @self is the memif server.  1 if there is
  * one, 0 if @peer is reached through the agent's default port, -EINVAL

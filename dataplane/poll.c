@@ -115,6 +115,12 @@ dp_rx_frame(struct dprpc_agent *a, struct rte_mbuf *m)
 		dp_drop_frame(a, m, why);
 		return;
 	}
+	if (unlikely(p.dst == DP_RANK_NONE)) {
+		/* A join frame, from or to a worker not in the world. */
+		dp_join_rx(a, &p);
+		rte_pktmbuf_free(m);
+		return;
+	}
 	if (p.src != a->rank) {
 		if (!dp_check_session(a, &p)) {
 			dp_drop_frame(a, m, DPRPC_DROP_OLD_SESSION);
@@ -141,6 +147,8 @@ dp_rx_frame(struct dprpc_agent *a, struct rte_mbuf *m)
 		else if (p.src != a->rank &&
 			 (p.handler_id == DP_CTRL_LEAVE || p.handler_id == DP_CTRL_LEAVE_ACK))
 			dp_leave_rx(a, p.src, p.handler_id);
+		else if (p.src != a->rank && p.handler_id >= DP_CTRL_JOIN)
+			dp_join_rx(a, &p);
 		rte_pktmbuf_free(m);
 		return;
 	}
@@ -211,6 +219,9 @@ dp_fault_release(struct dprpc_agent *a, uint64_t now)
 	return n + m;
 }
 
+static inline unsigned int dp_poll_port(
+	struct dprpc_agent *a, struct dp_port *pt, unsigned int budget);
+
 static unsigned int
 dp_run_timers(struct dprpc_agent *a, uint64_t now)
 {
@@ -223,6 +234,16 @@ dp_run_timers(struct dprpc_agent *a, uint64_t now)
 		dp_ports_timer(a, now);
 	if (unlikely(dp_load_relaxed(&a->rdv_waiters) != 0 || dp_load_relaxed(&a->leaving)))
 		dp_rendezvous_timer(a, now);
+	if (unlikely(dp_join_busy(a)))
+		dp_join_timer(a, now);
+	/* A member's join port (join.c): joiners are not in a hurry, it is
+	 * received from once a tick, off the path of every poll. */
+	if (unlikely(a->join_port > 0)) {
+		struct dp_port *pt = &a->ports[a->join_port];
+
+		if (!pt->pending && !pt->retired)
+			n += dp_poll_port(a, pt, DP_RX_BURST);
+	}
 	dp_liveness(a, now);
 	/* This thread is between read-side sections: a quiescent state for
 	 * an io lcore or a poll that stays online (dp_rcu.h). */
@@ -321,7 +342,7 @@ dp_poll_locked(struct dprpc_agent *a, unsigned int budget)
 	/* Further ports: the memif links of the world map (port.c); one
 	 * that is not started yet, or quiet, is left alone. */
 	for (i = 1; i < a->nb_ports; i++)
-		if (likely(!a->ports[i].pending && !a->ports[i].quiet))
+		if (likely(!a->ports[i].pending && !a->ports[i].quiet && !a->ports[i].join))
 			work += dp_poll_port(a, &a->ports[i], budget);
 	work += dp_drain_tx_ring(a);
 	now = rte_rdtsc();
@@ -425,7 +446,7 @@ dp_expire_stalled(struct dprpc_agent *a)
 	/* Relaxed: a hint; fut_expire() decides on the futures themselves. */
 	if (now - dp_load_relaxed(&a->tick_tsc) < a->stall_tsc)
 		return;
-	for (p = 0; p < a->world.n; p++) {
+	for (p = 0; p < dp_world_n(a); p++) {
 		struct dp_peer *peer = &a->peers[p];
 
 		for (i = 0; i < a->max_outstanding; i++) {

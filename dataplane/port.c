@@ -174,50 +174,137 @@ dp_port_probe(struct dprpc_agent *a, struct dp_port *pt, const char *spec)
 	return dp_port_setup(a, pt, port);
 }
 
+/* Count port @pt (ports[nb_ports]) in: with release, as other threads
+ * read nb_ports (dp_ports_link_up()); the poller is its only writer. */
+static void
+dp_port_publish(struct dprpc_agent *a)
+{
+	__atomic_store_n(&a->nb_ports, a->nb_ports + 1, __ATOMIC_RELEASE);
+}
+
+/* The memif port of the world map's link to worker @r, if one reaches it:
+ * 1, 0 (none: the default port), or -errno. */
+static int
+dp_port_link_one(struct dprpc_agent *a, unsigned int r, bool have_default)
+{
+	char path[DP_SOCK_PATH_MAX], spec[RTE_DEV_NAME_MAX_LEN + DP_SOCK_PATH_MAX + 64], err[160];
+	struct dp_port *pt;
+	bool server;
+	int rc;
+
+	rc = dp_world_link_of(&a->world, a->rank, r, path, &server, err, sizeof(err));
+	if (rc < 0) {
+		DP_LOG(ERR, "agent %s: %s", a->name, err);
+		return rc;
+	}
+	if (rc == 0) {
+		if (!have_default) {
+			DP_LOG(ERR,
+				"agent %s: no port reaches worker %s: give a vdev or a "
+				"port_id, or a link in the world map",
+				a->name, a->world.w[r].name);
+			return -EINVAL;
+		}
+		return 0;
+	}
+	if (a->nb_ports == DP_MAX_PORTS)
+		return -ENOSPC;
+	pt = &a->ports[a->nb_ports];
+	memset(pt, 0, offsetof(struct dp_port, tx_buf));
+	pt->link = true;
+	pt->client = !server;
+	pt->peer = (uint16_t)r;
+	memcpy(pt->sock, path, sizeof(pt->sock));
+	snprintf(spec, sizeof(spec), "net_memif_dp%u_%u,role=%s,socket-abstract=no,socket=%s",
+		a->instance, r, server ? "server" : "client", path);
+	dp_port_publish(a); /* dp_port_close() undoes what was done to it */
+	a->nb_link_ports++;
+	a->peer_port[r] = (uint8_t)(a->nb_ports - 1);
+	rc = dp_port_probe(a, pt, spec);
+	return rc != 0 ? rc : 1;
+}
+
 /* The memif ports of the world map's links that reach this agent's peers. */
 static int
 dp_ports_links(struct dprpc_agent *a, bool have_default)
 {
-	char path[DP_SOCK_PATH_MAX], spec[RTE_DEV_NAME_MAX_LEN + DP_SOCK_PATH_MAX + 64], err[160];
 	unsigned int r;
-	bool server;
 	int rc;
 
 	for (r = 0; r < a->world.n; r++) {
-		struct dp_port *pt;
-
 		if (r == a->rank)
 			continue;
-		rc = dp_world_link_of(&a->world, a->rank, r, path, &server, err, sizeof(err));
-		if (rc < 0) {
-			DP_LOG(ERR, "agent %s: %s", a->name, err);
-			return rc;
-		}
-		if (rc == 0) {
-			if (!have_default) {
-				DP_LOG(ERR,
-					"agent %s: no port reaches worker %s: give a vdev or a "
-					"port_id, or a link in the world map",
-					a->name, a->world.w[r].name);
-				return -EINVAL;
-			}
-			continue;
-		}
-		pt = &a->ports[a->nb_ports++];
-		pt->link = true;
-		pt->client = !server;
-		pt->peer = (uint16_t)r;
-		memcpy(pt->sock, path, sizeof(pt->sock));
-		a->nb_link_ports++;
-		a->peer_port[r] = (uint8_t)(a->nb_ports - 1);
-		snprintf(spec, sizeof(spec),
-			"net_memif_dp%u_%u,role=%s,socket-abstract=no,socket=%s", a->instance, r,
-			server ? "server" : "client", path);
-		rc = dp_port_probe(a, pt, spec);
-		if (rc != 0)
+		rc = dp_port_link_one(a, r, have_default);
+		if (rc < 0)
 			return rc;
 	}
 	return 0;
+}
+
+int
+dp_port_link_add(struct dprpc_agent *a, unsigned int r)
+{
+	int rc = dp_port_link_one(a, r, a->has_default_port);
+
+	if (rc < 0)
+		return rc;
+	if (rc == 0)
+		a->peer_port[r] = 0; /* the default port */
+	return 0;
+}
+
+int
+dp_port_join_open(struct dprpc_agent *a, const char *member)
+{
+	char spec[RTE_DEV_NAME_MAX_LEN + DP_SOCK_PATH_MAX + 64], path[DP_SOCK_PATH_MAX];
+	bool server = member == NULL;
+	struct dp_port *pt;
+	int n, rc;
+
+	n = snprintf(
+		path, sizeof(path), "%s/%s.join", a->world.mesh_dir, server ? a->name : member);
+	if (n < 0 || n >= (int)sizeof(path)) {
+		DP_LOG(ERR, "agent %s: join socket under %s longer than %d bytes", a->name,
+			a->world.mesh_dir, DP_SOCK_PATH_MAX - 1);
+		return -ENAMETOOLONG;
+	}
+	if (a->nb_ports == DP_MAX_PORTS)
+		return -ENOSPC;
+	pt = &a->ports[a->nb_ports];
+	memset(pt, 0, offsetof(struct dp_port, tx_buf));
+	pt->link = true;
+	pt->join = true;
+	pt->client = !server;
+	pt->peer = DP_RANK_NONE;
+	memcpy(pt->sock, path, sizeof(pt->sock));
+	snprintf(spec, sizeof(spec), "net_memif_dp%u_j%s,role=%s,socket-abstract=no,socket=%s",
+		a->instance, server ? "s" : "c", server ? "server" : "client", path);
+	dp_port_publish(a);
+	a->nb_link_ports++;
+	a->join_port = (int)(a->nb_ports - 1);
+	rc = dp_port_probe(a, pt, spec);
+	return rc;
+}
+
+void
+dp_port_join_reset(struct dprpc_agent *a)
+{
+	struct dp_port *pt = &a->ports[a->join_port];
+
+	/* The server hangs up on the joiner, here on the poller (the PMD's
+	 * teardown in this thread, not under a poll of the port), and
+	 * listens again for the next one. */
+	if (pt->started)
+		(void)rte_eth_dev_stop(pt->id);
+	pt->started = false;
+	pt->up = false;
+	if (rte_eth_dev_start(pt->id) == 0) {
+		pt->started = true;
+		pt->start_tsc = rte_rdtsc();
+	} else {
+		pt->pending = true;
+		pt->retry_tsc = rte_rdtsc();
+	}
 }
 
 /* The default port: conf.port_id or conf.vdev (see the top). */
@@ -283,14 +370,27 @@ dp_port_open(struct dprpc_agent *a, const struct dprpc_agent_conf *c)
 		rc = dp_port_default(a, &a->ports[0], c);
 		if (rc != 0)
 			return rc;
+		a->has_default_port = true; /* joiners are reached through it */
 	}
+	a->join_port = -1;
 	rc = dp_ports_links(a, have_default);
 	if (rc != 0)
 		return rc;
-	if (a->nb_ports == 0) {
+	/* A member of a meshed world that may grow listens for joiners on
+	 * DIR/NAME.join (join.c). */
+	if (a->world.mesh_dir[0] != '\0' && !a->world.joiner && a->world_cap > a->world.n) {
+		rc = dp_port_join_open(a, NULL);
+		if (rc != 0)
+			return rc;
+	}
+	if (a->nb_ports == 0 && !(a->world.joiner && a->world.mesh_dir[0] != '\0')) {
 		DP_LOG(ERR, "agent %s: give a port_id or a vdev", a->name);
 		return -EINVAL;
 	}
+	/* A joiner over memif has no port until it joins (dprpc_world_join()
+	 * opens its join port as ports[0]): nothing to poll meanwhile. */
+	if (a->nb_ports == 0)
+		a->ports[0].pending = true;
 	/* Link ports count as down until the timer has seen them up. */
 	for (i = 0; i < a->nb_ports; i++)
 		a->ports[i].up = !a->ports[i].link;
@@ -313,7 +413,7 @@ dp_port_waits(struct dp_port *pt, uint64_t now)
 
 	if (!pt->pending)
 		return false;
-	if (stat(pt->sock, &sb) != 0) {
+	if (pt->client && stat(pt->sock, &sb) != 0) {
 		pt->retry_tsc = 0;
 		return true;
 	}
@@ -333,7 +433,7 @@ dp_ports_timer(struct dprpc_agent *a, uint64_t now)
 	for (i = 0; i < a->nb_ports; i++) {
 		struct dp_port *pt = &a->ports[i];
 
-		if (!pt->link)
+		if (!pt->link || pt->retired)
 			continue;
 		if (dp_port_waits(pt, now))
 			continue;
@@ -377,7 +477,9 @@ dp_ports_timer(struct dprpc_agent *a, uint64_t now)
 			DP_LOG(NOTICE,
 				"agent %s: memif link to %s not up %d ms after connecting: "
 				"connecting again",
-				a->name, a->world.w[pt->peer].name, DP_LINK_RESTART_MS);
+				a->name,
+				pt->join ? "a member's join socket" : a->world.w[pt->peer].name,
+				DP_LINK_RESTART_MS);
 			(void)rte_eth_dev_stop(pt->id);
 			pt->started = false;
 			pt->pending = true;
@@ -392,10 +494,15 @@ dp_ports_link_up(struct dprpc_agent *a)
 	struct rte_eth_link link;
 	unsigned int i;
 
-	/* A pending port (not started) reads as down. */
-	for (i = 0; i < a->nb_ports; i++)
-		if (rte_eth_link_get_nowait(a->ports[i].id, &link) != 0 ||
-			link.link_status != RTE_ETH_LINK_UP)
+	/* A pending port (not started) reads as down.  Acquire: pairs with
+	 * dp_port_publish(); a join port is up only while a joiner uses it. */
+	unsigned int n = __atomic_load_n(&a->nb_ports, __ATOMIC_ACQUIRE);
+
+	for (i = 0; i < n; i++)
+		if (a->ports[i].join)
+			continue;
+		else if (rte_eth_link_get_nowait(a->ports[i].id, &link) != 0 ||
+			 link.link_status != RTE_ETH_LINK_UP)
 			return false;
 	return true;
 }

@@ -159,13 +159,13 @@ dprpc_world_leave(struct dprpc_agent *a, uint64_t timeout_us)
 	if (deadline == 0)
 		deadline = UINT64_MAX; /* none */
 	/* Relaxed, here and below: flags (struct dp_peer, dprpc_agent). */
-	for (p = 0; p < a->world.n; p++)
+	for (p = 0; p < dp_world_n(a); p++)
 		atomic_store_explicit(&a->peers[p].leave_acked, false, memory_order_relaxed);
 	atomic_store_explicit(&a->leaving, true, memory_order_relaxed);
 	for (;;) {
 		/* Told: every worker that is up for us acknowledged. */
 		all = true;
-		for (p = 0; p < a->world.n && all; p++)
+		for (p = 0; p < dp_world_n(a) && all; p++)
 			all = p == a->rank ||
 			      dp_load_relaxed(&a->peers[p].state) != DPRPC_PEER_UP ||
 			      atomic_load_explicit(&a->peers[p].leave_acked, memory_order_relaxed);
@@ -195,7 +195,7 @@ dp_world_formed(const struct dprpc_agent *a, char *missing, size_t len)
 
 	if (len > 0)
 		missing[0] = '\0';
-	for (p = 0; p < a->world.n; p++) {
+	for (p = 0; p < dp_world_n(a); p++) {
 		int n;
 
 		/* Relaxed: a snapshot of the poller's write (struct dp_peer). */
@@ -293,10 +293,12 @@ dprpc_get_worker_info(const struct dprpc_agent *a, const char *name, struct dprp
 	if (a == NULL || info == NULL)
 		return -EINVAL;
 	if (name == NULL) {
+		if (a->rank >= dp_world_n(a))
+			return -ENOENT; /* not joined yet (dprpc_world_join()) */
 		dp_worker_info_fill(a, a->rank, info);
 		return 0;
 	}
-	for (r = 0; r < a->world.n; r++) {
+	for (r = 0; r < dp_world_n(a); r++) {
 		if (strcmp(a->world.w[r].name, name) == 0) {
 			dp_worker_info_fill(a, r, info);
 			return 0;
@@ -309,11 +311,12 @@ int
 dprpc_get_worker_infos(
 	const struct dprpc_agent *a, struct dprpc_worker_info *infos, unsigned int cap)
 {
-	unsigned int r;
+	unsigned int r, n;
 
 	if (a == NULL || (infos == NULL && cap != 0))
 		return -EINVAL;
-	for (r = 0; r < a->world.n && r < cap; r++)
+	n = dp_world_n(a); /* one size for the fill and the answer */
+	for (r = 0; r < n && r < cap; r++)
 		dp_worker_info_fill(a, r, &infos[r]);
-	return (int)a->world.n;
+	return (int)n;
 }

@@ -130,7 +130,7 @@ dprpc_agent_usage(const struct dprpc_agent *a, struct dprpc_agent_usage *u)
 	u->requests = dp_requests_in_use(a);
 	u->mbufs = a->own_mp ? rte_mempool_in_use_count(a->mp) : 0;
 	/* Relaxed: counters for leak checks, exact only when quiescent. */
-	for (p = 0; p < a->world.n; p++)
+	for (p = 0; p < dp_world_n(a); p++)
 		u->calls += dp_load_relaxed(&a->peers[p].outstanding);
 	u->messages = (unsigned int)dp_load_relaxed(&a->st.msgs_live);
 	u->kept_mbufs = (unsigned int)dp_load_relaxed(&a->st.kept_mbufs);
@@ -152,7 +152,7 @@ dprpc_agent_dump(const struct dprpc_agent *a, FILE *f)
 	fprintf(f,
 		"agent %s rank %u/%u port %u session 0x%016" PRIx64
 		" io_lcore %d handler_lcores %u\n",
-		a->name, a->rank, a->world.n, a->ports[0].id, a->session,
+		a->name, a->rank, dp_world_n(a), a->ports[0].id, a->session,
 		a->io_lcore == DPRPC_LCORE_NONE ? -1 : (int)a->io_lcore, a->nb_hl);
 	fprintf(f,
 		"  frames rx %" PRIu64 " tx %" PRIu64 " tx_retries %" PRIu64 " tx_dropped %" PRIu64
@@ -200,7 +200,7 @@ dprpc_agent_dump(const struct dprpc_agent *a, FILE *f)
 	fprintf(f,
 		"\n  in use: futures %u requests %u mbufs %u calls %u messages %u; handlers %u\n",
 		u.futures, u.requests, u.mbufs, u.calls, u.messages, a->nb_handlers);
-	for (i = 0; i < a->world.n; i++) {
+	for (i = 0; i < dp_world_n(a); i++) {
 		struct dprpc_worker_rtt r = {0, 0};
 
 		(void)dprpc_worker_rtt(a, i, &r); /* zeros for ourselves */

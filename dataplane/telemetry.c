@@ -58,7 +58,7 @@ dp_tel_add_stats(struct dprpc_agent *a, void *arg)
 	rte_tel_data_start_dict(d);
 	rte_tel_data_add_dict_string(d, "name", a->name);
 	rte_tel_data_add_dict_int(d, "rank", a->rank);
-	rte_tel_data_add_dict_int(d, "world_size", (int)a->world.n);
+	rte_tel_data_add_dict_int(d, "world_size", (int)dp_world_n(a));
 	rte_tel_data_add_dict_u64(d, "rx_frames", s.rx_frames);
 	rte_tel_data_add_dict_u64(d, "tx_frames", s.tx_frames);
 	rte_tel_data_add_dict_u64(d, "tx_retries", s.tx_retries);

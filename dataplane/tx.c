@@ -201,7 +201,11 @@ dp_stage_port(struct dprpc_agent *a, struct rte_mbuf *m)
 		unsigned int dst =
 			rte_be_to_cpu_16(dp_frame_hdr(rte_pktmbuf_mtod(m, uint8_t *))->dst_worker);
 
-		pt = &a->ports[a->peer_port[dst < a->world.n ? dst : 0]];
+		/* DP_RANK_NONE (a join frame): the join port if there is
+		 * one (a meshed world), else the default port. */
+		pt = &a->ports[dst < a->world.n	   ? a->peer_port[dst]
+			       : a->join_port >= 0 ? (unsigned int)a->join_port
+						   : 0];
 		if (unlikely(!pt->up)) {
 			/* A memif link not up yet (port.c): nothing to pile
 			 * up for; the call resends. */

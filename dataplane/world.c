@@ -43,34 +43,15 @@ dp_world_err(char *err, size_t errlen, const char *fmt, ...)
 	return -EINVAL;
 }
 
+/* A worker's name and address (@name checked for length) into @e. */
 static int
-dp_world_entry(char *line, unsigned int lineno, struct dp_world *world, bool *seen, char *err,
-	size_t errlen)
+dp_world_addr(const char *name, const char *mac, const char *ip, const char *port_s,
+	unsigned int lineno, struct dp_world_entry *e, char *err, size_t errlen)
 {
-	char name[64], mac[32], ip[32], extra[2];
-	unsigned long rank, port;
-	char rank_s[16], port_s[16], *end;
-	struct dp_world_entry *e;
+	unsigned long port;
 	struct in_addr in;
-	int n;
+	char *end;
 
-	n = sscanf(line, "%63s %15s %31s %31s %15s %1s", name, rank_s, mac, ip, port_s, extra);
-	if (n != 5)
-		return dp_world_err(
-			err, errlen, "world entry %u: want 'NAME RANK MAC IPV4 UDP_PORT'", lineno);
-	if (strlen(name) >= DPRPC_NAME_MAX)
-		return dp_world_err(err, errlen, "world entry %u: name longer than %d bytes",
-			lineno, DPRPC_NAME_MAX - 1);
-	errno = 0;
-	rank = strtoul(rank_s, &end, 10);
-	if (errno != 0 || *end != '\0' || !isdigit((unsigned char)rank_s[0]) ||
-		rank >= DPRPC_MAX_WORKERS)
-		return dp_world_err(err, errlen, "world entry %u: bad rank '%s' (0..%d)", lineno,
-			rank_s, DPRPC_MAX_WORKERS - 1);
-	if (seen[rank])
-		return dp_world_err(
-			err, errlen, "world entry %u: rank %lu given twice", lineno, rank);
-	e = &world->w[rank];
 	if (rte_ether_unformat_addr(mac, &e->addr.mac) != 0)
 		return dp_world_err(err, errlen, "world entry %u: bad MAC '%s'", lineno, mac);
 	if (inet_pton(AF_INET, ip, &in) != 1)
@@ -82,9 +63,51 @@ dp_world_entry(char *line, unsigned int lineno, struct dp_world *world, bool *se
 		port > UINT16_MAX)
 		return dp_world_err(
 			err, errlen, "world entry %u: bad UDP port '%s'", lineno, port_s);
-	memcpy(e->name, name, strlen(name) + 1); /* length checked above */
+	memcpy(e->name, name, strlen(name) + 1); /* length checked by the caller */
 	e->addr.ip = in.s_addr;
 	e->addr.port = rte_cpu_to_be_16((uint16_t)port);
+	return 0;
+}
+
+static int
+dp_world_entry(char *line, unsigned int lineno, struct dp_world *world, bool *seen, char *err,
+	size_t errlen)
+{
+	char name[64], mac[32], ip[32], extra[2];
+	unsigned long rank;
+	char rank_s[16], port_s[16], *end;
+	struct dp_world_entry *e;
+	int n, rc;
+
+	n = sscanf(line, "%63s %15s %31s %31s %15s %1s", name, rank_s, mac, ip, port_s, extra);
+	if (n != 5)
+		return dp_world_err(
+			err, errlen, "world entry %u: want 'NAME RANK MAC IPV4 UDP_PORT'", lineno);
+	if (strlen(name) >= DPRPC_NAME_MAX)
+		return dp_world_err(err, errlen, "world entry %u: name longer than %d bytes",
+			lineno, DPRPC_NAME_MAX - 1);
+	if (strcmp(rank_s, "-") == 0) {
+		/* A worker that joins a running world (join.c): its own
+		 * line, no rank until it joins. */
+		if (world->joiner)
+			return dp_world_err(err, errlen,
+				"world entry %u: only one worker without a rank (\"-\")", lineno);
+		world->joiner = true;
+		return dp_world_addr(name, mac, ip, port_s, lineno, &world->self, err, errlen);
+	}
+	errno = 0;
+	rank = strtoul(rank_s, &end, 10);
+	if (errno != 0 || *end != '\0' || !isdigit((unsigned char)rank_s[0]) ||
+		rank >= DPRPC_MAX_WORKERS)
+		return dp_world_err(err, errlen, "world entry %u: bad rank '%s' (0..%d)", lineno,
+			rank_s, DPRPC_MAX_WORKERS - 1);
+	if (seen[rank])
+		return dp_world_err(
+			err, errlen, "world entry %u: rank %lu given twice", lineno, rank);
+	e = &world->w[rank];
+	rc = dp_world_addr(name, mac, ip, port_s, lineno, e, err, errlen);
+	if (rc != 0)
+		return rc;
 	seen[rank] = true;
 	world->n++;
 	return 0;
@@ -95,6 +118,14 @@ dp_world_check(struct dp_world *world, const bool *seen, char *err, size_t errle
 {
 	unsigned int i, j;
 
+	if (world->joiner) {
+		/* It learns the world when it joins. */
+		if (world->n != 0 || world->nb_links != 0)
+			return dp_world_err(err, errlen,
+				"world map: a worker without a rank (\"-\", joining) has only "
+				"its own line, and the world's mesh line if it has one");
+		return 0;
+	}
 	if (world->n == 0)
 		return dp_world_err(err, errlen, "world map has no worker");
 	for (i = 0; i < world->n; i++)
@@ -275,6 +306,20 @@ dp_world_link_of(const struct dp_world *world, unsigned int self, unsigned int p
 			world->w[lo].name, world->w[hi].name, DP_SOCK_PATH_MAX - 1);
 	*server = self == lo;
 	return 1;
+}
+
+int
+dp_world_parse_member(const char *spec, struct dp_world_entry *e, char *err, size_t errlen)
+{
+	char name[64], mac[32], ip[32], port_s[16], extra[2];
+
+	if (spec == NULL ||
+		sscanf(spec, "%63s %31s %31s %15s %1s", name, mac, ip, port_s, extra) != 4)
+		return dp_world_err(err, errlen, "member: want 'NAME MAC IPV4 UDP_PORT'");
+	if (strlen(name) >= DPRPC_NAME_MAX)
+		return dp_world_err(
+			err, errlen, "member: name longer than %d bytes", DPRPC_NAME_MAX - 1);
+	return dp_world_addr(name, mac, ip, port_s, 0, e, err, errlen);
 }
 
 int

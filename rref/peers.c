@@ -130,6 +130,13 @@ rr_ctx_peer_event(void *state, unsigned int rank, enum dp_peer_event ev)
 	char why[DPRPC_ERRMSG_MAX];
 	int code;
 
+	if (ev == DP_PEER_EV_JOINED) {
+		/* This agent joined the world: its rank from now on (it
+		 * makes no RRef before dprpc_world_join() returned). */
+		if (rank == dprpc_agent_rank(ctx->a))
+			ctx->rank = (uint16_t)rank;
+		return;
+	}
 	if (ev == DP_PEER_EV_UP || rank == ctx->rank)
 		return; /* what was dropped at DOWN stays dropped */
 	code = ev == DP_PEER_EV_DOWN ? -EHOSTDOWN : -ECONNRESET;

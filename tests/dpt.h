@@ -92,7 +92,7 @@ dpt_ring_pair(struct dpt_ring_pair *p)
  * on rx[i] and sends on tx[i]; dpt_switch_step() moves each frame from a
  * tx ring to the rx ring of the port whose MAC (02:00:00:00:00:0<i+1>,
  * as in DPT_WORLD3) is its destination, and drops the others. */
-#define DPT_SWITCH_MAX 4
+#define DPT_SWITCH_MAX 6
 struct dpt_switch {
 	unsigned int n;
 	struct rte_ring *rx[DPT_SWITCH_MAX], *tx[DPT_SWITCH_MAX];

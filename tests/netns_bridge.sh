@@ -19,6 +19,10 @@
 #    waited for, not declared down).
 # 3. A host that never comes: the two others' rendezvous (2 s) times out
 #    naming it.
+# 4. A host joins: the three form their world, a fourth host (h3, a
+#    namespace on the same bridge, not in their map) joins it through h1
+#    (dprpc_world_join(); nothing is plugged: the bridge reaches it), and
+#    all four call every worker of the world of four, values checked.
 #
 # Exit 77 (skip) when no namespace can be created (not root, no
 # CAP_SYS_ADMIN).  Everything is cleaned up on any exit: namespaces (and
@@ -60,7 +64,7 @@ trap 'exit 130' INT
 trap 'exit 129' HUP
 
 N=3
-netns_bridge_setup "$N"
+netns_bridge_setup $((N + 1)) # h3: the joiner of part 4
 world=""
 for ((i = 0; i < N; i++)); do
 	world+="h$i $i ${NETNS_BR_MAC[i]} ${NETNS_BR_IP[i]} 7000; "
@@ -124,4 +128,19 @@ for ((i = 0; i < N - 1; i++)); do
 done
 finish missing $((N - 1))
 say "3. h$((N - 1)) never came: the others' rendezvous timed out naming it ($(since "$t0") s)"
+# ---- 4. a host joins the running world ----
+t0=$(date +%s.%N)
+for ((i = 0; i < N; i++)); do
+	start joined "$i" --expect-joiners 1
+done
+sleep 1
+start joined "$N" --world "h$N - ${NETNS_BR_MAC[N]} ${NETNS_BR_IP[N]} 7000" \
+	--join "h1 ${NETNS_BR_MAC[1]} ${NETNS_BR_IP[1]} 7000"
+finish joined $((N + 1))
+for ((i = 0; i <= N; i++)); do
+	grep -q "h$i: $((N + 1)) workers called 3 ways, values checked" "$NETNS_TMP/joined-h$i.log" ||
+		fail "joined: h$i did not call every worker of the grown world"
+done
+grep -q "h$N: joined as rank $N" "$NETNS_TMP/joined-h$N.log" || fail "joined: h$N has not rank $N"
+say "4. h$N joined the running world through h1: all-to-all of four, clean exits ($(since "$t0") s)"
 say "all parts passed"

@@ -211,6 +211,37 @@ Test(misuse, dprpc_world_leave)
 	cr_assert_eq(dprpc_world_leave(agent, 1000), 0);
 }
 
+/* NULL arguments, a member not "NAME MAC IPV4 UDP_PORT", an agent whose map
+ * gave it a rank (already in the world), a world capacity out of range. */
+Test(misuse, dprpc_world_join)
+{
+	struct dprpc_agent_conf c;
+
+	cr_assert_eq(dprpc_world_join(NULL, "b 02:00:00:00:00:02 10.0.0.2 7002", 1000), -EINVAL);
+	cr_assert_eq(dprpc_world_join(agent, NULL, 1000), -EINVAL);
+	cr_assert_eq(dprpc_world_join(agent, "b 1 02:00:00:00:00:02 10.0.0.2 7002", 1000), -EINVAL);
+	cr_assert_eq(dprpc_world_join(agent, "b 02:00:00:00:00:02 10.0.0.2", 1000), -EINVAL);
+	cr_assert_eq(dprpc_world_join(agent, "b 02:00:00:00:00:02 10.0.0.2 7002", 1000), -EALREADY);
+	dprpc_agent_conf_init(&c);
+	c.name = "z";
+	c.world = DPT_WORLD2 "z 2 02:00:00:00:00:03 10.0.0.3 7003\n";
+	c.vdev = "net_null_jz";
+	c.max_workers = 2; /* below the map's 3 */
+	cr_assert_null(dprpc_agent_create(&c));
+	cr_assert_eq(rte_errno, EINVAL);
+	c.max_workers = DPRPC_MAX_WORKERS + 1;
+	cr_assert_null(dprpc_agent_create(&c));
+	cr_assert_eq(rte_errno, EINVAL);
+	/* A joiner's map is its own line alone. */
+	c.max_workers = 0;
+	c.world = "z - 02:00:00:00:00:03 10.0.0.3 7003; z - 02:00:00:00:00:04 10.0.0.4 7004";
+	cr_assert_null(dprpc_agent_create(&c));
+	cr_assert_eq(rte_errno, EINVAL);
+	c.world = "z - 02:00:00:00:00:03 10.0.0.3 7003; a 0 02:00:00:00:00:01 10.0.0.1 7001";
+	cr_assert_null(dprpc_agent_create(&c));
+	cr_assert_eq(rte_errno, EINVAL);
+}
+
 Test(misuse, dprpc_get_worker_info)
 {
 	struct dprpc_worker_info info;

@@ -287,6 +287,35 @@ Test(world_memif, worker_killed_in_shutdown_barrier_is_named)
 	(void)system(cmd);
 }
 
+/* w0..w2 form a world of three (their map has no w3); w3, started a
+ * second later with a map of its own line and the mesh, joins it through
+ * w1's join socket (dprpc_world_join()).  Every worker then calls every
+ * worker of the world of four three ways, values checked, and each exits 0
+ * with nothing in use: the links hot-plugged for w3 on every side, their
+ * sockets gone with them. */
+Test(world_memif, a_worker_joins_the_running_world)
+{
+	static const char *const member_extra[] = {"--expect-joiners", "1", NULL};
+	char joiner_world[256];
+	const char *joiner_extra[] = {"--world", joiner_world, "--join",
+		"w1 02:00:00:00:01:02 10.1.0.2 7000", NULL};
+	int status[NW], n = 0;
+
+	/* The members' map: w0..w2 and the mesh. */
+	for (unsigned int i = 0; i < NW - 1; i++)
+		n += snprintf(world + n, sizeof(world) - n,
+			"%s %u 02:00:00:00:01:%02u 10.1.0.%u 7000\n", names[i], i, i + 1, i + 1);
+	snprintf(world + n, sizeof(world) - n, "mesh memif:%s\n", sock_dir);
+	snprintf(joiner_world, sizeof(joiner_world),
+		"w3 - 02:00:00:00:01:04 10.1.0.4 7000\nmesh memif:%s\n", sock_dir);
+	for (unsigned int i = 0; i < NW - 1; i++)
+		spawn(i, member_extra);
+	sleep(1);
+	spawn(NW - 1, joiner_extra);
+	reap(status, 150);
+	expect_clean(status, NW);
+}
+
 /* w3 never comes: the three others' rendezvous times out after 2 s and
  * names w3 (the workers check the -ETIMEDOUT and the names themselves). */
 Test(world_memif, worker_that_never_arrives_is_named)

@@ -57,6 +57,10 @@ enum dp_peer_event {
 	 * nothing of its past; the server state kept for it is cleared and
 	 * its pending calls have just failed with -ECONNRESET. */
 	DP_PEER_EV_RESTARTED = 2,
+	/* A worker joined the world as @rank (the world's size is now
+	 * above it); @rank is this agent's own when it has just joined
+	 * (dprpc_world_join(): its rank is known from then on). */
+	DP_PEER_EV_JOINED = 3,
 };
 
 struct dp_ext_ops {

@@ -68,11 +68,22 @@ enum dprpc_peer_state {
 
 /**
  * Called when a peer is declared down (@p up false: its pending calls have
- * just failed with -EHOSTDOWN) and when a peer declared down is heard from
- * again (@p up true).  Runs on the polling thread; must not block.
+ * just failed with -EHOSTDOWN), when a peer declared down is heard from
+ * again (@p up true), and when a worker joins the world (@p up true, @p rank
+ * at least the world size before it: the event DPRPC_PEER_JOINED, see
+ * dprpc_peer_joined()).  Runs on the polling thread; must not block.
  */
 typedef void (*dprpc_peer_event_t)(
 	struct dprpc_agent *agent, unsigned int rank, bool up, void *arg);
+
+/**
+ * Whether a peer_event call with @p up true told of a worker that joined
+ * the world (DPRPC_PEER_JOINED) rather than of one heard from again: true
+ * while the joiner has not been heard from yet, which holds during the
+ * call (the joiner is told its rank only after every member knows it).
+ * Any thread; false for a NULL @p agent or an unknown @p rank.
+ */
+#define DPRPC_PEER_JOINED(agent, rank) (dprpc_worker_state((agent), (rank)) == DPRPC_PEER_UNKNOWN)
 
 /** Longest worker name, including the terminating NUL. */
 #define DPRPC_NAME_MAX 32
@@ -352,6 +363,17 @@ struct dprpc_agent_conf {
 	unsigned int peer_requests_max;
 	uint32_t inline_wait_max_us;
 	uint32_t queue_delay_max_us;
+	/**
+	 * The world's capacity: most workers this agent knows, those of the
+	 * map and those that join it later (dprpc_world_join()) together.
+	 * The state towards every peer is sized for it at creation and never
+	 * moves.  0 (the default): DPRPC_MAX_WORKERS.  Out of range (below the
+	 * map's workers, above DPRPC_MAX_WORKERS): creation fails EINVAL.  A
+	 * worker joining a world that has this many fails -ENOSPC; give every
+	 * worker the same value (a member whose capacity is smaller than the
+	 * world's never acknowledges the joiner, which then times out).
+	 */
+	unsigned int max_workers;
 };
 
 /**
@@ -530,6 +552,44 @@ int dprpc_world_wait(struct dprpc_agent *agent, uint64_t timeout_us, char *missi
 int dprpc_world_leave(struct dprpc_agent *agent, uint64_t timeout_us);
 
 /**
+ * Join a running world: this agent's world map has only its own line,
+ * with rank "-" ("NAME - MAC IPV4 UDP_PORT"), and @p member names one
+ * worker of the world ("NAME MAC IPV4 UDP_PORT", reached through the
+ * agent's default port, an L2 segment such as a Linux bridge, or, in
+ * a world with a "mesh memif:DIR" line: the joiner's map has the same
+ * line, and it reaches the member through its join socket DIR/NAME.join;
+ * docs/worlds.md).  A CONTROL JOIN is sent
+ * to it every 10 ms until answered; it relays to the world's assigner (its
+ * lowest rank up), which gives the joiner the next unused rank, tells every
+ * member (each calls its peer_event, DPRPC_PEER_JOINED) and, once all have
+ * acknowledged, has the member answer with the rank and every worker.
+ * Then it waits until it has heard from every member (the rendezvous of
+ * dprpc_world_wait(), within the same @p timeout_us).  When it returns 0
+ * this agent has its rank (dprpc_agent_rank()), the world its size
+ * (dprpc_world_size(), dprpc_get_worker_infos()), and calls go both ways
+ * by name and rank; it may leave as any worker
+ * (dprpc_world_leave(), dprpc_shutdown()).  Resent JOINs (lost answers)
+ * get the same rank.  Polls the agent meanwhile unless an io lcore does.
+ * Before it returns 0, dprpc_agent_rank() is UINT16_MAX and the world
+ * empty: RRefs and collectives are used after it.
+ * @param timeout_us 0 waits without limit.
+ * @return 0; -EINVAL (NULL @p agent or @p member, @p member not
+ *         "NAME MAC IPV4 UDP_PORT"); -EALREADY (this agent is in the world:
+ *         its map gave it a rank, or it joined); -EBUSY (another thread is
+ *         joining); -EDEADLK on the agent's poller; -ETIMEDOUT (no answer:
+ *         the member or the world is unreachable, or a member never
+ *         acknowledged; calling again with the same agent continues, and
+ *         gets the rank it may have been given; or it joined, its rank and
+ *         world are set, but some member was not heard from in time); -ENOSPC (the world has
+ *         max_workers workers, or more than this agent's max_workers);
+ *         -EEXIST (a worker of the world has this name or IPv4 address and
+ *         port); -EOPNOTSUPP (the member has no default port to reach the
+ *         joiner through).
+ * Thread context: any thread but the agent's poller, one at a time.
+ */
+int dprpc_world_join(struct dprpc_agent *agent, const char *member, uint64_t timeout_us);
+
+/**
  * A worker as PyTorch's WorkerInfo describes it, plus where and how it is
  * reached.  Calls take its name (dprpc_rpc_sync(), dprpc_rpc_async()) or
  * its rank (dprpc_rpc_async_id()).
@@ -550,9 +610,12 @@ struct dprpc_worker_info {
  * @param name the worker's name; NULL for the agent's own worker.
  * @param info filled on success.
  * @return 0; -EINVAL (NULL @p agent or @p info); -ENOENT (no worker of
- *         that name).
- * Thread context: any.  The name, rank and addresses are fixed at
- * creation; the state is a relaxed snapshot.
+ *         that name, or a NULL @p name on an agent that has not joined its
+ *         world yet, dprpc_world_join()).
+ * Thread context: any.  A worker's name, rank and addresses never change
+ * once it is in the world (the map's at creation, a joiner's from its
+ * join on: the world's size grows, dprpc_world_size()); the state is a
+ * relaxed snapshot.
  */
 int dprpc_get_worker_info(
 	const struct dprpc_agent *agent, const char *name, struct dprpc_worker_info *info);

@@ -7,6 +7,7 @@
  *   world_worker [EAL options] -- --name NAME --world WORLD [--port-id N]
  *       [--rendezvous-ms MS] [--expect-missing NAMES] [--call-early]
  *       [--shutdown] [--shutdown-without NAME --mark-dir DIR] [--be-killed]
+ *       [--join MEMBER] [--expect-joiners K]
  *
  * It creates its agent (the default port is --port-id, e.g. an EAL --vdev;
  * without it the world map's memif links are its only ports), registers
@@ -28,6 +29,12 @@
  * its timeout, and this worker must still stop clean (no mbuf of its pool
  * in use after it, EAL's runtime directory gone).  --be-killed: after the
  * "done" exchange, wait to be killed (exit 1 after 60 s).
+ * With --join its map has only its own line (rank "-") and it joins the
+ * running world through MEMBER ("NAME MAC IPV4 UDP_PORT",
+ * dprpc_world_join()) instead of waiting for it; with --expect-joiners a
+ * member waits, after its rendezvous, until K workers have joined and it
+ * has heard from them.  Either way the calls then go to every worker of
+ * the grown world.
  *
  * Exit status 0 only if everything held and nothing leaked: no future,
  * request, call, message or mbuf of its pool still in use before destroy,
@@ -67,7 +74,9 @@ h_mul(struct dprpc_request *req, void *arg)
 	(void)arg;
 	if (len != sizeof(v))
 		return dprpc_reply_error(req, -EINVAL, "want 8 bytes");
-	v = *x * 7 + my_rank;
+	/* The agent's rank, not my_rank: a joiner is called as soon as it
+	 * has its rank, before dprpc_world_join() returned to set my_rank. */
+	v = *x * 7 + dprpc_agent_rank(dprpc_request_agent(req));
 	return dprpc_reply(req, &v, sizeof(v));
 }
 
@@ -133,9 +142,13 @@ main(int argc, char **argv)
 		{"shutdown-without", required_argument, NULL, 'k'},
 		{"mark-dir", required_argument, NULL, 'd'},
 		{"be-killed", no_argument, NULL, 'b'},
+		{"join", required_argument, NULL, 'j'},
+		{"expect-joiners", required_argument, NULL, 'x'},
 		{NULL, 0, NULL, 0},
 	};
 	const char *world = NULL, *expect_missing = NULL, *killed = NULL, *mark_dir = NULL;
+	const char *join = NULL;
+	unsigned int joiners = 0;
 	struct dprpc_future *early[DPRPC_MAX_WORKERS] = {NULL};
 	struct dprpc_worker_info infos[DPRPC_MAX_WORKERS], self;
 	uint64_t rdv_ms = 30000;
@@ -178,6 +191,10 @@ main(int argc, char **argv)
 			mark_dir = optarg;
 		else if (opt == 'b')
 			be_killed = true;
+		else if (opt == 'j')
+			join = optarg;
+		else if (opt == 'x')
+			joiners = (unsigned int)strtoul(optarg, NULL, 0);
 		else
 			return 2;
 	}
@@ -185,7 +202,8 @@ main(int argc, char **argv)
 		(killed != NULL) != (mark_dir != NULL)) {
 		fprintf(stderr,
 			"usage: world_worker [EAL] -- --name NAME --world WORLD [--port-id "
-			"N] [--rendezvous-ms MS] [--expect-missing NAMES] [--call-early]\n");
+			"N] [--rendezvous-ms MS] [--expect-missing NAMES] [--call-early] "
+			"[--shutdown] [--join MEMBER] [--expect-joiners K]\n");
 		return 2;
 	}
 	dprpc_agent_conf_init(&c);
@@ -220,7 +238,30 @@ main(int argc, char **argv)
 				FAIL(5, "early call to rank %u: %s", i, rte_strerror(rte_errno));
 		}
 	}
-	rc = dprpc_world_wait(a, rdv_ms * 1000, missing, sizeof(missing));
+	missing[0] = '\0';
+	if (join != NULL) {
+		/* Joining: its rank and the world come with the answer. */
+		rc = dprpc_world_join(a, join, rdv_ms * 1000);
+		my_rank = dprpc_agent_rank(a);
+		nw = dprpc_world_size(a);
+		if (rc != 0)
+			FAIL(20, "world_join through %s: %d", join, rc);
+		printf("%s: joined as rank %u\n", name, my_rank);
+	} else {
+		rc = dprpc_world_wait(a, rdv_ms * 1000, missing, sizeof(missing));
+	}
+	if (rc == 0 && joiners > 0) {
+		/* The joiners: counted in (every member is told before a
+		 * joiner is answered), then heard from. */
+		for (i = 0; i < 1200 && dprpc_world_size(a) < nw + joiners; i++)
+			usleep(50 * 1000);
+		if (dprpc_world_size(a) != nw + joiners)
+			FAIL(21, "world of %u, not %u: the joiners did not come",
+				dprpc_world_size(a), nw + joiners);
+		nw += joiners;
+		rc = dprpc_world_wait(a, rdv_ms * 1000, missing, sizeof(missing));
+		printf("%s: %u joined\n", name, joiners);
+	}
 	if (expect_missing != NULL) {
 		if (rc != -ETIMEDOUT)
 			FAIL(6, "world_wait returned %d, not -ETIMEDOUT", rc);

@@ -1,0 +1,68 @@
+/* SPDX-License-Identifier: BSD-3-Clause */
+/*
+ * Joining a running world (join.c, docs/worlds.md "Joining"): the state a
+ * worker keeps as a joiner (while a thread is in dprpc_world_join()), as
+ * the assigner of ranks, and as a member told of joiners.  The poller, but
+ * dprpc_world_join() (the joining thread) and the accessors that read the
+ * world's size (any thread, dp_world_n()).
+ */
+#ifndef DP_JOIN_H
+#define DP_JOIN_H
+
+#include <stdatomic.h>
+#include <stdbool.h>
+#include <stdint.h>
+
+#include "dp_wire.h"
+
+struct dprpc_agent;
+struct dp_parsed;
+struct rte_mbuf;
+
+struct dp_join {
+	/* The joiner's side.  active: a thread is in dprpc_world_join();
+	 * stored with release by that thread after it set tmpl, member and
+	 * entries, loaded with acquire by the poller, which alone touches
+	 * have, n, rank, entries and left while it is set.  status: 0 while
+	 * joining, 1 joined, or -errno refused; stored with release by the
+	 * poller once the world is installed (or refused), loaded with
+	 * acquire by the joining thread. */
+	atomic_bool active;
+	atomic_int status;
+	/* A thread is in dprpc_world_join() (-EBUSY for another): claimed
+	 * with acquire, released with release by that thread. */
+	atomic_bool claimed;
+	uint8_t tmpl[DP_L2L4_LEN];   /* to the member named */
+	char member[DPRPC_NAME_MAX]; /* its name: DIR/NAME.join over memif */
+	uint64_t send_tsc;	     /* poller: the last JOIN sent */
+	uint16_t rank, n, have;
+	struct dp_world_entry *entries; /* the members, by rank (world_cap) */
+	uint8_t *left;			/* entries' states: DPRPC_PEER_LEFT or 0 */
+	/* Every worker's side, poller only.  session[r]: the incarnation
+	 * of the worker that joined as rank r (a duplicate JOIN of it gets
+	 * the same rank).  The assigner's: announcing[r] while some member
+	 * has not acknowledged the ANNOUNCE of rank r (acked[r]: those that
+	 * have, a bit per rank), nb_announcing of them, the last round. */
+	uint64_t session[DPRPC_MAX_WORKERS];
+	bool announcing[DPRPC_MAX_WORKERS];
+	uint64_t acked[DPRPC_MAX_WORKERS];
+	unsigned int nb_announcing;
+	uint64_t announce_tsc;
+	/* A member whose join port answered a joiner the last page: the
+	 * joiner's rank until it is heard from (then the port hangs up and
+	 * listens again, dp_port_join_reset()); DP_RANK_NONE otherwise. */
+	uint16_t port_owner;
+};
+
+/* A join frame (dst_worker DP_RANK_NONE) or a join operation between
+ * members (handler_id DP_CTRL_JOIN and above); @m stays the caller's.
+ * The poller. */
+void dp_join_rx(struct dprpc_agent *a, const struct dp_parsed *p);
+/* Resend JOIN (joiner) and ANNOUNCE (assigner) every DP_RDV_PING_MS. */
+void dp_join_timer(struct dprpc_agent *a, uint64_t now);
+/* Whether the timer has anything to do (relaxed: a hint). */
+bool dp_join_busy(struct dprpc_agent *a);
+/* Free what the joiner's side allocated (destroy). */
+void dp_join_free(struct dprpc_agent *a);
+
+#endif /* DP_JOIN_H */
