@@ -5,7 +5,8 @@
  * of workers: "mesh memif:DIR" in the world map, docs/worlds.md).  Public
  * API only, like any application.
  *
- *   world_demo [EAL options] -- --name NAME --world WORLD
+ *   world_demo [EAL options] -- --name NAME --world WORLD --join-signal FILE
+ *              [--join MEMBER]
  *
  * Ranks give the roles: rank 0 drives (creates the RRef, starts the
  * chain), rank 1 owns the RRef, rank 2 receives its fork, the last rank
@@ -20,11 +21,16 @@
  *      (to_here) and release it; the owner sees its value freed;
  *   5. a nested chain rank 0 -> 1 -> 2 -> 0: each hop's handler defers its
  *      reply until the next hop answered, and prefixes its name;
- *   6. a worker joining the running world: NOT in this build (see
- *      join_step());
- *   7. the last rank leaves (dprpc_world_leave()) and exits; the others
- *      see it left (DPRPC_PEER_LEFT) and a call to it fails -ESHUTDOWN;
- *   8. graceful shutdown of those still in the world (dprpc_shutdown()).
+ *   6. a worker joins the running world: rank 0 creates FILE, the joiner
+ *      (started with --join MEMBER and a map of its own line, rank "-",
+ *      and the mesh) waits for it and joins through MEMBER
+ *      (dprpc_world_join()); every member's peer_event tells it, its world
+ *      grows, and every worker calls every worker of the grown world;
+ *   7. the last rank of the start-up map leaves (dprpc_world_leave()) and
+ *      exits; the others see it left (DPRPC_PEER_LEFT) and a call to it
+ *      fails -ESHUTDOWN;
+ *   8. graceful shutdown of those still in the world, the joiner too
+ *      (dprpc_shutdown()).
  * Exit status 0 only if every step held; each failure prints a line and
  * exits with its own status.
  */
@@ -47,6 +53,9 @@
 
 static const char *name = "world_demo";
 static unsigned int my_rank, nw;
+/* The rank of the worker that joined, as this member's peer_event told it
+ * (written on the poller, read by the main thread). */
+static _Atomic int joined_rank = -1;
 static struct dprpc_rref *forked; /* rank 2: the RRef rebuilt from its fork */
 
 #define FAIL(code, ...)                        \
@@ -328,18 +337,56 @@ chain_step(struct dprpc_agent *a)
 	SAY("chain rank 0 -> 1 -> 2 -> 0, each hop deferred its reply: \"%s\"", out);
 }
 
-/*
- * A worker joining the running world: being built on another branch
- * (issue 15, world15).  Its step goes here: start one more process with a
- * name not in the start-up map, have it join, call it from every worker,
- * then let it take part in the leave/shutdown steps below.
- */
+/* peer_event: a worker joined (DPRPC_PEER_JOINED), or one was declared
+ * down or heard from again. */
 static void
-join_step(struct dprpc_agent *a)
+peer_event(struct dprpc_agent *a, unsigned int rank, bool up, void *arg)
 {
-	(void)a;
-	if (my_rank == 0)
-		SAY("(a worker joining the running world: not in this build yet)");
+	(void)arg;
+	if (up && DPRPC_PEER_JOINED(a, rank))
+		joined_rank = (int)rank;
+}
+
+/* A member's side of the join: rank 0 lets the joiner go (@signal), then
+ * every member waits until its world has grown. */
+static void
+join_step(struct dprpc_agent *a, const char *signal)
+{
+	FILE *f;
+	int i;
+
+	if (my_rank == 0) {
+		f = fopen(signal, "w");
+		if (f == NULL || fclose(f) != 0)
+			FAIL(40, "cannot create %s", signal);
+	}
+	for (i = 0; i < 30000 && (dprpc_world_size(a) == nw || joined_rank < 0); i++)
+		usleep(1000);
+	if (dprpc_world_size(a) != nw + 1 || joined_rank != (int)nw)
+		FAIL(41, "no worker joined (world of %u, peer_event rank %d)", dprpc_world_size(a),
+			joined_rank);
+	SAY("peer_event: %s joined as rank %d; the world has %u workers",
+		dprpc_worker_name(a, (unsigned int)joined_rank), joined_rank, nw + 1);
+	nw++;
+}
+
+/* The joiner: waits for @signal, then joins through @member. */
+static void
+join_world(struct dprpc_agent *a, const char *member, const char *signal)
+{
+	uint64_t t0;
+	int i, rc;
+
+	for (i = 0; i < 60000 && access(signal, F_OK) != 0; i++)
+		usleep(1000);
+	t0 = now_us();
+	rc = dprpc_world_join(a, member, TIMEOUT_US);
+	if (rc != 0)
+		FAIL(42, "join through %s: %d", member, rc);
+	my_rank = dprpc_agent_rank(a);
+	nw = dprpc_world_size(a);
+	SAY("joined the running world through %.*s as rank %u of %u (%" PRIu64 " ms)",
+		(int)strcspn(member, " "), member, my_rank, nw, (now_us() - t0) / 1000);
 }
 
 int
@@ -348,9 +395,11 @@ main(int argc, char **argv)
 	static const struct option longopts[] = {
 		{"name", required_argument, NULL, 'n'},
 		{"world", required_argument, NULL, 'w'},
+		{"join", required_argument, NULL, 'j'},
+		{"join-signal", required_argument, NULL, 's'},
 		{NULL, 0, NULL, 0},
 	};
-	const char *world = NULL;
+	const char *world = NULL, *join = NULL, *signal = NULL;
 	struct dprpc_worker_info wi;
 	struct dprpc_agent_conf c;
 	struct dprpc_coll_error ce;
@@ -372,30 +421,43 @@ main(int argc, char **argv)
 			name = optarg;
 		else if (opt == 'w')
 			world = optarg;
+		else if (opt == 'j')
+			join = optarg;
+		else if (opt == 's')
+			signal = optarg;
 		else
 			return 2;
 	}
-	if (world == NULL || strcmp(name, "world_demo") == 0) {
-		fprintf(stderr, "usage: world_demo [EAL] -- --name NAME --world WORLD\n");
+	if (world == NULL || signal == NULL || strcmp(name, "world_demo") == 0) {
+		fprintf(stderr, "usage: world_demo [EAL] -- --name NAME --world WORLD "
+				"--join-signal FILE [--join MEMBER]\n");
 		return 2;
 	}
 	dprpc_agent_conf_init(&c);
 	c.name = name;
 	c.world = world;
 	c.io_lcore = 1;
+	c.peer_event = peer_event;
 	a = dprpc_agent_create(&c);
 	if (a == NULL)
 		FAIL(3, "agent: %s", rte_strerror(rte_errno));
-	my_rank = dprpc_agent_rank(a);
-	nw = dprpc_world_size(a);
-	if (nw < 4)
-		FAIL(3, "the demo wants at least 4 workers, the world has %u", nw);
-	last = nw - 1;
 	if (dprpc_register(a, "mul", h_mul, NULL, DPRPC_HANDLER_INLINE) != 0 ||
 		dprpc_register(a, "make", h_make, NULL, DPRPC_HANDLER_INLINE) != 0 ||
 		dprpc_register(a, "take_rref", h_take_rref, NULL, DPRPC_HANDLER_INLINE) != 0 ||
 		dprpc_register(a, "chain", h_chain, NULL, DPRPC_HANDLER_INLINE) != 0)
 		FAIL(4, "register");
+	if (join != NULL) {
+		/* Not in the start-up map: it comes in at step 6. */
+		join_world(a, join, signal);
+		last = my_rank - 1; /* the start-up map's last rank leaves */
+		barrier(a, "join");
+		goto grown;
+	}
+	my_rank = dprpc_agent_rank(a);
+	nw = dprpc_world_size(a);
+	if (nw < 4)
+		FAIL(3, "the demo wants at least 4 workers, the world has %u", nw);
+	last = nw - 1;
 
 	t0 = now_us();
 	rc = dprpc_world_wait(a, TIMEOUT_US, missing, sizeof(missing));
@@ -423,8 +485,12 @@ main(int argc, char **argv)
 	barrier(a, "chain");
 
 	step(a, "a worker joins the running world");
-	join_step(a);
+	join_step(a, signal);
 	barrier(a, "join");
+grown:
+	step(a, "every worker calls every worker of the grown world");
+	all_to_all(a);
+	barrier(a, "all-to-all after the join");
 
 	step(a, "a worker leaves");
 	if (my_rank == last) {

@@ -3,7 +3,8 @@
 #
 # The project's entry points (see README):
 #   scripts/dev.sh demo    install what is missing, build, run a world of four
-#                          worker processes over memif on this machine
+#                          worker processes over memif on this machine (a
+#                          fifth joins it while it runs)
 #                          (examples/world_demo.c; DPRPC_DEMO_WORKERS=N for
 #                          more), then dprpc-perf
 #   scripts/dev.sh test    install what is missing, build with warnings as
@@ -72,15 +73,25 @@ demo() {
 	world+="mesh memif:$demo_dir/sock"
 	mkdir "$demo_dir/sock"
 
-	echo "== a world of $n dprpc workers, $n processes, a memif link per pair (pinned over $ncpu CPUs)"
-	for ((i = 0; i < n; i++)); do
+	# One more worker, not in the map: it joins the running world through
+	# w1 at step 6 (when w0 creates the signal file), hot-plugging a memif
+	# link to every member.
+	local jmac jip joiner
+	jmac="02:00:00:00:0a:$(printf %02x $((n + 1)))" jip="10.0.10.$((n + 1))"
+	joiner="w$n - $jmac $jip 7000
+mesh memif:$demo_dir/sock"
+	echo "== a world of $n dprpc workers, $n processes, a memif link per pair (pinned over $ncpu CPUs); w$n joins it later"
+	for ((i = 0; i <= n; i++)); do
+		local args=(--name "w$i" --world "$world" --join-signal "$demo_dir/join")
+		[ "$i" -lt "$n" ] || args=(--name "w$i" --world "$joiner" --join-signal "$demo_dir/join"
+			--join "w1 02:00:00:00:0a:02 10.0.10.2 7000")
 		demo_prefixes+=("dprpc-demo-$$-$i")
 		"$worker" --lcores="0@$((i % ncpu)),1@$(((i + 1) % ncpu))" --no-pci --no-huge \
 			-m 256 --no-shconf --no-telemetry --file-prefix "dprpc-demo-$$-$i" \
-			--log-level=lib.eal:error --log-level=pmd.net.memif:2 \
-			-- --name "${names[$i]}" --world "$world" &
+			--log-level=lib.eal:error --log-level=pmd.net.memif:2 -- "${args[@]}" &
 		demo_pids+=($!)
 	done
+	names+=("w$n")
 	for i in "${!demo_pids[@]}"; do
 		wait "${demo_pids[$i]}" || { echo "${names[$i]} failed (exit $?)" >&2; rc=1; }
 	done
