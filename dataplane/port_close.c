@@ -156,10 +156,13 @@ dp_on_intr(struct dprpc_agent *a, void (*fn1)(struct dprpc_agent *a),
 	/* Waits while the callback runs: after it, job is not touched. */
 	rc = rte_intr_callback_unregister_sync(ih, dp_intr_job_run, job);
 	if (rc < 0) {
-		/* Not expected (registered above). */
+		/* Not expected (registered above): job, its eventfd and ih
+		 * stay, the callback may still refer to them. */
 		DP_LOG(ERR, "agent %s: cannot unregister its ports' close callback: %s", a->name,
 			strerror(-rc));
-		return;
+		job = NULL;
+		ih = NULL;
+		goto in_place;
 	}
 	/* A wait that timed out: whether its trigger ran after all. */
 	if (!ran1)
