@@ -34,7 +34,9 @@ struct dprpc_agent_conf;
 /* Check @c's port fields and open @a's port as they say: 0, or a negative
  * errno, logged (dp_port_close() undoes what was done). */
 int dp_port_open(struct dprpc_agent *a, const struct dprpc_agent_conf *c);
-/* Stop the port if we started it, and close it if we probed it. */
+/* Stop the port if we started it, and close it if we probed it
+ * (port_close.c): with link ports, on the EAL interrupt thread, waited
+ * for, working around DPDK 22.11's memif PMD (port_close.c's top). */
 void dp_port_close(struct dprpc_agent *a);
 /* The poller, on its timer: start pending link ports, read their link
  * state, at most every DP_LINK_CHECK_MS. */

@@ -506,25 +506,3 @@ dp_ports_link_up(struct dprpc_agent *a)
 			return false;
 	return true;
 }
-
-void
-dp_port_close(struct dprpc_agent *a)
-{
-	unsigned int i;
-
-	/* Only what dp_port_open() did: an application's port given with
-	 * port_ready is neither stopped nor closed. */
-	for (i = 0; i < a->nb_ports; i++) {
-		struct dp_port *pt = &a->ports[i];
-
-		if (pt->started) {
-			(void)rte_eth_dev_stop(pt->id);
-			pt->started = false;
-		}
-		if (pt->probed) {
-			(void)rte_eth_dev_close(pt->id);
-			(void)rte_eal_hotplug_remove("vdev", pt->vdev_name);
-			pt->probed = false;
-		}
-	}
-}

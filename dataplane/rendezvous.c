@@ -137,8 +137,17 @@ dp_leave_rx(struct dprpc_agent *a, unsigned int p, uint32_t op)
 			pt->quiet_tsc = 0;
 		}
 	} else if (op == DP_CTRL_LEAVE_ACK) {
+		struct dp_port *pt = &a->ports[a->peer_port[p]];
+
 		/* Relaxed: a flag read by the leaving thread (struct dp_peer). */
 		atomic_store_explicit(&a->peers[p].leave_acked, true, memory_order_relaxed);
+		/* Its own memif link goes quiet too: it forgot us and may
+		 * destroy its agent at once (it no longer tells us it leaves),
+		 * its disconnect unmapping the rings under our rx_burst. */
+		if (pt->link && pt->peer == p && !pt->quiet) {
+			pt->quiet = true;
+			pt->quiet_tsc = 0;
+		}
 	}
 }
 

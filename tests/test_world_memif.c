@@ -19,8 +19,11 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <poll.h>
 #include <sys/prctl.h>
+#include <sys/socket.h>
 #include <sys/stat.h>
+#include <sys/un.h>
 #include <sys/wait.h>
 #include <time.h>
 #include <unistd.h>
@@ -435,4 +438,54 @@ Test(world_links, three_agents_in_one_process_each_peer_through_its_own_port)
 		cr_expect_eq(u.calls, 0u, "%s: %u calls", lnames[i], u.calls);
 		cr_expect_eq(u.requests, 0u, "%s: %u requests", lnames[i], u.requests);
 	}
+}
+
+/*
+ * A memif server's agent destroyed while a client is half-way through the
+ * handshake (connected, HELLO read, no INIT sent yet): DPDK 22.11's memif
+ * PMD left that control channel registered with its socket open, pointing
+ * at the listener it freed (docs/worlds.md, "Closing memif ports"); dprpc
+ * closes it with the port: the client reads the end of its connection, not
+ * silence.
+ */
+Test(world_links, server_destroyed_while_a_client_is_half_way_closes_its_socket)
+{
+	char lworld[512], msg[256];
+	struct sockaddr_un un;
+	struct dprpc_agent_conf c;
+	struct pollfd pfd;
+	ssize_t n;
+	int fd;
+
+	snprintf(lworld, sizeof(lworld), DPT_WORLD3 "mesh memif:%s\n", sock_dir);
+	cr_assert_geq(dpt_eal_init("links"), 0);
+	dprpc_agent_conf_init(&c);
+	c.name = "a"; /* rank 0: the server of links a-b and a-c */
+	c.world = lworld;
+	c.io_lcore = 1;
+	la[0] = dprpc_agent_create(&c);
+	cr_assert_not_null(la[0], "%s", rte_strerror(rte_errno));
+
+	memset(&un, 0, sizeof(un));
+	un.sun_family = AF_UNIX;
+	snprintf(un.sun_path, sizeof(un.sun_path), "%s/a-b.sock", sock_dir);
+	fd = socket(AF_UNIX, SOCK_SEQPACKET, 0);
+	cr_assert_geq(fd, 0);
+	cr_assert_eq(connect(fd, (struct sockaddr *)&un, sizeof(un)), 0, "connect %s: %s",
+		un.sun_path, strerror(errno));
+	/* The listener accepted it and says HELLO (one 128-byte message). */
+	pfd.fd = fd;
+	pfd.events = POLLIN;
+	cr_assert_eq(poll(&pfd, 1, 20 * 1000), 1, "no HELLO from the memif server");
+	cr_assert_eq(recv(fd, msg, sizeof(msg), 0), 128);
+
+	cr_assert_eq(dprpc_agent_destroy(la[0]), 0);
+	la[0] = NULL;
+	/* Its end closed: the end of the connection (0) or a reset. */
+	pfd.revents = 0;
+	cr_assert_eq(poll(&pfd, 1, 20 * 1000), 1, "the memif server kept the connection open");
+	n = recv(fd, msg, sizeof(msg), MSG_DONTWAIT);
+	cr_expect(n == 0 || (n < 0 && errno == ECONNRESET), "recv: %zd (%s)", n,
+		n < 0 ? strerror(errno) : "data");
+	close(fd);
 }
