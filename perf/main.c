@@ -46,7 +46,6 @@
 
 #include "perf.h"
 
-volatile sig_atomic_t perf_stop;
 /* Forked client: where its result goes, and the pipe it holds on to. */
 static int perf_out_fd = -1, perf_hold_fd = -1;
 
@@ -230,6 +229,14 @@ perf_run_phase(
 	return rc;
 }
 
+/* A sweep's run: a fresh server and client over memif (open.c). */
+static int
+sweep_phase(const struct perf_opts *o, unsigned int tag, struct perf_result *r, void *ctx)
+{
+	(void)ctx;
+	return perf_run_phase(o, MODE_OPEN, tag, r);
+}
+
 static int
 drive(const struct perf_opts *o)
 {
@@ -242,7 +249,7 @@ drive(const struct perf_opts *o)
 	int rc;
 
 	if (o->mode == MODE_SWEEP)
-		return perf_sweep(o) == 0 ? 0 : 1;
+		return perf_sweep(o, sweep_phase, NULL) == 0 ? 0 : 1;
 	if (o->mode == MODE_WORLD) {
 		rc = perf_world(o);
 		if (rc != 0)

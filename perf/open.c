@@ -1,172 +1,33 @@
 /* SPDX-License-Identifier: BSD-3-Clause */
 /*
- * The open-loop mode, as wrk2 measures: calls leave on a schedule that
- * does not wait for answers, --rate per second with fixed gaps or, with
- * --poisson, exponential ones (a seeded generator: the same schedule run
- * after run).  Each call's latency counts from its *intended* send time,
- * so a call the client could not send on time (the agent pushing back,
- * max_outstanding calls in flight, the client itself late) is charged for
- * the wait: coordinated omission corrected.  The latency from the actual
- * send is kept beside it (what a closed loop would report).
- *
- * One thread, the client's lcore: it sends every call whose time has come,
- * then polls the agent, whose completion callbacks record the calls.  The
- * calls scheduled before the warm-up's end are sent and not counted; those
- * scheduled in the --duration window are the run's "issued" calls, each
- * counted exactly once as OK or failed (by errno, classed in stats.c) or,
- * if the drain gives up on sending it (timeout_us + 1 s past the window),
- * unsent.  The server's handler is --handler (echo; spin and sleep take
- * --service-us; any name a server registers).
+ * dprpc-perf's open mode: the open-loop engine (openloop.c) sending
+ * --payload zero bytes to --handler of dprpc-perf's own server (echo;
+ * spin and sleep take --service-us; any name a --role server registers),
+ * answers not checked; then the report (per second and the whole window:
+ * text, JSON or CSV, report.c) and the result handed to the driver.
  */
 #include <errno.h>
-#include <inttypes.h>
-#include <math.h>
 #include <stdio.h>
 #include <stdlib.h>
-#include <string.h>
-
-#include <rte_cycles.h>
-#include <rte_errno.h>
 
 #include <dprpc/dprpc.h>
 
 #include "perf.h"
 
-/* One call in flight; the callback's argument. */
-struct open_call {
-	uint64_t intended, sent; /* TSC */
-	struct open_call *next_free;
+struct open_payload {
+	const uint8_t *bytes;
+	size_t len;
 };
 
-struct open_state {
-	struct perf_result *r;
-	struct perf_open_run *run;
-	uint64_t hz, measure_from, end;
-	double ns_per_tick;
-	struct open_call *calls, *free_list;
-	unsigned int inflight;
-	uint64_t last_done; /* TSC of the last measured call's completion */
-};
-
-static struct open_state os;
-
-static uint64_t
-open_ns(uint64_t ticks)
+/* Every call the same payload. */
+static const void *
+open_fixed_request(void *ctx, uint64_t k, size_t *len)
 {
-	return (uint64_t)((double)ticks * os.ns_per_tick);
-}
+	const struct open_payload *p = ctx;
 
-static bool
-open_measured(uint64_t intended)
-{
-	return intended >= os.measure_from && intended < os.end;
-}
-
-static struct perf_open_sec *
-open_sec(uint64_t t)
-{
-	uint64_t i = (t - os.measure_from) / os.hz;
-
-	return i < os.run->nb_sec ? &os.run->sec[i] : NULL;
-}
-
-static void
-open_done(struct dprpc_future *f, void *arg)
-{
-	struct open_call *c = arg;
-	uint64_t now = rte_rdtsc();
-	struct perf_open_sec *s;
-
-	if (open_measured(c->intended)) {
-		s = open_sec(c->intended);
-		os.last_done = RTE_MAX(os.last_done, now);
-		if (dprpc_future_state(f) == DPRPC_FUTURE_DONE) {
-			uint64_t lat = open_ns(now - c->intended);
-
-			os.r->ok_calls++;
-			perf_hist_record(&os.run->lat, lat);
-			perf_hist_record(&os.run->unc, open_ns(now - c->sent));
-			if (s != NULL) {
-				s->ok++;
-				perf_hist_record(&s->h, lat);
-			}
-		} else {
-			int code = dprpc_future_error(f)->code;
-
-			if (code == -EBUSY) {
-				perf_hist_record(&os.run->busy, open_ns(now - c->intended));
-				perf_hist_record(&os.run->busy_unc, open_ns(now - c->sent));
-			}
-			perf_err_count(os.r, code);
-			if (s != NULL)
-				s->failed++;
-		}
-	}
-	if (dprpc_future_state(f) == DPRPC_FUTURE_DONE && now >= os.measure_from && now < os.end) {
-		os.r->done_rate += 1;
-		s = open_sec(now);
-		if (s != NULL)
-			s->done++;
-	}
-	dprpc_future_put(f);
-	c->next_free = os.free_list;
-	os.free_list = c;
-	os.inflight--;
-}
-
-/* xorshift64*: the Poisson schedule's uniform numbers, in (0, 1]. */
-static double
-open_uniform(uint64_t *x)
-{
-	*x ^= *x >> 12;
-	*x ^= *x << 25;
-	*x ^= *x >> 27;
-	return ((double)((*x * 2685821657736338717ull) >> 11) + 1.0) / 9007199254740992.0;
-}
-
-/* The next call's intended time: call @*k + 1 of the schedule. */
-static uint64_t
-open_advance(const struct perf_opts *o, uint64_t start, double gap, uint64_t *k, double *t,
-	uint64_t *seed)
-{
-	(*k)++;
-	*t = o->poisson ? *t - log(open_uniform(seed)) * gap : (double)*k * gap;
-	return start + (uint64_t)*t;
-}
-
-static void
-open_run_free(struct perf_open_run *run)
-{
-	unsigned int i;
-
-	perf_hist_free(&run->lat);
-	perf_hist_free(&run->unc);
-	perf_hist_free(&run->busy);
-	perf_hist_free(&run->busy_unc);
-	for (i = 0; run->sec != NULL && i < run->nb_sec; i++)
-		perf_hist_free(&run->sec[i].h);
-	free(run->sec);
-}
-
-static int
-open_run_init(struct perf_open_run *run, const struct perf_opts *o)
-{
-	uint64_t highest = o->hist_max_us * 1000;
-	unsigned int i;
-
-	memset(run, 0, sizeof(*run));
-	run->nb_sec = (unsigned int)ceil(o->duration_s);
-	run->sec = calloc(run->nb_sec, sizeof(*run->sec));
-	if (run->sec == NULL || perf_hist_init(&run->lat, highest, o->hist_digits) != 0 ||
-		perf_hist_init(&run->unc, highest, o->hist_digits) != 0 ||
-		perf_hist_init(&run->busy, highest, o->hist_digits) != 0 ||
-		perf_hist_init(&run->busy_unc, highest, o->hist_digits) != 0)
-		return -ENOMEM;
-	/* Per second, two digits: enough for a line, a tenth of the memory. */
-	for (i = 0; i < run->nb_sec; i++)
-		if (perf_hist_init(&run->sec[i].h, highest, 2) != 0)
-			return -ENOMEM;
-	return 0;
+	(void)k;
+	*len = p->len;
+	return p->bytes;
 }
 
 int
@@ -176,13 +37,10 @@ perf_open_client(uint16_t port, const struct perf_opts *o, struct perf_result *r
 	uint8_t *payload = calloc(1, o->payload + 1);
 	struct dprpc_agent *a = perf_rpc_agent("client", port);
 	uint32_t hid = dprpc_handler_id(o->handler);
-	uint64_t start, next, now, k = 0, drain_until, lag_max = 0, seed = o->seed;
-	double gap, t_next;
-	struct dprpc_future *f;
-	struct open_call *c;
+	struct open_payload p = {payload, o->payload};
+	struct perf_open_source src = {open_fixed_request, NULL, &p};
 	const char *why = NULL;
-	unsigned int i;
-	int rc;
+	int rc = 0;
 
 	if (payload == NULL || a == NULL)
 		why = "no memory or no agent";
@@ -190,144 +48,23 @@ perf_open_client(uint16_t port, const struct perf_opts *o, struct perf_result *r
 		why = "a bad --handler name";
 	else if (dprpc_agent_wait_link(a, 20 * 1000 * 1000) != 0)
 		why = "the link did not come up in 20 s";
-	else if (open_run_init(&run, o) != 0)
+	else if (perf_open_loop(a, 0, hid, perf_max_outstanding, o, &src, &run, r) != 0)
 		why = "no memory for the histograms";
 	if (why != NULL) {
 		fprintf(stderr, "dprpc-perf: open client: %s\n", why);
 		free(payload);
-		open_run_free(&run);
 		if (a != NULL)
 			(void)dprpc_agent_destroy(a);
 		return -EIO;
 	}
-	memset(&os, 0, sizeof(os));
-	os.r = r;
-	os.run = &run;
-	os.calls = calloc(perf_max_outstanding, sizeof(*os.calls));
-	if (os.calls == NULL) {
-		free(payload);
-		open_run_free(&run);
-		(void)dprpc_agent_destroy(a);
-		return -ENOMEM;
-	}
-	for (i = 0; i < perf_max_outstanding; i++) {
-		os.calls[i].next_free = os.free_list;
-		os.free_list = &os.calls[i];
-	}
-	os.hz = rte_get_tsc_hz();
-	os.ns_per_tick = 1e9 / (double)os.hz;
-	gap = (double)os.hz / o->rate;
-	start = rte_rdtsc();
-	os.measure_from = start + (uint64_t)(o->warmup_s * (double)os.hz);
-	os.end = os.measure_from + (uint64_t)(o->duration_s * (double)os.hz);
-	drain_until = os.end + (o->timeout_us + 1000000) * os.hz / 1000000;
-	t_next = 0;
-	next = start;
-	for (;;) {
-		now = rte_rdtsc();
-		while (next < os.end && next <= now) {
-			if (os.free_list == NULL) {
-				r->send_refused++;
-				break;
-			}
-			now = rte_rdtsc();
-			f = dprpc_rpc_async_id(a, 0, hid, payload, o->payload, o->timeout_us);
-			if (f == NULL && (rte_errno == EAGAIN || rte_errno == ENOBUFS)) {
-				r->send_refused++;
-				break; /* sent later, still measured from next */
-			}
-			if (open_measured(next)) {
-				struct perf_open_sec *s = open_sec(next);
-
-				r->issued++;
-				if (s != NULL)
-					s->issued++;
-				if (f == NULL) {
-					perf_err_count(r, -rte_errno);
-					if (s != NULL)
-						s->failed++;
-				}
-			}
-			if (f != NULL) {
-				c = os.free_list;
-				os.free_list = c->next_free;
-				c->intended = next;
-				c->sent = now;
-				os.inflight++;
-				lag_max = RTE_MAX(lag_max, now - next);
-				/* The first callback uses the future's inline
-				 * node: it cannot fail for want of one. */
-				(void)dprpc_future_add_callback(f, open_done, c);
-			}
-			next = open_advance(o, start, gap, &k, &t_next, &seed);
-		}
-		if (next >= os.end && os.inflight == 0)
-			break;
-		if (now > drain_until && next < os.end) {
-			/* Overloaded past the drain: what is still unsent
-			 * counts as such. */
-			for (; next < os.end;
-				next = open_advance(o, start, gap, &k, &t_next, &seed))
-				if (open_measured(next)) {
-					r->issued++;
-					r->unsent++;
-				}
-		}
-		if (perf_stop && os.inflight == 0)
-			break;
-		dprpc_poll(a, 32);
-	}
-	r->offered_rate = o->rate;
-	r->done_rate /= o->duration_s;
-	if (os.last_done > os.measure_from)
-		r->achieved_rate = (double)r->ok_calls /
-				   ((double)(os.last_done - os.measure_from) / (double)os.hz);
-	r->calls = r->ok_calls;
-	r->seconds = o->duration_s;
-	r->rate = (double)r->ok_calls / o->duration_s;
-	r->p50_us = (double)perf_hist_percentile(&run.lat, 50) / 1e3;
-	r->p90_us = (double)perf_hist_percentile(&run.lat, 90) / 1e3;
-	r->p99_us = (double)perf_hist_percentile(&run.lat, 99) / 1e3;
-	r->p999_us = (double)perf_hist_percentile(&run.lat, 99.9) / 1e3;
-	r->p9999_us = (double)perf_hist_percentile(&run.lat, 99.99) / 1e3;
-	r->max_us = (double)run.lat.max / 1e3;
-	r->min_us = run.lat.total ? (double)run.lat.min / 1e3 : 0;
-	r->mean_us = perf_hist_mean(&run.lat) / 1e3;
-	r->stddev_us = perf_hist_stddev(&run.lat) / 1e3;
-	r->unc_p50_us = (double)perf_hist_percentile(&run.unc, 50) / 1e3;
-	r->unc_p99_us = (double)perf_hist_percentile(&run.unc, 99) / 1e3;
-	r->unc_max_us = (double)run.unc.max / 1e3;
-	r->send_lag_max_us = (double)open_ns(lag_max) / 1e3;
-	r->busy_calls = run.busy.total;
-	r->busy_p50_us = (double)perf_hist_percentile(&run.busy, 50) / 1e3;
-	r->busy_p99_us = (double)perf_hist_percentile(&run.busy, 99) / 1e3;
-	r->busy_max_us = (double)run.busy.max / 1e3;
-	r->busy_unc_p50_us = (double)perf_hist_percentile(&run.busy_unc, 50) / 1e3;
-	r->busy_unc_p99_us = (double)perf_hist_percentile(&run.busy_unc, 99) / 1e3;
-	r->busy_unc_max_us = (double)run.busy_unc.max / 1e3;
-	r->loadavg = perf_loadavg();
-	r->ok = r->issued > 0;
-	rc = 0;
 	if (!o->quiet) {
-		if (o->spectrum != NULL) {
-			FILE *sf = fopen(o->spectrum, "w");
-
-			if (sf == NULL) {
-				fprintf(stderr, "dprpc-perf: %s: %s\n", o->spectrum,
-					strerror(errno));
-				rc = -errno;
-			} else {
-				perf_hist_spectrum(&run.lat, sf, 5, 1e3, o->csv);
-				fclose(sf);
-			}
-		}
+		rc = perf_open_spectrum(o, &run);
 		perf_client_stats(a, r);
 		perf_open_report(o, &run, r);
 		fflush(stdout);
 	}
-	free(os.calls);
 	free(payload);
-	open_run_free(&run);
+	perf_open_run_free(&run);
 	if (rc != 0)
 		return rc;
 	return perf_client_finish(a, r);

@@ -167,6 +167,10 @@ void perf_clock_finish(struct perf_clock *k, const struct perf_opts *o, struct p
 void perf_err_count(struct perf_result *r, int code);
 void perf_median_result(struct perf_result *runs, unsigned int n, struct perf_result *m);
 double perf_median_of(double *v, unsigned int n);
+/* The 1-minute load average, -1 if unknown. */
+double perf_loadavg(void);
+/* The agent's totals (dprpc_agent_stats) into @r. */
+void perf_client_stats(struct dprpc_agent *a, struct perf_result *r);
 
 static inline void
 perf_clock_record(struct perf_clock *k, uint64_t t0, uint64_t t1)
@@ -185,14 +189,12 @@ int perf_parse_opts(int argc, char **argv, struct perf_opts *o);
 
 /* ---- the driver (main.c) ---- */
 
-extern volatile sig_atomic_t perf_stop;
+extern volatile sig_atomic_t perf_stop; /* openloop.c; set on SIGTERM, SIGINT */
 void perf_publish_and_hold(const struct perf_result *r);
 /* Fork a server and a client of @mode over a memif pair; the client's
  * result in @r.  0 or a negative errno. */
 int perf_run_phase(
 	const struct perf_opts *o, enum perf_mode mode, unsigned int tag, struct perf_result *r);
-/* The 1-minute load average, -1 if unknown. */
-double perf_loadavg(void);
 
 /* ---- the modes (raw.c, rpc.c, rref.c, lateness.c) ---- */
 
@@ -213,7 +215,6 @@ int perf_rpc_set_blob(unsigned int len);
 struct dprpc_agent *perf_rpc_agent(const char *name, uint16_t port);
 int perf_rpc_server(uint16_t port);
 int perf_rpc_client(uint16_t port, const struct perf_opts *o, struct perf_result *r);
-void perf_client_stats(struct dprpc_agent *a, struct perf_result *r);
 int perf_client_finish(struct dprpc_agent *a, struct perf_result *r);
 
 int perf_h_rrefstat(struct dprpc_request *req, void *arg);
@@ -221,7 +222,47 @@ int perf_rref_client(uint16_t port, const struct perf_opts *o, struct perf_resul
 int perf_churn_client(uint16_t port, const struct perf_opts *o, struct perf_result *r);
 
 int perf_open_client(uint16_t port, const struct perf_opts *o, struct perf_result *r);
-int perf_sweep(const struct perf_opts *o);
+
+/* ---- the open-loop engine (openloop.c) and the sweep (sweep.c): the
+ * library perf_openloop, shared with examples/model's client ---- */
+
+/*
+ * What an open loop sends and how it judges the answers.  request(): call
+ * @k's payload (k = 0, 1, ... in schedule order, the warm-up's included),
+ * valid until the next request(); its length in *len.  check() (NULL: not
+ * checked): an answer to call @k, 0 if right, else the negative errno the
+ * call fails with (counted as failed, class "other").  Both run on the
+ * calling thread (check() in dprpc_poll()'s completion callbacks).
+ */
+struct perf_open_source {
+	const void *(*request)(void *ctx, uint64_t k, size_t *len);
+	int (*check)(void *ctx, uint64_t k, const void *value, size_t len);
+	void *ctx;
+};
+struct perf_open_run;
+/*
+ * One open-loop run on @a (its link up): calls to handler @hid of worker
+ * @to at o->rate (o->poisson, o->seed), o->warmup_s then o->duration_s,
+ * each with o->timeout_us, at most @max_inflight at once (no more than the
+ * agent's max_outstanding); every call drained before it returns.  Fills
+ * @r (its counters must start at 0) and @run (free it with
+ * perf_open_run_free()).  0, -EINVAL, -ENOMEM.  One run at a time per
+ * process; perf_stop ends it early.
+ */
+int perf_open_loop(struct dprpc_agent *a, unsigned int to, uint32_t hid, unsigned int max_inflight,
+	const struct perf_opts *o, const struct perf_open_source *src, struct perf_open_run *run,
+	struct perf_result *r);
+void perf_open_run_free(struct perf_open_run *run);
+/* --spectrum FILE: @run's percentile spectrum there (0 or -errno). */
+int perf_open_spectrum(const struct perf_opts *o, const struct perf_open_run *run);
+
+/* The sweep's one open-loop run at @rate (o is the sweep's options with
+ * that rate and quiet set; @tag numbers the runs): 0 and the result in
+ * @r, or a negative errno. */
+typedef int (*perf_sweep_run_fn)(
+	const struct perf_opts *o, unsigned int tag, struct perf_result *r, void *ctx);
+/* The sweep (sweep.c): runs through @run, prints the table. */
+int perf_sweep(const struct perf_opts *o, perf_sweep_run_fn run, void *ctx);
 /* The world mode (world.c): forks its workers itself; reports. */
 int perf_world(const struct perf_opts *o);
 

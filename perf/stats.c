@@ -179,3 +179,22 @@ perf_loadavg(void)
 	}
 	return l;
 }
+
+/* The agent's totals into a result. */
+void
+perf_client_stats(struct dprpc_agent *a, struct perf_result *r)
+{
+	struct dprpc_agent_stats st;
+
+	dprpc_agent_stats_get(a, &st);
+	r->dropped = st.dropped;
+	r->tx_retries = st.tx_retries;
+	r->calls_failed = st.calls_failed;
+	r->retransmits = st.retransmits;
+	r->frames_resent = st.frames_resent;
+	r->acks_sent = st.acks_sent;
+	r->msgs_sent = st.msgs_sent;
+	r->msgs_received = st.msgs_received;
+	r->calls_sent = st.calls_sent;
+	r->calls_ok = st.calls_ok;
+}

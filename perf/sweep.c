@@ -1,9 +1,12 @@
 /* SPDX-License-Identifier: BSD-3-Clause */
 /*
- * The rate sweep: open-loop runs (open.c, each a fresh server and client
- * over memif) at the --rates given, ascending, then bisection past the
- * last sustainable one, then one run at 80% of the maximum sustainable
- * rate.  Its definitions, applied to the runs exactly as written:
+ * The rate sweep: open-loop runs at the --rates given, ascending, then
+ * bisection past the last sustainable one, then one run at 80% of the
+ * maximum sustainable rate.  Who runs them is the caller's run function:
+ * dprpc-perf's (main.c) forks a fresh server and client over memif per
+ * run (open.c); the digits model client's (examples/model/client.c) runs
+ * them one after another on its connection to a running model server.
+ * Its definitions, applied to the runs exactly as written:
  *
  *  - baseline: the lowest p99 (from the intended send) of the runs at the
  *    --rates given (the best tail the system showed: on a shared machine
@@ -56,7 +59,8 @@ cmp_p99(const void *a, const void *b)
 /* --repeat runs at @rate; the one of median p99 (whole: its fields
  * belong together) in @r. */
 static int
-sweep_run(const struct perf_opts *o, double rate, unsigned int *tag, struct perf_result *r)
+sweep_run(const struct perf_opts *o, perf_sweep_run_fn run, void *ctx, double rate,
+	unsigned int *tag, struct perf_result *r)
 {
 	static struct perf_result runs[100];
 	struct perf_opts so = *o;
@@ -68,7 +72,8 @@ sweep_run(const struct perf_opts *o, double rate, unsigned int *tag, struct perf
 	so.quiet = true;
 	so.repeat = 1;
 	for (i = 0; rc == 0 && i < o->repeat; i++) {
-		rc = perf_run_phase(&so, MODE_OPEN, (*tag)++, &runs[i]);
+		memset(&runs[i], 0, sizeof(runs[i]));
+		rc = run(&so, (*tag)++, &runs[i], ctx);
 		/* Once more after a run that failed to run (its sides not
 		 * starting or joining on a loaded machine, say why on
 		 * stderr): the sweep's verdicts come from runs that ran. */
@@ -77,7 +82,8 @@ sweep_run(const struct perf_opts *o, double rate, unsigned int *tag, struct perf
 				"dprpc-perf: sweep: the run at %.0f calls/s failed (%s): "
 				"once more\n",
 				rate, strerror(-rc));
-			rc = perf_run_phase(&so, MODE_OPEN, (*tag)++, &runs[i]);
+			memset(&runs[i], 0, sizeof(runs[i]));
+			rc = run(&so, (*tag)++, &runs[i], ctx);
 		}
 	}
 	if (rc == 0) {
@@ -220,7 +226,7 @@ sweep_print(const struct perf_opts *o, const struct sweep_point *pt, unsigned in
 }
 
 int
-perf_sweep(const struct perf_opts *o)
+perf_sweep(const struct perf_opts *o, perf_sweep_run_fn run, void *ctx)
 {
 	static struct sweep_point pt[PERF_SWEEP_MAX];
 	struct perf_result at80;
@@ -228,7 +234,7 @@ perf_sweep(const struct perf_opts *o)
 	double base = 0, slo = 0, lo, hi, mid, knee = 0, msr = 0;
 
 	for (i = 0; i < o->nb_rates && bad_in_row < 2; i++) {
-		if (sweep_run(o, o->rates[i], &tag, &pt[n].r) != 0)
+		if (sweep_run(o, run, ctx, o->rates[i], &tag, &pt[n].r) != 0)
 			return -EIO;
 		pt[n].rate = o->rates[i];
 		if (n == 0 || pt[n].r.p99_us < base)
@@ -249,7 +255,7 @@ perf_sweep(const struct perf_opts *o)
 		/* Bisect between it and the first unsustainable rate. */
 		for (i = 0, hi = m < n ? pt[m].rate : 0; hi > 0 && i < o->refine; i++) {
 			mid = (lo + hi) / 2;
-			if (sweep_run(o, mid, &tag, &pt[n].r) != 0)
+			if (sweep_run(o, run, ctx, mid, &tag, &pt[n].r) != 0)
 				return -EIO;
 			pt[n].rate = mid;
 			pt[n].sustainable = sweep_sustainable(&pt[n].r, slo);
@@ -266,7 +272,7 @@ perf_sweep(const struct perf_opts *o)
 		msr = pt[i].rate;
 	for (i = n; i > 0 && pt[i - 1].r.p99_us > 2 * base; i--)
 		knee = pt[i - 1].rate;
-	if (msr > 0 && sweep_run(o, 0.8 * msr, &tag, &at80) != 0)
+	if (msr > 0 && sweep_run(o, run, ctx, 0.8 * msr, &tag, &at80) != 0)
 		return -EIO;
 	sweep_print(o, pt, n, base, slo, knee, msr, msr > 0 ? &at80 : NULL);
 	fflush(stdout);

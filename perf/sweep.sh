@@ -27,7 +27,7 @@ if [ "$perf" != "-" ]; then
 fi
 
 # The results, from the "# key=value" lines after the rows.
-val() { grep -o "$1=[0-9.]*" "$out.csv" | head -1 | cut -d= -f2; }
+val() { { grep -o "$1=[0-9.]*" "$out.csv" || true; } | head -1 | cut -d= -f2; }
 knee=$(val knee_rps) msr=$(val max_sustainable_rps) at80=$(val at80_rps)
 p50=$(val at80_p50_us) p99=$(val at80_p99_us) load=$(val at80_loadavg_1m)
 echo "$title: knee ${knee} calls/s, max sustainable ${msr} calls/s; at ${at80}: p50 ${p50} us, p99 ${p99} us (load ${load})"

@@ -6,6 +6,7 @@
  *   digits_client [EAL options] -- --name NAME --world WORLD --server NAME
  *       --testset FILE [--window W] [--passes P | --duration S | --count N]
  *       [--timeout-us T] [--cancel-every K [--cancel-queued]] [--stop] [--json]
+ *       [-- open|sweep DPRPC-PERF OPEN OR SWEEP OPTIONS]
  *
  * It keeps W calls in flight (closed loop; W 1 measures latency unloaded),
  * walking the test split in order, P times (or for S seconds, or N calls).  Every
@@ -27,6 +28,11 @@
  * server (digits.stats) until it has admitted or refused every call sent,
  * so that the cancelled calls are known to wait in its queue (without it,
  * a call cancelled before the agent sent it is never sent at all).
+ *
+ * After a second "--", "open" or "sweep" and dprpc-perf's options for
+ * them: an open loop at --rate (or a rate sweep) instead of the closed
+ * loop, measured by dprpc-perf's own code, the answers checked the same
+ * way (client_open.c).
  */
 #include <errno.h>
 #include <getopt.h>
@@ -42,7 +48,9 @@
 
 #include <dprpc/dprpc.h>
 
+#include "client_open.h"
 #include "digits.h"
+#include "perf.h"
 #include "proto.h"
 
 #define WINDOW_MAX 4096
@@ -118,6 +126,8 @@ main(int argc, char **argv)
 	uint32_t retry_after_max = 0;
 	int64_t seen_base = 0;
 	bool stop = false, json = false, done_sending = false, cancel_queued = false;
+	bool open_mode = false;
+	struct perf_opts po;
 	static struct call calls[WINDOW_MAX];
 	struct dprpc_agent_conf conf;
 	struct digits_test t;
@@ -180,6 +190,12 @@ main(int argc, char **argv)
 			return 2;
 		}
 	}
+	/* After the second "--": open or sweep, dprpc-perf's options. */
+	if (optind < argc) {
+		open_mode = true;
+		if (digits_open_parse(argc - optind + 1, argv + optind - 1, &po) != 0)
+			return 2;
+	}
 	if (name == NULL || world == NULL || server == NULL || testset == NULL || window == 0 ||
 		window > WINDOW_MAX || (passes == 0 && duration <= 0) ||
 		rte_eth_dev_count_avail() == 0) {
@@ -187,7 +203,8 @@ main(int argc, char **argv)
 			"usage: digits_client [EAL options with a port] -- --name NAME "
 			"--world WORLD --server NAME --testset FILE [--window W<=%d] "
 			"[--passes P | --duration S | --count N] [--timeout-us T] "
-			"[--cancel-every K [--cancel-queued]] [--stop] [--json]\n",
+			"[--cancel-every K [--cancel-queued]] [--stop] [--json] "
+			"[-- open|sweep DPRPC-PERF OPTIONS]\n",
 			WINDOW_MAX);
 		return 2;
 	}
@@ -203,6 +220,8 @@ main(int argc, char **argv)
 	conf.port_id = 0;
 	if (conf.max_outstanding < window + 1)
 		conf.max_outstanding = window + 1; /* and one for digits.stats */
+	if (open_mode && conf.max_outstanding < digits_open_inflight() + 1)
+		conf.max_outstanding = digits_open_inflight() + 1;
 	a = dprpc_agent_create(&conf);
 	if (a == NULL) {
 		fprintf(stderr, "agent: %s\n", rte_strerror(rte_errno));
@@ -215,6 +234,11 @@ main(int argc, char **argv)
 	}
 	to = (unsigned int)dprpc_worker_rank(a, server);
 	h_classify = dprpc_handler_id("digits.classify");
+	if (open_mode) {
+		if (digits_open(a, to, &t, &po, name) != 0)
+			rc = 1;
+		goto finish;
+	}
 	if (cancel_every > 0 && cancel_queued) {
 		seen_base = server_seen(a, server, CTL_TIMEOUT_US);
 		if (seen_base < 0) {
@@ -405,6 +429,7 @@ main(int argc, char **argv)
 		!pass_complete)
 		rc = 1;
 
+finish:
 	if (stop) {
 		struct digits_stats st;
 		size_t len = sizeof(st);

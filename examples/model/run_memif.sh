@@ -9,7 +9,8 @@
 #
 # The client gets --stop: the server stops when it is done.  Prints both
 # sides' output (the server's last); exits with the client's status, or
-# the server's if that failed.
+# the server's if that failed.  The client is given MODEL_RUN_SECONDS
+# (default 240) to finish, the server as long and a minute more.
 set -euo pipefail
 
 build=${1:?usage: run_memif.sh BUILD_DIR [SERVER OPTIONS] -- [CLIENT OPTIONS]}
@@ -43,9 +44,10 @@ eal() {
 		"--vdev net_memif0,role=$3,socket-abstract=no,socket=$sock"
 }
 
+secs=${MODEL_RUN_SECONDS:-240}
 # shellcheck disable=SC2046
-timeout 300 "$bin/digits_server" $(eal 1 "$tag-s" server) -- --name server --world "$world" \
-	--model "$here/digits_mlp.bin" --max-seconds 240 "${srv_args[@]}" >"$log" 2>&1 &
+timeout $((secs + 60)) "$bin/digits_server" $(eal 1 "$tag-s" server) -- --name server --world "$world" \
+	--model "$here/digits_mlp.bin" --max-seconds "$secs" "${srv_args[@]}" >"$log" 2>&1 &
 srv=$!
 for _ in $(seq 400); do
 	[ -S "$sock" ] && break
@@ -54,7 +56,7 @@ for _ in $(seq 400); do
 done
 rc=0
 # shellcheck disable=SC2046
-timeout 240 "$bin/digits_client" $(eal 0 "$tag-c" client) -- --name client --world "$world" \
+timeout "$secs" "$bin/digits_client" $(eal 0 "$tag-c" client) -- --name client --world "$world" \
 	--server server --testset "$here/digits_test.bin" --stop "$@" || rc=$?
 src=0
 wait "$srv" || src=$?
