@@ -24,6 +24,12 @@ void dp_poll_unlock(struct dprpc_agent *a);
 /* The rx demux: a frame received, or looped back to ourselves. */
 void dp_rx_frame(struct dprpc_agent *a, struct rte_mbuf *m);
 void dp_idle(const struct dprpc_agent *a, unsigned int *empty);
+
+/* One step of a waiting thread (a rendezvous, a leave, a join): -ETIMEDOUT
+ * once the TSC reaches @deadline; else 0, having polled @a (unless an io
+ * lcore does) or slept 100 us when there was nothing to do.  Any thread
+ * but @a's poller. */
+int dp_wait_step(struct dprpc_agent *a, uint64_t deadline);
 int dp_lcore_io(void *agent);
 
 #endif /* DP_POLL_H */

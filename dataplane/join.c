@@ -627,12 +627,9 @@ dprpc_world_join(struct dprpc_agent *a, const char *member, uint64_t timeout_us)
 		rc = atomic_load_explicit(&j->status, memory_order_acquire);
 		if (rc != 0)
 			break;
-		if (rte_rdtsc() >= deadline) {
-			rc = -ETIMEDOUT;
+		rc = dp_wait_step(a, deadline);
+		if (rc != 0)
 			break;
-		}
-		if (a->io_launched || dprpc_poll(a, DP_RX_BURST) <= 0)
-			usleep(100);
 	}
 	atomic_store_explicit(&j->active, false, memory_order_release);
 	/* Joined: hear from every member (the rendezvous), so that each has

@@ -182,12 +182,9 @@ dprpc_world_leave(struct dprpc_agent *a, uint64_t timeout_us)
 			rc = 0;
 			break;
 		}
-		if (rte_rdtsc() >= deadline) {
-			rc = -ETIMEDOUT;
+		rc = dp_wait_step(a, deadline);
+		if (rc != 0)
 			break;
-		}
-		if (a->io_launched || dprpc_poll(a, DP_RX_BURST) <= 0)
-			usleep(100);
 	}
 	atomic_store_explicit(&a->leaving, false, memory_order_relaxed);
 	return rc;
@@ -263,13 +260,10 @@ dprpc_world_wait(struct dprpc_agent *a, uint64_t timeout_us, char *missing, size
 			rc = 0;
 			break;
 		}
-		if (rte_rdtsc() >= deadline) {
-			rc = -ETIMEDOUT;
-			break;
-		}
 		/* Caller-driven: poll, the pings and PONGs go out from here. */
-		if (a->io_launched || dprpc_poll(a, DP_RX_BURST) <= 0)
-			usleep(100);
+		rc = dp_wait_step(a, deadline);
+		if (rc != 0)
+			break;
 	}
 	atomic_fetch_sub_explicit(&a->rdv_waiters, 1, memory_order_relaxed);
 	if (rc != 0)
