@@ -32,7 +32,8 @@ struct dp_join {
 	/* A thread is in dprpc_world_join() (-EBUSY for another): claimed
 	 * with acquire, released with release by that thread. */
 	atomic_bool claimed;
-	uint8_t tmpl[DP_L2L4_LEN];   /* to the member named */
+	/* To the member named; aligned as the headers it holds need. */
+	uint8_t tmpl[DP_L2L4_LEN] __rte_aligned(8);
 	char member[DPRPC_NAME_MAX]; /* its name: DIR/NAME.join over memif */
 	uint64_t send_tsc;	     /* poller: the last JOIN sent */
 	uint16_t rank, n, have;
