@@ -171,6 +171,10 @@ Test(rpc_ring, sync_echo_round_trips_bytes)
 	cr_assert_eq(dprpc_agent_stats_get(a, &s), 0);
 	cr_assert_eq(s.calls_sent, 2u);
 	cr_assert_eq(s.calls_ok, 2u);
+	if (s.dropped != 0) {
+		dprpc_agent_dump(a, stderr);
+		dprpc_agent_dump(b, stderr);
+	}
 	cr_assert_eq(s.dropped, 0u);
 }
 
@@ -245,7 +249,16 @@ Test(rpc_ring, async_window_completes_every_call_with_its_own_value)
 				dprpc_future_add_callback(fs[i], count_cb, (void *)(uintptr_t)v),
 				0);
 		}
-		cr_assert_eq(dprpc_future_wait_all(fs, 8, 0), 0);
+		if (dprpc_future_wait_all(fs, 8, 0) != 0) {
+			for (i = 0; i < 8; i++)
+				if (dprpc_future_state(fs[i]) == DPRPC_FUTURE_FAILED)
+					fprintf(stderr, "call %u: %d %s\n", k * 8 + i,
+						dprpc_future_error(fs[i])->code,
+						dprpc_future_error(fs[i])->msg);
+			dprpc_agent_dump(a, stderr);
+			dprpc_agent_dump(b, stderr);
+			cr_assert_fail("round %u failed", k);
+		}
 		for (i = 0; i < 8; i++)
 			dprpc_future_put(fs[i]);
 	}
@@ -1260,7 +1273,14 @@ Test(rpc_ring, calls_queued_behind_a_full_port_still_time_out)
 	b = NULL; /* nobody reads a's frames any more: ab fills up */
 	for (i = 0; i < N; i++) {
 		fs[i] = dprpc_rpc_async(a, "b", "echo", "x", 1, 30000);
-		cr_assert_not_null(fs[i], "call %u: %s", i, rte_strerror(rte_errno));
+		if (fs[i] == NULL) {
+			int e = rte_errno;
+
+			fprintf(stderr, "mbufs avail %u in use %u\n", rte_mempool_avail_count(mp),
+				rte_mempool_in_use_count(mp));
+			dprpc_agent_dump(a, stderr);
+			cr_assert_fail("call %u: %s", i, rte_strerror(e));
+		}
 	}
 	for (i = 0; i < N; i++) {
 		/* The wait's own limit only keeps a regression from hanging. */
@@ -1288,6 +1308,7 @@ Test(rpc_ring, calls_queued_behind_a_full_port_still_time_out)
 #define OVERSUB_WINDOW	8
 
 static atomic_uint oversub_failed, oversub_no_lcore;
+static atomic_int oversub_code;
 
 static void *
 oversub_caller(void *arg)
@@ -1301,11 +1322,14 @@ oversub_caller(void *arg)
 			fs[j] = dprpc_rpc_async(a, "b", "echo", "x", 1, 0);
 		for (j = 0; j < OVERSUB_WINDOW; j++) {
 			if (fs[j] == NULL) {
+				atomic_store(&oversub_code, -rte_errno);
 				atomic_fetch_add(&oversub_failed, 1);
 				continue;
 			}
-			if (dprpc_future_wait(fs[j], 0) != 0)
+			if (dprpc_future_wait(fs[j], 0) != 0) {
+				atomic_store(&oversub_code, dprpc_future_error(fs[j])->code);
 				atomic_fetch_add(&oversub_failed, 1);
+			}
 			dprpc_future_put(fs[j]);
 		}
 	}
@@ -1336,7 +1360,12 @@ Test(rpc_ring, unpinned_threads_share_the_agents_own_pools, .timeout = 120)
 		cr_assert_eq(pthread_create(&th[k], NULL, oversub_caller, NULL), 0);
 	for (k = 0; k < OVERSUB_THREADS; k++)
 		pthread_join(th[k], NULL);
-	cr_assert_eq(atomic_load(&oversub_failed), 0u);
+	if (atomic_load(&oversub_failed) != 0) {
+		dprpc_agent_dump(a, stderr);
+		dprpc_agent_dump(b, stderr);
+	}
+	cr_assert_eq(atomic_load(&oversub_failed), 0u, "%u calls failed, the last %d",
+		atomic_load(&oversub_failed), atomic_load(&oversub_code));
 	cr_assert_eq(atomic_load(&oversub_no_lcore), 0u);
 	/* Unregistered as they exited; what their caches hold is counted
 	 * as available, not in use. */
