@@ -1297,6 +1297,73 @@ Test(rpc_ring, calls_queued_behind_a_full_port_still_time_out)
 }
 
 /*
+ * The resends of calls to a peer that stopped reading do not wait on
+ * tx_ring while the port pushes back: parked there, one per call and
+ * backoff, they filled it, and calls submitted then failed -ENOBUFS
+ * instead of timing out (calls_queued_behind_a_full_port_still_time_out,
+ * when the io lcore ran long enough before the test thread's last calls).
+ * Here the first calls resend until as many resends were tried as the ring
+ * and the calls together would hold; the later calls are all taken, and
+ * every call times out.
+ */
+Test(rpc_ring, resends_to_a_full_port_leave_room_for_new_calls)
+{
+	enum { N1 = 1600, N2 = 1000 };
+	static struct dprpc_future *fs[N1 + N2];
+	struct dprpc_agent_stats s = {0};
+	struct dprpc_agent_conf c;
+	unsigned int i, failed = 0;
+
+	cr_assert_eq(dprpc_agent_destroy(a), 0);
+	dprpc_agent_conf_init(&c);
+	c.name = "a";
+	c.world = DPT_WORLD2;
+	c.port_id = pair.port_a;
+	c.mbuf_pool = mp;
+	c.io_lcore = 3;
+	c.max_outstanding = N1 + N2;
+	c.peer_timeout_us = 0; /* b stays UP however long this takes */
+	a = dprpc_agent_create(&c);
+	cr_assert_not_null(a, "%s", rte_strerror(rte_errno));
+	cr_assert_eq(dprpc_rpc_sync(a, "b", "echo", "x", 1, 0, NULL, NULL, NULL), 0);
+	cr_assert_eq(dprpc_agent_destroy(b), 0);
+	b = NULL; /* nobody reads a's frames any more: ab fills up */
+	for (i = 0; i < N1; i++) {
+		fs[i] = dprpc_rpc_async(a, "b", "echo", "x", 1, 3 * 1000 * 1000);
+		cr_assert_not_null(fs[i], "call %u: %s", i, rte_strerror(rte_errno));
+	}
+	/* Until the resends tried fill the ring and more (a resend not sent
+	 * for want of room counts in tx_dropped), while the calls last. */
+	while (dprpc_future_state(fs[0]) == DPRPC_FUTURE_PENDING) {
+		cr_assert_eq(dprpc_agent_stats_get(a, &s), 0);
+		if (s.retransmits + s.tx_dropped >= DP_RING_SIZE + N1)
+			break;
+		usleep(1000);
+	}
+	cr_assert_geq(s.retransmits + s.tx_dropped, DP_RING_SIZE + N1,
+		"the first calls ended before resending that much");
+	for (i = N1; i < N1 + N2; i++) {
+		fs[i] = dprpc_rpc_async(a, "b", "echo", "x", 1, 30000);
+		if (fs[i] == NULL) {
+			int e = rte_errno;
+
+			dprpc_agent_dump(a, stderr);
+			cr_assert_fail("call %u: %s", i, rte_strerror(e));
+		}
+	}
+	for (i = 0; i < N1 + N2; i++) {
+		(void)dprpc_future_wait(fs[i], 10 * 1000 * 1000); /* only against a hang */
+		cr_assert_eq(dprpc_future_state(fs[i]), DPRPC_FUTURE_FAILED, "call %u pending", i);
+		failed += dprpc_future_error(fs[i])->code == -ETIMEDOUT;
+		dprpc_future_put(fs[i]);
+	}
+	cr_assert_eq(failed, (unsigned int)(N1 + N2));
+	cr_assert_eq(dprpc_agent_destroy(a), 0);
+	a = NULL;
+	dpt_ring_drain(pair.ab);
+}
+
+/*
  * More application threads than CPUs, none of them an EAL lcore, calling
  * at once through an agent with its own pools.  Each is registered with
  * EAL by its first call (mempool caches) and unregistered when it exits;
