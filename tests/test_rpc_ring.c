@@ -146,6 +146,11 @@ teardown(void)
 		cr_assert_eq(dprpc_agent_destroy(b), 0);
 	}
 	a = b = NULL;
+	/* Frames still on the wire are no agent's: a resend b had not read,
+	 * or b's answer to it that a had not (a machine under load delays b
+	 * past a's resend timeout). */
+	dpt_ring_drain(pair.ab);
+	dpt_ring_drain(pair.ba);
 	cr_expect_eq(
 		rte_mempool_in_use_count(mp), 0u, "mbufs leaked: %u", rte_mempool_in_use_count(mp));
 	dpt_eal_cleanup();
@@ -171,11 +176,15 @@ Test(rpc_ring, sync_echo_round_trips_bytes)
 	cr_assert_eq(dprpc_agent_stats_get(a, &s), 0);
 	cr_assert_eq(s.calls_sent, 2u);
 	cr_assert_eq(s.calls_ok, 2u);
-	if (s.dropped != 0) {
+	if (s.dropped != s.drops[DPRPC_DROP_STALE] || s.drops[DPRPC_DROP_STALE] > s.retransmits) {
 		dprpc_agent_dump(a, stderr);
 		dprpc_agent_dump(b, stderr);
 	}
-	cr_assert_eq(s.dropped, 0u);
+	/* Nothing dropped but, if b was off its CPU longer than a's resend
+	 * timeout (a loaded machine), b's answers to a's resends: stale, at
+	 * most one per resend.  Without a resend, nothing at all. */
+	cr_assert_eq(s.dropped, s.drops[DPRPC_DROP_STALE], "%" PRIu64 " dropped", s.dropped);
+	cr_assert_leq(s.drops[DPRPC_DROP_STALE], s.retransmits);
 }
 
 Test(rpc_ring, sync_response_larger_than_buffer_is_emsgsize)
