@@ -511,18 +511,27 @@ app_loop(void *arg)
 /* Way 1: the application polls a from its own loop; the caller parks. */
 Test(rpc_ring, application_loop_drives_the_caller)
 {
+	struct dprpc_error err = {0};
 	pthread_t t;
 	char out[8];
 	size_t out_len = sizeof(out);
+	int i, rc = 0;
 
 	cr_assert_eq(pthread_create(&t, NULL, app_loop, a), 0);
-	for (int i = 0; i < 100; i++) {
+	for (i = 0; i < 100 && rc == 0; i++) {
 		out_len = sizeof(out);
-		cr_assert_eq(dprpc_rpc_sync(a, "b", "echo", "app", 3, 0, out, &out_len, NULL), 0);
-		cr_assert_arr_eq(out, "app", 3);
+		rc = dprpc_rpc_sync(a, "b", "echo", "app", 3, 0, out, &out_len, &err);
+		if (rc == 0)
+			cr_expect_arr_eq(out, "app", 3);
 	}
+	/* Stopped whatever happened: the teardown destroys a. */
 	atomic_store(&app_stop, true);
 	pthread_join(t, NULL);
+	if (rc != 0) {
+		dprpc_agent_dump(a, stderr);
+		dprpc_agent_dump(b, stderr);
+	}
+	cr_assert_eq(rc, 0, "call %d: %d (origin %u) %s", i - 1, rc, err.origin, err.msg);
 }
 
 /* Frames that are not well-formed dprpc are counted and freed. */
