@@ -419,6 +419,7 @@ dp_client_timers(struct dprpc_agent *a, uint64_t now)
 				 * or the handler is late; the server answers a
 				 * duplicate from its kept response or drops it. */
 				uint64_t prev = s->rto_tsc, peer_rto;
+				bool sent = true;
 
 				s->rto_tsc = RTE_MIN(prev * 2, a->rto_max_tsc);
 				s->rtx_tsc = now + s->rto_tsc;
@@ -433,9 +434,22 @@ dp_client_timers(struct dprpc_agent *a, uint64_t now)
 				if (unlikely(s->tx != NULL || s->rx != NULL)) {
 					dp_msg_resend(a, p, s);
 				} else {
-					(void)dp_kept_send(a, &s->req, dp_keep_area(peer, i, false),
-						DP_FRAME_REQUEST, p, (uint16_t)i, s->req_num,
-						dp_call_budget(a, peer, s->deadline_tsc, now));
+					/* The port pushes back, tx_buf full: the
+					 * resend would only wait on tx_ring behind
+					 * the frames already there (and take the
+					 * room of calls not started yet).  Not
+					 * sent, as if lost: the backoff goes on. */
+					if (unlikely(!dp_tx_room(a, p))) {
+						dp_count(&a->st.tx_dropped, 1);
+						sent = false;
+					} else {
+						(void)dp_kept_send(a, &s->req,
+							dp_keep_area(peer, i, false),
+							DP_FRAME_REQUEST, p, (uint16_t)i,
+							s->req_num,
+							dp_call_budget(
+								a, peer, s->deadline_tsc, now));
+					}
 					/* Karn: no sample from this call.  The
 					 * peer's timeout doubles (RFC 6298 5.5)
 					 * until the next sample, once per expiry
@@ -453,7 +467,8 @@ dp_client_timers(struct dprpc_agent *a, uint64_t now)
 						dp_store_relaxed(&peer->rto_tsc,
 							RTE_MIN(peer_rto * 2, a->rto_max_tsc));
 				}
-				dp_count(&a->st.retransmits, 1);
+				if (sent)
+					dp_count(&a->st.retransmits, 1);
 				n++;
 				continue;
 			}

@@ -10,6 +10,7 @@
 #define DP_POLL_H
 
 #include <stdbool.h>
+#include <stdint.h>
 
 struct dprpc_agent;
 struct dprpc_future;
@@ -21,6 +22,16 @@ struct rte_mbuf;
 bool dp_poll_until_done(struct dprpc_agent *a, const struct dprpc_future *fut);
 bool dp_poll_trylock(struct dprpc_agent *a);
 void dp_poll_unlock(struct dprpc_agent *a);
+/* How long the poller has been behind on its rx queue (dp_rx_behind()),
+ * its thread's CPU time alone, read from the clock now (@now: the TSC).
+ * The TSC age the poller keeps between clock reads (@now less
+ * rx_behind_tsc) runs on through the poll, so it also counts any time the
+ * poller spent off its CPU in the middle of a burst (20 ms seen on a
+ * loaded machine: the requests after it in the burst were refused
+ * -EBUSY); dp_inline_late() asks this before it refuses a request.
+ * rx_behind_tsc is set again from it.  The TSC age if the clock cannot be
+ * read or another thread started the run of full bursts.  The poller. */
+uint64_t dp_rx_behind_cpu(struct dprpc_agent *a, uint64_t now);
 /* The rx demux: a frame received, or looped back to ourselves. */
 void dp_rx_frame(struct dprpc_agent *a, struct rte_mbuf *m);
 void dp_idle(const struct dprpc_agent *a, unsigned int *empty);

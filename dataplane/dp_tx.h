@@ -25,6 +25,13 @@ void dp_stage_tx(struct dprpc_agent *a, struct rte_mbuf *m);
 void dp_stage_out(struct dprpc_agent *a, struct rte_mbuf *m);
 void dp_stage_port(struct dprpc_agent *a, struct rte_mbuf *m);
 unsigned int dp_tx_flush(struct dprpc_agent *a);
+/* Whether the port that reaches worker @to can stage one more frame:
+ * its tx_buf not full once what it holds was offered to the port.  A
+ * resend asks first: with no room it would be parked on tx_ring
+ * (dp_stage_port()), where the resends of a peer that stopped reading
+ * piled up, one per call and backoff, until calls could not be submitted
+ * (-ENOBUFS). */
+bool dp_tx_room(struct dprpc_agent *a, unsigned int to);
 /* The most frames staged for any one port. */
 unsigned int dp_tx_fill(const struct dprpc_agent *a);
 /* Whether a frame staged earlier must not go out any more: addressed to an

@@ -816,6 +816,11 @@ dp_inline_late(struct dprpc_agent *a, struct dprpc_request *req)
 		return true;
 	if (age <= a->inline_max_tsc)
 		return false;
+	/* Beyond the bound by the TSC, which counts the poller's time off
+	 * its CPU since this poll began: its CPU time decides. */
+	age = dp_rx_behind_cpu(a, now);
+	if (age <= a->inline_max_tsc)
+		return false;
 	dp_count(&a->st.rejected_inline, 1);
 	us = RTE_MIN(dp_tsc_to_us(a, age), (uint64_t)UINT32_MAX);
 	snprintf(msg, sizeof(msg), "worker %s: inline backlog %" PRIu64 " us old", a->name, us);

@@ -272,7 +272,9 @@ dp_thread_cpu_tsc(const struct dprpc_agent *a)
  * poller taken off its CPU (a loaded machine) is not counted as behind
  * for it: only work it did without emptying the queue.  rx_behind_tsc is
  * set so that the TSC less it is that time (within a burst the TSC runs
- * on).  One clock read per full burst, none otherwise. */
+ * on, time off the CPU included: a request that this TSC age would refuse
+ * reads the clock again, dp_rx_behind_cpu()).  One clock read per full
+ * burst, none otherwise. */
 static void __rte_noinline
 dp_rx_behind(struct dprpc_agent *a)
 {
@@ -284,6 +286,20 @@ dp_rx_behind(struct dprpc_agent *a)
 		a->rx_behind_cpu = cpu;
 	}
 	a->rx_behind_tsc = a->now_tsc - (cpu - a->rx_behind_cpu);
+}
+
+uint64_t
+dp_rx_behind_cpu(struct dprpc_agent *a, uint64_t now)
+{
+	uint64_t cpu;
+
+	if (a->rx_behind_thread != (void *)&dp_tls_poller)
+		return now - a->rx_behind_tsc;
+	cpu = dp_thread_cpu_tsc(a);
+	if (cpu == 0 || cpu < a->rx_behind_cpu)
+		return now - a->rx_behind_tsc;
+	a->rx_behind_tsc = now - (cpu - a->rx_behind_cpu);
+	return cpu - a->rx_behind_cpu;
 }
 
 /* Receive a burst from port @pt and handle it.  Inlined: with one port

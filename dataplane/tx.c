@@ -137,6 +137,16 @@ dp_tx_flush(struct dprpc_agent *a)
 	return sent;
 }
 
+bool
+dp_tx_room(struct dprpc_agent *a, unsigned int to)
+{
+	struct dp_port *pt = &a->ports[a->nb_ports > 1 && to < a->world.n ? a->peer_port[to] : 0];
+
+	if (pt->tx_n == DP_TX_BUF)
+		dp_tx_flush_port(a, pt);
+	return pt->tx_n < DP_TX_BUF;
+}
+
 unsigned int
 dp_tx_fill(const struct dprpc_agent *a)
 {

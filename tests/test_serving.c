@@ -36,6 +36,7 @@ static struct dprpc_agent *a, *b;
 
 static atomic_bool unblock;
 static atomic_uint runs_block, runs_count, runs_park, runs_iblock, runs_icount, runs_ispin;
+static atomic_uint runs_isleep;
 static _Atomic uint64_t seen_remaining, seen_deadline, seen_nested_deadline;
 static struct dprpc_request *_Atomic parked[16];
 static atomic_uint nb_parked;
@@ -95,6 +96,17 @@ h_ispin(struct dprpc_request *req, void *arg)
 	while (thread_cpu_us() < until)
 		rte_pause();
 	return dprpc_reply(req, "s", 1);
+}
+
+/* Inline: 5 ms asleep, off the poller's CPU: as long as a poller
+ * preempted in the middle of its burst on a loaded machine. */
+static int
+h_isleep(struct dprpc_request *req, void *arg)
+{
+	(void)arg;
+	atomic_fetch_add(&runs_isleep, 1);
+	usleep(5000);
+	return dprpc_reply(req, "z", 1);
 }
 
 /* Inline: refuses with dprpc_reply_busy(), its hint (us) in @arg. */
@@ -226,6 +238,7 @@ start(bool lossy)
 	cr_assert_eq(dprpc_register(b, "iblock", h_iblock, NULL, DPRPC_HANDLER_INLINE), 0);
 	cr_assert_eq(dprpc_register(b, "icount", h_icount, NULL, DPRPC_HANDLER_INLINE), 0);
 	cr_assert_eq(dprpc_register(b, "ispin", h_ispin, NULL, DPRPC_HANDLER_INLINE), 0);
+	cr_assert_eq(dprpc_register(b, "isleep", h_isleep, NULL, DPRPC_HANDLER_INLINE), 0);
 	cr_assert_eq(dprpc_register(
 			     b, "ispin50", h_ispin, (void *)(uintptr_t)50000, DPRPC_HANDLER_INLINE),
 		0);
@@ -743,6 +756,41 @@ Test(serving, overload_of_the_inline_backlog)
 	cr_assert_eq(atomic_load(&runs_icount), 8u, "a refused request ran");
 	cr_assert_eq(stats(b).rejected_inline, 31u);
 	cr_assert_eq(stats(b).rejected_overload, 31u);
+	cr_assert_eq(stats(b).requests_handled, 42u); /* echo, iblock, 40 */
+}
+
+/* As overload_of_the_inline_backlog, with "isleep" first instead of
+ * "ispin": 5 ms off the poller's CPU rather than on it.  The 31 requests
+ * after it in the full burst all run: only the poller's CPU time counts
+ * towards the 1 ms bound.  (The TSC age, which runs on while the poller
+ * is off its CPU, refused them: a poller preempted mid-burst on a loaded
+ * machine refused the rest of its burst -EBUSY, seen in
+ * rpc_ring/unpinned_threads_share_the_agents_own_pools.) */
+Test(serving, poller_off_its_cpu_mid_burst_is_not_behind)
+{
+	struct dprpc_future *blk, *fs[40];
+	unsigned int i;
+
+	warm_up();
+	blk = call("iblock", DPRPC_TIMEOUT_NONE);
+	for (i = 0; i < 100000 && atomic_load(&runs_iblock) == 0; i++)
+		usleep(100);
+	cr_assert_eq(atomic_load(&runs_iblock), 1u);
+	for (i = 0; i < RTE_DIM(fs); i++)
+		fs[i] = call(i == 0 ? "isleep" : "icount", DPRPC_TIMEOUT_NONE);
+	atomic_store(&unblock, true);
+	poll_until_done(blk);
+	cr_assert_eq(dprpc_future_state(blk), DPRPC_FUTURE_DONE);
+	for (i = 0; i < RTE_DIM(fs); i++) {
+		poll_until_done(fs[i]);
+		cr_assert_eq(dprpc_future_state(fs[i]), DPRPC_FUTURE_DONE, "call %u: %d", i,
+			code_of(fs[i]));
+		dprpc_future_put(fs[i]);
+	}
+	dprpc_future_put(blk);
+	cr_assert_eq(atomic_load(&runs_isleep), 1u);
+	cr_assert_eq(atomic_load(&runs_icount), 39u);
+	cr_assert_eq(stats(b).rejected_inline, 0u);
 	cr_assert_eq(stats(b).requests_handled, 42u); /* echo, iblock, 40 */
 }
 
