@@ -432,7 +432,9 @@ main(int argc, char **argv)
 finish:
 	if (stop) {
 		struct digits_stats st;
+		struct dprpc_error err = {0};
 		size_t len = sizeof(st);
+		int src;
 
 		if (dprpc_rpc_sync(a, server, "digits.stats", NULL, 0, CTL_TIMEOUT_US, &st, &len,
 			    NULL) == 0)
@@ -441,9 +443,12 @@ finish:
 			       ", skipped cancelled %" PRIu64 ", cancels received %" PRIu64 "\n",
 				name, st.admitted, st.computed, st.batches, st.refused_full,
 				st.expired, st.cancelled, st.cancels_received);
-		if (dprpc_rpc_sync(a, server, "digits.stop", NULL, 0, CTL_TIMEOUT_US, NULL, NULL,
-			    NULL) != 0) {
-			fprintf(stderr, "%s: could not stop %s\n", name, server);
+		src = dprpc_rpc_sync(
+			a, server, "digits.stop", NULL, 0, CTL_TIMEOUT_US, NULL, NULL, &err);
+		if (src != 0) {
+			fprintf(stderr, "%s: could not stop %s: %s (origin %u) %s\n", name, server,
+				strerror(-src), err.origin, err.msg);
+			dprpc_agent_dump(a, stderr);
 			rc = 1;
 		} else {
 			/* Over memif, let the server close its end first (up
