@@ -304,8 +304,8 @@ Test(world_memif, a_worker_joins_the_running_world)
 {
 	static const char *const member_extra[] = {"--expect-joiners", "1", NULL};
 	char joiner_world[256];
-	const char *joiner_extra[] = {"--world", joiner_world, "--join",
-		"w1 02:00:00:00:01:02 10.1.0.2 7000", NULL};
+	const char *joiner_extra[] = {
+		"--world", joiner_world, "--join", "w1 02:00:00:00:01:02 10.1.0.2 7000", NULL};
 	int status[NW], n = 0;
 
 	/* The members' map: w0..w2 and the mesh. */

@@ -200,10 +200,9 @@ main(int argc, char **argv)
 	}
 	if (world == NULL || strcmp(name, "world_worker") == 0 ||
 		(killed != NULL) != (mark_dir != NULL)) {
-		fprintf(stderr,
-			"usage: world_worker [EAL] -- --name NAME --world WORLD [--port-id "
-			"N] [--rendezvous-ms MS] [--expect-missing NAMES] [--call-early] "
-			"[--shutdown] [--join MEMBER] [--expect-joiners K]\n");
+		fprintf(stderr, "usage: world_worker [EAL] -- --name NAME --world WORLD [--port-id "
+				"N] [--rendezvous-ms MS] [--expect-missing NAMES] [--call-early] "
+				"[--shutdown] [--join MEMBER] [--expect-joiners K]\n");
 		return 2;
 	}
 	dprpc_agent_conf_init(&c);
