@@ -267,6 +267,7 @@ dp_client_unpark(struct dprpc_agent *a, unsigned int p)
 {
 	struct dp_peer *peer = &a->peers[p];
 	unsigned int i;
+	uint16_t budget;
 
 	if (peer->nb_free == a->max_outstanding)
 		return;
@@ -292,18 +293,17 @@ dp_client_unpark(struct dprpc_agent *a, unsigned int p)
 			dp_msg_send_parked(a, s);
 			continue;
 		}
+		budget = dp_call_budget(a, peer, s->deadline_tsc, a->now_tsc);
 		/* A frame kept by reference was never staged: ours alone, its
 		 * header may still be written. */
 		if (s->req.m != NULL) {
 			struct dp_wire_hdr *h = dp_frame_hdr(rte_pktmbuf_mtod(s->req.m, uint8_t *));
 
 			h->dst_session = rte_cpu_to_be_64(peer->session);
-			h->budget = rte_cpu_to_be_16(
-				dp_call_budget(a, peer, s->deadline_tsc, a->now_tsc));
+			h->budget = rte_cpu_to_be_16(budget);
 		}
 		(void)dp_kept_send(a, &s->req, dp_keep_area(peer, i, false), DP_FRAME_REQUEST, p,
-			(uint16_t)i, s->req_num,
-			dp_call_budget(a, peer, s->deadline_tsc, a->now_tsc));
+			(uint16_t)i, s->req_num, budget);
 		if (a->rto_tsc == 0)
 			dp_kept_clear(&s->req); /* no resends: nothing to keep */
 	}

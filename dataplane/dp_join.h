@@ -23,7 +23,7 @@ struct dp_join {
 	/* The joiner's side.  active: a thread is in dprpc_world_join();
 	 * stored with release by that thread after it set tmpl, member and
 	 * entries, loaded with acquire by the poller, which alone touches
-	 * have, n, rank, entries and left while it is set.  status: 0 while
+	 * have, n, entries and left while it is set.  status: 0 while
 	 * joining, 1 joined, or -errno refused; stored with release by the
 	 * poller once the world is installed (or refused), loaded with
 	 * acquire by the joining thread. */
@@ -35,8 +35,7 @@ struct dp_join {
 	/* To the member named; aligned as the headers it holds need. */
 	uint8_t tmpl[DP_L2L4_LEN] __rte_aligned(8);
 	char member[DPRPC_NAME_MAX]; /* its name: DIR/NAME.join over memif */
-	uint64_t send_tsc;	     /* poller: the last JOIN sent */
-	uint16_t rank, n, have;
+	uint16_t n, have;
 	struct dp_world_entry *entries; /* the members, by rank (world_cap) */
 	uint8_t *left;			/* entries' states: DPRPC_PEER_LEFT or 0 */
 	/* Every worker's side, poller only.  session[r]: the incarnation

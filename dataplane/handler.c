@@ -34,7 +34,7 @@
  * After the handler returns, dp_run_handler() checks its return against
  * the state: an errno after a reply, or 0 or another value without one,
  * is counted, and an unanswered request is answered (dp_handler_returned()).
- * The pool is FIFO (no per-lcore cache: dp_pools_init()), so a freed
+ * The pool is FIFO (no cache: req_pool.c), so a freed
  * object is handed out again only after every other free one; until then
  * a late reply finds it FREE and is refused.
  */
@@ -318,8 +318,10 @@ dp_req_release(struct dprpc_request *req)
 	dp_txmsg_put(req->tx);
 	/* Relaxed: FREE only lets a late reply on this object see that it
 	 * was answered (dp_req_claim()).  Stored before the put, after which
-	 * the object may be handed out again; the pool's put and get (an
-	 * rte_ring: release, acquire) order it before dp_req_new()'s store. */
+	 * the object may be handed out again.  What orders it before
+	 * dp_req_new()'s store: on the poller, program order (and the poll
+	 * lock between pollers); from another thread, the pool's ring
+	 * (release on enqueue, acquire on the poller's dequeue, req_pool.c). */
 	atomic_store_explicit(&req->state, DP_REQ_FREE, memory_order_relaxed);
 	dp_req_pool_put(&a->rq, req, dp_tls_poller == a);
 }

@@ -378,6 +378,8 @@ dp_join_ack_rx(struct dprpc_agent *a, const struct dp_parsed *p, const struct dp
 
 	if (!atomic_load_explicit(&j->active, memory_order_acquire) ||
 		p->dst_session != a->session || a->world.n != 0 ||
+		/* Relaxed: only the poller stores status while active; this
+		 * is the poller reading its own store. */
 		atomic_load_explicit(&j->status, memory_order_relaxed) != 0 ||
 		p->payload_len != sizeof(*q) + count * (sizeof(*ents) + 1)) {
 		dp_count(&a->st.drops[DPRPC_DROP_FOREIGN], 1);
@@ -389,6 +391,7 @@ dp_join_ack_rx(struct dprpc_agent *a, const struct dp_parsed *p, const struct dp
 		return;
 	}
 	if (n > a->world_cap || rank >= n) {
+		/* Release: pairs with the joining thread's acquire. */
 		atomic_store_explicit(&j->status, -ENOSPC, memory_order_release);
 		return;
 	}
@@ -400,7 +403,6 @@ dp_join_ack_rx(struct dprpc_agent *a, const struct dp_parsed *p, const struct dp
 	}
 	j->have = (uint16_t)(have + count);
 	j->n = (uint16_t)RTE_MAX(n, (unsigned int)j->n);
-	j->rank = (uint16_t)rank;
 	if (j->have < j->n)
 		return;
 	/* Every member: the world, installed as the members install a
@@ -426,6 +428,7 @@ dp_join_ack_rx(struct dprpc_agent *a, const struct dp_parsed *p, const struct dp
 		if (rc == 0 && r != rank)
 			rc = dp_port_link_add(a, r); /* a memif client, or the default port */
 		if (rc != 0) {
+			/* Release: pairs with the joining thread's acquire. */
 			atomic_store_explicit(&j->status, rc, memory_order_release);
 			return;
 		}
@@ -543,6 +546,8 @@ dp_join_timer(struct dprpc_agent *a, uint64_t now)
 		dp_port_join_reset(a);
 		j->port_owner = DP_RANK_NONE;
 	}
+	/* Relaxed status: the poller reads its own store (it alone stores
+	 * status while active). */
 	if (atomic_load_explicit(&j->active, memory_order_acquire) &&
 		atomic_load_explicit(&j->status, memory_order_relaxed) == 0) {
 		struct dp_join_msg q;
@@ -553,6 +558,7 @@ dp_join_timer(struct dprpc_agent *a, uint64_t now)
 			int rc = a->join_port >= 0 ? 0 : dp_port_join_open(a, j->member);
 
 			if (rc != 0) {
+				/* Release: pairs with the joining thread's acquire. */
 				atomic_store_explicit(&j->status, rc, memory_order_release);
 				return;
 			}
@@ -564,7 +570,6 @@ dp_join_timer(struct dprpc_agent *a, uint64_t now)
 		dp_join_entry_out(&q.joiner, &a->world.self);
 		q.session = rte_cpu_to_be_64(a->session);
 		q.have = rte_cpu_to_be_16(j->have);
-		j->send_tsc = now;
 		dp_join_send(a, j->tmpl, DP_RANK_NONE, 0, DP_CTRL_JOIN, &q, sizeof(q));
 	}
 }
@@ -631,7 +636,9 @@ dprpc_world_join(struct dprpc_agent *a, const char *member, uint64_t timeout_us)
 		if (rc != 0)
 			break;
 	}
-	atomic_store_explicit(&j->active, false, memory_order_release);
+	/* Relaxed: the poller stops acting for the join; nothing it reads
+	 * after this store was written for it. */
+	atomic_store_explicit(&j->active, false, memory_order_relaxed);
 	/* Joined: hear from every member (the rendezvous), so that each has
 	 * heard from us too: the member we named then frees its join port
 	 * for the next joiner, and the memif links just plugged are up. */

@@ -217,10 +217,12 @@ dp_port_link_one(struct dprpc_agent *a, unsigned int r, bool have_default)
 	memcpy(pt->sock, path, sizeof(pt->sock));
 	snprintf(spec, sizeof(spec), "net_memif_dp%u_%u,role=%s,socket-abstract=no,socket=%s",
 		a->instance, r, server ? "server" : "client", path);
-	dp_port_publish(a); /* dp_port_close() undoes what was done to it */
 	a->nb_link_ports++;
-	a->peer_port[r] = (uint8_t)(a->nb_ports - 1);
+	a->peer_port[r] = (uint8_t)a->nb_ports;
 	rc = dp_port_probe(a, pt, spec);
+	/* Counted in after its probe (its id set for dp_ports_link_up()),
+	 * failed or not: dp_port_close() undoes what was done to it. */
+	dp_port_publish(a);
 	return rc != 0 ? rc : 1;
 }
 
@@ -279,10 +281,10 @@ dp_port_join_open(struct dprpc_agent *a, const char *member)
 	memcpy(pt->sock, path, sizeof(pt->sock));
 	snprintf(spec, sizeof(spec), "net_memif_dp%u_j%s,role=%s,socket-abstract=no,socket=%s",
 		a->instance, server ? "s" : "c", server ? "server" : "client", path);
-	dp_port_publish(a);
 	a->nb_link_ports++;
-	a->join_port = (int)(a->nb_ports - 1);
+	a->join_port = (int)a->nb_ports;
 	rc = dp_port_probe(a, pt, spec);
+	dp_port_publish(a); /* after the probe, as dp_port_link_one()'s */
 	return rc;
 }
 

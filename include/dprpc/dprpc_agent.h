@@ -584,8 +584,13 @@ int dprpc_world_leave(struct dprpc_agent *agent, uint64_t timeout_us);
  *         max_workers workers, or more than this agent's max_workers);
  *         -EEXIST (a worker of the world has this name or IPv4 address and
  *         port); -EOPNOTSUPP (the member has no default port to reach the
- *         joiner through).
+ *         joiner through); -ENOMEM (no memory for the join's tables or
+ *         a member's state); with a `mesh memif:DIR` line, the error of
+ *         opening the join port or plugging a member's link
+ *         (-ENAMETOOLONG for a socket path too long, -ENOSPC with every
+ *         port of the agent taken, or the ethdev's errno).
  * Thread context: any thread but the agent's poller, one at a time.
+ * @p member is read during the call (copied); the caller keeps it.
  */
 int dprpc_world_join(struct dprpc_agent *agent, const char *member, uint64_t timeout_us);
 

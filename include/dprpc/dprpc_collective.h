@@ -113,7 +113,8 @@ int dprpc_all_gather(struct dprpc_agent *agent, const char *const *workers, unsi
 
 /**
  * Wait until every member of a group has called it (PyTorch's _barrier):
- * dprpc_all_gather() of empty values, whose returns it has.
+ * dprpc_all_gather() of empty values, whose returns (every errno, filled
+ * @p err) and thread context it has.
  */
 int dprpc_barrier(struct dprpc_agent *agent, const char *const *workers, unsigned int n,
 	uint64_t timeout_us, struct dprpc_coll_error *err);
@@ -124,15 +125,17 @@ int dprpc_barrier(struct dprpc_agent *agent, const char *const *workers, unsigne
  * @return a pointer into @p g, valid until dprpc_gather_free(g), aligned to
  *         8 bytes (NULL with *len 0 for an empty value); NULL with
  *         rte_errno EINVAL (NULL @p g) or ENOENT (@p rank not a member).
+ * Thread context: any thread; @p g is only read.
  */
 const void *dprpc_gather_value(const struct dprpc_gather *g, unsigned int rank, size_t *len);
 
 /** The group's members, one bit per rank (0, rte_errno EINVAL, for a NULL
- * @p g). */
+ * @p g).  Any thread; @p g is only read. */
 uint64_t dprpc_gather_members(const struct dprpc_gather *g);
 
 /** The collective's sequence number in its group: 1 for the group's first
- * on every member, then 2, ... (0, rte_errno EINVAL, for a NULL @p g). */
+ * on every member, then 2, ... (0, rte_errno EINVAL, for a NULL @p g).
+ * Any thread; @p g is only read. */
 uint64_t dprpc_gather_seq(const struct dprpc_gather *g);
 
 /** Free a result (NULL is ignored).  Any thread. */

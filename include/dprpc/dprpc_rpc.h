@@ -232,6 +232,7 @@ uint64_t dprpc_request_remaining_us(const struct dprpc_request *req);
 /**
  * The same deadline as an absolute TSC value (rte_rdtsc()), 0 if the call
  * has none (and, rte_errno EINVAL, for a NULL @p req).
+ * Thread context: whichever thread holds the request.
  */
 uint64_t dprpc_request_deadline_tsc(const struct dprpc_request *req);
 
@@ -244,6 +245,7 @@ uint64_t dprpc_request_deadline_tsc(const struct dprpc_request *req);
  * the handler, get this without asking; use it from elsewhere (a
  * completion callback of a deferred request, another thread).
  * 0, rte_errno EINVAL, for a NULL @p req.
+ * Thread context: whichever thread holds the request.
  */
 uint64_t dprpc_request_timeout(const struct dprpc_request *req, uint64_t timeout_us);
 

@@ -109,7 +109,8 @@ typedef int (*dprpc_chunk_fn)(const void *data, size_t len, void *arg);
  *         data with len > 0), ENOENT (no such worker), EMSGSIZE (request
  *         over DPRPC_MAX_FRAME_PAYLOAD), ENOTSUP (@p to is this agent),
  *         ENOMEM (no memory for the stream's state), and rpc_async's
- *         (EAGAIN, ENOBUFS, EHOSTDOWN).  After NULL nothing was sent.
+ *         (EAGAIN, ENOBUFS, EHOSTDOWN, ESHUTDOWN).  After NULL nothing
+ *         was sent.
  *
  * Thread context: any thread (as dprpc_rpc_async()).
  */
@@ -213,7 +214,8 @@ int dprpc_stream_send(struct dprpc_request *req, const void *data, size_t len);
  *               ends with that error, after its chunks.
  * @return 0: the request is answered and consumed (must not be used
  *         again), also after -ECANCELED from dprpc_stream_send() (then
- *         nothing is sent); -EALREADY: ended or answered already (counted
+ *         nothing is sent, though -ENOBUFS below can still come first);
+ *         -EALREADY: ended or answered already (counted
  *         in reply_again); -ENOTSUP: not a stream call; -ENOBUFS: no mbuf,
  *         the request is still the caller's (end it again); -EINVAL: NULL.
  *
