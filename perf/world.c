@@ -12,10 +12,25 @@
  *
  * Reported: the aggregate rate (every worker's OK calls completed in its
  * measured window, per second, summed), per worker its rate and p50/p99;
- * rendezvous_ms, from the last worker's start (before its EAL init) to the
- * last worker's rendezvous; shutdown_ms, the longest dprpc_shutdown(); and
- * the accounting: calls sent = OK + failed on every worker (a call the
- * agent refused to start is counted apart, never sent).
+ * the world's start-up and shutdown; and the accounting: calls sent = OK +
+ * failed on every worker (a call the agent refused to start is counted
+ * apart, never sent).
+ *
+ * The world's times are PyTorch's init_rpc() and shutdown() measured as a
+ * world: from the moment the last worker makes its call to the moment the
+ * last worker is done.
+ *  - rendezvous_ms: from the last worker's dprpc_agent_create() (its
+ *    init_rpc) to the last worker's dprpc_world_wait() return;
+ *  - shutdown_ms: from the last worker's dprpc_shutdown() call to the last
+ *    worker's return (a worker that calls earlier waits in the barrier
+ *    for the others: its own call's length, per worker, counts that wait,
+ *    and so does the CPU time its process spent meanwhile, all threads);
+ *  - startup_ms and eal_init_ms: from the last worker's process start
+ *    (before its rte_eal_init()) to the last rendezvous, and the longest
+ *    rte_eal_init().  DPDK 22.11's rte_eal_init() takes 100 ms or more on
+ *    a machine whose TSC frequency neither CPUID leaf 0x15 nor the MSR
+ *    device gives (a virtual machine): it measures the TSC over a 100 ms
+ *    sleep (perf/RESULTS.md).
  * --compare-workers M runs a world of M first, same options, and reports
  * it beside (e.g. 2 workers beside 4 on a 2-CPU machine).
  *
@@ -51,8 +66,11 @@ struct world_res {
 	int done; /* 1: the worker wrote this and exited its run */
 	int rc;	  /* 0, or the step that failed (negative errno) */
 	unsigned int cpu;
-	uint64_t start_ns, rdv_ns; /* CLOCK_MONOTONIC: process start, rendezvous */
+	/* CLOCK_MONOTONIC: process start, EAL ready, agent_create() called,
+	 * rendezvous, dprpc_shutdown() called and returned */
+	uint64_t start_ns, eal_ns, init_ns, rdv_ns, shut0_ns, shut1_ns;
 	double shutdown_ms;
+	double shutdown_cpu_ms; /* the process's CPU time (all threads) in it */
 	uint64_t sent, ok, failed, refused, measured;
 	uint64_t handled; /* echo requests this worker answered */
 	double rate, p50_us, p99_us;
@@ -84,12 +102,18 @@ static struct {
 } W;
 
 static uint64_t
-mono_ns(void)
+clock_ns(clockid_t id)
 {
 	struct timespec ts;
 
-	clock_gettime(CLOCK_MONOTONIC, &ts);
+	clock_gettime(id, &ts);
 	return (uint64_t)ts.tv_sec * 1000000000ull + (uint64_t)ts.tv_nsec;
+}
+
+static uint64_t
+mono_ns(void)
+{
+	return clock_ns(CLOCK_MONOTONIC);
 }
 
 static int
@@ -172,7 +196,7 @@ world_worker(const struct perf_opts *o, unsigned int i, unsigned int n, const ch
 	struct dprpc_coll_error ce;
 	char *argv[16];
 	unsigned int k, p, nb = 0;
-	uint64_t hz, t;
+	uint64_t hz, t, cpu_ns;
 	int argc = 0, rc;
 
 	snprintf(lcores, sizeof(lcores), "--lcores=0@%u,1@%u", cpu, cpu);
@@ -187,6 +211,7 @@ world_worker(const struct perf_opts *o, unsigned int i, unsigned int n, const ch
 		fprintf(stderr, "dprpc-perf world: EAL: %s\n", rte_strerror(rte_errno));
 		return -rte_errno;
 	}
+	res->eal_ns = mono_ns();
 	snprintf(name, sizeof(name), "w%u", i);
 	dprpc_agent_conf_init(&c);
 	c.name = name;
@@ -194,6 +219,7 @@ world_worker(const struct perf_opts *o, unsigned int i, unsigned int n, const ch
 	c.io_lcore = 1;
 	if (o->retransmit_us >= 0)
 		c.retransmit_us = (uint64_t)o->retransmit_us;
+	res->init_ns = mono_ns();
 	W.a = dprpc_agent_create(&c);
 	if (W.a == NULL) {
 		fprintf(stderr, "dprpc-perf world %s: agent: %s\n", name, rte_strerror(rte_errno));
@@ -262,9 +288,12 @@ world_worker(const struct perf_opts *o, unsigned int i, unsigned int n, const ch
 	}
 	free(W.samples);
 	free(slots);
-	t = mono_ns();
+	cpu_ns = clock_ns(CLOCK_PROCESS_CPUTIME_ID);
+	res->shut0_ns = mono_ns();
 	rc = dprpc_shutdown(W.a, true, 30ull * 1000 * 1000, &ce);
-	res->shutdown_ms = (double)(mono_ns() - t) / 1e6;
+	res->shut1_ns = mono_ns();
+	res->shutdown_cpu_ms = (double)(clock_ns(CLOCK_PROCESS_CPUTIME_ID) - cpu_ns) / 1e6;
+	res->shutdown_ms = (double)(res->shut1_ns - res->shut0_ns) / 1e6;
 	/* The poller is gone: every request it handled is counted. */
 	res->handled = W.handled;
 	if (rc != 0) {
@@ -351,13 +380,39 @@ world_run(const struct perf_opts *o, unsigned int n, struct world_res *res)
 	return rc;
 }
 
+/* The world's times (see the file comment), in ms. */
+struct world_times {
+	double rendezvous, startup, eal_init, shutdown;
+};
+
+static struct world_times
+world_times(unsigned int n, const struct world_res *res)
+{
+	uint64_t last_start = 0, last_init = 0, last_rdv = 0, last_shut0 = 0, last_shut1 = 0,
+		 eal = 0;
+	unsigned int i;
+
+	for (i = 0; i < n; i++) {
+		last_start = RTE_MAX(last_start, res[i].start_ns);
+		last_init = RTE_MAX(last_init, res[i].init_ns);
+		last_rdv = RTE_MAX(last_rdv, res[i].rdv_ns);
+		last_shut0 = RTE_MAX(last_shut0, res[i].shut0_ns);
+		last_shut1 = RTE_MAX(last_shut1, res[i].shut1_ns);
+		eal = RTE_MAX(eal, res[i].eal_ns - res[i].start_ns);
+	}
+	return (struct world_times){.rendezvous = (double)(last_rdv - last_init) / 1e6,
+		.startup = (double)(last_rdv - last_start) / 1e6,
+		.eal_init = (double)eal / 1e6,
+		.shutdown = (double)(last_shut1 - last_shut0) / 1e6};
+}
+
 /* A world's report: JSON members (no braces) or text lines. */
 static void
 world_print(const struct perf_opts *o, unsigned int n, const struct world_res *res)
 {
-	uint64_t sent = 0, ok = 0, failed = 0, refused = 0, handled = 0, last_start = 0,
-		 last_rdv = 0;
-	double rate = 0, shut = 0;
+	uint64_t sent = 0, ok = 0, failed = 0, refused = 0, handled = 0;
+	struct world_times t = world_times(n, res);
+	double rate = 0;
 	unsigned int i;
 
 	for (i = 0; i < n; i++) {
@@ -367,37 +422,39 @@ world_print(const struct perf_opts *o, unsigned int n, const struct world_res *r
 		refused += res[i].refused;
 		handled += res[i].handled;
 		rate += res[i].rate;
-		shut = RTE_MAX(shut, res[i].shutdown_ms);
-		last_start = RTE_MAX(last_start, res[i].start_ns);
-		last_rdv = RTE_MAX(last_rdv, res[i].rdv_ns);
 	}
 	if (!o->json) {
 		printf("world of %u workers, window %u per peer, %.1f s: %.0f calls/s in all, "
-		       "rendezvous %.1f ms, shutdown %.1f ms (longest)\n",
-			n, o->window, o->duration_s, rate, (double)(last_rdv - last_start) / 1e6,
-			shut);
+		       "rendezvous %.1f ms, shutdown %.1f ms\n",
+			n, o->window, o->duration_s, rate, t.rendezvous, t.shutdown);
+		printf("  from the last process start: %.1f ms to the rendezvous "
+		       "(rte_eal_init() %.1f ms at most)\n",
+			t.startup, t.eal_init);
 		printf("  calls sent %" PRIu64 " = ok %" PRIu64 " + failed %" PRIu64
 		       "; refused unsent %" PRIu64 "; requests handled %" PRIu64 "\n",
 			sent, ok, failed, refused, handled);
 		for (i = 0; i < n; i++)
-			printf("  w%u (CPU %u): %.0f calls/s, p50 %.1f us, p99 %.1f us\n", i,
-				res[i].cpu, res[i].rate, res[i].p50_us, res[i].p99_us);
+			printf("  w%u (CPU %u): %.0f calls/s, p50 %.1f us, p99 %.1f us, "
+			       "in dprpc_shutdown() %.1f ms (%.1f ms of CPU)\n",
+				i, res[i].cpu, res[i].rate, res[i].p50_us, res[i].p99_us,
+				res[i].shutdown_ms, res[i].shutdown_cpu_ms);
 		return;
 	}
 	printf("\"workers\": %u, \"window\": %u, \"duration_s\": %.3f, \"rate_rps\": %.1f, "
-	       "\"rendezvous_ms\": %.3f, \"shutdown_ms\": %.3f, \"calls_sent\": %" PRIu64
-	       ", \"calls_ok\": %" PRIu64 ", \"calls_failed\": %" PRIu64
-	       ", \"calls_refused\": %" PRIu64 ", \"requests_handled\": %" PRIu64
-	       ", \"per_worker\": [",
-		n, o->window, o->duration_s, rate, (double)(last_rdv - last_start) / 1e6, shut,
+	       "\"rendezvous_ms\": %.3f, \"shutdown_ms\": %.3f, \"startup_ms\": %.3f, "
+	       "\"eal_init_ms\": %.3f, \"calls_sent\": %" PRIu64 ", \"calls_ok\": %" PRIu64
+	       ", \"calls_failed\": %" PRIu64 ", \"calls_refused\": %" PRIu64
+	       ", \"requests_handled\": %" PRIu64 ", \"per_worker\": [",
+		n, o->window, o->duration_s, rate, t.rendezvous, t.shutdown, t.startup, t.eal_init,
 		sent, ok, failed, refused, handled);
 	for (i = 0; i < n; i++)
 		printf("%s{\"name\": \"w%u\", \"cpu\": %u, \"rate_rps\": %.1f, \"p50_us\": %.2f, "
 		       "\"p99_us\": %.2f, \"calls_sent\": %" PRIu64 ", \"calls_ok\": %" PRIu64
 		       ", \"calls_failed\": %" PRIu64 ", \"requests_handled\": %" PRIu64
-		       ", \"shutdown_ms\": %.3f}",
+		       ", \"shutdown_ms\": %.3f, \"shutdown_cpu_ms\": %.3f}",
 			i ? ", " : "", i, res[i].cpu, res[i].rate, res[i].p50_us, res[i].p99_us,
-			res[i].sent, res[i].ok, res[i].failed, res[i].handled, res[i].shutdown_ms);
+			res[i].sent, res[i].ok, res[i].failed, res[i].handled, res[i].shutdown_ms,
+			res[i].shutdown_cpu_ms);
 	printf("]");
 }
 

@@ -208,8 +208,9 @@ out=$("$perf" -- world --workers 4 --compare-workers 2 --duration 0.3 --warmup 0
 python3 - "$out" <<'PY'
 import json, sys
 r = json.loads(sys.argv[1])
-need = ["rate_rps", "rendezvous_ms", "shutdown_ms", "calls_sent", "calls_ok", "calls_failed",
-        "calls_refused", "requests_handled", "per_worker", "compare", "loadavg"]
+need = ["rate_rps", "rendezvous_ms", "shutdown_ms", "startup_ms", "eal_init_ms", "calls_sent",
+        "calls_ok", "calls_failed", "calls_refused", "requests_handled", "per_worker", "compare",
+        "loadavg"]
 missing = [k for k in need if k not in r]
 assert not missing, f"missing {missing} in {r}"
 for w, n in ((r, 4), (r["compare"], 2)):
@@ -223,6 +224,13 @@ for w, n in ((r, 4), (r["compare"], 2)):
     assert all(p["calls_sent"] == p["calls_ok"] + p["calls_failed"] for p in w["per_worker"]), w
     assert w["calls_sent"] == sum(p["calls_sent"] for p in w["per_worker"]), w
     assert w["rendezvous_ms"] > 0 and w["shutdown_ms"] > 0, w
+    # From the last process start: its EAL init, then its rendezvous.
+    assert 0 < w["eal_init_ms"] < w["startup_ms"], w
+    assert w["rendezvous_ms"] < w["startup_ms"], w
+    # Each worker's own call lasts at least as long as the world's, from
+    # the last call to the last return, for the one that returns last.
+    assert max(p["shutdown_ms"] for p in w["per_worker"]) >= w["shutdown_ms"] - 0.01, w
+    assert all(p["shutdown_cpu_ms"] > 0 for p in w["per_worker"]), w
 print(f"world: 4 workers {r['rate_rps']:.0f} calls/s, 2 workers {r['compare']['rate_rps']:.0f} calls/s")
 PY
 left_after=$({ compgen -G "/var/run/dpdk/dprpc-perf-*-world*"; compgen -G "/tmp/dprpc-perf-world-*"; } | sort || true)
