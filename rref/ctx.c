@@ -16,10 +16,10 @@
  *
  * Ordering.  ctx->closing is stored with release, paired with the acquire
  * load in rr_send_bg() (msg.c); only the flag itself matters.  Teardown
- * empties the tables with cds_lfht_del() and call_rcu() like any removal
- * (table.c), then urcu_qsbr_barrier() waits for every callback queued so
- * far, ours and earlier ones, before the tables, the ring and the future
- * pool go.
+ * empties the tables (rr_table_clear(): unlinked, one grace period, freed
+ * in place) and waits until every entry removed earlier has been freed by
+ * its call_rcu callback (rr_rcu_drain(), table.c), before the tables, the
+ * ring and the future pool go.
  */
 #include <errno.h>
 #include <stdbool.h>
@@ -149,23 +149,8 @@ rr_ctx_held_requests(void *state)
 	return (unsigned int)atomic_load_explicit(&ctx->requests_waiting, memory_order_relaxed);
 }
 
-/* Empty a table at teardown: no other thread uses the agent any more. */
-static void
-rr_table_clear(struct cds_lfht *ht, void (*free_fn)(struct rcu_head *))
-{
-	struct cds_lfht_iter it;
-	struct cds_lfht_node *node;
-
-	if (ht == NULL)
-		return;
-	dp_rcu_read_lock();
-	cds_lfht_for_each(ht, &it, node) if (cds_lfht_del(ht, node) == 0)
-		urcu_qsbr_call_rcu(&rr_container_of(node, struct rr_node, node)->rcu, free_fn);
-	dp_rcu_read_unlock();
-}
-
-/* The extension's free: everything, without messages, after an RCU
- * barrier. */
+/* The extension's free: everything, without messages, once every entry
+ * removed is freed. */
 static void
 rr_ctx_free(void *state)
 {
@@ -174,17 +159,18 @@ rr_ctx_free(void *state)
 
 	/* Release: pairs with the acquire load in rr_send_bg(), as in
 	 * rr_ctx_closing().  The free callbacks queued below run on
-	 * liburcu's call_rcu thread, and one that drops a future's last
-	 * reference may run that future's callbacks there (rr_user_finish()
-	 * -> rr_send_bg()): they must find the flag set. */
+	 * liburcu's call_rcu thread (those queued earlier) or here (what
+	 * rr_table_clear() frees), and one that drops a future's last
+	 * reference may run that future's callbacks (rr_user_finish() ->
+	 * rr_send_bg()): they must find the flag set. */
 	atomic_store_explicit(&ctx->closing, true, memory_order_release);
 	rr_table_clear(ctx->pending, rr_free_node_rcu);
 	rr_table_clear(ctx->handles, rr_handle_free_rcu);
 	rr_table_clear(ctx->forks, rr_free_node_rcu);
 	rr_table_clear(ctx->owners, rr_owner_free_rcu);
-	/* Every call_rcu callback (ours and earlier ones) has run after this:
-	 * the futures can go back to their pool. */
-	urcu_qsbr_barrier();
+	/* Every entry removed earlier is freed after this (table.c): the
+	 * futures can go back to their pool. */
+	rr_rcu_drain(ctx);
 	if (ctx->owners != NULL)
 		(void)cds_lfht_destroy(ctx->owners, NULL);
 	if (ctx->forks != NULL)

@@ -97,7 +97,7 @@ rr_owner_put(struct rr_owner *o)
 	 */
 	if (atomic_fetch_sub_explicit(&o->refs, 1, memory_order_acq_rel) != 1)
 		return;
-	if (rr_remove(ctx->owners, &o->n, rr_owner_free_rcu))
+	if (rr_remove(ctx, ctx->owners, &o->n, rr_owner_free_rcu))
 		rr_dec(&ctx->n_owners);
 }
 
@@ -208,7 +208,7 @@ rr_fork_add(struct rr_ctx *ctx, uint64_t fork_id, struct rr_owner *o, unsigned i
 bool
 rr_fork_drop(struct rr_ctx *ctx, struct rr_fork *f)
 {
-	if (!rr_remove(ctx->forks, &f->n, rr_free_node_rcu))
+	if (!rr_remove(ctx, ctx->forks, &f->n, rr_free_node_rcu))
 		return false;
 	rr_dec(&ctx->n_forks);
 	/* acq_rel: pairs with the exchange in rr_fork_claim(); exactly one
@@ -631,7 +631,7 @@ rr_pending_drop(struct rr_ctx *ctx, struct rr_pending *p)
 {
 	struct dprpc_rref *parent = p->parent;
 
-	if (!rr_remove(ctx->pending, &p->n, rr_free_node_rcu))
+	if (!rr_remove(ctx, ctx->pending, &p->n, rr_free_node_rcu))
 		return false;
 	rr_dec(&ctx->n_pending_forks);
 	rr_handle_put(parent);

@@ -138,11 +138,15 @@ _Static_assert(sizeof(struct rr_fork_data) == DPRPC_RREF_FORK_SIZE, "fork data s
 
 #define RR_RETRY_RING 8192
 
-/* The head of every table entry. */
+/* The head of every table entry.  ctx and free_fn are set when it is
+ * removed (rr_remove()): the grace period's callback frees it with
+ * free_fn and counts it off ctx->rcu_pending. */
 struct rr_node {
 	struct cds_lfht_node node;
 	uint64_t key;
 	struct rcu_head rcu;
+	struct rr_ctx *ctx;
+	void (*free_fn)(struct rcu_head *h);
 };
 
 struct rr_owner {
@@ -233,6 +237,10 @@ struct rr_ctx {
 	/* Requests kept until an owner value is there (rr_wait_value() to
 	 * its callback): quiesce answers them (held_requests in ctx.c). */
 	_Atomic uint64_t requests_waiting;
+	/* Entries removed and not freed yet: queued to call_rcu() by
+	 * rr_remove(), counted off by their callback (table.c).  The
+	 * teardown waits for 0 instead of a urcu_qsbr_barrier(). */
+	_Atomic uint64_t rcu_pending;
 };
 
 /* --- small helpers ------------------------------------------------------ */
@@ -300,7 +308,10 @@ rr_ctx_of(const struct dprpc_agent *a)
 
 struct rr_node *rr_find(struct cds_lfht *ht, uint64_t key);
 int rr_insert(struct cds_lfht *ht, struct rr_node *n);
-bool rr_remove(struct cds_lfht *ht, struct rr_node *n, void (*free_fn)(struct rcu_head *));
+bool rr_remove(struct rr_ctx *ctx, struct cds_lfht *ht, struct rr_node *n,
+	void (*free_fn)(struct rcu_head *));
+void rr_table_clear(struct cds_lfht *ht, void (*free_fn)(struct rcu_head *));
+void rr_rcu_drain(struct rr_ctx *ctx);
 bool rr_ref_get_nz(_Atomic uint32_t *refs);
 uint64_t rr_new_id(struct rr_ctx *ctx);
 void rr_free_node_rcu(struct rcu_head *h);

@@ -172,7 +172,7 @@ rr_handle_user_discard(struct dprpc_rref *r)
 
 	rr_dec(&ctx->n_users);
 	(void)dprpc_future_fail(r->created, -ECANCELED, ctx->rank, "not sent");
-	(void)rr_remove(ctx->handles, &r->n, rr_handle_free_rcu);
+	(void)rr_remove(ctx, ctx->handles, &r->n, rr_handle_free_rcu);
 }
 
 static void
@@ -236,7 +236,7 @@ rr_handle_mem_put(struct dprpc_rref *r)
 	 */
 	if (atomic_fetch_sub_explicit(&r->mem, 1, memory_order_acq_rel) != 1)
 		return;
-	(void)rr_remove(r->ctx->handles, &r->n, rr_handle_free_rcu);
+	(void)rr_remove(r->ctx, r->ctx->handles, &r->n, rr_handle_free_rcu);
 }
 
 void

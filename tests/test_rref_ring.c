@@ -21,6 +21,7 @@
 #include <rte_lcore.h>
 
 #include "dpt.h"
+#include "rr_internal.h"
 
 static struct dpt_switch sw;
 static struct rte_mempool *mp;
@@ -720,6 +721,42 @@ Test(rref_ring, fork_of_a_deleted_rref_fails_clearly)
 	wait_settled(C);
 	wait_owner(B, 0, 0);
 	cr_assert_eq(dbg(C).num_users, 0u);
+}
+
+/* Entries removed while the agent runs are freed by their call_rcu
+ * callbacks; the teardown waits for them with rr_rcu_drain() (no
+ * urcu_qsbr_barrier(): rref/table.c).  After 64 RRefs made and released,
+ * each side's count of entries queued goes back to 0 once drained, and
+ * with it every RRef future is back in its pool: the futures a drain
+ * that returned early would free after the pool. */
+Test(rref_ring, released_entries_are_freed_by_the_drain)
+{
+	struct dprpc_rref *r[64];
+	uint64_t v;
+	unsigned int i;
+
+	for (i = 0; i < 64; i++) {
+		v = i;
+		r[i] = dprpc_remote(A, "b", "make", &v, sizeof(v), DPRPC_TIMEOUT_DEFAULT);
+		cr_assert_not_null(r[i]);
+	}
+	for (i = 0; i < 64; i++) {
+		v = i;
+		expect_value(r[i], &v, sizeof(v));
+	}
+	wait_owner(B, 64, 64);
+	for (i = 0; i < 64; i++)
+		cr_assert_eq(dprpc_rref_release(r[i]), 0);
+	wait_owner(B, 0, 0);
+	wait_settled(A);
+	for (i = 0; i < 2; i++) {
+		struct rr_ctx *ctx = rr_ctx_of(ag[i]);
+
+		rr_rcu_drain(ctx);
+		cr_assert_eq(atomic_load(&ctx->rcu_pending), 0u);
+		cr_assert_eq(dprpc_future_pool_in_use(ctx->fpool), 0u, "RRef futures of %s",
+			dprpc_agent_name(ag[i]));
+	}
 }
 
 Test(rref_ring, leak_report_and_graceful_shutdown)
