@@ -22,6 +22,7 @@
 #include "dp_eal.h"
 #include "dp_handler.h"
 #include "dp_liveness.h"
+#include "dp_mbuf_pool.h"
 #include "dp_msg.h"
 #include "dp_poll.h"
 #include "dp_port.h"
@@ -225,8 +226,7 @@ dp_pools_init(struct dprpc_agent *a, const struct dprpc_agent_conf *c)
 		a->mp = c->mbuf_pool;
 	} else {
 		snprintf(name, sizeof(name), "dprpc%u_mb", a->instance);
-		a->mp = rte_pktmbuf_pool_create_by_ops(name, c->nb_mbufs, 256, 0,
-			RTE_MBUF_DEFAULT_BUF_SIZE, c->socket_id, DP_POOL_OPS);
+		a->mp = dp_mbuf_pool_create(name, c->nb_mbufs, c->socket_id, c->port_id);
 		if (a->mp == NULL)
 			return -rte_errno;
 		a->own_mp = true;

@@ -22,6 +22,7 @@
 
 #include "dp_agent.h"
 #include "dp_eal.h"
+#include "dp_intr.h"
 #include "dp_stream.h"
 
 int dp_meta_offset = -1;
@@ -101,6 +102,10 @@ dprpc_eal_cleanup(void)
 	if (rte_lcore_count() == 0)
 		return -EALREADY;
 	snprintf(dir, sizeof(dir), "%s", rte_eal_get_runtime_dir());
+	/* The interrupt thread's pending rebuilds of its epoll set (after a
+	 * memif port's close) read sources whose handles are in the heap,
+	 * which rte_eal_cleanup() unmaps: they run first (intr.c). */
+	(void)dp_intr_settle();
 	/* Release: pairs with the acquire load in dp_lcore_thread_exit(). */
 	atomic_store_explicit(&dp_eal_down, true, memory_order_release);
 	rc = rte_eal_cleanup();

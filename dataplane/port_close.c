@@ -24,8 +24,8 @@
  *     connection request on socket fd -1", 1849 times, then SIGSEGV).
  *
  * The work-around: every stop and close of the agent's ports runs on the
- * EAL interrupt thread (a callback of ours, dp_on_intr()), which runs the
- * PMD's callbacks one at a time: none of them is running while a port goes, so
+ * EAL interrupt thread (a job of ours: dp_on_intr(), dp_intr.h), which runs
+ * the PMD's callbacks one at a time: none of them is running while a port goes, so
  * memif_disconnect() unregisters the control channel at once (no -EAGAIN)
  * and no callback is left with the device.  Before that, in an earlier
  * round (an earlier epoll batch of the interrupt thread: the events it
@@ -39,6 +39,10 @@
  * ends (one per server link port, plus any channel caught half-way): it
  * must, as the interrupt thread adds every registered descriptor to its
  * epoll set again each time the set changes (a closed one is fatal).
+ * The PMD's unregistrations leave a rebuild of the interrupt thread's
+ * epoll set pending, which reads the freed handles of defect 2: harmless
+ * until rte_eal_cleanup() unmaps the EAL heap, so dprpc_eal_cleanup() waits
+ * for it first (dp_intr_settle(), intr.c).
  *
  * The thread that destroys the agent (dp_agent_free()); on the interrupt
  * thread itself (an agent destroyed from an alarm) everything runs in
@@ -47,7 +51,6 @@
 #include <dirent.h>
 #include <errno.h>
 #include <fcntl.h>
-#include <stdatomic.h>
 #include <stddef.h>
 #include <stdlib.h>
 #include <string.h>
@@ -56,136 +59,13 @@
 #include <sys/un.h>
 #include <unistd.h>
 
-#include <rte_cycles.h>
 #include <rte_dev.h>
 #include <rte_ethdev.h>
-#include <rte_interrupts.h>
+#include <rte_lcore.h>
 
 #include "dp_agent.h"
+#include "dp_intr.h"
 #include "dp_port.h"
-
-/* How long to wait for the interrupt thread before doing the work in
- * place (it runs a callback within microseconds; this is for a thread
- * that never comes). */
-#define DP_INTR_WAIT_MS 5000
-
-/*
- * Work for the interrupt thread: a callback of our own on an eventfd,
- * registered for the close and unregistered before it returns.  Not an EAL
- * alarm: rte_eal_cleanup() unregisters the alarms' callback, which makes
- * the interrupt thread rebuild its epoll set from every source while the
- * memory is being unmapped, the sources the memif PMD left registered
- * (defect 2) among them, whose handles live in that memory (workers died
- * in rte_intr_fd_get()).  Ours is unregistered here, with the memory
- * intact; its handle is private (malloc), as is the EAL's copy of it.
- */
-struct dp_intr_job {
-	struct dprpc_agent *a;
-	int efd;
-	/* Set before the eventfd write that triggers the callback, read
-	 * after the callback's read of it: the eventfd orders them. */
-	void (*fn)(struct dprpc_agent *a);
-	/* Release by the interrupt thread once fn returned; acquire by the
-	 * waiting thread: fn's effects are seen by it. */
-	atomic_bool done;
-};
-
-static void
-dp_intr_job_run(void *arg)
-{
-	struct dp_intr_job *job = arg;
-	uint64_t v;
-
-	if (read(job->efd, &v, sizeof(v)) != (ssize_t)sizeof(v))
-		return; /* not ours yet (spurious) */
-	job->fn(job->a);
-	atomic_store_explicit(&job->done, true, memory_order_release);
-}
-
-/* Whether the interrupt thread ran @job->fn: triggered, waited for up to
- * DP_INTR_WAIT_MS. */
-static bool
-dp_intr_job_wait(struct dp_intr_job *job, void (*fn)(struct dprpc_agent *a))
-{
-	uint64_t one = 1, deadline = rte_rdtsc() + rte_get_tsc_hz() / 1000 * DP_INTR_WAIT_MS;
-
-	job->fn = fn;
-	atomic_store_explicit(&job->done, false, memory_order_relaxed);
-	if (write(job->efd, &one, sizeof(one)) != (ssize_t)sizeof(one))
-		return false;
-	while (!atomic_load_explicit(&job->done, memory_order_acquire)) {
-		if (rte_rdtsc() >= deadline)
-			return false;
-		usleep(50);
-	}
-	return true;
-}
-
-/* Run @fn1(@a), then @fn2(@a) in a later round of the interrupt thread,
- * on the EAL interrupt thread, waited for; in place on that thread itself
- * or if it cannot be reached. */
-static void
-dp_on_intr(struct dprpc_agent *a, void (*fn1)(struct dprpc_agent *a),
-	void (*fn2)(struct dprpc_agent *a))
-{
-	struct rte_intr_handle *ih = NULL;
-	struct dp_intr_job *job = NULL;
-	bool ran1 = false, ran2 = false;
-	int rc = -ENOMEM;
-
-	if (rte_thread_is_intr())
-		goto in_place;
-	/* On the heap: leaked rather than freed if it cannot be
-	 * unregistered. */
-	job = calloc(1, sizeof(*job));
-	ih = rte_intr_instance_alloc(RTE_INTR_INSTANCE_F_PRIVATE);
-	if (job == NULL || ih == NULL)
-		goto in_place;
-	job->a = a;
-	atomic_init(&job->done, false);
-	job->efd = eventfd(0, EFD_CLOEXEC | EFD_NONBLOCK);
-	if (job->efd < 0 || rte_intr_fd_set(ih, job->efd) != 0 ||
-		rte_intr_type_set(ih, RTE_INTR_HANDLE_EXT) != 0)
-		goto in_place;
-	rc = rte_intr_callback_register(ih, dp_intr_job_run, job);
-	if (rc != 0)
-		goto in_place;
-	ran1 = dp_intr_job_wait(job, fn1);
-	if (ran1)
-		ran2 = dp_intr_job_wait(job, fn2);
-	/* Waits while the callback runs: after it, job is not touched. */
-	rc = rte_intr_callback_unregister_sync(ih, dp_intr_job_run, job);
-	if (rc < 0) {
-		/* Not expected (registered above): job, its eventfd and ih
-		 * stay, the callback may still refer to them. */
-		DP_LOG(ERR, "agent %s: cannot unregister its ports' close callback: %s", a->name,
-			strerror(-rc));
-		job = NULL;
-		ih = NULL;
-		goto in_place;
-	}
-	/* A wait that timed out: whether its trigger ran after all. */
-	if (!ran1)
-		ran1 = atomic_load_explicit(&job->done, memory_order_acquire);
-	else if (!ran2)
-		ran2 = atomic_load_explicit(&job->done, memory_order_acquire);
-	if (!ran1 || !ran2)
-		rc = -ETIMEDOUT;
-in_place:
-	if (!ran1 || !ran2)
-		DP_LOG(WARNING,
-			"agent %s: closing its ports in place, not on the EAL interrupt thread "
-			"(%s)",
-			a->name, rte_thread_is_intr() ? "called there" : strerror(-rc));
-	if (!ran1)
-		fn1(a);
-	if (!ran2)
-		fn2(a);
-	rte_intr_instance_free(ih);
-	if (job != NULL && job->efd >= 0)
-		close(job->efd);
-	free(job);
-}
 
 /* Whether @fd is a socket bound to the filesystem path @path. */
 static bool
@@ -276,13 +156,47 @@ dp_ports_stop_close(struct dprpc_agent *a)
 	}
 }
 
+/* port_close.c's jobs for the interrupt thread take the agent. */
+static void
+dp_ports_unhook_job(void *a)
+{
+	dp_ports_unhook(a);
+}
+
+static void
+dp_ports_stop_close_job(void *a)
+{
+	dp_ports_stop_close(a);
+}
+
+/* dp_ports_unhook(), then dp_ports_stop_close() in a later round, on the
+ * EAL interrupt thread (dp_intr.h), waited for.  In place on that thread
+ * itself, or if it cannot be reached. */
+static void
+dp_on_intr(struct dprpc_agent *a)
+{
+	bool ran1 = dp_intr_run(dp_ports_unhook_job, a), ran2 = false;
+
+	if (ran1)
+		ran2 = dp_intr_run(dp_ports_stop_close_job, a);
+	if (!ran1 || !ran2)
+		DP_LOG(WARNING,
+			"agent %s: closing its ports in place, not on the EAL interrupt thread "
+			"(%s)",
+			a->name, rte_thread_is_intr() ? "called there" : "not reached");
+	if (!ran1)
+		dp_ports_unhook(a);
+	if (!ran2)
+		dp_ports_stop_close(a);
+}
+
 void
 dp_port_close(struct dprpc_agent *a)
 {
 	unsigned int i;
 
 	if (a->nb_link_ports > 0) {
-		dp_on_intr(a, dp_ports_unhook, dp_ports_stop_close);
+		dp_on_intr(a);
 	} else {
 		dp_ports_stop_close(a);
 	}

@@ -889,6 +889,15 @@ int dprpc_eal_init(int argc, char **argv);
  * directory, which EAL leaves behind even with --no-shconf.  Not for a
  * multi-process primary whose secondaries still use that directory.
  *
+ * Before rte_eal_cleanup() it waits (two rounds of the EAL interrupt
+ * thread, microseconds when that thread has a CPU) until the interrupt
+ * thread has rebuilt its epoll set after the last memif port closed: the
+ * memif PMD of DPDK 22.11 leaves sources registered whose handles it
+ * freed in the EAL heap, and a rebuild that runs after rte_eal_cleanup()
+ * unmapped the heap kills the process (SIGSEGV in rte_intr_fd_get()).  An
+ * application that calls rte_eal_cleanup() itself after destroying agents
+ * with memif links should call this instead, or wait the same way.
+ *
  * @return 0; -EALREADY if EAL is not up (never initialised, or cleaned
  *         up already); or rte_eal_cleanup()'s negative errno (the
  *         directory is removed all the same).
