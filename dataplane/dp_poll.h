@@ -35,6 +35,10 @@ uint64_t dp_rx_behind_cpu(struct dprpc_agent *a, uint64_t now);
 /* The rx demux: a frame received, or looped back to ourselves. */
 void dp_rx_frame(struct dprpc_agent *a, struct rte_mbuf *m);
 void dp_idle(const struct dprpc_agent *a, unsigned int *empty);
+/* Whether dp_idle()'s step after @empty empty polls sleeps: after
+ * idle_sleep of them, or after idle_pause while the world forms or ends for
+ * @a (a thread in dprpc_world_wait(), a leave, calls refused: poll.c). */
+bool dp_idle_sleeps(const struct dprpc_agent *a, unsigned int empty);
 
 /* One step of a waiting thread (a rendezvous, a leave, a join): -ETIMEDOUT
  * once the TSC reaches @deadline; else 0, having polled @a (unless an io

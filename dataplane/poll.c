@@ -507,6 +507,27 @@ dp_progress(void *arg)
 	return n < 0 ? -1 : n;
 }
 
+/* Whether the next idle step sleeps.  After idle_sleep empty polls; and
+ * after idle_pause of them while the world forms or ends for this agent:
+ * a thread waits in dprpc_world_wait() (rdv_waiters), or the agent leaves
+ * (leaving) or refuses calls (dp_refuse_calls(): a shutdown under way).
+ * Then it waits only for the world's control messages, not for a call's
+ * latency, and its CPU goes to the start-up or teardown of the workers
+ * that share it: 4 workers on 2 CPUs spent their shutdown behind each
+ * other's idle pollers, yielding for 32768 polls before they slept.  A
+ * frame resets the count, so a poller with work never sleeps. */
+bool
+dp_idle_sleeps(const struct dprpc_agent *a, unsigned int empty)
+{
+	if (empty + 1 >= a->idle_sleep)
+		return true;
+	/* Relaxed, all three: hints (struct dprpc_agent); a stale read costs
+	 * one step of the back-off. */
+	return empty + 1 >= a->idle_pause &&
+	       (dp_load_relaxed(&a->refusing) || dp_load_relaxed(&a->leaving) ||
+		       dp_load_relaxed(&a->rdv_waiters) != 0);
+}
+
 void
 dp_idle(const struct dprpc_agent *a, unsigned int *empty)
 {
@@ -514,12 +535,12 @@ dp_idle(const struct dprpc_agent *a, unsigned int *empty)
 
 	if (e < a->idle_pause)
 		return;
-	if (e < a->idle_yield)
-		rte_pause();
-	else if (e < a->idle_sleep)
-		sched_yield();
-	else
+	if (dp_idle_sleeps(a, e - 1))
 		usleep(a->idle_sleep_us);
+	else if (e < a->idle_yield)
+		rte_pause();
+	else
+		sched_yield();
 }
 
 int
@@ -535,7 +556,7 @@ dp_lcore_io(void *arg)
 	while (!atomic_load_explicit(&a->stop, memory_order_acquire)) {
 		if (dprpc_poll(a, DP_RX_BURST) > 0) {
 			empty = 0;
-		} else if (empty + 1 >= a->idle_yield) {
+		} else if (empty + 1 >= a->idle_yield || dp_idle_sleeps(a, empty)) {
 			dp_rcu_sleep_begin();
 			dp_idle(a, &empty);
 			dp_rcu_sleep_end();

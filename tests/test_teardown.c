@@ -7,7 +7,9 @@
  *    the pool freed whole;
  *  - jobs on the EAL interrupt thread (dataplane/intr.c): run there, once
  *    each, never from that thread itself, and the settling rounds that
- *    dprpc_eal_cleanup() waits for.
+ *    dprpc_eal_cleanup() waits for;
+ *  - the idle back-off of an agent whose world forms or ends
+ *    (dp_idle_sleeps(), dataplane/poll.c): it sleeps as soon as it is idle.
  */
 #include <errno.h>
 #include <pthread.h>
@@ -24,6 +26,7 @@
 #include "dp_agent.h"
 #include "dp_intr.h"
 #include "dp_mbuf_pool.h"
+#include "dp_poll.h"
 #include "dpt.h"
 
 static void
@@ -211,3 +214,38 @@ Test(teardown, intr_job_from_the_interrupt_thread_is_refused)
 	cr_assert_eq(atomic_load(&alarm_job.runs), 0u, "not run");
 }
 
+/* --- the idle back-off --------------------------------------------------- */
+
+Test(teardown, idle_poller_sleeps_early_while_its_world_forms_or_ends)
+{
+	struct dprpc_agent *a = calloc(1, sizeof(*a));
+
+	cr_assert_not_null(a);
+	a->idle_pause = 256;
+	a->idle_yield = 4096;
+	a->idle_sleep = 32768;
+	/* Serving: busy, then pauses and yields, sleeping only after
+	 * idle_sleep empty polls. */
+	cr_assert_not(dp_idle_sleeps(a, 0));
+	cr_assert_not(dp_idle_sleeps(a, 300));
+	cr_assert_not(dp_idle_sleeps(a, 32766));
+	cr_assert(dp_idle_sleeps(a, 32767));
+	/* Calls refused (a shutdown): asleep from idle_pause on. */
+	atomic_store(&a->refusing, true);
+	cr_assert_not(dp_idle_sleeps(a, 254));
+	cr_assert(dp_idle_sleeps(a, 255));
+	cr_assert(dp_idle_sleeps(a, 300));
+	atomic_store(&a->refusing, false);
+	/* Leaving the world. */
+	atomic_store(&a->leaving, true);
+	cr_assert_not(dp_idle_sleeps(a, 10));
+	cr_assert(dp_idle_sleeps(a, 300));
+	atomic_store(&a->leaving, false);
+	/* A thread in dprpc_world_wait(). */
+	atomic_store(&a->rdv_waiters, 1);
+	cr_assert_not(dp_idle_sleeps(a, 10));
+	cr_assert(dp_idle_sleeps(a, 300));
+	atomic_store(&a->rdv_waiters, 0);
+	cr_assert_not(dp_idle_sleeps(a, 300));
+	free(a);
+}
