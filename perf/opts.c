@@ -48,7 +48,7 @@ perf_usage(const char *prog)
 		"  --retransmit-us US  the agents' retransmit_us (0: no resends; default the\n"
 		"                    agent's, 1000)\n"
 		"  --inline-wait-us US  the server's inline_wait_max_us: the inline backlog's\n"
-		"                    bound (0: the agent's default, 1000; 4294967295: none)\n"
+		"                    bound (0: the agent's default, 10000; 4294967295: none)\n"
 		"  --threads N       lateness: client application threads (pthreads, floating\n"
 		"                    over every CPU; default 4)\n"
 		"  --service-us US   lateness: the server's busy time per call (default 1000)\n"

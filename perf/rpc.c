@@ -188,6 +188,10 @@ struct rpc_lane {
 };
 
 static bool rpc_running;
+/* The first call that failed, and how many did (said on stderr: the JSON
+ * counts them in calls_failed). */
+static struct dprpc_error rpc_first_err;
+static uint64_t rpc_failed;
 /* Echo mode: every answer is compared with what was sent. */
 static bool rpc_verify;
 static uint64_t rpc_corrupt;
@@ -228,6 +232,8 @@ rpc_lane_done(struct dprpc_future *f, void *arg)
 			if (len != l->len || (len > 0 && memcmp(v, l->payload, len) != 0))
 				rpc_corrupt++;
 		}
+	} else if (rpc_failed++ == 0 && dprpc_future_error(f) != NULL) {
+		rpc_first_err = *dprpc_future_error(f);
 	}
 	dprpc_future_put(f);
 	nb_busy--;
@@ -290,6 +296,12 @@ perf_rpc_client(uint16_t port, const struct perf_opts *o, struct perf_result *r)
 	}
 	perf_clock_finish(&k, o, r);
 	r->corrupt = rpc_corrupt;
+	if (rpc_failed > 0)
+		fprintf(stderr,
+			"dprpc-perf: %" PRIu64 " calls failed, the first with %d (%s) from worker %u: "
+			"%s\n",
+			rpc_failed, rpc_first_err.code, strerror(-rpc_first_err.code),
+			(unsigned int)rpc_first_err.origin, rpc_first_err.msg);
 	free(payload);
 	free(out);
 	return perf_client_finish(a, r);
