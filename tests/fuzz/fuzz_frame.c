@@ -39,7 +39,9 @@ fuzz_world(const uint8_t *data, size_t size)
 	if (text[0] == '@') /* never open files named by the input */
 		text[0] = ' ';
 	if (dp_world_parse(text, &w, err, sizeof(err)) == 0) {
-		if (w.n == 0 || w.n > DPRPC_MAX_WORKERS)
+		/* 1..DPRPC_MAX_WORKERS workers, or a joiner's map: its own
+		 * line alone, n 0 (dp_wire.h). */
+		if (w.n > DPRPC_MAX_WORKERS || (w.n == 0) != w.joiner)
 			abort();
 	} else if (err[0] == '\0') {
 		abort(); /* a refusal always says why */
