@@ -266,8 +266,9 @@ struct dprpc_future_pool {
 } __rte_cache_aligned;
 
 /* Blocks from this size on are mapped on huge pages (dprpc_hugemap.h):
- * an agent's RRef pool (16384 futures, 32768 nodes: 6 MB) was 0.6-1.2 ms
- * of every agent's teardown to free and more to make, in 4 KiB pages. */
+ * an agent's RRef pool (16384 futures, 32768 nodes: 10 MB mapped) was
+ * 0.6-1.2 ms of every agent's teardown to free and more to make, in 4 KiB
+ * pages. */
 #define FUT_HUGEMAP_MIN DPRPC_HUGEMAP_ALIGN
 
 /* A pool's block of @total bytes, zeroed, cache-line aligned. */
