@@ -71,8 +71,11 @@ fuzz_frame(uint8_t mode, const uint8_t *data, size_t size)
 	}
 	ctx.self_rank = (uint16_t)((mode >> 1) % world.n);
 	if (dp_frame_parse(frame, (uint32_t)size, &ctx, &p, &why)) {
+		/* A join frame (a CONTROL to DP_RANK_NONE) names no rank of
+		 * the world: join.c reads its sender from the payload. */
 		if (p.payload < frame || p.payload + p.payload_len > frame + size ||
-			p.payload_len > DPRPC_MAX_FRAME_PAYLOAD || p.src >= world.n)
+			p.payload_len > DPRPC_MAX_FRAME_PAYLOAD ||
+			(p.src >= world.n && p.dst != DP_RANK_NONE))
 			abort();
 	} else if ((unsigned int)why >= DPRPC_DROP_MAX) {
 		abort();
