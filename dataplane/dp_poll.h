@@ -36,8 +36,8 @@ uint64_t dp_rx_behind_cpu(struct dprpc_agent *a, uint64_t now);
 void dp_rx_frame(struct dprpc_agent *a, struct rte_mbuf *m);
 void dp_idle(const struct dprpc_agent *a, unsigned int *empty);
 /* Whether dp_idle()'s step after @empty empty polls sleeps: after
- * idle_sleep of them, or after idle_pause while the world forms or ends for
- * @a (a thread in dprpc_world_wait(), a leave, calls refused: poll.c). */
+ * idle_sleep of them, or after idle_pause while a thread waits in
+ * dprpc_world_wait() on @a (poll.c). */
 bool dp_idle_sleeps(const struct dprpc_agent *a, unsigned int empty);
 
 /* One step of a waiting thread (a rendezvous, a leave, a join): -ETIMEDOUT
