@@ -336,7 +336,12 @@ Test(codec, ip_header_sum_matches_the_byte_sum)
 			/* Mostly high bytes: the sums carry often. */
 			hdr[k] = (uint8_t)((x >> 16) | ((i & 1) ? 0xf0 : 0));
 		}
-		cr_assert_eq(dp_ipv4_hdr_sum(hdr, 20), rte_raw_cksum(hdr, 20), "header %u", i);
+		/* A plain comparison, the assertion only on a mismatch: 200,000
+		 * Criterion assertions took this test past its 30 s under
+		 * ASan on a slow minute (CI). */
+		if (dp_ipv4_hdr_sum(hdr, 20) != rte_raw_cksum(hdr, 20))
+			cr_assert_eq(
+				dp_ipv4_hdr_sum(hdr, 20), rte_raw_cksum(hdr, 20), "header %u", i);
 	}
 }
 

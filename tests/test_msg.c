@@ -679,7 +679,10 @@ Test(msg, failed_reassembly_keeps_the_answered_request)
 			break;
 		usleep(250);
 	}
-	cr_assert_eq(s.requests_resent, 1u);
+	/* At least ours: a's own resend timer may send the old request too
+	 * on a slow run (ASan in CI: the count was not 1).  What matters is
+	 * that none of them ran it again. */
+	cr_assert_geq(s.requests_resent, 1u);
 	cr_assert_eq(atomic_load(&runs), 1u, "the answered request ran again");
 	cr_assert_eq(e->state, DP_SRV_DONE);
 }
