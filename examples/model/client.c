@@ -89,26 +89,6 @@ server_seen(struct dprpc_agent *a, const char *server, uint64_t timeout_us)
 	return (int64_t)(st.admitted + st.refused_full + st.refused_expired + st.refused_cancelled);
 }
 
-/* Wait (up to 2 s) until the server holds none of the requests it
- * admitted (computed, or taken out of its queue as expired or cancelled):
- * a stop sent earlier would find them queued and count them cancelled,
- * however long ago their deadline passed on this side. */
-static void
-server_settle(struct dprpc_agent *a, const char *server)
-{
-	struct digits_stats st;
-	size_t len;
-
-	for (int i = 0; i < 2000; i++) {
-		len = sizeof(st);
-		if (dprpc_rpc_sync(a, server, "digits.stats", NULL, 0, CTL_TIMEOUT_US, &st, &len,
-			    NULL) != 0 ||
-			len != sizeof(st) || st.admitted <= st.computed + st.expired + st.cancelled)
-			return;
-		usleep(1000);
-	}
-}
-
 static int
 cmp_u64(const void *a, const void *b)
 {
@@ -455,8 +435,6 @@ finish:
 		struct dprpc_error err = {0};
 		size_t len = sizeof(st);
 		int src;
-
-		server_settle(a, server);
 
 		if (dprpc_rpc_sync(a, server, "digits.stats", NULL, 0, CTL_TIMEOUT_US, &st, &len,
 			    NULL) == 0)
