@@ -163,6 +163,9 @@ dp_intr_job(void (*fn)(void *arg), void *arg)
 			goto take_back;
 		usleep(20);
 	}
+	/* Relaxed: the callback is done with the job (DONE, acquired above)
+	 * and the next job's release store of PENDING publishes anew; this
+	 * store pairs with nothing. */
 	atomic_store_explicit(&dp_intr.state, DP_INTR_IDLE, memory_order_relaxed);
 	return true;
 take_back:
@@ -172,8 +175,10 @@ take_back:
 	if (atomic_compare_exchange_strong_explicit(
 		    &dp_intr.state, &s, DP_INTR_IDLE, memory_order_relaxed, memory_order_relaxed))
 		return false;
+	/* Acquire: pairs with the callback's release store of DONE. */
 	while (atomic_load_explicit(&dp_intr.state, memory_order_acquire) != DP_INTR_DONE)
 		usleep(20);
+	/* Relaxed: as after the loop above. */
 	atomic_store_explicit(&dp_intr.state, DP_INTR_IDLE, memory_order_relaxed);
 	return true;
 }

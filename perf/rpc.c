@@ -298,7 +298,8 @@ perf_rpc_client(uint16_t port, const struct perf_opts *o, struct perf_result *r)
 	r->corrupt = rpc_corrupt;
 	if (rpc_failed > 0)
 		fprintf(stderr,
-			"dprpc-perf: %" PRIu64 " calls failed, the first with %d (%s) from worker %u: "
+			"dprpc-perf: %" PRIu64
+			" calls failed, the first with %d (%s) from worker %u: "
 			"%s\n",
 			rpc_failed, rpc_first_err.code, strerror(-rpc_first_err.code),
 			(unsigned int)rpc_first_err.origin, rpc_first_err.msg);
