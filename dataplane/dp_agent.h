@@ -95,10 +95,17 @@ struct dp_port {
 	 * started again by the timer (dp_ports_timer()). */
 	bool link;
 	bool pending;
-	bool up;       /* not a link port: always true */
-	bool client;   /* a link port whose worker is the memif client */
-	uint16_t peer; /* a link port: the worker it reaches */
-	/* A link port whose worker left the world (its LEAVE, answered):
+	bool up;     /* not a link port: always true */
+	bool client; /* a link port whose worker is the memif client */
+	/* The default port is a memif device and one worker only is reached
+	 * through it (dp_port_open()): it goes down only when that worker
+	 * stops its port, and is watched as a link port is (lost, quiet),
+	 * though never started, stopped or counted down (up) by the timer:
+	 * the application may own it. */
+	bool one_peer;
+	bool memif;    /* the default port is a memif port (dp_port_open()) */
+	uint16_t peer; /* a link port or a one_peer port: the worker it reaches */
+	/* A link or one_peer port whose worker left the world (its LEAVE, answered):
 	 * neither polled nor sent on until its link has been down for
 	 * DP_LINK_QUIET_MS (quiet_tsc: when it was first seen down, 0
 	 * before).  DPDK 22.11's memif PMD tears a connection down on its
@@ -109,6 +116,7 @@ struct dp_port {
 	/* Its link was seen up, then down (and not up again since): the
 	 * worker at the other end stopped its port (dp_ports_timer()). */
 	bool lost;
+	bool carrier; /* a one_peer port: its link as the timer last saw it */
 	/* A join port (join.c, agent->join_port): a member's memif server
 	 * for joiners, polled on the timer tick only (dp_run_timers()), or
 	 * a joiner's client to the member it names, retired (never polled,

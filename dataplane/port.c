@@ -261,9 +261,45 @@ dp_port_link_add(struct dprpc_agent *a, unsigned int r)
 
 	if (rc < 0)
 		return rc;
-	if (rc == 0)
-		a->peer_port[r] = 0; /* the default port */
+	if (rc == 0) {
+		a->peer_port[r] = 0;	      /* the default port */
+		a->ports[0].one_peer = false; /* it now reaches two workers */
+	}
 	return 0;
+}
+
+/*
+ * Whether the default port is a memif port (closed as link ports are, on
+ * the interrupt thread: port_close.c), and whether it reaches one worker
+ * only: a memif device (a
+ * point-to-point link, whoever created it) through which exactly one
+ * other worker is reached.  That worker's leave is then handled as over
+ * a link port of the world map (dp_port.one_peer): without it, a
+ * two-worker world over an application's memif port lost the LEAVE_ACK
+ * of a worker that destroyed its agent at once (the rings go with the
+ * link), and the leaver waited for the peer timeout (1 s) in about half
+ * of the shutdowns; and it polled the port while the PMD tore the
+ * connection down.
+ */
+static void
+dp_port_default_peer(struct dprpc_agent *a)
+{
+	struct rte_eth_dev_info info;
+	unsigned int r, n = 0, peer = 0;
+
+	if (rte_eth_dev_info_get(a->ports[0].id, &info) != 0 || info.driver_name == NULL ||
+		strcmp(info.driver_name, "net_memif") != 0)
+		return;
+	a->ports[0].memif = true;
+	for (r = 0; r < a->world.n; r++)
+		if (r != a->rank && a->peer_port[r] == 0) {
+			n++;
+			peer = r;
+		}
+	if (n == 1) {
+		a->ports[0].one_peer = true;
+		a->ports[0].peer = (uint16_t)peer;
+	}
 }
 
 int
@@ -390,6 +426,8 @@ dp_port_open(struct dprpc_agent *a, const struct dprpc_agent_conf *c)
 	rc = dp_ports_links(a, have_default);
 	if (rc != 0)
 		return rc;
+	if (have_default)
+		dp_port_default_peer(a);
 	/* A member of a meshed world that may grow listens for joiners on
 	 * DIR/NAME.join (join.c). */
 	if (a->world.mesh_dir[0] != '\0' && !a->world.joiner && a->world_cap > a->world.n) {
@@ -434,6 +472,35 @@ dp_port_waits(struct dp_port *pt, uint64_t now)
 	return now < pt->retry_tsc;
 }
 
+/* A quiet port is used again DP_LINK_QUIET_MS after its link was first
+ * seen down (@up false): the PMD is done with the disconnect by then. */
+static void
+dp_port_quiet_timer(struct dprpc_agent *a, struct dp_port *pt, bool up, uint64_t now)
+{
+	if (!up && pt->quiet_tsc == 0)
+		pt->quiet_tsc = now;
+	if (pt->quiet_tsc != 0 && now - pt->quiet_tsc >= a->tsc_hz / 1000 * DP_LINK_QUIET_MS)
+		pt->quiet = false;
+}
+
+/* The default port when it reaches one worker (dp_port.one_peer): lost
+ * and quiet as a link port's, nothing else. */
+static void
+dp_port_one_peer_timer(struct dprpc_agent *a, struct dp_port *pt, uint64_t now)
+{
+	struct rte_eth_link link;
+	bool up =
+		rte_eth_link_get_nowait(pt->id, &link) == 0 && link.link_status == RTE_ETH_LINK_UP;
+
+	if (up)
+		pt->lost = false;
+	else if (pt->carrier && !pt->quiet)
+		pt->lost = true;
+	pt->carrier = up;
+	if (pt->quiet)
+		dp_port_quiet_timer(a, pt, up, now);
+}
+
 void
 dp_ports_timer(struct dprpc_agent *a, uint64_t now)
 {
@@ -447,6 +514,10 @@ dp_ports_timer(struct dprpc_agent *a, uint64_t now)
 	for (i = 0; i < a->nb_ports; i++) {
 		struct dp_port *pt = &a->ports[i];
 
+		if (pt->one_peer) {
+			dp_port_one_peer_timer(a, pt, now);
+			continue;
+		}
 		if (!pt->link || pt->retired)
 			continue;
 		if (dp_port_waits(pt, now))
@@ -474,11 +545,7 @@ dp_ports_timer(struct dprpc_agent *a, uint64_t now)
 		if (pt->quiet) {
 			/* Its worker left: used again once the PMD is done
 			 * with the disconnect (struct dp_port). */
-			if (!pt->up && pt->quiet_tsc == 0)
-				pt->quiet_tsc = now;
-			if (pt->quiet_tsc != 0 &&
-				now - pt->quiet_tsc >= a->tsc_hz / 1000 * DP_LINK_QUIET_MS)
-				pt->quiet = false;
+			dp_port_quiet_timer(a, pt, pt->up, now);
 			pt->up = false;
 			continue;
 		}

@@ -23,7 +23,9 @@
  *     listener's callback on freed memory (seen: "Failed to accept
  *     connection request on socket fd -1", 1849 times, then SIGSEGV).
  *
- * The work-around: every stop and close of the agent's ports runs on the
+ * The work-around: when any of the agent's ports is a memif port (a link,
+ * or a default port whose driver is net_memif: dp_port.memif), every stop
+ * and close of its ports runs on the
  * EAL interrupt thread (a job of ours: dp_on_intr(), dp_intr.h), which runs
  * the PMD's callbacks one at a time: none of them is running while a port goes, so
  * memif_disconnect() unregisters the control channel at once (no -EAGAIN)
@@ -195,7 +197,9 @@ dp_port_close(struct dprpc_agent *a)
 {
 	unsigned int i;
 
-	if (a->nb_link_ports > 0) {
+	/* Any memif port: the links, or a default port that is one (even the
+	 * application's, which is only stopped: defect 1 all the same). */
+	if (a->nb_link_ports > 0 || a->ports[0].memif) {
 		dp_on_intr(a);
 	} else {
 		dp_ports_stop_close(a);

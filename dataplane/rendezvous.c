@@ -47,7 +47,8 @@
 #include "dprpc_atomic.h"
 
 /*
- * Whether @pt is worker @p's own memif link and went down (pt->lost): it
+ * Whether @pt is worker @p's own memif link (a link port, or the default
+ * port when it reaches @p alone) and went down (pt->lost): it
  * goes down only when @p stops its port (its agent destroyed, or the
  * process gone).  Such a worker has
  * nothing left to read and cannot be told: a leave does not wait for it.
@@ -59,7 +60,7 @@
 static bool
 dp_link_gone(const struct dp_port *pt, unsigned int p)
 {
-	return pt->link && pt->peer == p && pt->lost;
+	return (pt->link || pt->one_peer) && pt->peer == p && pt->lost;
 }
 
 void
@@ -131,7 +132,7 @@ dp_leave_rx(struct dprpc_agent *a, unsigned int p, uint32_t op)
 		dp_send_control(a, p, DP_CTRL_LEAVE_ACK);
 		/* Its own memif link goes quiet once the answer is out: the
 		 * worker disconnects as soon as it has every answer. */
-		if (first && pt->link && pt->peer == p) {
+		if (first && (pt->link || pt->one_peer) && pt->peer == p) {
 			(void)dp_tx_flush(a);
 			pt->quiet = true;
 			pt->quiet_tsc = 0;
@@ -144,7 +145,7 @@ dp_leave_rx(struct dprpc_agent *a, unsigned int p, uint32_t op)
 		/* Its own memif link goes quiet too: it forgot us and may
 		 * destroy its agent at once (it no longer tells us it leaves),
 		 * its disconnect unmapping the rings under our rx_burst. */
-		if (pt->link && pt->peer == p && !pt->quiet) {
+		if ((pt->link || pt->one_peer) && pt->peer == p && !pt->quiet) {
 			pt->quiet = true;
 			pt->quiet_tsc = 0;
 		}

@@ -4,7 +4,8 @@
  * worker (its own EAL, the memif server, an io lcore) and is the other
  * (the memif client, polling while it waits).  all_gather, barrier,
  * graceful shutdown and a new world after it; a worker killed while the
- * other is in its shutdown barrier, the leader or the other member.
+ * other is in its shutdown barrier, the leader or the other member; a
+ * worker that stopped its port not waited for by the other's leave.
  */
 #include <errno.h>
 #include <pthread.h>
@@ -23,16 +24,19 @@
 enum child_mode {
 	CHILD_TWO_WORLDS = 0, /* gather, barrier, shutdown; again in a new world */
 	CHILD_STAY = 1,	      /* one barrier, then nothing until killed */
+	CHILD_DESTROY = 2,    /* one barrier, its agent destroyed, then as STAY */
 };
 
 static char sock_path[2][108];
 static pid_t child_pid = -1;
+static int done_pipe[2] = {-1, -1}; /* the child writes a byte when CHILD_DESTROY destroyed */
 
 static struct dprpc_agent *
-make_agent(const char *name, const char *sock, bool server, struct rte_mempool *mp)
+make_agent(const char *name, const char *sock, bool server, struct rte_mempool *mp,
+	uint32_t peer_timeout_us)
 {
 	struct dprpc_agent_conf c;
-	char vdev[200];
+	char vdev[320];
 
 	snprintf(vdev, sizeof(vdev), "net_memif0,role=%s,socket-abstract=no,socket=%s",
 		server ? "server" : "client", sock);
@@ -43,7 +47,7 @@ make_agent(const char *name, const char *sock, bool server, struct rte_mempool *
 	c.mbuf_pool = mp;
 	c.io_lcore = server ? 1 : DPRPC_LCORE_NONE;
 	c.keepalive_us = 50 * 1000;
-	c.peer_timeout_us = 1000 * 1000;
+	c.peer_timeout_us = peer_timeout_us;
 	return dprpc_agent_create(&c);
 }
 
@@ -89,13 +93,18 @@ child_main(const char *name, enum child_mode mode)
 	if (dpt_eal_init("collc") < 0)
 		_exit(10);
 	for (int w = 0; w < (mode == CHILD_TWO_WORLDS ? 2 : 1); w++) {
-		x = make_agent(name, sock_path[w], true, NULL);
+		x = make_agent(name, sock_path[w], true, NULL, 1000 * 1000);
 		if (x == NULL)
 			_exit(11);
 		if (gather_check(x) != 0)
 			_exit(12);
 		if (dprpc_barrier(x, NULL, 0, 20 * 1000 * 1000, NULL) != 0)
 			_exit(13);
+		if (mode == CHILD_DESTROY) {
+			if (dprpc_agent_destroy(x) != 0 || write(done_pipe[1], "d", 1) != 1)
+				_exit(16);
+			mode = CHILD_STAY;
+		}
 		if (mode == CHILD_STAY) {
 			while (time(NULL) < end)
 				usleep(1000);
@@ -116,6 +125,7 @@ start_child(const char *name, enum child_mode mode)
 			(int)getpid(), w);
 		unlink(sock_path[w]);
 	}
+	cr_assert_eq(pipe(done_pipe), 0);
 	/* Fork before EAL: EAL state does not survive fork. */
 	child_pid = fork();
 	if (child_pid == 0) {
@@ -128,13 +138,13 @@ start_child(const char *name, enum child_mode mode)
 
 /* The client's agent on world @w, once the child's server listens. */
 static struct dprpc_agent *
-connect_world(const char *name, int w, struct rte_mempool *mp)
+connect_world(const char *name, int w, struct rte_mempool *mp, uint32_t peer_timeout_us)
 {
 	struct dprpc_agent *x;
 
 	for (int i = 0; i < 20000 && access(sock_path[w], F_OK) != 0; i++)
 		usleep(1000);
-	x = make_agent(name, sock_path[w], false, mp);
+	x = make_agent(name, sock_path[w], false, mp, peer_timeout_us);
 	cr_assert_not_null(x, "%s", rte_strerror(rte_errno));
 	cr_assert_eq(dprpc_agent_wait_link(x, 20 * 1000 * 1000), 0, "memif link never came up");
 	return x;
@@ -159,6 +169,11 @@ teardown(void)
 	}
 	for (int w = 0; w < 2; w++)
 		unlink(sock_path[w]);
+	for (int i = 0; i < 2; i++)
+		if (done_pipe[i] >= 0) {
+			close(done_pipe[i]);
+			done_pipe[i] = -1;
+		}
 	dpt_eal_cleanup();
 }
 
@@ -176,7 +191,7 @@ Test(collective_memif, gather_barrier_shutdown_then_new_world)
 	cr_assert_not_null(mp);
 	for (int w = 0; w < 2; w++) {
 		struct dprpc_coll_error e;
-		struct dprpc_agent *x = connect_world("a", w, mp);
+		struct dprpc_agent *x = connect_world("a", w, mp, 1000 * 1000);
 
 		cr_assert_eq(gather_check(x), 0, "world %d: gather", w);
 		cr_assert_eq(dprpc_barrier(x, NULL, 0, 20 * 1000 * 1000, &e), 0, "%s", e.err.msg);
@@ -216,7 +231,7 @@ killed_in_barrier(const char *me, const char *child_name, unsigned int child_ran
 	mp = rte_pktmbuf_pool_create(
 		"dpt_mp", 4095, 256, 0, RTE_MBUF_DEFAULT_BUF_SIZE, SOCKET_ID_ANY);
 	cr_assert_not_null(mp);
-	x = connect_world(me, 0, mp);
+	x = connect_world(me, 0, mp, 1000 * 1000);
 	cr_assert_eq(gather_check(x), 0);
 	cr_assert_eq(dprpc_barrier(x, NULL, 0, 20 * 1000 * 1000, &e), 0, "%s", e.err.msg);
 	cr_assert_eq(pthread_create(&th, NULL, kill_later, NULL), 0);
@@ -241,4 +256,46 @@ Test(collective_memif, member_killed_in_shutdown_barrier)
 Test(collective_memif, leader_killed_in_shutdown_barrier)
 {
 	killed_in_barrier("b", "a", 0);
+}
+
+/*
+ * The worker at the other end of the memif port (the child, b) destroyed
+ * its agent without leaving: the port reaches it alone, so its link going
+ * down says it stopped its port, and this worker's leave does not wait for
+ * an answer that cannot come.  With a peer timeout of 60 s the leave
+ * would otherwise wait until its own timeout (10 s) and fail -ETIMEDOUT;
+ * b is not declared down either.
+ */
+Test(collective_memif, leave_does_not_wait_for_a_worker_that_stopped_its_port)
+{
+	struct dprpc_agent_stats st;
+	struct rte_mempool *mp;
+	struct dprpc_agent *x;
+	pid_t pid;
+	char byte;
+	int rc;
+
+	start_child("b", CHILD_DESTROY);
+	pid = child_pid;
+	cr_assert_geq(dpt_eal_init("colla"), 0);
+	mp = rte_pktmbuf_pool_create(
+		"dpt_mp", 4095, 256, 0, RTE_MBUF_DEFAULT_BUF_SIZE, SOCKET_ID_ANY);
+	cr_assert_not_null(mp);
+	x = connect_world("a", 0, mp, 60 * 1000 * 1000);
+	cr_assert_eq(gather_check(x), 0);
+	cr_assert_eq(dprpc_barrier(x, NULL, 0, 20 * 1000 * 1000, NULL), 0);
+	cr_assert_eq(read(done_pipe[0], &byte, 1), 1, "the child did not destroy its agent");
+	rc = dprpc_world_leave(x, 10 * 1000 * 1000);
+	cr_assert_eq(rc, 0, "leave: %d", rc);
+	cr_assert_eq(dprpc_worker_state(x, 1), DPRPC_PEER_UP);
+	cr_assert_eq(dprpc_agent_stats_get(x, &st), 0);
+	cr_assert_eq(st.peers_down, 0);
+	cr_assert_eq(st.peers_left, 0);
+	cr_assert_eq(dprpc_agent_destroy(x), 0);
+	cr_assert_eq(rte_mempool_in_use_count(mp), 0u, "mbufs leaked");
+	kill(child_pid, SIGKILL);
+	rc = wait_child();
+	cr_assert(WIFSIGNALED(rc) && WTERMSIG(rc) == SIGKILL, "child status 0x%x", rc);
+	dpt_remove_runtime_dir("collc", pid);
+	rte_mempool_free(mp);
 }

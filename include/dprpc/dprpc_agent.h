@@ -533,6 +533,10 @@ int dprpc_world_wait(struct dprpc_agent *agent, uint64_t timeout_us, char *missi
  * Leave the world gracefully, this worker alone: tell every worker that is
  * up for this agent (DPRPC_PEER_UP) that it leaves, and wait until each has
  * acknowledged, polling the agent meanwhile unless an io lcore does.  A
+ * worker reached over a memif link of its own (a link of the world map, or
+ * the default port when it is a memif port reaching that worker alone)
+ * whose link went down is not waited for: it stopped its port and can no
+ * longer be told.  A
  * worker told forgets it without declaring it down: its state for it
  * becomes DPRPC_PEER_LEFT (counted in peers_left, not peers_down), its
  * calls pending to it fail with -ESHUTDOWN ("worker NAME left the world")
