@@ -89,6 +89,26 @@ server_seen(struct dprpc_agent *a, const char *server, uint64_t timeout_us)
 	return (int64_t)(st.admitted + st.refused_full + st.refused_expired + st.refused_cancelled);
 }
 
+/* Wait (up to 2 s) until the server holds none of the requests it
+ * admitted (computed, or taken out of its queue as expired or cancelled):
+ * a stop sent earlier would find them queued and count them cancelled,
+ * however long ago their deadline passed on this side. */
+static void
+server_settle(struct dprpc_agent *a, const char *server)
+{
+	struct digits_stats st;
+	size_t len;
+
+	for (int i = 0; i < 2000; i++) {
+		len = sizeof(st);
+		if (dprpc_rpc_sync(a, server, "digits.stats", NULL, 0, CTL_TIMEOUT_US, &st, &len,
+			    NULL) != 0 ||
+			len != sizeof(st) || st.admitted <= st.computed + st.expired + st.cancelled)
+			return;
+		usleep(1000);
+	}
+}
+
 static int
 cmp_u64(const void *a, const void *b)
 {
@@ -436,6 +456,8 @@ finish:
 		size_t len = sizeof(st);
 		int src;
 
+		server_settle(a, server);
+
 		if (dprpc_rpc_sync(a, server, "digits.stats", NULL, 0, CTL_TIMEOUT_US, &st, &len,
 			    NULL) == 0)
 			printf("%s: server: admitted %" PRIu64 ", computed %" PRIu64 " in %" PRIu64
@@ -451,32 +473,24 @@ finish:
 			dprpc_agent_dump(a, stderr);
 			rc = 1;
 		} else {
-			/* Over memif, let the server close its end first (up
-			 * to 2 s): DPDK 22.11's memif PMD can crash a process
-			 * that stops its port while the peer's disconnect is
-			 * being handled on its interrupt thread. */
-			struct rte_eth_dev_info info;
-			struct rte_eth_link link;
-			bool memif = rte_eth_dev_info_get(0, &info) == 0 &&
-				     strcmp(info.driver_name, "net_memif") == 0;
+			/* The server shuts down gracefully after digits.stop:
+			 * so does this side, and the server's port stays open
+			 * until this side has read every answer (and the
+			 * other way round). */
+			struct dprpc_coll_error cerr = {0};
 
-			for (int i = 0; memif && i < 2000; i++) {
-				if (rte_eth_link_get_nowait(0, &link) != 0 ||
-					link.link_status == RTE_ETH_LINK_DOWN)
-					break;
-				usleep(1000);
+			src = dprpc_shutdown(a, true, CTL_TIMEOUT_US, &cerr);
+			if (src != 0) {
+				fprintf(stderr, "%s: shutdown: %s %s\n", name, strerror(-src),
+					cerr.err.msg);
+				rc = 1;
 			}
-			/* The link is marked down before the interrupt thread
-			 * has finished tearing the connection down: give it
-			 * that time too (a client crashed at destroy right
-			 * after seeing the link down, once in CI under ASan). */
-			if (memif)
-				usleep(50 * 1000);
+			a = NULL;
 		}
 	}
 	free(lat);
 	digits_test_free(&t);
-	if (dprpc_agent_destroy(a) != 0)
+	if (a != NULL && dprpc_agent_destroy(a) != 0)
 		rc = 1;
 	dprpc_eal_cleanup();
 	return rc;

@@ -14,7 +14,8 @@
  *                     is not computed if still queued, and its caller
  *                     sees its own -ECANCELED), -EINVAL (malformed).
  *  "digits.stats"     response: struct digits_stats.
- *  "digits.stop"      the server answers, drains and exits.
+ *  "digits.stop"      the server answers, drains its queue and shuts down
+ *                     gracefully (dprpc_shutdown()): so must the caller.
  */
 #ifndef MODEL_PROTO_H
 #define MODEL_PROTO_H

@@ -75,6 +75,9 @@
 #include "mlp.h"
 #include "proto.h"
 
+/* How long the graceful shutdown after digits.stop waits for the client. */
+#define SHUTDOWN_TIMEOUT_US (10 * 1000 * 1000)
+
 struct item {
 	struct dprpc_request *req;
 	const struct digits_req *in; /* the request's payload, valid until answered */
@@ -463,7 +466,8 @@ main(int argc, char **argv)
 	uint64_t max_delay_us = 0, end;
 	struct dprpc_agent_conf conf;
 	struct digits_stats st;
-	int n, c, rc = 0;
+	struct dprpc_coll_error cerr = {0};
+	int n, c, src, rc = 0;
 
 	n = dprpc_eal_init(argc, argv);
 	if (n < 0) {
@@ -643,9 +647,6 @@ main(int argc, char **argv)
 	} else if (s->batched) {
 		mb_drain(s->mb);
 	}
-	/* Let the last replies leave. */
-	for (int i = 0; i < 2000; i++)
-		dprpc_poll(s->agent, 32);
 	stats_fill(s, &st);
 	printf("%s: admitted %" PRIu64 ", computed %" PRIu64 " in %" PRIu64
 	       " batches (largest %" PRIu64 "), refused: %" PRIu64 " full, %" PRIu64
@@ -654,8 +655,13 @@ main(int argc, char **argv)
 		name, st.admitted, st.computed, st.batches, st.max_batch_seen, st.refused_full,
 		st.refused_expired, st.refused_cancelled, st.expired, st.cancelled,
 		st.cancels_received);
-	if (dprpc_agent_destroy(s->agent) != 0) {
-		fprintf(stderr, "%s: agent destroy refused\n", name);
+	/* Stopped by the client: both end with a graceful shutdown, which
+	 * waits until the client has read every answer, digits.stop's
+	 * included, before the port closes (a lost answer is resent).
+	 * Otherwise the client is not waited for. */
+	src = dprpc_shutdown(s->agent, atomic_load(&s->stop), SHUTDOWN_TIMEOUT_US, &cerr);
+	if (src != 0) {
+		fprintf(stderr, "%s: shutdown: %s %s\n", name, strerror(-src), cerr.err.msg);
 		rc = 1;
 	}
 	mb_free(s->mb);
