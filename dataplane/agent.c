@@ -273,6 +273,31 @@ dp_pools_init(struct dprpc_agent *a, const struct dprpc_agent_conf *c)
 	return 0;
 }
 
+/* conf.handlers, registered before the port opens: no request can find
+ * one of them missing.  EINVAL for any entry refused, logged by name. */
+static int
+dp_handlers_init(struct dprpc_agent *a, const struct dprpc_agent_conf *c)
+{
+	unsigned int i;
+	int rc;
+
+	if (c->nb_handlers > 0 && c->handlers == NULL) {
+		DP_LOG(ERR, "agent %s: nb_handlers %u with no handlers", a->name, c->nb_handlers);
+		return -EINVAL;
+	}
+	for (i = 0; i < c->nb_handlers; i++) {
+		const struct dprpc_handler_def *d = &c->handlers[i];
+
+		rc = dp_register(a, d->name, d->fn, d->arg, d->mode, false);
+		if (rc != 0) {
+			DP_LOG(ERR, "agent %s: handlers[%u] (%s): %s", a->name, i,
+				d->name != NULL ? d->name : "no name", strerror(-rc));
+			return -EINVAL;
+		}
+	}
+	return 0;
+}
+
 /* The server's budgets (dprpc_agent_conf.kept_mbufs_max and the rest),
  * defaults applied, against the mbuf pool and max_msg_size. */
 static int
@@ -568,6 +593,9 @@ dprpc_agent_create(const struct dprpc_agent_conf *c)
 		goto fail;
 	dp_fault_init(&a->ftx, &c->fault_tx, a->mp, a->tsc_hz);
 	dp_fault_init(&a->frx, &c->fault_rx, a->mp, a->tsc_hz);
+	rc = dp_handlers_init(a, c);
+	if (rc != 0)
+		goto fail;
 	rc = dp_port_open(a, c);
 	if (rc != 0)
 		goto fail;

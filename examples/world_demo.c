@@ -389,6 +389,13 @@ join_world(struct dprpc_agent *a, const char *member, const char *signal)
 		(int)strcspn(member, " "), member, my_rank, nw, (now_us() - t0) / 1000);
 }
 
+static const struct dprpc_handler_def handlers[] = {
+	{"mul", h_mul, NULL, DPRPC_HANDLER_INLINE},
+	{"make", h_make, NULL, DPRPC_HANDLER_INLINE},
+	{"take_rref", h_take_rref, NULL, DPRPC_HANDLER_INLINE},
+	{"chain", h_chain, NULL, DPRPC_HANDLER_INLINE},
+};
+
 int
 main(int argc, char **argv)
 {
@@ -438,14 +445,13 @@ main(int argc, char **argv)
 	c.world = world;
 	c.io_lcore = 1;
 	c.peer_event = peer_event;
+	/* Registered by create, before its io lcore lets the others hear
+	 * from this worker (and call it). */
+	c.handlers = handlers;
+	c.nb_handlers = sizeof(handlers) / sizeof(handlers[0]);
 	a = dprpc_agent_create(&c);
 	if (a == NULL)
 		FAIL(3, "agent: %s", rte_strerror(rte_errno));
-	if (dprpc_register(a, "mul", h_mul, NULL, DPRPC_HANDLER_INLINE) != 0 ||
-		dprpc_register(a, "make", h_make, NULL, DPRPC_HANDLER_INLINE) != 0 ||
-		dprpc_register(a, "take_rref", h_take_rref, NULL, DPRPC_HANDLER_INLINE) != 0 ||
-		dprpc_register(a, "chain", h_chain, NULL, DPRPC_HANDLER_INLINE) != 0)
-		FAIL(4, "register");
 	if (join != NULL) {
 		/* Not in the start-up map: it comes in at step 6. */
 		join_world(a, join, signal);

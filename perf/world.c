@@ -127,6 +127,8 @@ h_echo(struct dprpc_request *req, void *arg)
 	return dprpc_reply(req, p, len);
 }
 
+static const struct dprpc_handler_def echo_def = {"echo", h_echo, NULL, DPRPC_HANDLER_INLINE};
+
 static void world_done(struct dprpc_future *f, void *arg);
 
 /* Send slot @s's next call; false (slot ended) if the agent refused. */
@@ -217,6 +219,8 @@ world_worker(const struct perf_opts *o, unsigned int i, unsigned int n, const ch
 	c.name = name;
 	c.world = world;
 	c.io_lcore = 1;
+	c.handlers = &echo_def;
+	c.nb_handlers = 1;
 	if (o->retransmit_us >= 0)
 		c.retransmit_us = (uint64_t)o->retransmit_us;
 	res->init_ns = mono_ns();
@@ -225,9 +229,6 @@ world_worker(const struct perf_opts *o, unsigned int i, unsigned int n, const ch
 		fprintf(stderr, "dprpc-perf world %s: agent: %s\n", name, rte_strerror(rte_errno));
 		return -rte_errno;
 	}
-	rc = dprpc_register(W.a, "echo", h_echo, NULL, DPRPC_HANDLER_INLINE);
-	if (rc != 0)
-		return rc;
 	rc = dprpc_world_wait(W.a, 60ull * 1000 * 1000, missing, sizeof(missing));
 	res->rdv_ns = mono_ns();
 	if (rc != 0) {

@@ -663,6 +663,106 @@ replace_b(bool polled)
 	cr_assert_eq(dprpc_register(b, "echo", h_echo, NULL, DPRPC_HANDLER_INLINE), 0);
 }
 
+/* b again, with @p n handlers given in its configuration (none registered
+ * after): NULL with rte_errno on a refusal. */
+static struct dprpc_agent *
+make_b_with(const struct dprpc_handler_def *defs, unsigned int n, bool pool)
+{
+	struct dprpc_agent_conf c;
+
+	dprpc_agent_conf_init(&c);
+	c.name = "b";
+	c.world = DPT_WORLD2;
+	c.port_id = pair.port_b;
+	c.mbuf_pool = mp;
+	c.io_lcore = 1;
+	if (pool) {
+		c.nb_handler_lcores = 1;
+		c.handler_lcores[0] = 2;
+	}
+	c.handlers = defs;
+	c.nb_handlers = n;
+	return dprpc_agent_create(&c);
+}
+
+/*
+ * Handlers given in the configuration are registered before the agent
+ * receives anything: b answers with them and was never given one by
+ * dprpc_register().  (A request that arrives before a dprpc_register()
+ * made after create is answered -ENOENT:
+ * rpc_ring/unknown_handler_is_remote_enoent.)  b is a new incarnation: a's
+ * first call may fail -ECONNRESET, as restarted_peer_is_recognised shows.
+ */
+Test(rpc_ring, handlers_given_at_creation_answer_from_the_start)
+{
+	static const struct dprpc_handler_def defs[] = {
+		{"early", h_echo, NULL, DPRPC_HANDLER_INLINE},
+		{"early_pool", h_pool_echo, NULL, DPRPC_HANDLER_POOL},
+	};
+	char out[16];
+	size_t len = 0;
+	int rc = -ECONNRESET;
+
+	cr_assert_eq(dprpc_agent_destroy(b), 0);
+	b = make_b_with(defs, 2, true);
+	cr_assert_not_null(b, "%s", rte_strerror(rte_errno));
+	for (int i = 0; i < 3 && rc == -ECONNRESET; i++) {
+		len = sizeof(out);
+		rc = dprpc_rpc_sync(a, "b", "early", "hi", 2, 5 * 1000 * 1000, out, &len, NULL);
+	}
+	cr_assert_eq(rc, 0, "%d", rc);
+	cr_assert_eq(len, 2u);
+	cr_assert_arr_eq(out, "hi", 2);
+	len = sizeof(out);
+	cr_assert_eq(
+		dprpc_rpc_sync(a, "b", "early_pool", "pool", 4, 5 * 1000 * 1000, out, &len, NULL),
+		0);
+	cr_assert_arr_eq(out, "pool", 4);
+	cr_assert_eq(atomic_load(&pool_lcore_seen), 2u);
+	/* They are registered as dprpc_register() registers: a second time is EEXIST. */
+	cr_assert_eq(dprpc_register(b, "early", h_echo, NULL, DPRPC_HANDLER_INLINE), -EEXIST);
+}
+
+/* A bad entry fails the creation with EINVAL, before the port is touched:
+ * b can be created at once afterwards, and no mbuf is held. */
+Test(rpc_ring, bad_handlers_at_creation_are_einval)
+{
+	static const struct dprpc_handler_def no_fn[] = {{"x", NULL, NULL, DPRPC_HANDLER_INLINE}};
+	static const struct dprpc_handler_def no_name[] = {
+		{NULL, h_echo, NULL, DPRPC_HANDLER_INLINE}};
+	static const struct dprpc_handler_def twice[] = {
+		{"x", h_echo, NULL, DPRPC_HANDLER_INLINE},
+		{"x", h_echo, NULL, DPRPC_HANDLER_INLINE},
+	};
+	static const struct dprpc_handler_def reserved[] = {
+		{"dprpc.x", h_echo, NULL, DPRPC_HANDLER_INLINE}};
+	static const struct dprpc_handler_def pool[] = {{"p", h_echo, NULL, DPRPC_HANDLER_POOL}};
+	static const struct dprpc_handler_def bad_mode[] = {{"m", h_echo, NULL, 7}};
+	unsigned int in_use;
+
+	cr_assert_eq(dprpc_agent_destroy(b), 0);
+	b = NULL;
+	dpt_ring_drain(pair.ab);
+	in_use = rte_mempool_in_use_count(mp);
+	cr_assert_null(make_b_with(no_fn, 1, false));
+	cr_assert_eq(rte_errno, EINVAL);
+	cr_assert_null(make_b_with(no_name, 1, false));
+	cr_assert_eq(rte_errno, EINVAL);
+	cr_assert_null(make_b_with(twice, 2, false));
+	cr_assert_eq(rte_errno, EINVAL);
+	cr_assert_null(make_b_with(reserved, 1, false));
+	cr_assert_eq(rte_errno, EINVAL);
+	cr_assert_null(make_b_with(pool, 1, false), "POOL without handler lcores");
+	cr_assert_eq(rte_errno, EINVAL);
+	cr_assert_null(make_b_with(bad_mode, 1, false));
+	cr_assert_eq(rte_errno, EINVAL);
+	cr_assert_null(make_b_with(NULL, 1, false), "nb_handlers without handlers");
+	cr_assert_eq(rte_errno, EINVAL);
+	cr_assert_eq(rte_mempool_in_use_count(mp), in_use);
+	b = make_b_with(pool, 1, true);
+	cr_assert_not_null(b, "%s", rte_strerror(rte_errno));
+}
+
 /* A peer that restarts: a call pending across the restart fails with
  * -ECONNRESET, and no incarnation but the one it was sent to runs it: the
  * request names b's first incarnation.  A second incarnation never polls

@@ -130,6 +130,8 @@ struct dprpc_fault_conf {
 	uint64_t drop_nth[8];
 };
 
+struct dprpc_handler_def; /* dprpc_rpc.h */
+
 /**
  * Agent configuration.  Fill it with dprpc_agent_conf_init() and change
  * what you need; the strings are copied by dprpc_agent_create().
@@ -234,6 +236,23 @@ struct dprpc_agent_conf {
 	unsigned int idle_sleep_us;
 	/** Most handlers registered; default 256. */
 	unsigned int max_handlers;
+	/**
+	 * Handlers registered by dprpc_agent_create() before the agent
+	 * receives anything (struct dprpc_handler_def, dprpc_rpc.h):
+	 * @ref nb_handlers of them; NULL with 0 for none (the default).  An
+	 * agent with an io lcore answers requests from the moment create
+	 * returns, and its peers may call it as soon as they hear from it (a
+	 * world's workers once dprpc_world_wait() returns): a request that
+	 * arrives before a dprpc_register() made after create is answered
+	 * -ENOENT.  Handlers the world calls at once belong here (PyTorch's
+	 * functions exist before init_rpc()).  Each entry is checked as
+	 * dprpc_register() checks its arguments; a bad one, a duplicate name
+	 * or wire id, or more than @ref max_handlers, fails the creation with
+	 * EINVAL, naming the entry in the log.  The array is read during the
+	 * call only; the names are copied.
+	 */
+	const struct dprpc_handler_def *handlers;
+	unsigned int nb_handlers; /**< entries of @ref handlers */
 	/** Incoming requests being handled at once (inline, queued to the
 	 * pool, or deferred); default 1024. */
 	unsigned int max_requests;
@@ -386,10 +405,11 @@ void dprpc_agent_conf_init(struct dprpc_agent_conf *conf);
 /**
  * Create an agent: parse the world, create or take the port, configure and
  * start it (unless port_ready: see dprpc_agent_conf.port_id), create pools
- * and rings, and launch the io lcore and handler lcores if configured.
+ * and rings, register dprpc_agent_conf.handlers, and launch the io lcore
+ * and handler lcores if configured.
  *
  * @return the agent, or NULL with rte_errno set: EINVAL (bad configuration
- *         or world map, a port_id that names no port, port_ready queues the
+ *         or world map, a bad entry of conf.handlers, a port_id that names no port, port_ready queues the
  *         port lacks or a port_ready port not started, a worker reached by
  *         no port; the reason is logged), ENOENT (name not in the world, or a vdev that gave no
  *         port), EEXIST (an agent of that name exists in this process),

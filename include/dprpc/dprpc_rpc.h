@@ -205,6 +205,18 @@ int dprpc_register(struct dprpc_agent *agent, const char *name, dprpc_handler_t 
 	enum dprpc_handler_mode mode);
 
 /**
+ * A handler registered at the agent's creation (dprpc_agent_conf.handlers):
+ * the arguments of dprpc_register(), which dprpc_agent_create() applies
+ * before the agent receives its first frame.
+ */
+struct dprpc_handler_def {
+	const char *name;	      /**< as dprpc_register()'s @p name */
+	dprpc_handler_t fn;	      /**< the handler */
+	void *arg;		      /**< passed to it */
+	enum dprpc_handler_mode mode; /**< DPRPC_HANDLER_INLINE or _POOL */
+};
+
+/**
  * The payload of a request.
  * @param len receives its length (may be NULL).
  * @return a pointer valid until the request is answered, owned by the

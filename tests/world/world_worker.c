@@ -88,6 +88,11 @@ h_done(struct dprpc_request *req, void *arg)
 	return dprpc_reply(req, NULL, 0);
 }
 
+static const struct dprpc_handler_def handlers[] = {
+	{"mul", h_mul, NULL, DPRPC_HANDLER_INLINE},
+	{"done", h_done, NULL, DPRPC_HANDLER_INLINE},
+};
+
 #define FAIL(code, ...)                        \
 	do {                                   \
 		fprintf(stderr, "%s: ", name); \
@@ -210,6 +215,10 @@ main(int argc, char **argv)
 	c.world = world;
 	c.port_id = port_id;
 	c.io_lcore = 1;
+	/* Registered at creation: the others call as soon as they hear from
+	 * this worker, which its io lcore lets them do before create returns. */
+	c.handlers = handlers;
+	c.nb_handlers = sizeof(handlers) / sizeof(handlers[0]);
 	/* Its own pool: what the agent leaves in use is counted after
 	 * destroy, when no frame can still be on its way out. */
 	mp = rte_pktmbuf_pool_create(
@@ -221,9 +230,6 @@ main(int argc, char **argv)
 	if (a == NULL)
 		FAIL(3, "agent: %s", rte_strerror(rte_errno));
 	my_rank = dprpc_agent_rank(a);
-	if (dprpc_register(a, "mul", h_mul, NULL, DPRPC_HANDLER_INLINE) != 0 ||
-		dprpc_register(a, "done", h_done, NULL, DPRPC_HANDLER_INLINE) != 0)
-		FAIL(4, "register");
 	nw = dprpc_world_size(a);
 	if (call_early) {
 		/* Before the rendezvous: the workers not started yet are
