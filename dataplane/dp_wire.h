@@ -10,8 +10,9 @@
  *     0     2  magic        DP_WIRE_MAGIC
  *     2     1  version      DP_WIRE_VERSION
  *     3     1  type         enum dp_frame_type
- *     4     2  flags        ACK frames: DP_ACK_NACK, DP_ACK_PROBE; frames
- *                           of a multi-frame message: DP_MSG_ACK_NOW; CONTROL
+ *     4     2  flags        ACK frames: DP_ACK_NACK, DP_ACK_PROBE,
+ *                           DP_ACK_ANSWER; frames of a multi-frame
+ *                           message: DP_MSG_ACK_NOW, DP_MSG_PROBE; CONTROL
  *                           frames: none but a CANCEL's DP_CANCEL_ACK_WANTED;
  *                           a REQUEST: DP_REQ_STREAM; CHUNK:
  *                           DP_CHUNK_LAST, DP_CHUNK_END; STREAM_ACK:
@@ -198,12 +199,18 @@ enum dp_ack_flag {
 	 * pkt_idx if below msg_len (1 + the highest frame held), then go on
 	 * from msg_len; gaps in between come back by NACK. */
 	DP_ACK_PROBE = 2,
+	/* The answer to a DP_MSG_PROBE frame: the receiver's state once it
+	 * had that frame, so once it had every frame sent before it. */
+	DP_ACK_ANSWER = 4,
 };
 
 /* Flags of a request or response frame of a multi-frame message. */
 enum dp_msg_flag {
 	DP_MSG_ACK_NOW = 1, /* acknowledge on receipt: the sender's window is
 			     * a quarter further on, or full */
+	/* The sender's resend timer asks where the receiver stands (with
+	 * DP_MSG_ACK_NOW): answered by an ACK with DP_ACK_ANSWER. */
+	DP_MSG_PROBE = 4,
 };
 
 struct dp_wire_hdr {

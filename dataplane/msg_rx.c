@@ -174,7 +174,8 @@ dp_send_ack(struct dprpc_agent *a, unsigned int to, uint8_t of_type, uint16_t sl
 }
 
 /* After storing a frame that did not complete @r: acknowledge the frames
- * the sender asks about (DP_MSG_ACK_NOW); NACK a gap when first seen,
+ * the sender asks about (DP_MSG_ACK_NOW; a probe's, DP_MSG_PROBE, is its
+ * answer: DP_ACK_ANSWER); NACK a gap when first seen,
  * every half window of frames past it, and as soon as a resend fills the
  * gap before it (one gap per round trip, no timer); acknowledge a filled
  * gap that leaves none (the sender's window may be waiting on it); and
@@ -191,6 +192,8 @@ dp_rxmsg_ack(struct dprpc_agent *a, struct dp_rxmsg *r, const struct dp_parsed *
 		flags = DP_ACK_NACK;
 	else if (!asked && !(!dup && r->jumped) && (!dup || r->dups % quarter != 1 % quarter))
 		return;
+	if (p->flags & DP_MSG_PROBE)
+		flags |= DP_ACK_ANSWER;
 	dp_send_ack(a, p->src, p->type, p->slot, p->req_num, r->cum, r->hi, r->n, flags);
 }
 
@@ -265,7 +268,7 @@ dp_msg_rx_request(struct dprpc_agent *a, struct rte_mbuf *m, const struct dp_par
 		/* Whole already: tell the client, and answer its probe. */
 		rte_pktmbuf_free(m);
 		dp_send_ack(a, p->src, DP_FRAME_REQUEST, p->slot, p->req_num, p->pkt_cnt,
-			p->pkt_cnt, p->pkt_cnt, 0);
+			p->pkt_cnt, p->pkt_cnt, (p->flags & DP_MSG_PROBE) ? DP_ACK_ANSWER : 0);
 		if (e->state == DP_SRV_DONE && p->pkt_idx + 1u == p->pkt_cnt &&
 			dp_msg_resend_response(a, p->src, p->slot))
 			return;

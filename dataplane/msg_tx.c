@@ -87,10 +87,11 @@ dp_carrier_new(struct dprpc_agent *a, struct dp_txmsg *t)
 	return m;
 }
 
-/* Send frame @i of @t, asking for an ACK if @ask: false if no mbuf could
- * be had (the timer resumes). */
+/* Send frame @i of @t, a probe if @probe (the receiver answers with its
+ * state: DP_MSG_PROBE): false if no mbuf could be had (the timer
+ * resumes). */
 static bool
-dp_txmsg_frame(struct dprpc_agent *a, struct dp_txmsg *t, uint32_t i, bool ask)
+dp_txmsg_frame(struct dprpc_agent *a, struct dp_txmsg *t, uint32_t i, bool probe)
 {
 	uint32_t off = i * DP_FRAG, len = RTE_MIN((uint32_t)DP_FRAG, t->len - off);
 	struct dp_hdr_fields f = t->f;
@@ -106,9 +107,11 @@ dp_txmsg_frame(struct dprpc_agent *a, struct dp_txmsg *t, uint32_t i, bool ask)
 	/* Ask for an ACK every quarter window and at the window's end: the
 	 * sender knows its window, the receiver may not (its grant was cut,
 	 * or it has not granted yet). */
-	if (ask || (i >= t->acked && ((i + 1 - t->acked) % RTE_MAX(t->window / 4, 1u) == 0 ||
-					     i + 1 == t->acked + t->window || i + 1 == t->n)))
+	if (probe || (i >= t->acked && ((i + 1 - t->acked) % RTE_MAX(t->window / 4, 1u) == 0 ||
+					       i + 1 == t->acked + t->window || i + 1 == t->n)))
 		f.flags = DP_MSG_ACK_NOW;
+	if (probe)
+		f.flags |= DP_MSG_PROBE;
 	dp_frame_write_hdr(frame, a->peers[f.dst].tmpl, &f, len);
 	/* The frame's, paired with the decrement when the frame is freed. */
 	rte_mbuf_ext_refcnt_update(&t->shinfo, 1);
@@ -319,11 +322,17 @@ dp_msg_rx_ack(struct dprpc_agent *a, struct rte_mbuf *m, const struct dp_parsed 
 		return;
 	}
 	t->window = p->credits == 0 ? 1 : RTE_MIN((uint32_t)p->credits, 1024u);
-	if ((p->flags & DP_ACK_PROBE) || t->probing) {
+	if ((p->flags & DP_ACK_PROBE) || (t->probing && (p->flags & DP_ACK_ANSWER))) {
 		/* The receiver's state after a resend timeout (its probe, or
 		 * the answer to ours): frame cum is missing if below hi, and
 		 * what was sent beyond hi is taken as lost; gaps between the
-		 * two come back by NACK once cum is filled. */
+		 * two come back by NACK once cum is filled.  Only the answer
+		 * (DP_ACK_ANSWER) says so of ours: an ACK the receiver sent
+		 * before our probe reached it (late: the receiver off its CPU
+		 * past our timeout, or the ACK delayed) has an old hi, and
+		 * taken as the answer it sent the window again from there (in
+		 * CI, msg/timer_resends_what_is_missing: 18 frames resent,
+		 * not 2). */
 		t->probing = false;
 		if (cum < hi)
 			(void)dp_txmsg_frame(a, t, cum, false);

@@ -950,3 +950,29 @@ Test(msg, timer_resends_what_is_missing)
 	cr_assert_leq(sta.frames_resent, 4u, "%" PRIu64 " frames resent", sta.frames_resent);
 	cr_assert_eq(atomic_load(&runs), 1u);
 }
+
+/* The same with the receiver's ACKs late: every frame b sends is held
+ * back 3 ms, six times a's first resend timeout.  a's probe (frame 4
+ * again) reaches b at once, but the ACKs b sent before it (cum 4, a NACK)
+ * come first; taken as the probe's answer, their old hi sent the window
+ * again from there (16 frames or more).  Only an ACK beyond the probing
+ * frame answers the probe: a resends frame 4 per probe and per NACK. */
+Test(msg, late_acks_do_not_pass_for_the_probe_answer)
+{
+	struct side sa = {.tx = {.drop_nth = {5}}, .retransmit_us = 500};
+	struct side sb = {.tx = {.delay_ppm = 1000000, .delay_us = 3000}};
+	struct dprpc_agent_stats sta;
+
+	start_agents(&sa, &sb);
+	echo_one(a, "b", 20 * DPRPC_MAX_FRAME_PAYLOAD, 43);
+	cr_assert_eq(dprpc_agent_stats_get(a, &sta), 0);
+	cr_assert_eq(sta.fault_dropped, 1u);
+	cr_assert_geq(sta.retransmits, 1u);
+	/* Frame 0 or 4 by each probe (after 0.5, 1.5, 3.5 ms: 3 or 4 before
+	 * the first answer), frame 4 on each answer and on each NACK, the
+	 * last frame once whole, waiting for the response: 5 to 9 here.
+	 * Going back from the NACK's hi (6) would resend 14 frames at once
+	 * (18 to 20 in all here before). */
+	cr_assert_leq(sta.frames_resent, 13u, "%" PRIu64 " frames resent", sta.frames_resent);
+	cr_assert_eq(atomic_load(&runs), 1u);
+}

@@ -292,7 +292,7 @@ fuzz_op(struct dprpc_agent *b, const uint8_t *in)
 		f.pkt_cnt = (uint16_t)cnt;
 		f.pkt_idx = (uint16_t)(in[4] % cnt);
 		f.handler_id = dprpc_handler_id("echo");
-		f.flags = in[7] & DP_MSG_ACK_NOW;
+		f.flags = in[7] & (DP_MSG_ACK_NOW | DP_MSG_PROBE);
 		pay = f.pkt_idx + 1u < cnt ? DPRPC_MAX_FRAME_PAYLOAD
 					   : f.msg_len - (cnt - 1) * DPRPC_MAX_FRAME_PAYLOAD;
 		break;
@@ -308,7 +308,7 @@ fuzz_op(struct dprpc_agent *b, const uint8_t *in)
 		f.pkt_cnt = (uint16_t)cnt;
 		f.pkt_idx = (uint16_t)(kind == 7 ? cnt : in[4] % (cnt + 1));
 		f.msg_len = RTE_MAX((uint32_t)f.pkt_idx, in[5] % (cnt + 1));
-		f.flags = in[7] & (DP_ACK_NACK | DP_ACK_PROBE);
+		f.flags = in[7] & (DP_ACK_NACK | DP_ACK_PROBE | DP_ACK_ANSWER);
 		f.credits = in[6];
 		break;
 	case 4:
