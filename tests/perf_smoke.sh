@@ -4,9 +4,26 @@
 # documented fields.  Numbers are not judged here: benchmarks are for perf/.
 set -euo pipefail
 perf=$1
+# Each run's stderr, shown if the script fails (a run that fails makes the
+# assignment fail, which ends the script).
+err=$(mktemp /tmp/perf-smoke-err-XXXXXX)
+srv=""
+sock=""
+cleanup() {
+	local rc=$?
+
+	[ -n "$srv" ] && kill "$srv" 2>/dev/null && wait "$srv" 2>/dev/null
+	[ -n "$sock" ] && rm -f "$sock"
+	if [ "$rc" != 0 ]; then
+		echo "perf_smoke: failed (exit $rc); the last dprpc-perf run's stderr:" >&2
+		grep -v "mp action callback" "$err" | tail -40 >&2
+	fi
+	rm -f "$err"
+}
+trap cleanup EXIT
 for mode in "latency" "throughput --window 8"; do
 	# shellcheck disable=SC2086
-	out=$("$perf" -- $mode --duration 0.2 --warmup 0.05 --json --compare-raw 2>/dev/null)
+	out=$("$perf" -- $mode --duration 0.2 --warmup 0.05 --json --compare-raw 2>"$err")
 	python3 - "$out" <<'PY'
 import json, sys
 r = json.loads(sys.argv[1])
@@ -25,7 +42,7 @@ PY
 done
 # RRefs: remote() + to_here() beside rpc_sync, with proxies; and a churn
 # whose owner ends with no RRef left.
-out=$("$perf" -- rref --duration 0.2 --warmup 0.05 --json --compare-rpc 2>/dev/null)
+out=$("$perf" -- rref --duration 0.2 --warmup 0.05 --json --compare-rpc 2>"$err")
 python3 - "$out" <<'PY'
 import json, sys
 r = json.loads(sys.argv[1])
@@ -36,7 +53,7 @@ assert r["calls"] > 0 and r["rpc_sync"]["calls"] > 0 and r["calls_failed"] == 0,
 assert 0 < r["proxy_p50_us"] <= r["proxy_p99_us"], r
 print(f"rref: {r['calls']} remote+to_here, p50 {r['rtt_p50_us']} us, ratio_p50 {r['ratio_p50']}")
 PY
-out=$("$perf" -- rref-churn --rrefs 20000 --batch 2048 --json 2>/dev/null)
+out=$("$perf" -- rref-churn --rrefs 20000 --batch 2048 --json 2>"$err")
 python3 - "$out" <<'PY'
 import json, sys
 r = json.loads(sys.argv[1])
@@ -46,7 +63,7 @@ PY
 # Lateness: application threads against a handler slower than the calls
 # they make; calls time out and the report has its fields (no threshold).
 out=$("$perf" -- lateness --threads 2 --window 32 --timeout-us 20000 --duration 0.3 \
-	--warmup 0.05 --json 2>/dev/null)
+	--warmup 0.05 --json 2>"$err")
 python3 - "$out" <<'PY'
 import json, sys
 r = json.loads(sys.argv[1])
@@ -61,7 +78,7 @@ print(f"lateness: {r['timeouts']} timeouts, worst {r['lateness_max_us']} us late
 PY
 # Open loop: calls at a fixed rate, each counted once (ok, failed by
 # class and errno, or unsent), the per-second lines adding up.
-out=$("$perf" -- open --rate 2000 --duration 0.5 --warmup 0.1 --json 2>/dev/null)
+out=$("$perf" -- open --rate 2000 --duration 0.5 --warmup 0.1 --json 2>"$err")
 python3 - "$out" <<'PY'
 import json, sys
 r = json.loads(sys.argv[1])
@@ -86,7 +103,7 @@ PY
 # sleeping longer than every call's timeout (ETIMEDOUT: timeouts); Poisson
 # gaps, CSV.
 out=$("$perf" -- open --rate 1000 --poisson --duration 0.3 --warmup 0.05 --handler nosuch \
-	--json 2>/dev/null)
+	--json 2>"$err")
 python3 - "$out" <<'PY'
 import json, sys
 r = json.loads(sys.argv[1])
@@ -95,7 +112,7 @@ assert r["errors_by_errno"] == {"ENOENT": r["issued"]}, r
 print(f"open, no such handler: {r['issued']} calls, all ENOENT")
 PY
 out=$("$perf" -- open --rate 100 --duration 0.3 --warmup 0 --handler sleep --service-us 30000 \
-	--timeout-us 5000 --json 2>/dev/null)
+	--timeout-us 5000 --json 2>"$err")
 python3 - "$out" <<'PY'
 import json, sys
 r = json.loads(sys.argv[1])
@@ -107,7 +124,7 @@ PY
 # inline backlog unbounded: a client that falls behind on a loaded machine
 # sends a burst, which must not be refused here).
 out=$("$perf" -- open --rate 500 --duration 0.3 --warmup 0.05 --handler spin --service-us 300 \
-	--inline-wait-us 4294967295 --json 2>/dev/null)
+	--inline-wait-us 4294967295 --json 2>"$err")
 python3 - "$out" <<'PY'
 import json, sys
 r = json.loads(sys.argv[1])
@@ -117,7 +134,7 @@ PY
 # Overload of an inline handler (300 us at 10,000/s, 3x its CPU): refused
 # EBUSY, each refusal measured apart, none left to its timeout.
 out=$("$perf" -- open --rate 10000 --duration 0.5 --warmup 0.1 --handler spin --service-us 300 \
-	--inline-wait-us 1000 --json 2>/dev/null)
+	--inline-wait-us 1000 --json 2>"$err")
 python3 - "$out" <<'PY'
 import json, sys
 r = json.loads(sys.argv[1])
@@ -128,7 +145,7 @@ print(f"open, spin 300 us at 3x: {r['ok']} ok, {r['busy']} refused, refusal p99 
       f"{r['busy_from_send_p99_us']} us from the send")
 PY
 out=$("$perf" -- open --rate 1000 --duration 1.5 --warmup 0.05 --handler spin --service-us 10 \
-	--csv 2>/dev/null)
+	--csv 2>"$err")
 python3 - "$out" <<'PY'
 import csv, io, sys
 rows = list(csv.DictReader(io.StringIO(sys.argv[1])))
@@ -139,7 +156,7 @@ print(f"open --csv: {rows[2]['issued']} calls over {len(rows) - 1} seconds")
 PY
 # The sweep: every rate's calls accounted for, the results present.
 out=$("$perf" -- sweep --rates 1000,3000 --duration 0.3 --warmup 0.05 --refine 1 --json \
-	2>/dev/null)
+	2>"$err")
 python3 - "$out" <<'PY'
 import json, sys
 r = json.loads(sys.argv[1])
@@ -175,12 +192,6 @@ print(f"sweep: {len(rates)} rates, max sustainable {r['max_sustainable_rps']}, k
 PY
 # One side per process, as across namespaces: --role with EAL options.
 sock=/tmp/dprpc-perf-smoke-$$.sock
-srv=""
-cleanup() {
-	[ -n "$srv" ] && kill "$srv" 2>/dev/null && wait "$srv" 2>/dev/null
-	rm -f "$sock"
-}
-trap cleanup EXIT
 eal="--no-pci --no-huge -m 256 --no-shconf --no-telemetry --log-level=lib.eal:error"
 # shellcheck disable=SC2086
 "$perf" -l 1 $eal --file-prefix smoke-srv-$$ \
@@ -191,7 +202,7 @@ for _ in $(seq 100); do [ -S "$sock" ] && break; sleep 0.05; done
 # shellcheck disable=SC2086
 out=$("$perf" -l 0 $eal --file-prefix smoke-cli-$$ \
 	--vdev "net_memif0,role=client,socket-abstract=no,socket=$sock" -- latency --role client \
-	--duration 0.2 --warmup 0.05 --json 2>/dev/null)
+	--duration 0.2 --warmup 0.05 --json 2>"$err")
 python3 -c 'import json,sys; r=json.loads(sys.argv[1]); assert r["calls"] > 0, r; print("role mode:", r["calls"], "calls")' "$out"
 kill "$srv"
 wait "$srv" || { echo "role server exited with $?"; exit 1; }
@@ -204,7 +215,7 @@ srv=""
 # What other runs on this machine may have left (never ours to judge).
 left_before=$({ compgen -G "/var/run/dpdk/dprpc-perf-*-world*"; compgen -G "/tmp/dprpc-perf-world-*"; } | sort || true)
 out=$("$perf" -- world --workers 4 --compare-workers 2 --duration 0.3 --warmup 0.05 --json \
-	2>/dev/null)
+	2>"$err")
 python3 - "$out" <<'PY'
 import json, sys
 r = json.loads(sys.argv[1])
