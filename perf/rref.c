@@ -243,14 +243,18 @@ perf_rref_client(uint16_t port, const struct perf_opts *o, struct perf_result *r
 static int
 churn_stat(struct dprpc_agent *a, struct perf_rrefstat *st)
 {
+	struct dprpc_error err = {0};
 	size_t len = sizeof(*st);
 	int rc;
 
 	/* The DELETEs of a batch may hold every call slot for a while. */
 	while ((rc = dprpc_rpc_sync(a, "server", "rrefstat", NULL, 0, DPRPC_TIMEOUT_DEFAULT, st,
-			&len, NULL)) == -EAGAIN ||
+			&len, &err)) == -EAGAIN ||
 		rc == -ENOBUFS)
 		dprpc_poll(a, 32);
+	if (rc != 0)
+		fprintf(stderr, "dprpc-perf: rrefstat: %s (origin %u) %s\n", strerror(-rc),
+			err.origin, err.msg);
 	return rc;
 }
 
