@@ -239,6 +239,10 @@ struct dp_peer {
 	 * by the poller, read by the thread in dprpc_world_leave() (relaxed:
 	 * a flag, nothing is published through it). */
 	atomic_bool leave_acked;
+	/* While this agent leaves: our LEAVE went to the peer (the poller's
+	 * timer sets it; dprpc_world_leave() clears it first; relaxed, as
+	 * leave_acked). */
+	atomic_bool leave_sent;
 };
 
 /*

@@ -91,6 +91,8 @@ dp_rendezvous_timer(struct dprpc_agent *a, uint64_t now)
 		if (leaving && state == DPRPC_PEER_UP &&
 			!atomic_load_explicit(&a->peers[p].leave_acked, memory_order_relaxed)) {
 			dp_send_control(a, p, DP_CTRL_LEAVE);
+			/* Relaxed: a flag (struct dp_peer). */
+			atomic_store_explicit(&a->peers[p].leave_sent, true, memory_order_relaxed);
 		} else if (waiting && state != DPRPC_PEER_UP) {
 			dp_count(&a->st.keepalives, 1);
 			dp_send_control(a, p, DP_CTRL_PING);
@@ -126,8 +128,24 @@ dp_leave_rx(struct dprpc_agent *a, unsigned int p, uint32_t op)
 		bool first = dp_load_relaxed(&a->peers[p].state) != DPRPC_PEER_LEFT;
 		struct dp_port *pt = &a->ports[a->peer_port[p]];
 
+		/* Relaxed, both: flags (struct dprpc_agent, struct dp_peer). */
+		bool crossed = dp_load_relaxed(&a->leaving) &&
+			       atomic_load_explicit(&a->peers[p].leave_sent, memory_order_relaxed);
+
 		if (first)
 			dp_peer_left(a, p);
+		if (crossed && (pt->link || pt->one_peer) && pt->peer == p) {
+			/* Our LEAVE and its crossed on its own memif link: it
+			 * forgets us on ours and needs no answer, and may
+			 * already have destroyed its agent (it no longer
+			 * waits for us).  Sending the answer there raced the
+			 * PMD's teardown of the link: a worker died with
+			 * SIGSEGV in tx_burst (world_memif's shutdown, 1 run
+			 * in 30 under load).  The link goes quiet, unanswered. */
+			pt->quiet = true;
+			pt->quiet_tsc = 0;
+			return;
+		}
 		/* Every LEAVE is answered: the first answer may be lost. */
 		dp_send_control(a, p, DP_CTRL_LEAVE_ACK);
 		/* Its own memif link goes quiet once the answer is out: the
@@ -169,8 +187,10 @@ dprpc_world_leave(struct dprpc_agent *a, uint64_t timeout_us)
 	if (deadline == 0)
 		deadline = UINT64_MAX; /* none */
 	/* Relaxed, here and below: flags (struct dp_peer, dprpc_agent). */
-	for (p = 0; p < dp_world_n(a); p++)
+	for (p = 0; p < dp_world_n(a); p++) {
 		atomic_store_explicit(&a->peers[p].leave_acked, false, memory_order_relaxed);
+		atomic_store_explicit(&a->peers[p].leave_sent, false, memory_order_relaxed);
+	}
 	atomic_store_explicit(&a->leaving, true, memory_order_relaxed);
 	for (;;) {
 		/* Told: every worker that is up for us acknowledged. */
