@@ -645,19 +645,26 @@ Test(rpc_ring, exhausted_mbufs_fail_cleanly)
 	rte_mempool_free(small);
 }
 
-/* b, with faults on what it sends, in place of the current b. */
+/* A new b's configuration: its port and pool, polled by lcore @io_lcore. */
+static void
+b_conf_init(struct dprpc_agent_conf *c, unsigned int io_lcore)
+{
+	dprpc_agent_conf_init(c);
+	c->name = "b";
+	c->world = DPT_WORLD2;
+	c->port_id = pair.port_b;
+	c->mbuf_pool = mp;
+	c->io_lcore = io_lcore;
+}
+
+/* A new incarnation of b in place of the current one, polled by lcore 1 or by nobody. */
 static void
 replace_b(bool polled)
 {
 	struct dprpc_agent_conf c;
 
 	cr_assert_eq(dprpc_agent_destroy(b), 0);
-	dprpc_agent_conf_init(&c);
-	c.name = "b";
-	c.world = DPT_WORLD2;
-	c.port_id = pair.port_b;
-	c.mbuf_pool = mp;
-	c.io_lcore = polled ? 1 : DPRPC_LCORE_NONE;
+	b_conf_init(&c, polled ? 1 : DPRPC_LCORE_NONE);
 	b = dprpc_agent_create(&c);
 	cr_assert_not_null(b, "%s", rte_strerror(rte_errno));
 	cr_assert_eq(dprpc_register(b, "echo", h_echo, NULL, DPRPC_HANDLER_INLINE), 0);
@@ -670,12 +677,7 @@ make_b_with(const struct dprpc_handler_def *defs, unsigned int n, bool pool)
 {
 	struct dprpc_agent_conf c;
 
-	dprpc_agent_conf_init(&c);
-	c.name = "b";
-	c.world = DPT_WORLD2;
-	c.port_id = pair.port_b;
-	c.mbuf_pool = mp;
-	c.io_lcore = 1;
+	b_conf_init(&c, 1);
 	if (pool) {
 		c.nb_handler_lcores = 1;
 		c.handler_lcores[0] = 2;
