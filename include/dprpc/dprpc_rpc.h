@@ -199,7 +199,12 @@ uint32_t dprpc_handler_id(const char *name);
  *
  * Thread context: any thread, at any time; a registration is visible to
  * the polling thread once this returns (release store, paired with the
- * lookup's acquire load).  Handlers cannot be unregistered.
+ * lookup's acquire load).  Handlers cannot be unregistered.  A request
+ * that arrives before it returns is answered -ENOENT: an agent with an io
+ * lcore receives from the moment dprpc_agent_create() returns, and a
+ * world's workers call as soon as they hear from it.  Handlers the others
+ * may call at once belong in dprpc_agent_conf.handlers, registered before
+ * the agent receives anything.
  */
 int dprpc_register(struct dprpc_agent *agent, const char *name, dprpc_handler_t fn, void *arg,
 	enum dprpc_handler_mode mode);
