@@ -561,15 +561,22 @@ memif_teardown(void)
 	struct dirent *e;
 	unsigned int left = 0;
 
-	for (unsigned int i = 3; i < NB_AGENTS; i++)
-		if (poller_on[i]) {
+	/* Each agent leaves the world before it goes, the others still
+	 * polled: their links to it go quiet, so none polls a link that the
+	 * agent's destroy tears down (DPDK 22.11's memif PMD crashed c's io
+	 * lcore in rx_burst on its link to b, destroyed without leaving:
+	 * 1 run in 30, and once in CI). */
+	for (unsigned int i = 0; i < NB_AGENTS; i++) {
+		struct dprpc_agent *x = atomic_load(&ag[i]);
+
+		if (x != NULL)
+			(void)dprpc_world_leave(x, 5 * 1000 * 1000);
+		if (i >= 3 && poller_on[i]) {
 			atomic_store(&stop_poll[i], true);
 			pthread_join(poller_thr[i], NULL);
 			poller_on[i] = false;
 		}
-	for (unsigned int i = 0; i < NB_AGENTS; i++) {
-		struct dprpc_agent *x = atomic_exchange(&ag[i], NULL);
-
+		x = atomic_exchange(&ag[i], NULL);
 		if (x != NULL)
 			cr_expect_eq(dprpc_agent_destroy(x), 0, "%s", names[i]);
 	}
