@@ -46,6 +46,23 @@
 #include "dp_tx.h"
 #include "dprpc_atomic.h"
 
+/* Whether @pt is worker @p's own memif link: a link port of the world
+ * map, or the default port when it reaches @p alone (dp_port.one_peer). */
+static bool
+dp_own_link(const struct dp_port *pt, unsigned int p)
+{
+	return (pt->link || pt->one_peer) && pt->peer == p;
+}
+
+/* Neither poll nor send on @pt until its link has been down a while
+ * (struct dp_port.quiet; dp_ports_timer() ends it). */
+static void
+dp_port_go_quiet(struct dp_port *pt)
+{
+	pt->quiet = true;
+	pt->quiet_tsc = 0;
+}
+
 /*
  * Whether @pt is worker @p's own memif link (a link port, or the default
  * port when it reaches @p alone) and went down (pt->lost): it
@@ -60,7 +77,7 @@
 static bool
 dp_link_gone(const struct dp_port *pt, unsigned int p)
 {
-	return (pt->link || pt->one_peer) && pt->peer == p && pt->lost;
+	return dp_own_link(pt, p) && pt->lost;
 }
 
 void
@@ -134,7 +151,7 @@ dp_leave_rx(struct dprpc_agent *a, unsigned int p, uint32_t op)
 
 		if (first)
 			dp_peer_left(a, p);
-		if (crossed && (pt->link || pt->one_peer) && pt->peer == p) {
+		if (crossed && dp_own_link(pt, p)) {
 			/* Our LEAVE and its crossed on its own memif link: it
 			 * forgets us on ours and needs no answer, and may
 			 * already have destroyed its agent (it no longer
@@ -142,18 +159,16 @@ dp_leave_rx(struct dprpc_agent *a, unsigned int p, uint32_t op)
 			 * PMD's teardown of the link: a worker died with
 			 * SIGSEGV in tx_burst (world_memif's shutdown, 1 run
 			 * in 30 under load).  The link goes quiet, unanswered. */
-			pt->quiet = true;
-			pt->quiet_tsc = 0;
+			dp_port_go_quiet(pt);
 			return;
 		}
 		/* Every LEAVE is answered: the first answer may be lost. */
 		dp_send_control(a, p, DP_CTRL_LEAVE_ACK);
 		/* Its own memif link goes quiet once the answer is out: the
 		 * worker disconnects as soon as it has every answer. */
-		if (first && (pt->link || pt->one_peer) && pt->peer == p) {
+		if (first && dp_own_link(pt, p)) {
 			(void)dp_tx_flush(a);
-			pt->quiet = true;
-			pt->quiet_tsc = 0;
+			dp_port_go_quiet(pt);
 		}
 	} else if (op == DP_CTRL_LEAVE_ACK) {
 		struct dp_port *pt = &a->ports[a->peer_port[p]];
@@ -163,10 +178,8 @@ dp_leave_rx(struct dprpc_agent *a, unsigned int p, uint32_t op)
 		/* Its own memif link goes quiet too: it forgot us and may
 		 * destroy its agent at once (it no longer tells us it leaves),
 		 * its disconnect unmapping the rings under our rx_burst. */
-		if ((pt->link || pt->one_peer) && pt->peer == p && !pt->quiet) {
-			pt->quiet = true;
-			pt->quiet_tsc = 0;
-		}
+		if (dp_own_link(pt, p) && !pt->quiet)
+			dp_port_go_quiet(pt);
 	}
 }
 

@@ -307,13 +307,6 @@ main(int argc, char **argv)
 	}
 	perf_retransmit_us = o.retransmit_us;
 	perf_inline_wait_us = o.inline_wait_us;
-	/* rref-churn offers a whole batch (--batch, 2048) of RRef creations
-	 * and deletions at once, by design: more than the server's default
-	 * inline backlog (10 ms of its poller's time) whenever the machine
-	 * is loaded, which it refuses -EBUSY (overload control: not what
-	 * this mode measures).  Unbounded unless asked for. */
-	if (o.mode == MODE_RREF_CHURN && perf_inline_wait_us < 0)
-		perf_inline_wait_us = DPRPC_INLINE_WAIT_UNBOUNDED;
 	perf_service_us = o.service_us;
 	if (sep <= 1) {
 		/* No EAL options: fork both sides over a memif pair. */

@@ -402,5 +402,12 @@ perf_parse_opts(int argc, char **argv, struct perf_opts *o)
 		fprintf(stderr, "dprpc-perf: --role is server or client\n");
 		return -EINVAL;
 	}
+	/* rref-churn offers a whole batch (--batch, 2048) of RRef creations
+	 * and deletions at once, by design: more than the server's default
+	 * inline backlog (10 ms of its poller's time) whenever the machine
+	 * is loaded, which it refuses -EBUSY (overload control: not what
+	 * this mode measures).  Unbounded unless asked for. */
+	if (o->mode == MODE_RREF_CHURN && o->inline_wait_us < 0)
+		o->inline_wait_us = DPRPC_INLINE_WAIT_UNBOUNDED;
 	return 0;
 }
