@@ -11,6 +11,12 @@
  * the extra callback nodes.  The rings hold pointers to the free futures
  * and the free callback nodes.  Nothing is allocated after creation except
  * by dprpc_future_complete_copy() for values larger than the inline buffer.
+ * Futures and nodes are carved from the block in order, the first time
+ * each is needed (when the ring has none free: fut_carve()), so the block
+ * costs memory, page faults and ring slots only as far as the pool was
+ * ever used: an agent's RRef pool (16384 futures, 32768 nodes, 8.6 MB) was
+ * 13-36 ms of every agent's creation to fault in and fill, with the other
+ * workers of a world starting on the same CPUs (perf/RESULTS.md).
  *
  * Invariants.
  *  - state goes PENDING -> COMPLETING -> DONE | FAILED, once per lifetime.
@@ -28,8 +34,10 @@
  *    (claimed by inline_claimed); others take a node from the pool ring.
  *  - refs counts the holders of a future: users, the completer while it
  *    runs callbacks, a then() step (on its destination), a collect_all()
- *    (on its inputs and its result).  A future is in its pool's ring iff
- *    refs is 0.
+ *    (on its inputs and its result).  A future carved (below fresh_futs) is
+ *    in its pool's ring iff refs is 0; one not carved yet is zeroed memory
+ *    nobody has a pointer to.  Likewise a pool node carved (below
+ *    fresh_nodes) is in the node ring, or held by one callback list.
  *  - pool->refs = 1 (the owner, until dprpc_future_pool_release) + the
  *    number of futures out of the ring.  Whoever brings it to 0 frees the
  *    block.
@@ -262,6 +270,10 @@ struct dprpc_future_pool {
 	struct rte_ring *node_ring; /* free extra callback nodes */
 	struct dprpc_future *futures;
 	struct fut_cb_node *nodes;
+	/* How many futures and nodes were carved (fut_carve()): those past
+	 * them are untouched, zeroed memory. */
+	_Atomic uint32_t fresh_futs;
+	_Atomic uint32_t fresh_nodes;
 	size_t map_len; /* the block's mapped length; 0: from malloc() */
 } __rte_cache_aligned;
 
@@ -296,6 +308,27 @@ fut_block_free(struct dprpc_future_pool *pool)
 		dprpc_hugemap_free(pool, pool->map_len);
 	else
 		free(pool);
+}
+
+/*
+ * The index of an object never handed out, of the @n of the block, taken
+ * from @next; UINT32_MAX once all were.  Relaxed: the CAS only hands the
+ * index out, once; the object is the caller's alone, zeroed since the pool
+ * was made (published with the pool), and the caller publishes what it
+ * writes there as it would an object from the ring (a future by the
+ * release store of its refs, a node by the push CAS).
+ */
+static uint32_t
+fut_carve(_Atomic uint32_t *next, uint32_t n)
+{
+	uint32_t i = atomic_load_explicit(next, memory_order_relaxed);
+
+	do {
+		if (i >= n)
+			return UINT32_MAX;
+	} while (!atomic_compare_exchange_weak_explicit(
+		next, &i, i + 1, memory_order_relaxed, memory_order_relaxed));
+	return i;
 }
 
 static inline bool
@@ -523,7 +556,9 @@ fut_node_put(struct dprpc_future_pool *pool, struct fut_cb_node *n)
 static struct fut_cb_node *
 fut_node_get(struct dprpc_future *f)
 {
+	struct dprpc_future_pool *pool = f->pool;
 	struct fut_cb_node *n;
+	uint32_t i;
 	void *obj;
 
 	/*
@@ -531,12 +566,17 @@ fut_node_get(struct dprpc_future *f)
 	 * writes of a collect_all() that claimed and gave the node back happen
 	 * before ours.
 	 */
-	if (atomic_exchange_explicit(&f->inline_claimed, 1, memory_order_acquire) == 0)
+	if (atomic_exchange_explicit(&f->inline_claimed, 1, memory_order_acquire) == 0) {
 		n = &f->inline_cb;
-	else if (rte_ring_dequeue(f->pool->node_ring, &obj) == 0)
+	} else if (rte_ring_dequeue(pool->node_ring, &obj) == 0) {
 		n = obj;
-	else
-		return NULL;
+	} else {
+		i = fut_carve(&pool->fresh_nodes, pool->nb_nodes);
+		if (i == UINT32_MAX)
+			return NULL;
+		n = &pool->nodes[i];
+		n->from_pool = true;
+	}
 	n->next = NULL;
 	n->link = NULL;
 	n->owner = NULL;
@@ -776,7 +816,6 @@ fut_pool_alloc(unsigned int nb_futures, unsigned int nb_block_futures, unsigned 
 	struct dprpc_future_pool *pool;
 	ssize_t fring_sz = 0, nring_sz;
 	size_t off_fring, off_nring, off_futs, off_nodes, total, map_len;
-	unsigned int i;
 	void *mem;
 
 	if (nb_futures == 0 || nb_futures > FUT_POOL_MAX || nb_cb_nodes > FUT_POOL_MAX) {
@@ -807,22 +846,18 @@ fut_pool_alloc(unsigned int nb_futures, unsigned int nb_block_futures, unsigned 
 	pool->nb_nodes = nb_cb_nodes;
 	pool->node_ring = RTE_PTR_ADD(mem, off_nring);
 	pool->nodes = RTE_PTR_ADD(mem, off_nodes);
+	/* The rings start empty: futures and nodes are carved on first use
+	 * (fut_carve()). */
 	if (rte_ring_init(pool->node_ring, "dprpc_fut_cb", nb_cb_nodes, FUT_RING_FLAGS) != 0)
 		goto einval;
-	for (i = 0; i < nb_cb_nodes; i++) {
-		pool->nodes[i].from_pool = true;
-		(void)rte_ring_enqueue(pool->node_ring, &pool->nodes[i]);
-	}
+	atomic_init(&pool->fresh_nodes, 0);
+	atomic_init(&pool->fresh_futs, 0);
 	if (nb_block_futures > 0) {
 		pool->fut_ring = RTE_PTR_ADD(mem, off_fring);
 		pool->futures = RTE_PTR_ADD(mem, off_futs);
 		if (rte_ring_init(pool->fut_ring, "dprpc_fut", nb_block_futures, FUT_RING_FLAGS) !=
 			0)
 			goto einval;
-		for (i = 0; i < nb_block_futures; i++) {
-			fut_init_one(&pool->futures[i], pool);
-			(void)rte_ring_enqueue(pool->fut_ring, &pool->futures[i]);
-		}
 	}
 	atomic_init(&pool->refs, 1);
 	return pool;
@@ -920,7 +955,8 @@ dprpc_future_pool_cb_in_use(const struct dprpc_future_pool *pool)
 		rte_errno = EINVAL;
 		return 0;
 	}
-	return pool->nb_nodes - rte_ring_count(pool->node_ring);
+	/* Relaxed: a statistic, exact when quiescent. */
+	return dp_load_relaxed(&pool->fresh_nodes) - rte_ring_count(pool->node_ring);
 }
 
 struct dprpc_future *
@@ -947,8 +983,14 @@ fut_new_refs(struct dprpc_future_pool *pool, uint32_t refs)
 	}
 	/* The dequeue is an acquire, paired with the enqueue in fut_free(). */
 	if (rte_ring_dequeue(pool->fut_ring, &obj) != 0) {
-		rte_errno = ENOBUFS;
-		return NULL;
+		uint32_t i = fut_carve(&pool->fresh_futs, pool->nb_futures);
+
+		if (i == UINT32_MAX) {
+			rte_errno = ENOBUFS;
+			return NULL;
+		}
+		obj = &pool->futures[i];
+		fut_init_one(obj, pool);
 	}
 	/*
 	 * relaxed: the owner's reference keeps the pool alive here (no new()

@@ -621,6 +621,38 @@ Test(future, pool_in_use_and_exhaustion)
 	assert_quiescent(pool);
 }
 
+/* Futures are carved from the pool's block on first use (future.c): a
+ * second round of POOL_FUTURES gets the very same futures back, never one
+ * past the block, and then the pool is empty. */
+Test(future, second_round_reuses_the_first_rounds_futures)
+{
+	struct dprpc_future *first[POOL_FUTURES], *again[POOL_FUTURES];
+	unsigned int i, j, found;
+
+	for (i = 0; i < POOL_FUTURES; i++) {
+		first[i] = dprpc_future_new(pool);
+		cr_assert_not_null(first[i]);
+		for (j = 0; j < i; j++)
+			cr_assert_neq(first[i], first[j], "future %u handed out twice", i);
+	}
+	for (i = 0; i < POOL_FUTURES; i++)
+		dprpc_future_put(first[i]);
+	for (i = 0; i < POOL_FUTURES; i++) {
+		again[i] = dprpc_future_new(pool);
+		cr_assert_not_null(again[i]);
+		cr_assert_eq(dprpc_future_state(again[i]), DPRPC_FUTURE_PENDING);
+		for (found = 0, j = 0; j < POOL_FUTURES; j++)
+			found += again[i] == first[j];
+		cr_assert_eq(found, 1, "future %u of the second round is new", i);
+	}
+	test_errno = 0;
+	cr_assert_null(dprpc_future_new(pool));
+	cr_assert_eq(test_errno, ENOBUFS);
+	for (i = 0; i < POOL_FUTURES; i++)
+		dprpc_future_put(again[i]);
+	assert_quiescent(pool);
+}
+
 Test(future, recycled_future_is_reset)
 {
 	struct dprpc_future *fs[POOL_FUTURES];
