@@ -33,12 +33,15 @@
  * round (an earlier epoll batch of the interrupt thread: the events it
  * handles in the round that closes the port were gathered after the
  * sockets were replaced, so none is for them), every socket the process
- * holds that is bound to a memif server port's socket path (the listener,
- * and the control channels it accepted) has an eventfd put in its place
- * with dup3(): the socket closes (the client sees its peer go), and the
- * file descriptor number the PMD's forgotten callbacks are registered on
- * is never readable again.  That descriptor stays open until the process
- * ends (one per server link port, plus any channel caught half-way): it
+ * holds that is bound to the socket of a memif server port the agent
+ * probed (the listener, and the control channels it accepted) has an
+ * eventfd put in its place with dup3(): the socket closes (the client sees
+ * its peer go), and the file descriptor number the PMD's forgotten
+ * callbacks are registered on is never readable again.  Not a socket that
+ * another memif server port of the process listens on too: the PMD keeps
+ * its listener for that port (dp_memif_sock_shared()).  That descriptor
+ * stays open until the process ends (one per server port, plus any channel
+ * caught half-way): it
  * must, as the interrupt thread adds every registered descriptor to its
  * epoll set again each time the set changes (a closed one is fatal).
  * The PMD's unregistrations leave a rebuild of the interrupt thread's
@@ -62,26 +65,38 @@
 #include <unistd.h>
 
 #include <rte_dev.h>
+#include <rte_devargs.h>
 #include <rte_ethdev.h>
+#include <rte_kvargs.h>
 #include <rte_lcore.h>
 
 #include "dp_agent.h"
 #include "dp_intr.h"
 #include "dp_port.h"
 
-/* Whether @fd is a socket bound to the filesystem path @path. */
+/* Whether @fd is a socket bound to @path: the filesystem path, or with
+ * @abstract the name in the abstract namespace (a NUL, then the name,
+ * as the memif PMD binds it). */
 static bool
-dp_fd_bound_to(int fd, const char *path)
+dp_fd_bound_to(int fd, const char *path, bool abstract)
 {
+	const size_t off = offsetof(struct sockaddr_un, sun_path);
 	struct sockaddr_un un;
 	socklen_t len = sizeof(un);
+	size_t n;
 
 	memset(&un, 0, sizeof(un));
 	if (getsockname(fd, (struct sockaddr *)&un, &len) != 0 || un.sun_family != AF_UNIX)
 		return false;
-	if (len <= offsetof(struct sockaddr_un, sun_path) || un.sun_path[0] == '\0')
-		return false; /* unbound (a client's), or abstract */
-	return strncmp(un.sun_path, path, sizeof(un.sun_path)) == 0;
+	if (len <= off)
+		return false; /* unbound (a client's) */
+	if (!abstract)
+		return un.sun_path[0] != '\0' &&
+		       strncmp(un.sun_path, path, sizeof(un.sun_path)) == 0;
+	/* An abstract name is exactly its length: no NUL at its end. */
+	n = strlen(path);
+	return un.sun_path[0] == '\0' && len - off == n + 1 &&
+	       memcmp(un.sun_path + 1, path, n) == 0;
 }
 
 /* Put eventfd @efd in the place of every socket of the process bound to
@@ -89,7 +104,7 @@ dp_fd_bound_to(int fd, const char *path)
  * (the PMD's callbacks, and rte_eth_dev_stop() run here), so a descriptor
  * found cannot be closed and reused before it is replaced. */
 static void
-dp_memif_server_unhook(struct dprpc_agent *a, const char *path, int efd)
+dp_memif_server_unhook(struct dprpc_agent *a, const char *path, bool abstract, int efd)
 {
 	struct dirent *e;
 	DIR *d = opendir("/proc/self/fd");
@@ -104,7 +119,7 @@ dp_memif_server_unhook(struct dprpc_agent *a, const char *path, int efd)
 		if (e->d_name[0] < '0' || e->d_name[0] > '9')
 			continue;
 		fd = atoi(e->d_name);
-		if (fd == dirfd(d) || fd == efd || !dp_fd_bound_to(fd, path))
+		if (fd == dirfd(d) || fd == efd || !dp_fd_bound_to(fd, path, abstract))
 			continue;
 		if (dup3(efd, fd, O_CLOEXEC) < 0)
 			DP_LOG(WARNING, "agent %s: memif socket %s (fd %d) kept: %s", a->name, path,
@@ -113,17 +128,80 @@ dp_memif_server_unhook(struct dprpc_agent *a, const char *path, int efd)
 	closedir(d);
 }
 
-/* Interrupt thread: defect 2, for every memif server port. */
+/* DPDK 22.11's memif PMD, for a vdev that does not say: a client, on the
+ * socket /run/memif.sock, in the abstract namespace. */
+#define DP_MEMIF_DEFAULT_SOCK "/run/memif.sock"
+
+/* A memif server's listening socket: a path, or a name in the abstract
+ * namespace. */
+struct dp_memif_sock {
+	char path[DP_SOCK_PATH_MAX];
+	bool abstract;
+};
+
+/* Whether ethdev port @id is a memif server; its socket into @s, read from
+ * its device arguments with the PMD's defaults. */
+static bool
+dp_memif_server_of(uint16_t id, struct dp_memif_sock *s)
+{
+	const char *role, *sock, *abstract;
+	const struct rte_devargs *da;
+	struct rte_eth_dev_info info;
+	struct rte_kvargs *kv;
+	bool server = false;
+
+	if (rte_eth_dev_info_get(id, &info) != 0 || info.driver_name == NULL ||
+		strcmp(info.driver_name, "net_memif") != 0 || info.device == NULL)
+		return false;
+	da = rte_dev_devargs(info.device);
+	kv = rte_kvargs_parse(da != NULL && da->args != NULL ? da->args : "", NULL);
+	if (kv == NULL)
+		return false;
+	role = rte_kvargs_get(kv, "role");
+	sock = rte_kvargs_get(kv, "socket");
+	abstract = rte_kvargs_get(kv, "socket-abstract");
+	if (role != NULL && strcmp(role, "server") == 0) {
+		server = true;
+		snprintf(s->path, sizeof(s->path), "%s",
+			sock != NULL ? sock : DP_MEMIF_DEFAULT_SOCK);
+		s->abstract = abstract == NULL || strcmp(abstract, "no") != 0;
+	}
+	rte_kvargs_free(kv);
+	return server;
+}
+
+/* Whether a memif server port of the process other than @id listens on
+ * @s: the PMD then keeps the listener when @id closes (defect 2 does not
+ * happen), and the sockets bound to @s are that port's too. */
+static bool
+dp_memif_sock_shared(uint16_t id, const struct dp_memif_sock *s)
+{
+	struct dp_memif_sock o;
+	uint16_t p;
+
+	RTE_ETH_FOREACH_DEV(p)
+	if (p != id && dp_memif_server_of(p, &o) && o.abstract == s->abstract &&
+		strcmp(o.path, s->path) == 0)
+		return true;
+	return false;
+}
+
+/* Interrupt thread: defect 2, for every memif server port the agent
+ * probed whose socket no other port of the process listens on: its
+ * links and join port (each on a socket of its own) and a default port
+ * from a memif server vdev. */
 static void
 dp_ports_unhook(struct dprpc_agent *a)
 {
+	struct dp_memif_sock s;
 	unsigned int i;
 	int efd = -1;
 
 	for (i = 0; i < a->nb_ports; i++) {
 		const struct dp_port *pt = &a->ports[i];
 
-		if (!pt->link || pt->client || !pt->probed)
+		if (!pt->probed || !dp_memif_server_of(pt->id, &s) ||
+			dp_memif_sock_shared(pt->id, &s))
 			continue;
 		if (efd < 0)
 			efd = eventfd(0, EFD_CLOEXEC);
@@ -132,7 +210,7 @@ dp_ports_unhook(struct dprpc_agent *a)
 				strerror(errno));
 			return;
 		}
-		dp_memif_server_unhook(a, pt->sock, efd);
+		dp_memif_server_unhook(a, s.path, s.abstract, efd);
 	}
 	if (efd >= 0)
 		close(efd); /* its duplicates stay */

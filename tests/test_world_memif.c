@@ -20,6 +20,7 @@
 #include <stdlib.h>
 #include <string.h>
 #include <poll.h>
+#include <stddef.h>
 #include <sys/prctl.h>
 #include <sys/socket.h>
 #include <sys/stat.h>
@@ -440,6 +441,69 @@ Test(world_links, three_agents_in_one_process_each_peer_through_its_own_port)
 	}
 }
 
+/* A raw memif client on the socket @name (a path, or with @abstract a
+ * name in the abstract namespace), half-way through the handshake: the
+ * listener accepted it and said HELLO. */
+static int
+connect_hello(const char *name, bool abstract)
+{
+	struct sockaddr_un un;
+	struct pollfd pfd;
+	socklen_t len = sizeof(un);
+	char msg[256];
+	int fd;
+
+	memset(&un, 0, sizeof(un));
+	un.sun_family = AF_UNIX;
+	if (abstract) {
+		snprintf(un.sun_path + 1, sizeof(un.sun_path) - 1, "%s", name);
+		len = (socklen_t)(offsetof(struct sockaddr_un, sun_path) + 1 + strlen(name));
+	} else {
+		snprintf(un.sun_path, sizeof(un.sun_path), "%s", name);
+	}
+	fd = socket(AF_UNIX, SOCK_SEQPACKET, 0);
+	cr_assert_geq(fd, 0);
+	cr_assert_eq(connect(fd, (struct sockaddr *)&un, len), 0, "connect %s: %s", name,
+		strerror(errno));
+	pfd.fd = fd;
+	pfd.events = POLLIN;
+	cr_assert_eq(poll(&pfd, 1, 20 * 1000), 1, "no HELLO from the memif server on %s", name);
+	cr_assert_eq(recv(fd, msg, sizeof(msg), 0), 128);
+	return fd;
+}
+
+/* The memif server's end of @fd closed: the end of the connection (0) or
+ * a reset. */
+static void
+expect_hung_up(int fd, const char *what)
+{
+	struct pollfd pfd = {.fd = fd, .events = POLLIN};
+	char msg[256];
+	ssize_t n;
+
+	cr_assert_eq(poll(&pfd, 1, 20 * 1000), 1, "%s: the memif server kept it open", what);
+	n = recv(fd, msg, sizeof(msg), MSG_DONTWAIT);
+	cr_expect(n == 0 || (n < 0 && errno == ECONNRESET), "%s: recv: %zd (%s)", what, n,
+		n < 0 ? strerror(errno) : "data");
+	close(fd);
+}
+
+/* An agent whose default port is a memif server vdev of its own. */
+static struct dprpc_agent *
+vdev_agent(const char *name, const char *vdev)
+{
+	struct dprpc_agent_conf c;
+	struct dprpc_agent *a;
+
+	dprpc_agent_conf_init(&c);
+	c.name = name;
+	c.world = DPT_WORLD2;
+	c.vdev = vdev;
+	a = dprpc_agent_create(&c);
+	cr_assert_not_null(a, "%s: %s", vdev, rte_strerror(rte_errno));
+	return a;
+}
+
 /*
  * A memif server's agent destroyed while a client is half-way through the
  * handshake (connected, HELLO read, no INIT sent yet): DPDK 22.11's memif
@@ -450,11 +514,8 @@ Test(world_links, three_agents_in_one_process_each_peer_through_its_own_port)
  */
 Test(world_links, server_destroyed_while_a_client_is_half_way_closes_its_socket)
 {
-	char lworld[512], msg[256];
-	struct sockaddr_un un;
+	char lworld[512], path[128];
 	struct dprpc_agent_conf c;
-	struct pollfd pfd;
-	ssize_t n;
 	int fd;
 
 	snprintf(lworld, sizeof(lworld), DPT_WORLD3 "mesh memif:%s\n", sock_dir);
@@ -465,27 +526,70 @@ Test(world_links, server_destroyed_while_a_client_is_half_way_closes_its_socket)
 	c.io_lcore = 1;
 	la[0] = dprpc_agent_create(&c);
 	cr_assert_not_null(la[0], "%s", rte_strerror(rte_errno));
-
-	memset(&un, 0, sizeof(un));
-	un.sun_family = AF_UNIX;
-	snprintf(un.sun_path, sizeof(un.sun_path), "%s/a-b.sock", sock_dir);
-	fd = socket(AF_UNIX, SOCK_SEQPACKET, 0);
-	cr_assert_geq(fd, 0);
-	cr_assert_eq(connect(fd, (struct sockaddr *)&un, sizeof(un)), 0, "connect %s: %s",
-		un.sun_path, strerror(errno));
-	/* The listener accepted it and says HELLO (one 128-byte message). */
-	pfd.fd = fd;
-	pfd.events = POLLIN;
-	cr_assert_eq(poll(&pfd, 1, 20 * 1000), 1, "no HELLO from the memif server");
-	cr_assert_eq(recv(fd, msg, sizeof(msg), 0), 128);
-
+	snprintf(path, sizeof(path), "%s/a-b.sock", sock_dir);
+	fd = connect_hello(path, false);
 	cr_assert_eq(dprpc_agent_destroy(la[0]), 0);
 	la[0] = NULL;
-	/* Its end closed: the end of the connection (0) or a reset. */
-	pfd.revents = 0;
-	cr_assert_eq(poll(&pfd, 1, 20 * 1000), 1, "the memif server kept the connection open");
-	n = recv(fd, msg, sizeof(msg), MSG_DONTWAIT);
-	cr_expect(n == 0 || (n < 0 && errno == ECONNRESET), "recv: %zd (%s)", n,
-		n < 0 ? strerror(errno) : "data");
-	close(fd);
+	expect_hung_up(fd, path);
+}
+
+/*
+ * The same as the links' for an agent's default port probed from a memif
+ * server vdev: on a socket path, and in the abstract namespace (the PMD's
+ * default).  Its listener is unhooked as a link's is: the half-way
+ * client reads the end of its connection, not silence.
+ */
+Test(world_links, default_memif_server_vdev_destroyed_while_a_client_is_half_way)
+{
+	char vdev[256], path[128], abstract[64];
+	int fd;
+
+	cr_assert_geq(dpt_eal_init("links"), 0);
+	snprintf(path, sizeof(path), "%s/dv.sock", sock_dir);
+	snprintf(
+		vdev, sizeof(vdev), "net_memif_dv0,role=server,socket=%s,socket-abstract=no", path);
+	la[0] = vdev_agent("a", vdev);
+	fd = connect_hello(path, false);
+	cr_assert_eq(dprpc_agent_destroy(la[0]), 0);
+	la[0] = NULL;
+	expect_hung_up(fd, path);
+
+	snprintf(abstract, sizeof(abstract), "dprpc-test-%d.sock", (int)getpid());
+	snprintf(vdev, sizeof(vdev), "net_memif_dv1,role=server,socket=%s", abstract);
+	la[0] = vdev_agent("a", vdev);
+	fd = connect_hello(abstract, true);
+	cr_assert_eq(dprpc_agent_destroy(la[0]), 0);
+	la[0] = NULL;
+	expect_hung_up(fd, abstract);
+}
+
+/*
+ * Two memif server vdevs of two agents on one socket (ids 0 and 1): the
+ * PMD shares one listener between them and frees it with the last.  The
+ * first agent's destroy leaves it, and the channels it accepted, to the
+ * other: a client connects and is greeted after it; the second agent's
+ * destroy closes what was left half-way.
+ */
+Test(world_links, a_shared_memif_socket_keeps_listening_for_the_other_port)
+{
+	char vdev[256], path[128];
+	int fd1, fd2;
+
+	cr_assert_geq(dpt_eal_init("links"), 0);
+	snprintf(path, sizeof(path), "%s/shared.sock", sock_dir);
+	snprintf(vdev, sizeof(vdev), "net_memif_sh0,role=server,id=0,socket=%s,socket-abstract=no",
+		path);
+	la[0] = vdev_agent("a", vdev);
+	snprintf(vdev, sizeof(vdev), "net_memif_sh1,role=server,id=1,socket=%s,socket-abstract=no",
+		path);
+	la[1] = vdev_agent("b", vdev);
+	fd1 = connect_hello(path, false);
+	cr_assert_eq(dprpc_agent_destroy(la[0]), 0);
+	la[0] = NULL;
+	/* Still listening, still greeting: not unhooked. */
+	fd2 = connect_hello(path, false);
+	cr_assert_eq(dprpc_agent_destroy(la[1]), 0);
+	la[1] = NULL;
+	expect_hung_up(fd1, "the channel accepted before the first destroy");
+	expect_hung_up(fd2, "the channel accepted after it");
 }
