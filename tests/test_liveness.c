@@ -19,8 +19,12 @@
 
 #include "dpt.h"
 
-#define KEEPALIVE_US 2000
-#define TIMEOUT_US   20000
+/* A peer is declared down after TIMEOUT_US of silence: long enough that
+ * a thread of this test descheduled while other suites run (CI's two
+ * cores) does not pass for a dead peer (20 ms once did), short enough to
+ * wait for a few times. */
+#define KEEPALIVE_US 10000
+#define TIMEOUT_US   100000
 
 static struct dpt_ring_pair pair;
 static struct rte_mempool *mp;
@@ -129,8 +133,8 @@ Test(liveness, unknown_until_heard_then_up)
 	cr_assert_eq(dprpc_worker_state(a, 1), DPRPC_PEER_UP);
 }
 
-/* A quiet but alive peer: keep-alives every 2 ms keep it up through ten
- * times the down timeout of silence between calls. */
+/* A quiet but alive peer: keep-alives every KEEPALIVE_US keep it up
+ * through ten times the down timeout of silence between calls. */
 Test(liveness, keepalives_keep_a_quiet_peer_up)
 {
 	struct dprpc_agent_stats sa, sb;
@@ -189,12 +193,12 @@ Test(liveness, peer_back_is_up_again)
 {
 	cr_assert_eq(dprpc_rpc_sync(a, "b", "echo", "x", 1, 0, NULL, NULL, NULL), 0);
 	silence_b();
-	for (int i = 0; i < 500 && dprpc_worker_state(a, 1) != DPRPC_PEER_DOWN; i++)
+	for (int i = 0; i < 2000 && dprpc_worker_state(a, 1) != DPRPC_PEER_DOWN; i++)
 		poll_a_for(1000);
 	cr_assert_eq(dprpc_worker_state(a, 1), DPRPC_PEER_DOWN);
 	atomic_store(&b_polls, true);
 	/* a keeps pinging a down peer: its pong brings it back. */
-	for (int i = 0; i < 500 && dprpc_worker_state(a, 1) != DPRPC_PEER_UP; i++)
+	for (int i = 0; i < 2000 && dprpc_worker_state(a, 1) != DPRPC_PEER_UP; i++)
 		poll_a_for(1000);
 	cr_assert_eq(dprpc_worker_state(a, 1), DPRPC_PEER_UP);
 	cr_assert_eq(atomic_load(&ups), 1u);
