@@ -418,13 +418,15 @@ struct dprpc_agent {
 	 * whether the last rx burst came back full (frames may be left in the
 	 * port's queue); the thread (its dp_tls_poller's address) and its CPU
 	 * time (TSC cycles) at the first of the current run of full bursts;
-	 * and the TSC the poller is behind since, its CPU time counted only. */
+	 * the TSC the poller is behind since, its CPU time counted only; and
+	 * the TSC cycles it has run inline handlers for since
+	 * (dp_run_behind()). */
 	uint64_t inline_max_tsc;
 	/* conf.queue_delay_max_us in TSC cycles, 0: off (dp_pool_slow()). */
 	uint64_t queue_delay_max_tsc;
 	bool rx_backlog;
 	const void *rx_behind_thread;
-	uint64_t rx_behind_cpu, rx_behind_tsc;
+	uint64_t rx_behind_cpu, rx_behind_tsc, rx_handler_tsc;
 	struct dp_hlcore hl[DPRPC_MAX_HANDLER_LCORES];
 	unsigned int io_lcore;
 	bool io_launched;

@@ -799,16 +799,16 @@ dp_req_runnable(struct dprpc_request *req, uint64_t now)
 /* The inline backlog's bounds (conf.inline_wait_max_us and the request's
  * deadline, docs/serving.md): asked only while the rx bursts come back
  * full.  A request whose deadline passed is answered -ETIME (true is
- * returned).  The poller has been
- * behind since the first of them (rx_behind_tsc): for that long, counting
- * the handlers run before @req in this burst, it has not emptied the
- * port's queue.  Beyond the bound, @req is answered -EBUSY unrun, with
- * that age as its retry-after hint (about the time the backlog needs to
+ * returned).  The poller has been behind since the first of them, and
+ * has run inline handlers for rx_handler_tsc since (those before @req in
+ * this burst included): the work that requests still in the port's queue
+ * wait behind.  Beyond the bound, @req is answered -EBUSY unrun, with
+ * that time as its retry-after hint (about the time the backlog needs to
  * drain), and true is returned.  The poller. */
 static bool __rte_noinline
 dp_inline_late(struct dprpc_agent *a, struct dprpc_request *req)
 {
-	uint64_t now = rte_rdtsc(), age = now - a->rx_behind_tsc, us;
+	uint64_t now = rte_rdtsc(), age = a->rx_handler_tsc, us;
 	char msg[DPRPC_ERRMSG_MAX];
 
 	/* Behind, the handlers before @req in its burst took time: checked
@@ -818,9 +818,10 @@ dp_inline_late(struct dprpc_agent *a, struct dprpc_request *req)
 		return true;
 	if (age <= a->inline_max_tsc)
 		return false;
-	/* Beyond the bound by the TSC, which counts the poller's time off
-	 * its CPU since this poll began: its CPU time decides. */
-	age = dp_rx_behind_cpu(a, now);
+	/* Beyond the bound by the TSC, which also counts a handler's time
+	 * off the poller's CPU: the poller's CPU time since it is behind
+	 * caps it. */
+	age = RTE_MIN(age, dp_rx_behind_cpu(a, now));
 	if (age <= a->inline_max_tsc)
 		return false;
 	dp_count(&a->st.rejected_inline, 1);
@@ -853,6 +854,22 @@ dp_pool_slow(struct dprpc_agent *a, struct dprpc_request *req, const struct dp_h
 	return true;
 }
 
+/* An inline request while the poller is behind (rx_backlog): refused if
+ * late (dp_inline_late(); the agent's own handlers never are), else run,
+ * its run's time added to what the requests still queued wait behind
+ * (rx_handler_tsc). */
+static void __rte_noinline
+dp_run_behind(struct dprpc_agent *a, struct dprpc_request *req)
+{
+	uint64_t t0;
+
+	if (!req->h->internal && dp_inline_late(a, req))
+		return;
+	t0 = rte_rdtsc();
+	dp_run(req, true);
+	a->rx_handler_tsc += rte_rdtsc() - t0;
+}
+
 /* Run @req's handler inline or queue it to the pool, or answer that there
  * is no such handler or no room. */
 void
@@ -880,9 +897,10 @@ dp_req_start(struct dprpc_agent *a, struct dprpc_request *req)
 	if (unlikely(!dp_req_runnable(req, a->now_tsc)))
 		return;
 	if (h->mode == DPRPC_HANDLER_INLINE) {
-		if (unlikely(a->rx_backlog) && !h->internal && dp_inline_late(a, req))
-			return;
-		dp_run(req, true); /* taken by dp_req_new(), handed to nobody */
+		if (unlikely(a->rx_backlog))
+			dp_run_behind(a, req);
+		else
+			dp_run(req, true); /* taken by dp_req_new(), handed to nobody */
 		return;
 	}
 	/* Pool: round robin over the handler lcores, each holding at most

@@ -360,11 +360,13 @@ struct dprpc_agent_conf {
 	 *  - @ref inline_wait_max_us: the inline backlog.  An inline handler
 	 *    runs on the poller as its request is received, so its queue is
 	 *    the port's rx queue.  While the poller's rx bursts come back
-	 *    full (frames are left in the queue) and the queue was last seen
-	 *    empty more than this many microseconds ago, a request for an
-	 *    inline handler is answered -EBUSY without running its handler
-	 *    (the agent's own internal handlers excepted), with the age of the
-	 *    backlog as its retry-after hint; counted in rejected_inline.
+	 *    full (frames are left in the queue) and, since the queue was
+	 *    last seen empty, the poller has run inline handlers for more than
+	 *    this many microseconds (its CPU time since caps it; receiving
+	 *    frames, a large request's own among them, does not count), a
+	 *    request for an inline handler is answered -EBUSY without running
+	 *    its handler (the agent's own internal handlers excepted), with
+	 *    that time as its retry-after hint; counted in rejected_inline.
 	 *    0: DPRPC_INLINE_WAIT_DEFAULT_US (10000 us);
 	 *    DPRPC_INLINE_WAIT_UNBOUNDED: no bound.
 	 *  - @ref queue_delay_max_us: the handler pool's queue by time rather
