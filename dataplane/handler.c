@@ -804,11 +804,11 @@ dp_req_runnable(struct dprpc_request *req, uint64_t now)
  * this burst included): the work that requests still in the port's queue
  * wait behind.  Beyond the bound, @req is answered -EBUSY unrun, with
  * that time as its retry-after hint (about the time the backlog needs to
- * drain), and true is returned.  The poller. */
-static bool __rte_noinline
-dp_inline_late(struct dprpc_agent *a, struct dprpc_request *req)
+ * drain), and true is returned.  @now: the TSC.  The poller. */
+static bool
+dp_inline_late(struct dprpc_agent *a, struct dprpc_request *req, uint64_t now)
 {
-	uint64_t now = rte_rdtsc(), age = a->rx_handler_tsc, us;
+	uint64_t age = a->rx_handler_tsc, us;
 	char msg[DPRPC_ERRMSG_MAX];
 
 	/* Behind, the handlers before @req in its burst took time: checked
@@ -861,11 +861,10 @@ dp_pool_slow(struct dprpc_agent *a, struct dprpc_request *req, const struct dp_h
 static void __rte_noinline
 dp_run_behind(struct dprpc_agent *a, struct dprpc_request *req)
 {
-	uint64_t t0;
+	uint64_t t0 = rte_rdtsc();
 
-	if (!req->h->internal && dp_inline_late(a, req))
+	if (!req->h->internal && dp_inline_late(a, req, t0))
 		return;
-	t0 = rte_rdtsc();
 	dp_run(req, true);
 	a->rx_handler_tsc += rte_rdtsc() - t0;
 }
