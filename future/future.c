@@ -15,7 +15,7 @@
  * each is needed (when the ring has none free: fut_carve()), so the block
  * costs memory, page faults and ring slots only as far as the pool was
  * ever used: an agent's RRef pool (16384 futures, 32768 nodes, 8.6 MB) was
- * 13-36 ms of every agent's creation to fault in and fill, with the other
+ * 18-36 ms of every agent's creation to fault in and fill, with the other
  * workers of a world starting on the same CPUs (perf/RESULTS.md).
  *
  * Invariants.
