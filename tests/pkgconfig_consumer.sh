@@ -22,8 +22,12 @@ flags=$(pkg-config --cflags --libs dprpc)
 # DPDK headers want POSIX/GNU extensions, as in any DPDK application.
 cc -std=c11 -D_GNU_SOURCE -Wall -Werror -o "$dest/hello_rpc" "$srcdir/examples/hello_rpc.c" $flags
 libdir=$(pkg-config --variable=libdir dprpc)
-LD_LIBRARY_PATH="$libdir" ldd "$dest/hello_rpc" | grep -q "libdprpc.so.0 => $libdir" ||
-	{ echo "hello_rpc does not resolve the installed libdprpc"; exit 1; }
+# ldd's whole output first: with pipefail, grep -q quitting at its match
+# could kill ldd with SIGPIPE while it still wrote, and fail the pipeline
+# (it did once, in CI).
+deps=$(LD_LIBRARY_PATH="$libdir" ldd "$dest/hello_rpc")
+grep -q "libdprpc.so.0 => $libdir" <<<"$deps" ||
+	{ echo "hello_rpc does not resolve the installed libdprpc:"; echo "$deps"; exit 1; }
 # Only dprpc_* symbols are exported.
 bad=$(nm -D --defined-only "$libdir/libdprpc.so.0" | awk '$2 ~ /[TDB]/ {print $3}' | grep -v '^dprpc_' || true)
 [ -z "$bad" ] || { echo "exported non-dprpc symbols: $bad"; exit 1; }
