@@ -47,8 +47,15 @@ opts="throughput --window 32 --duration 4 --warmup 1 --retransmit-us 0"
 measure() {
 	local b=$1 tag=$2 sock=$work/$2.sock perf=$1/perf/dprpc-perf cg=$work/$2.out
 	local vg=(valgrind --tool=callgrind "--callgrind-out-file=$cg") bound=()
-	# Builds older than the inline backlog bound have no such option.
-	"$perf" -- --help 2>&1 | grep -q inline-wait-us && bound=(--inline-wait-us 4294967295)
+	# Builds older than the inline backlog bound have no such option.  The
+	# usage whole first: it exits non-zero, which pipefail would make the
+	# pipeline's status (and grep -q quitting early could kill it with
+	# SIGPIPE), so the bound was never given.
+	local usage
+	usage=$("$perf" -- --help 2>&1 || true)
+	if grep -q inline-wait-us <<<"$usage"; then
+		bound=(--inline-wait-us 4294967295)
+	fi
 	local srv=("$perf" $eal -l1 --file-prefix "dprpc-instr-$$-$tag-s"
 		"--vdev=net_memif0,role=server,socket-abstract=no,socket=$sock" -- $opts
 		"${bound[@]}" --role server)
