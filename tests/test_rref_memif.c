@@ -9,12 +9,14 @@
  * report debug counts).
  */
 #include <errno.h>
+#include <fcntl.h>
 #include <signal.h>
 #include <stdatomic.h>
 #include <string.h>
 #include <sys/prctl.h>
 #include <sys/wait.h>
 #include <time.h>
+#include <unistd.h>
 
 #include <criterion/criterion.h>
 
@@ -25,6 +27,11 @@
 #include "dpt.h"
 
 static char sock_path[2][108];
+/* Made by the test once its memif server ports are started: a worker
+ * connects only then.  A client whose INIT reaches a server port not
+ * started yet is turned away by the PMD and never tries again (its link
+ * never comes up: "never heard from c", once under ASan in CI). */
+static char ready_path[2][116];
 static pid_t pids[2] = {-1, -1};
 static struct dprpc_agent *a;
 static struct dpt_ring_pair pair;
@@ -206,7 +213,7 @@ worker_main(unsigned int w)
 		_exit(10);
 	snprintf(vdev, sizeof(vdev), "net_memif0,role=client,socket-abstract=no,socket=%s",
 		sock_path[w]);
-	for (int i = 0; i < 20000 && access(sock_path[w], F_OK) != 0; i++)
+	for (int i = 0; i < 20000 && access(ready_path[w], F_OK) != 0; i++)
 		usleep(1000);
 	dprpc_agent_conf_init(&c);
 	c.name = names[w];
@@ -297,7 +304,10 @@ setup(void)
 	for (int w = 0; w < 2; w++) {
 		snprintf(sock_path[w], sizeof(sock_path[w]), "/tmp/dprpc-rref-%d-%d.sock",
 			(int)getpid(), w);
+		snprintf(ready_path[w], sizeof(ready_path[w]), "/tmp/dprpc-rref-%d-%d.ready",
+			(int)getpid(), w);
 		unlink(sock_path[w]);
+		unlink(ready_path[w]);
 	}
 	/* Fork before EAL: EAL state does not survive fork. */
 	for (unsigned int w = 0; w < 2; w++) {
@@ -325,6 +335,12 @@ setup(void)
 		cr_assert_eq(port_start(port), 0);
 	}
 	cr_assert_eq(port_start(pair.port_b), 0);
+	for (int w = 0; w < 2; w++) {
+		int fd = open(ready_path[w], O_CREAT | O_WRONLY, 0600);
+
+		cr_assert_geq(fd, 0, "%s: %s", ready_path[w], strerror(errno));
+		close(fd);
+	}
 	dprpc_agent_conf_init(&c);
 	c.name = "a";
 	c.world = DPT_WORLD3;
@@ -392,8 +408,10 @@ teardown(void)
 		(void)rte_eth_dev_close((uint16_t)sw_port[i]);
 	}
 	dpt_eal_cleanup();
-	for (int w = 0; w < 2; w++)
+	for (int w = 0; w < 2; w++) {
 		unlink(sock_path[w]);
+		unlink(ready_path[w]);
+	}
 }
 
 TestSuite(rref_memif, .init = setup, .fini = teardown, .timeout = 120);
