@@ -100,10 +100,14 @@ struct dp_port {
 	/* The default port is a memif device and one worker only is reached
 	 * through it (dp_port_open()): it goes down only when that worker
 	 * stops its port, and is watched as a link port is (lost, quiet),
-	 * though never started, stopped or counted down (up) by the timer:
-	 * the application may own it. */
+	 * though never counted down (up) by the timer, nor started or
+	 * stopped (the application may own it) but as restart says. */
 	bool one_peer;
 	bool memif;    /* the default port is a memif port (dp_port_open()) */
+	/* The default port, a memif client the agent probed from conf.vdev:
+	 * connected again, as a link's client is, when its link is not up
+	 * DP_LINK_RESTART_MS after it started (dp_ports_timer()). */
+	bool restart;
 	uint16_t peer; /* a link port or a one_peer port: the worker it reaches */
 	/* A link or one_peer port whose worker left the world (its LEAVE, answered):
 	 * neither polled nor sent on until its link has been down for

@@ -37,6 +37,7 @@
 #include <rte_cycles.h>
 #include <rte_dev.h>
 #include <rte_ethdev.h>
+#include <rte_kvargs.h>
 
 #include "dp_agent.h"
 #include "dp_port.h"
@@ -357,6 +358,27 @@ dp_port_join_reset(struct dprpc_agent *a)
 	}
 }
 
+/* Whether the vdev @spec is a memif client: its driver is the one whose
+ * name begins the device name (net_memif), and its role is not "server"
+ * (a client is DPDK 22.11's memif default). */
+static bool
+dp_memif_client_spec(const char *spec)
+{
+	const char *args = spec + strcspn(spec, ","), *role;
+	struct rte_kvargs *kv;
+	bool client;
+
+	if (strncmp(spec, "net_memif", strlen("net_memif")) != 0)
+		return false;
+	kv = rte_kvargs_parse(*args == ',' ? args + 1 : args, NULL);
+	if (kv == NULL)
+		return false;
+	role = rte_kvargs_get(kv, "role");
+	client = role == NULL || strcmp(role, "server") != 0;
+	rte_kvargs_free(kv);
+	return client;
+}
+
 /* The default port: conf.port_id or conf.vdev (see the top). */
 static int
 dp_port_default(struct dprpc_agent *a, struct dp_port *pt, const struct dprpc_agent_conf *c)
@@ -396,7 +418,11 @@ dp_port_default(struct dprpc_agent *a, struct dp_port *pt, const struct dprpc_ag
 			a->name);
 		return -EINVAL;
 	}
-	return dp_port_probe(a, pt, c->vdev);
+	rc = dp_port_probe(a, pt, c->vdev);
+	/* A memif client whose INIT reaches a server port not configured
+	 * yet is turned away by the PMD for good: connected again. */
+	pt->restart = rc == 0 && dp_memif_client_spec(c->vdev);
+	return rc;
 }
 
 int
@@ -483,6 +509,28 @@ dp_port_quiet_timer(struct dprpc_agent *a, struct dp_port *pt, bool up, uint64_t
 		pt->quiet = false;
 }
 
+/* The default port, a memif client the agent probed (dp_port.restart):
+ * stopped and started again when its link is not up DP_LINK_RESTART_MS
+ * after it started (or it could not start), as a link's client is, unless
+ * it is quiet (its worker left). */
+static void
+dp_port_restart_timer(struct dprpc_agent *a, struct dp_port *pt, uint64_t now)
+{
+	struct rte_eth_link link;
+
+	if (pt->quiet || now - pt->start_tsc < a->tsc_hz / 1000 * DP_LINK_RESTART_MS)
+		return;
+	if (pt->started && rte_eth_link_get_nowait(pt->id, &link) == 0 &&
+		link.link_status == RTE_ETH_LINK_UP)
+		return;
+	DP_LOG(NOTICE, "agent %s: memif port %u not up %d ms after connecting: connecting again",
+		a->name, pt->id, DP_LINK_RESTART_MS);
+	if (pt->started)
+		(void)rte_eth_dev_stop(pt->id);
+	pt->started = rte_eth_dev_start(pt->id) == 0;
+	pt->start_tsc = now;
+}
+
 /* The default port when it reaches one worker (dp_port.one_peer): lost
  * and quiet as a link port's, nothing else. */
 static void
@@ -514,6 +562,8 @@ dp_ports_timer(struct dprpc_agent *a, uint64_t now)
 	for (i = 0; i < a->nb_ports; i++) {
 		struct dp_port *pt = &a->ports[i];
 
+		if (pt->restart)
+			dp_port_restart_timer(a, pt, now);
 		if (pt->one_peer) {
 			dp_port_one_peer_timer(a, pt, now);
 			continue;

@@ -31,6 +31,7 @@
 
 #include <criterion/criterion.h>
 
+#include <rte_dev.h>
 #include <rte_errno.h>
 
 #include "dpt.h"
@@ -592,4 +593,54 @@ Test(world_links, a_shared_memif_socket_keeps_listening_for_the_other_port)
 	la[1] = NULL;
 	expect_hung_up(fd1, "the channel accepted before the first destroy");
 	expect_hung_up(fd2, "the channel accepted after it");
+}
+
+/*
+ * An agent's default port, a memif client of its own, connects while the
+ * server port it reaches is probed but not configured yet: DPDK 22.11's
+ * memif PMD turns its INIT away and never tries again.  The agent connects
+ * again DP_LINK_RESTART_MS later, as a link's client does, and its link
+ * comes up once the server's port is started.
+ */
+Test(world_links, default_memif_client_connects_again_once_its_server_starts)
+{
+	char vdev[256], path[128];
+	struct rte_eth_conf conf;
+	struct rte_mempool *smp;
+	struct dprpc_agent_conf c;
+	uint16_t sport;
+
+	cr_assert_geq(dpt_eal_init("links"), 0);
+	snprintf(path, sizeof(path), "%s/rs.sock", sock_dir);
+	snprintf(vdev, sizeof(vdev), "net_memif_rs,role=server,socket=%s,socket-abstract=no", path);
+	cr_assert_eq(rte_dev_probe(vdev), 0);
+	cr_assert_eq(rte_eth_dev_get_port_by_name("net_memif_rs", &sport), 0);
+	snprintf(vdev, sizeof(vdev), "net_memif_rc,role=client,socket=%s,socket-abstract=no", path);
+	dprpc_agent_conf_init(&c);
+	c.name = "a";
+	c.world = DPT_WORLD2;
+	c.vdev = vdev;
+	c.io_lcore = 1;
+	la[0] = dprpc_agent_create(&c);
+	cr_assert_not_null(la[0], "%s", rte_strerror(rte_errno));
+	/* Turned away: the server is not configured. */
+	cr_assert_eq(dprpc_agent_wait_link(la[0], 200 * 1000), -ETIMEDOUT);
+
+	smp = rte_pktmbuf_pool_create(
+		"dpt_rs", 1023, 0, 0, RTE_MBUF_DEFAULT_BUF_SIZE, SOCKET_ID_ANY);
+	cr_assert_not_null(smp);
+	memset(&conf, 0, sizeof(conf));
+	cr_assert_eq(rte_eth_dev_configure(sport, 1, 1, &conf), 0);
+	cr_assert_eq(rte_eth_rx_queue_setup(sport, 0, 256, SOCKET_ID_ANY, NULL, smp), 0);
+	cr_assert_eq(rte_eth_tx_queue_setup(sport, 0, 256, SOCKET_ID_ANY, NULL), 0);
+	cr_assert_eq(rte_eth_dev_start(sport), 0);
+	cr_assert_eq(dprpc_agent_wait_link(la[0], 10 * 1000 * 1000), 0,
+		"the client never connected again");
+
+	cr_assert_eq(dprpc_agent_destroy(la[0]), 0);
+	la[0] = NULL;
+	(void)rte_eth_dev_stop(sport);
+	(void)rte_eth_dev_close(sport);
+	(void)rte_eal_hotplug_remove("vdev", "net_memif_rs");
+	rte_mempool_free(smp);
 }

@@ -176,7 +176,10 @@ struct dprpc_agent_conf {
 	 *    the vdev, configures one rx and one tx queue (queue 0, 1024
 	 *    descriptors, filled from the agent's mbuf pool), enables
 	 *    promiscuous mode and starts it; destroy stops, closes and
-	 *    removes it.
+	 *    removes it.  A memif client vdev whose link is not up 500 ms
+	 *    after it started is stopped and started again (the poller's
+	 *    timer): DPDK 22.11's memif PMD turns away for good a client that
+	 *    connects to a server port not configured yet.
 	 *  - port_id, port_ready false: the application hands the port over.
 	 *    It must be stopped and have at most one rx and one tx queue (as
 	 *    rte_eth_dev_info_get() reports them: never configured, or left so
