@@ -104,9 +104,10 @@ struct dp_port {
 	 * stopped (the application may own it) but as restart says. */
 	bool one_peer;
 	bool memif;    /* the default port is a memif port (dp_port_open()) */
-	/* The default port, a memif client the agent probed from conf.vdev:
-	 * connected again, as a link's client is, when its link is not up
-	 * DP_LINK_RESTART_MS after it started (dp_ports_timer()). */
+	/* The default port, a memif client the agent probed from conf.vdev,
+	 * whose link has not come up yet: connected again, as a link's client
+	 * is, when its link is not up DP_LINK_RESTART_MS after it started
+	 * (dp_ports_timer()); cleared once it is up. */
 	bool restart;
 	uint16_t peer; /* a link port or a one_peer port: the worker it reaches */
 	/* A link or one_peer port whose worker left the world (its LEAVE, answered):

@@ -511,17 +511,21 @@ dp_port_quiet_timer(struct dprpc_agent *a, struct dp_port *pt, bool up, uint64_t
 
 /* The default port, a memif client the agent probed (dp_port.restart):
  * stopped and started again when its link is not up DP_LINK_RESTART_MS
- * after it started (or it could not start), as a link's client is, unless
- * it is quiet (its worker left). */
+ * after it started (or it could not start), as a link's client is, until
+ * its link first comes up.  Not after: a server that went away is its
+ * worker leaving or gone, and a client started again every 500 ms on a
+ * socket nobody listens on only logs failures. */
 static void
 dp_port_restart_timer(struct dprpc_agent *a, struct dp_port *pt, uint64_t now)
 {
 	struct rte_eth_link link;
 
-	if (pt->quiet || now - pt->start_tsc < a->tsc_hz / 1000 * DP_LINK_RESTART_MS)
-		return;
 	if (pt->started && rte_eth_link_get_nowait(pt->id, &link) == 0 &&
-		link.link_status == RTE_ETH_LINK_UP)
+		link.link_status == RTE_ETH_LINK_UP) {
+		pt->restart = false;
+		return;
+	}
+	if (pt->quiet || now - pt->start_tsc < a->tsc_hz / 1000 * DP_LINK_RESTART_MS)
 		return;
 	DP_LOG(NOTICE, "agent %s: memif port %u not up %d ms after connecting: connecting again",
 		a->name, pt->id, DP_LINK_RESTART_MS);

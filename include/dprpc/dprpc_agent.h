@@ -178,8 +178,9 @@ struct dprpc_agent_conf {
 	 *    promiscuous mode and starts it; destroy stops, closes and
 	 *    removes it.  A memif client vdev whose link is not up 500 ms
 	 *    after it started is stopped and started again (the poller's
-	 *    timer): DPDK 22.11's memif PMD turns away for good a client that
-	 *    connects to a server port not configured yet.
+	 *    timer) until its link first comes up: DPDK 22.11's memif PMD
+	 *    turns away for good a client that connects to a server port not
+	 *    configured yet.
 	 *  - port_id, port_ready false: the application hands the port over.
 	 *    It must be stopped and have at most one rx and one tx queue (as
 	 *    rte_eth_dev_info_get() reports them: never configured, or left so
