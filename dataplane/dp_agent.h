@@ -81,6 +81,13 @@
  * other worker. */
 #define DP_MAX_PORTS (DPRPC_MAX_WORKERS + 2) /* and the join ports (join.c) */
 
+/* A memif port's socket (dp_memif_role()): a path, or a name in the
+ * abstract namespace. */
+struct dp_memif_sock {
+	char path[DP_SOCK_PATH_MAX];
+	bool abstract;
+};
+
 /* One of the agent's ports (port.c): what was done to it, its queues and
  * the frames staged for it.  The poller's, but for what creation and
  * destroy do. */
@@ -103,7 +110,7 @@ struct dp_port {
 	 * though never counted down (up) by the timer, nor started or
 	 * stopped (the application may own it) but as restart says. */
 	bool one_peer;
-	bool memif;    /* the default port is a memif port (dp_port_open()) */
+	bool memif; /* the default port is a memif port (dp_port_open()) */
 	/* The default port, a memif client the agent probed from conf.vdev,
 	 * whose link has not come up yet: connected again, as a link's client
 	 * is, when its link is not up DP_LINK_RESTART_MS after it started

@@ -17,6 +17,7 @@
 
 struct dprpc_agent;
 struct dprpc_agent_conf;
+struct dp_memif_sock;
 
 /* How often the poller looks at its link ports (link state, and starting
  * a pending memif client again). */
@@ -54,5 +55,11 @@ int dp_port_link_add(struct dprpc_agent *a, unsigned int r);
 int dp_port_join_open(struct dprpc_agent *a, const char *member);
 /* A member hangs up on the joiner it answered and listens again. */
 void dp_port_join_reset(struct dprpc_agent *a);
+
+/* What ethdev port @id is, read from its device arguments with DPDK
+ * 22.11's memif defaults: -1 not a memif port (or unreadable), 0 a memif
+ * client, 1 a memif server; for 0 and 1 its socket into @s (the server
+ * listens on it, the client connects to it).  Any thread. */
+int dp_memif_role(uint16_t id, struct dp_memif_sock *s);
 
 #endif /* DP_PORT_H */

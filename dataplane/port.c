@@ -36,6 +36,7 @@
 
 #include <rte_cycles.h>
 #include <rte_dev.h>
+#include <rte_devargs.h>
 #include <rte_ethdev.h>
 #include <rte_kvargs.h>
 
@@ -358,25 +359,34 @@ dp_port_join_reset(struct dprpc_agent *a)
 	}
 }
 
-/* Whether the vdev @spec is a memif client: its driver is the one whose
- * name begins the device name (net_memif), and its role is not "server"
- * (a client is DPDK 22.11's memif default). */
-static bool
-dp_memif_client_spec(const char *spec)
-{
-	const char *args = spec + strcspn(spec, ","), *role;
-	struct rte_kvargs *kv;
-	bool client;
+/* DPDK 22.11's memif PMD, for a vdev that does not say: a client, on the
+ * socket /run/memif.sock, in the abstract namespace. */
+#define DP_MEMIF_DEFAULT_SOCK "/run/memif.sock"
 
-	if (strncmp(spec, "net_memif", strlen("net_memif")) != 0)
-		return false;
-	kv = rte_kvargs_parse(*args == ',' ? args + 1 : args, NULL);
+int
+dp_memif_role(uint16_t id, struct dp_memif_sock *s)
+{
+	const char *role, *sock, *abstract;
+	const struct rte_devargs *da;
+	struct rte_eth_dev_info info;
+	struct rte_kvargs *kv;
+	int server;
+
+	if (rte_eth_dev_info_get(id, &info) != 0 || info.driver_name == NULL ||
+		strcmp(info.driver_name, "net_memif") != 0 || info.device == NULL)
+		return -1;
+	da = rte_dev_devargs(info.device);
+	kv = rte_kvargs_parse(da != NULL && da->args != NULL ? da->args : "", NULL);
 	if (kv == NULL)
-		return false;
+		return -1;
 	role = rte_kvargs_get(kv, "role");
-	client = role == NULL || strcmp(role, "server") != 0;
+	sock = rte_kvargs_get(kv, "socket");
+	abstract = rte_kvargs_get(kv, "socket-abstract");
+	server = role != NULL && strcmp(role, "server") == 0;
+	snprintf(s->path, sizeof(s->path), "%s", sock != NULL ? sock : DP_MEMIF_DEFAULT_SOCK);
+	s->abstract = abstract == NULL || strcmp(abstract, "no") != 0;
 	rte_kvargs_free(kv);
-	return client;
+	return server;
 }
 
 /* The default port: conf.port_id or conf.vdev (see the top). */
@@ -384,6 +394,7 @@ static int
 dp_port_default(struct dprpc_agent *a, struct dp_port *pt, const struct dprpc_agent_conf *c)
 {
 	struct rte_eth_dev_info info;
+	struct dp_memif_sock ms;
 	uint16_t port;
 	int rc;
 
@@ -421,7 +432,7 @@ dp_port_default(struct dprpc_agent *a, struct dp_port *pt, const struct dprpc_ag
 	rc = dp_port_probe(a, pt, c->vdev);
 	/* A memif client whose INIT reaches a server port not configured
 	 * yet is turned away by the PMD for good: connected again. */
-	pt->restart = rc == 0 && dp_memif_client_spec(c->vdev);
+	pt->restart = rc == 0 && dp_memif_role(pt->id, &ms) == 0;
 	return rc;
 }
 

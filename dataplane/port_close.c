@@ -65,9 +65,7 @@
 #include <unistd.h>
 
 #include <rte_dev.h>
-#include <rte_devargs.h>
 #include <rte_ethdev.h>
-#include <rte_kvargs.h>
 #include <rte_lcore.h>
 
 #include "dp_agent.h"
@@ -128,48 +126,6 @@ dp_memif_server_unhook(struct dprpc_agent *a, const char *path, bool abstract, i
 	closedir(d);
 }
 
-/* DPDK 22.11's memif PMD, for a vdev that does not say: a client, on the
- * socket /run/memif.sock, in the abstract namespace. */
-#define DP_MEMIF_DEFAULT_SOCK "/run/memif.sock"
-
-/* A memif server's listening socket: a path, or a name in the abstract
- * namespace. */
-struct dp_memif_sock {
-	char path[DP_SOCK_PATH_MAX];
-	bool abstract;
-};
-
-/* Whether ethdev port @id is a memif server; its socket into @s, read from
- * its device arguments with the PMD's defaults. */
-static bool
-dp_memif_server_of(uint16_t id, struct dp_memif_sock *s)
-{
-	const char *role, *sock, *abstract;
-	const struct rte_devargs *da;
-	struct rte_eth_dev_info info;
-	struct rte_kvargs *kv;
-	bool server = false;
-
-	if (rte_eth_dev_info_get(id, &info) != 0 || info.driver_name == NULL ||
-		strcmp(info.driver_name, "net_memif") != 0 || info.device == NULL)
-		return false;
-	da = rte_dev_devargs(info.device);
-	kv = rte_kvargs_parse(da != NULL && da->args != NULL ? da->args : "", NULL);
-	if (kv == NULL)
-		return false;
-	role = rte_kvargs_get(kv, "role");
-	sock = rte_kvargs_get(kv, "socket");
-	abstract = rte_kvargs_get(kv, "socket-abstract");
-	if (role != NULL && strcmp(role, "server") == 0) {
-		server = true;
-		snprintf(s->path, sizeof(s->path), "%s",
-			sock != NULL ? sock : DP_MEMIF_DEFAULT_SOCK);
-		s->abstract = abstract == NULL || strcmp(abstract, "no") != 0;
-	}
-	rte_kvargs_free(kv);
-	return server;
-}
-
 /* Whether a memif server port of the process other than @id listens on
  * @s: the PMD then keeps the listener when @id closes (defect 2 does not
  * happen), and the sockets bound to @s are that port's too. */
@@ -180,7 +136,7 @@ dp_memif_sock_shared(uint16_t id, const struct dp_memif_sock *s)
 	uint16_t p;
 
 	RTE_ETH_FOREACH_DEV(p)
-	if (p != id && dp_memif_server_of(p, &o) && o.abstract == s->abstract &&
+	if (p != id && dp_memif_role(p, &o) == 1 && o.abstract == s->abstract &&
 		strcmp(o.path, s->path) == 0)
 		return true;
 	return false;
@@ -200,7 +156,7 @@ dp_ports_unhook(struct dprpc_agent *a)
 	for (i = 0; i < a->nb_ports; i++) {
 		const struct dp_port *pt = &a->ports[i];
 
-		if (!pt->probed || !dp_memif_server_of(pt->id, &s) ||
+		if (!pt->probed || dp_memif_role(pt->id, &s) != 1 ||
 			dp_memif_sock_shared(pt->id, &s))
 			continue;
 		if (efd < 0)

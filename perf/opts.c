@@ -404,9 +404,10 @@ perf_parse_opts(int argc, char **argv, struct perf_opts *o)
 	}
 	/* rref-churn offers a whole batch (--batch, 2048) of RRef creations
 	 * and deletions at once, by design: more than the server's default
-	 * inline backlog (10 ms of its poller's time) whenever the machine
-	 * is loaded, which it refuses -EBUSY (overload control: not what
-	 * this mode measures).  Unbounded unless asked for. */
+	 * inline backlog (10 ms of inline handler runs while its rx bursts
+	 * come back full) whenever the machine is loaded, which it refuses
+	 * -EBUSY (overload control: not what this mode measures).
+	 * Unbounded unless asked for. */
 	if (o->mode == MODE_RREF_CHURN && o->inline_wait_us < 0)
 		o->inline_wait_us = DPRPC_INLINE_WAIT_UNBOUNDED;
 	return 0;

@@ -489,9 +489,10 @@ expect_hung_up(int fd, const char *what)
 	close(fd);
 }
 
-/* An agent whose default port is a memif server vdev of its own. */
+/* An agent whose default port is a memif vdev of its own, polled by
+ * @io_lcore (DPRPC_LCORE_NONE: by nobody). */
 static struct dprpc_agent *
-vdev_agent(const char *name, const char *vdev)
+vdev_agent(const char *name, const char *vdev, unsigned int io_lcore)
 {
 	struct dprpc_agent_conf c;
 	struct dprpc_agent *a;
@@ -500,6 +501,7 @@ vdev_agent(const char *name, const char *vdev)
 	c.name = name;
 	c.world = DPT_WORLD2;
 	c.vdev = vdev;
+	c.io_lcore = io_lcore;
 	a = dprpc_agent_create(&c);
 	cr_assert_not_null(a, "%s: %s", vdev, rte_strerror(rte_errno));
 	return a;
@@ -549,7 +551,7 @@ Test(world_links, default_memif_server_vdev_destroyed_while_a_client_is_half_way
 	snprintf(path, sizeof(path), "%s/dv.sock", sock_dir);
 	snprintf(
 		vdev, sizeof(vdev), "net_memif_dv0,role=server,socket=%s,socket-abstract=no", path);
-	la[0] = vdev_agent("a", vdev);
+	la[0] = vdev_agent("a", vdev, DPRPC_LCORE_NONE);
 	fd = connect_hello(path, false);
 	cr_assert_eq(dprpc_agent_destroy(la[0]), 0);
 	la[0] = NULL;
@@ -557,7 +559,7 @@ Test(world_links, default_memif_server_vdev_destroyed_while_a_client_is_half_way
 
 	snprintf(abstract, sizeof(abstract), "dprpc-test-%d.sock", (int)getpid());
 	snprintf(vdev, sizeof(vdev), "net_memif_dv1,role=server,socket=%s", abstract);
-	la[0] = vdev_agent("a", vdev);
+	la[0] = vdev_agent("a", vdev, DPRPC_LCORE_NONE);
 	fd = connect_hello(abstract, true);
 	cr_assert_eq(dprpc_agent_destroy(la[0]), 0);
 	la[0] = NULL;
@@ -580,10 +582,10 @@ Test(world_links, a_shared_memif_socket_keeps_listening_for_the_other_port)
 	snprintf(path, sizeof(path), "%s/shared.sock", sock_dir);
 	snprintf(vdev, sizeof(vdev), "net_memif_sh0,role=server,id=0,socket=%s,socket-abstract=no",
 		path);
-	la[0] = vdev_agent("a", vdev);
+	la[0] = vdev_agent("a", vdev, DPRPC_LCORE_NONE);
 	snprintf(vdev, sizeof(vdev), "net_memif_sh1,role=server,id=1,socket=%s,socket-abstract=no",
 		path);
-	la[1] = vdev_agent("b", vdev);
+	la[1] = vdev_agent("b", vdev, DPRPC_LCORE_NONE);
 	fd1 = connect_hello(path, false);
 	cr_assert_eq(dprpc_agent_destroy(la[0]), 0);
 	la[0] = NULL;
@@ -607,7 +609,6 @@ Test(world_links, default_memif_client_connects_again_once_its_server_starts)
 	char vdev[256], path[128];
 	struct rte_eth_conf conf;
 	struct rte_mempool *smp;
-	struct dprpc_agent_conf c;
 	uint16_t sport;
 
 	cr_assert_geq(dpt_eal_init("links"), 0);
@@ -616,13 +617,7 @@ Test(world_links, default_memif_client_connects_again_once_its_server_starts)
 	cr_assert_eq(rte_dev_probe(vdev), 0);
 	cr_assert_eq(rte_eth_dev_get_port_by_name("net_memif_rs", &sport), 0);
 	snprintf(vdev, sizeof(vdev), "net_memif_rc,role=client,socket=%s,socket-abstract=no", path);
-	dprpc_agent_conf_init(&c);
-	c.name = "a";
-	c.world = DPT_WORLD2;
-	c.vdev = vdev;
-	c.io_lcore = 1;
-	la[0] = dprpc_agent_create(&c);
-	cr_assert_not_null(la[0], "%s", rte_strerror(rte_errno));
+	la[0] = vdev_agent("a", vdev, 1);
 	/* Turned away: the server is not configured. */
 	cr_assert_eq(dprpc_agent_wait_link(la[0], 200 * 1000), -ETIMEDOUT);
 
