@@ -99,7 +99,8 @@ struct dp_port {
 	/* A memif link of the world map: until its link is up (up false)
 	 * frames for it are dropped (tx_dropped) rather than left to pile
 	 * up, and a client whose server does not listen yet (pending) is
-	 * started again by the timer (dp_ports_timer()). */
+	 * started again by the timer (dp_ports_timer()).  A pending port,
+	 * a link's or the default one (restart), is not polled. */
 	bool link;
 	bool pending;
 	bool up;     /* not a link port: always true */

@@ -112,12 +112,15 @@ dp_port_take_ready(
 	return 0;
 }
 
-/* A port of the agent's: one rx and one tx queue (0), started.  A link
- * port whose start fails is a memif client whose server does not listen
- * yet: left pending (started later by dp_ports_timer()). */
+/* A port of the agent's: one rx and one tx queue (0), started.  A memif
+ * client whose start fails is one whose server does not listen yet (the
+ * PMD's connect() failed): a link port is left pending, the default port
+ * not started (dp_port.restart), and the timer starts it later
+ * (dp_ports_timer()). */
 static int
 dp_port_setup(struct dprpc_agent *a, struct dp_port *pt, uint16_t port)
 {
+	struct dp_memif_sock ms;
 	struct rte_eth_conf pconf;
 	int rc;
 
@@ -142,6 +145,15 @@ dp_port_setup(struct dprpc_agent *a, struct dp_port *pt, uint16_t port)
 		rc = rte_eth_dev_start(port);
 		if (rc != 0 && pt->link) {
 			pt->pending = true;
+			return 0;
+		}
+		if (rc != 0 && pt->probed && dp_memif_role(port, &ms) == 0) {
+			DP_LOG(NOTICE,
+				"agent %s: memif port %u cannot connect to %s yet: trying again "
+				"every %d ms",
+				a->name, port, ms.path, DP_LINK_RETRY_MS);
+			pt->pending = true; /* not polled meanwhile */
+			pt->start_tsc = rte_rdtsc();
 			return 0;
 		}
 	}
@@ -522,28 +534,36 @@ dp_port_quiet_timer(struct dprpc_agent *a, struct dp_port *pt, bool up, uint64_t
 
 /* The default port, a memif client the agent probed (dp_port.restart):
  * stopped and started again when its link is not up DP_LINK_RESTART_MS
- * after it started (or it could not start), as a link's client is, until
- * its link first comes up.  Not after: a server that went away is its
- * worker leaving or gone, and a client started again every 500 ms on a
- * socket nobody listens on only logs failures. */
+ * after it started, or started DP_LINK_RETRY_MS after it could not start
+ * (no server listened), as a link's client is, until its link first comes
+ * up.  Not after: a server that went away is its worker leaving or gone,
+ * and a client started again every 500 ms on a socket nobody listens on
+ * only logs failures. */
 static void
 dp_port_restart_timer(struct dprpc_agent *a, struct dp_port *pt, uint64_t now)
 {
 	struct rte_eth_link link;
+	uint64_t wait_ms;
 
 	if (pt->started && rte_eth_link_get_nowait(pt->id, &link) == 0 &&
 		link.link_status == RTE_ETH_LINK_UP) {
 		pt->restart = false;
 		return;
 	}
-	if (pt->quiet || now - pt->start_tsc < a->tsc_hz / 1000 * DP_LINK_RESTART_MS)
+	wait_ms = pt->started ? DP_LINK_RESTART_MS : DP_LINK_RETRY_MS;
+	if (pt->quiet || now - pt->start_tsc < a->tsc_hz / 1000 * wait_ms)
 		return;
-	DP_LOG(NOTICE, "agent %s: memif port %u not up %d ms after connecting: connecting again",
-		a->name, pt->id, DP_LINK_RESTART_MS);
-	if (pt->started)
+	if (pt->started) {
+		DP_LOG(NOTICE,
+			"agent %s: memif port %u not up %d ms after connecting: connecting again",
+			a->name, pt->id, DP_LINK_RESTART_MS);
 		(void)rte_eth_dev_stop(pt->id);
+	}
 	pt->started = rte_eth_dev_start(pt->id) == 0;
+	pt->pending = !pt->started;
 	pt->start_tsc = now;
+	if (pt->started)
+		(void)rte_eth_promiscuous_enable(pt->id);
 }
 
 /* The default port when it reaches one worker (dp_port.one_peer): lost

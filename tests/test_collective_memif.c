@@ -5,7 +5,8 @@
  * (the memif client, polling while it waits).  all_gather, barrier,
  * graceful shutdown and a new world after it; a worker killed while the
  * other is in its shutdown barrier, the leader or the other member; a
- * worker that stopped its port not waited for by the other's leave.
+ * worker that stopped its port not waited for by the other's leave; a
+ * client made before its server listens.
  */
 #include <errno.h>
 #include <pthread.h>
@@ -25,11 +26,14 @@ enum child_mode {
 	CHILD_TWO_WORLDS = 0, /* gather, barrier, shutdown; again in a new world */
 	CHILD_STAY = 1,	      /* one barrier, then nothing until killed */
 	CHILD_DESTROY = 2,    /* one barrier, its agent destroyed, then as STAY */
+	CHILD_LATE = 3,	      /* its server made once told (done_pipe); one world */
 };
 
 static char sock_path[2][108];
 static pid_t child_pid = -1;
-static int done_pipe[2] = {-1, -1}; /* the child writes a byte when CHILD_DESTROY destroyed */
+/* The child writes a byte when CHILD_DESTROY destroyed; CHILD_LATE reads
+ * one before it makes its agent. */
+static int done_pipe[2] = {-1, -1};
 
 static struct dprpc_agent *
 make_agent(const char *name, const char *sock, bool server, struct rte_mempool *mp,
@@ -92,6 +96,12 @@ child_main(const char *name, enum child_mode mode)
 
 	if (dpt_eal_init("collc") < 0)
 		_exit(10);
+	if (mode == CHILD_LATE) {
+		char byte;
+
+		if (read(done_pipe[0], &byte, 1) != 1)
+			_exit(17);
+	}
 	for (int w = 0; w < (mode == CHILD_TWO_WORLDS ? 2 : 1); w++) {
 		x = make_agent(name, sock_path[w], true, NULL, 1000 * 1000);
 		if (x == NULL)
@@ -297,5 +307,39 @@ Test(collective_memif, leave_does_not_wait_for_a_worker_that_stopped_its_port)
 	rc = wait_child();
 	cr_assert(WIFSIGNALED(rc) && WTERMSIG(rc) == SIGKILL, "child status 0x%x", rc);
 	dpt_remove_runtime_dir("collc", pid);
+	rte_mempool_free(mp);
+}
+
+/*
+ * This worker's agent, the memif client, is made before the child's server
+ * exists (the PMD's connect() fails, and so does the port's start): it is
+ * made all the same, its link down, and connects once the server listens;
+ * then the world as usual.  Before, dprpc_agent_create() failed "cannot set
+ * port 0 up" (CI saw it when the client connected between the server
+ * socket's bind() and listen()).
+ */
+Test(collective_memif, client_made_before_its_server_listens)
+{
+	struct dprpc_coll_error e;
+	struct rte_mempool *mp;
+	struct dprpc_agent *x;
+	int st;
+
+	start_child("b", CHILD_LATE);
+	cr_assert_geq(dpt_eal_init("colla"), 0);
+	mp = rte_pktmbuf_pool_create(
+		"dpt_mp", 4095, 256, 0, RTE_MBUF_DEFAULT_BUF_SIZE, SOCKET_ID_ANY);
+	cr_assert_not_null(mp);
+	x = make_agent("a", sock_path[0], false, mp, 1000 * 1000);
+	cr_assert_not_null(x, "%s", rte_strerror(rte_errno));
+	cr_assert_eq(dprpc_agent_wait_link(x, 100 * 1000), -ETIMEDOUT);
+	cr_assert_eq(write(done_pipe[1], "g", 1), 1);
+	cr_assert_eq(dprpc_agent_wait_link(x, 20 * 1000 * 1000), 0, "the client never connected");
+	cr_assert_eq(gather_check(x), 0);
+	cr_assert_eq(dprpc_barrier(x, NULL, 0, 20 * 1000 * 1000, &e), 0, "%s", e.err.msg);
+	cr_assert_eq(dprpc_shutdown(x, true, 20 * 1000 * 1000, &e), 0, "%s", e.err.msg);
+	cr_assert_eq(rte_mempool_in_use_count(mp), 0u, "mbufs leaked");
+	st = wait_child();
+	cr_assert(WIFEXITED(st) && WEXITSTATUS(st) == 0, "child status 0x%x", st);
 	rte_mempool_free(mp);
 }

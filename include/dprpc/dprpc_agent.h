@@ -180,7 +180,9 @@ struct dprpc_agent_conf {
 	 *    after it started is stopped and started again (the poller's
 	 *    timer) until its link first comes up: DPDK 22.11's memif PMD
 	 *    turns away for good a client that connects to a server port not
-	 *    configured yet.
+	 *    configured yet.  One that cannot start because no server listens
+	 *    on its socket yet does not fail creation: it is started again
+	 *    every 50 ms (dprpc_agent_wait_link() waits for its link).
 	 *  - port_id, port_ready false: the application hands the port over.
 	 *    It must be stopped and have at most one rx and one tx queue (as
 	 *    rte_eth_dev_info_get() reports them: never configured, or left so
