@@ -1,0 +1,146 @@
+/* SPDX-License-Identifier: BSD-3-Clause */
+/*
+ * Stall traces and what they cost (stall.h).  Queries of one trace at
+ * times that never decrease walk it once, through a cursor.
+ */
+#include <errno.h>
+#include <stdlib.h>
+
+#include "stall.h"
+
+int
+perf_stall_add(struct perf_stall_trace *t, uint64_t at, uint64_t len)
+{
+	if (t->n == t->cap) {
+		size_t cap = t->cap == 0 ? 4096 : t->cap * 2;
+		struct perf_stall *s = realloc(t->s, cap * sizeof(*s));
+
+		if (s == NULL)
+			return -ENOMEM;
+		t->s = s;
+		t->cap = cap;
+	}
+	t->s[t->n++] = (struct perf_stall){at, len};
+	return 0;
+}
+
+void
+perf_stall_free(struct perf_stall_trace *t)
+{
+	free(t->s);
+	*t = (struct perf_stall_trace){0};
+}
+
+double
+perf_stall_lost(const struct perf_stall_trace *t, uint64_t min_ns)
+{
+	uint64_t sum = 0;
+	size_t i;
+
+	for (i = 0; i < t->n; i++)
+		if (t->s[i].len > min_ns)
+			sum += t->s[i].len;
+	return t->span == 0 ? 0 : (double)sum / (double)t->span;
+}
+
+/* P(residual > x) times the span. */
+static uint64_t
+stall_excess(const struct perf_stall_trace *t, uint64_t x)
+{
+	uint64_t sum = 0;
+	size_t i;
+
+	for (i = 0; i < t->n; i++)
+		if (t->s[i].len > x)
+			sum += t->s[i].len - x;
+	return sum;
+}
+
+uint64_t
+perf_stall_residual_quantile(const struct perf_stall_trace *t, double q)
+{
+	uint64_t lo = 0, hi = 0, mid;
+	double bound = q * (double)t->span;
+	size_t i;
+
+	for (i = 0; i < t->n; i++)
+		if (t->s[i].len > hi)
+			hi = t->s[i].len;
+	/* The excess falls as x grows, and is 0 at the longest stall. */
+	if ((double)stall_excess(t, 0) <= bound)
+		return 0;
+	while (hi - lo > 1) { /* excess(lo) > bound >= excess(hi) */
+		mid = lo + (hi - lo) / 2;
+		if ((double)stall_excess(t, mid) <= bound)
+			hi = mid;
+		else
+			lo = mid;
+	}
+	return hi;
+}
+
+/* A walk along a trace at times that never decrease. */
+struct stall_cursor {
+	const struct perf_stall_trace *t;
+	size_t i; /* the first stall that does not end before the last query */
+};
+
+/* The first instant at or after @at at which the CPU runs the thread. */
+static uint64_t
+stall_run_at(struct stall_cursor *c, uint64_t at)
+{
+	const struct perf_stall_trace *t = c->t;
+
+	while (c->i < t->n && t->s[c->i].at + t->s[c->i].len <= at)
+		c->i++;
+	if (c->i < t->n && t->s[c->i].at <= at)
+		return t->s[c->i].at + t->s[c->i].len;
+	return at;
+}
+
+/* When @work ns of CPU started at @at are done, stalls suspending it. */
+static uint64_t
+stall_work_done(struct stall_cursor *c, uint64_t at, uint64_t work)
+{
+	const struct perf_stall_trace *t = c->t;
+	uint64_t now = stall_run_at(c, at);
+
+	while (c->i < t->n && t->s[c->i].at + t->s[c->i].len <= now)
+		c->i++;
+	/* c->i is now the first stall starting at or after now (or none). */
+	while (c->i < t->n && t->s[c->i].at < now + work) {
+		work -= t->s[c->i].at - now;
+		now = t->s[c->i].at + t->s[c->i].len;
+		c->i++;
+	}
+	return now + work;
+}
+
+uint64_t
+perf_stall_ideal_rpc(const struct perf_stall_trace *client, const struct perf_stall_trace *server,
+	double gap_ns, uint64_t service_ns, uint64_t wire_ns, struct perf_hist *lat)
+{
+	struct stall_cursor send = {client, 0}, recv = {client, 0}, srv = {server, 0};
+	uint64_t span = client->span < server->span ? client->span : server->span;
+	uint64_t k, intended, sent = 0, free_at = 0, done = 0, end;
+
+	if (span <= 10 * 1000 * 1000 || gap_ns <= 0)
+		return 0;
+	end = span - 10 * 1000 * 1000;
+	for (k = 0;; k++) {
+		intended = (uint64_t)((double)k * gap_ns);
+		if (intended >= end)
+			break;
+		/* The client sends in order, when it runs. */
+		sent = stall_run_at(&send, intended > sent ? intended : sent);
+		/* The server takes calls in order, when it is free. */
+		free_at = stall_work_done(&srv,
+			sent + wire_ns / 2 > free_at ? sent + wire_ns / 2 : free_at, service_ns);
+		/* The client reads answers in order, when it runs. */
+		done = stall_run_at(&recv, free_at + (wire_ns - wire_ns / 2) > done
+						   ? free_at + (wire_ns - wire_ns / 2)
+						   : done);
+		perf_hist_record(lat, done - intended);
+	}
+	return k;
+}
