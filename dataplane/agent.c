@@ -21,6 +21,7 @@
 #include "dp_client.h"
 #include "dp_eal.h"
 #include "dp_handler.h"
+#include "dp_link_close.h"
 #include "dp_liveness.h"
 #include "dp_mbuf_pool.h"
 #include "dp_msg.h"
@@ -644,6 +645,8 @@ dprpc_agent_destroy(struct dprpc_agent *a)
 		dp_ext_quiesce_all(a);
 		held = dp_requests_held(a);
 		if (held == 0) {
+			/* Its memif links' workers stop polling them first. */
+			dp_links_close(a);
 			dp_agent_free(a);
 			return 0;
 		}

@@ -126,6 +126,10 @@ struct dp_port {
 	 * polling the link of one that left crashed in rx_burst. */
 	bool quiet;
 	uint64_t quiet_tsc;
+	/* dprpc_agent_destroy() told the worker at the other end that it
+	 * closes this link (closing), and the worker answered (close_acked):
+	 * link_close.c. */
+	bool closing, close_acked;
 	/* Its link was seen up, then down (and not up again since): the
 	 * worker at the other end stopped its port (dp_ports_timer()). */
 	bool lost;
@@ -344,7 +348,7 @@ struct dp_stats {
 	_Atomic uint64_t rx_frames, tx_frames, tx_retries, tx_dropped, tx_discarded;
 	_Atomic uint64_t calls_sent, calls_ok, calls_failed, calls_timed_out;
 	_Atomic uint64_t requests_handled, requests_unknown, requests_resent, retransmits;
-	_Atomic uint64_t keepalives, peers_down, peers_restarted, peers_left;
+	_Atomic uint64_t keepalives, peers_down, peers_restarted, peers_left, links_closed;
 	_Atomic uint64_t msgs_sent, msgs_received, frames_resent, acks_sent, credits_cut;
 	_Atomic uint64_t msgs_live; /* multi-frame messages held by slots */
 	/* The server's holdings for all peers: gauges, up and down (struct

@@ -18,6 +18,7 @@
 struct dprpc_agent;
 struct dprpc_agent_conf;
 struct dp_memif_sock;
+struct dp_port;
 
 /* How often the poller looks at its link ports (link state, and starting
  * a pending memif client again). */
@@ -55,6 +56,13 @@ int dp_port_link_add(struct dprpc_agent *a, unsigned int r);
 int dp_port_join_open(struct dprpc_agent *a, const char *member);
 /* A member hangs up on the joiner it answered and listens again. */
 void dp_port_join_reset(struct dprpc_agent *a);
+
+/* Whether @pt is worker @p's own memif link: a link port of the world
+ * map, or the default port when it reaches @p alone (dp_port.one_peer). */
+bool dp_own_link(const struct dp_port *pt, unsigned int p);
+/* Neither poll nor send on @pt until its link has been down a while
+ * (struct dp_port.quiet; dp_ports_timer() ends it).  The poller. */
+void dp_port_go_quiet(struct dp_port *pt);
 
 /* What ethdev port @id is, read from its device arguments with DPDK
  * 22.11's memif defaults: -1 not a memif port (or unreadable), 0 a memif

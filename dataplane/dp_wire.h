@@ -149,6 +149,11 @@ enum dp_ctrl_op {
 	DP_CTRL_ANNOUNCE_ACK = 10,
 	DP_CTRL_JOIN_DONE = 11,
 	DP_CTRL_JOIN_ACK = 12,
+	/* The sender is about to close its memif link to the receiver (its
+	 * agent destroyed): the receiver answers CLOSE_ACK and polls the link
+	 * no more, nothing else changes (link_close.c). */
+	DP_CTRL_CLOSE = 13,
+	DP_CTRL_CLOSE_ACK = 14,
 };
 
 /* Flags of a CONTROL frame. */

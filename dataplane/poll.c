@@ -37,6 +37,7 @@
 #include "dp_agent.h"
 #include "dp_client.h"
 #include "dp_eal.h"
+#include "dp_link_close.h"
 #include "dp_liveness.h"
 #include "dp_msg.h"
 #include "dp_poll.h"
@@ -147,7 +148,11 @@ dp_rx_frame(struct dprpc_agent *a, struct rte_mbuf *m)
 		else if (p.src != a->rank &&
 			 (p.handler_id == DP_CTRL_LEAVE || p.handler_id == DP_CTRL_LEAVE_ACK))
 			dp_leave_rx(a, p.src, p.handler_id);
-		else if (p.src != a->rank && p.handler_id >= DP_CTRL_JOIN)
+		else if (p.src != a->rank &&
+			 (p.handler_id == DP_CTRL_CLOSE || p.handler_id == DP_CTRL_CLOSE_ACK))
+			dp_link_close_rx(a, p.src, p.handler_id);
+		else if (p.src != a->rank && p.handler_id >= DP_CTRL_JOIN &&
+			 p.handler_id <= DP_CTRL_JOIN_ACK)
 			dp_join_rx(a, &p);
 		rte_pktmbuf_free(m);
 		return;

@@ -521,6 +521,19 @@ dp_port_waits(struct dp_port *pt, uint64_t now)
 	return now < pt->retry_tsc;
 }
 
+bool
+dp_own_link(const struct dp_port *pt, unsigned int p)
+{
+	return (pt->link || pt->one_peer) && pt->peer == p;
+}
+
+void
+dp_port_go_quiet(struct dp_port *pt)
+{
+	pt->quiet = true;
+	pt->quiet_tsc = 0;
+}
+
 /* A quiet port is used again DP_LINK_QUIET_MS after its link was first
  * seen down (@up false): the PMD is done with the disconnect by then. */
 static void

@@ -41,27 +41,11 @@
 #include "dp_eal.h"
 #include "dp_liveness.h"
 #include "dp_poll.h"
+#include "dp_port.h"
 #include "dp_rendezvous.h"
 #include "dp_server.h"
 #include "dp_tx.h"
 #include "dprpc_atomic.h"
-
-/* Whether @pt is worker @p's own memif link: a link port of the world
- * map, or the default port when it reaches @p alone (dp_port.one_peer). */
-static bool
-dp_own_link(const struct dp_port *pt, unsigned int p)
-{
-	return (pt->link || pt->one_peer) && pt->peer == p;
-}
-
-/* Neither poll nor send on @pt until its link has been down a while
- * (struct dp_port.quiet; dp_ports_timer() ends it). */
-static void
-dp_port_go_quiet(struct dp_port *pt)
-{
-	pt->quiet = true;
-	pt->quiet_tsc = 0;
-}
 
 /*
  * Whether @pt is worker @p's own memif link (a link port, or the default

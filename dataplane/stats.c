@@ -65,6 +65,7 @@ dprpc_agent_stats_get(const struct dprpc_agent *a, struct dprpc_agent_stats *s)
 	s->peers_down = dp_load_relaxed(&a->st.peers_down);
 	s->peers_restarted = dp_load_relaxed(&a->st.peers_restarted);
 	s->peers_left = dp_load_relaxed(&a->st.peers_left);
+	s->links_closed = dp_load_relaxed(&a->st.links_closed);
 	s->msgs_sent = dp_load_relaxed(&a->st.msgs_sent);
 	s->msgs_received = dp_load_relaxed(&a->st.msgs_received);
 	s->frames_resent = dp_load_relaxed(&a->st.frames_resent);

@@ -443,6 +443,18 @@ struct dprpc_agent *dprpc_agent_create(const struct dprpc_agent_conf *conf);
  * (and close and remove it if it probed the vdev; a port_ready port is left
  * as it is), free its pools and rings.
  *
+ * Before its memif links close (a link of the world map, or a memif
+ * default port reaching one worker), it tells the worker at the other end
+ * of each that is up (a CLOSE) and waits, polling those links itself, for
+ * its answer, at most 50 ms: that worker then polls the link no more
+ * (its links_closed), and DPDK 22.11's memif PMD cannot unmap the rings
+ * under its rx_burst when the link goes down, which killed such a worker
+ * with SIGSEGV.  Nothing else changes for that worker: this one is not
+ * taken to have left the world (dprpc_world_leave() does that), and is
+ * declared down when its peer timeout passes.  A worker that does not poll
+ * meanwhile costs the 50 ms.  Frames other than the answers that arrive
+ * meanwhile are dropped: the agent is going.
+ *
  * It decides first: while the application keeps a deferred request
  * unanswered, it returns -EBUSY and leaves the agent as it was: pending
  * calls and RRef values stay pending (a value whose creating request is
@@ -777,6 +789,9 @@ struct dprpc_agent_stats {
 	uint64_t peers_restarted;  /**< times a peer was seen to have restarted */
 	uint64_t peers_left;	   /**< times a peer left the world gracefully
 				        (dprpc_world_leave()) */
+	uint64_t links_closed;	   /**< memif links whose worker said it closes
+				        them (its agent destroyed without a
+				        leave): answered, polled no more */
 	uint64_t msgs_sent;	   /**< multi-frame messages started (requests and
 				        responses) */
 	uint64_t msgs_received;	   /**< multi-frame messages reassembled whole */

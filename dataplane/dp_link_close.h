@@ -1,0 +1,27 @@
+/* SPDX-License-Identifier: BSD-3-Clause */
+/*
+ * Closing a memif link without crashing the worker at its other end
+ * (link_close.c): a CLOSE it answers and then polls the link no more.
+ */
+#ifndef DP_LINK_CLOSE_H
+#define DP_LINK_CLOSE_H
+
+#include <stdint.h>
+
+struct dprpc_agent;
+
+/* How long dprpc_agent_destroy() waits for the answers, and how often it
+ * sends its CLOSE again meanwhile. */
+#define DP_LINK_CLOSE_WAIT_MS	50
+#define DP_LINK_CLOSE_RESEND_MS 10
+
+/* A CONTROL CLOSE or CLOSE_ACK (@op) from worker @p, read by the poller
+ * (or by dp_links_close()). */
+void dp_link_close_rx(struct dprpc_agent *a, unsigned int p, uint32_t op);
+/* From dprpc_agent_destroy(), its lcores stopped and nothing else polling
+ * @a: tell the worker at the other end of each memif link that is up and
+ * polled, and wait for its answer (see link_close.c); every such link is
+ * quiet afterwards. */
+void dp_links_close(struct dprpc_agent *a);
+
+#endif /* DP_LINK_CLOSE_H */

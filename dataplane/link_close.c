@@ -1,0 +1,160 @@
+/* SPDX-License-Identifier: BSD-3-Clause */
+/*
+ * Closing a memif link without crashing the worker at its other end.
+ *
+ * DPDK 22.11's memif PMD tears a connection down on its interrupt thread
+ * when the peer disconnects, unmapping the rings while that worker's
+ * poller may be inside rx_burst on them (docs/worlds.md, "Closing memif
+ * ports").  A worker leaving the world gracefully already makes its peers
+ * stop polling its links first (the LEAVE handshake, rendezvous.c).  An
+ * agent destroyed without leaving did not: its peers' pollers were on the
+ * link when it closed, and one died with SIGSEGV in rx_burst (a dprpc-perf
+ * server whose client destroyed its agent: 6 runs in 100, 0 in 110 since).
+ *
+ * Design
+ * ======
+ *
+ * dprpc_agent_destroy(), once it has decided to go on and its lcores are
+ * stopped, calls dp_links_close(): to each worker at the other end of one
+ * of its memif links that is up and not quiet (a link port, or the
+ * default port when it reaches one worker alone), a CONTROL CLOSE; then it
+ * reads those links itself, and nothing else of the agent runs, until
+ * each has answered CLOSE_ACK (resent every DP_LINK_CLOSE_RESEND_MS) or
+ * its link went down, for at most DP_LINK_CLOSE_WAIT_MS.  The worker that
+ * receives a CLOSE (dp_link_close_rx(), its poller) answers, flushes the
+ * answer and makes the link quiet (struct dp_port.quiet): never polled
+ * nor sent on again until it has been down a while.  Nothing else
+ * changes for it: the closing worker stays what it was (it is declared
+ * down when its peer timeout passes, as before), since a destroy without
+ * a leave is not a goodbye to the world, only the end of a link.
+ *
+ * Why it is safe: the answer is the acknowledger's last use of the rings,
+ * and the closer reads it before it closes.  On the receiver's side the
+ * order is rx_burst (the CLOSE), the answer staged and flushed, then the
+ * quiet flag, all on its poller; the closer sees the answer only once
+ * tx_burst has written it, so the closer's disconnect comes after the
+ * receiver's last rx_burst on the link.  Frames the closer reads meanwhile
+ * that are not the answer are dropped unread: the agent is being
+ * destroyed, its calls are failed and its requests' callers learn it when
+ * the link goes down (or the peer timeout passes).
+ *
+ * A CLOSE that meets a CLOSE (both ends destroying at once) is answered
+ * and counts as the answer to ours: both ends then close, each having
+ * made its side quiet, the residual race being that of a graceful leave
+ * whose LEAVEs cross (docs/worlds.md).  An end that never answers (its
+ * poller stopped, or the application polls it only now and then) costs
+ * DP_LINK_CLOSE_WAIT_MS.  A process killed, whose links close without a
+ * word, is not covered: the PMD's race stays.
+ */
+#include <unistd.h>
+
+#include <rte_cycles.h>
+#include <rte_ethdev.h>
+#include <rte_mbuf.h>
+
+#include "dp_agent.h"
+#include "dp_link_close.h"
+#include "dp_liveness.h"
+#include "dp_port.h"
+#include "dp_tx.h"
+#include "dprpc_atomic.h"
+
+void
+dp_link_close_rx(struct dprpc_agent *a, unsigned int p, uint32_t op)
+{
+	struct dp_port *pt = &a->ports[a->peer_port[p]];
+
+	if (!dp_own_link(pt, p))
+		return; /* not a link of its own: nothing to stop polling */
+	if (op == DP_CTRL_CLOSE_ACK) {
+		pt->close_acked = true;
+		return;
+	}
+	/* Every CLOSE is answered: the first answer may be lost. */
+	dp_send_control(a, p, DP_CTRL_CLOSE_ACK);
+	(void)dp_tx_flush(a);
+	if (pt->closing) {
+		pt->close_acked = true; /* crossed: it closes too */
+		return;
+	}
+	if (!pt->quiet) {
+		dp_port_go_quiet(pt);
+		dp_count(&a->st.links_closed, 1);
+	}
+}
+
+/* Whether @pt is a memif link dp_links_close() tells its worker about:
+ * a worker's own link (not the join port), started by the agent (not the
+ * application's port_ready port, which the agent leaves open), up, and
+ * still polled. */
+static bool
+dp_link_to_close(const struct dprpc_agent *a, const struct dp_port *pt)
+{
+	struct rte_eth_link link;
+
+	if (!(pt->link || pt->one_peer) || pt->peer >= dp_world_n(a) || pt->peer == a->rank ||
+		!pt->started || pt->pending || pt->quiet || pt->retired)
+		return false;
+	return rte_eth_link_get_nowait(pt->id, &link) == 0 && link.link_status == RTE_ETH_LINK_UP;
+}
+
+/* Read what @pt received: its worker's answer (or its own CLOSE, which is
+ * answered) ends the wait; anything else is dropped.  Whether done. */
+static bool
+dp_link_close_read(struct dprpc_agent *a, struct dp_port *pt)
+{
+	struct rte_mbuf *rx[DP_RX_BURST];
+	enum dprpc_drop_reason why;
+	struct dp_parsed p;
+	uint16_t n, i;
+
+	n = rte_eth_rx_burst(pt->id, pt->rxq, rx, DP_RX_BURST);
+	for (i = 0; i < n; i++) {
+		if (dp_frame_parse(rte_pktmbuf_mtod(rx[i], const uint8_t *), rx[i]->data_len,
+			    &a->rx_ctx, &p, &why) &&
+			p.type == DP_FRAME_CONTROL && p.src == pt->peer &&
+			(p.handler_id == DP_CTRL_CLOSE || p.handler_id == DP_CTRL_CLOSE_ACK))
+			dp_link_close_rx(a, pt->peer, p.handler_id);
+		rte_pktmbuf_free(rx[i]);
+	}
+	return pt->close_acked;
+}
+
+void
+dp_links_close(struct dprpc_agent *a)
+{
+	uint64_t now = rte_rdtsc(), ms = a->tsc_hz / 1000, end, resend = 0;
+	unsigned int i, left;
+
+	for (i = 0, left = 0; i < a->nb_ports; i++) {
+		struct dp_port *pt = &a->ports[i];
+
+		pt->closing = dp_link_to_close(a, pt);
+		pt->close_acked = false;
+		left += pt->closing;
+	}
+	end = now + ms * DP_LINK_CLOSE_WAIT_MS;
+	while (left > 0 && now < end) {
+		if (now >= resend) {
+			for (i = 0; i < a->nb_ports; i++)
+				if (a->ports[i].closing && !a->ports[i].close_acked)
+					dp_send_control(a, a->ports[i].peer, DP_CTRL_CLOSE);
+			(void)dp_tx_flush(a);
+			resend = now + ms * DP_LINK_CLOSE_RESEND_MS;
+		}
+		for (i = 0, left = 0; i < a->nb_ports; i++) {
+			struct dp_port *pt = &a->ports[i];
+
+			if (pt->closing && !pt->close_acked && !dp_link_close_read(a, pt) &&
+				dp_link_to_close(a, pt))
+				left++;
+		}
+		if (left > 0)
+			usleep(20);
+		now = rte_rdtsc();
+	}
+	/* Nothing of the agent's touches them again before they close. */
+	for (i = 0; i < a->nb_ports; i++)
+		if (a->ports[i].closing)
+			dp_port_go_quiet(&a->ports[i]);
+}
