@@ -185,6 +185,19 @@ start_child(const char *name, enum child_mode mode)
 	cr_assert_geq(child_pid, 0);
 }
 
+/* This process's EAL, once the child is forked, and its mbuf pool. */
+static struct rte_mempool *
+parent_eal(void)
+{
+	struct rte_mempool *mp;
+
+	cr_assert_geq(dpt_eal_init("colla"), 0);
+	mp = rte_pktmbuf_pool_create(
+		"dpt_mp", 4095, 256, 0, RTE_MBUF_DEFAULT_BUF_SIZE, SOCKET_ID_ANY);
+	cr_assert_not_null(mp);
+	return mp;
+}
+
 /* The client's agent on world @w, once the child's server listens. */
 static struct dprpc_agent *
 connect_world(const char *name, int w, struct rte_mempool *mp, uint32_t peer_timeout_us)
@@ -234,10 +247,7 @@ Test(collective_memif, gather_barrier_shutdown_then_new_world)
 	int st;
 
 	start_child("b", CHILD_TWO_WORLDS);
-	cr_assert_geq(dpt_eal_init("colla"), 0);
-	mp = rte_pktmbuf_pool_create(
-		"dpt_mp", 4095, 256, 0, RTE_MBUF_DEFAULT_BUF_SIZE, SOCKET_ID_ANY);
-	cr_assert_not_null(mp);
+	mp = parent_eal();
 	for (int w = 0; w < 2; w++) {
 		struct dprpc_coll_error e;
 		struct dprpc_agent *x = connect_world("a", w, mp, 1000 * 1000);
@@ -276,10 +286,7 @@ killed_in_barrier(const char *me, const char *child_name, unsigned int child_ran
 
 	start_child(child_name, CHILD_STAY);
 	pid = child_pid;
-	cr_assert_geq(dpt_eal_init("colla"), 0);
-	mp = rte_pktmbuf_pool_create(
-		"dpt_mp", 4095, 256, 0, RTE_MBUF_DEFAULT_BUF_SIZE, SOCKET_ID_ANY);
-	cr_assert_not_null(mp);
+	mp = parent_eal();
 	x = connect_world(me, 0, mp, 1000 * 1000);
 	cr_assert_eq(gather_check(x), 0);
 	cr_assert_eq(dprpc_barrier(x, NULL, 0, 20 * 1000 * 1000, &e), 0, "%s", e.err.msg);
@@ -326,10 +333,7 @@ Test(collective_memif, leave_does_not_wait_for_a_worker_that_stopped_its_port)
 
 	start_child("b", CHILD_DESTROY);
 	pid = child_pid;
-	cr_assert_geq(dpt_eal_init("colla"), 0);
-	mp = rte_pktmbuf_pool_create(
-		"dpt_mp", 4095, 256, 0, RTE_MBUF_DEFAULT_BUF_SIZE, SOCKET_ID_ANY);
-	cr_assert_not_null(mp);
+	mp = parent_eal();
 	x = connect_world("a", 0, mp, 60 * 1000 * 1000);
 	cr_assert_eq(gather_check(x), 0);
 	cr_assert_eq(dprpc_barrier(x, NULL, 0, 20 * 1000 * 1000, NULL), 0);
@@ -365,10 +369,7 @@ Test(collective_memif, client_made_before_its_server_listens)
 	int st;
 
 	start_child("b", CHILD_LATE);
-	cr_assert_geq(dpt_eal_init("colla"), 0);
-	mp = rte_pktmbuf_pool_create(
-		"dpt_mp", 4095, 256, 0, RTE_MBUF_DEFAULT_BUF_SIZE, SOCKET_ID_ANY);
-	cr_assert_not_null(mp);
+	mp = parent_eal();
 	x = make_agent("a", sock_path[0], false, mp, 1000 * 1000);
 	cr_assert_not_null(x, "%s", rte_strerror(rte_errno));
 	cr_assert_eq(dprpc_agent_wait_link(x, 100 * 1000), -ETIMEDOUT);
@@ -400,10 +401,7 @@ Test(collective_memif, clients_destroying_their_agent_tell_the_server_first)
 	int st;
 
 	start_child("b", CHILD_SERVE);
-	cr_assert_geq(dpt_eal_init("colla"), 0);
-	mp = rte_pktmbuf_pool_create(
-		"dpt_mp", 4095, 256, 0, RTE_MBUF_DEFAULT_BUF_SIZE, SOCKET_ID_ANY);
-	cr_assert_not_null(mp);
+	mp = parent_eal();
 	for (int i = 0; i < SERVE_CYCLES; i++) {
 		struct dprpc_agent *x = connect_world("a", 0, mp, 5 * 1000 * 1000);
 		char missing[64] = "";
