@@ -127,9 +127,11 @@ struct dp_port {
 	bool quiet;
 	uint64_t quiet_tsc;
 	/* dprpc_agent_destroy() told the worker at the other end that it
-	 * closes this link (closing), and the worker answered (close_acked):
+	 * closes this link (closing), and the worker answered (close_acked);
+	 * the worker at the other end told us so (peer_closed, at closed_tsc):
 	 * link_close.c. */
-	bool closing, close_acked;
+	bool closing, close_acked, peer_closed;
+	uint64_t closed_tsc;
 	/* Its link was seen up, then down (and not up again since): the
 	 * worker at the other end stopped its port (dp_ports_timer()). */
 	bool lost;

@@ -14,6 +14,11 @@ struct dprpc_agent;
  * sends its CLOSE again meanwhile. */
 #define DP_LINK_CLOSE_WAIT_MS	50
 #define DP_LINK_CLOSE_RESEND_MS 10
+/* How many flushes the receiver tries to get its answer out. */
+#define DP_LINK_CLOSE_FLUSH_TRIES 1000
+/* A link closed by its worker is quiet at most this long if the timer
+ * never sees it go down (its worker's successor already reconnected). */
+#define DP_LINK_CLOSED_QUIET_MAX_MS 1000
 
 /* A CONTROL CLOSE or CLOSE_ACK (@op) from worker @p, read by the poller
  * (or by dp_links_close()). */

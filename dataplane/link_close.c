@@ -23,10 +23,15 @@
  * its link went down, for at most DP_LINK_CLOSE_WAIT_MS.  The worker that
  * receives a CLOSE (dp_link_close_rx(), its poller) answers, flushes the
  * answer and makes the link quiet (struct dp_port.quiet): never polled
- * nor sent on again until it has been down a while.  Nothing else
- * changes for it: the closing worker stays what it was (it is declared
- * down when its peer timeout passes, as before), since a destroy without
- * a leave is not a goodbye to the world, only the end of a link.
+ * nor sent on again until it has been down a while, or, should the timer
+ * miss it going down (the closer's successor reconnecting between two
+ * link checks), DP_LINK_CLOSED_QUIET_MAX_MS after the CLOSE.  It answers
+ * the first CLOSE only (later ones are not read); a lost answer costs the
+ * closer its wait.  Nothing else changes for it: the closing worker
+ * stays what it was (it is declared down when its peer timeout passes,
+ * as before), since a destroy without a leave is not a goodbye to the
+ * world, only the end of a link; but a leave of the receiver's no longer
+ * waits for it (dp_link_gone(), as for a link that went down).
  *
  * Why it is safe: the answer is the acknowledger's last use of the rings,
  * and the closer reads it before it closes.  On the receiver's side the
@@ -38,10 +43,11 @@
  * destroyed, its calls are failed and its requests' callers learn it when
  * the link goes down (or the peer timeout passes).
  *
- * A CLOSE that meets a CLOSE (both ends destroying at once) is answered
- * and counts as the answer to ours: both ends then close, each having
- * made its side quiet, the residual race being that of a graceful leave
- * whose LEAVEs cross (docs/worlds.md).  An end that never answers (its
+ * A CLOSE that meets a CLOSE (both ends destroying at once) counts as
+ * the answer to ours and is not answered (an answer could meet the other
+ * end's teardown in tx_burst, as a crossed LEAVE's did): both ends then
+ * close, each having made its side quiet, the residual race being that
+ * of a graceful leave whose LEAVEs cross (docs/worlds.md).  An end that never answers (its
  * poller stopped, or the application polls it only now and then) costs
  * DP_LINK_CLOSE_WAIT_MS.  A process killed, whose links close without a
  * word, is not covered: the PMD's race stays.
@@ -49,6 +55,7 @@
 #include <unistd.h>
 
 #include <rte_cycles.h>
+#include <rte_pause.h>
 #include <rte_ethdev.h>
 #include <rte_mbuf.h>
 
@@ -63,24 +70,38 @@ void
 dp_link_close_rx(struct dprpc_agent *a, unsigned int p, uint32_t op)
 {
 	struct dp_port *pt = &a->ports[a->peer_port[p]];
+	unsigned int i;
 
 	if (!dp_own_link(pt, p))
 		return; /* not a link of its own: nothing to stop polling */
-	if (op == DP_CTRL_CLOSE_ACK) {
+	if (op == DP_CTRL_CLOSE_ACK || pt->closing) {
+		/* Its answer; or its CLOSE crossed ours (both ends closing):
+		 * that is its last frame too, and it takes ours as the
+		 * answer.  Not answered: an answer sent now could meet the
+		 * PMD's teardown in tx_burst, as a crossed LEAVE's did. */
 		pt->close_acked = true;
 		return;
 	}
-	/* Every CLOSE is answered: the first answer may be lost. */
+	if (pt->quiet)
+		return; /* answered already: read no more */
+	/* The answer is the last use of the link: out before the link goes
+	 * quiet (a quiet port's staged frames are dropped).  The closer
+	 * reads its rx queue meanwhile, so room comes; bounded all the
+	 * same, and a lost answer costs the closer its wait only. */
 	dp_send_control(a, p, DP_CTRL_CLOSE_ACK);
-	(void)dp_tx_flush(a);
-	if (pt->closing) {
-		pt->close_acked = true; /* crossed: it closes too */
-		return;
+	for (i = 0; i < DP_LINK_CLOSE_FLUSH_TRIES; i++) {
+		(void)dp_tx_flush(a);
+		if (pt->tx_n == 0)
+			break;
+		rte_pause();
 	}
-	if (!pt->quiet) {
-		dp_port_go_quiet(pt);
-		dp_count(&a->st.links_closed, 1);
-	}
+	dp_port_go_quiet(pt);
+	/* Gone as a link that went down is (dp_link_gone()), and quiet no
+	 * longer than DP_LINK_CLOSED_QUIET_MAX_MS should its going down be
+	 * missed (dp_ports_timer()). */
+	pt->peer_closed = true;
+	pt->closed_tsc = a->now_tsc;
+	dp_count(&a->st.links_closed, 1);
 }
 
 /* Whether @pt is a memif link dp_links_close() tells its worker about:
@@ -131,13 +152,17 @@ dp_links_close(struct dprpc_agent *a)
 
 		pt->closing = dp_link_to_close(a, pt);
 		pt->close_acked = false;
+		/* Up as read just now: the timer's view (tx drops frames
+		 * for a link port it has not seen up) may lag by a tick. */
+		if (pt->closing)
+			pt->up = true;
 		left += pt->closing;
 	}
 	end = now + ms * DP_LINK_CLOSE_WAIT_MS;
 	while (left > 0 && now < end) {
 		if (now >= resend) {
 			for (i = 0; i < a->nb_ports; i++)
-				if (a->ports[i].closing && !a->ports[i].close_acked)
+				if (a->ports[i].closing && !a->ports[i].quiet)
 					dp_send_control(a, a->ports[i].peer, DP_CTRL_CLOSE);
 			(void)dp_tx_flush(a);
 			resend = now + ms * DP_LINK_CLOSE_RESEND_MS;
@@ -145,8 +170,12 @@ dp_links_close(struct dprpc_agent *a)
 		for (i = 0, left = 0; i < a->nb_ports; i++) {
 			struct dp_port *pt = &a->ports[i];
 
-			if (pt->closing && !pt->close_acked && !dp_link_close_read(a, pt) &&
-				dp_link_to_close(a, pt))
+			if (!pt->closing || pt->quiet)
+				continue;
+			/* Answered, or down: neither read nor sent on again. */
+			if (dp_link_close_read(a, pt) || !dp_link_to_close(a, pt))
+				dp_port_go_quiet(pt);
+			else
 				left++;
 		}
 		if (left > 0)

@@ -41,6 +41,7 @@
 #include <rte_kvargs.h>
 
 #include "dp_agent.h"
+#include "dp_link_close.h"
 #include "dp_port.h"
 
 /* The rings of a link port: 2^8 = 256 descriptors each way (the PMD's
@@ -150,10 +151,13 @@ dp_port_setup(struct dprpc_agent *a, struct dp_port *pt, uint16_t port)
 		if (rc != 0 && pt->probed && dp_memif_role(port, &ms) == 0) {
 			DP_LOG(NOTICE,
 				"agent %s: memif port %u cannot connect to %s yet: trying again "
-				"every %d ms",
-				a->name, port, ms.path, DP_LINK_RETRY_MS);
+				"once a server listens",
+				a->name, port, ms.path);
 			pt->pending = true; /* not polled meanwhile */
 			pt->start_tsc = rte_rdtsc();
+			/* A socket file: tried again once it exists. */
+			if (!ms.abstract)
+				snprintf(pt->sock, sizeof(pt->sock), "%s", ms.path);
 			return 0;
 		}
 	}
@@ -541,15 +545,26 @@ dp_port_quiet_timer(struct dprpc_agent *a, struct dp_port *pt, bool up, uint64_t
 {
 	if (!up && pt->quiet_tsc == 0)
 		pt->quiet_tsc = now;
-	if (pt->quiet_tsc != 0 && now - pt->quiet_tsc >= a->tsc_hz / 1000 * DP_LINK_QUIET_MS)
+	if (pt->quiet_tsc != 0 && now - pt->quiet_tsc >= a->tsc_hz / 1000 * DP_LINK_QUIET_MS) {
 		pt->quiet = false;
+		pt->peer_closed = false;
+	} else if (pt->peer_closed && pt->quiet_tsc == 0 &&
+		   now - pt->closed_tsc >= a->tsc_hz / 1000 * DP_LINK_CLOSED_QUIET_MAX_MS) {
+		/* Closed by its worker (link_close.c), and never seen down
+		 * since: the link up now is its successor's. */
+		DP_LOG(NOTICE,
+			"agent %s: port %u closed by its worker %d ms ago is up: polled again",
+			a->name, pt->id, DP_LINK_CLOSED_QUIET_MAX_MS);
+		pt->quiet = false;
+		pt->peer_closed = false;
+	}
 }
 
 /* The default port, a memif client the agent probed (dp_port.restart):
  * stopped and started again when its link is not up DP_LINK_RESTART_MS
- * after it started, or started DP_LINK_RETRY_MS after it could not start
- * (no server listened), as a link's client is, until its link first comes
- * up.  Not after: a server that went away is its worker leaving or gone,
+ * after it started, or started again after it could not start (no server
+ * listened: once its socket file exists), as a link's client is, until
+ * its link first comes up.  Not after: a server that went away is its worker leaving or gone,
  * and a client started again every 500 ms on a socket nobody listens on
  * only logs failures. */
 static void
@@ -557,13 +572,20 @@ dp_port_restart_timer(struct dprpc_agent *a, struct dp_port *pt, uint64_t now)
 {
 	struct rte_eth_link link;
 	uint64_t wait_ms;
+	struct stat sb;
 
 	if (pt->started && rte_eth_link_get_nowait(pt->id, &link) == 0 &&
 		link.link_status == RTE_ETH_LINK_UP) {
 		pt->restart = false;
 		return;
 	}
-	wait_ms = pt->started ? DP_LINK_RESTART_MS : DP_LINK_RETRY_MS;
+	/* Not started: again once its socket file exists (checked every
+	 * link check, at most every DP_LINK_RETRY_MS); in the abstract
+	 * namespace, which has no file, every DP_LINK_RESTART_MS (the PMD
+	 * logs each failure). */
+	if (!pt->started && pt->sock[0] != '\0' && stat(pt->sock, &sb) != 0)
+		return;
+	wait_ms = pt->started || pt->sock[0] == '\0' ? DP_LINK_RESTART_MS : DP_LINK_RETRY_MS;
 	if (pt->quiet || now - pt->start_tsc < a->tsc_hz / 1000 * wait_ms)
 		return;
 	if (pt->started) {

@@ -61,7 +61,9 @@
 static bool
 dp_link_gone(const struct dp_port *pt, unsigned int p)
 {
-	return dp_own_link(pt, p) && pt->lost;
+	/* Or its worker said it closes it (link_close.c): the link is quiet
+	 * from then on, and the timer no longer sets lost. */
+	return dp_own_link(pt, p) && (pt->lost || pt->peer_closed);
 }
 
 void

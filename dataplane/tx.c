@@ -108,8 +108,10 @@ dp_tx_flush_port(struct dprpc_agent *a, struct dp_port *pt)
 
 	if (pt->tx_n == 0)
 		return 0;
-	if (unlikely(pt->quiet)) {
-		/* Its worker left (struct dp_port): nothing goes on it. */
+	if (unlikely(pt->quiet | pt->pending)) {
+		/* Its worker left (struct dp_port), or a default memif
+		 * client not started yet (no server listened): nothing goes
+		 * on it; calls resend. */
 		for (unsigned int i = 0; i < pt->tx_n; i++)
 			rte_pktmbuf_free(pt->tx_buf[i]);
 		dp_counter_add(&a->st.tx_dropped, pt->tx_n);

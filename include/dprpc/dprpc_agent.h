@@ -182,7 +182,11 @@ struct dprpc_agent_conf {
 	 *    turns away for good a client that connects to a server port not
 	 *    configured yet.  One that cannot start because no server listens
 	 *    on its socket yet does not fail creation: it is started again
-	 *    every 50 ms (dprpc_agent_wait_link() waits for its link).
+	 *    once its socket file exists (every 500 ms for a socket in the
+	 *    abstract namespace), and frames for it are dropped meanwhile
+	 *    (tx_dropped; calls resend).  So a wrong socket path shows as a
+	 *    link that never comes up: dprpc_agent_wait_link() or
+	 *    dprpc_world_wait() time out.
 	 *  - port_id, port_ready false: the application hands the port over.
 	 *    It must be stopped and have at most one rx and one tx queue (as
 	 *    rte_eth_dev_info_get() reports them: never configured, or left so
@@ -451,9 +455,10 @@ struct dprpc_agent *dprpc_agent_create(const struct dprpc_agent_conf *conf);
  * under its rx_burst when the link goes down, which killed such a worker
  * with SIGSEGV.  Nothing else changes for that worker: this one is not
  * taken to have left the world (dprpc_world_leave() does that), and is
- * declared down when its peer timeout passes.  A worker that does not poll
- * meanwhile costs the 50 ms.  Frames other than the answers that arrive
- * meanwhile are dropped: the agent is going.
+ * declared down when its peer timeout passes (but its own leave no longer
+ * waits for this one).  A worker that does not poll meanwhile costs the
+ * 50 ms.  Frames other than the answers that arrive meanwhile are
+ * dropped: the agent is going.
  *
  * It decides first: while the application keeps a deferred request
  * unanswered, it returns -EBUSY and leaves the agent as it was: pending
