@@ -403,8 +403,8 @@ Test(collective_memif, client_made_before_its_server_listens)
  * (one at least), takes none of them for a leave, lives, and leaves the
  * world at once.  Before, nothing was said (0 counted); and DPDK 22.11's
  * memif PMD, unmapping the rings under
- * the server's rx_burst, killed a dprpc-perf server with SIGSEGV in 6
- * such destroys of 100.
+ * the server's rx_burst, killed a dprpc-perf server with SIGSEGV in 9
+ * such destroys of 140.
  */
 Test(collective_memif, clients_destroying_their_agent_tell_the_server_first)
 {
