@@ -47,10 +47,10 @@
  * the answer to ours and is not answered (an answer could meet the other
  * end's teardown in tx_burst, as a crossed LEAVE's did): both ends then
  * close, each having made its side quiet, the residual race being that
- * of a graceful leave whose LEAVEs cross (docs/worlds.md).  An end that never answers (its
- * poller stopped, or the application polls it only now and then) costs
- * DP_LINK_CLOSE_WAIT_MS.  A process killed, whose links close without a
- * word, is not covered: the PMD's race stays.
+ * of a graceful leave whose LEAVEs cross (docs/worlds.md).  An end that
+ * never answers (its poller stopped, or the application polls it only
+ * now and then) costs DP_LINK_CLOSE_WAIT_MS.  A process killed, whose
+ * links close without a word, is not covered: the PMD's race stays.
  */
 #include <unistd.h>
 
@@ -119,8 +119,9 @@ dp_link_to_close(const struct dprpc_agent *a, const struct dp_port *pt)
 	return rte_eth_link_get_nowait(pt->id, &link) == 0 && link.link_status == RTE_ETH_LINK_UP;
 }
 
-/* Read what @pt received: its worker's answer (or its own CLOSE, which is
- * answered) ends the wait; anything else is dropped.  Whether done. */
+/* Read what @pt received: its worker's answer (or its own CLOSE crossing
+ * ours, which counts as one) ends the wait; anything else is dropped.
+ * Whether done. */
 static bool
 dp_link_close_read(struct dprpc_agent *a, struct dp_port *pt)
 {

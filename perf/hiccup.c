@@ -22,11 +22,11 @@
  * how many times the kernel switched the thread out for another one
  * (involuntary context switches: a stall without one is the hypervisor's
  * or an interrupt's), and what /proc/stat counted meanwhile (steal: the
- * hypervisor ran another guest, in clock ticks; irq and softirq).  Then, for each --ideal, the latency
- * of an ideal RPC over the traces of --client-cpu (default the first of
- * --cpus) and --server-cpu (default the second): calls at RATE per
- * second, SERVICE_NS of server CPU each, WIRE_NS of network for both
- * ways, no software cost at all (stall.h).  That is the floor under any
+ * hypervisor ran another guest, in clock ticks; irq and softirq).  Then,
+ * for each --ideal, the latency of an ideal RPC over the traces of
+ * --client-cpu (default the first of --cpus) and --server-cpu (default
+ * the second): calls at RATE per second, SERVICE_NS of server CPU each,
+ * WIRE_NS of network for both ways, no software cost at all (stall.h).  That is the floor under any
  * RPC library's open-loop percentiles on these CPUs at that load.
  *
  * Nothing here uses DPDK or dprpc: the figures are the machine's.
@@ -264,7 +264,8 @@ parse_opts(int argc, char **argv, struct hiccup_opts *o)
 	o->client_cpu = client < 0 ? 0 : cpu_index(o, (unsigned long)client);
 	o->server_cpu = server < 0 ? (o->nb_cpus > 1 ? 1 : 0) : cpu_index(o, (unsigned long)server);
 	if (o->client_cpu < 0 || o->server_cpu < 0) {
-		fprintf(stderr, "dprpc-hiccup: --client-cpu and --server-cpu must be among --cpus\n");
+		fprintf(stderr,
+			"dprpc-hiccup: --client-cpu and --server-cpu must be among --cpus\n");
 		return -EINVAL;
 	}
 	return 0;
