@@ -757,6 +757,10 @@ struct delayed {
 	struct dprpc_future *f;
 	unsigned int delay_us;
 	int fail_code; /* 0: complete */
+	/* With min_calls: after the delay, also wait (10 s at most) until
+	 * *after_calls (a hook's count) reaches min_calls. */
+	const int *after_calls;
+	int min_calls;
 };
 
 static void *
@@ -765,6 +769,10 @@ delayed_complete(void *arg)
 	struct delayed *d = arg;
 
 	sleep_us(d->delay_us);
+	for (int i = 0; d->after_calls != NULL && i < 10000 &&
+			__atomic_load_n(d->after_calls, __ATOMIC_ACQUIRE) < d->min_calls;
+		i++)
+		sleep_us(1000);
 	if (d->fail_code != 0)
 		(void)dprpc_future_fail(d->f, d->fail_code, 4, "late failure");
 	else
@@ -824,9 +832,10 @@ static int
 hook_fn(void *arg)
 {
 	struct hook *h = arg;
+	/* Atomic: a completer thread may watch the count (struct delayed). */
+	int calls = __atomic_add_fetch(&h->calls, 1, __ATOMIC_RELEASE);
 
-	h->calls++;
-	if (h->complete_at != 0 && h->calls == h->complete_at) {
+	if (h->complete_at != 0 && calls == h->complete_at) {
 		(void)dprpc_future_complete(h->f, NULL, 0, NULL, NULL);
 		return 1;
 	}
@@ -871,10 +880,15 @@ Test(future, wait_progress_elsewhere_retries_hook)
 	assert_quiescent(pool);
 }
 
+/* The hook says "elsewhere" for good: the waiter parks, and calls it again
+ * after each park.  The completer waits for that second call (10 s at
+ * most) rather than a fixed 5 ms, which a waiter descheduled for longer
+ * (this machine stalls a thread for up to 10 ms: dprpc-hiccup) missed in
+ * CI, so the assertion fails only if the hook is never called again. */
 Test(future, wait_progress_elsewhere_completed_by_thread)
 {
 	struct hook h = {.f = dprpc_future_new(pool), .complete_at = 0, .ret_before = -1};
-	struct delayed d = {.f = h.f, .delay_us = 5000};
+	struct delayed d = {.f = h.f, .delay_us = 5000, .after_calls = &h.calls, .min_calls = 2};
 	pthread_t t;
 
 	dprpc_future_set_progress(h.f, hook_fn, &h);

@@ -1005,9 +1005,12 @@ Test(msg, timer_resends_what_is_missing)
 	cr_assert_eq(dprpc_agent_stats_get(a, &sta), 0);
 	cr_assert_eq(sta.fault_dropped, 2u);
 	cr_assert_geq(sta.retransmits, 1u);
-	/* The NACKed resend and the probe, one more if this machine stalled
-	 * past a second timeout; going back to frame 4 would be 17. */
-	cr_assert_leq(sta.frames_resent, 4u, "%" PRIu64 " frames resent", sta.frames_resent);
+	/* The NACKed resend and one frame per probe: one, and one more per
+	 * timeout this machine's stalls let fire (the timeout backs off from
+	 * 500 us: a 10 ms stall, which dprpc-hiccup sees here, fires about 4;
+	 * CI saw 6 frames resent, twice).  Going back to frame 4 would be 17
+	 * or more. */
+	cr_assert_leq(sta.frames_resent, 12u, "%" PRIu64 " frames resent", sta.frames_resent);
 	cr_assert_eq(atomic_load(&runs), 1u);
 }
 
