@@ -103,8 +103,11 @@ struct dp_port {
 	 * a link's or the default one (restart), is not polled. */
 	bool link;
 	bool pending;
-	bool up;     /* not a link port: always true */
-	bool client; /* a link port whose worker is the memif client */
+	bool up; /* not a link port: always true */
+	/* A link port whose worker is the memif client, or a pending default
+	 * memif client with a socket file (restart): dp_port_waits() looks
+	 * at its sock. */
+	bool client;
 	/* The default port is a memif device and one worker only is reached
 	 * through it (dp_port_open()): it goes down only when that worker
 	 * stops its port, and is watched as a link port is (lost, quiet),

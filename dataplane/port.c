@@ -153,11 +153,17 @@ dp_port_setup(struct dprpc_agent *a, struct dp_port *pt, uint16_t port)
 				"agent %s: memif port %u cannot connect to %s yet: trying again "
 				"once a server listens",
 				a->name, port, ms.path);
-			pt->pending = true; /* not polled meanwhile */
-			pt->start_tsc = rte_rdtsc();
-			/* A socket file: tried again once it exists. */
-			if (!ms.abstract)
+			/* Pending as a link's client is (dp_port_waits()): not
+			 * polled, and started again once its socket file exists;
+			 * one in the abstract namespace has none to look at. */
+			pt->pending = true;
+			pt->client = !ms.abstract;
+			if (pt->client)
 				snprintf(pt->sock, sizeof(pt->sock), "%s", ms.path);
+			pt->start_tsc = rte_rdtsc();
+			pt->retry_tsc = pt->start_tsc + a->tsc_hz / 1000 *
+								(pt->client ? DP_LINK_RETRY_MS
+									    : DP_LINK_RESTART_MS);
 			return 0;
 		}
 	}
@@ -562,33 +568,33 @@ dp_port_quiet_timer(struct dprpc_agent *a, struct dp_port *pt, bool up, uint64_t
 
 /* The default port, a memif client the agent probed (dp_port.restart):
  * stopped and started again when its link is not up DP_LINK_RESTART_MS
- * after it started, or started again after it could not start (no server
- * listened: once its socket file exists), as a link's client is, until
- * its link first comes up.  Not after: a server that went away is its worker leaving or gone,
- * and a client started again every 500 ms on a socket nobody listens on
- * only logs failures. */
+ * after it started, or, pending (it could not start: no server listened),
+ * started again as a pending link client is (dp_port_waits(): once its
+ * socket file exists; every DP_LINK_RESTART_MS in the abstract
+ * namespace, which has no file, the PMD logging each failure), until its
+ * link first comes up.  Not after: a server that went away is its worker
+ * leaving or gone, and a client started again every 500 ms on a socket
+ * nobody listens on only logs failures. */
 static void
 dp_port_restart_timer(struct dprpc_agent *a, struct dp_port *pt, uint64_t now)
 {
+	uint64_t ms = a->tsc_hz / 1000;
 	struct rte_eth_link link;
-	uint64_t wait_ms;
-	struct stat sb;
 
 	if (pt->started && rte_eth_link_get_nowait(pt->id, &link) == 0 &&
 		link.link_status == RTE_ETH_LINK_UP) {
 		pt->restart = false;
 		return;
 	}
-	/* Not started: again once its socket file exists (checked every
-	 * link check, at most every DP_LINK_RETRY_MS); in the abstract
-	 * namespace, which has no file, every DP_LINK_RESTART_MS (the PMD
-	 * logs each failure). */
-	if (!pt->started && pt->sock[0] != '\0' && stat(pt->sock, &sb) != 0)
+	if (pt->quiet)
 		return;
-	wait_ms = pt->started || pt->sock[0] == '\0' ? DP_LINK_RESTART_MS : DP_LINK_RETRY_MS;
-	if (pt->quiet || now - pt->start_tsc < a->tsc_hz / 1000 * wait_ms)
+	if (pt->pending) {
+		if (dp_port_waits(pt, now))
+			return;
+		pt->retry_tsc = now + ms * (pt->client ? DP_LINK_RETRY_MS : DP_LINK_RESTART_MS);
+	} else if (now - pt->start_tsc < ms * DP_LINK_RESTART_MS) {
 		return;
-	if (pt->started) {
+	} else {
 		DP_LOG(NOTICE,
 			"agent %s: memif port %u not up %d ms after connecting: connecting again",
 			a->name, pt->id, DP_LINK_RESTART_MS);

@@ -35,7 +35,6 @@
 #include <inttypes.h>
 #include <pthread.h>
 #include <sched.h>
-#include <stdatomic.h>
 #include <stdbool.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -78,10 +77,11 @@ struct hiccup_cpu {
 	int err;
 };
 
+/* Set by main() before it starts the threads (pthread_create() orders
+ * those writes before their reads), read only after. */
 static struct {
 	uint64_t start, end; /* CLOCK_MONOTONIC ns */
 	uint64_t threshold;  /* ns */
-	atomic_int ready;
 } H;
 
 static uint64_t
@@ -130,7 +130,6 @@ hiccup_spin(void *arg)
 	CPU_ZERO(&set);
 	CPU_SET(c->cpu, &set);
 	c->err = pthread_setaffinity_np(pthread_self(), sizeof(set), &set);
-	atomic_fetch_add(&H.ready, 1);
 	if (c->err != 0)
 		return NULL;
 	do

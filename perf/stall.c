@@ -116,6 +116,15 @@ stall_work_done(struct stall_cursor *c, uint64_t at, uint64_t work)
 	return now + work;
 }
 
+/* The ideal RPC's calls end this long before the traces do. */
+#define STALL_TAIL_NS (10ull * 1000 * 1000)
+
+static uint64_t
+stall_max(uint64_t x, uint64_t y)
+{
+	return x > y ? x : y;
+}
+
 uint64_t
 perf_stall_ideal_rpc(const struct perf_stall_trace *client, const struct perf_stall_trace *server,
 	double gap_ns, uint64_t service_ns, uint64_t wire_ns, struct perf_hist *lat)
@@ -124,22 +133,19 @@ perf_stall_ideal_rpc(const struct perf_stall_trace *client, const struct perf_st
 	uint64_t span = client->span < server->span ? client->span : server->span;
 	uint64_t k, intended, sent = 0, free_at = 0, done = 0, end;
 
-	if (span <= 10 * 1000 * 1000 || gap_ns <= 0)
+	if (span <= STALL_TAIL_NS || gap_ns <= 0)
 		return 0;
-	end = span - 10 * 1000 * 1000;
+	end = span - STALL_TAIL_NS;
 	for (k = 0;; k++) {
 		intended = (uint64_t)((double)k * gap_ns);
 		if (intended >= end)
 			break;
 		/* The client sends in order, when it runs. */
-		sent = stall_run_at(&send, intended > sent ? intended : sent);
+		sent = stall_run_at(&send, stall_max(intended, sent));
 		/* The server takes calls in order, when it is free. */
-		free_at = stall_work_done(&srv,
-			sent + wire_ns / 2 > free_at ? sent + wire_ns / 2 : free_at, service_ns);
+		free_at = stall_work_done(&srv, stall_max(sent + wire_ns / 2, free_at), service_ns);
 		/* The client reads answers in order, when it runs. */
-		done = stall_run_at(&recv, free_at + (wire_ns - wire_ns / 2) > done
-						   ? free_at + (wire_ns - wire_ns / 2)
-						   : done);
+		done = stall_run_at(&recv, stall_max(free_at + (wire_ns - wire_ns / 2), done));
 		perf_hist_record(lat, done - intended);
 	}
 	return k;

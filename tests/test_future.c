@@ -769,6 +769,8 @@ delayed_complete(void *arg)
 	struct delayed *d = arg;
 
 	sleep_us(d->delay_us);
+	/* Acquire: pairs with the release increment in hook_fn(); only the
+	 * count is read, nothing it publishes. */
 	for (int i = 0; d->after_calls != NULL && i < 10000 &&
 			__atomic_load_n(d->after_calls, __ATOMIC_ACQUIRE) < d->min_calls;
 		i++)
@@ -832,7 +834,8 @@ static int
 hook_fn(void *arg)
 {
 	struct hook *h = arg;
-	/* Atomic: a completer thread may watch the count (struct delayed). */
+	/* Atomic: a completer thread may watch the count (struct delayed);
+	 * release pairs with its acquire load in delayed_complete(). */
 	int calls = __atomic_add_fetch(&h->calls, 1, __ATOMIC_RELEASE);
 
 	if (h->complete_at != 0 && calls == h->complete_at) {
