@@ -135,6 +135,15 @@ struct dp_port {
 	 * link_close.c. */
 	bool closing, close_acked, peer_closed;
 	uint64_t closed_tsc;
+	/* We answered the last word of the worker at the other end (its
+	 * LEAVE or its CLOSE, at answered_tsc) and went quiet: it may still
+	 * be reading the answer, and our disconnect would unmap the rings
+	 * under its rx_burst.  dprpc_agent_destroy() closes the link only
+	 * once that worker closed its end (the link down), or
+	 * DP_LINK_ANSWERED_WAIT_MS after the answer (link_close.c).
+	 * Cleared when the quiet ends. */
+	bool answered;
+	uint64_t answered_tsc;
 	/* Its link was seen up, then down (and not up again since): the
 	 * worker at the other end stopped its port (dp_ports_timer()). */
 	bool lost;

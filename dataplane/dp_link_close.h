@@ -20,13 +20,24 @@ struct dprpc_agent;
  * never sees it go down (its worker's successor already reconnected). */
 #define DP_LINK_CLOSED_QUIET_MAX_MS 1000
 
+/* How long dprpc_agent_destroy() keeps a link whose worker's last word it
+ * answered (dp_port.answered) open for that worker to close its end
+ * first, counted from the answer. */
+#define DP_LINK_ANSWERED_WAIT_MS 100
+
+/* Answer worker @p's last word on its own link (@op: LEAVE_ACK to its
+ * LEAVE, CLOSE_ACK to its CLOSE), flush the answer and make the link quiet
+ * and answered (struct dp_port): its worker closes its end first.  The
+ * poller, or dp_links_close(). */
+void dp_link_answer(struct dprpc_agent *a, unsigned int p, uint32_t op);
 /* A CONTROL CLOSE or CLOSE_ACK (@op) from worker @p, read by the poller
  * (or by dp_links_close()). */
 void dp_link_close_rx(struct dprpc_agent *a, unsigned int p, uint32_t op);
 /* From dprpc_agent_destroy(), its lcores stopped and nothing else polling
  * @a: tell the worker at the other end of each memif link that is up and
- * polled, and wait for its answer (see link_close.c); every such link is
- * quiet afterwards. */
+ * polled, and wait for its answer; wait for the worker at the other end
+ * of each link we answered to close its end (see link_close.c); every
+ * such link is quiet afterwards. */
 void dp_links_close(struct dprpc_agent *a);
 
 #endif /* DP_LINK_CLOSE_H */

@@ -43,14 +43,32 @@
  * destroyed, its calls are failed and its requests' callers learn it when
  * the link goes down (or the peer timeout passes).
  *
- * A CLOSE that meets a CLOSE (both ends destroying at once) counts as
- * the answer to ours and is not answered (an answer could meet the other
- * end's teardown in tx_burst, as a crossed LEAVE's did): both ends then
- * close, each having made its side quiet, the residual race being that
- * of a graceful leave whose LEAVEs cross (docs/worlds.md).  An end that
- * never answers (its poller stopped, or the application polls it only
- * now and then) costs DP_LINK_CLOSE_WAIT_MS.  A process killed, whose
- * links close without a word, is not covered: the PMD's race stays.
+ * The end that answers, the other way round, does not know when the
+ * other read its answer: until then, its own disconnect would unmap the
+ * rings under the other's rx_burst.  So a link whose worker's last word we
+ * answered (dp_link_answer(): a CLOSE here, a LEAVE in rendezvous.c) is
+ * marked answered, and dp_links_close() closes it only once that worker
+ * closed its end (the link down: that worker read the answer and is gone)
+ * or DP_LINK_ANSWERED_WAIT_MS after the answer (a worker that left the
+ * world and keeps its agent read its answer long before).  Of the two ends
+ * of a link, one learns from an answer that the other stopped reading,
+ * and closes first; the other closes after it.  A worker that answered
+ * one LEAVE waits only for a worker that left before it did, so the waits
+ * of a world shutting down form no cycle; one that did (stalls reordering
+ * the LEAVEs) would cost the bound.
+ *
+ * A CLOSE that meets a CLOSE (both ends destroying at once): the end of
+ * the lower rank answers it, as any receiver does, and the other takes
+ * that answer as the answer to its own, whereas if each took the other's
+ * CLOSE for an answer, each would close while the other may still read.
+ * An end that never answers (its poller stopped, or the application polls
+ * it only now and then) costs DP_LINK_CLOSE_WAIT_MS.
+ *
+ * What stays: the answering end's tx_burst reads the ring's flags after it
+ * wrote the answer's slot, so a closer that reads the answer and closes
+ * within those few instructions, while the answering thread is preempted
+ * exactly there, still meets the race.  A process killed, whose links
+ * close without a word, is not covered either.
  */
 #include <unistd.h>
 
@@ -67,28 +85,16 @@
 #include "dprpc_atomic.h"
 
 void
-dp_link_close_rx(struct dprpc_agent *a, unsigned int p, uint32_t op)
+dp_link_answer(struct dprpc_agent *a, unsigned int p, uint32_t op)
 {
 	struct dp_port *pt = &a->ports[a->peer_port[p]];
 	unsigned int i;
 
-	if (!dp_own_link(pt, p))
-		return; /* not a link of its own: nothing to stop polling */
-	if (op == DP_CTRL_CLOSE_ACK || pt->closing) {
-		/* Its answer; or its CLOSE crossed ours (both ends closing):
-		 * that is its last frame too, and it takes ours as the
-		 * answer.  Not answered: an answer sent now could meet the
-		 * PMD's teardown in tx_burst, as a crossed LEAVE's did. */
-		pt->close_acked = true;
-		return;
-	}
-	if (pt->quiet)
-		return; /* answered already: read no more */
 	/* The answer is the last use of the link: out before the link goes
-	 * quiet (a quiet port's staged frames are dropped).  The closer
+	 * quiet (a quiet port's staged frames are dropped).  Its worker
 	 * reads its rx queue meanwhile, so room comes; bounded all the
-	 * same, and a lost answer costs the closer its wait only. */
-	dp_send_control(a, p, DP_CTRL_CLOSE_ACK);
+	 * same, and a lost answer costs that worker its wait only. */
+	dp_send_control(a, p, op);
 	for (i = 0; i < DP_LINK_CLOSE_FLUSH_TRIES; i++) {
 		(void)dp_tx_flush(a);
 		if (pt->tx_n == 0)
@@ -96,11 +102,34 @@ dp_link_close_rx(struct dprpc_agent *a, unsigned int p, uint32_t op)
 		rte_pause();
 	}
 	dp_port_go_quiet(pt);
+	pt->answered = true;
+	pt->answered_tsc = rte_rdtsc();
+}
+
+void
+dp_link_close_rx(struct dprpc_agent *a, unsigned int p, uint32_t op)
+{
+	struct dp_port *pt = &a->ports[a->peer_port[p]];
+
+	if (!dp_own_link(pt, p))
+		return; /* not a link of its own: nothing to stop polling */
+	if (op == DP_CTRL_CLOSE_ACK) {
+		pt->close_acked = true; /* its answer: its last frame */
+		return;
+	}
+	if (pt->quiet)
+		return; /* answered already: read no more */
+	/* Its CLOSE crossed ours (both ends closing): the end of the lower
+	 * rank answers, the other waits for that answer, so that one end
+	 * knows the other stopped reading and closes first. */
+	if (pt->closing && a->rank > p)
+		return;
+	dp_link_answer(a, p, DP_CTRL_CLOSE_ACK);
 	/* Gone as a link that went down is (dp_link_gone()), and quiet no
 	 * longer than DP_LINK_CLOSED_QUIET_MAX_MS should its going down be
 	 * missed (dp_ports_timer()). */
 	pt->peer_closed = true;
-	pt->closed_tsc = a->now_tsc;
+	pt->closed_tsc = pt->answered_tsc;
 	dp_count(&a->st.links_closed, 1);
 }
 
@@ -134,21 +163,43 @@ dp_link_close_read(struct dprpc_agent *a, struct dp_port *pt)
 	for (i = 0; i < n; i++) {
 		if (dp_frame_parse(rte_pktmbuf_mtod(rx[i], const uint8_t *), rx[i]->data_len,
 			    &a->rx_ctx, &p, &why) &&
-			p.type == DP_FRAME_CONTROL && p.src == pt->peer &&
-			(p.handler_id == DP_CTRL_CLOSE || p.handler_id == DP_CTRL_CLOSE_ACK))
-			dp_link_close_rx(a, pt->peer, p.handler_id);
+			p.type == DP_FRAME_CONTROL && p.src == pt->peer) {
+			if (p.handler_id == DP_CTRL_CLOSE || p.handler_id == DP_CTRL_CLOSE_ACK)
+				dp_link_close_rx(a, pt->peer, p.handler_id);
+			else if (p.handler_id == DP_CTRL_LEAVE_ACK)
+				/* Its answer to our LEAVE (a crossed one's, see
+				 * dp_leave_rx()): its last frame too. */
+				pt->close_acked = true;
+		}
 		rte_pktmbuf_free(rx[i]);
 	}
-	return pt->close_acked;
+	/* Answered, or (a crossed CLOSE of ours the lower) we answered. */
+	return pt->close_acked || pt->quiet;
+}
+
+/* Whether @pt is a link whose worker's last word we answered
+ * (dp_port.answered) and whose end that worker has not closed yet: not
+ * closed before it has, or before DP_LINK_ANSWERED_WAIT_MS since the
+ * answer.  A port the agent did not start (the application's) is not
+ * closed by the agent: nothing to wait for. */
+static bool
+dp_link_awaits_close(const struct dprpc_agent *a, const struct dp_port *pt, uint64_t now)
+{
+	struct rte_eth_link link;
+
+	if (!pt->quiet || !pt->answered || !pt->started || pt->retired ||
+		now - pt->answered_tsc >= a->tsc_hz / 1000 * DP_LINK_ANSWERED_WAIT_MS)
+		return false;
+	return rte_eth_link_get_nowait(pt->id, &link) == 0 && link.link_status == RTE_ETH_LINK_UP;
 }
 
 void
 dp_links_close(struct dprpc_agent *a)
 {
 	uint64_t now = rte_rdtsc(), ms = a->tsc_hz / 1000, end, resend = 0;
-	unsigned int i, left;
+	unsigned int i, left, telling;
 
-	for (i = 0, left = 0; i < a->nb_ports; i++) {
+	for (i = 0, telling = 0; i < a->nb_ports; i++) {
 		struct dp_port *pt = &a->ports[i];
 
 		pt->closing = dp_link_to_close(a, pt);
@@ -157,11 +208,11 @@ dp_links_close(struct dprpc_agent *a)
 		 * for a link port it has not seen up) may lag by a tick. */
 		if (pt->closing)
 			pt->up = true;
-		left += pt->closing;
+		telling += pt->closing;
 	}
 	end = now + ms * DP_LINK_CLOSE_WAIT_MS;
-	while (left > 0 && now < end) {
-		if (now >= resend) {
+	for (;;) {
+		if (telling > 0 && now >= resend && now < end) {
 			for (i = 0; i < a->nb_ports; i++)
 				if (a->ports[i].closing && !a->ports[i].quiet)
 					dp_send_control(a, a->ports[i].peer, DP_CTRL_CLOSE);
@@ -171,16 +222,21 @@ dp_links_close(struct dprpc_agent *a)
 		for (i = 0, left = 0; i < a->nb_ports; i++) {
 			struct dp_port *pt = &a->ports[i];
 
-			if (!pt->closing || pt->quiet)
-				continue;
-			/* Answered, or down: neither read nor sent on again. */
-			if (dp_link_close_read(a, pt) || !dp_link_to_close(a, pt))
-				dp_port_go_quiet(pt);
-			else
-				left++;
+			if (pt->closing && !pt->quiet && now < end) {
+				/* Answered, or down: neither read nor sent on
+				 * again. */
+				if (dp_link_close_read(a, pt) || !dp_link_to_close(a, pt))
+					dp_port_go_quiet(pt);
+				else
+					left++;
+			}
+			/* Its worker may still read our answer (ours to its
+			 * CLOSE just now, or to its LEAVE or CLOSE before). */
+			left += dp_link_awaits_close(a, pt, now);
 		}
-		if (left > 0)
-			usleep(20);
+		if (left == 0)
+			break;
+		usleep(20);
 		now = rte_rdtsc();
 	}
 	/* Nothing of the agent's touches them again before they close. */

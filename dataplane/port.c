@@ -554,6 +554,7 @@ dp_port_quiet_timer(struct dprpc_agent *a, struct dp_port *pt, bool up, uint64_t
 	if (pt->quiet_tsc != 0 && now - pt->quiet_tsc >= a->tsc_hz / 1000 * DP_LINK_QUIET_MS) {
 		pt->quiet = false;
 		pt->peer_closed = false;
+		pt->answered = false;
 	} else if (pt->peer_closed && pt->quiet_tsc == 0 &&
 		   now - pt->closed_tsc >= a->tsc_hz / 1000 * DP_LINK_CLOSED_QUIET_MAX_MS) {
 		/* Closed by its worker (link_close.c), and never seen down
@@ -563,6 +564,7 @@ dp_port_quiet_timer(struct dprpc_agent *a, struct dp_port *pt, bool up, uint64_t
 			a->name, pt->id, DP_LINK_CLOSED_QUIET_MAX_MS);
 		pt->quiet = false;
 		pt->peer_closed = false;
+		pt->answered = false;
 	}
 }
 

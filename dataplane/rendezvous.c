@@ -39,6 +39,7 @@
 #include "dp_agent.h"
 #include "dp_client.h"
 #include "dp_eal.h"
+#include "dp_link_close.h"
 #include "dp_liveness.h"
 #include "dp_poll.h"
 #include "dp_port.h"
@@ -137,25 +138,24 @@ dp_leave_rx(struct dprpc_agent *a, unsigned int p, uint32_t op)
 
 		if (first)
 			dp_peer_left(a, p);
-		if (crossed && dp_own_link(pt, p)) {
-			/* Our LEAVE and its crossed on its own memif link: it
-			 * forgets us on ours and needs no answer, and may
-			 * already have destroyed its agent (it no longer
-			 * waits for us).  Sending the answer there raced the
-			 * PMD's teardown of the link: a worker died with
-			 * SIGSEGV in tx_burst (world_memif's shutdown, 1 run
-			 * in 30 under load).  The link goes quiet, unanswered. */
-			dp_port_go_quiet(pt);
+		if (!dp_own_link(pt, p)) {
+			/* Every LEAVE is answered: the first answer may be
+			 * lost. */
+			dp_send_control(a, p, DP_CTRL_LEAVE_ACK);
 			return;
 		}
-		/* Every LEAVE is answered: the first answer may be lost. */
-		dp_send_control(a, p, DP_CTRL_LEAVE_ACK);
-		/* Its own memif link goes quiet once the answer is out: the
-		 * worker disconnects as soon as it has every answer. */
-		if (first && dp_own_link(pt, p)) {
-			(void)dp_tx_flush(a);
-			dp_port_go_quiet(pt);
-		}
+		/* Its own memif link: one end must learn that the other stopped
+		 * reading before it closes, or its disconnect unmaps the rings
+		 * under the other's rx_burst (docs/worlds.md, "Leaving").  We
+		 * answer and go quiet, and close only once it closed its end
+		 * (link_close.c); it goes quiet on the answer.  Our LEAVE and
+		 * its crossed: the end of the lower rank answers, the other
+		 * keeps reading for that answer (a worker that forgot us on
+		 * our LEAVE and destroyed its agent at once, with no answer
+		 * on either side, unmapped the rings under our rx_burst). */
+		if (crossed && a->rank > p)
+			return;
+		dp_link_answer(a, p, DP_CTRL_LEAVE_ACK);
 	} else if (op == DP_CTRL_LEAVE_ACK) {
 		struct dp_port *pt = &a->ports[a->peer_port[p]];
 

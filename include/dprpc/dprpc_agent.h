@@ -458,7 +458,13 @@ struct dprpc_agent *dprpc_agent_create(const struct dprpc_agent_conf *conf);
  * declared down when its peer timeout passes (but its own leave no longer
  * waits for this one).  A worker that does not poll meanwhile costs the
  * 50 ms.  Frames other than the answers that arrive meanwhile are
- * dropped: the agent is going.
+ * dropped: the agent is going.  The other way round, a link on which this
+ * agent answered the other worker's LEAVE (dprpc_world_leave()) or CLOSE
+ * (its agent destroyed) is closed only once that worker closed its end,
+ * or 100 ms after the answer: it may still be reading the answer.  Two
+ * agents destroyed at once over one link therefore take at most one
+ * exchange more; an agent destroyed while a worker that left the world
+ * keeps its agent alive waits up to those 100 ms.
  *
  * It decides first: while the application keeps a deferred request
  * unanswered, it returns -EBUSY and leaves the agent as it was: pending
