@@ -31,6 +31,7 @@
 #include "dp_stream.h"
 #include "fut_internal.h"
 #include "dprpc_atomic.h"
+#include "dprpc_mempool_free.h"
 
 RTE_LOG_REGISTER(dp_logtype, dprpc.dataplane, INFO);
 
@@ -404,7 +405,7 @@ dp_agent_free(struct dprpc_agent *a)
 	if (a->own_mp) {
 		in_use = rte_mempool_in_use_count(a->mp);
 		if (in_use == 0)
-			rte_mempool_free(a->mp);
+			dprpc_mempool_free_idle(a->mp);
 		else
 			/* Response values still held by futures point into
 			 * these mbufs: leaking the pool is the safe choice. */

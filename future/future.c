@@ -151,6 +151,7 @@
 
 #include "dprpc_atomic.h"
 #include "dprpc_hugemap.h"
+#include "dprpc_mempool_free.h"
 
 RTE_LOG_REGISTER(fut_logtype, dprpc.future, INFO);
 
@@ -890,7 +891,7 @@ dprpc_future_pool_release(struct dprpc_future_pool *pool)
 		FUT_LOG(WARNING, "%u futures still held, future pool leaked", in_use);
 		return;
 	}
-	rte_mempool_free(pool->mp);
+	dprpc_mempool_free_idle(pool->mp);
 	fut_block_free(pool);
 }
 
