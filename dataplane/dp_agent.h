@@ -121,8 +121,10 @@ struct dp_port {
 	 * (dp_ports_timer()); cleared once it is up. */
 	bool restart;
 	uint16_t peer; /* a link port or a one_peer port: the worker it reaches */
-	/* A link or one_peer port whose worker left the world (its LEAVE, answered):
-	 * neither polled nor sent on until its link has been down for
+	/* A link or one_peer port whose worker said its last word on it (its
+	 * LEAVE or CLOSE, answered: answered below), or gave the last answer
+	 * to ours (LEAVE_ACK, CLOSE_ACK), or that dprpc_agent_destroy() is
+	 * closing: neither polled nor sent on until its link has been down for
 	 * DP_LINK_QUIET_MS (quiet_tsc: when it was first seen down, 0
 	 * before).  DPDK 22.11's memif PMD tears a connection down on its
 	 * interrupt thread while rx_burst may read the same rings: a worker
@@ -274,6 +276,13 @@ struct dp_peer {
 	 * timer sets it; dprpc_world_leave() clears it first; relaxed, as
 	 * leave_acked). */
 	atomic_bool leave_sent;
+	/* While this agent leaves: the peer's LEAVE crossed ours on its own
+	 * memif link and, ours being the higher rank, we did not answer it
+	 * but wait for its answer to ours, reading the link until it comes
+	 * (rendezvous.c): dprpc_world_leave() does not return before.  Set
+	 * and cleared by the poller (its LEAVE_ACK, or the link gone),
+	 * cleared first by dprpc_world_leave(); relaxed, as leave_acked. */
+	atomic_bool answer_due;
 };
 
 /*

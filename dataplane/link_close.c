@@ -62,7 +62,11 @@
  * that answer as the answer to its own, whereas if each took the other's
  * CLOSE for an answer, each would close while the other may still read.
  * An end that never answers (its poller stopped, or the application polls
- * it only now and then) costs DP_LINK_CLOSE_WAIT_MS.
+ * it only now and then) costs DP_LINK_CLOSE_WAIT_MS, and is at risk if it
+ * reads the link just as the closer, done waiting, closes it: the closer
+ * cannot know.  That includes an end of the higher rank whose own destroy
+ * starts as the other's wait ends, and which then waits, reading, for an
+ * answer the other no longer reads its CLOSE to give.
  *
  * What stays: the answering end's tx_burst reads the ring's flags after it
  * wrote the answer's slot, so a closer that reads the answer and closes
@@ -148,9 +152,10 @@ dp_link_to_close(const struct dprpc_agent *a, const struct dp_port *pt)
 	return rte_eth_link_get_nowait(pt->id, &link) == 0 && link.link_status == RTE_ETH_LINK_UP;
 }
 
-/* Read what @pt received: its worker's answer (or its own CLOSE crossing
- * ours, which counts as one) ends the wait; anything else is dropped.
- * Whether done. */
+/* Read what @pt received: its worker's answer (CLOSE_ACK, or LEAVE_ACK to
+ * a LEAVE of ours) ends the wait, and so does its CLOSE crossing ours when
+ * ours is the lower rank (we answer it, dp_link_close_rx()); anything else
+ * is dropped.  Whether done. */
 static bool
 dp_link_close_read(struct dprpc_agent *a, struct dp_port *pt)
 {
@@ -187,8 +192,10 @@ dp_link_awaits_close(const struct dprpc_agent *a, const struct dp_port *pt, uint
 {
 	struct rte_eth_link link;
 
+	/* A deadline, not a difference: an answer given in this pass of
+	 * dp_links_close() is later than its @now. */
 	if (!pt->quiet || !pt->answered || !pt->started || pt->retired ||
-		now - pt->answered_tsc >= a->tsc_hz / 1000 * DP_LINK_ANSWERED_WAIT_MS)
+		now >= pt->answered_tsc + a->tsc_hz / 1000 * DP_LINK_ANSWERED_WAIT_MS)
 		return false;
 	return rte_eth_link_get_nowait(pt->id, &link) == 0 && link.link_status == RTE_ETH_LINK_UP;
 }

@@ -54,10 +54,12 @@
  * goes down only when @p stops its port (its agent destroyed, or the
  * process gone).  Such a worker has
  * nothing left to read and cannot be told: a leave does not wait for it.
- * It is the worker that acknowledged our LEAVE and destroyed its agent at
- * once: the PMD unmaps the rings when the link goes down, and its answer,
- * written but not read yet, was lost with them (the leave then waited for
- * the peer timeout, 1 s, to declare it down).
+ * It was the worker that acknowledged our LEAVE and destroyed its agent
+ * at once: the PMD unmaps the rings when the link goes down, and its
+ * answer, written but not read yet, was lost with them (the leave then
+ * waited for the peer timeout, 1 s, to declare it down).  An answerer
+ * now closes after us (link_close.c), but a worker may still stop its
+ * port for other reasons (an application's port, a process killed).
  */
 static bool
 dp_link_gone(const struct dp_port *pt, unsigned int p)
@@ -85,9 +87,12 @@ dp_rendezvous_timer(struct dprpc_agent *a, uint64_t now)
 
 		if (p == a->rank)
 			continue;
-		if (leaving && state == DPRPC_PEER_UP && dp_link_gone(pt, p)) {
-			/* Relaxed: a flag (struct dp_peer). */
-			atomic_store_explicit(&a->peers[p].leave_acked, true, memory_order_relaxed);
+		if (leaving && dp_link_gone(pt, p)) {
+			/* Relaxed: flags (struct dp_peer). */
+			if (state == DPRPC_PEER_UP)
+				atomic_store_explicit(
+					&a->peers[p].leave_acked, true, memory_order_relaxed);
+			atomic_store_explicit(&a->peers[p].answer_due, false, memory_order_relaxed);
 			continue;
 		}
 		if (!pt->up)
@@ -153,14 +158,18 @@ dp_leave_rx(struct dprpc_agent *a, unsigned int p, uint32_t op)
 		 * keeps reading for that answer (a worker that forgot us on
 		 * our LEAVE and destroyed its agent at once, with no answer
 		 * on either side, unmapped the rings under our rx_burst). */
-		if (crossed && a->rank > p)
+		if (crossed && a->rank > p) {
+			/* Relaxed: a flag (struct dp_peer); our leave waits. */
+			atomic_store_explicit(&a->peers[p].answer_due, true, memory_order_relaxed);
 			return;
+		}
 		dp_link_answer(a, p, DP_CTRL_LEAVE_ACK);
 	} else if (op == DP_CTRL_LEAVE_ACK) {
 		struct dp_port *pt = &a->ports[a->peer_port[p]];
 
-		/* Relaxed: a flag read by the leaving thread (struct dp_peer). */
+		/* Relaxed: flags read by the leaving thread (struct dp_peer). */
 		atomic_store_explicit(&a->peers[p].leave_acked, true, memory_order_relaxed);
+		atomic_store_explicit(&a->peers[p].answer_due, false, memory_order_relaxed);
 		/* Its own memif link goes quiet too: it forgot us and may
 		 * destroy its agent at once (it no longer tells us it leaves),
 		 * its disconnect unmapping the rings under our rx_burst. */
@@ -189,15 +198,20 @@ dprpc_world_leave(struct dprpc_agent *a, uint64_t timeout_us)
 	for (p = 0; p < dp_world_n(a); p++) {
 		atomic_store_explicit(&a->peers[p].leave_acked, false, memory_order_relaxed);
 		atomic_store_explicit(&a->peers[p].leave_sent, false, memory_order_relaxed);
+		atomic_store_explicit(&a->peers[p].answer_due, false, memory_order_relaxed);
 	}
 	atomic_store_explicit(&a->leaving, true, memory_order_relaxed);
 	for (;;) {
-		/* Told: every worker that is up for us acknowledged. */
+		/* Told: every worker that is up for us acknowledged, and
+		 * those whose LEAVE crossed ours answered it if they owe it. */
 		all = true;
 		for (p = 0; p < dp_world_n(a) && all; p++)
 			all = p == a->rank ||
-			      dp_load_relaxed(&a->peers[p].state) != DPRPC_PEER_UP ||
-			      atomic_load_explicit(&a->peers[p].leave_acked, memory_order_relaxed);
+			      ((dp_load_relaxed(&a->peers[p].state) != DPRPC_PEER_UP ||
+				       atomic_load_explicit(
+					       &a->peers[p].leave_acked, memory_order_relaxed)) &&
+				      !atomic_load_explicit(
+					      &a->peers[p].answer_due, memory_order_relaxed));
 		if (all) {
 			rc = 0;
 			break;

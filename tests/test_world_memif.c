@@ -37,6 +37,8 @@
 #include <rte_errno.h>
 #include <rte_ethdev.h>
 
+#include "dp_agent.h"
+#include "dp_liveness.h"
 #include "dpt.h"
 
 #define NW 4
@@ -521,6 +523,163 @@ Test(world_links, a_leaver_closes_its_links_before_the_workers_that_answered_it)
 		cr_expect_eq(d[k].rc, 0, "%s: %d", lnames[d[k].i], d[k].rc);
 		la[d[k].i] = NULL;
 	}
+}
+
+/* dprpc_world_leave() of la[i] on a thread of its own, once go is set. */
+struct leaver {
+	pthread_t t;
+	unsigned int i;
+	int rc;
+};
+
+static atomic_bool leave_go; /* relaxed: a start signal, nothing published */
+
+static void *
+leave_thread(void *arg)
+{
+	struct leaver *l = arg;
+
+	while (!atomic_load_explicit(&leave_go, memory_order_relaxed))
+		;
+	l->rc = dprpc_world_leave(la[l->i], 10 * 1000 * 1000);
+	return NULL;
+}
+
+/*
+ * a, b and c leave the world at once, so that their LEAVEs cross on their
+ * links.  Of the two ends of each link exactly one answered the other's
+ * LEAVE (the one that learned of the other's leave first, or of two
+ * crossed LEAVEs the lower rank), and both went quiet on it: the end that
+ * did not answer knows the other no longer reads the link and closes it
+ * first; the one that answered waits for that.  With neither answering,
+ * as when crossed LEAVEs went unanswered, each end closed not knowing
+ * whether the other still read; with both, each would wait for the other.
+ * The three then destroy their agents at once.
+ */
+Test(world_links, leavers_at_once_one_end_of_each_link_answers)
+{
+	struct leaver l[3] = {{.i = 0}, {.i = 1}, {.i = 2}};
+	struct destroyer d[3] = {{.i = 0}, {.i = 1}, {.i = 2}};
+
+	links_start();
+	atomic_store_explicit(&leave_go, false, memory_order_relaxed);
+	for (unsigned int k = 0; k < 3; k++)
+		cr_assert_eq(pthread_create(&l[k].t, NULL, leave_thread, &l[k]), 0);
+	atomic_store_explicit(&leave_go, true, memory_order_relaxed);
+	for (unsigned int k = 0; k < 3; k++) {
+		cr_assert_eq(pthread_join(l[k].t, NULL), 0);
+		cr_expect_eq(l[k].rc, 0, "%s: leave %d", lnames[k], l[k].rc);
+	}
+	/* Their links are quiet now: nothing of theirs changes (the pollers
+	 * read them no more, and they stay up). */
+	for (unsigned int i = 0; i < 3; i++) {
+		for (unsigned int j = i + 1; j < 3; j++) {
+			const struct dp_port *pi = &la[i]->ports[la[i]->peer_port[j]];
+			const struct dp_port *pj = &la[j]->ports[la[j]->peer_port[i]];
+
+			cr_expect(pi->quiet && pj->quiet, "%s-%s: quiet %d %d", lnames[i],
+				lnames[j], pi->quiet, pj->quiet);
+			cr_expect_eq(pi->answered + pj->answered, 1,
+				"%s-%s: %s answered, %s answered", lnames[i], lnames[j],
+				pi->answered ? "" : "not", pj->answered ? "" : "not");
+			cr_expect_not(atomic_load_explicit(
+				&la[i]->peers[j].answer_due, memory_order_relaxed));
+			cr_expect_not(atomic_load_explicit(
+				&la[j]->peers[i].answer_due, memory_order_relaxed));
+		}
+	}
+	for (unsigned int k = 0; k < 3; k++) {
+		atomic_init(&d[k].done, false);
+		cr_assert_eq(pthread_create(&d[k].t, NULL, destroy_thread, &d[k]), 0);
+	}
+	for (unsigned int k = 0; k < 3; k++) {
+		cr_assert_eq(pthread_join(d[k].t, NULL), 0);
+		cr_expect_eq(d[k].rc, 0, "%s: %d", lnames[k], d[k].rc);
+		la[k] = NULL;
+	}
+}
+
+/* dprpc_world_wait() of la[i], which polls it (no io lcore). */
+static void *
+wait_thread(void *arg)
+{
+	struct leaver *l = arg;
+	char missing[64];
+
+	l->rc = dprpc_world_wait(la[l->i], 20 * 1000 * 1000, missing, sizeof(missing));
+	return NULL;
+}
+
+/*
+ * Two leaves whose LEAVEs cross on their memif link, made to cross: a and b
+ * (ranks 0 and 1), polled by nobody but the test, each leaving and having
+ * sent its LEAVE, each reading the other's.  b, the higher rank, does not
+ * answer and waits for a's answer (answer_due), reading the link on; a
+ * answers and goes quiet, and b reads the answer and goes quiet too.  So
+ * exactly one end answered, and it closes its end only once the other
+ * closed its own: a's destroy waits for b's.  Fails if crossed LEAVEs go
+ * unanswered (neither end knowing whether the other still reads) or are
+ * answered by both (each waiting for the other).
+ */
+Test(world_links, crossed_leaves_are_answered_by_the_lower_rank_alone)
+{
+	struct leaver w[2] = {{.i = 0}, {.i = 1}};
+	struct destroyer d = {.i = 0};
+	struct dprpc_agent_conf c;
+	char lworld[512];
+	struct dp_port *pa, *pb;
+
+	snprintf(lworld, sizeof(lworld), DPT_WORLD2 "mesh memif:%s\n", sock_dir);
+	cr_assert_geq(dpt_eal_init("links"), 0);
+	for (unsigned int i = 0; i < 2; i++) {
+		dprpc_agent_conf_init(&c);
+		c.name = lnames[i];
+		c.world = lworld;
+		c.io_lcore = DPRPC_LCORE_NONE;
+		la[i] = dprpc_agent_create(&c);
+		cr_assert_not_null(la[i], "%s: %s", lnames[i], rte_strerror(rte_errno));
+	}
+	for (unsigned int k = 0; k < 2; k++)
+		cr_assert_eq(pthread_create(&w[k].t, NULL, wait_thread, &w[k]), 0);
+	for (unsigned int k = 0; k < 2; k++) {
+		cr_assert_eq(pthread_join(w[k].t, NULL), 0);
+		cr_assert_eq(w[k].rc, 0, "%s: rendezvous %d", lnames[k], w[k].rc);
+	}
+	pa = &la[0]->ports[la[0]->peer_port[1]];
+	pb = &la[1]->ports[la[1]->peer_port[0]];
+	cr_assert(pa->link && pb->link);
+	/* Both leaving, each LEAVE sent, each read by the other (nobody
+	 * polls: the test is the poller). */
+	for (unsigned int i = 0; i < 2; i++) {
+		atomic_store_explicit(&la[i]->leaving, true, memory_order_relaxed);
+		atomic_store_explicit(&la[i]->peers[1 - i].leave_sent, true, memory_order_relaxed);
+	}
+	dp_leave_rx(la[1], 0, DP_CTRL_LEAVE);
+	cr_expect(atomic_load_explicit(&la[1]->peers[0].answer_due, memory_order_relaxed));
+	cr_expect_not(pb->quiet, "b stopped reading before a's answer");
+	dp_leave_rx(la[0], 1, DP_CTRL_LEAVE);
+	cr_expect(pa->quiet && pa->answered, "a: quiet %d answered %d", pa->quiet, pa->answered);
+	cr_expect_eq(atomic_load_explicit(&la[0]->peers[1].state, memory_order_relaxed),
+		DPRPC_PEER_LEFT);
+	/* b reads a's answer. */
+	for (int k = 0; k < 100000 && !pb->quiet; k++)
+		(void)dprpc_poll(la[1], 32);
+	cr_expect(pb->quiet, "b never read a's answer");
+	cr_expect_not(pb->answered, "both ends answered");
+	cr_expect_not(atomic_load_explicit(&la[1]->peers[0].answer_due, memory_order_relaxed));
+	for (unsigned int i = 0; i < 2; i++)
+		atomic_store_explicit(&la[i]->leaving, false, memory_order_relaxed);
+	/* a, which answered, closes after b. */
+	atomic_init(&d.done, false);
+	cr_assert_eq(pthread_create(&d.t, NULL, destroy_thread, &d), 0);
+	usleep(10 * 1000);
+	cr_expect_not(atomic_load_explicit(&d.done, memory_order_acquire),
+		"a closed its link to b before b did");
+	cr_assert_eq(dprpc_agent_destroy(la[1]), 0);
+	la[1] = NULL;
+	cr_assert_eq(pthread_join(d.t, NULL), 0);
+	cr_expect_eq(d.rc, 0);
+	la[0] = NULL;
 }
 
 /* A raw memif client on the socket @name (a path, or with @abstract a

@@ -587,7 +587,11 @@ int dprpc_world_wait(struct dprpc_agent *agent, uint64_t timeout_us, char *missi
  * worker reached over a memif link of its own (a link of the world map, or
  * the default port when it is a memif port reaching that worker alone)
  * whose link went down is not waited for: it stopped its port and can no
- * longer be told.  A
+ * longer be told.  A worker leaving at the same time, whose LEAVE crossed
+ * this one's on such a link, is not waited for either (it is gone from
+ * the world too), except by the end of the higher rank, which waits for
+ * the other's answer: of the two, that end then knows the other no longer
+ * reads the link and closes it first at dprpc_agent_destroy().  A
  * worker told forgets it without declaring it down: its state for it
  * becomes DPRPC_PEER_LEFT (counted in peers_left, not peers_down), its
  * calls pending to it fail with -ESHUTDOWN ("worker NAME left the world")
@@ -599,7 +603,8 @@ int dprpc_world_wait(struct dprpc_agent *agent, uint64_t timeout_us, char *missi
  * answered), then dprpc_agent_destroy(); meanwhile the agent still answers
  * requests.
  * @param timeout_us 0 waits without limit.
- * @return 0 (every worker up acknowledged); -ETIMEDOUT (some did not: they
+ * @return 0 (every worker up acknowledged, and the answer owed by a
+ *         crossed LEAVE came); -ETIMEDOUT (some did not: they
  *         will declare it down after their peer_timeout_us instead);
  *         -EINVAL (NULL @p agent); -EDEADLK on the agent's poller.
  * Thread context: any thread but the agent's poller, one at a time.
