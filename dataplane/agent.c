@@ -31,7 +31,7 @@
 #include "dp_stream.h"
 #include "fut_internal.h"
 #include "dprpc_atomic.h"
-#include "dprpc_mempool.h"
+#include "dprpc_mempool_free.h"
 
 RTE_LOG_REGISTER(dp_logtype, dprpc.dataplane, INFO);
 

@@ -26,15 +26,13 @@
  * machine, 10-16 ms of a 4-worker world's shutdown with two workers per
  * CPU.  Its first creation in a process faults in the heap's shared pages
  * one by one (32 ms).  The private mapping is returned with one munmap()
- * (0.1 ms for the default pool, the rest of the free being DPDK's, see
- * dprpc_mempool.h) and made in 5-10 ms;
+ * (0.6 ms with transparent huge pages, 1.4 ms without) and made in 5-10 ms;
  * the mbufs' addresses (buf_iova is the virtual address) and everything
  * the data path does with them are the same.  Measured by
  * `dprpc-perf -- world` (perf/RESULTS.md).
  *
- * Ownership.  The mapping belongs to the pool (dprpc_mempool.h's
- * dprpc_mempool_populate_private()): the mempool's memory chunk free
- * callback unmaps it when rte_mempool_free() runs (the agent's
+ * Ownership.  The mapping belongs to the pool: the mempool's memory chunk
+ * free callback unmaps it when rte_mempool_free() runs (the agent's
  * teardown, which frees the pool only once every mbuf is back).
  *
  * Thread context: the thread that creates or destroys the agent.
@@ -54,7 +52,7 @@
 
 #include "dp_agent.h"
 #include "dp_mbuf_pool.h"
-#include "dprpc_mempool.h"
+#include "dprpc_hugemap.h"
 
 /* The per-lcore cache of a pool of @n mbufs: DP_MBUF_CACHE, or less for a
  * small pool (a mempool's cache may hold at most n / 1.5 objects). */
@@ -62,6 +60,39 @@ static unsigned int
 dp_mbuf_cache(unsigned int n)
 {
 	return RTE_MIN(DP_MBUF_CACHE, n / 2);
+}
+
+/* A private mapping: what its free callback unmaps. */
+struct dp_map {
+	void *base;
+	size_t len;
+};
+
+static void
+dp_map_free(struct rte_mempool_memhdr *memhdr, void *opaque)
+{
+	struct dp_map *m = opaque;
+
+	(void)memhdr;
+	dprpc_hugemap_free(m->base, m->len);
+	free(m);
+}
+
+/* @len bytes of private memory on huge pages (dprpc_hugemap.h); NULL on
+ * failure. */
+static struct dp_map *
+dp_map_new(size_t len)
+{
+	struct dp_map *m = malloc(sizeof(*m));
+
+	if (m == NULL)
+		return NULL;
+	m->base = dprpc_hugemap_alloc(len, &m->len);
+	if (m->base == NULL) {
+		free(m);
+		return NULL;
+	}
+	return m;
 }
 
 /* The pool in a private mapping; NULL (rte_errno set) if it cannot be
@@ -73,6 +104,8 @@ dp_mbuf_pool_private(const char *name, unsigned int n, int socket_id)
 		.mbuf_data_room_size = RTE_MBUF_DEFAULT_BUF_SIZE,
 	};
 	struct rte_mempool *mp;
+	struct dp_map *m;
+	size_t len;
 	int rc;
 
 	mp = rte_mempool_create_empty(name, n, sizeof(struct rte_mbuf) + RTE_MBUF_DEFAULT_BUF_SIZE,
@@ -83,9 +116,23 @@ dp_mbuf_pool_private(const char *name, unsigned int n, int socket_id)
 	if (rc != 0)
 		goto fail;
 	rte_pktmbuf_pool_init(mp, &priv);
-	rc = dprpc_mempool_populate_private(mp);
-	if (rc != 0)
+	/* Objects may cross pages (RTE_MEMPOOL_F_NO_IOVA_CONTIG): n of
+	 * them back to back, the first aligned to a cache line. */
+	len = (size_t)n * (mp->header_size + mp->elt_size + mp->trailer_size) + RTE_MEMPOOL_ALIGN;
+	m = dp_map_new(len);
+	if (m == NULL) {
+		rc = -ENOMEM;
 		goto fail;
+	}
+	rc = rte_mempool_populate_virt(mp, m->base, m->len, RTE_PGSIZE_4K, dp_map_free, m);
+	if (rc < 0) {
+		dp_map_free(NULL, m);
+		goto fail;
+	}
+	if ((unsigned int)rc != n) { /* the mapping is the pool's now */
+		rc = -ENOMEM;
+		goto fail;
+	}
 	rte_mempool_obj_iter(mp, rte_pktmbuf_init, NULL);
 	return mp;
 fail:

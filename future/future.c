@@ -45,10 +45,8 @@
  *    keeps its free futures in an rte_mempool instead (driver
  *    "ring_mt_hts"): per-lcore caches, no locked instruction on a cache
  *    hit, and no pool->refs traffic; its in-use count is the mempool's.
- *    Its futures live in a private block on huge pages, not the EAL heap,
- *    and it is freed without DPDK's walk of every object
- *    (internal/dprpc_mempool.h).  Releasing it while futures are out
- *    leaks it (logged) so that those futures stay valid.
+ *    Releasing it while futures are out leaks it (logged) so that those
+ *    futures stay valid.
  *
  * Ordering.
  *  - Value/error: written by the winner, published by the seq_cst (hence
@@ -153,7 +151,7 @@
 
 #include "dprpc_atomic.h"
 #include "dprpc_hugemap.h"
-#include "dprpc_mempool.h"
+#include "dprpc_mempool_free.h"
 
 RTE_LOG_REGISTER(fut_logtype, dprpc.future, INFO);
 
@@ -917,17 +915,17 @@ fut_pool_create_mempool(
 
 	if (pool == NULL)
 		return NULL;
-	/* No device reads a future: no IOVA, objects in a private block
-	 * (dprpc_mempool.h). */
-	pool->mp = rte_mempool_create_empty(name, nb_futures, sizeof(struct dprpc_future), cache, 0,
-		socket_id, RTE_MEMPOOL_F_NO_IOVA_CONTIG);
+	pool->mp = rte_mempool_create_empty(
+		name, nb_futures, sizeof(struct dprpc_future), cache, 0, socket_id, 0);
 	if (pool->mp == NULL) {
 		fut_block_free(pool);
 		return NULL; /* rte_errno set */
 	}
 	rc = rte_mempool_set_ops_byname(pool->mp, FUT_MEMPOOL_OPS, NULL);
-	if (rc == 0)
-		rc = dprpc_mempool_populate_private(pool->mp);
+	if (rc == 0) {
+		rc = rte_mempool_populate_default(pool->mp);
+		rc = rc < 0 ? rc : 0;
+	}
 	if (rc != 0) {
 		rte_mempool_free(pool->mp);
 		fut_block_free(pool);
