@@ -384,26 +384,42 @@ TestSuite(world_links, .init = setup, .fini = links_teardown, .timeout = 120);
 
 static const char *const lnames[3] = {"a", "b", "c"};
 
+/* The first @n of a, b and c (the first @n lines of DPT_WORLD3) on a
+ * memif mesh, each on io lcore i + 1 or, without @io, polled by nobody. */
+static void
+links_agents(unsigned int n, bool io)
+{
+	char lworld[512];
+	struct dprpc_agent_conf c;
+	const char *map = DPT_WORLD3;
+	int len = 0;
+
+	/* DPT_WORLD3's first @n lines. */
+	for (unsigned int i = 0; i < n; i++)
+		len = (int)(strchr(map + len, '\n') - map) + 1;
+	snprintf(lworld, sizeof(lworld), "%.*smesh memif:%s\n", len, map, sock_dir);
+	cr_assert_geq(dpt_eal_init("links"), 0);
+	for (unsigned int i = 0; i < n; i++) {
+		dprpc_agent_conf_init(&c);
+		c.name = lnames[i];
+		c.world = lworld;
+		c.io_lcore = io ? i + 1 : DPRPC_LCORE_NONE;
+		la[i] = dprpc_agent_create(&c);
+		cr_assert_not_null(la[i], "%s: %s", lnames[i], rte_strerror(rte_errno));
+	}
+}
+
 /* The three agents on their mesh, each on its io lcore, links up and the
  * rendezvous formed. */
 static void
 links_start(void)
 {
-	char lworld[512], missing[64];
-	struct dprpc_agent_conf c;
+	char missing[64];
 
-	snprintf(lworld, sizeof(lworld), DPT_WORLD3 "mesh memif:%s\n", sock_dir);
-	cr_assert_geq(dpt_eal_init("links"), 0);
-	for (unsigned int i = 0; i < 3; i++) {
-		dprpc_agent_conf_init(&c);
-		c.name = lnames[i];
-		c.world = lworld;
-		c.io_lcore = i + 1;
-		la[i] = dprpc_agent_create(&c);
-		cr_assert_not_null(la[i], "%s: %s", lnames[i], rte_strerror(rte_errno));
+	links_agents(3, true);
+	for (unsigned int i = 0; i < 3; i++)
 		cr_assert_eq(
 			dprpc_register(la[i], "echo", dpt_echo, NULL, DPRPC_HANDLER_INLINE), 0);
-	}
 	for (unsigned int i = 0; i < 3; i++) {
 		cr_assert_eq(dprpc_agent_wait_link(la[i], 20 * 1000 * 1000), 0, "%s", lnames[i]);
 		cr_assert_eq(dprpc_world_wait(la[i], 20 * 1000 * 1000, missing, sizeof(missing)), 0,
@@ -599,14 +615,17 @@ Test(world_links, leavers_at_once_one_end_of_each_link_answers)
 	}
 }
 
-/* dprpc_world_wait() of la[i], which polls it (no io lcore). */
+/* Polls la[i] (no io lcore) until poll_stop. */
+static atomic_bool poll_stop; /* relaxed: a stop signal, nothing published */
+
 static void *
-wait_thread(void *arg)
+poll_thread(void *arg)
 {
 	struct leaver *l = arg;
-	char missing[64];
 
-	l->rc = dprpc_world_wait(la[l->i], 20 * 1000 * 1000, missing, sizeof(missing));
+	while (!atomic_load_explicit(&poll_stop, memory_order_relaxed))
+		if (dprpc_poll(la[l->i], 32) <= 0)
+			usleep(50);
 	return NULL;
 }
 
@@ -625,22 +644,16 @@ Test(world_links, crossed_leaves_are_answered_by_the_lower_rank_alone)
 {
 	struct leaver w[2] = {{.i = 0}, {.i = 1}};
 	struct destroyer d = {.i = 0};
-	struct dprpc_agent_conf c;
-	char lworld[512];
 	struct dp_port *pa, *pb;
 
-	snprintf(lworld, sizeof(lworld), DPT_WORLD2 "mesh memif:%s\n", sock_dir);
-	cr_assert_geq(dpt_eal_init("links"), 0);
-	for (unsigned int i = 0; i < 2; i++) {
-		dprpc_agent_conf_init(&c);
-		c.name = lnames[i];
-		c.world = lworld;
-		c.io_lcore = DPRPC_LCORE_NONE;
-		la[i] = dprpc_agent_create(&c);
-		cr_assert_not_null(la[i], "%s: %s", lnames[i], rte_strerror(rte_errno));
-	}
+	links_agents(2, false);
+	/* The rendezvous, both polled by a thread each until both are done. */
+	atomic_store_explicit(&poll_stop, false, memory_order_relaxed);
 	for (unsigned int k = 0; k < 2; k++)
-		cr_assert_eq(pthread_create(&w[k].t, NULL, wait_thread, &w[k]), 0);
+		cr_assert_eq(pthread_create(&w[k].t, NULL, poll_thread, &w[k]), 0);
+	for (unsigned int k = 0; k < 2; k++)
+		w[k].rc = dprpc_world_wait(la[k], 20 * 1000 * 1000, NULL, 0);
+	atomic_store_explicit(&poll_stop, true, memory_order_relaxed);
 	for (unsigned int k = 0; k < 2; k++) {
 		cr_assert_eq(pthread_join(w[k].t, NULL), 0);
 		cr_assert_eq(w[k].rc, 0, "%s: rendezvous %d", lnames[k], w[k].rc);
