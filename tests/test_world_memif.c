@@ -38,7 +38,9 @@
 #include <rte_ethdev.h>
 
 #include "dp_agent.h"
+#include "dp_link_close.h"
 #include "dp_liveness.h"
+#include "dp_port.h"
 #include "dpt.h"
 
 #define NW 4
@@ -640,14 +642,15 @@ poll_thread(void *arg)
  * unanswered (neither end knowing whether the other still reads) or are
  * answered by both (each waiting for the other).
  */
-Test(world_links, crossed_leaves_are_answered_by_the_lower_rank_alone)
+/* a and b on their memif link, polled by nobody once their world formed
+ * (each polled by a thread of its own until then); their ends of the link
+ * into @pa and @pb. */
+static void
+links_pair_unpolled(struct dp_port **pa, struct dp_port **pb)
 {
 	struct leaver w[2] = {{.i = 0}, {.i = 1}};
-	struct destroyer d = {.i = 0};
-	struct dp_port *pa, *pb;
 
 	links_agents(2, false);
-	/* The rendezvous, both polled by a thread each until both are done. */
 	atomic_store_explicit(&poll_stop, false, memory_order_relaxed);
 	for (unsigned int k = 0; k < 2; k++)
 		cr_assert_eq(pthread_create(&w[k].t, NULL, poll_thread, &w[k]), 0);
@@ -658,9 +661,34 @@ Test(world_links, crossed_leaves_are_answered_by_the_lower_rank_alone)
 		cr_assert_eq(pthread_join(w[k].t, NULL), 0);
 		cr_assert_eq(w[k].rc, 0, "%s: rendezvous %d", lnames[k], w[k].rc);
 	}
-	pa = &la[0]->ports[la[0]->peer_port[1]];
-	pb = &la[1]->ports[la[1]->peer_port[0]];
-	cr_assert(pa->link && pb->link);
+	*pa = &la[0]->ports[la[0]->peer_port[1]];
+	*pb = &la[1]->ports[la[1]->peer_port[0]];
+	cr_assert((*pa)->link && (*pb)->link);
+}
+
+/* a, which answered, destroys its agent first: it closes only after b. */
+static void
+answerer_closes_second(void)
+{
+	struct destroyer d = {.i = 0};
+
+	atomic_init(&d.done, false);
+	cr_assert_eq(pthread_create(&d.t, NULL, destroy_thread, &d), 0);
+	usleep(10 * 1000);
+	cr_expect_not(atomic_load_explicit(&d.done, memory_order_acquire),
+		"a closed its link to b before b did");
+	cr_assert_eq(dprpc_agent_destroy(la[1]), 0);
+	la[1] = NULL;
+	cr_assert_eq(pthread_join(d.t, NULL), 0);
+	cr_expect_eq(d.rc, 0);
+	la[0] = NULL;
+}
+
+Test(world_links, crossed_leaves_are_answered_by_the_lower_rank_alone)
+{
+	struct dp_port *pa, *pb;
+
+	links_pair_unpolled(&pa, &pb);
 	/* Both leaving, each LEAVE sent, each read by the other (nobody
 	 * polls: the test is the poller). */
 	for (unsigned int i = 0; i < 2; i++) {
@@ -682,17 +710,42 @@ Test(world_links, crossed_leaves_are_answered_by_the_lower_rank_alone)
 	cr_expect_not(atomic_load_explicit(&la[1]->peers[0].answer_due, memory_order_relaxed));
 	for (unsigned int i = 0; i < 2; i++)
 		atomic_store_explicit(&la[i]->leaving, false, memory_order_relaxed);
-	/* a, which answered, closes after b. */
-	atomic_init(&d.done, false);
-	cr_assert_eq(pthread_create(&d.t, NULL, destroy_thread, &d), 0);
-	usleep(10 * 1000);
-	cr_expect_not(atomic_load_explicit(&d.done, memory_order_acquire),
-		"a closed its link to b before b did");
-	cr_assert_eq(dprpc_agent_destroy(la[1]), 0);
-	la[1] = NULL;
-	cr_assert_eq(pthread_join(d.t, NULL), 0);
-	cr_expect_eq(d.rc, 0);
-	la[0] = NULL;
+	answerer_closes_second();
+}
+
+/*
+ * Two destroys whose CLOSEs cross on their memif link, made to cross: a and
+ * b each closing the link (dp_links_close() has sent each one's CLOSE),
+ * each reading the other's.  b, the higher rank, does not answer and reads
+ * on for a's answer; a answers, counts the close, and goes quiet; b reads
+ * the answer.  a then closes only after b.  Fails if a crossed CLOSE is
+ * taken for an answer (each end closing not knowing whether the other
+ * still reads) or answered by both.
+ */
+Test(world_links, crossed_closes_are_answered_by_the_lower_rank_alone)
+{
+	struct dprpc_agent_stats st;
+	struct dp_port *pa, *pb;
+
+	links_pair_unpolled(&pa, &pb);
+	pa->closing = pb->closing = true;
+	pa->close_acked = pb->close_acked = false;
+	dp_link_close_rx(la[1], 0, DP_CTRL_CLOSE);
+	cr_expect_not(pb->quiet || pb->answered || pb->close_acked,
+		"b: quiet %d answered %d acked %d", pb->quiet, pb->answered, pb->close_acked);
+	dp_link_close_rx(la[0], 1, DP_CTRL_CLOSE);
+	cr_expect(pa->quiet && pa->answered, "a: quiet %d answered %d", pa->quiet, pa->answered);
+	cr_assert_eq(dprpc_agent_stats_get(la[0], &st), 0);
+	cr_expect_eq(st.links_closed, 1);
+	/* b reads a's answer. */
+	for (int k = 0; k < 100000 && !pb->close_acked; k++)
+		(void)dprpc_poll(la[1], 32);
+	cr_expect(pb->close_acked, "b never read a's answer");
+	cr_expect_not(pb->answered, "both ends answered");
+	/* As dp_links_close() leaves them. */
+	dp_port_go_quiet(pb);
+	pa->closing = pb->closing = false;
+	answerer_closes_second();
 }
 
 /* A raw memif client on the socket @name (a path, or with @abstract a
