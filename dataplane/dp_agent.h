@@ -269,8 +269,10 @@ struct dp_peer {
 	 * not make it UP again, a new incarnation's do.  Poller only. */
 	uint64_t left_session;
 	/* While this agent leaves: the peer acknowledged our LEAVE.  Written
-	 * by the poller, read by the thread in dprpc_world_leave() (relaxed:
-	 * a flag, nothing is published through it). */
+	 * by the poller, read by the thread in dprpc_world_leave(): on its
+	 * LEAVE_ACK with a release store that publishes the link's quiet
+	 * (dp_leave_rx()), paired with that thread's acquire load; relaxed
+	 * where it only ends the wait (the link gone). */
 	atomic_bool leave_acked;
 	/* While this agent leaves: our LEAVE went to the peer (the poller's
 	 * timer sets it; dprpc_world_leave() clears it first; relaxed, as
@@ -279,9 +281,10 @@ struct dp_peer {
 	/* While this agent leaves: the peer's LEAVE crossed ours on its own
 	 * memif link and, ours being the higher rank, we did not answer it
 	 * but wait for its answer to ours, reading the link until it comes
-	 * (rendezvous.c): dprpc_world_leave() does not return before.  Set
-	 * and cleared by the poller (its LEAVE_ACK, or the link gone),
-	 * cleared first by dprpc_world_leave(); relaxed, as leave_acked. */
+	 * (rendezvous.c): dprpc_world_leave() does not return before, and
+	 * the poller's timer sends our LEAVE again meanwhile.  Set and
+	 * cleared by the poller (its LEAVE_ACK, or the link gone), cleared
+	 * first by dprpc_world_leave(); ordered as leave_acked. */
 	atomic_bool answer_due;
 };
 

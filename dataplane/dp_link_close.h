@@ -1,7 +1,9 @@
 /* SPDX-License-Identifier: BSD-3-Clause */
 /*
  * Closing a memif link without crashing the worker at its other end
- * (link_close.c): a CLOSE it answers and then polls the link no more.
+ * (link_close.c): a CLOSE it answers and then polls the link no more; and
+ * the close order of a link whose worker's last word (a CLOSE, or a LEAVE
+ * of rendezvous.c) this end answered: after that worker closed its end.
  */
 #ifndef DP_LINK_CLOSE_H
 #define DP_LINK_CLOSE_H

@@ -521,11 +521,13 @@ dp_progress(void *arg)
  * (rdv_waiters): the agent then waits only for the world's start-up
  * messages, and its CPU goes to the start-up of the workers that share it.
  * A frame resets the count, so a poller with work never sleeps.  Not while
- * the world ends (a leave, a shutdown): a leaver must read a peer's
- * LEAVE_ACK at once, so that its link goes quiet before that peer closes
- * its memif port (rendezvous.c); a poller asleep then made the memif
- * rx_burst race of docs/worlds.md likelier (3 crashes in 22 runs of
- * test_world_memif under load, against 0 in 14 for the build before). */
+ * the world ends (a leave, a shutdown): a poller asleep then made the
+ * memif rx_burst race of docs/worlds.md likelier (3 crashes in 22 runs of
+ * test_world_memif under load, against 0 in 14 for the build before,
+ * when the peer that answered a LEAVE could close at once; it now closes
+ * after the leaver, link_close.c), and sleeping once the agent refuses
+ * calls made the shutdown no shorter: every LEAVE and its answer was read
+ * up to idle_sleep_us later (perf/RESULTS.md). */
 bool
 dp_idle_sleeps(const struct dprpc_agent *a, unsigned int empty)
 {

@@ -97,6 +97,15 @@ dp_rendezvous_timer(struct dprpc_agent *a, uint64_t now)
 		}
 		if (!pt->up)
 			continue;
+		/* Relaxed: a flag (struct dp_peer).  Its LEAVE crossed ours
+		 * and we wait for its answer: ours again, should it not have
+		 * had it (a LEAVE not sent: no mbuf, a full tx ring), else
+		 * neither would ever answer. */
+		if (leaving &&
+			atomic_load_explicit(&a->peers[p].answer_due, memory_order_relaxed)) {
+			dp_send_control(a, p, DP_CTRL_LEAVE);
+			continue;
+		}
 		if (leaving && state == DPRPC_PEER_UP &&
 			!atomic_load_explicit(&a->peers[p].leave_acked, memory_order_relaxed)) {
 			dp_send_control(a, p, DP_CTRL_LEAVE);
@@ -158,6 +167,8 @@ dp_leave_rx(struct dprpc_agent *a, unsigned int p, uint32_t op)
 		 * keeps reading for that answer (a worker that forgot us on
 		 * our LEAVE and destroyed its agent at once, with no answer
 		 * on either side, unmapped the rings under our rx_burst). */
+		if (pt->quiet)
+			return; /* answered already (a second LEAVE in one burst) */
 		if (crossed && a->rank > p) {
 			/* Relaxed: a flag (struct dp_peer); our leave waits. */
 			atomic_store_explicit(&a->peers[p].answer_due, true, memory_order_relaxed);
@@ -167,14 +178,15 @@ dp_leave_rx(struct dprpc_agent *a, unsigned int p, uint32_t op)
 	} else if (op == DP_CTRL_LEAVE_ACK) {
 		struct dp_port *pt = &a->ports[a->peer_port[p]];
 
-		/* Relaxed: flags read by the leaving thread (struct dp_peer). */
-		atomic_store_explicit(&a->peers[p].leave_acked, true, memory_order_relaxed);
-		atomic_store_explicit(&a->peers[p].answer_due, false, memory_order_relaxed);
-		/* Its own memif link goes quiet too: it forgot us and may
-		 * destroy its agent at once (it no longer tells us it leaves),
-		 * its disconnect unmapping the rings under our rx_burst. */
+		/* Its own memif link goes quiet too: it forgot us and will
+		 * close its end once we closed ours (link_close.c); we read
+		 * that link no more. */
 		if (dp_own_link(pt, p) && !pt->quiet)
 			dp_port_go_quiet(pt);
+		/* Release, both: the link's quiet above is written before the
+		 * leaving thread, acquiring them, returns (struct dp_peer). */
+		atomic_store_explicit(&a->peers[p].leave_acked, true, memory_order_release);
+		atomic_store_explicit(&a->peers[p].answer_due, false, memory_order_release);
 	}
 }
 
@@ -205,13 +217,15 @@ dprpc_world_leave(struct dprpc_agent *a, uint64_t timeout_us)
 		/* Told: every worker that is up for us acknowledged, and
 		 * those whose LEAVE crossed ours answered it if they owe it. */
 		all = true;
+		/* Acquire: pairs with the release stores of leave_acked and
+		 * answer_due in dp_leave_rx(). */
 		for (p = 0; p < dp_world_n(a) && all; p++)
 			all = p == a->rank ||
 			      ((dp_load_relaxed(&a->peers[p].state) != DPRPC_PEER_UP ||
 				       atomic_load_explicit(
-					       &a->peers[p].leave_acked, memory_order_relaxed)) &&
+					       &a->peers[p].leave_acked, memory_order_acquire)) &&
 				      !atomic_load_explicit(
-					      &a->peers[p].answer_due, memory_order_relaxed));
+					      &a->peers[p].answer_due, memory_order_acquire));
 		if (all) {
 			rc = 0;
 			break;

@@ -588,18 +588,28 @@ Test(world_links, leavers_at_once_one_end_of_each_link_answers)
 		cr_assert_eq(pthread_join(l[k].t, NULL), 0);
 		cr_expect_eq(l[k].rc, 0, "%s: leave %d", lnames[k], l[k].rc);
 	}
-	/* Their links are quiet now: nothing of theirs changes (the pollers
-	 * read them no more, and they stay up). */
+	/* Each link: both ends quiet, exactly one answered.  The answerer's
+	 * poller marks its end just after its answer is out, which may be
+	 * after the leaves returned: waited for (10 s at most), read with
+	 * atomic loads (the pollers still run, the fields are theirs). */
 	for (unsigned int i = 0; i < 3; i++) {
 		for (unsigned int j = i + 1; j < 3; j++) {
-			const struct dp_port *pi = &la[i]->ports[la[i]->peer_port[j]];
-			const struct dp_port *pj = &la[j]->ports[la[j]->peer_port[i]];
+			struct dp_port *pi = &la[i]->ports[la[i]->peer_port[j]];
+			struct dp_port *pj = &la[j]->ports[la[j]->peer_port[i]];
+			bool qi = false, qj = false, ai = false, aj = false;
 
-			cr_expect(pi->quiet && pj->quiet, "%s-%s: quiet %d %d", lnames[i],
-				lnames[j], pi->quiet, pj->quiet);
-			cr_expect_eq(pi->answered + pj->answered, 1,
-				"%s-%s: %s answered, %s answered", lnames[i], lnames[j],
-				pi->answered ? "" : "not", pj->answered ? "" : "not");
+			for (int k = 0; k < 10000; k++) {
+				qi = __atomic_load_n(&pi->quiet, __ATOMIC_RELAXED);
+				qj = __atomic_load_n(&pj->quiet, __ATOMIC_RELAXED);
+				ai = __atomic_load_n(&pi->answered, __ATOMIC_RELAXED);
+				aj = __atomic_load_n(&pj->answered, __ATOMIC_RELAXED);
+				if (qi && qj && ai + aj == 1)
+					break;
+				usleep(1000);
+			}
+			cr_expect(qi && qj, "%s-%s: quiet %d %d", lnames[i], lnames[j], qi, qj);
+			cr_expect_eq(ai + aj, 1, "%s-%s: %s answered, %s answered", lnames[i],
+				lnames[j], ai ? "" : "not", aj ? "" : "not");
 			cr_expect_not(atomic_load_explicit(
 				&la[i]->peers[j].answer_due, memory_order_relaxed));
 			cr_expect_not(atomic_load_explicit(
@@ -631,17 +641,6 @@ poll_thread(void *arg)
 	return NULL;
 }
 
-/*
- * Two leaves whose LEAVEs cross on their memif link, made to cross: a and b
- * (ranks 0 and 1), polled by nobody but the test, each leaving and having
- * sent its LEAVE, each reading the other's.  b, the higher rank, does not
- * answer and waits for a's answer (answer_due), reading the link on; a
- * answers and goes quiet, and b reads the answer and goes quiet too.  So
- * exactly one end answered, and it closes its end only once the other
- * closed its own: a's destroy waits for b's.  Fails if crossed LEAVEs go
- * unanswered (neither end knowing whether the other still reads) or are
- * answered by both (each waiting for the other).
- */
 /* a and b on their memif link, polled by nobody once their world formed
  * (each polled by a thread of its own until then); their ends of the link
  * into @pa and @pb. */
@@ -684,6 +683,17 @@ answerer_closes_second(void)
 	la[0] = NULL;
 }
 
+/*
+ * Two leaves whose LEAVEs cross on their memif link, made to cross: a and b
+ * (ranks 0 and 1), polled by nobody but the test, each leaving and having
+ * sent its LEAVE, each reading the other's.  b, the higher rank, does not
+ * answer and waits for a's answer (answer_due), reading the link on; a
+ * answers and goes quiet, and b reads the answer and goes quiet too.  So
+ * exactly one end answered, and it closes its end only once the other
+ * closed its own: a's destroy waits for b's.  Fails if crossed LEAVEs go
+ * unanswered (neither end knowing whether the other still reads) or are
+ * answered by both (each waiting for the other).
+ */
 Test(world_links, crossed_leaves_are_answered_by_the_lower_rank_alone)
 {
 	struct dp_port *pa, *pb;
@@ -708,6 +718,43 @@ Test(world_links, crossed_leaves_are_answered_by_the_lower_rank_alone)
 	cr_expect(pb->quiet, "b never read a's answer");
 	cr_expect_not(pb->answered, "both ends answered");
 	cr_expect_not(atomic_load_explicit(&la[1]->peers[0].answer_due, memory_order_relaxed));
+	for (unsigned int i = 0; i < 2; i++)
+		atomic_store_explicit(&la[i]->leaving, false, memory_order_relaxed);
+	answerer_closes_second();
+}
+
+/*
+ * The same crossing, b's LEAVE lost on the way (a LEAVE the timer could
+ * not send: no mbuf, a full tx ring): b waits for a's answer, a never
+ * heard b leave.  b's timer sends its LEAVE again while it waits, a
+ * answers it, and b's wait ends.  Without the resend neither would ever
+ * answer and both leaves would wait until their timeouts (for ever in a
+ * dprpc_shutdown() without one).
+ */
+Test(world_links, a_crossed_leave_that_was_lost_is_sent_again)
+{
+	struct dp_port *pa, *pb;
+	int k;
+
+	links_pair_unpolled(&pa, &pb);
+	for (unsigned int i = 0; i < 2; i++) {
+		atomic_store_explicit(&la[i]->leaving, true, memory_order_relaxed);
+		atomic_store_explicit(&la[i]->peers[1 - i].leave_sent, true, memory_order_relaxed);
+	}
+	dp_leave_rx(la[1], 0, DP_CTRL_LEAVE);
+	cr_assert(atomic_load_explicit(&la[1]->peers[0].answer_due, memory_order_relaxed));
+	/* Both polled, for 10 s at most; b's LEAVE to a was never read. */
+	for (k = 0; k < 200000 &&
+		    atomic_load_explicit(&la[1]->peers[0].answer_due, memory_order_relaxed);
+		k++) {
+		(void)dprpc_poll(la[0], 32);
+		(void)dprpc_poll(la[1], 32);
+		usleep(50);
+	}
+	cr_expect_not(atomic_load_explicit(&la[1]->peers[0].answer_due, memory_order_relaxed),
+		"b still waits for a's answer");
+	cr_expect(pa->quiet && pa->answered, "a: quiet %d answered %d", pa->quiet, pa->answered);
+	cr_expect(pb->quiet && !pb->answered, "b: quiet %d answered %d", pb->quiet, pb->answered);
 	for (unsigned int i = 0; i < 2; i++)
 		atomic_store_explicit(&la[i]->leaving, false, memory_order_relaxed);
 	answerer_closes_second();

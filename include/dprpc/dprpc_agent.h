@@ -450,7 +450,8 @@ struct dprpc_agent *dprpc_agent_create(const struct dprpc_agent_conf *conf);
  * Before its memif links close (a link of the world map, or a memif
  * default port reaching one worker), it tells the worker at the other end
  * of each that is up (a CLOSE) and waits, polling those links itself, for
- * its answer, at most 50 ms: that worker then polls the link no more
+ * its answer, at most 50 ms (the whole wait, see below: at most about
+ * 150 ms): that worker then polls the link no more
  * (its links_closed), and DPDK 22.11's memif PMD cannot unmap the rings
  * under its rx_burst when the link goes down, which killed such a worker
  * with SIGSEGV.  Nothing else changes for that worker: this one is not
@@ -461,10 +462,13 @@ struct dprpc_agent *dprpc_agent_create(const struct dprpc_agent_conf *conf);
  * dropped: the agent is going.  The other way round, a link on which this
  * agent answered the other worker's LEAVE (dprpc_world_leave()) or CLOSE
  * (its agent destroyed) is closed only once that worker closed its end,
- * or 100 ms after the answer: it may still be reading the answer.  Two
- * agents destroyed at once over one link therefore take at most one
- * exchange more; an agent destroyed while a worker that left the world
- * keeps its agent alive waits up to those 100 ms.
+ * or 100 ms after the answer: it may still be reading the answer.  So an
+ * agent waits for the destroys of the workers whose goodbye it answered
+ * (the one of two destroyed at once over a link whose rank is the lower
+ * waits for the other's close); one destroyed while a worker that left
+ * the world keeps its agent alive waits up to those 100 ms, and so does
+ * one destroyed on the EAL interrupt thread (an alarm callback), where the
+ * other end's close cannot be seen before it returns.
  *
  * It decides first: while the application keeps a deferred request
  * unanswered, it returns -EBUSY and leaves the agent as it was: pending
