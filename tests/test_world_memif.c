@@ -665,6 +665,21 @@ links_pair_unpolled(struct dp_port **pa, struct dp_port **pb)
 	cr_assert((*pa)->link && (*pb)->link);
 }
 
+/* a and b both leaving, each having sent its LEAVE (nobody polls: the
+ * test is the poller); b reads a's: b, the higher rank, does not answer,
+ * waits for a's answer and reads on (@pb, its end of the link). */
+static void
+leaves_cross_at_b(const struct dp_port *pb)
+{
+	for (unsigned int i = 0; i < 2; i++) {
+		atomic_store_explicit(&la[i]->leaving, true, memory_order_relaxed);
+		atomic_store_explicit(&la[i]->peers[1 - i].leave_sent, true, memory_order_relaxed);
+	}
+	dp_leave_rx(la[1], 0, DP_CTRL_LEAVE);
+	cr_expect(atomic_load_explicit(&la[1]->peers[0].answer_due, memory_order_relaxed));
+	cr_expect_not(pb->quiet || pb->answered, "b stopped reading before a's answer");
+}
+
 /* a, which answered, destroys its agent first: it closes only after b. */
 static void
 answerer_closes_second(void)
@@ -699,15 +714,7 @@ Test(world_links, crossed_leaves_are_answered_by_the_lower_rank_alone)
 	struct dp_port *pa, *pb;
 
 	links_pair_unpolled(&pa, &pb);
-	/* Both leaving, each LEAVE sent, each read by the other (nobody
-	 * polls: the test is the poller). */
-	for (unsigned int i = 0; i < 2; i++) {
-		atomic_store_explicit(&la[i]->leaving, true, memory_order_relaxed);
-		atomic_store_explicit(&la[i]->peers[1 - i].leave_sent, true, memory_order_relaxed);
-	}
-	dp_leave_rx(la[1], 0, DP_CTRL_LEAVE);
-	cr_expect(atomic_load_explicit(&la[1]->peers[0].answer_due, memory_order_relaxed));
-	cr_expect_not(pb->quiet, "b stopped reading before a's answer");
+	leaves_cross_at_b(pb);
 	dp_leave_rx(la[0], 1, DP_CTRL_LEAVE);
 	cr_expect(pa->quiet && pa->answered, "a: quiet %d answered %d", pa->quiet, pa->answered);
 	cr_expect_eq(atomic_load_explicit(&la[0]->peers[1].state, memory_order_relaxed),
@@ -737,12 +744,7 @@ Test(world_links, a_crossed_leave_that_was_lost_is_sent_again)
 	int k;
 
 	links_pair_unpolled(&pa, &pb);
-	for (unsigned int i = 0; i < 2; i++) {
-		atomic_store_explicit(&la[i]->leaving, true, memory_order_relaxed);
-		atomic_store_explicit(&la[i]->peers[1 - i].leave_sent, true, memory_order_relaxed);
-	}
-	dp_leave_rx(la[1], 0, DP_CTRL_LEAVE);
-	cr_assert(atomic_load_explicit(&la[1]->peers[0].answer_due, memory_order_relaxed));
+	leaves_cross_at_b(pb);
 	/* Both polled, for 10 s at most; b's LEAVE to a was never read. */
 	for (k = 0; k < 200000 &&
 		    atomic_load_explicit(&la[1]->peers[0].answer_due, memory_order_relaxed);
