@@ -133,10 +133,9 @@ struct dp_port {
 	uint64_t quiet_tsc;
 	/* dprpc_agent_destroy() told the worker at the other end that it
 	 * closes this link (closing), and the worker answered (close_acked);
-	 * the worker at the other end told us so (peer_closed, at closed_tsc):
-	 * link_close.c. */
+	 * the worker at the other end told us so (peer_closed: we answered
+	 * it, at answered_tsc below): link_close.c. */
 	bool closing, close_acked, peer_closed;
-	uint64_t closed_tsc;
 	/* We answered the last word of the worker at the other end (its
 	 * LEAVE or its CLOSE, at answered_tsc) and went quiet: it may still
 	 * be reading the answer, and our disconnect would unmap the rings

@@ -130,10 +130,9 @@ dp_link_close_rx(struct dprpc_agent *a, unsigned int p, uint32_t op)
 		return;
 	dp_link_answer(a, p, DP_CTRL_CLOSE_ACK);
 	/* Gone as a link that went down is (dp_link_gone()), and quiet no
-	 * longer than DP_LINK_CLOSED_QUIET_MAX_MS should its going down be
-	 * missed (dp_ports_timer()). */
+	 * longer than DP_LINK_CLOSED_QUIET_MAX_MS after the answer should its
+	 * going down be missed (dp_ports_timer()). */
 	pt->peer_closed = true;
-	pt->closed_tsc = pt->answered_tsc;
 	dp_count(&a->st.links_closed, 1);
 }
 

@@ -118,6 +118,16 @@ dp_port_take_ready(
  * PMD's connect() failed): a link port is left pending, the default port
  * not started (dp_port.restart), and the timer starts it later
  * (dp_ports_timer()). */
+/* When a pending default memif client (dp_port.restart) tries to start
+ * again, from @now: DP_LINK_RETRY_MS, as a link's client, when its socket
+ * file can be watched (dp_port_waits()); DP_LINK_RESTART_MS in the
+ * abstract namespace, which has none. */
+static uint64_t
+dp_default_retry_tsc(const struct dprpc_agent *a, const struct dp_port *pt, uint64_t now)
+{
+	return now + a->tsc_hz / 1000 * (pt->client ? DP_LINK_RETRY_MS : DP_LINK_RESTART_MS);
+}
+
 static int
 dp_port_setup(struct dprpc_agent *a, struct dp_port *pt, uint16_t port)
 {
@@ -161,9 +171,7 @@ dp_port_setup(struct dprpc_agent *a, struct dp_port *pt, uint16_t port)
 			if (pt->client)
 				snprintf(pt->sock, sizeof(pt->sock), "%s", ms.path);
 			pt->start_tsc = rte_rdtsc();
-			pt->retry_tsc = pt->start_tsc + a->tsc_hz / 1000 *
-								(pt->client ? DP_LINK_RETRY_MS
-									    : DP_LINK_RESTART_MS);
+			pt->retry_tsc = dp_default_retry_tsc(a, pt, pt->start_tsc);
 			return 0;
 		}
 	}
@@ -556,7 +564,7 @@ dp_port_quiet_timer(struct dprpc_agent *a, struct dp_port *pt, bool up, uint64_t
 		pt->peer_closed = false;
 		pt->answered = false;
 	} else if (pt->peer_closed && pt->quiet_tsc == 0 &&
-		   now - pt->closed_tsc >= a->tsc_hz / 1000 * DP_LINK_CLOSED_QUIET_MAX_MS) {
+		   now >= pt->answered_tsc + a->tsc_hz / 1000 * DP_LINK_CLOSED_QUIET_MAX_MS) {
 		/* Closed by its worker (link_close.c), and never seen down
 		 * since: the link up now is its successor's. */
 		DP_LOG(NOTICE,
@@ -593,7 +601,7 @@ dp_port_restart_timer(struct dprpc_agent *a, struct dp_port *pt, uint64_t now)
 	if (pt->pending) {
 		if (dp_port_waits(pt, now))
 			return;
-		pt->retry_tsc = now + ms * (pt->client ? DP_LINK_RETRY_MS : DP_LINK_RESTART_MS);
+		pt->retry_tsc = dp_default_retry_tsc(a, pt, now);
 	} else if (now - pt->start_tsc < ms * DP_LINK_RESTART_MS) {
 		return;
 	} else {

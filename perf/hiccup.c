@@ -26,8 +26,9 @@
  * for each --ideal, the latency of an ideal RPC over the traces of
  * --client-cpu (default the first of --cpus) and --server-cpu (default
  * the second): calls at RATE per second, SERVICE_NS of server CPU each,
- * WIRE_NS of network for both ways, no software cost at all (stall.h).  That is the floor under any
- * RPC library's open-loop percentiles on these CPUs at that load.
+ * WIRE_NS of network for both ways, no software cost at all (stall.h).
+ * That is the floor under any RPC library's open-loop percentiles on
+ * these CPUs at that load.
  *
  * Nothing here uses DPDK or dprpc: the figures are the machine's.
  */
