@@ -40,7 +40,7 @@ cleanup() {
 }
 trap cleanup EXIT
 
-eal="--no-pci --no-huge -m512 --no-shconf --no-telemetry --log-level=lib.eal:error --log-level=pmd.net.memif:error"
+eal="--no-pci --no-huge -m512 --huge-unlink=never --no-shconf --no-telemetry --log-level=lib.eal:error --log-level=pmd.net.memif:error"
 opts="throughput --window 32 --duration 4 --warmup 1 --retransmit-us 0"
 
 # measure BUILD TAG: callgrind's output in $work/TAG.out, calls in $work/TAG.calls

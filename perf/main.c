@@ -127,7 +127,8 @@ spawn_side(const char *role, unsigned int cpu, const char *sock, unsigned int ta
 {
 	/* EAL takes char **: writable copies of the fixed arguments. */
 	char fixed[][40] = {"dprpc-perf", "--no-pci", "--no-huge", "-m512", "--no-shconf",
-		"--no-telemetry", "--log-level=lib.eal:error", "--log-level=pmd.net.memif:error"};
+		"--no-telemetry", "--huge-unlink=never", "--log-level=lib.eal:error",
+		"--log-level=pmd.net.memif:error"};
 	char lcores[32], prefix[64], vdev[300];
 	struct perf_opts so = *o;
 	struct perf_result r;

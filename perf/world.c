@@ -191,7 +191,8 @@ world_worker(const struct perf_opts *o, unsigned int i, unsigned int n, const ch
 	unsigned int cpu, struct world_res *res)
 {
 	char fixed[][40] = {"dprpc-perf", "--no-pci", "--no-huge", "-m256", "--no-shconf",
-		"--no-telemetry", "--log-level=lib.eal:error", "--log-level=pmd.net.memif:2"};
+		"--no-telemetry", "--huge-unlink=never", "--log-level=lib.eal:error",
+		"--log-level=pmd.net.memif:2"};
 	char lcores[48], prefix[80], name[16], missing[256];
 	struct world_slot *slots;
 	struct dprpc_agent_conf c;

@@ -43,7 +43,7 @@ build() {
 # EAL options for one demo process: no PCI, no hugepages, private prefix.
 eal_opts() {
 	local cpu=$1 prefix=$2 vdev=$3
-	echo "-l $cpu --no-pci --no-huge -m 256 --no-shconf --no-telemetry" \
+	echo "-l $cpu --no-pci --no-huge -m 256 --huge-unlink=never --no-shconf --no-telemetry" \
 		"--file-prefix $prefix --log-level=lib.eal:error" \
 		"--log-level=pmd.net.memif:error --vdev $vdev"
 }
@@ -87,7 +87,7 @@ mesh memif:$demo_dir/sock"
 			--join "w1 02:00:00:00:0a:02 10.0.10.2 7000")
 		demo_prefixes+=("dprpc-demo-$$-$i")
 		"$worker" --lcores="0@$((i % ncpu)),1@$(((i + 1) % ncpu))" --no-pci --no-huge \
-			-m 256 --no-shconf --no-telemetry --file-prefix "dprpc-demo-$$-$i" \
+			-m 256 --huge-unlink=never --no-shconf --no-telemetry --file-prefix "dprpc-demo-$$-$i" \
 			--log-level=lib.eal:error --log-level=pmd.net.memif:2 -- "${args[@]}" &
 		demo_pids+=($!)
 	done

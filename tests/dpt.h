@@ -30,8 +30,9 @@ static inline int
 dpt_eal_init(const char *tag)
 {
 	/* EAL takes char **: writable copies of the fixed arguments. */
-	char fixed[][32] = {"dprpc-test", "--no-pci", "--no-huge", "-m", "256", "--no-shconf",
-		"--no-telemetry", "--lcores=0@0,1@1,2@1,3@0", "--log-level=lib.eal:error"};
+	char fixed[][32] = {"dprpc-test", "--no-pci", "--no-huge", "-m", "256",
+		"--huge-unlink=never", "--no-shconf", "--no-telemetry", "--lcores=0@0,1@1,2@1,3@0",
+		"--log-level=lib.eal:error"};
 	char prefix[64];
 	char *argv[16];
 	int argc = 0;

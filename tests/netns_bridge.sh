@@ -79,7 +79,7 @@ start() {
 	shift 2
 	prefix=$(netns_prefix "$tag-h$i")
 	netns_spawn 90 "${NETNS_BR_NS[i]}" "$NETNS_TMP/$tag-h$i.log" env WORLD_PREFIX="$prefix" \
-		"$worker" --lcores=0@0,1@1 --no-pci --no-huge -m 256 --no-shconf --no-telemetry \
+		"$worker" --lcores=0@0,1@1 --no-pci --no-huge -m 256 --huge-unlink=never --no-shconf --no-telemetry \
 		--file-prefix "$prefix" --log-level=lib.eal:error \
 		--vdev "net_af_packet0,iface=${NETNS_BR_IF[i]}" -- \
 		--name "h$i" --world "$world" --port-id 0 "$@"

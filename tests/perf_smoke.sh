@@ -192,7 +192,7 @@ print(f"sweep: {len(rates)} rates, max sustainable {r['max_sustainable_rps']}, k
 PY
 # One side per process, as across namespaces: --role with EAL options.
 sock=/tmp/dprpc-perf-smoke-$$.sock
-eal="--no-pci --no-huge -m 256 --no-shconf --no-telemetry --log-level=lib.eal:error"
+eal="--no-pci --no-huge -m 256 --huge-unlink=never --no-shconf --no-telemetry --log-level=lib.eal:error"
 # shellcheck disable=SC2086
 "$perf" -l 1 $eal --file-prefix smoke-srv-$$ \
 	--vdev "net_memif0,role=server,socket-abstract=no,socket=$sock" -- latency --role server \

@@ -27,8 +27,9 @@ static void
 eal_up(const char *log_level)
 {
 	/* EAL takes char **: writable copies of the fixed arguments. */
-	char fixed[][32] = {"dprpc-test", "--no-pci", "--no-huge", "-m", "256", "--no-shconf",
-		"--no-telemetry", "--lcores=0@0,1@1,2@1,3@0", "--log-level=lib.eal:error"};
+	char fixed[][32] = {"dprpc-test", "--no-pci", "--no-huge", "-m", "256",
+		"--huge-unlink=never", "--no-shconf", "--no-telemetry", "--lcores=0@0,1@1,2@1,3@0",
+		"--log-level=lib.eal:error"};
 	char prefix[64], level[64];
 	char *argv[16];
 	int argc = 0;

@@ -96,6 +96,7 @@ spawn(unsigned int i, const char *const *extra)
 	argv[argc++] = mut("--no-huge");
 	argv[argc++] = mut("-m");
 	argv[argc++] = mut("256");
+	argv[argc++] = mut("--huge-unlink=never");
 	argv[argc++] = mut("--no-shconf");
 	argv[argc++] = mut("--no-telemetry");
 	snprintf(lcores, sizeof(lcores), "--lcores=0@%u,1@%u", pin_round_robin ? i % 2 : 0,

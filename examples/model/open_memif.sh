@@ -116,7 +116,7 @@ prefix="digits-open-misuse-$$"
 for args in "open --duration 1" "latency" "open --rate 100 --handler echo"; do
 	rc=0
 	# shellcheck disable=SC2086
-	"$build/examples/model/digits_client" -l 0 --no-pci --no-huge -m 64 --no-shconf \
+	"$build/examples/model/digits_client" -l 0 --no-pci --no-huge -m 64 --huge-unlink=never --no-shconf \
 		--no-telemetry --file-prefix "$prefix" --log-level=lib.eal:error -- \
 		--name client --world "$world" --server server --testset "$here/digits_test.bin" \
 		-- $args >"$out" 2>&1 || rc=$?

@@ -39,7 +39,7 @@ cleanup() {
 }
 trap cleanup EXIT
 eal() {
-	echo "-l $1 --no-pci --no-huge -m 256 --no-shconf --no-telemetry --file-prefix $2" \
+	echo "-l $1 --no-pci --no-huge -m 256 --huge-unlink=never --no-shconf --no-telemetry --file-prefix $2" \
 		"--log-level=lib.eal:error --log-level=pmd.net.memif:error" \
 		"--vdev net_memif0,role=$3,socket-abstract=no,socket=$sock"
 }

@@ -32,8 +32,8 @@ static inline int
 fuzz_env_up(const char *name, struct rte_mempool **mp, struct rte_ring **to, struct rte_ring **from)
 {
 	/* EAL takes char **: writable copies of the fixed arguments. */
-	char fixed[][24] = {"fuzz", "--no-pci", "--no-huge", "-m", "256", "--no-shconf",
-		"--no-telemetry", "--lcores=0", "--log-level=*:crit"};
+	char fixed[][24] = {"fuzz", "--no-pci", "--no-huge", "-m", "256", "--huge-unlink=never",
+		"--no-shconf", "--no-telemetry", "--lcores=0", "--log-level=*:crit"};
 	char prog[32], prefix[64];
 	char *eal[RTE_DIM(fixed) + 2];
 	unsigned int i, n = 0;

@@ -314,7 +314,7 @@ netns_xdp_detach() {
 # af_packet port bound to IFACE: as scripts/dev.sh gives the demo, with
 # that port instead of memif.
 netns_eal() {
-	EAL=(-l "$1" --no-pci --no-huge -m 256 --no-shconf --no-telemetry
+	EAL=(-l "$1" --no-pci --no-huge -m 256 --huge-unlink=never --no-shconf --no-telemetry
 		--file-prefix "$(netns_prefix "$2")" --log-level=lib.eal:error
 		--vdev "net_af_packet0,iface=$3")
 }
