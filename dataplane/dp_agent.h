@@ -155,6 +155,9 @@ struct dp_port {
 	 * sent on or restarted again) once it joined. */
 	bool join;
 	bool retired;
+	/* Picked for the close that runs next (port_close.c): every port at
+	 * dp_port_close(), the links done early at dp_ports_close_picked(). */
+	bool close_now;
 	/* Poller only: when a pending port starts again; when a client's
 	 * port last started (its link is restarted if it does not come up). */
 	uint64_t retry_tsc, start_tsc;

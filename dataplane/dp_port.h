@@ -40,6 +40,9 @@ int dp_port_open(struct dprpc_agent *a, const struct dprpc_agent_conf *c);
  * (port_close.c): with link ports, on the EAL interrupt thread, waited
  * for, working around DPDK 22.11's memif PMD (port_close.c's top). */
 void dp_port_close(struct dprpc_agent *a);
+/* As dp_port_close(), for the ports whose close_now is set only (memif
+ * links dp_links_close() is done with while it waits for others). */
+void dp_ports_close_picked(struct dprpc_agent *a);
 /* The poller, on its timer: start pending link ports, read their link
  * state, at most every DP_LINK_CHECK_MS. */
 void dp_ports_timer(struct dprpc_agent *a, uint64_t now);

@@ -57,6 +57,17 @@
  * of a world shutting down form no cycle; one that did (stalls reordering
  * the LEAVEs) would cost the bound.
  *
+ * Nor do they chain.  Were each worker's links closed together, the order
+ * of a world whose workers all leave at once would be a chain: the
+ * highest rank, answered by all, closes first; the next waits for it
+ * before it closes any link, the next for both, and rank 0 for every
+ * other close, one after the other (each a round of the interrupt
+ * thread, milliseconds when four workers share two CPUs).  So once every
+ * CLOSE of its own is answered, dp_links_close() closes at once the links
+ * it has nothing more to wait for (dp_links_close_done(), one batch), and
+ * the links it waits for with the rest of the ports afterwards: each link
+ * waits for one close at most, its other end's.
+ *
  * A CLOSE that meets a CLOSE (both ends destroying at once): the end of
  * the lower rank answers it, as any receiver does, and the other takes
  * that answer as the answer to its own, whereas if each took the other's
@@ -199,11 +210,35 @@ dp_link_awaits_close(const struct dprpc_agent *a, const struct dp_port *pt, uint
 	return rte_eth_link_get_nowait(pt->id, &link) == 0 && link.link_status == RTE_ETH_LINK_UP;
 }
 
+/* Close now, while dp_links_close() waits for the workers of other links
+ * to close theirs first, every memif link of the world map it is done
+ * with: neither told about (a CLOSE unanswered) nor waiting for its worker
+ * to close first.  Each made quiet first. */
+static void
+dp_links_close_done(struct dprpc_agent *a, uint64_t now)
+{
+	unsigned int i, n = 0;
+
+	for (i = 0; i < a->nb_ports; i++) {
+		struct dp_port *pt = &a->ports[i];
+
+		if (!pt->link || pt->join || pt->retired || !(pt->started || pt->probed) ||
+			(pt->closing && !pt->quiet) || dp_link_awaits_close(a, pt, now))
+			continue;
+		dp_port_go_quiet(pt);
+		pt->close_now = true;
+		n++;
+	}
+	if (n > 0)
+		dp_ports_close_picked(a);
+}
+
 void
 dp_links_close(struct dprpc_agent *a)
 {
 	uint64_t now = rte_rdtsc(), ms = a->tsc_hz / 1000, end, resend = 0;
-	unsigned int i, left, telling;
+	unsigned int i, left, telling, awaiting;
+	bool early = false;
 
 	for (i = 0, telling = 0; i < a->nb_ports; i++) {
 		struct dp_port *pt = &a->ports[i];
@@ -225,7 +260,7 @@ dp_links_close(struct dprpc_agent *a)
 			(void)dp_tx_flush(a);
 			resend = now + ms * DP_LINK_CLOSE_RESEND_MS;
 		}
-		for (i = 0, left = 0; i < a->nb_ports; i++) {
+		for (i = 0, left = 0, awaiting = 0; i < a->nb_ports; i++) {
 			struct dp_port *pt = &a->ports[i];
 
 			if (pt->closing && !pt->quiet && now < end) {
@@ -238,10 +273,17 @@ dp_links_close(struct dprpc_agent *a)
 			}
 			/* Its worker may still read our answer (ours to its
 			 * CLOSE just now, or to its LEAVE or CLOSE before). */
-			left += dp_link_awaits_close(a, pt, now);
+			awaiting += dp_link_awaits_close(a, pt, now);
 		}
-		if (left == 0)
+		if (left + awaiting == 0)
 			break;
+		/* Every answer in, some workers to close first: the other
+		 * links go now, once, so that the waits of a world shutting
+		 * down do not chain (see the top of this file). */
+		if (left == 0 && !early) {
+			dp_links_close_done(a, now);
+			early = true;
+		}
 		usleep(20);
 		now = rte_rdtsc();
 	}

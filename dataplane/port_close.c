@@ -156,7 +156,7 @@ dp_ports_unhook(struct dprpc_agent *a)
 	for (i = 0; i < a->nb_ports; i++) {
 		const struct dp_port *pt = &a->ports[i];
 
-		if (!pt->probed || dp_memif_role(pt->id, &s) != 1 ||
+		if (!pt->close_now || !pt->probed || dp_memif_role(pt->id, &s) != 1 ||
 			dp_memif_sock_shared(pt->id, &s))
 			continue;
 		if (efd < 0)
@@ -183,6 +183,8 @@ dp_ports_stop_close(struct dprpc_agent *a)
 	for (i = 0; i < a->nb_ports; i++) {
 		struct dp_port *pt = &a->ports[i];
 
+		if (!pt->close_now)
+			continue;
 		if (pt->started) {
 			(void)rte_eth_dev_stop(pt->id);
 			pt->started = false;
@@ -226,8 +228,11 @@ dp_on_intr(struct dprpc_agent *a)
 		dp_ports_stop_close(a);
 }
 
+/* The ports picked (close_now) stopped and closed, on the interrupt
+ * thread if any of the agent's ports is a memif port, then their vdevs
+ * removed; each left closed and unpicked. */
 void
-dp_port_close(struct dprpc_agent *a)
+dp_ports_close_picked(struct dprpc_agent *a)
 {
 	unsigned int i;
 
@@ -242,9 +247,20 @@ dp_port_close(struct dprpc_agent *a)
 	for (i = 0; i < a->nb_ports; i++) {
 		struct dp_port *pt = &a->ports[i];
 
-		if (pt->probed) {
+		if (pt->close_now && pt->probed) {
 			(void)rte_eal_hotplug_remove("vdev", pt->vdev_name);
 			pt->probed = false;
 		}
+		pt->close_now = false;
 	}
+}
+
+void
+dp_port_close(struct dprpc_agent *a)
+{
+	unsigned int i;
+
+	for (i = 0; i < a->nb_ports; i++)
+		a->ports[i].close_now = true;
+	dp_ports_close_picked(a);
 }

@@ -544,6 +544,48 @@ Test(world_links, a_leaver_closes_its_links_before_the_workers_that_answered_it)
 	}
 }
 
+/*
+ * c leaves the world, then b: a and b answer c's LEAVE, a answers b's.  b
+ * then destroys its agent while c keeps its own.  b keeps its link to c
+ * open until c closes its end (or DP_LINK_ANSWERED_WAIT_MS, 100 ms, after
+ * its answer), but closes its link to a, which it has nothing more to
+ * wait for, at once: a, which waits for b's close of that link, is not
+ * held by b's wait for c, so the waits of a world whose workers leave
+ * together do not chain (link_close.c).  Fails when a destroy closes its
+ * links only together: a's link to b goes down with b's link to c.
+ */
+Test(world_links, a_destroy_closes_the_links_it_is_done_with_before_it_waits_for_others)
+{
+	struct dprpc_worker_info ia[3], ic[3];
+	struct destroyer d = {.i = 1};
+	bool down = false;
+
+	links_start();
+	cr_assert_eq(dprpc_world_leave(la[2], 10 * 1000 * 1000), 0);
+	cr_assert_eq(dprpc_world_leave(la[1], 10 * 1000 * 1000), 0);
+	cr_assert_eq(dprpc_get_worker_infos(la[0], ia, 3), 3);
+	cr_assert_eq(dprpc_get_worker_infos(la[2], ic, 3), 3);
+	atomic_init(&d.done, false);
+	cr_assert_eq(pthread_create(&d.t, NULL, destroy_thread, &d), 0);
+	while (!down && !atomic_load_explicit(&d.done, memory_order_acquire)) {
+		down = !port_up(ia[1].port_id);
+		usleep(100);
+	}
+	cr_expect(down, "a's link to b was still up when b's destroy returned");
+	/* Time for b's close of its link to c to show, were it made. */
+	usleep(5 * 1000);
+	cr_expect(port_up(ic[1].port_id), "b closed its link to c with its link to a");
+	cr_expect_not(atomic_load_explicit(&d.done, memory_order_acquire),
+		"b's destroy did not wait for c");
+	cr_assert_eq(dprpc_agent_destroy(la[2]), 0);
+	la[2] = NULL;
+	cr_assert_eq(pthread_join(d.t, NULL), 0);
+	cr_expect_eq(d.rc, 0, "b: %d", d.rc);
+	la[1] = NULL;
+	cr_assert_eq(dprpc_agent_destroy(la[0]), 0);
+	la[0] = NULL;
+}
+
 /* dprpc_world_leave() of la[i] on a thread of its own, once go is set. */
 struct leaver {
 	pthread_t t;
