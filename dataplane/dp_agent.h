@@ -163,8 +163,13 @@ struct dp_port {
 	uint64_t retry_tsc, start_tsc;
 	char vdev_name[RTE_DEV_NAME_MAX_LEN];
 	/* A link port: its memif socket (a client connects only once the
-	 * file exists: its server listens). */
+	 * file exists: its server listens).  A server binds it as sock and
+	 * "~" (alias), and makes sock a second name of that file once its
+	 * port is started (named; unlinked at close): a client that found
+	 * the file before the server was ready for its handshake was turned
+	 * away for good (port.c). */
 	char sock[DP_SOCK_PATH_MAX];
+	bool alias, named;
 	struct rte_mbuf *tx_buf[DP_TX_BUF];
 };
 

@@ -17,22 +17,28 @@
  * Several ports (docs/worlds.md).  The world map's "link" and "mesh" lines
  * give the agent a memif port of its own per link (dp_world_link_of()): the
  * agent probes "net_memif_dpI_R,role=server|client,rsize=8,socket=PATH"
- * for the worker of rank R, and treats it as a vdev of its own.  ports[0] is the
+ * (a server's PATH~, see below) for the worker of rank R, and treats it
+ * as a vdev of its own.  ports[0] is the
  * default port when the configuration gives one; peer_port[] names the
  * port that reaches each worker, the default one unless a link does.  A
  * memif client whose server does not listen yet cannot start (the PMD
  * connects at start): its port is left pending, and dp_ports_timer() starts
  * it again every DP_LINK_RETRY_MS on the poller until it does, so workers
- * may start in any order; a client whose link is not up DP_LINK_RESTART_MS
- * after it started (it connected while its server was not ready, or the
- * server went away) is stopped and started again the same way.  Until a link port's link is up, frames for it
- * are dropped and counted (tx_dropped), not piled up in its tx buffer:
+ * may start in any order.  A link's server binds its socket as PATH~ and
+ * names it PATH, the file its client waits for, only once its port is
+ * started (dp_port_name_sock()): the PMD listens from the probe but turns
+ * away for good a handshake that comes before the start.  A client whose
+ * link is not up DP_LINK_RESTART_MS after it started (it connected while
+ * its server was not ready, or the server went away) is stopped and
+ * started again the same way.  Until a link port's link is up, frames for
+ * it are dropped and counted (tx_dropped), not piled up in its tx buffer:
  * the calls they belong to resend, and the rendezvous pings only workers
  * whose link is up.
  */
 #include <errno.h>
 #include <string.h>
 #include <sys/stat.h>
+#include <unistd.h>
 
 #include <rte_cycles.h>
 #include <rte_dev.h>
@@ -128,6 +134,27 @@ dp_default_retry_tsc(const struct dprpc_agent *a, const struct dp_port *pt, uint
 	return now + a->tsc_hz / 1000 * (pt->client ? DP_LINK_RETRY_MS : DP_LINK_RESTART_MS);
 }
 
+/* A started server link port bound at pt->sock and "~" (dp_port.alias):
+ * pt->sock made a second name of its socket file, which its client
+ * waits for.  A file left there (a server that died) is replaced. */
+static int
+dp_port_name_sock(struct dprpc_agent *a, struct dp_port *pt)
+{
+	char bound[DP_SOCK_PATH_MAX + 1]; /* pt->sock and "~": shorter than a socket name (alias) */
+	int rc;
+
+	snprintf(bound, sizeof(bound), "%s~", pt->sock);
+	if (link(bound, pt->sock) == 0 ||
+		(errno == EEXIST && unlink(pt->sock) == 0 && link(bound, pt->sock) == 0)) {
+		pt->named = true;
+		return 0;
+	}
+	rc = -errno;
+	DP_LOG(ERR, "agent %s: memif socket %s: cannot name it %s: %s", a->name, bound, pt->sock,
+		strerror(-rc));
+	return rc;
+}
+
 static int
 dp_port_setup(struct dprpc_agent *a, struct dp_port *pt, uint16_t port)
 {
@@ -183,7 +210,7 @@ dp_port_setup(struct dprpc_agent *a, struct dp_port *pt, uint16_t port)
 	pt->start_tsc = rte_rdtsc();
 	/* Best effort: virtual devices mostly do not filter by MAC anyway. */
 	(void)rte_eth_promiscuous_enable(port);
-	return 0;
+	return pt->alias ? dp_port_name_sock(a, pt) : 0;
 }
 
 /* Probe the vdev @spec (its name before the first comma) as @pt. */
@@ -257,9 +284,13 @@ dp_port_link_one(struct dprpc_agent *a, unsigned int r, bool have_default)
 	pt->client = !server;
 	pt->peer = (uint16_t)r;
 	memcpy(pt->sock, path, sizeof(pt->sock));
+	/* A server's socket file gets the link's name once its port is
+	 * started (dp_port.alias): bound as PATH~, or as PATH if that is too
+	 * long for a socket's name. */
+	pt->alias = server && strlen(path) + 1 < sizeof(pt->sock);
 	snprintf(spec, sizeof(spec),
-		"net_memif_dp%u_%u,role=%s,rsize=" DP_LINK_RSIZE ",socket-abstract=no,socket=%s",
-		a->instance, r, server ? "server" : "client", path);
+		"net_memif_dp%u_%u,role=%s,rsize=" DP_LINK_RSIZE ",socket-abstract=no,socket=%s%s",
+		a->instance, r, server ? "server" : "client", path, pt->alias ? "~" : "");
 	a->nb_link_ports++;
 	a->peer_port[r] = (uint8_t)a->nb_ports;
 	rc = dp_port_probe(a, pt, spec);
@@ -666,6 +697,8 @@ dp_ports_timer(struct dprpc_agent *a, uint64_t now)
 			pt->started = true;
 			pt->start_tsc = now;
 			(void)rte_eth_promiscuous_enable(pt->id);
+			if (pt->alias && !pt->named)
+				(void)dp_port_name_sock(a, pt);
 		}
 		was_up = pt->up;
 		pt->up = rte_eth_link_get_nowait(pt->id, &link) == 0 &&

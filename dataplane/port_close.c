@@ -185,6 +185,12 @@ dp_ports_stop_close(struct dprpc_agent *a)
 
 		if (!pt->close_now)
 			continue;
+		/* The link's name of a server's socket (dp_port.named), first:
+		 * a client finds no file, as when the PMD unlinks its own. */
+		if (pt->named) {
+			(void)unlink(pt->sock);
+			pt->named = false;
+		}
 		if (pt->started) {
 			(void)rte_eth_dev_stop(pt->id);
 			pt->started = false;
