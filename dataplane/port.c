@@ -696,9 +696,14 @@ dp_ports_timer(struct dprpc_agent *a, uint64_t now)
 			pt->pending = false;
 			pt->started = true;
 			pt->start_tsc = now;
+			pt->retry_tsc = now; /* a server's name: at once, below */
 			(void)rte_eth_promiscuous_enable(pt->id);
-			if (pt->alias && !pt->named)
-				(void)dp_port_name_sock(a, pt);
+		}
+		/* A server started here, or whose naming failed: its client
+		 * waits for the name, tried again every DP_LINK_RETRY_MS. */
+		if (pt->alias && pt->started && !pt->named && now >= pt->retry_tsc) {
+			pt->retry_tsc = now + a->tsc_hz / 1000 * DP_LINK_RETRY_MS;
+			(void)dp_port_name_sock(a, pt);
 		}
 		was_up = pt->up;
 		pt->up = rte_eth_link_get_nowait(pt->id, &link) == 0 &&
