@@ -33,6 +33,7 @@
 
 #include <criterion/criterion.h>
 
+#include <rte_cycles.h>
 #include <rte_dev.h>
 #include <rte_errno.h>
 #include <rte_ethdev.h>
@@ -596,25 +597,41 @@ Test(world_links, a_destroy_closes_the_links_it_is_done_with_before_it_waits_for
 {
 	struct dprpc_worker_info ia[3], ic[3];
 	struct destroyer d = {.i = 1};
+	uint64_t answer, end, down_tsc = 0, ms;
 	bool down = false;
 
 	links_start();
+	ms = rte_get_tsc_hz() / 1000; /* EAL is up */
 	cr_assert_eq(dprpc_world_leave(la[2], 10 * 1000 * 1000), 0);
 	cr_assert_eq(dprpc_world_leave(la[1], 10 * 1000 * 1000), 0);
+	/* b keeps its link to c until c closes its end, or until
+	 * DP_LINK_ANSWERED_WAIT_MS after its answer to c's LEAVE (b's poller
+	 * wrote the answer's time: an atomic load). */
+	answer = __atomic_load_n(&la[1]->ports[la[1]->peer_port[2]].answered_tsc, __ATOMIC_RELAXED);
+	end = answer + ms * DP_LINK_ANSWERED_WAIT_MS;
 	cr_assert_eq(dprpc_get_worker_infos(la[0], ia, 3), 3);
 	cr_assert_eq(dprpc_get_worker_infos(la[2], ic, 3), 3);
 	atomic_init(&d.done, false);
 	cr_assert_eq(pthread_create(&d.t, NULL, destroy_thread, &d), 0);
 	while (!down && !atomic_load_explicit(&d.done, memory_order_acquire)) {
 		down = !port_up(ia[1].port_id);
+		down_tsc = rte_rdtsc();
 		usleep(100);
 	}
 	cr_expect(down, "a's link to b was still up when b's destroy returned");
-	/* Time for b's close of its link to c to show, were it made. */
+	/* Closed with the rest, it goes only once b's wait for c is over. */
+	cr_expect_lt(down_tsc, end,
+		"a's link to b went down %.1f ms after b answered c: "
+		"not before b's wait for c ended",
+		(double)(down_tsc - answer) / (double)ms);
+	/* Time for b's close of its link to c to show, were it made; told
+	 * apart from the end of b's wait only before that end. */
 	usleep(5 * 1000);
-	cr_expect(port_up(ic[1].port_id), "b closed its link to c with its link to a");
-	cr_expect_not(atomic_load_explicit(&d.done, memory_order_acquire),
-		"b's destroy did not wait for c");
+	if (rte_rdtsc() < end) {
+		cr_expect(port_up(ic[1].port_id), "b closed its link to c with its link to a");
+		cr_expect_not(atomic_load_explicit(&d.done, memory_order_acquire),
+			"b's destroy did not wait for c");
+	}
 	cr_assert_eq(dprpc_agent_destroy(la[2]), 0);
 	la[2] = NULL;
 	cr_assert_eq(pthread_join(d.t, NULL), 0);
