@@ -91,6 +91,10 @@ struct dp_memif_sock {
 /* One of the agent's ports (port.c): what was done to it, its queues and
  * the frames staged for it.  The poller's, but for what creation and
  * destroy do. */
+/* What a memif link's server appends to its socket's path to bind it,
+ * the path itself being named once its port is started (port.c). */
+#define DP_SOCK_ALIAS "~"
+
 struct dp_port {
 	unsigned int tx_n; /* frames staged in tx_buf */
 	uint16_t id, rxq, txq;
@@ -164,7 +168,7 @@ struct dp_port {
 	char vdev_name[RTE_DEV_NAME_MAX_LEN];
 	/* A link port: its memif socket (a client connects only once the
 	 * file exists: its server listens).  A server binds it as sock and
-	 * "~" (alias), and makes sock a second name of that file once its
+	 * DP_SOCK_ALIAS (alias), and makes sock a second name of that file once its
 	 * port is started (named; unlinked at close): a client that found
 	 * the file before the server was ready for its handshake was turned
 	 * away for good (port.c). */

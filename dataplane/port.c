@@ -119,11 +119,6 @@ dp_port_take_ready(
 	return 0;
 }
 
-/* A port of the agent's: one rx and one tx queue (0), started.  A memif
- * client whose start fails is one whose server does not listen yet (the
- * PMD's connect() failed): a link port is left pending, the default port
- * not started (dp_port.restart), and the timer starts it later
- * (dp_ports_timer()). */
 /* When a pending default memif client (dp_port.restart) tries to start
  * again, from @now: DP_LINK_RETRY_MS, as a link's client, when its socket
  * file can be watched (dp_port_waits()); DP_LINK_RESTART_MS in the
@@ -134,16 +129,18 @@ dp_default_retry_tsc(const struct dprpc_agent *a, const struct dp_port *pt, uint
 	return now + a->tsc_hz / 1000 * (pt->client ? DP_LINK_RETRY_MS : DP_LINK_RESTART_MS);
 }
 
-/* A started server link port bound at pt->sock and "~" (dp_port.alias):
- * pt->sock made a second name of its socket file, which its client
- * waits for.  A file left there (a server that died) is replaced. */
+/* A started server link port bound at pt->sock and DP_SOCK_ALIAS
+ * (dp_port.alias): pt->sock made a second name of its socket file, which
+ * its client waits for.  A file left there (a server that died) is
+ * replaced. */
 static int
 dp_port_name_sock(struct dprpc_agent *a, struct dp_port *pt)
 {
-	char bound[DP_SOCK_PATH_MAX + 1]; /* pt->sock and "~": shorter than a socket name (alias) */
+	/* No longer than a socket's name (dp_port.alias). */
+	char bound[DP_SOCK_PATH_MAX + sizeof(DP_SOCK_ALIAS)];
 	int rc;
 
-	snprintf(bound, sizeof(bound), "%s~", pt->sock);
+	snprintf(bound, sizeof(bound), "%s" DP_SOCK_ALIAS, pt->sock);
 	if (link(bound, pt->sock) == 0 ||
 		(errno == EEXIST && unlink(pt->sock) == 0 && link(bound, pt->sock) == 0)) {
 		pt->named = true;
@@ -155,6 +152,11 @@ dp_port_name_sock(struct dprpc_agent *a, struct dp_port *pt)
 	return rc;
 }
 
+/* A port of the agent's: one rx and one tx queue (0), started.  A memif
+ * client whose start fails is one whose server does not listen yet (the
+ * PMD's connect() failed): a link port is left pending, the default port
+ * not started (dp_port.restart), and the timer starts it later
+ * (dp_ports_timer()). */
 static int
 dp_port_setup(struct dprpc_agent *a, struct dp_port *pt, uint16_t port)
 {
@@ -287,10 +289,10 @@ dp_port_link_one(struct dprpc_agent *a, unsigned int r, bool have_default)
 	/* A server's socket file gets the link's name once its port is
 	 * started (dp_port.alias): bound as PATH~, or as PATH if that is too
 	 * long for a socket's name. */
-	pt->alias = server && strlen(path) + 1 < sizeof(pt->sock);
+	pt->alias = server && strlen(path) + strlen(DP_SOCK_ALIAS) < sizeof(pt->sock);
 	snprintf(spec, sizeof(spec),
 		"net_memif_dp%u_%u,role=%s,rsize=" DP_LINK_RSIZE ",socket-abstract=no,socket=%s%s",
-		a->instance, r, server ? "server" : "client", path, pt->alias ? "~" : "");
+		a->instance, r, server ? "server" : "client", path, pt->alias ? DP_SOCK_ALIAS : "");
 	a->nb_link_ports++;
 	a->peer_port[r] = (uint8_t)a->nb_ports;
 	rc = dp_port_probe(a, pt, spec);

@@ -7,10 +7,10 @@
  * interrupt thread that closes its memif ports among them).  Each worker:
  * start-up rendezvous (dprpc_world_wait()), a barrier, then for --warmup
  * + --duration seconds keeps --window calls in flight to every other
- * worker (an echo of
- * --payload bytes; each completion callback, on the agent's poller,
- * records the round trip and sends the next call), then stops sending,
- * waits for its calls to end, and shuts down gracefully (dprpc_shutdown()).
+ * worker (an echo of --payload bytes; each completion callback, on the
+ * agent's poller, records the round trip and sends the next call), then
+ * stops sending, waits for its calls to end, and shuts down gracefully
+ * (dprpc_shutdown()).
  *
  * Reported: the aggregate rate (every worker's OK calls completed in its
  * measured window, per second, summed), per worker its rate and p50/p99;

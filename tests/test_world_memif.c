@@ -489,7 +489,7 @@ Test(world_links, three_agents_in_one_process_each_peer_through_its_own_port)
  */
 Test(world_links, a_link_server_names_its_socket_once_started)
 {
-	char path[DP_SOCK_PATH_MAX], bound[DP_SOCK_PATH_MAX + 1];
+	char path[DP_SOCK_PATH_MAX], bound[DP_SOCK_PATH_MAX + sizeof(DP_SOCK_ALIAS)];
 	struct dp_memif_sock ms;
 	struct dp_port *pt;
 	struct stat sp, sb;
@@ -498,7 +498,7 @@ Test(world_links, a_link_server_names_its_socket_once_started)
 	pt = &la[0]->ports[la[0]->peer_port[1]];
 	cr_assert(pt->link && !pt->client && pt->started, "a is the server of the a-b link");
 	snprintf(path, sizeof(path), "%s", pt->sock);
-	snprintf(bound, sizeof(bound), "%s~", path);
+	snprintf(bound, sizeof(bound), "%s" DP_SOCK_ALIAS, path);
 	cr_assert_eq(dp_memif_role(pt->id, &ms), 1);
 	cr_expect_str_eq(ms.path, bound, "the PMD's socket is %s", ms.path);
 	cr_assert_eq(stat(path, &sp), 0, "%s: %s", path, strerror(errno));
