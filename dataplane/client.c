@@ -34,11 +34,12 @@
 #include "dp_tx.h"
 #include "fut_internal.h"
 #include "dprpc_atomic.h"
+#include "dprpc_lcore.h"
 
 void
 dp_value_free_mbuf(void *m)
 {
-	rte_pktmbuf_free(m);
+	dprpc_mbuf_free(m);
 }
 
 /* Let go of what slot @s holds (its request, messages, stream) and

@@ -24,6 +24,7 @@
 #include "dp_eal.h"
 #include "dp_intr.h"
 #include "dp_stream.h"
+#include "dprpc_lcore.h"
 
 int dp_meta_offset = -1;
 int dp_stream_offset = -1;
@@ -46,6 +47,9 @@ int dp_stream_offset = -1;
  * for it nothing changes.
  */
 __thread int8_t dp_tls_lcore __attribute__((tls_model("initial-exec")));
+/* The id whose caches the library's own gets and puts use (dprpc_lcore.h):
+ * set below, once the thread's id is known to stay. */
+__thread uint32_t dprpc_tls_lcore_id __attribute__((tls_model("initial-exec"))) = DPRPC_LCORE_ASK;
 static pthread_key_t dp_lcore_key;
 static pthread_once_t dp_lcore_once = PTHREAD_ONCE_INIT;
 static bool dp_lcore_key_ok;
@@ -57,6 +61,8 @@ static void
 dp_lcore_thread_exit(void *unused)
 {
 	(void)unused;
+	/* The id goes back to EAL below: no use of it after. */
+	dprpc_tls_lcore_id = DPRPC_LCORE_ASK;
 	/* Acquire: pairs with the release store in dprpc_eal_cleanup(). */
 	if (!atomic_load_explicit(&dp_eal_down, memory_order_acquire))
 		rte_thread_unregister();
@@ -74,6 +80,10 @@ dp_thread_lcore_slow(void)
 	dp_tls_lcore = -1; /* one attempt per thread */
 	if (rte_lcore_id() != LCORE_ID_ANY) {
 		dp_tls_lcore = 1; /* an EAL lcore, or registered already */
+		/* An EAL lcore's id is fixed; one the application registered
+		 * it may take back, so it is asked for each time. */
+		if (rte_eal_lcore_role(rte_lcore_id()) != ROLE_NON_EAL)
+			dprpc_tls_lcore_id = rte_lcore_id();
 		return;
 	}
 	(void)pthread_once(&dp_lcore_once, dp_lcore_key_make);
@@ -87,6 +97,7 @@ dp_thread_lcore_slow(void)
 		return;
 	}
 	dp_tls_lcore = 1;
+	dprpc_tls_lcore_id = rte_lcore_id(); /* ours until the destructor */
 }
 
 int

@@ -55,6 +55,7 @@
 #include "dp_msg.h"
 #include "dp_poll.h"
 #include "dp_tx.h"
+#include "dprpc_lcore.h"
 
 /* The request whose handler runs on this thread (innermost run), for the
  * deadline of calls made from inside it (dprpc_rpc_async_id()). */
@@ -312,7 +313,7 @@ dp_req_release(struct dprpc_request *req)
 			atomic_fetch_add_explicit(
 				&a->peers[req->src].srv_freed_away, 1, memory_order_relaxed);
 	}
-	rte_pktmbuf_free(req->m);
+	dprpc_mbuf_free(req->m);
 	if (req->rx != NULL)
 		dp_rxmsg_free(req->rx); /* a reassembled request's payload */
 	dp_txmsg_put(req->tx);

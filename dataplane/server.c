@@ -46,6 +46,7 @@
 #include "dp_server.h"
 #include "dp_stream.h"
 #include "dp_tx.h"
+#include "dprpc_lcore.h"
 
 void
 dp_srv_reset(struct dprpc_agent *a, struct dp_peer *peer)
@@ -334,7 +335,7 @@ dp_kept_send(struct dprpc_agent *a, const struct dp_kept *k, const uint8_t *area
 void
 dp_kept_clear(struct dp_kept *k)
 {
-	rte_pktmbuf_free(k->m);
+	dprpc_mbuf_free(k->m);
 	k->m = NULL;
 	k->len = 0;
 }

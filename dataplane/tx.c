@@ -48,6 +48,7 @@
 #include "dp_stream.h"
 #include "dp_tx.h"
 #include "dprpc_atomic.h"
+#include "dprpc_lcore.h"
 
 /* Hand a finished frame to the poller: staged directly when we are the
  * poller, else through the MP tx ring.  With @must the ring is retried
@@ -80,13 +81,13 @@ dp_submit(struct dprpc_agent *a, struct rte_mbuf *m, bool must)
 struct rte_mbuf *
 dp_frame_alloc(struct dprpc_agent *a, uint32_t len, uint8_t **frame)
 {
-	struct rte_mbuf *m = rte_pktmbuf_alloc(a->mp);
+	struct rte_mbuf *m = dprpc_mbuf_alloc(a->mp);
 
 	if (m == NULL)
 		return NULL;
 	*frame = (uint8_t *)rte_pktmbuf_append(m, (uint16_t)(DP_HDRS_LEN + len));
 	if (*frame == NULL) {
-		rte_pktmbuf_free(m);
+		dprpc_mbuf_free(m);
 		return NULL;
 	}
 	return m;

@@ -151,6 +151,7 @@
 
 #include "dprpc_atomic.h"
 #include "dprpc_hugemap.h"
+#include "dprpc_lcore.h"
 #include "dprpc_mempool_free.h"
 
 RTE_LOG_REGISTER(fut_logtype, dprpc.future, INFO);
@@ -782,7 +783,7 @@ fut_free(struct dprpc_future *f)
 	if (pool->mp != NULL) {
 		/* The mempool's ring or per-lcore cache hands f over (the
 		 * ring's release/acquire; a cache stays on this lcore). */
-		rte_mempool_put(pool->mp, f);
+		dprpc_mp_put(pool->mp, f);
 		return;
 	}
 	/* Cannot fail: the ring holds every future.  Release: see fut_reset. */
@@ -971,7 +972,7 @@ fut_new_refs(struct dprpc_future_pool *pool, uint32_t refs)
 		return NULL;
 	}
 	if (pool->mp != NULL) {
-		if (rte_mempool_get(pool->mp, &obj) != 0) {
+		if (dprpc_mp_get(pool->mp, &obj) != 0) {
 			rte_errno = ENOBUFS;
 			return NULL;
 		}

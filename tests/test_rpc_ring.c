@@ -22,6 +22,7 @@
 #include "dp_agent.h"
 #include "dp_liveness.h"
 #include "dp_poll.h"
+#include "dprpc_lcore.h"
 #include "dpt.h"
 
 static struct dpt_ring_pair pair;
@@ -1585,6 +1586,84 @@ Test(rpc_ring, unpinned_threads_share_the_agents_own_pools, .timeout = 120)
 		cr_assert_eq(dprpc_agent_usage(a, &u), 0);
 	}
 	cr_assert_eq(u.mbufs, 0u, "%u mbufs lost", u.mbufs);
+}
+
+/*
+ * The lcore id whose mempool caches the library's own gets and puts use
+ * (dprpc_lcore.h) is the thread's only while it stays the thread's: an EAL
+ * lcore's and one the library registered are kept; one the application
+ * registered itself is asked for at each use, so that the application can
+ * take it back and go on calling, then through the pool's ring.
+ */
+struct lcore_seen {
+	uint32_t cached_ours, id_ours;
+	uint32_t cached_app, cached_after_unregister, id_after_unregister;
+	int rc_ours, rc_app, rc_after;
+};
+
+static int
+lcore_call(void)
+{
+	char out[8];
+	size_t out_len = sizeof(out);
+
+	return dprpc_rpc_sync(a, "b", "echo", "x", 1, 0, out, &out_len, NULL);
+}
+
+static void *
+lcore_thread_ours(void *arg)
+{
+	struct lcore_seen *s = arg;
+
+	s->rc_ours = lcore_call(); /* registered by the library */
+	s->cached_ours = dprpc_tls_lcore_id;
+	s->id_ours = rte_lcore_id();
+	return NULL;
+}
+
+static void *
+lcore_thread_app(void *arg)
+{
+	struct lcore_seen *s = arg;
+
+	if (rte_thread_register() != 0)
+		return NULL;
+	s->rc_app = lcore_call();
+	s->cached_app = dprpc_tls_lcore_id;
+	rte_thread_unregister(); /* the application takes its id back */
+	s->rc_after = lcore_call();
+	s->cached_after_unregister = dprpc_tls_lcore_id;
+	s->id_after_unregister = rte_lcore_id();
+	return NULL;
+}
+
+Test(rpc_ring, a_thread_s_cached_lcore_id_is_one_it_keeps)
+{
+	struct lcore_seen s = {.rc_ours = 1, .rc_app = 1, .rc_after = 1};
+	struct dprpc_agent_usage u;
+	unsigned int lcores = rte_lcore_count();
+	pthread_t th;
+
+	/* The main lcore: EAL's, fixed. */
+	cr_assert_eq(lcore_call(), 0);
+	cr_assert_eq(dprpc_tls_lcore_id, rte_lcore_id());
+	cr_assert_eq(pthread_create(&th, NULL, lcore_thread_ours, &s), 0);
+	pthread_join(th, NULL);
+	cr_assert_eq(s.rc_ours, 0);
+	cr_assert_neq(s.id_ours, LCORE_ID_ANY);
+	cr_assert_eq(s.cached_ours, s.id_ours);
+	cr_assert_eq(pthread_create(&th, NULL, lcore_thread_app, &s), 0);
+	pthread_join(th, NULL);
+	cr_assert_eq(s.rc_app, 0);
+	cr_assert_eq(s.cached_app, DPRPC_LCORE_ASK);
+	cr_assert_eq(s.rc_after, 0);
+	cr_assert_eq(s.cached_after_unregister, DPRPC_LCORE_ASK);
+	cr_assert_eq(s.id_after_unregister, LCORE_ID_ANY);
+	/* Both ids given back; nothing left in use. */
+	cr_assert_eq(rte_lcore_count(), lcores);
+	cr_assert_eq(dprpc_agent_usage(a, &u), 0);
+	cr_assert_eq(u.futures, 0u);
+	cr_assert_eq(u.calls, 0u);
 }
 
 /*
