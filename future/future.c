@@ -740,8 +740,12 @@ fut_reset(struct dprpc_future *f)
 	f->expiry_msg = NULL;
 	f->progress_fn = NULL;
 	f->progress_arg = NULL;
-	free(f->progress_set);
-	f->progress_set = NULL;
+	/* Tested first: a call into libc per future for a NULL, the common
+	 * case. */
+	if (unlikely(f->progress_set != NULL)) {
+		free(f->progress_set);
+		f->progress_set = NULL;
+	}
 	f->data = NULL;
 	f->len = 0;
 	f->free_fn = NULL;
@@ -778,7 +782,8 @@ fut_free(struct dprpc_future *f)
 	}
 	if (f->free_fn != NULL)
 		f->free_fn(f->free_arg);
-	free(f->copy);
+	if (unlikely(f->copy != NULL))
+		free(f->copy); /* tested first, as in fut_reset() */
 	fut_reset(f);
 	if (pool->mp != NULL) {
 		/* The mempool's ring or per-lcore cache hands f over (the
