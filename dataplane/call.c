@@ -30,14 +30,14 @@
 #include "fut_internal.h"
 #include "dprpc_atomic.h"
 
-struct dprpc_future *
+struct dprpc_future *__rte_hot
 dprpc_rpc_async_id(struct dprpc_agent *a, unsigned int to, uint32_t handler_id, const void *data,
 	size_t len, uint64_t timeout_us)
 {
 	return dp_call(a, to, handler_id, data, len, timeout_us, NULL);
 }
 
-struct dprpc_future *
+struct dprpc_future *__rte_hot
 dp_call(struct dprpc_agent *a, unsigned int to, uint32_t handler_id, const void *data, size_t len,
 	uint64_t timeout_us, struct dprpc_stream *st)
 {

@@ -36,7 +36,7 @@
 #include "dprpc_atomic.h"
 #include "dprpc_lcore.h"
 
-void
+void __rte_hot
 dp_value_free_mbuf(void *m)
 {
 	dprpc_mbuf_free(m);
@@ -44,7 +44,7 @@ dp_value_free_mbuf(void *m)
 
 /* Let go of what slot @s holds (its request, messages, stream) and
  * return the future it held (agent's ref); the slot itself stays taken. */
-static inline struct dprpc_future *
+static inline struct dprpc_future *__rte_hot
 dp_slot_empty(struct dprpc_agent *a, struct dp_slot *s)
 {
 	struct dprpc_future *fut = s->fut;
@@ -63,7 +63,7 @@ dp_slot_empty(struct dprpc_agent *a, struct dp_slot *s)
 }
 
 /* Release slot @s of @peer and return the future it held (agent's ref). */
-struct dprpc_future *
+struct dprpc_future *__rte_hot
 dp_slot_release(struct dprpc_agent *a, struct dp_peer *peer, struct dp_slot *s)
 {
 	struct dprpc_future *fut = dp_slot_empty(a, s);
@@ -234,7 +234,7 @@ dp_start_call_unready(struct dprpc_agent *a, struct rte_mbuf *m, struct dp_peer 
  * addressed to the peer's incarnation (docs/reliability.md, at most once
  * across restarts).  Towards a peer that is down or not heard from yet:
  * dp_start_call_unready(). */
-void
+void __rte_hot
 dp_start_call(struct dprpc_agent *a, struct rte_mbuf *m, uint64_t now)
 {
 	struct dp_wire_hdr *h = dp_frame_hdr(rte_pktmbuf_mtod(m, uint8_t *));

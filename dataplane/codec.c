@@ -47,7 +47,7 @@ dp_l2l4_template(uint8_t *tmpl, const struct dp_addr *src, const struct dp_addr 
 	ip->hdr_checksum = rte_raw_cksum(ip, sizeof(*ip));
 }
 
-void
+void __rte_hot
 dp_frame_write(uint8_t *frame, const uint8_t *tmpl, const struct dp_hdr_fields *f,
 	const void *payload, uint32_t len)
 {
@@ -106,7 +106,7 @@ dp_drop(enum dprpc_drop_reason *why, enum dprpc_drop_reason r)
 	return false;
 }
 
-bool
+bool __rte_hot
 dp_frame_parse(const uint8_t *frame, uint32_t len, const struct dp_rx_ctx *ctx,
 	struct dp_parsed *out, enum dprpc_drop_reason *why)
 {

@@ -170,7 +170,7 @@ dprpc_register(struct dprpc_agent *a, const char *name, dprpc_handler_t fn, void
 	return dp_register(a, name, fn, arg, mode, false);
 }
 
-const void *
+const void *__rte_hot
 dprpc_request_payload(const struct dprpc_request *req, size_t *len)
 {
 	if (req == NULL) {
@@ -297,7 +297,7 @@ dp_req_input(const struct dprpc_request *req, uint32_t *len)
  * frame, its reassembled or self-sent message.  Once per object, by the
  * thread that leaves its state at DONE with no run (dp_req_done(),
  * dp_run_handler()). */
-static void
+static void __rte_hot
 dp_req_release(struct dprpc_request *req)
 {
 	struct dprpc_agent *a = req->agent;
@@ -329,7 +329,7 @@ dp_req_release(struct dprpc_request *req)
 
 /* Claim the answer of @req: LIVE -> REPLYING.  -EALREADY if it was
  * answered (or released), or another thread is answering it. */
-static int
+static int __rte_hot
 dp_req_claim(struct dprpc_request *req)
 {
 	uint32_t s = atomic_load_explicit(&req->state, memory_order_relaxed);
@@ -362,7 +362,7 @@ dp_req_unclaim(struct dprpc_request *req)
 /* End the claim the caller holds: REPLYING -> DONE.  The object goes back
  * to the pool now if no handler run holds it; otherwise the last run's end
  * gives it back. */
-void
+void __rte_hot
 dp_req_done(struct dprpc_request *req)
 {
 	/* acq_rel: the release half publishes this thread's use of the
@@ -393,7 +393,7 @@ dp_request_free(struct dprpc_request *req)
  * payload is then already in place.  -ENOBUFS (no mbuf): nothing was sent
  * and the caller still holds the claim.
  */
-static int
+static int __rte_hot
 dp_respond(struct dprpc_request *req, uint32_t status, const void *data, uint32_t len)
 {
 	struct dprpc_agent *a = req->agent;
@@ -458,7 +458,7 @@ dp_reply_claim(struct dprpc_request *req)
 	return -EALREADY;
 }
 
-int
+int __rte_hot
 dprpc_reply(struct dprpc_request *req, const void *data, size_t len)
 {
 	int rc;
@@ -697,7 +697,7 @@ dp_run_handler(struct dprpc_request *req)
 
 /* A request object for @p (payload in place, no frame attached), or NULL
  * if the pool is empty (counted). */
-struct dprpc_request *
+struct dprpc_request *__rte_hot
 dp_req_new(struct dprpc_agent *a, const struct dp_parsed *p)
 {
 	struct dprpc_request *req = dp_req_pool_get(&a->rq);
@@ -859,7 +859,7 @@ dp_pool_slow(struct dprpc_agent *a, struct dprpc_request *req, const struct dp_h
  * late (dp_inline_late(); the agent's own handlers never are), else run,
  * its run's time added to what the requests still queued wait behind
  * (rx_handler_tsc). */
-static void __rte_noinline
+static void __rte_noinline __rte_hot
 dp_run_behind(struct dprpc_agent *a, struct dprpc_request *req)
 {
 	uint64_t t0 = rte_rdtsc();
@@ -872,7 +872,7 @@ dp_run_behind(struct dprpc_agent *a, struct dprpc_request *req)
 
 /* Run @req's handler inline or queue it to the pool, or answer that there
  * is no such handler or no room. */
-void
+void __rte_hot
 dp_req_start(struct dprpc_agent *a, struct dprpc_request *req)
 {
 	const struct dp_handler *h = req->h;

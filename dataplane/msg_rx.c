@@ -385,7 +385,7 @@ dp_msg_rx_response(
 	dp_msg_complete(a, peer, s, p->src, r->status, r->buf, r->len, dp_rxmsg_free, r);
 }
 
-void
+void __rte_hot
 dp_msg_srv_clear(struct dprpc_agent *a, struct dp_peer *peer, struct dp_srv_slot *e)
 {
 	if (e->resp.m != NULL)

@@ -100,7 +100,7 @@ dp_rx_private(struct dprpc_agent *a, struct rte_mbuf *m)
 	return copy;
 }
 
-void
+void __rte_hot
 dp_rx_frame(struct dprpc_agent *a, struct rte_mbuf *m)
 {
 	enum dprpc_drop_reason why;
@@ -355,7 +355,7 @@ dp_poll_port(struct dprpc_agent *a, struct dp_port *pt, unsigned int budget)
 	return n;
 }
 
-static int
+static int __rte_hot
 dp_poll_locked(struct dprpc_agent *a, unsigned int budget)
 {
 	unsigned int i, work = 0;
@@ -382,7 +382,7 @@ dp_poll_locked(struct dprpc_agent *a, unsigned int budget)
 /* Become the poller.  Acquire: pairs with the release store in
  * dp_poll_unlock() by the previous poller, so its writes to slots, tx_buf
  * and the queues are visible to us. */
-bool
+bool __rte_hot
 dp_poll_trylock(struct dprpc_agent *a)
 {
 	if (atomic_exchange_explicit(&a->polling, true, memory_order_acquire))
@@ -391,7 +391,7 @@ dp_poll_trylock(struct dprpc_agent *a)
 	return true;
 }
 
-void
+void __rte_hot
 dp_poll_unlock(struct dprpc_agent *a)
 {
 	dp_rcu_poll_end();
@@ -400,7 +400,7 @@ dp_poll_unlock(struct dprpc_agent *a)
 	atomic_store_explicit(&a->polling, false, memory_order_release);
 }
 
-int
+int __rte_hot
 dprpc_poll(struct dprpc_agent *a, unsigned int budget)
 {
 	int n;

@@ -89,7 +89,7 @@ dp_rcu_quiescent(void)
 		urcu_qsbr_quiescent_state();
 }
 
-void
+void __rte_hot
 dp_rcu_poll_end(void)
 {
 	if (dp_rcu_tls_state == DP_RCU_POLL && dp_rcu_tls_depth == 0) {

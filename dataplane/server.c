@@ -228,7 +228,7 @@ dp_srv_keep_refused(
 /* A response staged for the port: keep it if it answers the request its
  * slot is running, as a copy, or by reference within the budgets; else
  * keep the error a resend gets instead (the request is never run twice). */
-void
+void __rte_hot
 dp_keep_response(struct dprpc_agent *a, struct rte_mbuf *m, const struct dp_wire_hdr *h)
 {
 	struct dp_peer *peer = &a->peers[rte_be_to_cpu_16(h->dst_worker)];
@@ -258,7 +258,7 @@ dp_keep_response(struct dprpc_agent *a, struct rte_mbuf *m, const struct dp_wire
 /* Keep @m, a single-frame request or response about to be sent, for
  * sending again (struct dp_kept): its handler id and status (wire order)
  * then its payload, or a reference. */
-void
+void __rte_hot
 dp_keep(struct dp_kept *k, uint8_t *area, struct rte_mbuf *m)
 {
 	uint32_t plen = m->data_len - DP_HDRS_LEN;
@@ -332,7 +332,7 @@ dp_kept_send(struct dprpc_agent *a, const struct dp_kept *k, const uint8_t *area
 	return true;
 }
 
-void
+void __rte_hot
 dp_kept_clear(struct dp_kept *k)
 {
 	dprpc_mbuf_free(k->m);
@@ -388,7 +388,7 @@ dp_srv_refuse_overload(struct dprpc_agent *a, struct dp_peer *peer, struct dp_sr
 	dp_srv_refuse(a, peer, e, p, -EBUSY, msg, dp_retry_hint(a));
 }
 
-void
+void __rte_hot
 dp_dispatch_request(struct dprpc_agent *a, struct rte_mbuf *m, const struct dp_parsed *p)
 {
 	struct dp_srv_slot *e = NULL;

@@ -54,7 +54,7 @@
  * poller, else through the MP tx ring.  With @must the ring is retried
  * until it has room (a reply must not be lost); without it a full ring
  * fails with -ENOBUFS. */
-int
+int __rte_hot
 dp_submit(struct dprpc_agent *a, struct rte_mbuf *m, bool must)
 {
 	if (dp_tls_poller == a) {
@@ -78,7 +78,7 @@ dp_submit(struct dprpc_agent *a, struct rte_mbuf *m, bool must)
 	return 0;
 }
 
-struct rte_mbuf *
+struct rte_mbuf *__rte_hot
 dp_frame_alloc(struct dprpc_agent *a, uint32_t len, uint8_t **frame)
 {
 	struct rte_mbuf *m = dprpc_mbuf_alloc(a->mp);
@@ -130,7 +130,7 @@ dp_tx_flush_port(struct dprpc_agent *a, struct dp_port *pt)
 	return sent;
 }
 
-unsigned int
+unsigned int __rte_hot
 dp_tx_flush(struct dprpc_agent *a)
 {
 	unsigned int i, sent = dp_tx_flush_port(a, &a->ports[0]);
@@ -160,7 +160,7 @@ dp_tx_fill(const struct dprpc_agent *a)
 	return n;
 }
 
-void
+void __rte_hot
 dp_stage_tx(struct dprpc_agent *a, struct rte_mbuf *m)
 {
 	const struct dp_wire_hdr *h = dp_frame_hdr(rte_pktmbuf_mtod(m, uint8_t *));
@@ -205,7 +205,7 @@ dp_stage_out(struct dprpc_agent *a, struct rte_mbuf *m)
 
 /* Stage a frame for the port that reaches its destination (faults
  * already applied).  With one port, that is all there is to choose. */
-void
+void __rte_hot
 dp_stage_port(struct dprpc_agent *a, struct rte_mbuf *m)
 {
 	struct dp_port *pt = &a->ports[0];
@@ -311,7 +311,7 @@ dp_tx_purge(struct dprpc_agent *a, unsigned int p)
 		dp_count(&a->st.tx_discarded, dp_fault_purge(&a->ftx, dp_tx_stale_for, a));
 }
 
-unsigned int
+unsigned int __rte_hot
 dp_drain_tx_ring(struct dprpc_agent *a)
 {
 	struct rte_mbuf *ms[DP_RX_BURST];

@@ -541,7 +541,7 @@ fut_pool_unref(struct dprpc_future_pool *pool)
 }
 
 /* Return a callback node after use.  An inline node stays claimed. */
-static void
+static void __rte_hot
 fut_node_put(struct dprpc_future_pool *pool, struct fut_cb_node *n)
 {
 	if (!n->from_pool)
@@ -555,7 +555,7 @@ fut_node_put(struct dprpc_future_pool *pool, struct fut_cb_node *n)
 }
 
 /* Take a callback node for a callback on f: inline first, then the pool. */
-static struct fut_cb_node *
+static struct fut_cb_node *__rte_hot
 fut_node_get(struct dprpc_future *f)
 {
 	struct dprpc_future_pool *pool = f->pool;
@@ -602,7 +602,7 @@ fut_node_unclaim(struct dprpc_future *f, struct fut_cb_node *n)
  * True once f is visibly complete to this thread.  acquire: pairs with the
  * seq_cst store of the final state, so a callback run at once sees it.
  */
-static inline bool
+static inline bool __rte_hot
 fut_completed(const struct dprpc_future *f)
 {
 	return fut_is_final(dp_load_acquire(&f->state));
@@ -619,7 +619,7 @@ fut_completed(const struct dprpc_future *f)
  * completion.  Checking the state makes "added after completion runs at
  * once" hold for every adder that observed the completion.
  */
-static bool
+static bool __rte_hot
 fut_cb_push(struct dprpc_future *f, struct fut_cb_node *n)
 {
 	struct fut_cb_node *head;
@@ -646,7 +646,7 @@ fut_cb_push(struct dprpc_future *f, struct fut_cb_node *n)
 }
 
 /* Run a grabbed list (newest first) in registration order. */
-static void
+static void __rte_hot
 fut_run_callbacks(struct dprpc_future *f, struct fut_cb_node *list)
 {
 	struct fut_cb_node *prev = NULL;
@@ -679,7 +679,7 @@ fut_run_callbacks(struct dprpc_future *f, struct fut_cb_node *list)
  * under it; without (the fut_*_consume() variants) the caller's own
  * reference plays that part and fut_publish() drops it.
  */
-static bool
+static bool __rte_hot
 fut_claim(struct dprpc_future *f, bool guard)
 {
 	uint32_t expected = DPRPC_FUTURE_PENDING;
@@ -699,7 +699,7 @@ fut_claim(struct dprpc_future *f, bool guard)
 }
 
 /* Store the final state, run the callbacks, wake the parked waiters. */
-static void
+static void __rte_hot
 fut_publish(struct dprpc_future *f, uint32_t final)
 {
 	struct fut_cb_node *list;
@@ -724,7 +724,7 @@ fut_publish(struct dprpc_future *f, uint32_t final)
 	dprpc_future_put(f); /* fut_claim()'s guard, or the consumed reference */
 }
 
-static void
+static void __rte_hot
 fut_reset(struct dprpc_future *f)
 {
 	/*
@@ -761,7 +761,7 @@ fut_reset(struct dprpc_future *f)
 }
 
 /* Last reference gone (acquire done by the caller). */
-static void
+static void __rte_hot
 fut_free(struct dprpc_future *f)
 {
 	struct dprpc_future_pool *pool = f->pool;
@@ -966,7 +966,7 @@ dprpc_future_pool_cb_in_use(const struct dprpc_future_pool *pool)
 	return dp_load_relaxed(&pool->fresh_nodes) - rte_ring_count(pool->node_ring);
 }
 
-struct dprpc_future *
+struct dprpc_future *__rte_hot
 fut_new_refs(struct dprpc_future_pool *pool, uint32_t refs)
 {
 	struct dprpc_future *f;
@@ -1010,7 +1010,7 @@ fut_new_refs(struct dprpc_future_pool *pool, uint32_t refs)
 	return f;
 }
 
-void
+void __rte_hot
 fut_set_expiry(struct dprpc_future *f, uint64_t tsc, uint16_t origin, const char *msg)
 {
 	f->expiry_origin = origin;
@@ -1067,7 +1067,7 @@ dprpc_future_get(struct dprpc_future *f)
 	atomic_fetch_add_explicit(&f->refs, 1, memory_order_relaxed);
 }
 
-void
+void __rte_hot
 dprpc_future_put(struct dprpc_future *f)
 {
 	if (f == NULL)
@@ -1110,7 +1110,7 @@ dprpc_future_complete(struct dprpc_future *f, const void *data, size_t len,
 	return fut_complete(f, data, len, free_fn, free_arg, false);
 }
 
-int
+int __rte_hot
 fut_complete_consume(struct dprpc_future *f, const void *data, size_t len,
 	dprpc_value_free_t free_fn, void *free_arg)
 {
@@ -1201,7 +1201,7 @@ fut_fail_consume_hint(
 	return fut_fail(f, code, origin, msg, true, retry_after_us);
 }
 
-bool
+bool __rte_hot
 fut_cancelled(const struct dprpc_future *f)
 {
 	/* acquire: pairs with the seq_cst store of the final state, so the
@@ -1227,7 +1227,7 @@ dprpc_future_cancel(struct dprpc_future *f)
 								       : DPRPC_CANCEL_TOO_LATE;
 }
 
-enum dprpc_future_state
+enum dprpc_future_state __rte_hot
 dprpc_future_state(const struct dprpc_future *f)
 {
 	uint32_t s;
@@ -1251,7 +1251,7 @@ dprpc_future_is_done(const struct dprpc_future *f)
 	return dprpc_future_state(f) != DPRPC_FUTURE_PENDING;
 }
 
-const void *
+const void *__rte_hot
 dprpc_future_value(const struct dprpc_future *f, size_t *len)
 {
 	if (f == NULL || dprpc_future_state(f) != DPRPC_FUTURE_DONE) {
@@ -1282,7 +1282,7 @@ dprpc_future_wait(struct dprpc_future *f, uint64_t timeout_us)
 	return fut_wait_until(f, fut_deadline(timeout_us));
 }
 
-void
+void __rte_hot
 dprpc_future_set_progress(struct dprpc_future *f, dprpc_progress_fn_t fn, void *arg)
 {
 	if (f == NULL)
@@ -1292,7 +1292,7 @@ dprpc_future_set_progress(struct dprpc_future *f, dprpc_progress_fn_t fn, void *
 	f->progress_arg = arg;
 }
 
-int
+int __rte_hot
 dprpc_future_add_callback(struct dprpc_future *f, dprpc_future_cb_t cb, void *arg)
 {
 	struct fut_cb_node *n;
