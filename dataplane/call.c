@@ -30,16 +30,11 @@
 #include "fut_internal.h"
 #include "dprpc_atomic.h"
 
-struct dprpc_future *__rte_hot
-dprpc_rpc_async_id(struct dprpc_agent *a, unsigned int to, uint32_t handler_id, const void *data,
-	size_t len, uint64_t timeout_us)
-{
-	return dp_call(a, to, handler_id, data, len, timeout_us, NULL);
-}
-
-struct dprpc_future *__rte_hot
-dp_call(struct dprpc_agent *a, unsigned int to, uint32_t handler_id, const void *data, size_t len,
-	uint64_t timeout_us, struct dprpc_stream *st)
+/* A call, or with @st a stream's call (dp_stream.h).  Inlined into both
+ * entry points: an ordinary call's copy has no stream to test for. */
+static __rte_always_inline struct dprpc_future *
+dp_call_inline(struct dprpc_agent *a, unsigned int to, uint32_t handler_id, const void *data,
+	size_t len, uint64_t timeout_us, struct dprpc_stream *st)
 {
 	struct dp_hdr_fields f;
 	struct dp_call_meta *meta;
@@ -151,7 +146,7 @@ dp_call(struct dprpc_agent *a, unsigned int to, uint32_t handler_id, const void 
 		 * at now too, not at the last poll's time. */
 		a->now_tsc = now;
 		dp_drain_tx_ring(a);
-		dp_start_call(a, m, now);
+		dp_start_call(a, m, now, true);
 		dp_tx_flush(a);
 		dp_poll_unlock(a);
 		return fut;
@@ -174,6 +169,20 @@ fail_outstanding:
 	atomic_fetch_sub_explicit(&peer->outstanding, 1, memory_order_relaxed);
 	rte_errno = ENOBUFS;
 	return NULL;
+}
+
+struct dprpc_future *__rte_hot
+dprpc_rpc_async_id(struct dprpc_agent *a, unsigned int to, uint32_t handler_id, const void *data,
+	size_t len, uint64_t timeout_us)
+{
+	return dp_call_inline(a, to, handler_id, data, len, timeout_us, NULL);
+}
+
+struct dprpc_future *
+dp_call(struct dprpc_agent *a, unsigned int to, uint32_t handler_id, const void *data, size_t len,
+	uint64_t timeout_us, struct dprpc_stream *st)
+{
+	return dp_call_inline(a, to, handler_id, data, len, timeout_us, st);
 }
 
 int

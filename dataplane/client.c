@@ -235,7 +235,7 @@ dp_start_call_unready(struct dprpc_agent *a, struct rte_mbuf *m, struct dp_peer 
  * across restarts).  Towards a peer that is down or not heard from yet:
  * dp_start_call_unready(). */
 void __rte_hot
-dp_start_call(struct dprpc_agent *a, struct rte_mbuf *m, uint64_t now)
+dp_start_call(struct dprpc_agent *a, struct rte_mbuf *m, uint64_t now, bool fresh)
 {
 	struct dp_wire_hdr *h = dp_frame_hdr(rte_pktmbuf_mtod(m, uint8_t *));
 	struct dp_call_meta *meta = dp_meta(m);
@@ -244,7 +244,7 @@ dp_start_call(struct dprpc_agent *a, struct rte_mbuf *m, uint64_t now)
 	bool remote = to != a->rank;
 	struct dp_slot *s;
 
-	if (unlikely((remote && peer->tx_session == 0) || fut_cancelled(meta->fut))) {
+	if (unlikely((remote && peer->tx_session == 0) || (!fresh && fut_cancelled(meta->fut)))) {
 		dp_start_call_unready(a, m, peer, to, now);
 		return;
 	}

@@ -62,8 +62,11 @@ void dp_value_free_mbuf(void *m);
 /* Release slot @s of @peer and return the future it held (agent's ref). */
 struct dprpc_future *dp_slot_release(
 	struct dprpc_agent *a, struct dp_peer *peer, struct dp_slot *s);
-/* Give a submitted request its slot and request number. */
-void dp_start_call(struct dprpc_agent *a, struct rte_mbuf *m, uint64_t now);
+/* Give a submitted request its slot and request number.  @fresh: its
+ * future comes straight from dp_call() on this thread and was handed to
+ * nobody yet, so it cannot have been cancelled (no check); false for a
+ * call taken from tx_ring, whose caller holds the future already. */
+void dp_start_call(struct dprpc_agent *a, struct rte_mbuf *m, uint64_t now, bool fresh);
 /* The calls' timers, once per timer period (dp_run_timers()): resend what
  * is late, fail what timed out.  How many calls it resent or failed. */
 unsigned int dp_client_timers(struct dprpc_agent *a, uint64_t now);

@@ -59,7 +59,10 @@ dp_submit(struct dprpc_agent *a, struct rte_mbuf *m, bool must)
 {
 	if (dp_tls_poller == a) {
 		if (dp_meta(m)->fut != NULL)
-			dp_start_call(a, m, a->now_tsc); /* inside a poll: fresh */
+			/* Only dp_call() submits a call's frame (its caller
+			 * has no future yet): fresh.  a->now_tsc: inside a
+			 * poll, just read. */
+			dp_start_call(a, m, a->now_tsc, true);
 		else
 			dp_stage_tx(a, m);
 		return 0;
@@ -331,7 +334,7 @@ dp_drain_tx_ring(struct dprpc_agent *a)
 		struct dp_call_meta *meta = dp_meta(ms[i]);
 
 		if (meta->fut != NULL)
-			dp_start_call(a, ms[i], a->now_tsc);
+			dp_start_call(a, ms[i], a->now_tsc, false);
 		else if (unlikely(meta->tx == NULL && dp_tx_stale(a, ms[i])))
 			dp_tx_discard(a, ms[i]); /* parked here, its call gone since */
 		else
