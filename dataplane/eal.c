@@ -44,7 +44,10 @@ int dp_stream_offset = -1;
  * caches stay there, counted as available, for the next thread given the
  * same id.  When no id is left (RTE_MAX_LCORE) the thread goes on without.
  * The request pool has no cache at all (it must stay FIFO, agent.c), so
- * for it nothing changes.
+ * for it nothing changes.  The library's own gets and puts find the
+ * thread's cache through dprpc_tls_lcore_id (dprpc_lcore.h), set here to
+ * an id only while it stays the thread's: an EAL lcore's, or one
+ * registered here until the destructor.
  */
 __thread int8_t dp_tls_lcore __attribute__((tls_model("initial-exec")));
 /* The id whose caches the library's own gets and puts use (dprpc_lcore.h):
@@ -77,13 +80,15 @@ dp_lcore_key_make(void)
 void
 dp_thread_lcore_slow(void)
 {
+	unsigned int id = rte_lcore_id();
+
 	dp_tls_lcore = -1; /* one attempt per thread */
-	if (rte_lcore_id() != LCORE_ID_ANY) {
+	if (id != LCORE_ID_ANY) {
 		dp_tls_lcore = 1; /* an EAL lcore, or registered already */
 		/* An EAL lcore's id is fixed; one the application registered
 		 * it may take back, so it is asked for each time. */
-		if (rte_eal_lcore_role(rte_lcore_id()) != ROLE_NON_EAL)
-			dprpc_tls_lcore_id = rte_lcore_id();
+		if (rte_eal_lcore_role(id) != ROLE_NON_EAL)
+			dprpc_tls_lcore_id = id;
 		return;
 	}
 	(void)pthread_once(&dp_lcore_once, dp_lcore_key_make);
