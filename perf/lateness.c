@@ -2,23 +2,48 @@
 /*
  * The lateness mode: do call timeouts fire on time, from any thread, under
  * load?  The server's handler "slow" busy-waits --service-us on the
- * server's poller, so the server falls behind and most calls time out.
- * The client runs --threads plain pthreads (not EAL lcores, free to float
- * over every CPU: the point is preemption), each keeping --window calls in
- * flight with --timeout-us, waiting on its oldest call (caller-driven: the
- * waiters poll the agent).  For every call issued after the warm-up that
- * fails with -ETIMEDOUT it records:
+ * server's poller, so the server falls behind and calls time out (every
+ * one with --service-us above --timeout-us; with the default 1 ms the
+ * server sheds most with -EBUSY instead).  The client runs --threads plain
+ * pthreads (not EAL lcores, free to float over every CPU: the point is
+ * preemption), each keeping --window calls in flight with --timeout-us,
+ * waiting on its oldest call (caller-driven: the waiters poll the agent).
+ * For every call issued after the warm-up that fails with -ETIMEDOUT it
+ * records:
  *
  *  - lateness: completion time - deadline, the completion time being when
- *    the future's callback runs (on the poller, right after the failure),
- *    the deadline the call's start (just before dprpc_rpc_async_id())
- *    plus --timeout-us, as the application sees it;
+ *    the future's callback runs (right after the failure, on the thread
+ *    that failed it), the deadline the call's start (just before
+ *    dprpc_rpc_async_id()) plus --timeout-us, as the application sees it;
  *  - observed lateness: the same, to when the calling thread's wait
- *    returns.
+ *    returns;
+ *  - lateness after submission: completion time - (the return of
+ *    dprpc_rpc_async_id() + --timeout-us).  The library counts a call's
+ *    timeout from its own reading of the clock, on entry: a thread
+ *    preempted before it (the scheduler's doing) had its call's deadline
+ *    move by as long, and no library can know.  This is the lateness
+ *    against the latest deadline the library may have set.
  *
- * It also reports the longest time inside dprpc_rpc_async_id() and the
- * longest gap between two completions while calls were in flight (the
- * client receiving nothing), and the 1-minute load average at the end.
+ * It also reports the longest time inside dprpc_rpc_async_id(), the
+ * longest gap between two completions of measured calls (the client
+ * receiving nothing), and the 1-minute load average at the end.
+ *
+ * --watch: what the machine did meanwhile.  A stall watch (watch.h) runs
+ * through the client's run and notes when each CPU was taken from the
+ * guest.  When every CPU is, no thread of the guest runs, so no software
+ * in it can fail a call on time: each timeout's net lateness is its
+ * lateness after submission less the time of that late interval during
+ * which every CPU was stalled.  A second net figure takes away the stalls
+ * of the CPU the call's callback ran on instead: the guest does not move
+ * its threads off a CPU the hypervisor took (it does not know), and it
+ * often keeps every application thread on one CPU while the server's
+ * poller, pinned, keeps the other busy; then none of them can run.
+ * Reported with them: the longest stall of every CPU at once and of any
+ * one CPU, and the part of the longest completion gap spent in stalls of
+ * every CPU.  The watch is off by default because it changes what it
+ * measures: its real-time wake-ups, 2,000 a second on each CPU, are as
+ * many chances for the scheduler to switch threads, and on a kernel of
+ * 250 ticks a second they shortened the worst lateness (perf/RESULTS.md).
  */
 #ifndef _GNU_SOURCE
 #define _GNU_SOURCE /* pthread_setaffinity_np */
@@ -31,6 +56,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <time.h>
 #include <unistd.h>
 
 #include <rte_cycles.h>
@@ -40,6 +66,7 @@
 #include <dprpc/dprpc.h>
 
 #include "perf.h"
+#include "watch.h"
 
 #define LATE_MAX_THREADS 64
 
@@ -47,11 +74,22 @@
 struct late_call {
 	struct dprpc_future *f; /* the calling thread's reference */
 	uint64_t t0, deadline;	/* TSC */
+	uint64_t submitted;	/* TSC: dprpc_rpc_async_id() returned */
 	uint64_t done_tsc;	/* written by the callback before done */
 	int code;		/* 0 or the failure, ditto */
-	/* Set by the callback (release) after done_tsc and code; read by the
+	int cpu;		/* where the callback ran (-1: unknown), ditto */
+	/* Set by the callback (release) after done_tsc, code and cpu; read by the
 	 * calling thread (acquire) before it reads them. */
 	atomic_uint done;
+};
+
+/* A measured call's end: its deadline, when dprpc_rpc_async_id()
+ * returned, when and where its callback ran and when its caller's wait
+ * returned (TSC), and whether it timed out. */
+struct late_rec {
+	uint64_t deadline, submitted, done, obs;
+	int cpu; /* where its callback ran */
+	bool timeout;
 };
 
 struct late_thread {
@@ -59,19 +97,22 @@ struct late_thread {
 	struct dprpc_agent *a;
 	const struct perf_opts *o;
 	const uint8_t *payload;
-	struct late_call *calls;   /* --window of them, a FIFO */
-	uint64_t *late, *late_obs; /* TSC ticks, one per timeout measured */
-	uint64_t nb_late, cap;
+	struct late_call *calls; /* --window of them, a FIFO */
+	struct late_rec *rec;	 /* every measured call that completed */
+	uint64_t nb_rec, cap;
 	uint64_t timeouts, ok, other, submit_fail, submit_max;
 	int err;
 };
 
 static uint64_t late_measure_from, late_end, late_timeout_tsc;
 static uint32_t late_hid;
-/* Completion gaps: the TSC of the last completion (relaxed: a statistic;
- * the callbacks run on the poller, one at a time) and the longest gap
- * between two completions inside the measured window. */
-static _Atomic uint64_t late_last_done, late_gap_max;
+
+/* --watch: a wake-up every 500 us, a stall when one is more than 200 us
+ * late.  A stall is noted from the wake-up it delayed, so up to a period
+ * of its start goes unseen: the net lateness is, if anything,
+ * overstated. */
+#define LATE_WATCH_PERIOD_NS	(500ull * 1000)
+#define LATE_WATCH_THRESHOLD_NS (200ull * 1000)
 
 /* The server's handler: --service-us of busy work on the poller. */
 static int
@@ -102,22 +143,32 @@ static void
 late_done(struct dprpc_future *f, void *arg)
 {
 	struct late_call *c = arg;
-	uint64_t now = rte_rdtsc(), prev, gap, max;
 
-	c->done_tsc = now;
+	c->done_tsc = rte_rdtsc();
+	c->cpu = sched_getcpu();
 	c->code = dprpc_future_state(f) == DPRPC_FUTURE_DONE ? 0 : dprpc_future_error(f)->code;
-	/* Release: pairs with the acquire load in late_thread_main(), so the
-	 * fields above are seen there. */
+	/* Release: pairs with the acquire load in late_wait_callback(), so
+	 * the fields above are seen there. */
 	atomic_store_explicit(&c->done, 1, memory_order_release);
-	/* Relaxed: statistics only, nothing is published through them. */
-	prev = atomic_exchange_explicit(&late_last_done, now, memory_order_relaxed);
-	if (prev < late_measure_from || now > late_end || now < prev)
-		return;
-	gap = now - prev;
-	max = atomic_load_explicit(&late_gap_max, memory_order_relaxed);
-	while (gap > max && !atomic_compare_exchange_weak_explicit(&late_gap_max, &max, gap,
-				    memory_order_relaxed, memory_order_relaxed))
-		;
+}
+
+/* The callback runs on the completing thread right after the state the
+ * wait saw.  If that thread is preempted in between, spinning here would
+ * take the CPU it needs (perf sched showed a waiter yielding for 6 ms on
+ * the completer's CPU): spin briefly, then sleep. */
+static void
+late_wait_callback(const struct late_call *c)
+{
+	const struct timespec nap = {0, 20 * 1000};
+	unsigned int spins = 0;
+
+	/* Acquire: pairs with the release store in late_done(). */
+	while (atomic_load_explicit(&c->done, memory_order_acquire) == 0) {
+		if (++spins < 256)
+			rte_pause();
+		else
+			nanosleep(&nap, NULL);
+	}
 }
 
 static int
@@ -125,31 +176,29 @@ late_record(struct late_thread *t, const struct late_call *c, uint64_t obs)
 {
 	if (c->t0 < late_measure_from)
 		return 0;
-	if (c->code == 0) {
+	if (c->code == 0)
 		t->ok++;
-		return 0;
-	}
-	if (c->code != -ETIMEDOUT) {
+	else if (c->code == -ETIMEDOUT)
+		t->timeouts++;
+	else
 		t->other++;
-		return 0;
-	}
-	t->timeouts++;
-	if (t->nb_late == t->cap) {
+	if (t->nb_rec == t->cap) {
 		uint64_t cap = t->cap ? t->cap * 2 : 65536;
-		uint64_t *l = realloc(t->late, cap * sizeof(*l));
+		struct late_rec *r = realloc(t->rec, cap * sizeof(*r));
 
-		if (l == NULL)
+		if (r == NULL)
 			return -ENOMEM;
-		t->late = l;
-		l = realloc(t->late_obs, cap * sizeof(*l));
-		if (l == NULL)
-			return -ENOMEM;
-		t->late_obs = l;
+		t->rec = r;
 		t->cap = cap;
 	}
-	t->late[t->nb_late] = c->done_tsc > c->deadline ? c->done_tsc - c->deadline : 0;
-	t->late_obs[t->nb_late] = obs > c->deadline ? obs - c->deadline : 0;
-	t->nb_late++;
+	t->rec[t->nb_rec++] = (struct late_rec){
+		.deadline = c->deadline,
+		.submitted = c->submitted,
+		.done = c->done_tsc,
+		.obs = obs,
+		.cpu = c->cpu,
+		.timeout = c->code == -ETIMEDOUT,
+	};
 	return 0;
 }
 
@@ -193,6 +242,7 @@ late_thread_main(void *arg)
 				break;
 			}
 			c->t0 = t0;
+			c->submitted = t1;
 			c->deadline = t0 + late_timeout_tsc;
 			/* The first callback uses the future's inline node:
 			 * it cannot fail for want of one. */
@@ -213,10 +263,7 @@ late_thread_main(void *arg)
 		c = &t->calls[head];
 		(void)dprpc_future_wait(c->f, 0);
 		t1 = rte_rdtsc();
-		/* Acquire: pairs with the release store in late_done(); the
-		 * callback runs right after the state the wait saw. */
-		while (atomic_load_explicit(&c->done, memory_order_acquire) == 0)
-			sched_yield();
+		late_wait_callback(c);
 		if (late_record(t, c, t1) != 0) {
 			t->err = -ENOMEM;
 			return NULL;
@@ -237,18 +284,139 @@ cmp_u64(const void *a, const void *b)
 }
 
 static double
+late_us(uint64_t tsc, uint64_t hz)
+{
+	return (double)tsc * 1e6 / (double)hz;
+}
+
+/* The @q quantile of @v (n of them, sorted), in us. */
+static double
 late_pct_us(const uint64_t *v, uint64_t n, double q, uint64_t hz)
 {
-	return n == 0 ? 0.0 : (double)v[(uint64_t)(q * (double)(n - 1) + 0.5)] * 1e6 / (double)hz;
+	return n == 0 ? 0.0 : late_us(v[(uint64_t)(q * (double)(n - 1) + 0.5)], hz);
+}
+
+/* TSC to the watch's clock (ns from its start), through one pair of
+ * readings of both clocks, taken before any call. */
+struct late_clock {
+	uint64_t tsc, ns, hz;
+};
+
+static uint64_t
+late_ns(const struct late_clock *k, uint64_t tsc)
+{
+	return k->ns + (uint64_t)((double)(tsc - k->tsc) * 1e9 / (double)k->hz);
+}
+
+/* TSC ticks of [from, to) (TSC, both after the clock pair) inside the
+ * stalls of @t. */
+static uint64_t
+late_stalled(
+	const struct perf_stall_trace *t, const struct late_clock *k, uint64_t from, uint64_t to)
+{
+	if (to <= from)
+		return 0;
+	return (uint64_t)((double)perf_stall_overlap(t, late_ns(k, from), late_ns(k, to)) *
+			  (double)k->hz / 1e9);
+}
+
+/* @late less the part of [from, to) inside the stalls of @t. */
+static uint64_t
+late_less(uint64_t late, const struct perf_stall_trace *t, const struct late_clock *k,
+	uint64_t from, uint64_t to)
+{
+	return late - RTE_MIN(late, late_stalled(t, k, from, to));
+}
+
+/* @v (n of them) sorted, and its p99 and maximum in us. */
+static void
+late_tail(uint64_t *v, uint64_t n, uint64_t hz, double *p99, double *max)
+{
+	qsort(v, n, sizeof(*v), cmp_u64);
+	*p99 = late_pct_us(v, n, 0.99, hz);
+	*max = late_pct_us(v, n, 1.0, hz);
+}
+
+/* The timeouts' lateness (as the application sees it, to the caller's
+ * wait, after submission, and with @w net of the machine's stalls: of
+ * every CPU at once, and of the CPU the callback ran on) and the longest
+ * completion gap, from the @n records of @rec. */
+static int
+late_analyse(const struct late_rec *rec, uint64_t n, const struct perf_watch *w,
+	const struct late_clock *k, struct perf_result *r)
+{
+	uint64_t *late = malloc((n + 1) * sizeof(*late));
+	uint64_t *obs = malloc((n + 1) * sizeof(*obs));
+	uint64_t *sub = malloc((n + 1) * sizeof(*sub));
+	uint64_t *net = malloc((n + 1) * sizeof(*net));
+	uint64_t *net_cpu = malloc((n + 1) * sizeof(*net_cpu));
+	uint64_t *done = malloc((n + 1) * sizeof(*done));
+	uint64_t i, nt = 0, nd = 0, gap = 0, gap_at = 0, hz = k->hz, cpu_max = 0;
+	const struct perf_stall_trace *all = w != NULL ? perf_watch_all(w) : NULL;
+	unsigned int c;
+	int rc = 0;
+
+	if (late == NULL || obs == NULL || sub == NULL || net == NULL || net_cpu == NULL ||
+		done == NULL) {
+		rc = -ENOMEM;
+		goto out;
+	}
+	for (i = 0; i < n; i++) {
+		const struct late_rec *x = &rec[i];
+		uint64_t from = x->submitted + late_timeout_tsc;
+
+		if (x->done <= late_end)
+			done[nd++] = x->done;
+		if (!x->timeout)
+			continue;
+		late[nt] = x->done > x->deadline ? x->done - x->deadline : 0;
+		obs[nt] = x->obs > x->deadline ? x->obs - x->deadline : 0;
+		sub[nt] = x->done > from ? x->done - from : 0;
+		net[nt] = net_cpu[nt] = sub[nt];
+		if (all != NULL) {
+			net[nt] = late_less(sub[nt], all, k, from, x->done);
+			if (x->cpu >= 0 && (unsigned int)x->cpu < perf_watch_cpus(w))
+				net_cpu[nt] = late_less(sub[nt],
+					perf_watch_trace(w, (unsigned int)x->cpu), k, from,
+					x->done);
+		}
+		nt++;
+	}
+	qsort(done, nd, sizeof(*done), cmp_u64);
+	for (i = 1; i < nd; i++)
+		if (done[i] - done[i - 1] > gap) {
+			gap = done[i] - done[i - 1];
+			gap_at = done[i - 1];
+		}
+	r->gap_max_us = late_us(gap, hz);
+	late_tail(late, nt, hz, &r->late_p99_us, &r->late_max_us);
+	r->late_p50_us = late_pct_us(late, nt, 0.50, hz);
+	late_tail(obs, nt, hz, &r->late_obs_p99_us, &r->late_obs_max_us);
+	late_tail(sub, nt, hz, &r->late_sub_p99_us, &r->late_sub_max_us);
+	if (w == NULL)
+		goto out;
+	late_tail(net, nt, hz, &r->late_net_p99_us, &r->late_net_max_us);
+	late_tail(net_cpu, nt, hz, &r->late_netcpu_p99_us, &r->late_netcpu_max_us);
+	r->gap_stalled_us = late_us(late_stalled(all, k, gap_at, gap_at + gap), hz);
+	for (c = 0; c < perf_watch_cpus(w); c++)
+		cpu_max = RTE_MAX(cpu_max, perf_stall_longest(perf_watch_trace(w, c)));
+	r->stall_all_max_us = (double)perf_stall_longest(all) / 1e3;
+	r->stall_cpu_max_us = (double)cpu_max / 1e3;
+	r->watch_realtime = perf_watch_realtime(w);
+out:
+	free(late), free(obs), free(sub), free(net), free(net_cpu), free(done);
+	return rc;
 }
 
 int
 perf_lateness_client(uint16_t port, const struct perf_opts *o, struct perf_result *r)
 {
 	static struct late_thread th[LATE_MAX_THREADS];
-	uint64_t hz = rte_get_tsc_hz(), nb = 0, max_submit = 0, i, j;
-	uint64_t *all = NULL, *all_obs = NULL;
+	uint64_t hz = rte_get_tsc_hz(), nb = 0, max_submit = 0, j;
+	struct late_rec *rec = NULL;
 	uint8_t *payload = calloc(1, o->payload + 1);
+	struct perf_watch *w = NULL;
+	struct late_clock clk = {.hz = hz};
 	struct dprpc_agent *a;
 	unsigned int k, started = 0;
 	int rc = 0;
@@ -259,13 +427,20 @@ perf_lateness_client(uint16_t port, const struct perf_opts *o, struct perf_resul
 		free(payload);
 		return -EIO;
 	}
+	if (o->watch) {
+		w = perf_watch_start(LATE_WATCH_PERIOD_NS, LATE_WATCH_THRESHOLD_NS);
+		if (w == NULL) {
+			rc = -errno;
+			free(payload);
+			return rc;
+		}
+		clk.ns = perf_watch_now(w);
+	}
+	clk.tsc = rte_rdtsc();
 	late_hid = dprpc_handler_id("slow");
 	late_timeout_tsc = o->timeout_us * hz / 1000000;
 	late_measure_from = rte_rdtsc() + (uint64_t)(o->warmup_s * (double)hz);
 	late_end = late_measure_from + (uint64_t)(o->duration_s * (double)hz);
-	/* Relaxed: no thread reads them yet; pthread_create() publishes. */
-	atomic_store_explicit(&late_last_done, 0, memory_order_relaxed);
-	atomic_store_explicit(&late_gap_max, 0, memory_order_relaxed);
 	for (k = 0; k < o->threads; k++) {
 		th[k] = (struct late_thread){.a = a, .o = o, .payload = payload};
 		th[k].calls = calloc(o->window, sizeof(*th[k].calls));
@@ -280,47 +455,38 @@ perf_lateness_client(uint16_t port, const struct perf_opts *o, struct perf_resul
 		pthread_join(th[k].tid, NULL);
 		if (th[k].err != 0)
 			rc = th[k].err;
-		nb += th[k].nb_late;
+		nb += th[k].nb_rec;
 		r->timeouts += th[k].timeouts;
 		r->completions += th[k].ok;
 		r->other_failures += th[k].other;
 		r->submit_failures += th[k].submit_fail;
 		max_submit = RTE_MAX(max_submit, th[k].submit_max);
 	}
-	all = malloc((nb + 1) * sizeof(*all));
-	all_obs = malloc((nb + 1) * sizeof(*all_obs));
-	if (all == NULL || all_obs == NULL)
+	if (w != NULL && perf_watch_stop(w) != 0)
+		rc = -ENOMEM;
+	rec = malloc((nb + 1) * sizeof(*rec));
+	if (rec == NULL)
 		rc = -ENOMEM;
 	for (k = 0, j = 0; k < started; k++) {
-		for (i = 0; rc == 0 && i < th[k].nb_late; i++, j++) {
-			all[j] = th[k].late[i];
-			all_obs[j] = th[k].late_obs[i];
-		}
-		free(th[k].late);
-		free(th[k].late_obs);
+		if (rc == 0)
+			memcpy(&rec[j], th[k].rec, th[k].nb_rec * sizeof(*rec));
+		j += th[k].nb_rec;
+		free(th[k].rec);
 		free(th[k].calls);
 	}
+	if (rc == 0)
+		rc = late_analyse(rec, nb, w, &clk, r);
 	if (rc == 0) {
-		qsort(all, nb, sizeof(*all), cmp_u64);
-		qsort(all_obs, nb, sizeof(*all_obs), cmp_u64);
-		r->late_p50_us = late_pct_us(all, nb, 0.50, hz);
-		r->late_p99_us = late_pct_us(all, nb, 0.99, hz);
-		r->late_max_us = late_pct_us(all, nb, 1.0, hz);
-		r->late_obs_p99_us = late_pct_us(all_obs, nb, 0.99, hz);
-		r->late_obs_max_us = late_pct_us(all_obs, nb, 1.0, hz);
-		/* Relaxed: the callbacks ran before the joins (and the
-		 * agent's own ordering); a statistic. */
-		r->gap_max_us = (double)atomic_load_explicit(&late_gap_max, memory_order_relaxed) *
-				1e6 / (double)hz;
-		r->submit_max_us = (double)max_submit * 1e6 / (double)hz;
+		r->watch = w != NULL;
+		r->submit_max_us = late_us(max_submit, hz);
 		r->calls = r->timeouts + r->completions + r->other_failures;
 		r->seconds = o->duration_s;
 		r->rate = (double)r->calls / o->duration_s;
 		r->loadavg = perf_loadavg();
 		r->ok = r->calls > 0;
 	}
-	free(all);
-	free(all_obs);
+	free(rec);
+	perf_watch_free(w);
 	free(payload);
 	if (rc != 0)
 		return rc;

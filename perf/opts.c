@@ -52,7 +52,10 @@ perf_usage(const char *prog)
 		"                    rref-churn's default: none)\n"
 		"  --threads N       lateness: client application threads (pthreads, floating\n"
 		"                    over every CPU; default 4)\n"
-		"  --service-us US   lateness: the server's busy time per call (default 1000)\n"
+		"  --service-us US   lateness: the server's busy time per call (default 1000;\n"
+		"                    above --timeout-us, every call times out)\n"
+		"  --watch           lateness: run the stall watch (perf/watch.h) and report\n"
+		"                    the lateness net of the machine's stalls of every CPU\n"
 		"  --timeout-us US   lateness, open: each call's timeout (default 50000 for\n"
 		"                    lateness, 1000000 for open)\n"
 		"open (open loop, as wrk2: latency from each call's intended send time):\n"
@@ -105,6 +108,7 @@ perf_parse_opts(int argc, char **argv, struct perf_opts *o)
 		{"inline-wait-us", required_argument, NULL, 'I'},
 		{"threads", required_argument, NULL, 'n'},
 		{"service-us", required_argument, NULL, 's'},
+		{"watch", no_argument, NULL, 'K'},
 		{"timeout-us", required_argument, NULL, 't'},
 		{"rate", required_argument, NULL, 'a'},
 		{"poisson", no_argument, NULL, 'O'},
@@ -223,6 +227,9 @@ perf_parse_opts(int argc, char **argv, struct perf_opts *o)
 			break;
 		case 's':
 			o->service_us = strtoull(optarg, NULL, 0);
+			break;
+		case 'K':
+			o->watch = true;
 			break;
 		case 't':
 			o->timeout_us = strtoull(optarg, NULL, 0);

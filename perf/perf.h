@@ -60,6 +60,7 @@ struct perf_opts {
 	long inline_wait_us;	 /* the server's inline_wait_max_us; -1: default */
 	unsigned int threads;	 /* lateness: application threads of the client */
 	uint64_t service_us;	 /* lateness: the server's busy time per call */
+	bool watch;		 /* lateness: run the stall watch (watch.h) */
 	uint64_t timeout_us;	 /* lateness, open: each call's timeout */
 	/* open, sweep */
 	double rate;		      /* calls per second offered */
@@ -121,10 +122,21 @@ struct perf_result {
 	 * time - deadline of the timeouts (percentiles of one run; over
 	 * --repeat runs the medians but max, the worst); the same to when the
 	 * caller's wait returned; the longest completion gap and the longest
-	 * dprpc_rpc_async_id(); the 1-minute load average at the end. */
+	 * dprpc_rpc_async_id(); the 1-minute load average at the end; the
+	 * lateness after submission (lateness.c).  With --watch (watch.h):
+	 * the lateness after submission net of every CPU's stalls at once,
+	 * and net of the stalls of the CPU the callback ran on, the part of the longest gap spent in such stalls, the longest stall
+	 * of every CPU at once and of any one CPU, and whether the watch ran
+	 * real-time (over --repeat runs: the p99s the median, the rest the
+	 * worst). */
 	uint64_t timeouts, completions, other_failures, submit_failures;
 	double late_p50_us, late_p99_us, late_max_us, late_obs_p99_us, late_obs_max_us;
 	double gap_max_us, submit_max_us, loadavg;
+	double late_sub_p99_us, late_sub_max_us;
+	bool watch, watch_realtime;
+	double late_net_p99_us, late_net_max_us, late_netcpu_p99_us, late_netcpu_max_us;
+	double gap_stalled_us;
+	double stall_all_max_us, stall_cpu_max_us;
 	/* open: the calls scheduled in the measured window (by intended send
 	 * time), how they ended (ok, or failed: by class, see perf_err_class,
 	 * and by errno; unsent: still not sent when the drain gave up), OK

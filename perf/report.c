@@ -55,14 +55,26 @@ report_lateness(const struct perf_opts *o, const struct perf_result *d)
 		       ", \"submit_failures\": %" PRIu64 ", \"lateness_max_us\": %.1f"
 		       ", \"lateness_p99_us\": %.1f, \"lateness_p50_us\": %.1f"
 		       ", \"observed_lateness_max_us\": %.1f, \"observed_lateness_p99_us\": %.1f"
-		       ", \"completion_gap_max_us\": %.1f, \"submit_max_us\": %.1f"
-		       ", \"retransmits\": %" PRIu64 ", \"dropped\": %" PRIu64
-		       ", \"loadavg_1m\": %.2f}\n",
+		       ", \"submitted_lateness_max_us\": %.1f, \"submitted_lateness_p99_us\": %.1f"
+		       ", \"completion_gap_max_us\": %.1f, \"submit_max_us\": %.1f",
 			o->threads, o->window, o->service_us, o->timeout_us, o->repeat, d->seconds,
 			d->timeouts, d->completions, d->other_failures, d->submit_failures,
 			d->late_max_us, d->late_p99_us, d->late_p50_us, d->late_obs_max_us,
-			d->late_obs_p99_us, d->gap_max_us, d->submit_max_us, d->retransmits,
-			d->dropped, d->loadavg);
+			d->late_obs_p99_us, d->late_sub_max_us, d->late_sub_p99_us, d->gap_max_us,
+			d->submit_max_us);
+		if (d->watch)
+			printf(", \"net_lateness_max_us\": %.1f, \"net_lateness_p99_us\": %.1f"
+			       ", \"net_cpu_lateness_max_us\": %.1f, \"net_cpu_lateness_p99_us\": "
+			       "%.1f"
+			       ", \"completion_gap_stalled_us\": %.1f"
+			       ", \"stall_all_cpus_max_us\": %.1f, \"stall_one_cpu_max_us\": %.1f"
+			       ", \"watch_realtime\": %s",
+				d->late_net_max_us, d->late_net_p99_us, d->late_netcpu_max_us,
+				d->late_netcpu_p99_us, d->gap_stalled_us, d->stall_all_max_us,
+				d->stall_cpu_max_us, d->watch_realtime ? "true" : "false");
+		printf(", \"retransmits\": %" PRIu64 ", \"dropped\": %" PRIu64
+		       ", \"loadavg_1m\": %.2f}\n",
+			d->retransmits, d->dropped, d->loadavg);
 		return;
 	}
 	printf("lateness: %u threads x %u calls, timeout %" PRIu64 " us, service %" PRIu64
@@ -70,12 +82,24 @@ report_lateness(const struct perf_opts *o, const struct perf_result *d)
 	       " other failures, %" PRIu64 " submissions refused\n"
 	       "          completion - deadline: max %.1f us  p99 %.1f us  p50 %.1f us; "
 	       "seen by the caller: max %.1f us  p99 %.1f us\n"
-	       "          longest completion gap %.1f us, longest rpc_async %.1f us; load "
-	       "average %.2f\n",
+	       "          after dprpc_rpc_async_id() returned: max %.1f us  p99 %.1f us\n",
 		o->threads, o->window, o->timeout_us, o->service_us, d->timeouts, d->completions,
 		d->other_failures, d->submit_failures, d->late_max_us, d->late_p99_us,
-		d->late_p50_us, d->late_obs_max_us, d->late_obs_p99_us, d->gap_max_us,
-		d->submit_max_us, d->loadavg);
+		d->late_p50_us, d->late_obs_max_us, d->late_obs_p99_us, d->late_sub_max_us,
+		d->late_sub_p99_us);
+	if (d->watch)
+		printf("          and net of stalls of every CPU: max %.1f us  p99 %.1f us; of "
+		       "the callback's CPU: max %.1f us  p99 %.1f us\n"
+		       "          the machine stalled every CPU up to %.1f us, one CPU up to "
+		       "%.1f us%s\n",
+			d->late_net_max_us, d->late_net_p99_us, d->late_netcpu_max_us,
+			d->late_netcpu_p99_us, d->stall_all_max_us, d->stall_cpu_max_us,
+			d->watch_realtime ? ""
+					  : " (watch not real-time: guest scheduling included)");
+	printf("          longest completion gap %.1f us", d->gap_max_us);
+	if (d->watch)
+		printf(" (%.1f us of it every CPU stalled)", d->gap_stalled_us);
+	printf(", longest rpc_async %.1f us; load average %.2f\n", d->submit_max_us, d->loadavg);
 }
 
 /* Bytes of each response. */

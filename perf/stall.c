@@ -31,6 +31,71 @@ perf_stall_free(struct perf_stall_trace *t)
 	*t = (struct perf_stall_trace){0};
 }
 
+static uint64_t
+stall_end(const struct perf_stall *s)
+{
+	return s->at + s->len;
+}
+
+int
+perf_stall_intersect(const struct perf_stall_trace *a, const struct perf_stall_trace *b,
+	struct perf_stall_trace *out)
+{
+	size_t i = 0, j = 0;
+
+	out->span = a->span < b->span ? a->span : b->span;
+	/* Both in time order and disjoint: a merge.  The one of the two
+	 * current stalls that ends first can meet nothing later. */
+	while (i < a->n && j < b->n) {
+		uint64_t from = a->s[i].at > b->s[j].at ? a->s[i].at : b->s[j].at;
+		uint64_t ea = stall_end(&a->s[i]), eb = stall_end(&b->s[j]);
+		uint64_t to = ea < eb ? ea : eb;
+
+		if (from < to && perf_stall_add(out, from, to - from) != 0)
+			return -ENOMEM;
+		if (ea < eb)
+			i++;
+		else
+			j++;
+	}
+	return 0;
+}
+
+uint64_t
+perf_stall_overlap(const struct perf_stall_trace *t, uint64_t from, uint64_t to)
+{
+	size_t lo = 0, hi = t->n, mid;
+	uint64_t sum = 0;
+
+	/* The first stall that ends after @from. */
+	while (lo < hi) {
+		mid = lo + (hi - lo) / 2;
+		if (stall_end(&t->s[mid]) <= from)
+			lo = mid + 1;
+		else
+			hi = mid;
+	}
+	for (; lo < t->n && t->s[lo].at < to; lo++) {
+		uint64_t a = t->s[lo].at > from ? t->s[lo].at : from;
+		uint64_t e = stall_end(&t->s[lo]) < to ? stall_end(&t->s[lo]) : to;
+
+		sum += e - a;
+	}
+	return sum;
+}
+
+uint64_t
+perf_stall_longest(const struct perf_stall_trace *t)
+{
+	uint64_t max = 0;
+	size_t i;
+
+	for (i = 0; i < t->n; i++)
+		if (t->s[i].len > max)
+			max = t->s[i].len;
+	return max;
+}
+
 double
 perf_stall_lost(const struct perf_stall_trace *t, uint64_t min_ns)
 {
@@ -59,13 +124,9 @@ stall_excess(const struct perf_stall_trace *t, uint64_t x)
 uint64_t
 perf_stall_residual_quantile(const struct perf_stall_trace *t, double q)
 {
-	uint64_t lo = 0, hi = 0, mid;
+	uint64_t lo = 0, hi = perf_stall_longest(t), mid;
 	double bound = q * (double)t->span;
-	size_t i;
 
-	for (i = 0; i < t->n; i++)
-		if (t->s[i].len > hi)
-			hi = t->s[i].len;
 	/* The excess falls as x grows, and is 0 at the longest stall. */
 	if ((double)stall_excess(t, 0) <= bound)
 		return 0;

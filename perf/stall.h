@@ -49,6 +49,17 @@ struct perf_stall_trace {
 int perf_stall_add(struct perf_stall_trace *t, uint64_t at, uint64_t len);
 void perf_stall_free(struct perf_stall_trace *t);
 
+/* @out (empty, its own) := the instants inside both @a's and @b's stalls,
+ * over the shorter span.  0, or -ENOMEM. */
+int perf_stall_intersect(const struct perf_stall_trace *a, const struct perf_stall_trace *b,
+	struct perf_stall_trace *out);
+
+/* Nanoseconds of [@from, @to) inside @t's stalls. */
+uint64_t perf_stall_overlap(const struct perf_stall_trace *t, uint64_t from, uint64_t to);
+
+/* The longest stall's length (ns), 0 for none. */
+uint64_t perf_stall_longest(const struct perf_stall_trace *t);
+
 /* The share of the span (0..1) spent in stalls longer than @min_ns. */
 double perf_stall_lost(const struct perf_stall_trace *t, uint64_t min_ns);
 

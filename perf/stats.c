@@ -96,6 +96,9 @@ perf_median_result(struct perf_result *runs, unsigned int n, struct perf_result 
 	MEDIAN(late_p50_us);
 	MEDIAN(late_p99_us);
 	MEDIAN(late_obs_p99_us);
+	MEDIAN(late_sub_p99_us);
+	MEDIAN(late_net_p99_us);
+	MEDIAN(late_netcpu_p99_us);
 	MEDIAN(timeouts);
 	MEDIAN(completions);
 	MEDIAN(loadavg);
@@ -106,6 +109,13 @@ perf_median_result(struct perf_result *runs, unsigned int n, struct perf_result 
 		m->late_obs_max_us = RTE_MAX(m->late_obs_max_us, runs[i].late_obs_max_us);
 		m->gap_max_us = RTE_MAX(m->gap_max_us, runs[i].gap_max_us);
 		m->submit_max_us = RTE_MAX(m->submit_max_us, runs[i].submit_max_us);
+		m->late_sub_max_us = RTE_MAX(m->late_sub_max_us, runs[i].late_sub_max_us);
+		m->late_net_max_us = RTE_MAX(m->late_net_max_us, runs[i].late_net_max_us);
+		m->late_netcpu_max_us = RTE_MAX(m->late_netcpu_max_us, runs[i].late_netcpu_max_us);
+		m->gap_stalled_us = RTE_MAX(m->gap_stalled_us, runs[i].gap_stalled_us);
+		m->stall_all_max_us = RTE_MAX(m->stall_all_max_us, runs[i].stall_all_max_us);
+		m->stall_cpu_max_us = RTE_MAX(m->stall_cpu_max_us, runs[i].stall_cpu_max_us);
+		m->watch_realtime = m->watch_realtime && runs[i].watch_realtime;
 	}
 	m->dropped = m->tx_retries = m->calls_failed = m->retransmits = 0;
 	for (i = 0; i < n; i++) {

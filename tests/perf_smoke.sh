@@ -74,7 +74,32 @@ missing = [k for k in need if k not in r]
 assert not missing, f"missing {missing} in {r}"
 assert r["threads"] == 2 and r["timeouts"] > 0, r
 assert 0 <= r["lateness_p50_us"] <= r["lateness_p99_us"] <= r["lateness_max_us"], r
+# After submission: against a deadline no earlier than the application's.
+assert r["submitted_lateness_max_us"] <= r["lateness_max_us"], r
+assert "net_lateness_max_us" not in r, r  # no --watch, no net figures
 print(f"lateness: {r['timeouts']} timeouts, worst {r['lateness_max_us']} us late")
+PY
+# Lateness with the stall watch, against a handler slower than the
+# timeout: every measured call times out, none completes; the net figures
+# take time away, never add it.
+out=$("$perf" -- lateness --threads 2 --window 16 --timeout-us 20000 --service-us 60000 \
+	--duration 0.3 --warmup 0.05 --watch --json 2>"$err")
+python3 - "$out" <<'PY'
+import json, sys
+r = json.loads(sys.argv[1])
+need = ["submitted_lateness_max_us", "net_lateness_max_us", "net_lateness_p99_us",
+        "net_cpu_lateness_max_us", "net_cpu_lateness_p99_us", "completion_gap_stalled_us",
+        "stall_all_cpus_max_us", "stall_one_cpu_max_us", "watch_realtime"]
+missing = [k for k in need if k not in r]
+assert not missing, f"missing {missing} in {r}"
+assert r["timeouts"] > 0 and r["completions"] == 0, r
+assert r["net_lateness_max_us"] <= r["submitted_lateness_max_us"] <= r["lateness_max_us"], r
+assert r["net_cpu_lateness_max_us"] <= r["submitted_lateness_max_us"], r
+assert r["net_lateness_p99_us"] <= r["submitted_lateness_p99_us"], r
+assert r["stall_all_cpus_max_us"] <= r["stall_one_cpu_max_us"], r
+assert r["completion_gap_stalled_us"] <= r["completion_gap_max_us"], r
+assert isinstance(r["watch_realtime"], bool), r
+print(f"lateness --watch: {r['timeouts']} timeouts, net worst {r['net_lateness_max_us']} us")
 PY
 # Open loop: calls at a fixed rate, each counted once (ok, failed by
 # class and errno, or unsent), the per-second lines adding up.

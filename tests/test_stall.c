@@ -1,14 +1,25 @@
 /* SPDX-License-Identifier: BSD-3-Clause */
 /*
  * dprpc-hiccup's stall traces (perf/stall.c): the share of time lost, the
- * residual stall's quantiles and the ideal RPC, on made-up traces whose
- * answers are worked out by hand in each test.
+ * residual stall's quantiles, the ideal RPC, intersections and overlaps,
+ * on made-up traces whose answers are worked out by hand in each test;
+ * and the stall watch of perf lateness (perf/watch.c) on a CPU that a
+ * real-time thread of the test takes.
  */
+#ifndef _GNU_SOURCE
+#define _GNU_SOURCE /* pthread_setaffinity_np */
+#endif
+#include <errno.h>
+#include <pthread.h>
+#include <sched.h>
 #include <stdint.h>
+#include <time.h>
+#include <unistd.h>
 
 #include <criterion/criterion.h>
 
 #include "../perf/stall.h"
+#include "../perf/watch.h"
 
 #define MS (1000ull * 1000)
 
@@ -98,6 +109,7 @@ Test(stall, server_stall_suspends_the_call_in_service_and_queues_the_rest)
 	cr_assert_eq(h.min, 500);
 	cr_assert_eq(perf_hist_count_le(&h, 500), 90000 - 2000);
 	perf_hist_free(&h);
+	perf_stall_free(&s);
 }
 
 Test(stall, client_stall_delays_sends_and_the_answers_it_was_waiting_for)
@@ -120,6 +132,7 @@ Test(stall, client_stall_delays_sends_and_the_answers_it_was_waiting_for)
 	cr_assert_eq(perf_hist_count_le(&h, 101000) - perf_hist_count_le(&h, 100900), 2,
 		"101,000 (its bucket: 64 ns wide): the call read late, and i = 1");
 	perf_hist_free(&h);
+	perf_stall_free(&c);
 }
 
 Test(stall, too_short_a_trace_simulates_nothing)
@@ -131,4 +144,130 @@ Test(stall, too_short_a_trace_simulates_nothing)
 	cr_assert_eq(perf_stall_ideal_rpc(&c, &s, 1000, 500, 1000, &h), 0);
 	cr_assert_eq(h.total, 0);
 	perf_hist_free(&h);
+}
+
+Test(stall, intersection_keeps_the_instants_of_both)
+{
+	const struct perf_stall sa[] = {{0, 10}, {20, 10}, {50, 30}};
+	const struct perf_stall sb[] = {{5, 20}, {60, 5}, {70, 40}};
+	const struct perf_stall want[] = {{5, 5}, {20, 5}, {60, 5}, {70, 10}};
+	struct perf_stall_trace a = trace(1000, sa, 3), b = trace(900, sb, 3), out = {0};
+
+	cr_assert_eq(perf_stall_intersect(&a, &b, &out), 0);
+	cr_assert_eq(out.span, 900);
+	cr_assert_eq(out.n, 4);
+	for (size_t i = 0; i < 4; i++) {
+		cr_assert_eq(out.s[i].at, want[i].at, "stall %zu", i);
+		cr_assert_eq(out.s[i].len, want[i].len, "stall %zu", i);
+	}
+	perf_stall_free(&out);
+	/* With an empty trace: nothing. */
+	perf_stall_free(&b);
+	cr_assert_eq(perf_stall_intersect(&a, &b, &out), 0);
+	cr_assert_eq(out.n, 0);
+	perf_stall_free(&a);
+}
+
+Test(stall, overlap_counts_the_window_s_part_of_each_stall)
+{
+	const struct perf_stall s[] = {{10, 10}, {30, 10}, {50, 10}};
+	struct perf_stall_trace t = trace(100, s, 3);
+
+	cr_assert_eq(perf_stall_overlap(&t, 15, 55), 5 + 10 + 5);
+	cr_assert_eq(perf_stall_overlap(&t, 0, 100), 30);
+	cr_assert_eq(perf_stall_overlap(&t, 0, 10), 0); /* [0, 10) ends where one starts */
+	cr_assert_eq(perf_stall_overlap(&t, 20, 30), 0);
+	cr_assert_eq(perf_stall_overlap(&t, 35, 36), 1);
+	cr_assert_eq(perf_stall_overlap(&t, 60, 60), 0);
+	cr_assert_eq(perf_stall_longest(&t), 10);
+	perf_stall_free(&t);
+	t = trace(100, NULL, 0);
+	cr_assert_eq(perf_stall_overlap(&t, 0, 100), 0);
+	cr_assert_eq(perf_stall_longest(&t), 0);
+}
+
+/* The test's real-time thread: spins @spin_ns on its CPU, above the
+ * watch's priority, and notes when (the watch's clock). */
+struct hog {
+	struct perf_watch *w;
+	unsigned int cpu;
+	uint64_t spin_ns, from, to;
+	int err;
+};
+
+static void *
+hog_main(void *arg)
+{
+	struct hog *h = arg;
+	struct sched_param sp = {.sched_priority = 2};
+	cpu_set_t set;
+
+	CPU_ZERO(&set);
+	CPU_SET(h->cpu, &set);
+	h->err = pthread_setaffinity_np(pthread_self(), sizeof(set), &set);
+	if (h->err == 0)
+		h->err = pthread_setschedparam(pthread_self(), SCHED_FIFO, &sp);
+	if (h->err != 0)
+		return NULL;
+	h->from = perf_watch_now(h->w);
+	while (perf_watch_now(h->w) - h->from < h->spin_ns)
+		;
+	h->to = perf_watch_now(h->w);
+	return NULL;
+}
+
+static void
+sleep_ms(long ms)
+{
+	struct timespec ts = {ms / 1000, (ms % 1000) * 1000000L};
+
+	nanosleep(&ts, NULL);
+}
+
+Test(watch, a_cpu_taken_from_its_watch_is_a_stall)
+{
+	/* Wake-ups every 200 us, a stall past 100 us late. */
+	struct perf_watch *w = perf_watch_start(200 * 1000, 100 * 1000);
+	struct hog h = {.w = w, .cpu = 0, .spin_ns = 8 * MS};
+	pthread_t t;
+
+	cr_assert_not_null(w);
+	sleep_ms(20);
+	cr_assert_eq(pthread_create(&t, NULL, hog_main, &h), 0);
+	pthread_join(t, NULL);
+	sleep_ms(20);
+	cr_assert_eq(perf_watch_stop(w), 0);
+	if (h.err != 0 || !perf_watch_realtime(w)) {
+		perf_watch_free(w);
+		cr_skip_test("SCHED_FIFO refused (error %d): needs root or CAP_SYS_NICE", h.err);
+	}
+	cr_assert_eq(perf_watch_cpus(w), (unsigned int)sysconf(_SC_NPROCESSORS_ONLN));
+	/* CPU 0 is the hog's: its watch could not wake from the first
+	 * wake-up due after the hog started (within 200 us) until the hog
+	 * stopped.  The trace spans the run. */
+	const struct perf_stall_trace *c0 = perf_watch_trace(w, 0);
+
+	cr_assert_geq(perf_stall_overlap(c0, h.from, h.to), h.to - h.from - 300 * 1000,
+		"%lu ns of the hog's %lu noted",
+		(unsigned long)perf_stall_overlap(c0, h.from, h.to),
+		(unsigned long)(h.to - h.from));
+	cr_assert_geq(perf_stall_longest(c0), 7 * MS);
+	cr_assert_geq(c0->span, h.to + 19 * MS);
+	/* Every CPU's instants are within each CPU's; with another CPU, its
+	 * watch ran while the hog spun (unless the machine took every CPU
+	 * for the whole 8 ms). */
+	cr_assert_leq(perf_stall_overlap(perf_watch_all(w), 0, c0->span),
+		perf_stall_overlap(c0, 0, c0->span));
+	if (perf_watch_cpus(w) > 1)
+		cr_assert_lt(perf_stall_overlap(perf_watch_all(w), h.from, h.to),
+			perf_stall_overlap(c0, h.from, h.to));
+	perf_watch_free(w);
+}
+
+Test(watch, bad_period_is_refused)
+{
+	errno = 0;
+	cr_assert_null(perf_watch_start(0, 1000));
+	cr_assert_eq(errno, EINVAL);
+	perf_watch_free(NULL);
 }
