@@ -21,8 +21,12 @@
  *    dprpc_rpc_async_id() + --timeout-us).  The library counts a call's
  *    timeout from its own reading of the clock, on entry: a thread
  *    preempted before it (the scheduler's doing) had its call's deadline
- *    move by as long, and no library can know.  This is the lateness
- *    against the latest deadline the library may have set.
+ *    move by as long, and no library can know.  The library's deadline
+ *    lies between the two, so the library's own lateness lies between
+ *    this figure and the first.  (A thread preempted between the
+ *    library's return and the reading of the clock after it makes this
+ *    figure too small by as long; both windows are a few dozen
+ *    instructions of each call.)
  *
  * It also reports the longest time inside dprpc_rpc_async_id(), the
  * longest gap between two completions of measured calls (the client
