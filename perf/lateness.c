@@ -87,13 +87,18 @@ struct late_call {
 	atomic_uint done;
 };
 
-/* A measured call's end: its deadline, when dprpc_rpc_async_id()
- * returned, when and where its callback ran and when its caller's wait
- * returned (TSC), and whether it timed out. */
+/* A measured call that timed out: its deadline, when
+ * dprpc_rpc_async_id() returned, when and where its callback ran and when
+ * its caller's wait returned (TSC). */
 struct late_rec {
 	uint64_t deadline, submitted, done, obs;
 	int cpu; /* where its callback ran */
-	bool timeout;
+};
+
+/* A growing array of @size-byte elements, the measuring thread's own. */
+struct late_vec {
+	void *v;
+	uint64_t n, cap;
 };
 
 struct late_thread {
@@ -102,8 +107,8 @@ struct late_thread {
 	const struct perf_opts *o;
 	const uint8_t *payload;
 	struct late_call *calls; /* --window of them, a FIFO */
-	struct late_rec *rec;	 /* every measured call that completed */
-	uint64_t nb_rec, cap;
+	struct late_vec rec;	 /* struct late_rec: the measured timeouts */
+	struct late_vec done;	 /* uint64_t: every measured completion's TSC */
 	uint64_t timeouts, ok, other, submit_fail, submit_max;
 	int err;
 };
@@ -175,33 +180,49 @@ late_wait_callback(const struct late_call *c)
 	}
 }
 
+/* Room for one more element of @size bytes in @a: 0, or -ENOMEM. */
+static int
+late_vec_grow(struct late_vec *a, size_t size)
+{
+	uint64_t cap;
+	void *v;
+
+	if (a->n < a->cap)
+		return 0;
+	cap = a->cap ? a->cap * 2 : 65536;
+	v = realloc(a->v, cap * size);
+	if (v == NULL)
+		return -ENOMEM;
+	a->v = v;
+	a->cap = cap;
+	return 0;
+}
+
 static int
 late_record(struct late_thread *t, const struct late_call *c, uint64_t obs)
 {
 	if (c->t0 < late_measure_from)
 		return 0;
-	if (c->code == 0)
+	if (late_vec_grow(&t->done, sizeof(uint64_t)) != 0)
+		return -ENOMEM;
+	((uint64_t *)t->done.v)[t->done.n++] = c->done_tsc;
+	if (c->code == 0) {
 		t->ok++;
-	else if (c->code == -ETIMEDOUT)
-		t->timeouts++;
-	else
-		t->other++;
-	if (t->nb_rec == t->cap) {
-		uint64_t cap = t->cap ? t->cap * 2 : 65536;
-		struct late_rec *r = realloc(t->rec, cap * sizeof(*r));
-
-		if (r == NULL)
-			return -ENOMEM;
-		t->rec = r;
-		t->cap = cap;
+		return 0;
 	}
-	t->rec[t->nb_rec++] = (struct late_rec){
+	if (c->code != -ETIMEDOUT) {
+		t->other++;
+		return 0;
+	}
+	t->timeouts++;
+	if (late_vec_grow(&t->rec, sizeof(struct late_rec)) != 0)
+		return -ENOMEM;
+	((struct late_rec *)t->rec.v)[t->rec.n++] = (struct late_rec){
 		.deadline = c->deadline,
 		.submitted = c->submitted,
 		.done = c->done_tsc,
 		.obs = obs,
 		.cpu = c->cpu,
-		.timeout = c->code == -ETIMEDOUT,
 	};
 	return 0;
 }
@@ -300,28 +321,34 @@ late_pct_us(const uint64_t *v, uint64_t n, double q, uint64_t hz)
 	return n == 0 ? 0.0 : late_us(v[(uint64_t)(q * (double)(n - 1) + 0.5)], hz);
 }
 
-/* TSC to the watch's clock (ns from its start), through one pair of
- * readings of both clocks, taken before any call. */
+/* TSC to the watch's clock (ns from its start), interpolated between two
+ * pairs of readings of both clocks, one before the threads start and one
+ * after they end: neither the TSC's nominal rate nor the slewing of
+ * CLOCK_MONOTONIC then drifts the two apart over a run. */
 struct late_clock {
-	uint64_t tsc, ns, hz;
+	uint64_t tsc0, ns0, tsc1, ns1, hz;
 };
 
 static uint64_t
 late_ns(const struct late_clock *k, uint64_t tsc)
 {
-	return k->ns + (uint64_t)((double)(tsc - k->tsc) * 1e9 / (double)k->hz);
+	double r = (double)(k->ns1 - k->ns0) / (double)(k->tsc1 - k->tsc0);
+
+	if (tsc <= k->tsc0) /* before the first pair: not among the calls */
+		return k->ns0;
+	return k->ns0 + (uint64_t)((double)(tsc - k->tsc0) * r);
 }
 
-/* TSC ticks of [from, to) (TSC, both after the clock pair) inside the
- * stalls of @t. */
+/* TSC ticks of [from, to) (TSC) inside the stalls of @t. */
 static uint64_t
 late_stalled(
 	const struct perf_stall_trace *t, const struct late_clock *k, uint64_t from, uint64_t to)
 {
+	double r = (double)(k->tsc1 - k->tsc0) / (double)(k->ns1 - k->ns0);
+
 	if (to <= from)
 		return 0;
-	return (uint64_t)((double)perf_stall_overlap(t, late_ns(k, from), late_ns(k, to)) *
-			  (double)k->hz / 1e9);
+	return (uint64_t)((double)perf_stall_overlap(t, late_ns(k, from), late_ns(k, to)) * r);
 }
 
 /* @late less the part of [from, to) inside the stalls of @t. */
@@ -341,74 +368,126 @@ late_tail(uint64_t *v, uint64_t n, uint64_t hz, double *p99, double *max)
 	*max = late_pct_us(v, n, 1.0, hz);
 }
 
+/* The measured calls gathered from the threads: the timeouts and every
+ * completion's TSC, the threads' arrays freed. */
+struct late_all {
+	struct late_rec *rec;
+	uint64_t *done;
+	uint64_t nb_rec, nb_done;
+};
+
+static int
+late_gather(struct late_thread *th, unsigned int n, struct late_all *g)
+{
+	unsigned int k;
+	int rc = 0;
+
+	*g = (struct late_all){0};
+	for (k = 0; k < n; k++) {
+		g->nb_rec += th[k].rec.n;
+		g->nb_done += th[k].done.n;
+	}
+	g->rec = malloc((g->nb_rec + 1) * sizeof(*g->rec));
+	g->done = malloc((g->nb_done + 1) * sizeof(*g->done));
+	if (g->rec == NULL || g->done == NULL)
+		rc = -ENOMEM;
+	g->nb_rec = g->nb_done = 0;
+	for (k = 0; k < n; k++) {
+		if (rc == 0) {
+			memcpy(&g->rec[g->nb_rec], th[k].rec.v, th[k].rec.n * sizeof(*g->rec));
+			memcpy(&g->done[g->nb_done], th[k].done.v, th[k].done.n * sizeof(*g->done));
+			g->nb_rec += th[k].rec.n;
+			g->nb_done += th[k].done.n;
+		}
+		free(th[k].rec.v);
+		free(th[k].done.v);
+	}
+	return rc;
+}
+
+/* The longest gap between two completions of @g (sorted here), those
+ * after late_end left out: its length and start (TSC). */
+static uint64_t
+late_gap(struct late_all *g, uint64_t *at)
+{
+	uint64_t i, gap = 0;
+
+	qsort(g->done, g->nb_done, sizeof(*g->done), cmp_u64);
+	*at = 0;
+	for (i = 1; i < g->nb_done && g->done[i] <= late_end; i++)
+		if (g->done[i] - g->done[i - 1] > gap) {
+			gap = g->done[i] - g->done[i - 1];
+			*at = g->done[i - 1];
+		}
+	return gap;
+}
+
+/* With the watch: the longest stalls in the measured window, of every CPU
+ * at once and of any one CPU. */
+static void
+late_stalls(const struct perf_watch *w, const struct late_clock *k, struct perf_result *r)
+{
+	uint64_t from = late_ns(k, late_measure_from), to = late_ns(k, late_end), max = 0;
+	unsigned int c;
+
+	for (c = 0; c < perf_watch_cpus(w); c++)
+		max = RTE_MAX(max, perf_stall_longest(perf_watch_trace(w, c), from, to));
+	r->stall_all_max_us = (double)perf_stall_longest(perf_watch_all(w), from, to) / 1e3;
+	r->stall_cpu_max_us = (double)max / 1e3;
+	r->watch_realtime = perf_watch_realtime(w);
+}
+
 /* The timeouts' lateness (as the application sees it, to the caller's
  * wait, after submission, and with @w net of the machine's stalls: of
  * every CPU at once, and of the CPU the callback ran on) and the longest
- * completion gap, from the @n records of @rec. */
+ * completion gap, from @g. */
 static int
-late_analyse(const struct late_rec *rec, uint64_t n, const struct perf_watch *w,
-	const struct late_clock *k, struct perf_result *r)
+late_analyse(struct late_all *g, const struct perf_watch *w, const struct late_clock *k,
+	struct perf_result *r)
 {
+	uint64_t n = g->nb_rec, i, gap, gap_at, hz = k->hz;
 	uint64_t *late = malloc((n + 1) * sizeof(*late));
 	uint64_t *obs = malloc((n + 1) * sizeof(*obs));
 	uint64_t *sub = malloc((n + 1) * sizeof(*sub));
 	uint64_t *net = malloc((n + 1) * sizeof(*net));
 	uint64_t *net_cpu = malloc((n + 1) * sizeof(*net_cpu));
-	uint64_t *done = malloc((n + 1) * sizeof(*done));
-	uint64_t i, nt = 0, nd = 0, gap = 0, gap_at = 0, hz = k->hz, cpu_max = 0;
 	const struct perf_stall_trace *all = w != NULL ? perf_watch_all(w) : NULL;
-	unsigned int c;
 	int rc = 0;
 
-	if (late == NULL || obs == NULL || sub == NULL || net == NULL || net_cpu == NULL ||
-		done == NULL) {
+	if (late == NULL || obs == NULL || sub == NULL || net == NULL || net_cpu == NULL) {
 		rc = -ENOMEM;
 		goto out;
 	}
 	for (i = 0; i < n; i++) {
-		const struct late_rec *x = &rec[i];
+		const struct late_rec *x = &g->rec[i];
 		uint64_t from = x->submitted + late_timeout_tsc;
 
-		if (x->done <= late_end)
-			done[nd++] = x->done;
-		if (!x->timeout)
-			continue;
-		late[nt] = x->done > x->deadline ? x->done - x->deadline : 0;
-		obs[nt] = x->obs > x->deadline ? x->obs - x->deadline : 0;
-		sub[nt] = x->done > from ? x->done - from : 0;
-		net[nt] = net_cpu[nt] = sub[nt];
+		late[i] = x->done > x->deadline ? x->done - x->deadline : 0;
+		obs[i] = x->obs > x->deadline ? x->obs - x->deadline : 0;
+		sub[i] = x->done > from ? x->done - from : 0;
+		net[i] = net_cpu[i] = sub[i];
 		if (all != NULL) {
-			net[nt] = late_less(sub[nt], all, k, from, x->done);
+			net[i] = late_less(sub[i], all, k, from, x->done);
 			if (x->cpu >= 0 && (unsigned int)x->cpu < perf_watch_cpus(w))
-				net_cpu[nt] = late_less(sub[nt],
-					perf_watch_trace(w, (unsigned int)x->cpu), k, from,
-					x->done);
+				net_cpu[i] =
+					late_less(sub[i], perf_watch_trace(w, (unsigned int)x->cpu),
+						k, from, x->done);
 		}
-		nt++;
 	}
-	qsort(done, nd, sizeof(*done), cmp_u64);
-	for (i = 1; i < nd; i++)
-		if (done[i] - done[i - 1] > gap) {
-			gap = done[i] - done[i - 1];
-			gap_at = done[i - 1];
-		}
+	gap = late_gap(g, &gap_at);
 	r->gap_max_us = late_us(gap, hz);
-	late_tail(late, nt, hz, &r->late_p99_us, &r->late_max_us);
-	r->late_p50_us = late_pct_us(late, nt, 0.50, hz);
-	late_tail(obs, nt, hz, &r->late_obs_p99_us, &r->late_obs_max_us);
-	late_tail(sub, nt, hz, &r->late_sub_p99_us, &r->late_sub_max_us);
+	late_tail(late, n, hz, &r->late_p99_us, &r->late_max_us);
+	r->late_p50_us = late_pct_us(late, n, 0.50, hz);
+	late_tail(obs, n, hz, &r->late_obs_p99_us, &r->late_obs_max_us);
+	late_tail(sub, n, hz, &r->late_sub_p99_us, &r->late_sub_max_us);
 	if (w == NULL)
 		goto out;
-	late_tail(net, nt, hz, &r->late_net_p99_us, &r->late_net_max_us);
-	late_tail(net_cpu, nt, hz, &r->late_netcpu_p99_us, &r->late_netcpu_max_us);
+	late_tail(net, n, hz, &r->late_net_p99_us, &r->late_net_max_us);
+	late_tail(net_cpu, n, hz, &r->late_netcpu_p99_us, &r->late_netcpu_max_us);
 	r->gap_stalled_us = late_us(late_stalled(all, k, gap_at, gap_at + gap), hz);
-	for (c = 0; c < perf_watch_cpus(w); c++)
-		cpu_max = RTE_MAX(cpu_max, perf_stall_longest(perf_watch_trace(w, c)));
-	r->stall_all_max_us = (double)perf_stall_longest(all) / 1e3;
-	r->stall_cpu_max_us = (double)cpu_max / 1e3;
-	r->watch_realtime = perf_watch_realtime(w);
+	late_stalls(w, k, r);
 out:
-	free(late), free(obs), free(sub), free(net), free(net_cpu), free(done);
+	free(late), free(obs), free(sub), free(net), free(net_cpu);
 	return rc;
 }
 
@@ -416,11 +495,11 @@ int
 perf_lateness_client(uint16_t port, const struct perf_opts *o, struct perf_result *r)
 {
 	static struct late_thread th[LATE_MAX_THREADS];
-	uint64_t hz = rte_get_tsc_hz(), nb = 0, max_submit = 0, j;
-	struct late_rec *rec = NULL;
+	uint64_t hz = rte_get_tsc_hz(), max_submit = 0;
 	uint8_t *payload = calloc(1, o->payload + 1);
 	struct perf_watch *w = NULL;
 	struct late_clock clk = {.hz = hz};
+	struct late_all g = {0};
 	struct dprpc_agent *a;
 	unsigned int k, started = 0;
 	int rc = 0;
@@ -436,11 +515,12 @@ perf_lateness_client(uint16_t port, const struct perf_opts *o, struct perf_resul
 		if (w == NULL) {
 			rc = -errno;
 			free(payload);
+			(void)dprpc_agent_destroy(a);
 			return rc;
 		}
-		clk.ns = perf_watch_now(w);
 	}
-	clk.tsc = rte_rdtsc();
+	clk.ns0 = w != NULL ? perf_watch_now(w) : 0;
+	clk.tsc0 = rte_rdtsc();
 	late_hid = dprpc_handler_id("slow");
 	late_timeout_tsc = o->timeout_us * hz / 1000000;
 	late_measure_from = rte_rdtsc() + (uint64_t)(o->warmup_s * (double)hz);
@@ -450,6 +530,7 @@ perf_lateness_client(uint16_t port, const struct perf_opts *o, struct perf_resul
 		th[k].calls = calloc(o->window, sizeof(*th[k].calls));
 		if (th[k].calls == NULL ||
 			pthread_create(&th[k].tid, NULL, late_thread_main, &th[k]) != 0) {
+			free(th[k].calls);
 			rc = -ENOMEM;
 			break;
 		}
@@ -459,27 +540,22 @@ perf_lateness_client(uint16_t port, const struct perf_opts *o, struct perf_resul
 		pthread_join(th[k].tid, NULL);
 		if (th[k].err != 0)
 			rc = th[k].err;
-		nb += th[k].nb_rec;
 		r->timeouts += th[k].timeouts;
 		r->completions += th[k].ok;
 		r->other_failures += th[k].other;
 		r->submit_failures += th[k].submit_fail;
 		max_submit = RTE_MAX(max_submit, th[k].submit_max);
-	}
-	if (w != NULL && perf_watch_stop(w) != 0)
-		rc = -ENOMEM;
-	rec = malloc((nb + 1) * sizeof(*rec));
-	if (rec == NULL)
-		rc = -ENOMEM;
-	for (k = 0, j = 0; k < started; k++) {
-		if (rc == 0)
-			memcpy(&rec[j], th[k].rec, th[k].nb_rec * sizeof(*rec));
-		j += th[k].nb_rec;
-		free(th[k].rec);
 		free(th[k].calls);
 	}
+	clk.tsc1 = rte_rdtsc();
+	/* Without the watch only the TSC is used: any second pair will do. */
+	clk.ns1 = w != NULL ? perf_watch_now(w) : clk.ns0 + 1;
+	if (w != NULL && perf_watch_stop(w) != 0)
+		rc = -ENOMEM;
+	if (late_gather(th, started, &g) != 0)
+		rc = -ENOMEM;
 	if (rc == 0)
-		rc = late_analyse(rec, nb, w, &clk, r);
+		rc = late_analyse(&g, w, &clk, r);
 	if (rc == 0) {
 		r->watch = w != NULL;
 		r->submit_max_us = late_us(max_submit, hz);
@@ -489,7 +565,8 @@ perf_lateness_client(uint16_t port, const struct perf_opts *o, struct perf_resul
 		r->loadavg = perf_loadavg();
 		r->ok = r->calls > 0;
 	}
-	free(rec);
+	free(g.rec);
+	free(g.done);
 	perf_watch_free(w);
 	free(payload);
 	if (rc != 0)

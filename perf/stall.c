@@ -67,6 +67,8 @@ perf_stall_overlap(const struct perf_stall_trace *t, uint64_t from, uint64_t to)
 	size_t lo = 0, hi = t->n, mid;
 	uint64_t sum = 0;
 
+	if (to <= from)
+		return 0;
 	/* The first stall that ends after @from. */
 	while (lo < hi) {
 		mid = lo + (hi - lo) / 2;
@@ -85,14 +87,17 @@ perf_stall_overlap(const struct perf_stall_trace *t, uint64_t from, uint64_t to)
 }
 
 uint64_t
-perf_stall_longest(const struct perf_stall_trace *t)
+perf_stall_longest(const struct perf_stall_trace *t, uint64_t from, uint64_t to)
 {
-	uint64_t max = 0;
+	uint64_t max = 0, a, e;
 	size_t i;
 
-	for (i = 0; i < t->n; i++)
-		if (t->s[i].len > max)
-			max = t->s[i].len;
+	for (i = 0; i < t->n; i++) {
+		a = t->s[i].at > from ? t->s[i].at : from;
+		e = stall_end(&t->s[i]) < to ? stall_end(&t->s[i]) : to;
+		if (e > a && e - a > max)
+			max = e - a;
+	}
 	return max;
 }
 
@@ -124,7 +129,7 @@ stall_excess(const struct perf_stall_trace *t, uint64_t x)
 uint64_t
 perf_stall_residual_quantile(const struct perf_stall_trace *t, double q)
 {
-	uint64_t lo = 0, hi = perf_stall_longest(t), mid;
+	uint64_t lo = 0, hi = perf_stall_longest(t, 0, UINT64_MAX), mid;
 	double bound = q * (double)t->span;
 
 	/* The excess falls as x grows, and is 0 at the longest stall. */

@@ -54,11 +54,12 @@ void perf_stall_free(struct perf_stall_trace *t);
 int perf_stall_intersect(const struct perf_stall_trace *a, const struct perf_stall_trace *b,
 	struct perf_stall_trace *out);
 
-/* Nanoseconds of [@from, @to) inside @t's stalls. */
+/* Nanoseconds of [@from, @to) inside @t's stalls (0 if @to <= @from). */
 uint64_t perf_stall_overlap(const struct perf_stall_trace *t, uint64_t from, uint64_t to);
 
-/* The longest stall's length (ns), 0 for none. */
-uint64_t perf_stall_longest(const struct perf_stall_trace *t);
+/* The longest stall's length (ns) inside [@from, @to), a stall cut at the
+ * window's edges; 0 for none.  [0, UINT64_MAX): the whole trace. */
+uint64_t perf_stall_longest(const struct perf_stall_trace *t, uint64_t from, uint64_t to);
 
 /* The share of the span (0..1) spent in stalls longer than @min_ns. */
 double perf_stall_lost(const struct perf_stall_trace *t, uint64_t min_ns);

@@ -12,9 +12,11 @@
  * guest, so the guest's own scheduling (our threads, other processes)
  * does not delay it: what does is the CPU taken from the whole guest (the
  * hypervisor running another guest: steal), an interrupt or a kernel
- * section that does not preempt.  A call that waits through a stall of
- * every CPU at once waits for the machine, not for any software in the
- * guest: perf lateness subtracts those from each call's lateness.
+ * section that does not preempt (without full preemption, any process's
+ * system call or page fault).  A call that waits through a stall of every
+ * CPU at once waits for the machine, not for any code in the guest's user
+ * space: perf lateness subtracts those from each call's lateness after
+ * submission.
  *
  * The watch costs each CPU one wake-up per period (a few microseconds).
  * Without the privilege to use SCHED_FIFO (not root, no CAP_SYS_NICE) it

@@ -161,6 +161,16 @@ Test(stall, intersection_keeps_the_instants_of_both)
 		cr_assert_eq(out.s[i].len, want[i].len, "stall %zu", i);
 	}
 	perf_stall_free(&out);
+	/* Stalls of both that end at the same instant. */
+	{
+		const struct perf_stall ea[] = {{0, 10}, {20, 10}}, eb[] = {{5, 5}, {25, 5}};
+		struct perf_stall_trace x = trace(100, ea, 2), y = trace(100, eb, 2), o = {0};
+
+		cr_assert_eq(perf_stall_intersect(&x, &y, &o), 0);
+		cr_assert_eq(o.n, 2);
+		cr_assert(o.s[0].at == 5 && o.s[0].len == 5 && o.s[1].at == 25 && o.s[1].len == 5);
+		perf_stall_free(&x), perf_stall_free(&y), perf_stall_free(&o);
+	}
 	/* With an empty trace: nothing. */
 	perf_stall_free(&b);
 	cr_assert_eq(perf_stall_intersect(&a, &b, &out), 0);
@@ -179,11 +189,14 @@ Test(stall, overlap_counts_the_window_s_part_of_each_stall)
 	cr_assert_eq(perf_stall_overlap(&t, 20, 30), 0);
 	cr_assert_eq(perf_stall_overlap(&t, 35, 36), 1);
 	cr_assert_eq(perf_stall_overlap(&t, 60, 60), 0);
-	cr_assert_eq(perf_stall_longest(&t), 10);
+	cr_assert_eq(perf_stall_overlap(&t, 55, 15), 0); /* an empty window */
+	cr_assert_eq(perf_stall_longest(&t, 0, UINT64_MAX), 10);
+	cr_assert_eq(perf_stall_longest(&t, 35, 55), 5); /* cut at the edges */
+	cr_assert_eq(perf_stall_longest(&t, 20, 30), 0);
 	perf_stall_free(&t);
 	t = trace(100, NULL, 0);
 	cr_assert_eq(perf_stall_overlap(&t, 0, 100), 0);
-	cr_assert_eq(perf_stall_longest(&t), 0);
+	cr_assert_eq(perf_stall_longest(&t, 0, UINT64_MAX), 0);
 }
 
 /* The test's real-time thread: spins @spin_ns on its CPU, above the
@@ -226,20 +239,34 @@ sleep_ms(long ms)
 
 Test(watch, a_cpu_taken_from_its_watch_is_a_stall)
 {
-	/* Wake-ups every 200 us, a stall past 100 us late. */
-	struct perf_watch *w = perf_watch_start(200 * 1000, 100 * 1000);
-	struct hog h = {.w = w, .cpu = 0, .spin_ns = 8 * MS};
+	struct perf_watch *w = NULL;
+	struct hog h = {0};
+	unsigned int attempt;
 	pthread_t t;
 
-	cr_assert_not_null(w);
-	sleep_ms(20);
-	cr_assert_eq(pthread_create(&t, NULL, hog_main, &h), 0);
-	pthread_join(t, NULL);
-	sleep_ms(20);
-	cr_assert_eq(perf_watch_stop(w), 0);
-	if (h.err != 0 || !perf_watch_realtime(w)) {
+	/* Up to 3 attempts: the host may take CPU 1 too for the whole 8 ms
+	 * (it took a CPU for up to 36.7 ms here, perf/RESULTS.md); then the
+	 * every-CPU check below cannot tell, and the hog runs again. */
+	for (attempt = 0; attempt < 3; attempt++) {
 		perf_watch_free(w);
-		cr_skip_test("SCHED_FIFO refused (error %d): needs root or CAP_SYS_NICE", h.err);
+		/* Wake-ups every 200 us, a stall past 100 us late. */
+		w = perf_watch_start(200 * 1000, 100 * 1000);
+		cr_assert_not_null(w);
+		h = (struct hog){.w = w, .cpu = 0, .spin_ns = 8 * MS};
+		sleep_ms(20);
+		cr_assert_eq(pthread_create(&t, NULL, hog_main, &h), 0);
+		pthread_join(t, NULL);
+		sleep_ms(20);
+		cr_assert_eq(perf_watch_stop(w), 0);
+		if (h.err != 0 || !perf_watch_realtime(w)) {
+			perf_watch_free(w);
+			cr_skip_test(
+				"SCHED_FIFO refused (error %d): needs root or CAP_SYS_NICE", h.err);
+		}
+		if (perf_watch_cpus(w) == 1 ||
+			perf_stall_overlap(perf_watch_all(w), h.from, h.to) <
+				perf_stall_overlap(perf_watch_trace(w, 0), h.from, h.to))
+			break;
 	}
 	cr_assert_eq(perf_watch_cpus(w), (unsigned int)sysconf(_SC_NPROCESSORS_ONLN));
 	/* CPU 0 is the hog's: its watch could not wake from the first
@@ -251,11 +278,10 @@ Test(watch, a_cpu_taken_from_its_watch_is_a_stall)
 		"%lu ns of the hog's %lu noted",
 		(unsigned long)perf_stall_overlap(c0, h.from, h.to),
 		(unsigned long)(h.to - h.from));
-	cr_assert_geq(perf_stall_longest(c0), 7 * MS);
+	cr_assert_geq(perf_stall_longest(c0, 0, UINT64_MAX), 7 * MS);
 	cr_assert_geq(c0->span, h.to + 19 * MS);
 	/* Every CPU's instants are within each CPU's; with another CPU, its
-	 * watch ran while the hog spun (unless the machine took every CPU
-	 * for the whole 8 ms). */
+	 * watch ran while the hog spun (in one attempt of three at least). */
 	cr_assert_leq(perf_stall_overlap(perf_watch_all(w), 0, c0->span),
 		perf_stall_overlap(c0, 0, c0->span));
 	if (perf_watch_cpus(w) > 1)
