@@ -42,7 +42,7 @@ dp_call_inline(struct dprpc_agent *a, unsigned int to, uint32_t handler_id, cons
 	struct dp_peer *peer;
 	struct rte_mbuf *m;
 	uint8_t *frame;
-	uint64_t now;
+	uint64_t now, deadline;
 
 	if (a == NULL || to >= dp_world_n(a) || handler_id == 0 || (data == NULL && len > 0)) {
 		rte_errno = EINVAL;
@@ -78,9 +78,27 @@ dp_call_inline(struct dprpc_agent *a, unsigned int to, uint32_t handler_id, cons
 		rte_errno = EAGAIN;
 		return NULL;
 	}
+	if (timeout_us == DPRPC_TIMEOUT_DEFAULT)
+		timeout_us = a->default_timeout_us;
+	deadline = dp_deadline_tsc(a, now, timeout_us);
+	/* Made from inside a handler: it never outlives the request it
+	 * serves (the sooner deadline; the TSC is the same on every agent of
+	 * the process). */
+	if (unlikely(dp_tls_req != NULL) && dp_tls_req->deadline_tsc != 0 &&
+		(deadline == 0 || dp_tls_req->deadline_tsc < deadline))
+		deadline = dp_tls_req->deadline_tsc;
 	/* Two references: the caller's, and the agent's, which the
-	 * completion drops (fut_complete_consume()). */
-	fut = fut_new_refs(a->fpool, 2);
+	 * completion drops (fut_complete_consume()).  Its waiters, or
+	 * dp_expire_stalled(), fail it if the poller's timer has not
+	 * DP_STALL_US after the deadline: its expiry.  The timer, every 100
+	 * us, also frees the slot: left to it when it runs, a call's slot is
+	 * free once its caller sees -ETIMEDOUT.  Saturated like the deadline:
+	 * an expiry past UINT64_MAX is never. */
+	fut = fut_new_call(a->fpool, dp_progress, a,
+		deadline == 0				? 0
+		: deadline >= UINT64_MAX - a->stall_tsc ? UINT64_MAX
+							: deadline + a->stall_tsc,
+		a->rank, peer->expire_msg);
 	if (fut == NULL)
 		goto fail_outstanding;
 	f = (struct dp_hdr_fields){
@@ -110,31 +128,11 @@ dp_call_inline(struct dprpc_agent *a, unsigned int to, uint32_t handler_id, cons
 		dp_frame_write(frame, peer->tmpl, &f, data, (uint32_t)len);
 		dp_meta(m)->tx = NULL;
 	}
-	if (timeout_us == DPRPC_TIMEOUT_DEFAULT)
-		timeout_us = a->default_timeout_us;
 	meta = dp_meta(m);
 	meta->fut = fut;
 	if (unlikely(st != NULL))
 		*dp_stream_field(m) = st; /* the frame's reference, taken below */
-	meta->deadline_tsc = dp_deadline_tsc(a, now, timeout_us);
-	/* Made from inside a handler: it never outlives the request it
-	 * serves (the sooner deadline; the TSC is the same on every agent of
-	 * the process). */
-	if (unlikely(dp_tls_req != NULL) && dp_tls_req->deadline_tsc != 0 &&
-		(meta->deadline_tsc == 0 || dp_tls_req->deadline_tsc < meta->deadline_tsc))
-		meta->deadline_tsc = dp_tls_req->deadline_tsc;
-	/* Its waiters, or dp_expire_stalled(), fail it if the poller's timer
-	 * has not DP_STALL_US after the deadline.  The timer, every 100 us,
-	 * also frees the slot: left to it when it runs, a call's slot is free
-	 * once its caller sees -ETIMEDOUT.  Saturated like the deadline: an
-	 * expiry past UINT64_MAX is never. */
-	if (meta->deadline_tsc != 0)
-		fut_set_expiry(fut,
-			meta->deadline_tsc >= UINT64_MAX - a->stall_tsc
-				? UINT64_MAX
-				: meta->deadline_tsc + a->stall_tsc,
-			a->rank, peer->expire_msg);
-	dprpc_future_set_progress(fut, dp_progress, a);
+	meta->deadline_tsc = deadline;
 	if (unlikely(st != NULL))
 		/* Relaxed: the frame's hand-over (the ring, or the poll flag)
 		 * publishes it. */

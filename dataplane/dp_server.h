@@ -163,7 +163,18 @@ void dp_keep_response(struct dprpc_agent *a, struct rte_mbuf *m, const struct dp
 void dp_keep(struct dp_kept *k, uint8_t *area, struct rte_mbuf *m);
 bool dp_kept_send(struct dprpc_agent *a, const struct dp_kept *k, const uint8_t *area, uint8_t type,
 	unsigned int to, uint16_t slot, uint32_t req_num, uint16_t budget);
-void dp_kept_clear(struct dp_kept *k);
+void dp_kept_free_mbuf(struct dp_kept *k);
+
+/* Forget what @k keeps.  Inline: most kept frames are copies (k->len), and
+ * clearing one is then two stores; the out-of-line free (its register
+ * saves cost a call's slot release 25 instructions) only for an mbuf. */
+static inline void
+dp_kept_clear(struct dp_kept *k)
+{
+	k->len = 0;
+	if (unlikely(k->m != NULL))
+		dp_kept_free_mbuf(k);
+}
 /* A CANCEL frame @p from a caller: a request of its still being received
  * is dropped (kept answer -ECANCELED), one queued, running or deferred is
  * flagged (dprpc_request_cancelled(); a queued one is dropped unrun). */

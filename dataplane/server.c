@@ -332,12 +332,11 @@ dp_kept_send(struct dprpc_agent *a, const struct dp_kept *k, const uint8_t *area
 	return true;
 }
 
-void __rte_hot
-dp_kept_clear(struct dp_kept *k)
+void
+dp_kept_free_mbuf(struct dp_kept *k)
 {
 	dprpc_mbuf_free(k->m);
 	k->m = NULL;
-	k->len = 0;
 }
 
 /* Decide on a request from a peer: true to run it; false if it was a

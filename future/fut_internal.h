@@ -55,6 +55,13 @@ struct dprpc_future *fut_new_refs(struct dprpc_future_pool *pool, uint32_t refs)
  * thread.
  */
 void fut_set_expiry(struct dprpc_future *f, uint64_t tsc, uint16_t origin, const char *msg);
+
+/* A call's future in one function call: fut_new_refs(@pool, 2), then
+ * dprpc_future_set_progress(@fn, @arg) and, unless @expiry is 0,
+ * fut_set_expiry(@expiry, @origin, @msg).  NULL with rte_errno as
+ * fut_new_refs(). */
+struct dprpc_future *fut_new_call(struct dprpc_future_pool *pool, dprpc_progress_fn_t fn, void *arg,
+	uint64_t expiry, uint16_t origin, const char *msg);
 bool fut_expire(struct dprpc_future *f, uint64_t now, uint16_t origin, const char *msg);
 
 /* dprpc_future_complete() / dprpc_future_fail() that also drop one

@@ -68,8 +68,9 @@
  *    waiter that passed its check before the store cannot miss the wake.
  *  - Expiry: fut_expire() may find a future through a stale pointer.  Its
  *    reference is a CAS from a nonzero count (acquire), paired with the
- *    release store of refs in fut_new_refs(): it sees the reset of the
- *    lifetime it got, whose expiry (relaxed atomic) it then checks; a
+ *    release store of refs in fut_take() (fut_new_refs(), fut_new_call()):
+ *    it sees the reset of the lifetime it got, whose expiry (relaxed
+ *    atomic) it then checks; a
  *    lifetime cannot end while it holds the reference.  A waiter checks
  *    the expiry of the future it holds (fut_expire_held()).
  *  - Free: release decrements, acquire fence by the thread that reaches 0,
@@ -965,8 +966,9 @@ dprpc_future_pool_cb_in_use(const struct dprpc_future_pool *pool)
 	return dp_load_relaxed(&pool->fresh_nodes) - rte_ring_count(pool->node_ring);
 }
 
-struct dprpc_future *__rte_hot
-fut_new_refs(struct dprpc_future_pool *pool, uint32_t refs)
+/* fut_new_refs(), inlined into it and into fut_new_call(). */
+static __rte_always_inline struct dprpc_future *
+fut_take(struct dprpc_future_pool *pool, uint32_t refs)
 {
 	struct dprpc_future *f;
 	void *obj;
@@ -1006,6 +1008,33 @@ fut_new_refs(struct dprpc_future_pool *pool, uint32_t refs)
 	f = obj;
 	/* Release: as above, for fut_expire(). */
 	atomic_store_explicit(&f->refs, refs, memory_order_release);
+	return f;
+}
+
+struct dprpc_future *__rte_hot
+fut_new_refs(struct dprpc_future_pool *pool, uint32_t refs)
+{
+	return fut_take(pool, refs);
+}
+
+struct dprpc_future *__rte_hot
+fut_new_call(struct dprpc_future_pool *pool, dprpc_progress_fn_t fn, void *arg, uint64_t expiry,
+	uint16_t origin, const char *msg)
+{
+	struct dprpc_future *f = fut_take(pool, 2);
+
+	if (f == NULL)
+		return NULL;
+	/* Plain stores: f is not shared yet (as dprpc_future_set_progress()
+	 * and fut_set_expiry()). */
+	f->progress_fn = fn;
+	f->progress_arg = arg;
+	if (expiry != 0) {
+		f->expiry_origin = origin;
+		f->expiry_msg = msg;
+		/* Relaxed: as in fut_set_expiry(). */
+		dp_store_relaxed(&f->expiry, expiry);
+	}
 	return f;
 }
 
