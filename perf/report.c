@@ -44,34 +44,57 @@ report_churn(const struct perf_opts *o, const struct perf_result *d)
 		d->rss_last_kb, growth, d->owners_left);
 }
 
+/* A JSON member ", \"NAME\": VALUE" of each of @n figures (us, one
+ * decimal). */
+struct report_fig {
+	const char *name;
+	double v;
+};
+
+static void
+report_json_figs(const struct report_fig *f, size_t n)
+{
+	for (size_t i = 0; i < n; i++)
+		printf(", \"%s\": %.1f", f[i].name, f[i].v);
+}
+
 static void
 report_lateness(const struct perf_opts *o, const struct perf_result *d)
 {
 	if (o->json) {
+		const struct report_fig late[] = {
+			{"lateness_max_us", d->late_max_us},
+			{"lateness_p99_us", d->late_p99_us},
+			{"lateness_p50_us", d->late_p50_us},
+			{"observed_lateness_max_us", d->late_obs_max_us},
+			{"observed_lateness_p99_us", d->late_obs_p99_us},
+			{"submitted_lateness_max_us", d->late_sub_max_us},
+			{"submitted_lateness_p99_us", d->late_sub_p99_us},
+			{"completion_gap_max_us", d->gap_max_us},
+			{"submit_max_us", d->submit_max_us},
+		};
+		const struct report_fig watch[] = {
+			{"net_lateness_max_us", d->late_net_max_us},
+			{"net_lateness_p99_us", d->late_net_p99_us},
+			{"net_cpu_lateness_max_us", d->late_netcpu_max_us},
+			{"net_cpu_lateness_p99_us", d->late_netcpu_p99_us},
+			{"completion_gap_stalled_us", d->gap_stalled_us},
+			{"stall_all_cpus_max_us", d->stall_all_max_us},
+			{"stall_one_cpu_max_us", d->stall_cpu_max_us},
+		};
+
 		printf("{\"mode\": \"lateness\", \"threads\": %u, \"window\": %u, "
 		       "\"service_us\": %" PRIu64 ", \"timeout_us\": %" PRIu64
 		       ", \"repeat\": %u, \"seconds\": %.3f, \"timeouts\": %" PRIu64
 		       ", \"completions\": %" PRIu64 ", \"other_failures\": %" PRIu64
-		       ", \"submit_failures\": %" PRIu64 ", \"lateness_max_us\": %.1f"
-		       ", \"lateness_p99_us\": %.1f, \"lateness_p50_us\": %.1f"
-		       ", \"observed_lateness_max_us\": %.1f, \"observed_lateness_p99_us\": %.1f"
-		       ", \"submitted_lateness_max_us\": %.1f, \"submitted_lateness_p99_us\": %.1f"
-		       ", \"completion_gap_max_us\": %.1f, \"submit_max_us\": %.1f",
+		       ", \"submit_failures\": %" PRIu64,
 			o->threads, o->window, o->service_us, o->timeout_us, o->repeat, d->seconds,
-			d->timeouts, d->completions, d->other_failures, d->submit_failures,
-			d->late_max_us, d->late_p99_us, d->late_p50_us, d->late_obs_max_us,
-			d->late_obs_p99_us, d->late_sub_max_us, d->late_sub_p99_us, d->gap_max_us,
-			d->submit_max_us);
-		if (d->watch)
-			printf(", \"net_lateness_max_us\": %.1f, \"net_lateness_p99_us\": %.1f"
-			       ", \"net_cpu_lateness_max_us\": %.1f, \"net_cpu_lateness_p99_us\": "
-			       "%.1f"
-			       ", \"completion_gap_stalled_us\": %.1f"
-			       ", \"stall_all_cpus_max_us\": %.1f, \"stall_one_cpu_max_us\": %.1f"
-			       ", \"watch_realtime\": %s",
-				d->late_net_max_us, d->late_net_p99_us, d->late_netcpu_max_us,
-				d->late_netcpu_p99_us, d->gap_stalled_us, d->stall_all_max_us,
-				d->stall_cpu_max_us, d->watch_realtime ? "true" : "false");
+			d->timeouts, d->completions, d->other_failures, d->submit_failures);
+		report_json_figs(late, RTE_DIM(late));
+		if (d->watch) {
+			report_json_figs(watch, RTE_DIM(watch));
+			printf(", \"watch_realtime\": %s", d->watch_realtime ? "true" : "false");
+		}
 		printf(", \"retransmits\": %" PRIu64 ", \"dropped\": %" PRIu64
 		       ", \"loadavg_1m\": %.2f}\n",
 			d->retransmits, d->dropped, d->loadavg);
