@@ -70,8 +70,8 @@
  *    reference is a CAS from a nonzero count (acquire), paired with the
  *    release store of refs in fut_take() (fut_new_refs(), fut_new_call()):
  *    it sees the reset of the lifetime it got, whose expiry (relaxed
- *    atomic) it then checks; a
- *    lifetime cannot end while it holds the reference.  A waiter checks
+ *    atomic) it then checks; a lifetime cannot end while it holds the
+ *    reference.  A waiter checks
  *    the expiry of the future it holds (fut_expire_held()).
  *  - Free: release decrements, acquire fence by the thread that reaches 0,
  *    so every access by any holder happens before the reset.  A recycled
@@ -1025,16 +1025,12 @@ fut_new_call(struct dprpc_future_pool *pool, dprpc_progress_fn_t fn, void *arg, 
 
 	if (f == NULL)
 		return NULL;
-	/* Plain stores: f is not shared yet (as dprpc_future_set_progress()
-	 * and fut_set_expiry()). */
+	/* Plain stores: f is not shared yet (as dprpc_future_set_progress(),
+	 * without its NULL check). */
 	f->progress_fn = fn;
 	f->progress_arg = arg;
-	if (expiry != 0) {
-		f->expiry_origin = origin;
-		f->expiry_msg = msg;
-		/* Relaxed: as in fut_set_expiry(). */
-		dp_store_relaxed(&f->expiry, expiry);
-	}
+	if (expiry != 0)
+		fut_set_expiry(f, expiry, origin, msg);
 	return f;
 }
 

@@ -95,7 +95,8 @@ struct late_rec {
 	int cpu; /* where its callback ran */
 };
 
-/* A growing array of @size-byte elements, the measuring thread's own. */
+/* A growing array of elements of one size (late_vec_grow()'s @size), the
+ * measuring thread's own. */
 struct late_vec {
 	void *v;
 	uint64_t n, cap;
