@@ -961,3 +961,79 @@ Test(misuse, dprpc_shutdown)
 	cr_assert_eq(dprpc_shutdown(NULL, false, 0, NULL), -EINVAL);
 	cr_assert_eq(e.workers, 5, "nothing done, err untouched");
 }
+
+/* --- the short path (dprpc_launch.h) ------------------------------------ */
+
+Test(misuse, dprpc_launch_conf_init)
+{
+	struct dprpc_launch_conf c;
+
+	dprpc_launch_conf_init(NULL);
+	dprpc_launch_conf_init(&c);
+	cr_assert_eq(c.rank, -1);
+	cr_assert_eq(c.world_size, -1);
+	cr_assert_null(c.name);
+	cr_assert_eq(c.agent.io_lcore, DPRPC_LCORE_NONE);
+}
+
+Test(misuse, dprpc_store_rendezvous)
+{
+	char w[64], err[128];
+
+	cr_assert_eq(dprpc_store_rendezvous(NULL, 1, "a", 0, 1, NULL, 1000, w, sizeof(w), NULL, 0),
+		-EINVAL);
+	cr_assert_eq(dprpc_store_rendezvous("127.0.0.1", 0, "a", 0, 1, NULL, 1000, w, sizeof(w),
+			     err, sizeof(err)),
+		-EINVAL);
+	cr_assert_eq(dprpc_store_rendezvous("127.0.0.1", 1, "a b", 0, 1, NULL, 1000, w, sizeof(w),
+			     NULL, 0),
+		-EINVAL);
+	cr_assert_eq(dprpc_store_rendezvous("127.0.0.1", 1, "mesh", 0, 1, NULL, 1000, w, sizeof(w),
+			     NULL, 0),
+		-EINVAL);
+	cr_assert_eq(dprpc_store_rendezvous("127.0.0.1", 1, "a", 2, 2, NULL, 1000, w, sizeof(w),
+			     NULL, 0),
+		-EINVAL);
+	cr_assert_eq(dprpc_store_rendezvous("127.0.0.1", 1, "a", 0, DPRPC_MAX_WORKERS + 1, NULL,
+			     1000, w, sizeof(w), NULL, 0),
+		-EINVAL);
+	cr_assert_eq(dprpc_store_rendezvous("127.0.0.1", 1, "a", 0, 1, NULL, 1000, NULL, 8, NULL,
+			     0),
+		-EINVAL);
+	cr_assert_eq(dprpc_store_rendezvous("no such host.invalid", 1, "a", 0, 1, NULL, 1000, w,
+			     sizeof(w), err, sizeof(err)),
+		-EINVAL);
+	cr_assert(strstr(err, "resolve") != NULL, "%s", err);
+}
+
+Test(misuse, dprpc_launch)
+{
+	struct dprpc_launch_conf c;
+	char err[256];
+
+	assert_null_errno(dprpc_launch(NULL, err, sizeof(err)), EINVAL);
+	dprpc_launch_conf_init(&c);
+	assert_null_errno(dprpc_launch(&c, err, sizeof(err)), EINVAL); /* no name */
+	c.name = "w0";
+	c.rank = 3;
+	c.world_size = 2;
+	assert_null_errno(dprpc_launch(&c, err, sizeof(err)), EINVAL);
+	cr_assert(strstr(err, "rank 3") != NULL, "%s", err);
+	c.rank = 0;
+	c.init_method = "udp://x:1";
+	assert_null_errno(dprpc_launch(&c, err, sizeof(err)), EINVAL);
+	c.init_method = "tcp://127.0.0.1:99999";
+	assert_null_errno(dprpc_launch(&c, err, sizeof(err)), EINVAL);
+	cr_assert(strstr(err, "99999") != NULL, "%s", err);
+}
+
+Test(misuse, dprpc_launch_shutdown)
+{
+	struct dprpc_coll_error e = {.workers = 5};
+
+	cr_assert_eq(dprpc_launch_shutdown(NULL, true, 1000, &e), -EINVAL);
+	/* An agent that dprpc_launch() did not make: untouched. */
+	cr_assert_eq(dprpc_launch_shutdown(agent, true, 1000, &e), -EINVAL);
+	cr_assert_eq(e.workers, 5);
+	cr_assert_eq(dprpc_agent_rank(agent), 0u, "still alive");
+}

@@ -13,5 +13,6 @@
 #include <dprpc/dprpc_rref.h>
 #include <dprpc/dprpc_collective.h>
 #include <dprpc/dprpc_stream.h>
+#include <dprpc/dprpc_launch.h>
 
 #endif /* DPRPC_H */
