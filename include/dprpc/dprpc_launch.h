@@ -83,12 +83,16 @@ struct dprpc_launch_conf {
 	 * initialises EAL (it does when no one has yet in this process).
 	 * NULL: the no-NIC set: --no-pci --no-huge -m eal_mem_mb
 	 * --huge-unlink=never --no-shconf --no-telemetry, a --file-prefix of
-	 * its own (dprpc-PID-RANK) and two lcores floating over every CPU of
-	 * the process's affinity, lcore 1 the agent's io lcore.
+	 * its own (dprpc-PID-RANK) and eal_lcores lcores floating over every
+	 * CPU of the process's affinity, lcore 1 (if any) the agent's io lcore.
 	 */
 	const char *eal_args;
 	/** Memory of the no-NIC EAL, in MB; 0: DPRPC_LAUNCH_MEM_DEFAULT_MB. */
 	unsigned int eal_mem_mb;
+	/** Lcores of the no-NIC EAL: 0 (the default) or 2, lcore 1 the io
+	 * lcore; 1: no io lcore, the application polls (dprpc_poll(), and
+	 * its threads waiting on futures do).  At most 2. */
+	unsigned int eal_lcores;
 	/**
 	 * The agent's configuration.  dprpc_launch() sets name and world
 	 * (the store's), and io_lcore when it is DPRPC_LCORE_NONE: to the
@@ -149,7 +153,7 @@ int dprpc_store_rendezvous(const char *host, uint16_t port, const char *name, un
  * @return the agent, or NULL with rte_errno: EINVAL (bad @p conf: a
  *         missing or bad name, rank or world size, an unreadable
  *         RANK/WORLD_SIZE/MASTER_PORT, a bad init_method, eal_args that
- *         EAL refuses), EALREADY (this process already has an agent made
+ *         EAL refuses, eal_lcores above 2), EALREADY (this process already has an agent made
  *         by dprpc_launch()), ETIMEDOUT (the store or the rendezvous did
  *         not complete: @p err names the workers missing), or the errors
  *         of dprpc_store_rendezvous() and dprpc_agent_create().  After
