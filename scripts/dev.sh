@@ -8,7 +8,8 @@
 #                          (examples/world_demo.c; DPRPC_DEMO_WORKERS=N for
 #                          more), then dprpc-perf
 #   scripts/dev.sh test    install what is missing, build with warnings as
-#                          errors, run every test suite, the unit suites
+#                          errors, run every test suite (the C suites and
+#                          the Python package's pytest suite), the unit suites
 #                          again under ASan+UBSan, and the fuzzers (parsers,
 #                          reassembly, server budgets) a minute each
 #                          (DPRPC_FUZZ_SECONDS); end with
@@ -115,13 +116,15 @@ mesh memif:$demo_dir/sock"
 	"$top/build/perf/dprpc-perf" -- world --workers 4 --compare-workers 2 --duration 1
 }
 
-# Sum Criterion's per-suite "Synthesis" lines (and meson's verdict for
-# anything that printed none) into one "N passed, N failed" line.
+# Sum Criterion's per-suite "Synthesis" lines and pytest's closing line
+# (and meson's verdict for anything that printed neither) into one
+# "N passed, N failed" line.
 summarize() {
 	python3 - "$@" <<'PY'
 import json, re, sys
 passed = failed = 0
 syn = re.compile(r"Synthesis: Tested: (\d+) \| Passing: (\d+) \| Failing: (\d+) \| Crashing: (\d+)")
+pyt = re.compile(r"^=*\s*((?:\d+ [a-z]+(?:, )?)+) in [\d.]+s", re.M)
 import os
 for log in sys.argv[1:]:
   if not os.path.exists(log):
@@ -132,8 +135,16 @@ for log in sys.argv[1:]:
         t = json.loads(line)
         out = (t.get("stdout") or "") + (t.get("stderr") or "")
         m = syn.findall(out)
+        p = pyt.findall(out) if t.get("name") == "python" else []
         ok = t.get("result") in ("OK", "EXPECTEDFAIL", "SKIP")
-        if m:
+        if p and not m:
+            counts = dict((k, int(n)) for n, k in re.findall(r"(\d+) ([a-z]+)", p[-1]))
+            passed += counts.get("passed", 0)
+            bad = counts.get("failed", 0) + counts.get("error", 0) + counts.get("errors", 0)
+            failed += bad
+            if not ok and bad == 0:
+                failed += 1   # pytest failed outside a test (collection, exit code)
+        elif m:
             tested, passing, failing, crashing = map(int, m[-1])
             passed += passing
             failed += failing + crashing
@@ -160,14 +171,14 @@ run_tests() {
 	fi
 	echo "== the unit suites again under AddressSanitizer and UndefinedBehaviorSanitizer"
 	if build "$asan" -Dwerror=true -Dbuildtype=debug -Db_sanitize=address,undefined \
-		-Db_lundef=false; then
+		-Db_lundef=false -Dpython_bindings=disabled; then
 		UBSAN_OPTIONS=halt_on_error=1:print_stacktrace=1 meson test -C "$asan" \
 			--print-errorlogs --num-processes 1 --suite unit || rc=1
 	else
 		rc=1
 	fi
 	echo "== libFuzzer on the parsers, reassembly and server budgets (clang, ${DPRPC_FUZZ_SECONDS:-60} s each)"
-	if CC=clang build "$fuzz" -Dwerror=true -Dtests=false -Dfuzz=true \
+	if CC=clang build "$fuzz" -Dwerror=true -Dtests=false -Dfuzz=true -Dpython_bindings=disabled \
 		-Dfuzz_seconds="${DPRPC_FUZZ_SECONDS:-60}"; then
 		meson test -C "$fuzz" --print-errorlogs --num-processes 1 --suite fuzz || rc=1
 	else

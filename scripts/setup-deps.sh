@@ -20,6 +20,10 @@ pkgs=(
 	libopenblas-dev      # examples/model: the batched forward pass (cblas_sgemm)
 	python3-sklearn      # examples/model: the digits data set and the MLP's training
 	gnuplot-nox          # perf/sweep.sh's latency-vs-load figure
+	python3-dev          # the Python package's extension (python/)
+	python3-pytest       # the Python suite
+	python3-numpy        # the Python suite: arrays out of band
+	python3-torch        # the Python suite and bench: the same script under torch.distributed.rpc
 )
 
 missing=()

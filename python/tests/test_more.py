@@ -1,0 +1,99 @@
+# SPDX-License-Identifier: BSD-3-Clause
+"""Beyond PyTorch, and the hard cases: streams, collectives, large arrays, a killed worker."""
+import os
+import time
+
+import numpy as np
+import pytest
+
+import dprpc
+import helpers
+from conftest import run_world
+
+
+def w_stream(rank, n):
+    if rank != 0:
+        return None
+    toks = list(dprpc.rpc_stream("worker1", helpers.tokens, args=(5,)))
+    got = []
+    try:
+        for x in dprpc.rpc_stream("worker1", helpers.tokens_then_fail, args=(3,)):
+            got.append(x)
+    except helpers.Boom as e:
+        err = "stream broke" in str(e)
+    return toks, got, err
+
+
+def test_rpc_stream_yields_in_order_and_raises():
+    assert run_world(w_stream, 2)[0] == (["tok0", "tok1", "tok2", "tok3", "tok4"], [0, 1, 2],
+                                         True)
+
+
+def w_collectives(rank, n):
+    got = dprpc.all_gather({"rank": rank})
+    dprpc.barrier()
+    pair = dprpc.all_gather(rank * 10, names=["worker0", "worker2"]) if rank in (0, 2) else None
+    dprpc.barrier(["worker0", "worker1", "worker2"])
+    return got, pair
+
+
+def test_all_gather_and_barrier():
+    r = run_world(w_collectives, 3)
+    for rank in range(3):
+        got, pair = r[rank]
+        assert got == {"worker%d" % i: {"rank": i} for i in range(3)}
+        if rank != 1:
+            assert pair == {"worker0": 0, "worker2": 20}
+
+
+def w_big(rank, n):
+    if rank != 0:
+        return None
+    rng = np.random.default_rng(7)
+    a = rng.integers(0, 2**63, size=(64 << 20) // 8, dtype=np.int64)
+    b = dprpc.rpc_sync("worker1", helpers.echo, args=(a,), timeout=120)
+    raw = os.urandom(3 << 20)
+    c = dprpc.rpc_sync("worker1", helpers.echo, args=(raw,))
+    return bool(np.array_equal(a, b)), b.dtype.str, b.shape, c == raw, b.flags.writeable
+
+
+def test_a_64_mib_array_crosses_byte_exact():
+    r = run_world(w_big, 2, opts={"max_msg_size": (64 << 20) + (1 << 16), "eal_mem_mb": 1024})
+    assert r[0] == (True, "<i8", ((64 << 20) // 8,), True, True)
+
+
+def w_killed(rank, n):
+    if rank == 1:
+        dprpc.barrier()
+        os._exit(3)  # dies without a word
+    dprpc.barrier()
+    t0 = time.monotonic()
+    try:
+        dprpc.rpc_sync("worker1", helpers.noop, timeout=30)
+        got = None
+    except dprpc.WorkerDownError as e:
+        got = (type(e).__name__, isinstance(e, ConnectionError))
+    took = time.monotonic() - t0
+    again = None
+    try:
+        dprpc.rpc_sync("worker1", helpers.noop, timeout=30)
+    except dprpc.WorkerDownError:
+        again = "down"
+    dprpc.shutdown(graceful=False)
+    return got, took < 30, again
+
+
+def test_a_killed_worker_fails_calls_fast():
+    r = run_world(_killed_entry, 2, init=False, expect_exit={1: 3})
+    got, fast, again = r[0]
+    assert got == ("WorkerDownError", True)
+    assert fast is True
+    assert again == "down"
+
+
+def _killed_entry(rank, n):
+    # The killed worker's sockets stay in the test's folder, which the
+    # harness removes.
+    dprpc.init_rpc("worker%d" % rank, rpc_backend_options=dprpc.BackendOptions(
+        run_dir=os.environ["DPRPC_TEST_RUN_DIR"]))
+    return w_killed(rank, n)
