@@ -20,6 +20,7 @@
 #include <stdatomic.h>
 #include <string.h>
 #include <time.h>
+#include <unistd.h>
 
 #include <criterion/criterion.h>
 
@@ -595,7 +596,14 @@ Test(serving_loss, cancel_under_loss)
 	warm_up();
 	for (i = 0; i < N; i++) {
 		fs[i] = dprpc_rpc_async(a, "b", "echo", "x", 1, 5000 * 1000);
-		cr_assert_not_null(fs[i]);
+		/* Every slot taken (resends and CANCELs wait out the loss, longer
+		 * on a loaded machine): poll until one is free. */
+		for (int k = 0; fs[i] == NULL && rte_errno == EAGAIN && k < 100000; k++) {
+			dprpc_poll(a, 32);
+			usleep(k > 1000 ? 100 : 0);
+			fs[i] = dprpc_rpc_async(a, "b", "echo", "x", 1, 5000 * 1000);
+		}
+		cr_assert_not_null(fs[i], "call %u: %s", i, rte_strerror(rte_errno));
 		if (i % 4 == 0)
 			cancelled += dprpc_future_cancel(fs[i]) == DPRPC_CANCEL_DONE;
 		dprpc_poll(a, 32);
