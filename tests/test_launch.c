@@ -13,6 +13,8 @@
 #include <unistd.h>
 #include <arpa/inet.h>
 #include <netinet/in.h>
+#include <signal.h>
+#include <sys/prctl.h>
 #include <sys/socket.h>
 #include <sys/stat.h>
 #include <sys/wait.h>
@@ -190,68 +192,27 @@ Test(launch, store_rank0_alone_times_out)
 
 /* --- dprpc_launch() in worker processes ----------------------------------- */
 
-static int
-h_rank(struct dprpc_request *req, void *arg)
+/* Fork and exec tests/launch_worker (no Criterion in the child). */
+static pid_t
+spawn_worker(unsigned int rank, unsigned int n, uint16_t port, const char *run_dir)
 {
-	unsigned int r = dprpc_agent_rank(dprpc_request_agent(req));
+	char r[16], ns[16], p[16];
+	pid_t pid;
 
-	return dprpc_reply(req, &r, sizeof(r));
+	snprintf(r, sizeof(r), "%u", rank);
+	snprintf(ns, sizeof(ns), "%u", n);
+	snprintf(p, sizeof(p), "%u", port);
+	pid = fork();
+	if (pid == 0) {
+		prctl(PR_SET_PDEATHSIG, SIGKILL);
+		execl(DPRPC_TEST_BUILDDIR "/launch_worker", "launch_worker", r, ns, p, run_dir,
+			(char *)NULL);
+		_exit(127);
+	}
+	return pid;
 }
 
-/* One worker: launch through env://, call every other worker's "rank",
- * leave.  The exit code says which step failed. */
-static int
-worker(unsigned int rank, unsigned int n, uint16_t port, const char *run_dir)
-{
-	static const struct dprpc_handler_def defs[] = {{"rank", h_rank, NULL, DPRPC_HANDLER_INLINE}};
-	struct dprpc_launch_conf c;
-	struct dprpc_agent *a;
-	char name[16], envp[16], err[256];
-	int rc;
-
-	snprintf(name, sizeof(name), "w%u", rank);
-	snprintf(envp, sizeof(envp), "%u", port);
-	setenv("MASTER_ADDR", "127.0.0.1", 1);
-	setenv("MASTER_PORT", envp, 1);
-	snprintf(envp, sizeof(envp), "%u", rank);
-	setenv("RANK", envp, 1);
-	snprintf(envp, sizeof(envp), "%u", n);
-	setenv("WORLD_SIZE", envp, 1);
-	dprpc_launch_conf_init(&c);
-	c.name = name;
-	c.run_dir = run_dir;
-	c.timeout_us = 30 * T_SEC;
-	c.agent.handlers = defs;
-	c.agent.nb_handlers = 1;
-	a = dprpc_launch(&c, err, sizeof(err));
-	if (a == NULL) {
-		fprintf(stderr, "w%u: launch: %s\n", rank, err);
-		return 10;
-	}
-	if (dprpc_launch(&c, err, sizeof(err)) != NULL || rte_errno != EALREADY)
-		return 11;
-	if (dprpc_world_size(a) != n || dprpc_agent_rank(a) != rank)
-		return 12;
-	for (unsigned int to = 0; to < n; to++) {
-		unsigned int got = ~0u;
-		size_t len = sizeof(got);
-
-		rc = dprpc_rpc_sync_id(a, to, dprpc_handler_id("rank"), NULL, 0, 10 * T_SEC, &got,
-			&len, NULL);
-		if (rc != 0 || len != sizeof(got) || got != to) {
-			fprintf(stderr, "w%u: call to %u: %d, got %u\n", rank, to, rc, got);
-			return 13;
-		}
-	}
-	rc = dprpc_launch_shutdown(a, true, 10 * T_SEC, NULL);
-	if (rc != 0) {
-		fprintf(stderr, "w%u: shutdown: %d\n", rank, rc);
-		return 14;
-	}
-	return dprpc_eal_cleanup() == 0 ? 0 : 15;
-}
-
-Test(launch, three_processes_form_a_world_and_leave_nothing, .timeout = 120)
+Test(launch, three_processes_form_a_world_and_leave_nothing, .timeout = 200)
 {
 	char run_dir[] = "/tmp/dprpc-launch-XXXXXX", path[64];
 	uint16_t port = free_port();
@@ -261,10 +222,8 @@ Test(launch, three_processes_form_a_world_and_leave_nothing, .timeout = 120)
 
 	cr_assert_not_null(mkdtemp(run_dir));
 	for (unsigned int i = 0; i < 3; i++) {
-		pid[i] = fork();
-		cr_assert_geq(pid[i], 0);
-		if (pid[i] == 0)
-			_exit(worker(i, 3, port, run_dir));
+		pid[i] = spawn_worker(i, 3, port, run_dir);
+		cr_assert_gt(pid[i], 0);
 	}
 	for (unsigned int i = 0; i < 3; i++) {
 		int st;
