@@ -82,6 +82,9 @@ static char empty_buf[1]; /* the buffer of an empty value */ /* dprpc._C.Error: 
  * closes the gate, then waits for the count to drain).
  */
 #define BG_NAP_US 50
+#define BG_LINGER_NS 200000u
+/* A waiter polls for its future this long before it parks. */
+#define WAIT_SPIN_NS 200000u
 
 static atomic_bool poll_ok;
 static atomic_uint pollers;
@@ -105,15 +108,61 @@ try_poll(void)
 	return n;
 }
 
+static uint64_t
+now_ns(void)
+{
+	struct timespec ts;
+
+	clock_gettime(CLOCK_MONOTONIC, &ts);
+	return (uint64_t)ts.tv_sec * 1000000000u + (uint64_t)ts.tv_nsec;
+}
+
+/* Poll while there is work, and for BG_LINGER_NS after it (the next
+ * frames of a message, its credits); then nap between single polls. */
 static void *
 bg_main(void *arg)
 {
+	uint64_t last = 0;
+
 	while (atomic_load(&bg_run)) {
-		if (atomic_load(&hot) == 0 && try_poll() > 0)
-			continue;
+		if (atomic_load(&hot) == 0) {
+			if (try_poll() > 0) {
+				last = now_ns();
+				continue;
+			}
+			if (now_ns() - last < BG_LINGER_NS) {
+				rte_pause();
+				continue;
+			}
+		}
 		usleep(BG_NAP_US);
 	}
 	return NULL;
+}
+
+/*
+ * Wait for @f up to @slice_us: poll for it (through the gate) for at most
+ * WAIT_SPIN_NS, then park on it, the background poller polling meanwhile.
+ * The waiter polls itself because a future need not have a progress hook
+ * (an RRef's value, a combinator's): dprpc_future_wait() would then park
+ * at once.  Returns as dprpc_future_wait().  Called without the GIL.
+ */
+static int
+wait_polling(struct dprpc_future *f, uint64_t slice_us)
+{
+	uint64_t t0 = now_ns(), spun;
+
+	atomic_fetch_add(&hot, 1);
+	while (!dprpc_future_is_done(f)) {
+		if (try_poll() > 0)
+			continue;
+		if (now_ns() - t0 > WAIT_SPIN_NS)
+			break;
+		rte_pause();
+	}
+	atomic_fetch_sub(&hot, 1);
+	spun = (now_ns() - t0) / 1000;
+	return dprpc_future_wait(f, slice_us > spun ? slice_us - spun : 1);
 }
 
 /* Open the gate and start the background poller. */
@@ -485,9 +534,7 @@ future_wait(FutureObject *o, PyObject *args)
 		if (timeout_us > 0 && timeout_us - waited < slice)
 			slice = timeout_us - waited;
 		Py_BEGIN_ALLOW_THREADS
-		atomic_fetch_add(&hot, 1);
-		rc = dprpc_future_wait(o->f, slice);
-		atomic_fetch_sub(&hot, 1);
+		rc = wait_polling(o->f, slice);
 		Py_END_ALLOW_THREADS
 		if (rc != -ETIMEDOUT && rc != -EDEADLK)
 			Py_RETURN_TRUE;
@@ -1074,10 +1121,10 @@ stream_next(StreamObject *o, PyObject *args)
 
 		if (timeout_us > 0 && timeout_us - waited < slice)
 			slice = timeout_us - waited;
+		/* The background poller reads the chunks (a stream's waits
+		 * need not poll). */
 		Py_BEGIN_ALLOW_THREADS
-		atomic_fetch_add(&hot, 1);
 		rc = dprpc_stream_next(o->s, &data, &len, slice);
-		atomic_fetch_sub(&hot, 1);
 		Py_END_ALLOW_THREADS
 		if (rc == 0)
 			return PyBytes_FromStringAndSize(data, (Py_ssize_t)len);
@@ -1385,10 +1432,8 @@ m_call_sync(PyObject *self, PyObject *args)
 		need_agent() != 0 || parts_get(parts, &p) != 0)
 		return NULL;
 	Py_BEGIN_ALLOW_THREADS
-	atomic_fetch_add(&hot, 1);
 	f = dprpc_rpc_async_id(agent, to_rank, k_ids[kind], p.data, p.len, us);
-	rc = f != NULL ? dprpc_future_wait(f, WAIT_SLICE_US) : 0;
-	atomic_fetch_sub(&hot, 1);
+	rc = f != NULL ? wait_polling(f, WAIT_SLICE_US) : 0;
 	Py_END_ALLOW_THREADS
 	parts_release(&p);
 	if (f == NULL)
