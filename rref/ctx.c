@@ -75,6 +75,8 @@ rr_ctx_create(struct dprpc_agent *a, const struct dprpc_agent_conf *c, void **st
 	ctx->a = a;
 	ctx->rank = (uint16_t)dprpc_agent_rank(a);
 	ctx->max_msg = c->max_msg_size;
+	ctx->value_free = c->rref_value_free;
+	ctx->value_free_arg = c->rref_value_free_arg;
 	*state = ctx;
 	/* Plain initialisation: the context is not shared until the agent
 	 * is (see the file comment). */

@@ -78,7 +78,16 @@ void
 rr_owner_free_rcu(struct rcu_head *h)
 {
 	struct rr_owner *o = rr_container_of(h, struct rr_owner, n.rcu);
+	struct rr_ctx *ctx = o->ctx;
+	size_t len;
 
+	/* The application's look at a value that is going (the agent's
+	 * configuration); the value stays the future's until the put. */
+	if (ctx->value_free != NULL && dprpc_future_state(o->val) == DPRPC_FUTURE_DONE) {
+		const void *v = dprpc_future_value(o->val, &len);
+
+		ctx->value_free(v, len, ctx->value_free_arg);
+	}
 	dprpc_future_put(o->val);
 	free(o);
 }

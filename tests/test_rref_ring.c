@@ -38,6 +38,42 @@ static atomic_uint nb_parked;
 static struct dprpc_rref *_Atomic adopted[3][8];
 static atomic_uint nb_adopted[3];
 
+/* Values each agent was told were freed (rref_value_free): a count and
+ * the last one's first 15 bytes. */
+static pthread_mutex_t freed_mu = PTHREAD_MUTEX_INITIALIZER;
+static unsigned int freed_n[3];
+static char freed_last[3][16];
+
+static void
+value_freed(const void *v, size_t len, void *arg)
+{
+	unsigned int i = (unsigned int)(uintptr_t)arg;
+
+	pthread_mutex_lock(&freed_mu);
+	freed_n[i]++;
+	memset(freed_last[i], 0, sizeof(freed_last[i]));
+	memcpy(freed_last[i], v, len < 15 ? len : 15);
+	pthread_mutex_unlock(&freed_mu);
+}
+
+/* Bounded wait (the hook runs after a grace period) until agent @i was
+ * told of @n values; the count then. */
+static unsigned int
+freed_count(unsigned int i, unsigned int n)
+{
+	unsigned int got = 0;
+
+	for (int k = 0; k < 20000; k++) {
+		pthread_mutex_lock(&freed_mu);
+		got = freed_n[i];
+		pthread_mutex_unlock(&freed_mu);
+		if (got >= n)
+			break;
+		usleep(100);
+	}
+	return got;
+}
+
 /* The value is the request's payload. */
 static int
 h_make(struct dprpc_request *req, void *arg)
@@ -227,6 +263,8 @@ setup(void)
 		 * (ASan, other builds) that may keep a peer silent for over a
 		 * second.  No test here is about liveness. */
 		c.peer_timeout_us = 30 * 1000 * 1000;
+		c.rref_value_free = value_freed;
+		c.rref_value_free_arg = (void *)(uintptr_t)i;
 		ag[i] = dprpc_agent_create(&c);
 		cr_assert_not_null(ag[i], "agent %s: %s", names[i], rte_strerror(rte_errno));
 		cr_assert_eq(dprpc_register(ag[i], "make", h_make, NULL, DPRPC_HANDLER_INLINE), 0);
@@ -361,6 +399,37 @@ Test(rref_ring, remote_to_here_and_release_frees_the_value)
 	wait_owner(B, 0, 0);
 	cr_assert_eq(dbg(B).deletes_unknown, 0u);
 	cr_assert_eq(dbg(A).messages_failed, 0u);
+}
+
+/* The owner is told of each value it frees, once, with its bytes; not of a
+ * creation that failed. */
+Test(rref_ring, the_owner_is_told_of_each_value_freed)
+{
+	unsigned int b0 = freed_count(1, 0), c0 = freed_count(2, 0);
+	struct dprpc_rref *bad = dprpc_remote(A, "b", "fail", NULL, 0, DPRPC_TIMEOUT_DEFAULT);
+	struct dprpc_rref *r, *loc;
+	char out[16];
+	size_t len = sizeof(out);
+
+	cr_assert_not_null(bad);
+	cr_assert_eq(dprpc_rref_to_here(bad, 2000000, out, &len, NULL), -EPERM);
+	cr_assert_eq(dprpc_rref_release(bad), 0);
+	wait_owner(B, 0, 0);
+	r = dprpc_remote(A, "b", "make", "one value", 9, DPRPC_TIMEOUT_DEFAULT);
+	cr_assert_not_null(r);
+	expect_value(r, "one value", 9);
+	cr_assert_eq(dprpc_rref_release(r), 0);
+	wait_owner(B, 0, 0);
+	cr_assert_eq(freed_count(1, b0 + 1), b0 + 1);
+	cr_assert_str_eq(freed_last[1], "one value");
+	loc = dprpc_rref_create_local(C, "local", 5);
+	cr_assert_not_null(loc);
+	cr_assert_eq(dprpc_rref_release(loc), 0);
+	cr_assert_eq(freed_count(2, c0 + 1), c0 + 1);
+	cr_assert_str_eq(freed_last[2], "local");
+	/* Nothing more comes for b: the failed creation is never reported. */
+	wait_owner(B, 0, 0);
+	cr_assert_eq(freed_count(1, b0 + 2), b0 + 1);
 }
 
 Test(rref_ring, local_rref_lives_while_a_user_holds_it)

@@ -299,6 +299,19 @@ struct dprpc_agent_conf {
 	 * this agent (each takes a future of a pool made up front); default
 	 * 16384. */
 	unsigned int max_rrefs;
+	/**
+	 * Told of every RRef value this agent owns when it is freed (every
+	 * reference released, or the agent destroyed): once per value, with
+	 * the value as its creating handler replied it (dprpc_remote()) or as
+	 * dprpc_rref_create_local() was given it; not for a creation that
+	 * failed or never completed.  An application that keeps an object
+	 * behind each value (a language binding) frees it here.  Runs on
+	 * liburcu's call_rcu thread, or on the thread destroying the agent;
+	 * must not block or call into the agent.  @p value is valid during
+	 * the call only.  NULL (the default): nobody is told.
+	 */
+	void (*rref_value_free)(const void *value, size_t len, void *arg);
+	void *rref_value_free_arg; /**< passed to rref_value_free */
 	/** Faults injected on transmit and on receive; off by default. */
 	struct dprpc_fault_conf fault_tx;
 	struct dprpc_fault_conf fault_rx;
