@@ -214,6 +214,10 @@ def _h_job(job):
     fn(arg)
 
 
+def _h_free(key):
+    _objects.pop(key, None)
+
+
 _HANDLERS = {
     _C.K_CALL: _h_call,
     _C.K_REMOTE: _h_remote,
@@ -222,6 +226,7 @@ _HANDLERS = {
     _C.K_RREF_FETCH: _h_rref_fetch,
     _C.K_STREAM: _h_stream,
     _C.K_JOB: _h_job,
+    _C.K_FREE: _h_free,
 }
 
 
@@ -246,6 +251,11 @@ def start(n, name, rank):
         t = threading.Thread(target=_loop, name="dprpc-worker-%d" % i, daemon=True)
         t.start()
         _threads.append(t)
+
+
+def owned_count():
+    r"""How many objects behind RRef values this worker keeps."""
+    return len(_objects)
 
 
 def stop():

@@ -210,7 +210,9 @@ def get_worker_info(worker_name=None):
 def _get_debug_info():
     r"""This worker's counters: calls, requests, RRefs, resources in use."""
     _check_init()
-    return _C.debug_info()
+    d = _C.debug_info()
+    d["python_owned_objects"] = _server.owned_count()
+    return d
 
 
 def _call_parts(func, args, kwargs, rank):

@@ -46,6 +46,7 @@ enum py_kind {
 	K_STREAM,	  /* a generator function, its yields streamed */
 	K_NB_HANDLERS,
 	K_JOB = K_NB_HANDLERS, /* a Python callback to run (no request) */
+	K_FREE,		       /* an owned RRef value freed: drop its object */
 };
 
 static const char *const k_names[K_NB_HANDLERS] = {
@@ -199,7 +200,8 @@ struct wq_item {
 
 struct wq_job {
 	struct wq_job *next;
-	PyObject *job; /* (callable, arg) with a reference */
+	PyObject *job; /* (callable, arg) with a reference; NULL for K_FREE */
+	uint64_t key;  /* K_FREE: the key of the object whose value was freed */
 };
 
 static struct {
@@ -334,6 +336,29 @@ wq_pop(struct wq_item *it, uint64_t timeout_us, bool *closed)
 	*closed = wq.closed;
 	pthread_mutex_unlock(&wq.mu);
 	return got;
+}
+
+/* An owned RRef value is freed (dprpc_agent_conf.rref_value_free): have a
+ * worker thread drop the object behind it.  The value starts with the
+ * package's header (flags, key: python/dprpc/_server.py, RVAL); key 0 is
+ * a creation whose function raised.  Any thread; no GIL. */
+static void
+value_freed(const void *v, size_t len, void *arg)
+{
+	struct wq_job *j;
+	uint64_t key;
+
+	if (len < 16)
+		return;
+	memcpy(&key, (const char *)v + 8, sizeof(key));
+	if (key == 0)
+		return;
+	j = PyMem_RawMalloc(sizeof(*j));
+	if (j == NULL)
+		return; /* the object stays until shutdown */
+	j->job = NULL;
+	j->key = key;
+	wq_push_job(j);
 }
 
 /* The inline handler of every kind: queue and defer.  Runs on the poller;
@@ -592,6 +617,7 @@ future_add_callback(FutureObject *o, PyObject *args)
 	j = PyMem_RawMalloc(sizeof(*j));
 	if (j == NULL)
 		return PyErr_NoMemory();
+	j->key = 0;
 	j->job = PyTuple_Pack(2, fn, arg);
 	if (j->job == NULL) {
 		PyMem_RawFree(j);
@@ -1207,6 +1233,14 @@ m_init(PyObject *self, PyObject *args, PyObject *kw)
 		return NULL;
 	}
 	pthread_mutex_lock(&wq.mu);
+	/* Left from an earlier agent: values freed after its workers ended. */
+	while (wq.jobs != NULL) {
+		struct wq_job *j = wq.jobs;
+
+		wq.jobs = j->next;
+		Py_XDECREF(j->job);
+		PyMem_RawFree(j);
+	}
 	PyMem_RawFree(wq.ring);
 	wq.ring = PyMem_RawMalloc(sizeof(*wq.ring) * qsize);
 	wq.cap = qsize;
@@ -1233,6 +1267,7 @@ m_init(PyObject *self, PyObject *args, PyObject *kw)
 	c.world = world;
 	c.agent.handlers = defs;
 	c.agent.nb_handlers = K_NB_HANDLERS;
+	c.agent.rref_value_free = value_freed;
 	c.agent.default_timeout_us = rpc_timeout > 0 ? (uint64_t)(rpc_timeout * 1e6) : 0;
 	if (max_msg != 0) {
 		c.agent.max_msg_size = max_msg;
@@ -1358,8 +1393,11 @@ m_next_item(PyObject *self, PyObject *args)
 	if (it.kind == K_JOB) {
 		struct wq_job *j = it.p;
 		PyObject *job = j->job;
+		uint64_t key = j->key;
 
 		PyMem_RawFree(j);
+		if (job == NULL)
+			return Py_BuildValue("(iK)", K_FREE, (unsigned long long)key);
 		/* The job's reference passes to the caller. */
 		return Py_BuildValue("(iN)", K_JOB, job);
 	}
@@ -1853,6 +1891,7 @@ PyInit__C(void)
 		PyModule_AddIntConstant(m, "K_RREF_FETCH", K_RREF_FETCH) < 0 ||
 		PyModule_AddIntConstant(m, "K_STREAM", K_STREAM) < 0 ||
 		PyModule_AddIntConstant(m, "K_JOB", K_JOB) < 0 ||
+		PyModule_AddIntConstant(m, "K_FREE", K_FREE) < 0 ||
 		PyModule_AddIntConstant(m, "ORIGIN_LOCAL", DPRPC_ORIGIN_LOCAL) < 0 ||
 		PyModule_AddIntConstant(m, "MAX_FRAME_PAYLOAD", DPRPC_MAX_FRAME_PAYLOAD) < 0 ||
 		PyModule_AddIntConstant(m, "MAX_MSG_LIMIT", DPRPC_MAX_MSG_LIMIT) < 0) {

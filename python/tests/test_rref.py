@@ -53,6 +53,8 @@ def w_basic(rank, n):
     del r, c, mine, local, bad
     out["owned_after"] = _wait_count("num_owner_rrefs", 0, worker="worker1")
     out["users_after"] = _wait_count("num_users", 0)
+    out["objects_after"] = (_wait_count("python_owned_objects", 0, worker="worker1"),
+                            _wait_count("python_owned_objects", 0))
     return out
 
 
@@ -70,6 +72,8 @@ def test_remote_to_here_proxies_and_owners():
     assert out["local"] == [1, 2, 3]
     assert out["bad"] is True
     assert out["owned_after"] == 0 and out["users_after"] == 0
+    # The owners dropped the Python objects behind the freed values.
+    assert out["objects_after"] == (0, 0)
 
 
 def w_fork(rank, n):
@@ -100,12 +104,13 @@ def w_debug_leaks(rank, n):
     dprpc.barrier()
     users = _wait_count("num_users", 0)
     owned = _wait_count("num_owner_rrefs", 0)
+    objects = _wait_count("python_owned_objects", 0)
     dprpc.barrier()
-    return (vals if rank == 0 else None), users, owned
+    return (vals if rank == 0 else None), users, owned, objects
 
 
 def test_many_rrefs_leave_no_context():
     r = run_world(w_debug_leaks, 3)
     assert r[0][0] == [2 * i for i in range(20)]
     for rank in range(3):
-        assert r[rank][1:] == (0, 0)
+        assert r[rank][1:] == (0, 0, 0)
