@@ -4,16 +4,26 @@
 A message is an 8-byte header (tag, number of out-of-band buffers n), then
 with n > 0 the n buffer lengths and the pickle's length (8 bytes each),
 the pickle, and each buffer at a 64-byte boundary of the message.  Tag 0
-is a value, 1 an exception raised by the remote function.
+is a value, 1 an exception raised by the remote function.  Tag 2 is a
+call of a function named by reference, without out-of-band buffers: the
+header's last 4 bytes give the length of the function's pickle, which
+follows, then the pickle of (args, kwargs); both sides cache the
+function's pickle, which pickle otherwise looks up in its module each time.
 """
 import io
 import pickle
+import types
 import struct
 import sys
 import threading
 
 TAG_VALUE = 0
 TAG_EXC = 1
+TAG_CALL = 2
+_CALL_HEAD = struct.Struct("<BB2xI")
+_FN_CACHE_MAX = 4096
+_fn_out = {}  # a function -> its pickle
+_fn_in = {}  # a function's pickle -> the function
 _ALIGN = 64
 _MAX_BUFFERS = 64
 # Arguments at least this large go through the out-of-band pickler.
@@ -57,8 +67,13 @@ class _Pickler(pickle.Pickler):
         return NotImplemented
 
 
+_SMALL = frozenset((type(None), bool, int, float, str, tuple, list, dict))
+
+
 def _big(o):
     t = type(o)
+    if t in _SMALL:
+        return False
     if t is bytes or t is bytearray:
         return len(o) >= _BIG
     np = _mod("numpy")
@@ -145,3 +160,51 @@ def args_are_big(args, kwargs):
             if _big(a):
                 return True
     return False
+
+
+def _by_reference(fn):
+    r"""Whether pickle names ``fn`` by reference alone (its pickle never changes)."""
+    t = type(fn)
+    if t is types.FunctionType:
+        return True
+    if t is types.BuiltinFunctionType:
+        owner = getattr(fn, "__self__", None)
+        return owner is None or isinstance(owner, (types.ModuleType, type))
+    return False
+
+
+def encode_call(fn, args, kwargs, dest):
+    r"""The parts of a call's request: ``fn(*args, **kwargs)``, RRefs forked to ``dest``."""
+    if args_are_big(args, kwargs) or not _by_reference(fn):
+        return encode((fn, args, kwargs), dest=dest, big=True)
+    fb = _fn_out.get(fn)
+    if fb is None:
+        fb = pickle.dumps(fn, protocol=5)
+        if len(_fn_out) < _FN_CACHE_MAX:
+            _fn_out[fn] = fb
+    prev = getattr(_tls, "dest", None)
+    _tls.dest = dest
+    try:
+        data = pickle.dumps((args, kwargs), protocol=5)
+    finally:
+        _tls.dest = prev
+    return _CALL_HEAD.pack(TAG_CALL, 0, len(fb)), fb, data
+
+
+def decode_call(buf):
+    r"""``(fn, args, kwargs)`` of a call's request (buffers copied out of ``buf``)."""
+    mv = memoryview(buf)
+    try:
+        if mv[0] == TAG_CALL:
+            flen = _CALL_HEAD.unpack_from(mv)[2]
+            fb = mv[8:8 + flen].tobytes()
+            fn = _fn_in.get(fb)
+            if fn is None:
+                fn = pickle.loads(fb)
+                if len(_fn_in) < _FN_CACHE_MAX:
+                    _fn_in[fb] = fn
+            args, kwargs = pickle.loads(mv[8 + flen:])
+            return fn, args, kwargs
+    finally:
+        mv.release()
+    return decode(buf, copy=True)[1]

@@ -15,7 +15,7 @@ import traceback
 
 from . import _C
 from . import _serialize
-from ._serialize import TAG_EXC, decode, encode
+from ._serialize import TAG_EXC, decode, decode_call, encode
 from .functions import is_async
 
 _tls = threading.local()
@@ -147,7 +147,7 @@ def _answer(req, fn, r, answer):
 def _run(req, answer, on_rref):
     _tls.req = req
     try:
-        _, (fn, args, kwargs) = decode(req, copy=True)
+        fn, args, kwargs = decode_call(req) if not on_rref else decode(req, copy=True)[1]
         if on_rref:
             fn = getattr(owned(req.rref_value()), fn)
         r = fn(*args, **kwargs) if kwargs else fn(*args)
@@ -187,7 +187,7 @@ def _h_rref_fetch(req):
 def _h_stream(req):
     _tls.req = req
     try:
-        _, (fn, args, kwargs) = decode(req, copy=True)
+        fn, args, kwargs = decode_call(req)
         caller = req.caller()
         for item in fn(*args, **(kwargs or {})):
             parts = encode(item, dest=caller)

@@ -9,7 +9,7 @@ from . import _errors
 from . import _server
 from . import rref as _rref_mod
 from ._errors import raise_from
-from ._serialize import TAG_EXC, args_are_big, decode, encode
+from ._serialize import TAG_EXC, decode, encode, encode_call
 from .futures import Future
 from .options import DEFAULT_SHUTDOWN_TIMEOUT, BackendOptions
 from .rref import RRef
@@ -220,7 +220,7 @@ def _call_parts(func, args, kwargs, rank):
         args = ()
     elif type(args) is not tuple:
         args = tuple(args)
-    return encode((func, args, kwargs or None), dest=rank, big=args_are_big(args, kwargs))
+    return encode_call(func, args, kwargs or None, rank)
 
 
 def rpc_sync(to, func, args=None, kwargs=None, timeout=UNSET_RPC_TIMEOUT):

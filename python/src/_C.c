@@ -84,6 +84,9 @@ static char empty_buf[1]; /* the buffer of an empty value */ /* dprpc._C.Error: 
  */
 #define BG_NAP_US 50
 #define BG_LINGER_NS 200000u
+/* The background poller keeps off while another thread polled this
+ * recently (a worker between requests, a waiter). */
+#define BG_APP_NS 100000u
 /* A waiter polls for its future this long before it parks. */
 #define WAIT_SPIN_NS 200000u
 
@@ -94,11 +97,18 @@ static atomic_uint pollers;
  * the poll taken parks (dprpc_future_wait()) and is woken later.  A hint:
  * relaxed would do; seq_cst for simplicity off the data path. */
 static atomic_uint hot;
+static atomic_int busy;
+static _Thread_local bool tl_busy; /* this thread is counted in busy */
 static pthread_t bg_thread;
 static atomic_bool bg_run;
 
+/* When a thread other than the background poller last polled (ns; a
+ * hint, relaxed): while that is recent the background poller naps. */
+static _Atomic uint64_t app_polled_ns;
+static uint64_t now_ns(void);
+
 static int
-try_poll(void)
+try_poll_as(bool app)
 {
 	int n = -1;
 
@@ -106,7 +116,15 @@ try_poll(void)
 	if (atomic_load(&poll_ok))
 		n = dprpc_poll(agent, 32);
 	atomic_fetch_sub(&pollers, 1);
+	if (app)
+		atomic_store_explicit(&app_polled_ns, now_ns(), memory_order_relaxed);
 	return n;
+}
+
+static int
+try_poll(void)
+{
+	return try_poll_as(true);
 }
 
 static uint64_t
@@ -118,6 +136,8 @@ now_ns(void)
 	return (uint64_t)ts.tv_sec * 1000000000u + (uint64_t)ts.tv_nsec;
 }
 
+static void wq_rescue(void);
+
 /* Poll while there is work, and for BG_LINGER_NS after it (the next
  * frames of a message, its credits); then nap between single polls. */
 static void *
@@ -126,8 +146,11 @@ bg_main(void *arg)
 	uint64_t last = 0;
 
 	while (atomic_load(&bg_run)) {
-		if (atomic_load(&hot) == 0) {
-			if (try_poll() > 0) {
+		wq_rescue();
+		if (atomic_load(&hot) == 0 &&
+			now_ns() - atomic_load_explicit(&app_polled_ns, memory_order_relaxed) >
+				BG_APP_NS) {
+			if (try_poll_as(false) > 0) {
 				last = now_ns();
 				continue;
 			}
@@ -141,6 +164,24 @@ bg_main(void *arg)
 	return NULL;
 }
 
+static void
+busy_leave(void)
+{
+	if (tl_busy) {
+		tl_busy = false;
+		atomic_fetch_sub(&busy, 1);
+	}
+}
+
+static void
+busy_enter(void)
+{
+	if (!tl_busy) {
+		tl_busy = true;
+		atomic_fetch_add(&busy, 1);
+	}
+}
+
 /*
  * Wait for @f up to @slice_us: poll for it (through the gate) for at most
  * WAIT_SPIN_NS, then park on it, the background poller polling meanwhile.
@@ -152,7 +193,10 @@ static int
 wait_polling(struct dprpc_future *f, uint64_t slice_us)
 {
 	uint64_t t0 = now_ns(), spun;
+	bool was_busy = tl_busy;
+	int rc;
 
+	busy_leave(); /* a worker waiting: another may run meanwhile */
 	atomic_fetch_add(&hot, 1);
 	while (!dprpc_future_is_done(f)) {
 		if (try_poll() > 0)
@@ -163,7 +207,10 @@ wait_polling(struct dprpc_future *f, uint64_t slice_us)
 	}
 	atomic_fetch_sub(&hot, 1);
 	spun = (now_ns() - t0) / 1000;
-	return dprpc_future_wait(f, slice_us > spun ? slice_us - spun : 1);
+	rc = dprpc_future_wait(f, slice_us > spun ? slice_us - spun : 1);
+	if (was_busy)
+		busy_enter();
+	return rc;
 }
 
 /* Open the gate and start the background poller. */
@@ -219,16 +266,28 @@ static struct {
 	atomic_bool spinning;
 	unsigned int sleepers;
 	bool closed;
+	uint64_t last_pop_ns; /* when a worker last took an item */
 	uint64_t rejected; /* requests answered -EBUSY: the ring was full */
 } wq = {
 	.mu = PTHREAD_MUTEX_INITIALIZER,
 	.cv = PTHREAD_COND_INITIALIZER,
 };
 
+/*
+ * Worker threads running Python now (they took an item and are not in a
+ * wait of this module).  A new item wakes a sleeping worker only when none
+ * runs and none spins: Python threads that all run compete for the GIL,
+ * and handing it back and forth per request costs more than the request.
+ * A worker that blocks outside this module (time.sleep(), I/O) still
+ * counts as running: the background poller wakes a sleeper for an item
+ * that waited WQ_STALL_NS (wq_rescue()).  seq_cst, as spinning.
+ */
+#define WQ_STALL_NS 1000000u
+
 static void
 wq_wake_locked(void)
 {
-	if (wq.sleepers > 0 && !atomic_load(&wq.spinning))
+	if (wq.sleepers > 0 && !atomic_load(&wq.spinning) && atomic_load(&busy) == 0)
 		pthread_cond_signal(&wq.cv);
 }
 
@@ -267,14 +326,49 @@ wq_push_job(struct wq_job *j)
 
 /* Take an item, waiting up to @timeout_us (0: none); false if none came
  * or the queue is closed and empty.  Called without the GIL. */
+/* Take an item if there is one, without waiting. */
+static bool
+wq_take(struct wq_item *it)
+{
+	bool got = false;
+
+	pthread_mutex_lock(&wq.mu);
+	if (wq.jobs != NULL) {
+		struct wq_job *j = wq.jobs;
+
+		wq.jobs = j->next;
+		if (wq.jobs == NULL)
+			wq.jobs_tail = &wq.jobs;
+		it->p = j;
+		it->kind = K_JOB;
+		got = true;
+	} else if (wq.n > 0) {
+		*it = wq.ring[wq.head];
+		wq.head = (wq.head + 1) % wq.cap;
+		wq.n--;
+		got = true;
+	}
+	if (got) {
+		atomic_fetch_sub_explicit(&wq.ready, 1, memory_order_relaxed);
+		wq.last_pop_ns = now_ns();
+	}
+	pthread_mutex_unlock(&wq.mu);
+	return got;
+}
+
 static bool
 wq_pop(struct wq_item *it, uint64_t timeout_us, bool *closed)
 {
 	struct timespec ts, t0;
-	bool got = false;
+	bool got = false, no = false;
 
-	bool no = false;
-
+	/* Work waiting: take it still counted busy, so that no sleeper is
+	 * woken for what this thread takes next. */
+	if (atomic_load_explicit(&wq.ready, memory_order_relaxed) > 0 && wq_take(it)) {
+		*closed = false;
+		return true;
+	}
+	busy_leave();
 	if (atomic_compare_exchange_strong(&wq.spinning, &no, true)) {
 		atomic_fetch_add(&hot, 1);
 		clock_gettime(CLOCK_MONOTONIC, &t0);
@@ -330,12 +424,30 @@ wq_pop(struct wq_item *it, uint64_t timeout_us, bool *closed)
 		wq.n--;
 		got = true;
 	}
-	if (got)
+	if (got) {
 		atomic_fetch_sub_explicit(&wq.ready, 1, memory_order_relaxed);
+		wq.last_pop_ns = now_ns();
+	}
 
 	*closed = wq.closed;
 	pthread_mutex_unlock(&wq.mu);
 	return got;
+}
+
+/* Wake a sleeping worker for items nobody took for WQ_STALL_NS: the
+ * running workers are blocked where this module cannot see (busy). */
+static void
+wq_rescue(void)
+{
+	if (atomic_load_explicit(&wq.ready, memory_order_relaxed) == 0)
+		return;
+	pthread_mutex_lock(&wq.mu);
+	if ((wq.n > 0 || wq.jobs != NULL) && wq.sleepers > 0 &&
+		now_ns() - wq.last_pop_ns > WQ_STALL_NS) {
+		wq.last_pop_ns = now_ns();
+		pthread_cond_signal(&wq.cv);
+	}
+	pthread_mutex_unlock(&wq.mu);
 }
 
 /* An owned RRef value is freed (dprpc_agent_conf.rref_value_free): have a
@@ -429,12 +541,15 @@ need_agent(void)
  */
 #define MAX_PARTS 160
 
+#define PARTS_STACK 4096
+
 struct parts {
 	Py_buffer views[MAX_PARTS];
 	unsigned int n;
 	const void *data;
 	size_t len;
-	void *tmp;
+	void *tmp;		     /* a gathered message too long for stack */
+	char stack[PARTS_STACK]; /* a short message gathered (no allocation) */
 };
 
 static void
@@ -478,17 +593,22 @@ parts_get(PyObject *o, struct parts *p)
 		p->len = total;
 		return 0;
 	}
-	p->tmp = PyMem_Malloc(total ? total : 1);
-	if (p->tmp == NULL) {
-		parts_release(p);
-		PyErr_NoMemory();
-		return -1;
+	char *dst = p->stack;
+
+	if (total > sizeof(p->stack)) {
+		p->tmp = PyMem_Malloc(total);
+		if (p->tmp == NULL) {
+			parts_release(p);
+			PyErr_NoMemory();
+			return -1;
+		}
+		dst = p->tmp;
 	}
 	for (unsigned int i = 0; i < p->n; i++) {
-		memcpy((char *)p->tmp + off, p->views[i].buf, (size_t)p->views[i].len);
+		memcpy(dst + off, p->views[i].buf, (size_t)p->views[i].len);
 		off += (size_t)p->views[i].len;
 	}
-	p->data = p->tmp;
+	p->data = dst;
 	p->len = total;
 	return 0;
 }
@@ -750,9 +870,13 @@ request_reply(RequestObject *o, PyObject *arg)
 
 	if (request_answerable(o) != 0 || parts_get(arg, &p) != 0)
 		return NULL;
-	Py_BEGIN_ALLOW_THREADS
-	rc = dprpc_reply(o->req, p.data, p.len);
-	Py_END_ALLOW_THREADS
+	if (p.len <= PARTS_STACK) { /* one frame or two, staged at once */
+		rc = dprpc_reply(o->req, p.data, p.len);
+	} else {
+		Py_BEGIN_ALLOW_THREADS
+		rc = dprpc_reply(o->req, p.data, p.len);
+		Py_END_ALLOW_THREADS
+	}
 	parts_release(&p);
 	if (rc == -EMSGSIZE || rc == -ENOBUFS) {
 		/* Not sent, the request still held: the caller gets the error. */
@@ -1381,6 +1505,9 @@ m_next_item(PyObject *self, PyObject *args)
 								  : WAIT_SLICE_US;
 
 		Py_BEGIN_ALLOW_THREADS
+		/* A worker between requests polls once: new requests come in,
+		 * its replies go out, without the background poller. */
+		(void)try_poll();
 		got = wq_pop(&it, slice, &closed);
 		Py_END_ALLOW_THREADS
 		if (got)
@@ -1390,6 +1517,7 @@ m_next_item(PyObject *self, PyObject *args)
 		if (PyErr_CheckSignals() != 0)
 			return NULL;
 	}
+	busy_enter();
 	if (it.kind == K_JOB) {
 		struct wq_job *j = it.p;
 		PyObject *job = j->job;
