@@ -24,6 +24,7 @@
 
 #include <errno.h>
 #include <pthread.h>
+#include <sched.h>
 #include <stdatomic.h>
 #include <stdbool.h>
 #include <stdint.h>
@@ -83,6 +84,13 @@ static char empty_buf[1]; /* the buffer of an empty value */ /* dprpc._C.Error: 
  * closes the gate, then waits for the count to drain).
  */
 #define BG_NAP_US 50
+/* SPIN_YIELD: a spin loop here (a waiter, an idle worker, the background
+ * poller lingering) pauses after an empty poll for its first SPIN_PAUSE_NS,
+ * then yields the CPU after each.  On a machine with as many busy threads
+ * as CPUs a spinner that only paused kept a runnable thread (a batching
+ * thread woken by a request) off the CPU for hundreds of microseconds;
+ * one that always yielded added a system call to every round trip. */
+#define SPIN_PAUSE_NS 20000u
 #define BG_LINGER_NS 200000u
 /* The background poller keeps off while another thread polled this
  * recently (a worker between requests, a waiter). */
@@ -127,6 +135,15 @@ try_poll(void)
 	return try_poll_as(true);
 }
 
+static void
+spin_step(uint64_t spun_ns)
+{
+	if (spun_ns < SPIN_PAUSE_NS)
+		rte_pause();
+	else
+		sched_yield();
+}
+
 static uint64_t
 now_ns(void)
 {
@@ -155,7 +172,7 @@ bg_main(void *arg)
 				continue;
 			}
 			if (now_ns() - last < BG_LINGER_NS) {
-				rte_pause();
+				sched_yield(); /* spinners: see SPIN_YIELD */
 				continue;
 			}
 		}
@@ -192,7 +209,7 @@ busy_enter(void)
 static int
 wait_polling(struct dprpc_future *f, uint64_t slice_us)
 {
-	uint64_t t0 = now_ns(), spun;
+	uint64_t t0 = now_ns(), spun = 0;
 	bool was_busy = tl_busy;
 	int rc;
 
@@ -201,9 +218,10 @@ wait_polling(struct dprpc_future *f, uint64_t slice_us)
 	while (!dprpc_future_is_done(f)) {
 		if (try_poll() > 0)
 			continue;
-		if (now_ns() - t0 > WAIT_SPIN_NS)
+		spun = now_ns() - t0;
+		if (spun > WAIT_SPIN_NS)
 			break;
-		rte_pause();
+		spin_step(spun);
 	}
 	atomic_fetch_sub(&hot, 1);
 	spun = (now_ns() - t0) / 1000;
@@ -380,11 +398,12 @@ wq_pop(struct wq_item *it, uint64_t timeout_us, bool *closed)
 			if (try_poll() > 0)
 				continue;
 			clock_gettime(CLOCK_MONOTONIC, &ts);
-			if ((uint64_t)(ts.tv_sec - t0.tv_sec) * 1000000000u +
-					(uint64_t)ts.tv_nsec - (uint64_t)t0.tv_nsec >
-				WQ_SPIN_NS)
+			uint64_t spun = (uint64_t)(ts.tv_sec - t0.tv_sec) * 1000000000u +
+				(uint64_t)ts.tv_nsec - (uint64_t)t0.tv_nsec;
+
+			if (spun > WQ_SPIN_NS)
 				break;
-			rte_pause();
+			spin_step(spun);
 		}
 		atomic_fetch_sub(&hot, 1);
 		atomic_store(&wq.spinning, false);
