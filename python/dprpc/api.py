@@ -2,6 +2,7 @@
 """The ``torch.distributed.rpc`` API over dprpc."""
 import atexit
 import gc
+import os
 import threading
 
 from . import _C
@@ -124,8 +125,10 @@ def init_rpc(name, backend=None, rank=-1, world_size=None, rpc_backend_options=N
             ``num_worker_threads`` and ``init_method``.
 
     The workers meet through ``init_method`` (``env://``: rank 0 listens
-    on ``MASTER_ADDR:MASTER_PORT``); on one machine they are joined by
-    memif links made for them, with no NIC or hugepages needed.
+    on ``MASTER_ADDR:MASTER_PORT``; under torchrun, whose agent holds that
+    port with its own store, on ``MASTER_PORT + 1``); on one machine they
+    are joined by memif links made for them, with no NIC or hugepages
+    needed.
 
     Raises:
         RuntimeError: RPC is initialized already, or the world did not form
@@ -133,17 +136,24 @@ def init_rpc(name, backend=None, rank=-1, world_size=None, rpc_backend_options=N
         ValueError: a bad name, rank or world size.
     """
     opts = BackendOptions.from_any(rpc_backend_options)
+    init_method = opts.init_method
+    if (init_method in (None, "env://")
+            and os.environ.get("TORCHELASTIC_USE_AGENT_STORE") == "True"):
+        # Under torchrun the agent's own store holds MASTER_PORT: dprpc's
+        # store, which speaks another protocol, takes the next port.
+        init_method = "tcp://%s:%d" % (os.environ.get("MASTER_ADDR", "127.0.0.1"),
+                                       int(os.environ["MASTER_PORT"]) + 1)
     with _lock:
         if _state["self"] is not None:
             raise RuntimeError("RPC is already initialized")
         try:
             _C.init(name, rank=-1 if rank is None else rank,
                     world_size=-1 if world_size is None else world_size,
-                    init_method=opts.init_method, timeout=opts.init_timeout,
+                    init_method=init_method, timeout=opts.init_timeout,
                     rpc_timeout=opts.rpc_timeout, run_dir=opts.run_dir,
                     eal_args=opts.eal_args, world=opts.world,
                     max_msg_size=opts.max_msg_size or 0, queue_size=opts.queue_size,
-                    eal_mem_mb=opts.eal_mem_mb)
+                    eal_mem_mb=opts.eal_mem_mb, vdev=opts.vdev)
         except _C.Error as e:
             code, _, msg = e.args[0], e.args[1], e.args[2]
             if code in (-22,):

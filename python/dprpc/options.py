@@ -27,7 +27,10 @@ class BackendOptions:
             or ``"tcp://HOST:PORT"``: where the workers meet.
         world (str, optional): a world map of your own (workers' MACs,
             IPv4 addresses and ports, memif links; see docs/worlds.md):
-            then no store is used.
+            then no store is used, and the rank and world size are the map's.
+        vdev (str, optional): the port that reaches the workers no link of
+            the map reaches, as a DPDK vdev string (e.g.
+            ``"net_af_packet0,iface=eth1"`` or a ``net_memif`` port).
         eal_args (str, optional): EAL arguments, when this process has no
             EAL yet, e.g. real ports: ``"-l 0-3 -a 0000:3b:00.0"``.
             Default: the no-NIC set (docs/launch.md).
@@ -47,7 +50,8 @@ class BackendOptions:
     def __init__(self, rpc_timeout=DEFAULT_RPC_TIMEOUT_SEC,
                  num_worker_threads=DEFAULT_NUM_WORKER_THREADS,
                  init_method=DEFAULT_INIT_METHOD, world=None, eal_args=None, run_dir=None,
-                 max_msg_size=None, queue_size=4096, init_timeout=60.0, eal_mem_mb=0):
+                 max_msg_size=None, queue_size=4096, init_timeout=60.0, eal_mem_mb=0,
+                 vdev=None):
         if num_worker_threads < 1:
             raise ValueError("num_worker_threads must be at least 1")
         if rpc_timeout < 0:
@@ -62,6 +66,7 @@ class BackendOptions:
         self.queue_size = int(queue_size)
         self.init_timeout = float(init_timeout)
         self.eal_mem_mb = int(eal_mem_mb)
+        self.vdev = vdev
 
     @classmethod
     def from_any(cls, opts):

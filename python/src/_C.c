@@ -1355,9 +1355,10 @@ m_init(PyObject *self, PyObject *args, PyObject *kw)
 {
 	static char *kwlist[] = {"name", "rank", "world_size", "init_method", "timeout",
 		"rpc_timeout", "run_dir", "eal_args", "world", "max_msg_size", "queue_size", "eal_mem_mb",
-		NULL};
+		"vdev", NULL};
 	struct dprpc_handler_def defs[K_NB_HANDLERS];
 	const char *name, *init_method = NULL, *run_dir = NULL, *eal_args = NULL, *world = NULL;
+	const char *vdev = NULL;
 	int rank = -1, world_size = -1;
 	double timeout = 0, rpc_timeout = 60;
 	unsigned int max_msg = 0, qsize = WQ_CAP_DEFAULT, mem_mb = 0;
@@ -1365,9 +1366,9 @@ m_init(PyObject *self, PyObject *args, PyObject *kw)
 	struct dprpc_agent *a;
 	char err[512];
 
-	if (!PyArg_ParseTupleAndKeywords(args, kw, "s|iizddzzzIII:init", kwlist, &name, &rank,
-		    &world_size, &init_method, &timeout, &rpc_timeout, &run_dir, &eal_args, &world,
-		    &max_msg, &qsize, &mem_mb))
+	if (!PyArg_ParseTupleAndKeywords(args, kw, "s|iizddzzzIIIz:init", kwlist, &name,
+		    &rank, &world_size, &init_method, &timeout, &rpc_timeout, &run_dir, &eal_args,
+		    &world, &max_msg, &qsize, &mem_mb, &vdev))
 		return NULL;
 	if (agent != NULL)
 		return raise_errno(EALREADY, "RPC is already initialized");
@@ -1408,6 +1409,7 @@ m_init(PyObject *self, PyObject *args, PyObject *kw)
 	c.run_dir = run_dir;
 	c.eal_args = eal_args;
 	c.world = world;
+	c.agent.vdev = vdev;
 	c.agent.handlers = defs;
 	c.agent.nb_handlers = K_NB_HANDLERS;
 	c.agent.rref_value_free = value_freed;
@@ -1979,7 +1981,7 @@ m_eal_cleanup(PyObject *self, PyObject *unused)
 static PyMethodDef module_methods[] = {
 	{"init", (PyCFunction)(void (*)(void))m_init, METH_VARARGS | METH_KEYWORDS,
 		"init(name, rank, world_size, init_method, timeout, rpc_timeout, run_dir, eal_args, "
-		"world, max_msg_size, queue_size, eal_mem_mb)"},
+		"world, max_msg_size, queue_size, eal_mem_mb, vdev)"},
 	{"shutdown", m_shutdown, METH_VARARGS, "shutdown(graceful, timeout)"},
 	{"close_queue", m_close_queue, METH_NOARGS, "close_queue()"},
 	{"next_item", m_next_item, METH_VARARGS, "next_item([timeout]) -> (kind, obj) or None"},

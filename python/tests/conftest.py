@@ -38,7 +38,7 @@ def _entry(fn, rank, world_size, port, run_dir, q, args, opts, init):
         raise
 
 
-def run_world(fn, world_size=2, args=(), opts=None, init=True, expect_exit=None):
+def run_world(fn, world_size=2, args=(), opts=None, init=True, expect_exit=None, port=None):
     r"""Run ``fn(rank, world_size, *args)`` in ``world_size`` spawned workers.
 
     With ``init`` each worker is ``worker<rank>``, initialised before and
@@ -48,7 +48,7 @@ def run_world(fn, world_size=2, args=(), opts=None, init=True, expect_exit=None)
     """
     ctx = multiprocessing.get_context("spawn")
     q = ctx.Queue()
-    port = free_port()
+    port = port or free_port()
     run_dir = tempfile.mkdtemp(prefix="dprpc-t")
     o = dict(opts or {})
     procs = [ctx.Process(target=_entry, args=(fn, r, world_size, port, run_dir, q, args, o, init))

@@ -97,3 +97,41 @@ def _killed_entry(rank, n):
     dprpc.init_rpc("worker%d" % rank, rpc_backend_options=dprpc.BackendOptions(
         run_dir=os.environ["DPRPC_TEST_RUN_DIR"]))
     return w_killed(rank, n)
+
+
+def w_agent_store(rank, n):
+    os.environ["TORCHELASTIC_USE_AGENT_STORE"] = "True"
+    dprpc.init_rpc("worker%d" % rank, rpc_backend_options=dprpc.BackendOptions(
+        run_dir=os.environ["DPRPC_TEST_RUN_DIR"]))
+    v = dprpc.rpc_sync("worker%d" % (1 - rank), helpers.add, args=(rank, 10))
+    dprpc.shutdown()
+    return v
+
+
+def test_under_torchrun_the_store_takes_the_next_port():
+    import socket
+    # A store of torchrun's agent holds MASTER_PORT: here, any listener.
+    port = __import__("conftest").free_port()
+    with socket.socket() as s:
+        s.setsockopt(socket.SOL_SOCKET, socket.SO_REUSEADDR, 1)
+        s.bind(("127.0.0.1", port))
+        s.listen()
+        r = run_world(w_agent_store, 2, init=False, port=port)
+    assert r == {0: 10, 1: 11}
+
+
+def w_own_world(rank, n):
+    d = os.environ["DPRPC_TEST_RUN_DIR"]
+    world = ("a 0 02:00:00:00:00:01 127.100.1.1 7000; b 1 02:00:00:00:00:02 127.100.1.2 7000")
+    vdev = "net_memif%d,role=%s,socket=%s/ab.sock,socket-abstract=no" % (
+        rank, "server" if rank == 0 else "client", d)
+    dprpc.init_rpc("ab"[rank], rpc_backend_options=dprpc.BackendOptions(world=world, vdev=vdev))
+    me = dprpc.get_worker_info()
+    v = dprpc.rpc_sync("ab"[1 - rank], helpers.whoami)
+    dprpc.shutdown()
+    return me.name, me.id, v
+
+
+def test_a_world_map_and_a_port_of_ones_own():
+    r = run_world(w_own_world, 2, init=False)
+    assert r == {0: ("a", 0, "b"), 1: ("b", 1, "a")}
