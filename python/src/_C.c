@@ -342,15 +342,10 @@ wq_push_job(struct wq_job *j)
 	pthread_mutex_unlock(&wq.mu);
 }
 
-/* Take an item, waiting up to @timeout_us (0: none); false if none came
- * or the queue is closed and empty.  Called without the GIL. */
-/* Take an item if there is one, without waiting. */
+/* Take an item if there is one (jobs first); wq.mu held. */
 static bool
-wq_take(struct wq_item *it)
+wq_take_locked(struct wq_item *it)
 {
-	bool got = false;
-
-	pthread_mutex_lock(&wq.mu);
 	if (wq.jobs != NULL) {
 		struct wq_job *j = wq.jobs;
 
@@ -359,21 +354,32 @@ wq_take(struct wq_item *it)
 			wq.jobs_tail = &wq.jobs;
 		it->p = j;
 		it->kind = K_JOB;
-		got = true;
 	} else if (wq.n > 0) {
 		*it = wq.ring[wq.head];
 		wq.head = (wq.head + 1) % wq.cap;
 		wq.n--;
-		got = true;
+	} else {
+		return false;
 	}
-	if (got) {
-		atomic_fetch_sub_explicit(&wq.ready, 1, memory_order_relaxed);
-		wq.last_pop_ns = now_ns();
-	}
+	atomic_fetch_sub_explicit(&wq.ready, 1, memory_order_relaxed);
+	wq.last_pop_ns = now_ns();
+	return true;
+}
+
+/* Take an item if there is one, without waiting. */
+static bool
+wq_take(struct wq_item *it)
+{
+	bool got;
+
+	pthread_mutex_lock(&wq.mu);
+	got = wq_take_locked(it);
 	pthread_mutex_unlock(&wq.mu);
 	return got;
 }
 
+/* Take an item, waiting up to @timeout_us (0: none); false if none came
+ * or the queue is closed and empty.  Called without the GIL. */
 static bool
 wq_pop(struct wq_item *it, uint64_t timeout_us, bool *closed)
 {
@@ -428,26 +434,7 @@ wq_pop(struct wq_item *it, uint64_t timeout_us, bool *closed)
 		if (rc == ETIMEDOUT)
 			break;
 	}
-	if (wq.jobs != NULL) {
-		struct wq_job *j = wq.jobs;
-
-		wq.jobs = j->next;
-		if (wq.jobs == NULL)
-			wq.jobs_tail = &wq.jobs;
-		it->p = j;
-		it->kind = K_JOB;
-		got = true;
-	} else if (wq.n > 0) {
-		*it = wq.ring[wq.head];
-		wq.head = (wq.head + 1) % wq.cap;
-		wq.n--;
-		got = true;
-	}
-	if (got) {
-		atomic_fetch_sub_explicit(&wq.ready, 1, memory_order_relaxed);
-		wq.last_pop_ns = now_ns();
-	}
-
+	got = wq_take_locked(it);
 	*closed = wq.closed;
 	pthread_mutex_unlock(&wq.mu);
 	return got;
@@ -640,6 +627,30 @@ kind_arg(int kind)
 		return -1;
 	}
 	return 0;
+}
+
+/* The arguments of a call: ([to_rank,] kind, parts[, timeout]), checked;
+ * the parts held until parts_release(&c->p). */
+struct call_in {
+	unsigned int to;
+	int kind;
+	uint64_t us;
+	struct parts p;
+};
+
+static int rank_arg(PyObject *o, unsigned int *rank);
+
+static int
+call_in_get(PyObject *args, bool with_to, struct call_in *c)
+{
+	PyObject *to_o = NULL, *parts, *to = Py_None;
+	int ok = with_to ? PyArg_ParseTuple(args, "OiO|O", &to_o, &c->kind, &parts, &to)
+			 : PyArg_ParseTuple(args, "iO|O", &c->kind, &parts, &to);
+
+	if (!ok || (with_to && rank_arg(to_o, &c->to) != 0) || kind_arg(c->kind) != 0 ||
+		timeout_arg(to, &c->us) != 0)
+		return -1;
+	return parts_get(parts, &c->p);
 }
 
 /* --- Future --------------------------------------------------------------- */
@@ -1155,19 +1166,15 @@ rref_local_value(RRefObject *o, PyObject *unused)
 static PyObject *
 rref_rpc_async(RRefObject *o, PyObject *args)
 {
-	PyObject *parts, *to = Py_None;
 	struct dprpc_future *f;
-	struct parts p;
-	uint64_t us;
-	int kind;
+	struct call_in c;
 
-	if (!PyArg_ParseTuple(args, "iO|O", &kind, &parts, &to) || kind_arg(kind) != 0 ||
-		timeout_arg(to, &us) != 0 || rref_live(o) != 0 || parts_get(parts, &p) != 0)
+	if (rref_live(o) != 0 || call_in_get(args, false, &c) != 0)
 		return NULL;
 	Py_BEGIN_ALLOW_THREADS
-	f = dprpc_rref_rpc_async_id(o->r, k_ids[kind], p.data, p.len, us);
+	f = dprpc_rref_rpc_async_id(o->r, k_ids[c.kind], c.p.data, c.p.len, c.us);
 	Py_END_ALLOW_THREADS
-	parts_release(&p);
+	parts_release(&c.p);
 	if (f == NULL)
 		return raise_errno(rte_errno, "rref rpc_async");
 	return future_wrap(f);
@@ -1176,19 +1183,15 @@ rref_rpc_async(RRefObject *o, PyObject *args)
 static PyObject *
 rref_remote(RRefObject *o, PyObject *args)
 {
-	PyObject *parts, *to = Py_None;
 	struct dprpc_rref *r;
-	struct parts p;
-	uint64_t us;
-	int kind;
+	struct call_in c;
 
-	if (!PyArg_ParseTuple(args, "iO|O", &kind, &parts, &to) || kind_arg(kind) != 0 ||
-		timeout_arg(to, &us) != 0 || rref_live(o) != 0 || parts_get(parts, &p) != 0)
+	if (rref_live(o) != 0 || call_in_get(args, false, &c) != 0)
 		return NULL;
 	Py_BEGIN_ALLOW_THREADS
-	r = dprpc_rref_remote(o->r, k_names[kind], p.data, p.len, us);
+	r = dprpc_rref_remote(o->r, k_names[c.kind], c.p.data, c.p.len, c.us);
 	Py_END_ALLOW_THREADS
-	parts_release(&p);
+	parts_release(&c.p);
 	if (r == NULL)
 		return raise_errno(rte_errno, "rref remote");
 	return rref_wrap(r);
@@ -1578,25 +1581,19 @@ rank_arg(PyObject *o, unsigned int *rank)
 static PyObject *
 m_call(PyObject *self, PyObject *args)
 {
-	PyObject *to_o, *parts, *to = Py_None;
 	struct dprpc_future *f;
-	unsigned int to_rank;
-	struct parts p;
-	uint64_t us;
-	int kind;
+	struct call_in c;
 
-	if (!PyArg_ParseTuple(args, "OiO|O:call", &to_o, &kind, &parts, &to) ||
-		rank_arg(to_o, &to_rank) != 0 || kind_arg(kind) != 0 || timeout_arg(to, &us) != 0 ||
-		need_agent() != 0 || parts_get(parts, &p) != 0)
+	if (need_agent() != 0 || call_in_get(args, true, &c) != 0)
 		return NULL;
-	if (p.len <= 4096) {
-		f = dprpc_rpc_async_id(agent, to_rank, k_ids[kind], p.data, p.len, us);
+	if (c.p.len <= PARTS_STACK) { /* staged at once */
+		f = dprpc_rpc_async_id(agent, c.to, k_ids[c.kind], c.p.data, c.p.len, c.us);
 	} else {
 		Py_BEGIN_ALLOW_THREADS
-		f = dprpc_rpc_async_id(agent, to_rank, k_ids[kind], p.data, p.len, us);
+		f = dprpc_rpc_async_id(agent, c.to, k_ids[c.kind], c.p.data, c.p.len, c.us);
 		Py_END_ALLOW_THREADS
 	}
-	parts_release(&p);
+	parts_release(&c.p);
 	if (f == NULL)
 		return raise_errno(rte_errno, NULL);
 	return future_wrap(f);
@@ -1607,22 +1604,18 @@ m_call(PyObject *self, PyObject *args)
 static PyObject *
 m_call_sync(PyObject *self, PyObject *args)
 {
-	PyObject *to_o, *parts, *to = Py_None, *fo;
 	struct dprpc_future *f;
-	unsigned int to_rank;
-	struct parts p;
-	uint64_t us;
-	int kind, rc;
+	struct call_in c;
+	PyObject *fo;
+	int rc;
 
-	if (!PyArg_ParseTuple(args, "OiO|O:call_sync", &to_o, &kind, &parts, &to) ||
-		rank_arg(to_o, &to_rank) != 0 || kind_arg(kind) != 0 || timeout_arg(to, &us) != 0 ||
-		need_agent() != 0 || parts_get(parts, &p) != 0)
+	if (need_agent() != 0 || call_in_get(args, true, &c) != 0)
 		return NULL;
 	Py_BEGIN_ALLOW_THREADS
-	f = dprpc_rpc_async_id(agent, to_rank, k_ids[kind], p.data, p.len, us);
+	f = dprpc_rpc_async_id(agent, c.to, k_ids[c.kind], c.p.data, c.p.len, c.us);
 	rc = f != NULL ? wait_polling(f, WAIT_SLICE_US) : 0;
 	Py_END_ALLOW_THREADS
-	parts_release(&p);
+	parts_release(&c.p);
 	if (f == NULL)
 		return raise_errno(rte_errno, NULL);
 	fo = future_wrap(f);
@@ -1649,21 +1642,15 @@ m_call_sync(PyObject *self, PyObject *args)
 static PyObject *
 m_remote(PyObject *self, PyObject *args)
 {
-	PyObject *to_o, *parts, *to = Py_None;
 	struct dprpc_rref *r;
-	unsigned int to_rank;
-	struct parts p;
-	uint64_t us;
-	int kind;
+	struct call_in c;
 
-	if (!PyArg_ParseTuple(args, "OiO|O:remote", &to_o, &kind, &parts, &to) ||
-		rank_arg(to_o, &to_rank) != 0 || kind_arg(kind) != 0 || timeout_arg(to, &us) != 0 ||
-		need_agent() != 0 || parts_get(parts, &p) != 0)
+	if (need_agent() != 0 || call_in_get(args, true, &c) != 0)
 		return NULL;
 	Py_BEGIN_ALLOW_THREADS
-	r = dprpc_remote_id(agent, to_rank, k_ids[kind], p.data, p.len, us);
+	r = dprpc_remote_id(agent, c.to, k_ids[c.kind], c.p.data, c.p.len, c.us);
 	Py_END_ALLOW_THREADS
-	parts_release(&p);
+	parts_release(&c.p);
 	if (r == NULL)
 		return raise_errno(rte_errno, NULL);
 	return rref_wrap(r);
