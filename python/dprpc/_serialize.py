@@ -22,7 +22,9 @@ TAG_EXC = 1
 TAG_CALL = 2
 _CALL_HEAD = struct.Struct("<BB2xI")
 _FN_CACHE_MAX = 4096
-_fn_out = {}  # a function -> its pickle
+_fn_out = {}  # a function -> (the call's header, its pickle)
+# Arguments of these types hold no RRef and no large buffer.
+_PLAIN = frozenset((type(None), bool, int, float, complex, str))
 _fn_in = {}  # a function's pickle -> the function
 _ALIGN = 64
 _MAX_BUFFERS = 64
@@ -175,20 +177,26 @@ def _by_reference(fn):
 
 def encode_call(fn, args, kwargs, dest):
     r"""The parts of a call's request: ``fn(*args, **kwargs)``, RRefs forked to ``dest``."""
-    if args_are_big(args, kwargs) or not _by_reference(fn):
-        return encode((fn, args, kwargs), dest=dest, big=True)
-    fb = _fn_out.get(fn)
-    if fb is None:
+    hf = _fn_out.get(fn)
+    if hf is None:
+        if not _by_reference(fn):
+            return encode((fn, args, kwargs), dest=dest, big=True)
         fb = pickle.dumps(fn, protocol=5)
+        hf = (_CALL_HEAD.pack(TAG_CALL, 0, len(fb)), fb)
         if len(_fn_out) < _FN_CACHE_MAX:
-            _fn_out[fn] = fb
+            _fn_out[fn] = hf
+    if not kwargs and all(type(a) in _PLAIN for a in args):
+        # No RRef to fork, no buffer to send apart: pickle them as they are.
+        return hf[0], hf[1], pickle.dumps((args, kwargs), protocol=5)
+    if args_are_big(args, kwargs):
+        return encode((fn, args, kwargs), dest=dest, big=True)
     prev = getattr(_tls, "dest", None)
     _tls.dest = dest
     try:
         data = pickle.dumps((args, kwargs), protocol=5)
     finally:
         _tls.dest = prev
-    return _CALL_HEAD.pack(TAG_CALL, 0, len(fb)), fb, data
+    return hf[0], hf[1], data
 
 
 def decode_call(buf):

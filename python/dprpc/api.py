@@ -101,10 +101,11 @@ _remote_exception = _server.remote_exception
 
 
 def _decode_result(c):
-    err = c.error()
-    if err is not None:
-        raise_from(_C.Error(*err))
-    tag, obj = decode(c, copy=False)
+    try:
+        r = c.result()  # a message without out-of-band buffers, loaded in C
+    except _C.Error as e:
+        raise_from(e)
+    tag, obj = r if r is not None else decode(c, copy=False)
     if tag == TAG_EXC:
         raise _remote_exception(obj)
     return obj

@@ -69,6 +69,7 @@ static uint64_t agent_gen;
  * Future dropped later (a cycle the collector frees last) puts nothing. */
 static bool eal_down;
 static PyObject *ErrorType;
+static PyObject *pickle_loads; /* pickle.loads, for Future.result() */
 static char empty_buf[1]; /* the buffer of an empty value */ /* dprpc._C.Error: (code, origin, msg, retry_after_us) */
 
 /* --- polling: no io lcore; the threads that wait poll ----------------------
@@ -741,6 +742,40 @@ future_error(FutureObject *o, PyObject *unused)
 		(unsigned int)e->retry_after_us);
 }
 
+/* result() -> (tag, object) of a message value without out-of-band
+ * buffers (its pickle loaded here, read in place); None for one with
+ * them (the caller decodes it); raises Error for a failed future. */
+static PyObject *
+future_result(FutureObject *o, PyObject *unused)
+{
+	const struct dprpc_error *e = dprpc_future_error(o->f);
+	const unsigned char *v;
+	PyObject *mv, *obj;
+	size_t len;
+
+	if (e != NULL) {
+		PyObject *t = Py_BuildValue("(iIsI)", e->code, (unsigned int)e->origin, e->msg,
+			(unsigned int)e->retry_after_us);
+
+		if (t != NULL) {
+			PyErr_SetObject(ErrorType, t);
+			Py_DECREF(t);
+		}
+		return NULL;
+	}
+	v = dprpc_future_value(o->f, &len);
+	if (v == NULL || len < 8 || v[1] != 0)
+		Py_RETURN_NONE;
+	mv = PyMemoryView_FromMemory((char *)(uintptr_t)(v + 8), (Py_ssize_t)len - 8, PyBUF_READ);
+	if (mv == NULL)
+		return NULL;
+	obj = PyObject_CallOneArg(pickle_loads, mv);
+	Py_DECREF(mv);
+	if (obj == NULL)
+		return NULL;
+	return Py_BuildValue("(iN)", (int)v[0], obj);
+}
+
 static PyObject *
 future_cancel(FutureObject *o, PyObject *unused)
 {
@@ -805,6 +840,7 @@ static PyMethodDef future_methods[] = {
 	{"wait", (PyCFunction)future_wait, METH_VARARGS, "wait([timeout]) -> bool"},
 	{"done", (PyCFunction)future_done, METH_NOARGS, "done() -> bool"},
 	{"error", (PyCFunction)future_error, METH_NOARGS, "error() -> tuple or None"},
+	{"result", (PyCFunction)future_result, METH_NOARGS, "result() -> (tag, obj) or None"},
 	{"cancel", (PyCFunction)future_cancel, METH_NOARGS, "cancel() -> int"},
 	{"add_done_callback", (PyCFunction)future_add_callback, METH_VARARGS,
 		"add_done_callback(fn, arg)"},
@@ -2009,6 +2045,16 @@ PyInit__C(void)
 	m = PyModule_Create(&module_def);
 	if (m == NULL)
 		return NULL;
+	{
+		PyObject *pickle = PyImport_ImportModule("pickle");
+
+		pickle_loads = pickle != NULL ? PyObject_GetAttrString(pickle, "loads") : NULL;
+		Py_XDECREF(pickle);
+		if (pickle_loads == NULL) {
+			Py_DECREF(m);
+			return NULL;
+		}
+	}
 	for (int k = 0; k < K_NB_HANDLERS; k++)
 		k_ids[k] = dprpc_handler_id(k_names[k]);
 	wq.jobs_tail = &wq.jobs;
