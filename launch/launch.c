@@ -133,8 +133,8 @@ ln_eal_up(const struct dprpc_launch_conf *c, unsigned int rank, char *err, size_
 			"--no-telemetry --file-prefix dprpc-%d-%u --lcores 0@(%s)%s%s%s "
 			"--log-level=lib.eal:error --log-level=pmd.net.memif:critical",
 			c->eal_mem_mb ? c->eal_mem_mb : DPRPC_LAUNCH_MEM_DEFAULT_MB, (int)getpid(),
-			rank, cpus, c->eal_lcores == 1 ? "" : ",1@(", c->eal_lcores == 1 ? "" : cpus,
-			c->eal_lcores == 1 ? "" : ")");
+			rank, cpus, c->eal_lcores == 1 ? "" : ",1@(",
+			c->eal_lcores == 1 ? "" : cpus, c->eal_lcores == 1 ? "" : ")");
 	else if ((size_t)snprintf(buf, sizeof(buf), "dprpc %s", c->eal_args) >= sizeof(buf)) {
 		ln_err(err, errlen, "eal_args longer than %zu bytes", sizeof(buf) - 7);
 		return -EINVAL;
@@ -178,10 +178,10 @@ ln_own_sockets(struct dprpc_agent *a, char (*paths)[PATH_MAX], unsigned int cap)
 
 		if (peer == NULL)
 			continue;
-		if (snprintf(paths[n], PATH_MAX, "%s/%s-%s.sock", ln_dir, dprpc_agent_name(a), peer) <
-				PATH_MAX - 1 &&
-			snprintf(paths[n + 1], PATH_MAX, "%s/%s-%s.sock~", ln_dir, dprpc_agent_name(a),
-				peer) < PATH_MAX)
+		if (snprintf(paths[n], PATH_MAX, "%s/%s-%s.sock", ln_dir, dprpc_agent_name(a),
+			    peer) < PATH_MAX - 1 &&
+			snprintf(paths[n + 1], PATH_MAX, "%s/%s-%s.sock~", ln_dir,
+				dprpc_agent_name(a), peer) < PATH_MAX)
 			n += 2;
 	}
 	return n;
@@ -230,8 +230,9 @@ dprpc_launch(const struct dprpc_launch_conf *c, char *err, size_t errlen)
 		rank = c->rank >= 0 ? c->rank : ln_parse_uint(getenv("RANK"));
 		size = c->world_size >= 0 ? c->world_size : ln_parse_uint(getenv("WORLD_SIZE"));
 		if (rank < 0 || size <= 0 || size > DPRPC_MAX_WORKERS || rank >= size) {
-			ln_err(err, errlen, "rank %ld, world size %ld: want 0 <= rank < size <= %d "
-					    "(arguments, or RANK and WORLD_SIZE)",
+			ln_err(err, errlen,
+				"rank %ld, world size %ld: want 0 <= rank < size <= %d "
+				"(arguments, or RANK and WORLD_SIZE)",
 				rank, size, DPRPC_MAX_WORKERS);
 			rc = -EINVAL;
 			goto fail;
@@ -250,8 +251,8 @@ dprpc_launch(const struct dprpc_launch_conf *c, char *err, size_t errlen)
 			goto fail;
 		}
 		rc = dprpc_store_rendezvous(host, port, c->name, (unsigned int)rank,
-			(unsigned int)size, c->run_dir, c->timeout_us, world, DPRPC_LAUNCH_WORLD_MAX,
-			err, errlen);
+			(unsigned int)size, c->run_dir, c->timeout_us, world,
+			DPRPC_LAUNCH_WORLD_MAX, err, errlen);
 		if (rc < 0)
 			goto fail;
 		ln_note_dir(world);
@@ -275,7 +276,8 @@ dprpc_launch(const struct dprpc_launch_conf *c, char *err, size_t errlen)
 		missing, sizeof(missing));
 	if (rc < 0) {
 		ln_err(err, errlen, "rendezvous: %s%s%s", strerror(-rc),
-			rc == -ETIMEDOUT ? "; not heard from: " : "", rc == -ETIMEDOUT ? missing : "");
+			rc == -ETIMEDOUT ? "; not heard from: " : "",
+			rc == -ETIMEDOUT ? missing : "");
 		dprpc_agent_destroy(a);
 		a = NULL;
 		goto fail;
@@ -294,8 +296,8 @@ fail:
 }
 
 int
-dprpc_launch_shutdown(struct dprpc_agent *agent, bool graceful, uint64_t timeout_us,
-	struct dprpc_coll_error *err)
+dprpc_launch_shutdown(
+	struct dprpc_agent *agent, bool graceful, uint64_t timeout_us, struct dprpc_coll_error *err)
 {
 	static char own[2 * DPRPC_MAX_WORKERS][PATH_MAX];
 	unsigned int n_own;

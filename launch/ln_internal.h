@@ -18,8 +18,7 @@
 extern unsigned long ln_store_rejected;
 
 /* printf into @err (nothing for NULL or 0). */
-void ln_err(char *err, size_t errlen, const char *fmt, ...)
-	__attribute__((format(printf, 3, 4)));
+void ln_err(char *err, size_t errlen, const char *fmt, ...) __attribute__((format(printf, 3, 4)));
 /* CLOCK_MONOTONIC in microseconds. */
 uint64_t ln_now_us(void);
 /* A worker name the world map takes (dprpc_launch_conf.name). */

@@ -31,7 +31,7 @@
 
 #include "ln_internal.h"
 
-#define ST_MAGIC "dprpc-store 1 "
+#define ST_MAGIC    "dprpc-store 1 "
 #define ST_LINE_MAX 128
 
 unsigned long ln_store_rejected;
@@ -62,8 +62,7 @@ ln_name_ok(const char *name)
 {
 	size_t n = name != NULL ? strlen(name) : 0;
 
-	if (n == 0 || n >= DPRPC_NAME_MAX || strcmp(name, "link") == 0 ||
-		strcmp(name, "mesh") == 0)
+	if (n == 0 || n >= DPRPC_NAME_MAX || strcmp(name, "link") == 0 || strcmp(name, "mesh") == 0)
 		return false;
 	for (size_t i = 0; i < n; i++) {
 		char c = name[i];
@@ -242,9 +241,10 @@ st_serve(int lfd, const char *name, unsigned int size, const char *run_dir, uint
 			miss[0] = '\0';
 			for (unsigned int r = 1; r < size && off < sizeof(miss) - 8; r++)
 				if (!came[r])
-					off += (size_t)snprintf(miss + off, sizeof(miss) - off, "%s%u",
-						off ? ", " : "", r);
-			ln_err(err, errlen, "store: ranks %s did not come (%u of %u)", miss, have, size);
+					off += (size_t)snprintf(miss + off, sizeof(miss) - off,
+						"%s%u", off ? ", " : "", r);
+			ln_err(err, errlen, "store: ranks %s did not come (%u of %u)", miss, have,
+				size);
 			rc = -ETIMEDOUT;
 			goto out;
 		}
@@ -275,7 +275,8 @@ st_serve(int lfd, const char *name, unsigned int size, const char *run_dir, uint
 				continue;
 			if (c->len + 1 >= sizeof(c->line))
 				goto reject;
-			n = recv(c->fd, c->line + c->len, sizeof(c->line) - 1 - c->len, MSG_DONTWAIT);
+			n = recv(c->fd, c->line + c->len, sizeof(c->line) - 1 - c->len,
+				MSG_DONTWAIT);
 			if (n <= 0) {
 				if (n < 0 && (errno == EAGAIN || errno == EINTR))
 					continue;
@@ -287,7 +288,8 @@ st_serve(int lfd, const char *name, unsigned int size, const char *run_dir, uint
 			if (nl == NULL)
 				continue;
 			*nl = '\0';
-			if (st_parse_hello(c->line, &r, &s, nm) != 0 || s != size || r == 0 || r >= size)
+			if (st_parse_hello(c->line, &r, &s, nm) != 0 || s != size || r == 0 ||
+				r >= size)
 				goto reject;
 			if (came[r]) {
 				st_drop(c, "ERR rank taken\n", deadline);
@@ -308,7 +310,7 @@ st_serve(int lfd, const char *name, unsigned int size, const char *run_dir, uint
 			snprintf(names[r], DPRPC_NAME_MAX, "%s", nm);
 			have++;
 			continue;
-reject:
+		reject:
 			st_drop(c, NULL, deadline);
 			rejected++;
 		}
@@ -408,7 +410,8 @@ dprpc_store_rendezvous(const char *host, uint16_t port, const char *name, unsign
 	unsigned int world_size, const char *run_dir, uint64_t timeout_us, char *world, size_t cap,
 	char *err, size_t errlen)
 {
-	uint64_t deadline = ln_now_us() + (timeout_us ? timeout_us : DPRPC_LAUNCH_TIMEOUT_DEFAULT_US);
+	uint64_t deadline =
+		ln_now_us() + (timeout_us ? timeout_us : DPRPC_LAUNCH_TIMEOUT_DEFAULT_US);
 	struct sockaddr_in sa;
 	int lfd, rc, one = 1;
 

@@ -94,7 +94,10 @@ Test(launch, store_gives_every_rank_the_same_map)
 	struct stat st;
 
 	for (unsigned int i = 0; i < 3; i++)
-		r[i] = (struct rdv){.port = port, .rank = i, .size = 3, .name = names[i],
+		r[i] = (struct rdv){.port = port,
+			.rank = i,
+			.size = 3,
+			.name = names[i],
 			.timeout_us = 10 * T_SEC};
 	rdv_run(r, 3);
 	for (unsigned int i = 0; i < 3; i++) {
@@ -119,16 +122,17 @@ Test(launch, store_drops_a_stranger)
 	static struct rdv r[2];
 	uint16_t port = free_port();
 	unsigned long before = ln_store_rejected;
-	struct sockaddr_in sa = {.sin_family = AF_INET, .sin_port = htons(port),
+	struct sockaddr_in sa = {.sin_family = AF_INET,
+		.sin_port = htons(port),
 		.sin_addr.s_addr = htonl(INADDR_LOOPBACK)};
 	pthread_t t0;
 	char buf[16], dir[256];
 	int fd = -1;
 
-	r[0] = (struct rdv){.port = port, .rank = 0, .size = 2, .name = "w0",
-		.timeout_us = 10 * T_SEC};
-	r[1] = (struct rdv){.port = port, .rank = 1, .size = 2, .name = "w1",
-		.timeout_us = 10 * T_SEC};
+	r[0] = (struct rdv){
+		.port = port, .rank = 0, .size = 2, .name = "w0", .timeout_us = 10 * T_SEC};
+	r[1] = (struct rdv){
+		.port = port, .rank = 1, .size = 2, .name = "w1", .timeout_us = 10 * T_SEC};
 	cr_assert_eq(pthread_create(&t0, NULL, rdv_thread, &r[0]), 0);
 	for (int i = 0; i < 500; i++) {
 		fd = socket(AF_INET, SOCK_STREAM, 0);
@@ -162,12 +166,12 @@ Test(launch, store_refuses_a_name_twice_and_times_out_naming_the_missing)
 	unsigned int second;
 	char want[32];
 
-	r[0] = (struct rdv){.port = port, .rank = 0, .size = 3, .name = "w0",
-		.timeout_us = 2 * T_SEC};
-	r[1] = (struct rdv){.port = port, .rank = 1, .size = 3, .name = "same",
-		.timeout_us = 5 * T_SEC};
-	r[2] = (struct rdv){.port = port, .rank = 2, .size = 3, .name = "same",
-		.timeout_us = 5 * T_SEC};
+	r[0] = (struct rdv){
+		.port = port, .rank = 0, .size = 3, .name = "w0", .timeout_us = 2 * T_SEC};
+	r[1] = (struct rdv){
+		.port = port, .rank = 1, .size = 3, .name = "same", .timeout_us = 5 * T_SEC};
+	r[2] = (struct rdv){
+		.port = port, .rank = 2, .size = 3, .name = "same", .timeout_us = 5 * T_SEC};
 	rdv_run(r, 3);
 	second = r[1].rc == -EEXIST ? 1 : 2;
 	cr_assert_eq(r[second].rc, -EEXIST, "%d %d", r[1].rc, r[2].rc);
@@ -183,8 +187,8 @@ Test(launch, store_rank0_alone_times_out)
 {
 	static struct rdv r;
 
-	r = (struct rdv){.port = free_port(), .rank = 0, .size = 2, .name = "w0",
-		.timeout_us = 200000};
+	r = (struct rdv){
+		.port = free_port(), .rank = 0, .size = 2, .name = "w0", .timeout_us = 200000};
 	rdv_thread(&r);
 	cr_assert_eq(r.rc, -ETIMEDOUT);
 	cr_assert(strstr(r.err, "ranks 1 did not come (1 of 2)") != NULL, "%s", r.err);

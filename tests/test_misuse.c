@@ -982,23 +982,23 @@ Test(misuse, dprpc_store_rendezvous)
 
 	cr_assert_eq(dprpc_store_rendezvous(NULL, 1, "a", 0, 1, NULL, 1000, w, sizeof(w), NULL, 0),
 		-EINVAL);
-	cr_assert_eq(dprpc_store_rendezvous("127.0.0.1", 0, "a", 0, 1, NULL, 1000, w, sizeof(w),
-			     err, sizeof(err)),
+	cr_assert_eq(dprpc_store_rendezvous(
+			     "127.0.0.1", 0, "a", 0, 1, NULL, 1000, w, sizeof(w), err, sizeof(err)),
 		-EINVAL);
-	cr_assert_eq(dprpc_store_rendezvous("127.0.0.1", 1, "a b", 0, 1, NULL, 1000, w, sizeof(w),
-			     NULL, 0),
+	cr_assert_eq(dprpc_store_rendezvous(
+			     "127.0.0.1", 1, "a b", 0, 1, NULL, 1000, w, sizeof(w), NULL, 0),
 		-EINVAL);
-	cr_assert_eq(dprpc_store_rendezvous("127.0.0.1", 1, "mesh", 0, 1, NULL, 1000, w, sizeof(w),
-			     NULL, 0),
+	cr_assert_eq(dprpc_store_rendezvous(
+			     "127.0.0.1", 1, "mesh", 0, 1, NULL, 1000, w, sizeof(w), NULL, 0),
 		-EINVAL);
-	cr_assert_eq(dprpc_store_rendezvous("127.0.0.1", 1, "a", 2, 2, NULL, 1000, w, sizeof(w),
-			     NULL, 0),
+	cr_assert_eq(dprpc_store_rendezvous(
+			     "127.0.0.1", 1, "a", 2, 2, NULL, 1000, w, sizeof(w), NULL, 0),
 		-EINVAL);
 	cr_assert_eq(dprpc_store_rendezvous("127.0.0.1", 1, "a", 0, DPRPC_MAX_WORKERS + 1, NULL,
 			     1000, w, sizeof(w), NULL, 0),
 		-EINVAL);
-	cr_assert_eq(dprpc_store_rendezvous("127.0.0.1", 1, "a", 0, 1, NULL, 1000, NULL, 8, NULL,
-			     0),
+	cr_assert_eq(
+		dprpc_store_rendezvous("127.0.0.1", 1, "a", 0, 1, NULL, 1000, NULL, 8, NULL, 0),
 		-EINVAL);
 	cr_assert_eq(dprpc_store_rendezvous("no such host.invalid", 1, "a", 0, 1, NULL, 1000, w,
 			     sizeof(w), err, sizeof(err)),

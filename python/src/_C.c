@@ -39,26 +39,31 @@
 
 /* The handlers every Python worker registers: one per kind of request. */
 enum py_kind {
-	K_CALL = 0,	  /* func(*args, **kwargs) */
-	K_REMOTE,	  /* the same, its result kept as an RRef's value */
-	K_RREF_CALL,	  /* a method of an RRef's value (proxies) */
-	K_RREF_REMOTE,	  /* the same, its result kept as a new RRef's value */
-	K_RREF_FETCH,	  /* an RRef's value, for to_here() */
-	K_STREAM,	  /* a generator function, its yields streamed */
+	K_CALL = 0,    /* func(*args, **kwargs) */
+	K_REMOTE,      /* the same, its result kept as an RRef's value */
+	K_RREF_CALL,   /* a method of an RRef's value (proxies) */
+	K_RREF_REMOTE, /* the same, its result kept as a new RRef's value */
+	K_RREF_FETCH,  /* an RRef's value, for to_here() */
+	K_STREAM,      /* a generator function, its yields streamed */
 	K_NB_HANDLERS,
 	K_JOB = K_NB_HANDLERS, /* a Python callback to run (no request) */
 	K_FREE,		       /* an owned RRef value freed: drop its object */
 };
 
 static const char *const k_names[K_NB_HANDLERS] = {
-	"py.call", "py.remote", "py.rref.call", "py.rref.remote", "py.rref.fetch", "py.stream",
+	"py.call",
+	"py.remote",
+	"py.rref.call",
+	"py.rref.remote",
+	"py.rref.fetch",
+	"py.stream",
 };
 static uint32_t k_ids[K_NB_HANDLERS];
 
 /* Waits release the GIL for at most this long, then check for signals. */
 #define WAIT_SLICE_US 100000u
 /* A worker thread spins this long on an empty queue before it sleeps. */
-#define WQ_SPIN_NS 50000u
+#define WQ_SPIN_NS     50000u
 #define WQ_CAP_DEFAULT 4096u
 
 static struct dprpc_agent *agent;
@@ -70,7 +75,8 @@ static uint64_t agent_gen;
 static bool eal_down;
 static PyObject *ErrorType;
 static PyObject *pickle_loads; /* pickle.loads, for Future.result() */
-static char empty_buf[1]; /* the buffer of an empty value */ /* dprpc._C.Error: (code, origin, msg, retry_after_us) */
+static char empty_buf[1];
+	/* the buffer of an empty value */ /* dprpc._C.Error: (code, origin, msg, retry_after_us) */
 
 /* --- polling: no io lcore; the threads that wait poll ----------------------
  *
@@ -92,7 +98,7 @@ static char empty_buf[1]; /* the buffer of an empty value */ /* dprpc._C.Error: 
  * thread woken by a request) off the CPU for hundreds of microseconds;
  * one that always yielded added a system call to every round trip. */
 #define SPIN_PAUSE_NS 20000u
-#define BG_LINGER_NS 200000u
+#define BG_LINGER_NS  200000u
 /* The background poller keeps off while another thread polled this
  * recently (a worker between requests, a waiter). */
 #define BG_APP_NS 100000u
@@ -286,7 +292,7 @@ static struct {
 	unsigned int sleepers;
 	bool closed;
 	uint64_t last_pop_ns; /* when a worker last took an item */
-	uint64_t rejected; /* requests answered -EBUSY: the ring was full */
+	uint64_t rejected;    /* requests answered -EBUSY: the ring was full */
 } wq = {
 	.mu = PTHREAD_MUTEX_INITIALIZER,
 	.cv = PTHREAD_COND_INITIALIZER,
@@ -406,7 +412,7 @@ wq_pop(struct wq_item *it, uint64_t timeout_us, bool *closed)
 				continue;
 			clock_gettime(CLOCK_MONOTONIC, &ts);
 			uint64_t spun = (uint64_t)(ts.tv_sec - t0.tv_sec) * 1000000000u +
-				(uint64_t)ts.tv_nsec - (uint64_t)t0.tv_nsec;
+					(uint64_t)ts.tv_nsec - (uint64_t)t0.tv_nsec;
 
 			if (spun > WQ_SPIN_NS)
 				break;
@@ -555,7 +561,7 @@ struct parts {
 	unsigned int n;
 	const void *data;
 	size_t len;
-	void *tmp;		     /* a gathered message too long for stack */
+	void *tmp;		 /* a gathered message too long for stack */
 	char stack[PARTS_STACK]; /* a short message gathered (no allocation) */
 };
 
@@ -589,7 +595,8 @@ parts_get(PyObject *o, struct parts *p)
 		return -1;
 	}
 	for (Py_ssize_t i = 0; i < PyTuple_GET_SIZE(o); i++) {
-		if (PyObject_GetBuffer(PyTuple_GET_ITEM(o, i), &p->views[p->n], PyBUF_SIMPLE) != 0) {
+		if (PyObject_GetBuffer(PyTuple_GET_ITEM(o, i), &p->views[p->n], PyBUF_SIMPLE) !=
+			0) {
 			parts_release(p);
 			return -1;
 		}
@@ -657,8 +664,7 @@ call_in_get(PyObject *args, bool with_to, struct call_in *c)
 /* --- Future --------------------------------------------------------------- */
 
 typedef struct {
-	PyObject_HEAD
-	struct dprpc_future *f;
+	PyObject_HEAD struct dprpc_future *f;
 } FutureObject;
 
 static PyTypeObject FutureType;
@@ -709,11 +715,8 @@ future_wait(FutureObject *o, PyObject *args)
 			Py_RETURN_TRUE;
 		if (timeout_us > 0 && timeout_us - waited < slice)
 			slice = timeout_us - waited;
-		Py_BEGIN_ALLOW_THREADS
-		rc = wait_polling(o->f, slice);
-		Py_END_ALLOW_THREADS
-		if (rc != -ETIMEDOUT && rc != -EDEADLK)
-			Py_RETURN_TRUE;
+		Py_BEGIN_ALLOW_THREADS rc = wait_polling(o->f, slice);
+		Py_END_ALLOW_THREADS if (rc != -ETIMEDOUT && rc != -EDEADLK) Py_RETURN_TRUE;
 		if (rc == -EDEADLK)
 			return raise_errno(EDEADLK, "waiting on the polling thread");
 		waited += slice;
@@ -860,8 +863,7 @@ static PyTypeObject FutureType = {
 /* --- Request -------------------------------------------------------------- */
 
 typedef struct {
-	PyObject_HEAD
-	struct dprpc_request *req; /* NULL once answered */
+	PyObject_HEAD struct dprpc_request *req; /* NULL once answered */
 	uint64_t gen;
 	int kind;
 	Py_ssize_t exports;
@@ -939,8 +941,7 @@ request_reply(RequestObject *o, PyObject *arg)
 	if (p.len <= PARTS_STACK) { /* one frame or two, staged at once */
 		rc = dprpc_reply(o->req, p.data, p.len);
 	} else {
-		Py_BEGIN_ALLOW_THREADS
-		rc = dprpc_reply(o->req, p.data, p.len);
+		Py_BEGIN_ALLOW_THREADS rc = dprpc_reply(o->req, p.data, p.len);
 		Py_END_ALLOW_THREADS
 	}
 	parts_release(&p);
@@ -1044,10 +1045,8 @@ request_stream_send(RequestObject *o, PyObject *arg)
 
 	if (request_live(o) != 0 || parts_get(arg, &p) != 0)
 		return NULL;
-	Py_BEGIN_ALLOW_THREADS
-	rc = dprpc_stream_send(o->req, p.data, p.len);
-	Py_END_ALLOW_THREADS
-	parts_release(&p);
+	Py_BEGIN_ALLOW_THREADS rc = dprpc_stream_send(o->req, p.data, p.len);
+	Py_END_ALLOW_THREADS parts_release(&p);
 	if (rc == -EAGAIN)
 		Py_RETURN_FALSE;
 	if (rc < 0)
@@ -1096,8 +1095,7 @@ static PyTypeObject RequestType = {
 /* --- RRef ----------------------------------------------------------------- */
 
 typedef struct {
-	PyObject_HEAD
-	struct dprpc_rref *r;
+	PyObject_HEAD struct dprpc_rref *r;
 	uint64_t gen;
 } RRefObject;
 
@@ -1176,11 +1174,8 @@ rref_to_here_async(RRefObject *o, PyObject *args)
 
 	if (!PyArg_ParseTuple(args, "|O", &to) || timeout_arg(to, &us) != 0 || rref_live(o) != 0)
 		return NULL;
-	Py_BEGIN_ALLOW_THREADS
-	f = dprpc_rref_to_here_async(o->r, us);
-	Py_END_ALLOW_THREADS
-	if (f == NULL)
-		return raise_errno(rte_errno, "to_here");
+	Py_BEGIN_ALLOW_THREADS f = dprpc_rref_to_here_async(o->r, us);
+	Py_END_ALLOW_THREADS if (f == NULL) return raise_errno(rte_errno, "to_here");
 	return future_wrap(f);
 }
 
@@ -1207,10 +1202,9 @@ rref_rpc_async(RRefObject *o, PyObject *args)
 
 	if (rref_live(o) != 0 || call_in_get(args, false, &c) != 0)
 		return NULL;
-	Py_BEGIN_ALLOW_THREADS
-	f = dprpc_rref_rpc_async_id(o->r, k_ids[c.kind], c.p.data, c.p.len, c.us);
-	Py_END_ALLOW_THREADS
-	parts_release(&c.p);
+	Py_BEGIN_ALLOW_THREADS f =
+		dprpc_rref_rpc_async_id(o->r, k_ids[c.kind], c.p.data, c.p.len, c.us);
+	Py_END_ALLOW_THREADS parts_release(&c.p);
 	if (f == NULL)
 		return raise_errno(rte_errno, "rref rpc_async");
 	return future_wrap(f);
@@ -1224,10 +1218,9 @@ rref_remote(RRefObject *o, PyObject *args)
 
 	if (rref_live(o) != 0 || call_in_get(args, false, &c) != 0)
 		return NULL;
-	Py_BEGIN_ALLOW_THREADS
-	r = dprpc_rref_remote(o->r, k_names[c.kind], c.p.data, c.p.len, c.us);
-	Py_END_ALLOW_THREADS
-	parts_release(&c.p);
+	Py_BEGIN_ALLOW_THREADS r =
+		dprpc_rref_remote(o->r, k_names[c.kind], c.p.data, c.p.len, c.us);
+	Py_END_ALLOW_THREADS parts_release(&c.p);
 	if (r == NULL)
 		return raise_errno(rte_errno, "rref remote");
 	return rref_wrap(r);
@@ -1288,8 +1281,7 @@ static PyTypeObject RRefType = {
 /* --- Stream (the caller's side of rpc_stream) ------------------------------ */
 
 typedef struct {
-	PyObject_HEAD
-	struct dprpc_stream *s;
+	PyObject_HEAD struct dprpc_stream *s;
 	uint64_t gen;
 } StreamObject;
 
@@ -1331,11 +1323,9 @@ stream_next(StreamObject *o, PyObject *args)
 			slice = timeout_us - waited;
 		/* The background poller reads the chunks (a stream's waits
 		 * need not poll). */
-		Py_BEGIN_ALLOW_THREADS
-		rc = dprpc_stream_next(o->s, &data, &len, slice);
-		Py_END_ALLOW_THREADS
-		if (rc == 0)
-			return PyBytes_FromStringAndSize(data, (Py_ssize_t)len);
+		Py_BEGIN_ALLOW_THREADS rc = dprpc_stream_next(o->s, &data, &len, slice);
+		Py_END_ALLOW_THREADS if (rc == 0) return PyBytes_FromStringAndSize(
+			data, (Py_ssize_t)len);
 		if (rc == DPRPC_STREAM_END)
 			Py_RETURN_NONE;
 		if (rc != -EAGAIN)
@@ -1393,8 +1383,8 @@ static PyObject *
 m_init(PyObject *self, PyObject *args, PyObject *kw)
 {
 	static char *kwlist[] = {"name", "rank", "world_size", "init_method", "timeout",
-		"rpc_timeout", "run_dir", "eal_args", "world", "max_msg_size", "queue_size", "eal_mem_mb",
-		"vdev", NULL};
+		"rpc_timeout", "run_dir", "eal_args", "world", "max_msg_size", "queue_size",
+		"eal_mem_mb", "vdev", NULL};
 	struct dprpc_handler_def defs[K_NB_HANDLERS];
 	const char *name, *init_method = NULL, *run_dir = NULL, *eal_args = NULL, *world = NULL;
 	const char *vdev = NULL;
@@ -1405,9 +1395,9 @@ m_init(PyObject *self, PyObject *args, PyObject *kw)
 	struct dprpc_agent *a;
 	char err[512];
 
-	if (!PyArg_ParseTupleAndKeywords(args, kw, "s|iizddzzzIIIz:init", kwlist, &name,
-		    &rank, &world_size, &init_method, &timeout, &rpc_timeout, &run_dir, &eal_args,
-		    &world, &max_msg, &qsize, &mem_mb, &vdev))
+	if (!PyArg_ParseTupleAndKeywords(args, kw, "s|iizddzzzIIIz:init", kwlist, &name, &rank,
+		    &world_size, &init_method, &timeout, &rpc_timeout, &run_dir, &eal_args, &world,
+		    &max_msg, &qsize, &mem_mb, &vdev))
 		return NULL;
 	if (agent != NULL)
 		return raise_errno(EALREADY, "RPC is already initialized");
@@ -1461,17 +1451,12 @@ m_init(PyObject *self, PyObject *args, PyObject *kw)
 	c.eal_lcores = 1;
 	c.eal_mem_mb = mem_mb;
 	err[0] = '\0';
-	Py_BEGIN_ALLOW_THREADS
-	a = dprpc_launch(&c, err, sizeof(err));
-	Py_END_ALLOW_THREADS
-	if (a == NULL)
-		return raise_errno(rte_errno, err[0] ? err : NULL);
+	Py_BEGIN_ALLOW_THREADS a = dprpc_launch(&c, err, sizeof(err));
+	Py_END_ALLOW_THREADS if (a == NULL) return raise_errno(rte_errno, err[0] ? err : NULL);
 	agent = a;
 	if (polling_start() != 0) {
-		Py_BEGIN_ALLOW_THREADS
-		(void)dprpc_launch_shutdown(a, false, 0, NULL);
-		Py_END_ALLOW_THREADS
-		agent = NULL;
+		Py_BEGIN_ALLOW_THREADS(void) dprpc_launch_shutdown(a, false, 0, NULL);
+		Py_END_ALLOW_THREADS agent = NULL;
 		agent_gen++;
 		return raise_errno(EAGAIN, "cannot start the polling thread");
 	}
@@ -1503,7 +1488,8 @@ shutdown_barrier(struct dprpc_agent *a, uint64_t timeout_us)
 		if (infos[i].state != DPRPC_PEER_LEFT)
 			names[n++] = infos[i].name;
 	if (n > 0)
-		(void)dprpc_barrier(a, names, n, timeout_us ? timeout_us : DPRPC_TIMEOUT_DEFAULT, &ce);
+		(void)dprpc_barrier(
+			a, names, n, timeout_us ? timeout_us : DPRPC_TIMEOUT_DEFAULT, &ce);
 }
 
 static PyObject *
@@ -1520,17 +1506,16 @@ m_shutdown(PyObject *self, PyObject *args)
 		return NULL;
 	memset(&ce, 0, sizeof(ce));
 	Py_BEGIN_ALLOW_THREADS
-	/* PyTorch's shutdown: first wait for every worker with the polling
+		/* PyTorch's shutdown: first wait for every worker with the polling
 	 * as it is (the others' calls still run at full speed here); the
 	 * library's own barrier then finds everyone there.  Its failure is
 	 * the shutdown's to report. */
-	if (graceful)
-		shutdown_barrier(a, timeout > 0 ? (uint64_t)(timeout * 1e6) : 0);
+		if (graceful) shutdown_barrier(a, timeout > 0 ? (uint64_t)(timeout * 1e6) : 0);
 	/* From here the shutdown's own waits poll. */
 	polling_stop();
 	rc = dprpc_launch_shutdown(a, graceful, timeout > 0 ? (uint64_t)(timeout * 1e6) : 0, &ce);
-	Py_END_ALLOW_THREADS
-	if (rc == -EBUSY || rc == -EDEADLK) {
+	Py_END_ALLOW_THREADS if (rc == -EBUSY || rc == -EDEADLK)
+	{
 		(void)polling_start();
 		return raise_errno(rc, rc == -EBUSY ? "a request is still unanswered"
 						    : "shutdown on the polling thread");
@@ -1561,17 +1546,15 @@ m_next_item(PyObject *self, PyObject *args)
 	if (!PyArg_ParseTuple(args, "|d", &t))
 		return NULL;
 	for (;;) {
-		uint64_t slice = t > 0 && t * 1e6 < WAIT_SLICE_US ? (uint64_t)(t * 1e6) + 1
-								  : WAIT_SLICE_US;
+		uint64_t slice =
+			t > 0 && t * 1e6 < WAIT_SLICE_US ? (uint64_t)(t * 1e6) + 1 : WAIT_SLICE_US;
 
 		Py_BEGIN_ALLOW_THREADS
-		/* A worker between requests polls once: new requests come in,
+			/* A worker between requests polls once: new requests come in,
 		 * its replies go out, without the background poller. */
-		(void)try_poll();
+			(void) try_poll();
 		got = wq_pop(&it, slice, &closed);
-		Py_END_ALLOW_THREADS
-		if (got)
-			break;
+		Py_END_ALLOW_THREADS if (got) break;
 		if (closed || t > 0)
 			Py_RETURN_NONE;
 		if (PyErr_CheckSignals() != 0)
@@ -1625,8 +1608,8 @@ m_call(PyObject *self, PyObject *args)
 	if (c.p.len <= PARTS_STACK) { /* staged at once */
 		f = dprpc_rpc_async_id(agent, c.to, k_ids[c.kind], c.p.data, c.p.len, c.us);
 	} else {
-		Py_BEGIN_ALLOW_THREADS
-		f = dprpc_rpc_async_id(agent, c.to, k_ids[c.kind], c.p.data, c.p.len, c.us);
+		Py_BEGIN_ALLOW_THREADS f =
+			dprpc_rpc_async_id(agent, c.to, k_ids[c.kind], c.p.data, c.p.len, c.us);
 		Py_END_ALLOW_THREADS
 	}
 	parts_release(&c.p);
@@ -1647,11 +1630,10 @@ m_call_sync(PyObject *self, PyObject *args)
 
 	if (need_agent() != 0 || call_in_get(args, true, &c) != 0)
 		return NULL;
-	Py_BEGIN_ALLOW_THREADS
-	f = dprpc_rpc_async_id(agent, c.to, k_ids[c.kind], c.p.data, c.p.len, c.us);
+	Py_BEGIN_ALLOW_THREADS f =
+		dprpc_rpc_async_id(agent, c.to, k_ids[c.kind], c.p.data, c.p.len, c.us);
 	rc = f != NULL ? wait_polling(f, WAIT_SLICE_US) : 0;
-	Py_END_ALLOW_THREADS
-	parts_release(&c.p);
+	Py_END_ALLOW_THREADS parts_release(&c.p);
 	if (f == NULL)
 		return raise_errno(rte_errno, NULL);
 	fo = future_wrap(f);
@@ -1683,10 +1665,9 @@ m_remote(PyObject *self, PyObject *args)
 
 	if (need_agent() != 0 || call_in_get(args, true, &c) != 0)
 		return NULL;
-	Py_BEGIN_ALLOW_THREADS
-	r = dprpc_remote_id(agent, c.to, k_ids[c.kind], c.p.data, c.p.len, c.us);
-	Py_END_ALLOW_THREADS
-	parts_release(&c.p);
+	Py_BEGIN_ALLOW_THREADS r =
+		dprpc_remote_id(agent, c.to, k_ids[c.kind], c.p.data, c.p.len, c.us);
+	Py_END_ALLOW_THREADS parts_release(&c.p);
 	if (r == NULL)
 		return raise_errno(rte_errno, NULL);
 	return rref_wrap(r);
@@ -1743,10 +1724,9 @@ m_stream_open(PyObject *self, PyObject *args)
 		return raise_errno(EINVAL, "no such worker");
 	if (parts_get(parts, &p) != 0)
 		return NULL;
-	Py_BEGIN_ALLOW_THREADS
-	s = dprpc_stream_open(agent, to_name, k_names[K_STREAM], p.data, p.len, us);
-	Py_END_ALLOW_THREADS
-	parts_release(&p);
+	Py_BEGIN_ALLOW_THREADS s =
+		dprpc_stream_open(agent, to_name, k_names[K_STREAM], p.data, p.len, us);
+	Py_END_ALLOW_THREADS parts_release(&p);
 	if (s == NULL)
 		return raise_errno(rte_errno, NULL);
 	o = PyObject_New(StreamObject, &StreamType);
@@ -1798,8 +1778,8 @@ m_self_info(PyObject *self, PyObject *unused)
 {
 	if (need_agent() != 0)
 		return NULL;
-	return Py_BuildValue("(sII)", dprpc_agent_name(agent), dprpc_agent_rank(agent),
-		dprpc_world_size(agent));
+	return Py_BuildValue(
+		"(sII)", dprpc_agent_name(agent), dprpc_agent_rank(agent), dprpc_world_size(agent));
 }
 
 static PyObject *
@@ -1931,10 +1911,8 @@ m_all_gather(PyObject *self, PyObject *args)
 		Py_DECREF(seq);
 		return NULL;
 	}
-	Py_BEGIN_ALLOW_THREADS
-	rc = dprpc_all_gather(agent, names, n, p.data, p.len, us, &g, &ce);
-	Py_END_ALLOW_THREADS
-	parts_release(&p);
+	Py_BEGIN_ALLOW_THREADS rc = dprpc_all_gather(agent, names, n, p.data, p.len, us, &g, &ce);
+	Py_END_ALLOW_THREADS parts_release(&p);
 	Py_DECREF(seq);
 	if (rc != 0)
 		return coll_raise(&ce, rc);
@@ -1978,10 +1956,8 @@ m_barrier(PyObject *self, PyObject *args)
 		Py_DECREF(seq);
 		return NULL;
 	}
-	Py_BEGIN_ALLOW_THREADS
-	rc = dprpc_barrier(agent, names, n, us, &ce);
-	Py_END_ALLOW_THREADS
-	Py_DECREF(seq);
+	Py_BEGIN_ALLOW_THREADS rc = dprpc_barrier(agent, names, n, us, &ce);
+	Py_END_ALLOW_THREADS Py_DECREF(seq);
 	if (rc != 0)
 		return coll_raise(&ce, rc);
 	Py_RETURN_NONE;
@@ -1994,16 +1970,15 @@ m_eal_cleanup(PyObject *self, PyObject *unused)
 
 	if (agent != NULL)
 		return raise_errno(EBUSY, "shut RPC down first");
-	Py_BEGIN_ALLOW_THREADS
-	rc = dprpc_eal_cleanup();
-	Py_END_ALLOW_THREADS
-	eal_down = true;
+	Py_BEGIN_ALLOW_THREADS rc = dprpc_eal_cleanup();
+	Py_END_ALLOW_THREADS eal_down = true;
 	return PyLong_FromLong(rc);
 }
 
 static PyMethodDef module_methods[] = {
 	{"init", (PyCFunction)(void (*)(void))m_init, METH_VARARGS | METH_KEYWORDS,
-		"init(name, rank, world_size, init_method, timeout, rpc_timeout, run_dir, eal_args, "
+		"init(name, rank, world_size, init_method, timeout, rpc_timeout, run_dir, "
+		"eal_args, "
 		"world, max_msg_size, queue_size, eal_mem_mb, vdev)"},
 	{"shutdown", m_shutdown, METH_VARARGS, "shutdown(graceful, timeout)"},
 	{"close_queue", m_close_queue, METH_NOARGS, "close_queue()"},

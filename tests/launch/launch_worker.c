@@ -29,7 +29,8 @@ h_rank(struct dprpc_request *req, void *arg)
 int
 main(int argc, char **argv)
 {
-	static const struct dprpc_handler_def defs[] = {{"rank", h_rank, NULL, DPRPC_HANDLER_INLINE}};
+	static const struct dprpc_handler_def defs[] = {
+		{"rank", h_rank, NULL, DPRPC_HANDLER_INLINE}};
 	struct dprpc_launch_conf c;
 	struct dprpc_agent *a;
 	char name[16], err[256];
@@ -64,8 +65,8 @@ main(int argc, char **argv)
 		unsigned int got = ~0u;
 		size_t len = sizeof(got);
 
-		rc = dprpc_rpc_sync_id(a, to, dprpc_handler_id("rank"), NULL, 0, 30 * T_SEC, &got,
-			&len, NULL);
+		rc = dprpc_rpc_sync_id(
+			a, to, dprpc_handler_id("rank"), NULL, 0, 30 * T_SEC, &got, &len, NULL);
 		if (rc != 0 || len != sizeof(got) || got != to) {
 			fprintf(stderr, "w%u: call to %u: %d, got %u\n", rank, to, rc, got);
 			return 13;
