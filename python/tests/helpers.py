@@ -92,6 +92,10 @@ def pid():
     return os.getpid()
 
 
+def die(code):
+    os._exit(code)
+
+
 def debug(key):
     return dprpc._get_debug_info()[key]
 

@@ -64,12 +64,12 @@ def test_a_64_mib_array_crosses_byte_exact():
 
 def w_killed(rank, n):
     if rank == 1:
-        dprpc.barrier()
-        os._exit(3)  # dies without a word
-    dprpc.barrier()
+        time.sleep(120)  # the call below ends this process first
+        return None
     t0 = time.monotonic()
     try:
-        dprpc.rpc_sync("worker1", helpers.noop, timeout=30)
+        # The callee dies while it handles the call: it never answers.
+        dprpc.rpc_sync("worker1", helpers.die, args=(3,), timeout=30)
         got = None
     except dprpc.WorkerDownError as e:
         got = (type(e).__name__, isinstance(e, ConnectionError))

@@ -33,18 +33,19 @@ def w_async(rank, n):
     futs = [dprpc.rpc_async(r, helpers.add, args=(r, 10)) for r in range(n)]
     got = dprpc.wait_all(futs)
     chained = dprpc.rpc_async(1, helpers.add, args=(1, 1)).then(lambda f: f.wait() * 10).wait()
-    seen = []
+    seen = dprpc.Future()
     f = dprpc.rpc_async(1, helpers.sleep_then, args=(0.05, "late"))
-    f.add_done_callback(lambda fut: seen.append(fut.value()))
+    # Runs on a worker thread, or in wait()'s thread: not necessarily
+    # before wait() returns, so it completes a future of its own.
+    f.add_done_callback(lambda fut: seen.set_result(fut.value()))
     assert f.wait() == "late"
     all_f = dprpc.collect_all([dprpc.rpc_async(1, helpers.add, args=(i, i)) for i in range(5)])
     vals = [x.value() for x in all_f.wait()]
     done = f.done()
-    # The callback runs on a worker thread: it has run once wait() returned?
-    # Not necessarily; wait on a hand-made future chained after it instead.
-    g = dprpc.Future()
-    f.add_done_callback(lambda fut: g.set_result(len(seen)))
-    return got, chained, g.wait(), vals, done
+    # Added to a done future: runs at once, in this thread.
+    now = []
+    f.add_done_callback(lambda fut: now.append(fut.value()))
+    return got, chained, (seen.wait(), now), vals, done
 
 
 def test_rpc_async_futures_on_four_workers():
@@ -52,7 +53,7 @@ def test_rpc_async_futures_on_four_workers():
     got, chained, seen, vals, done = r[0]
     assert got == [10, 11, 12, 13]
     assert chained == 20
-    assert seen == 1
+    assert seen == ("late", ["late"])
     assert vals == [0, 2, 4, 6, 8]
     assert done is True
 
@@ -210,7 +211,7 @@ def test_cancel():
 def w_overload(rank, n):
     if rank != 0:
         return None
-    futs = [dprpc.rpc_async(1, helpers.sleep_then, args=(0.2, i)) for i in range(8)]
+    futs = [dprpc.rpc_async(1, helpers.sleep_then, args=(1.0, i)) for i in range(8)]
     ok, busy, hints = 0, 0, []
     for f in futs:
         try:
