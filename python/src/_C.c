@@ -73,10 +73,12 @@ static uint64_t agent_gen;
 /* EAL is cleaned up (at exit): memory of futures is gone with it, and a
  * Future dropped later (a cycle the collector frees last) puts nothing. */
 static bool eal_down;
+/* dprpc._C.Error: (code, origin, msg, retry_after_us[, workers]). */
 static PyObject *ErrorType;
-static PyObject *pickle_loads; /* pickle.loads, for Future.result() */
+/* pickle.loads, for Future.result(). */
+static PyObject *pickle_loads;
+/* The buffer an empty value is exported as. */
 static char empty_buf[1];
-	/* the buffer of an empty value */ /* dprpc._C.Error: (code, origin, msg, retry_after_us) */
 
 /* --- polling: no io lcore; the threads that wait poll ----------------------
  *
