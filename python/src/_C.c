@@ -107,6 +107,8 @@ static char empty_buf[1];
 /* A waiter polls for its future this long before it parks. */
 #define WAIT_SPIN_NS 200000u
 
+/* The gate (see above): seq_cst, a poller's increment then load pairs
+ * with polling_stop()'s store then load. */
 static atomic_bool poll_ok;
 static atomic_uint pollers;
 /* Threads polling hot now (waiting on a future, or a spinning worker):
@@ -114,9 +116,13 @@ static atomic_uint pollers;
  * the poll taken parks (dprpc_future_wait()) and is woken later.  A hint:
  * relaxed would do; seq_cst for simplicity off the data path. */
 static atomic_uint hot;
+/* Workers running Python (see busy_enter()); seq_cst, read by the pusher
+ * after adding an item under wq.mu, as wq.spinning. */
 static atomic_int busy;
 static _Thread_local bool tl_busy; /* this thread is counted in busy */
 static pthread_t bg_thread;
+/* The background poller runs while set; cleared by polling_stop(), which
+ * then joins the thread (the join orders everything after). */
 static atomic_bool bg_run;
 
 /* When a thread other than the background poller last polled (ns; a
