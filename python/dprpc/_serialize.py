@@ -26,6 +26,7 @@ _fn_out = {}  # a function -> (the call's header, its pickle)
 # Arguments of these types hold no RRef and no large buffer.
 _PLAIN = frozenset((type(None), bool, int, float, complex, str))
 _fn_in = {}  # a function's pickle -> the function
+_NO_ARGS = pickle.dumps(((), None), protocol=5)
 _ALIGN = 64
 _MAX_BUFFERS = 64
 # Arguments at least this large go through the out-of-band pickler.
@@ -91,6 +92,8 @@ def encode(obj, tag=TAG_VALUE, dest=None, big=False):
     ``dest`` is the rank RRefs inside ``obj`` are forked to; ``big`` asks
     for the out-of-band pickler (the caller saw a large argument).
     """
+    if type(obj) in _PLAIN:  # no RRef inside: no destination to note
+        return _HEAD[tag], pickle.dumps(obj, protocol=5)
     prev = getattr(_tls, "dest", None)
     _tls.dest = dest
     try:
@@ -185,9 +188,15 @@ def encode_call(fn, args, kwargs, dest):
         hf = (_CALL_HEAD.pack(TAG_CALL, 0, len(fb)), fb)
         if len(_fn_out) < _FN_CACHE_MAX:
             _fn_out[fn] = hf
-    if not kwargs and all(type(a) in _PLAIN for a in args):
-        # No RRef to fork, no buffer to send apart: pickle them as they are.
-        return hf[0], hf[1], pickle.dumps((args, kwargs), protocol=5)
+    if not kwargs:
+        if not args:
+            return hf[0], hf[1], _NO_ARGS
+        for a in args:
+            if type(a) not in _PLAIN:
+                break
+        else:
+            # No RRef to fork, no buffer to send apart: pickle them as they are.
+            return hf[0], hf[1], pickle.dumps((args, None), protocol=5)
     if args_are_big(args, kwargs):
         return encode((fn, args, kwargs), dest=dest, big=True)
     prev = getattr(_tls, "dest", None)

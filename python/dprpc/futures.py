@@ -8,6 +8,9 @@ from ._errors import CancelledError, raise_from
 __all__ = ["Future", "wait_all", "collect_all"]
 
 _PENDING, _DONE, _FAILED = 0, 1, 2
+# Guards every future's state and callback list: held for a few
+# statements, never while a callback runs or a thread waits.
+_lock = threading.Lock()
 
 
 class Future:
@@ -24,18 +27,15 @@ class Future:
     that is done already runs at once, in the calling thread.
     """
 
-    __slots__ = ("_c", "_decode", "_lock", "_state", "_value", "_cbs", "_cond", "_hooked",
-                 "__weakref__")
+    __slots__ = ("_c", "_decode", "_state", "_value", "_cbs", "_cond", "__weakref__")
 
     def __init__(self, *, _c=None, _decode=None):
         self._c = _c
         self._decode = _decode
-        self._lock = threading.Lock()
         self._state = _PENDING
         self._value = None
         self._cbs = None
         self._cond = None
-        self._hooked = False
 
     # -- completion -------------------------------------------------------
     def _resolve(self):
@@ -44,7 +44,7 @@ class Future:
             v, st = self._decode(self._c), _DONE
         except BaseException as e:  # the remote exception, or the library's
             v, st = e, _FAILED
-        with self._lock:
+        with _lock:
             if self._state != _PENDING:
                 return
             self._value, self._state = v, st
@@ -53,7 +53,8 @@ class Future:
                 with self._cond:
                     self._cond.notify_all()
         self._c = None  # the value is decoded: the C future may go
-        self._run(cbs)
+        if cbs:
+            self._run(cbs)
 
     def _run(self, cbs):
         for cb in cbs or ():
@@ -64,7 +65,7 @@ class Future:
                 traceback.print_exc()
 
     def _set(self, v, st):
-        with self._lock:
+        with _lock:
             if self._state != _PENDING or self._c is not None:
                 raise RuntimeError("this Future is completed already (or is an RPC's)")
             self._value, self._state = v, st
@@ -112,7 +113,7 @@ class Future:
                     raise TimeoutError("the future is not done after %s s" % timeout)
                 self._resolve()
             else:
-                with self._lock:
+                with _lock:
                     if self._state == _PENDING and self._cond is None:
                         self._cond = threading.Condition(threading.Lock())
                     cond = self._cond
@@ -141,13 +142,13 @@ class Future:
     # -- callbacks ----------------------------------------------------------
     def add_done_callback(self, callback):
         r"""Call ``callback(fut)`` once this future is done; returns None."""
-        with self._lock:
+        with _lock:
             if self._state == _PENDING:
+                # The first callback of an RPC's future hooks the C future.
+                hook = self._c is not None and self._cbs is None
                 if self._cbs is None:
                     self._cbs = []
                 self._cbs.append(callback)
-                hook = self._c is not None and not self._hooked
-                self._hooked = self._hooked or hook
                 pending = True
             else:
                 pending = False
