@@ -30,11 +30,12 @@
 #include "fut_internal.h"
 #include "dprpc_atomic.h"
 
-/* A call, or with @st a stream's call (dp_stream.h).  Inlined into both
- * entry points: an ordinary call's copy has no stream to test for. */
+/* A call of @len bytes gathered from @cnt buffers (checked by the
+ * caller), or with @st a stream's call (dp_stream.h).  Inlined into every
+ * entry point: an ordinary call's copy has no stream to test for. */
 static __rte_always_inline struct dprpc_future *
-dp_call_inline(struct dprpc_agent *a, unsigned int to, uint32_t handler_id, const void *data,
-	size_t len, uint64_t timeout_us, struct dprpc_stream *st)
+dp_call_inline(struct dprpc_agent *a, unsigned int to, uint32_t handler_id, const struct iovec *iov,
+	unsigned int cnt, size_t len, uint64_t timeout_us, struct dprpc_stream *st)
 {
 	struct dp_hdr_fields f;
 	struct dp_call_meta *meta;
@@ -44,7 +45,7 @@ dp_call_inline(struct dprpc_agent *a, unsigned int to, uint32_t handler_id, cons
 	uint8_t *frame;
 	uint64_t now, deadline;
 
-	if (a == NULL || to >= dp_world_n(a) || handler_id == 0 || (data == NULL && len > 0)) {
+	if (a == NULL || to >= dp_world_n(a) || handler_id == 0) {
 		rte_errno = EINVAL;
 		return NULL;
 	}
@@ -114,7 +115,7 @@ dp_call_inline(struct dprpc_agent *a, unsigned int to, uint32_t handler_id, cons
 		f.credits = (uint16_t)st->window;
 	}
 	if (unlikely(len > DPRPC_MAX_FRAME_PAYLOAD)) {
-		struct dp_txmsg *t = dp_txmsg_new(a, &f, data, (uint32_t)len);
+		struct dp_txmsg *t = dp_txmsg_new(a, &f, iov, cnt, (uint32_t)len);
 
 		m = t != NULL ? dp_carrier_new(a, t) : NULL;
 		if (m == NULL) {
@@ -125,7 +126,7 @@ dp_call_inline(struct dprpc_agent *a, unsigned int to, uint32_t handler_id, cons
 		m = dp_frame_alloc(a, (uint32_t)len, &frame);
 		if (m == NULL)
 			goto fail_future;
-		dp_frame_write(frame, peer->tmpl, &f, data, (uint32_t)len);
+		dp_frame_write_iov(frame, peer->tmpl, &f, iov, cnt, (uint32_t)len);
 		dp_meta(m)->tx = NULL;
 	}
 	meta = dp_meta(m);
@@ -173,14 +174,40 @@ struct dprpc_future *__rte_hot
 dprpc_rpc_async_id(struct dprpc_agent *a, unsigned int to, uint32_t handler_id, const void *data,
 	size_t len, uint64_t timeout_us)
 {
-	return dp_call_inline(a, to, handler_id, data, len, timeout_us, NULL);
+	struct iovec v = {.iov_base = (void *)(uintptr_t)data, .iov_len = len};
+
+	if (data == NULL && len > 0) {
+		rte_errno = EINVAL;
+		return NULL;
+	}
+	return dp_call_inline(a, to, handler_id, &v, 1, len, timeout_us, NULL);
+}
+
+struct dprpc_future *
+dprpc_rpc_async_iov(struct dprpc_agent *a, unsigned int to, uint32_t handler_id,
+	const struct iovec *iov, unsigned int iovcnt, uint64_t timeout_us)
+{
+	size_t len;
+	int rc = dp_iov_len(iov, iovcnt, &len);
+
+	if (rc != 0) {
+		rte_errno = -rc;
+		return NULL;
+	}
+	return dp_call_inline(a, to, handler_id, iov, iovcnt, len, timeout_us, NULL);
 }
 
 struct dprpc_future *
 dp_call(struct dprpc_agent *a, unsigned int to, uint32_t handler_id, const void *data, size_t len,
 	uint64_t timeout_us, struct dprpc_stream *st)
 {
-	return dp_call_inline(a, to, handler_id, data, len, timeout_us, st);
+	struct iovec v = {.iov_base = (void *)(uintptr_t)data, .iov_len = len};
+
+	if (data == NULL && len > 0) {
+		rte_errno = EINVAL;
+		return NULL;
+	}
+	return dp_call_inline(a, to, handler_id, &v, 1, len, timeout_us, st);
 }
 
 int

@@ -62,6 +62,23 @@ dp_frame_write(uint8_t *frame, const uint8_t *tmpl, const struct dp_hdr_fields *
 }
 
 void
+dp_frame_write_iov(uint8_t *frame, const uint8_t *tmpl, const struct dp_hdr_fields *f,
+	const struct iovec *iov, unsigned int cnt, uint32_t len)
+{
+	uint8_t *dst = (uint8_t *)(dp_frame_hdr(frame) + 1);
+
+	if (cnt == 1) {
+		dp_frame_write(frame, tmpl, f, iov[0].iov_base, len);
+		return;
+	}
+	for (unsigned int i = 0; i < cnt; i++) {
+		memcpy(dst, iov[i].iov_base, iov[i].iov_len);
+		dst += iov[i].iov_len;
+	}
+	dp_frame_write_hdr(frame, tmpl, f, len);
+}
+
+void
 dp_frame_write_hdr(uint8_t *frame, const uint8_t *tmpl, const struct dp_hdr_fields *f, uint32_t len)
 {
 	struct rte_ipv4_hdr *ip = (struct rte_ipv4_hdr *)(frame + sizeof(struct rte_ether_hdr));

@@ -99,8 +99,9 @@ struct dp_rxmsg {
 };
 
 /* msg_tx.c */
-struct dp_txmsg *dp_txmsg_new(
-	const struct dprpc_agent *a, const struct dp_hdr_fields *f, const void *data, uint32_t len);
+/* A message of @len bytes gathered from @cnt buffers. */
+struct dp_txmsg *dp_txmsg_new(const struct dprpc_agent *a, const struct dp_hdr_fields *f,
+	const struct iovec *iov, unsigned int cnt, uint32_t len);
 void dp_txmsg_put(struct dp_txmsg *t);
 struct rte_mbuf *dp_carrier_new(struct dprpc_agent *a, struct dp_txmsg *t);
 /* Start a multi-frame call on slot @s: its frames go out at once, or, for

@@ -41,6 +41,7 @@
 #include <errno.h>
 #include <inttypes.h>
 #include <limits.h>
+#include <stdlib.h>
 #include <stdio.h>
 #include <string.h>
 
@@ -386,15 +387,17 @@ dp_request_free(struct dprpc_request *req)
 }
 
 /*
- * Answer @req, whose claim the caller holds, with @status and @len bytes of
- * @data; on success the claim ends (dp_req_done()) and the frame goes out.
- * On the poller (an inline handler), the response is built in the
- * request's own mbuf, as an echo would, instead of a new one; an echoed
- * payload is then already in place.  -ENOBUFS (no mbuf): nothing was sent
- * and the caller still holds the claim.
+ * Answer @req, whose claim the caller holds, with @status and @len bytes
+ * gathered from @cnt buffers (at most one if @req has a hook); on success
+ * the claim ends (dp_req_done()) and the frame goes out.  On the poller
+ * (an inline handler), a response of one buffer is built in the request's
+ * own mbuf, as an echo would, instead of a new one; an echoed payload is
+ * then already in place.  -ENOBUFS (no mbuf): nothing was sent and the
+ * caller still holds the claim.
  */
 static int __rte_hot
-dp_respond(struct dprpc_request *req, uint32_t status, const void *data, uint32_t len)
+dp_respond_iov(struct dprpc_request *req, uint32_t status, const struct iovec *iov,
+	unsigned int cnt, uint32_t len)
 {
 	struct dprpc_agent *a = req->agent;
 	struct rte_mbuf *m = req->m;
@@ -410,15 +413,21 @@ dp_respond(struct dprpc_request *req, uint32_t status, const void *data, uint32_
 		.status = status,
 		.budget = status == EBUSY ? req->retry_hint : 0,
 	};
+	struct iovec hv;
 	uint8_t *frame;
 
 	dp_thread_lcore(); /* a deferred reply's thread: mempool caches */
 	if (req->hook != NULL) {
+		const void *data = cnt > 0 ? iov[0].iov_base : NULL;
+
 		req->hook->reply(req, &status, &data, &len);
 		f.status = status;
+		hv = (struct iovec){.iov_base = (void *)(uintptr_t)data, .iov_len = len};
+		iov = &hv;
+		cnt = 1;
 	}
 	if (unlikely(len > DPRPC_MAX_FRAME_PAYLOAD)) {
-		struct dp_txmsg *t = dp_txmsg_new(a, &f, data, len);
+		struct dp_txmsg *t = dp_txmsg_new(a, &f, iov, cnt, len);
 
 		m = t != NULL ? dp_carrier_new(a, t) : NULL;
 		if (m == NULL) {
@@ -429,8 +438,9 @@ dp_respond(struct dprpc_request *req, uint32_t status, const void *data, uint32_
 		dp_submit(a, m, true);
 		return 0;
 	}
-	if (dp_tls_poller == a && m != NULL && rte_mbuf_refcnt_read(m) == 1 && RTE_MBUF_DIRECT(m) &&
-		m->data_off + DP_HDRS_LEN + len <= m->buf_len) {
+	/* Parts may lie in the request's payload: only one is moved in place. */
+	if (cnt <= 1 && dp_tls_poller == a && m != NULL && rte_mbuf_refcnt_read(m) == 1 &&
+		RTE_MBUF_DIRECT(m) && m->data_off + DP_HDRS_LEN + len <= m->buf_len) {
 		req->m = NULL;
 		m->data_len = (uint16_t)(DP_HDRS_LEN + len);
 		m->pkt_len = m->data_len;
@@ -440,11 +450,19 @@ dp_respond(struct dprpc_request *req, uint32_t status, const void *data, uint32_
 		if (m == NULL)
 			return -ENOBUFS;
 	}
-	dp_frame_write(frame, a->peers[req->src].tmpl, &f, data, len);
+	dp_frame_write_iov(frame, a->peers[req->src].tmpl, &f, iov, cnt, len);
 	dp_meta_plain(m);
 	dp_req_done(req);
 	dp_submit(a, m, true);
 	return 0;
+}
+
+static int __rte_hot
+dp_respond(struct dprpc_request *req, uint32_t status, const void *data, uint32_t len)
+{
+	struct iovec v = {.iov_base = (void *)(uintptr_t)data, .iov_len = len};
+
+	return dp_respond_iov(req, status, &v, 1, len);
 }
 
 /* The claim of an application's reply: -EALREADY, counted, if @req was
@@ -472,6 +490,49 @@ dprpc_reply(struct dprpc_request *req, const void *data, size_t len)
 		rc = -EMSGSIZE;
 	else
 		rc = dp_respond(req, 0, data, (uint32_t)len);
+	if (rc != 0)
+		dp_req_unclaim(req);
+	return rc;
+}
+
+int
+dprpc_reply_iov(struct dprpc_request *req, const struct iovec *iov, unsigned int iovcnt)
+{
+	void *tmp = NULL;
+	size_t len;
+	int rc;
+
+	if (req == NULL)
+		return -EINVAL;
+	rc = dp_iov_len(iov, iovcnt, &len);
+	if (rc != 0)
+		return rc;
+	rc = dp_reply_claim(req);
+	if (rc != 0)
+		return rc;
+	if (len > req->agent->max_msg) {
+		dp_req_unclaim(req);
+		return -EMSGSIZE;
+	}
+	if (req->hook != NULL && iovcnt > 1) {
+		/* An extension's hook reads the answer as one buffer. */
+		struct iovec v;
+
+		tmp = malloc(len);
+		if (tmp == NULL) {
+			dp_req_unclaim(req);
+			return -ENOBUFS;
+		}
+		v = (struct iovec){.iov_base = tmp, .iov_len = 0};
+		for (unsigned int i = 0; i < iovcnt; i++) {
+			memcpy((uint8_t *)tmp + v.iov_len, iov[i].iov_base, iov[i].iov_len);
+			v.iov_len += iov[i].iov_len;
+		}
+		rc = dp_respond_iov(req, 0, &v, 1, (uint32_t)len);
+	} else {
+		rc = dp_respond_iov(req, 0, iov, iovcnt, (uint32_t)len);
+	}
+	free(tmp);
 	if (rc != 0)
 		dp_req_unclaim(req);
 	return rc;

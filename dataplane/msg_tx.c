@@ -39,16 +39,20 @@ dp_txmsg_free_cb(void *addr, void *opaque)
 }
 
 struct dp_txmsg *
-dp_txmsg_new(
-	const struct dprpc_agent *a, const struct dp_hdr_fields *f, const void *data, uint32_t len)
+dp_txmsg_new(const struct dprpc_agent *a, const struct dp_hdr_fields *f, const struct iovec *iov,
+	unsigned int cnt, uint32_t len)
 {
 	struct dp_txmsg *t = rte_malloc(NULL, sizeof(*t) + len, RTE_CACHE_LINE_SIZE);
+	uint32_t off = 0;
 
 	if (t == NULL)
 		return NULL;
 	memset(t, 0, sizeof(*t));
 	t->buf = (uint8_t *)(t + 1);
-	memcpy(t->buf, data, len); /* the one copy on the sending side */
+	for (unsigned int i = 0; i < cnt; i++) { /* the one copy on the sending side */
+		memcpy(t->buf + off, iov[i].iov_base, iov[i].iov_len);
+		off += (uint32_t)iov[i].iov_len;
+	}
 	t->f = *f;
 	t->len = len;
 	t->n = (len + DP_FRAG - 1) / DP_FRAG;

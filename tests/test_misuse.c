@@ -404,6 +404,15 @@ Test(misuse, dprpc_reply)
 	cr_assert_eq(dprpc_reply(NULL, "x", 1), -EINVAL);
 }
 
+Test(misuse, dprpc_reply_iov)
+{
+	char x = 'x';
+	struct iovec v = {.iov_base = &x, .iov_len = 1};
+
+	cr_assert_eq(dprpc_reply_iov(NULL, &v, 1), -EINVAL);
+	cr_assert_eq(dprpc_reply_iov(NULL, NULL, 0), -EINVAL);
+}
+
 Test(misuse, dprpc_reply_error)
 {
 	cr_assert_eq(dprpc_reply_error(NULL, -EIO, "x"), -EINVAL);
@@ -500,6 +509,23 @@ Test(misuse, dprpc_rpc_async_id)
 	assert_null_errno(dprpc_rpc_async_id(agent, 1, 0, NULL, 0, 0), EINVAL);
 	assert_null_errno(dprpc_rpc_async_id(agent, 1, h, NULL, 4, 0), EINVAL);
 	assert_null_errno(dprpc_rpc_async_id(agent, 1, h, "x", SIZE_MAX, 0), EMSGSIZE);
+}
+
+Test(misuse, dprpc_rpc_async_iov)
+{
+	uint32_t h = dprpc_handler_id("h");
+	char x[2] = "x";
+	struct iovec v[2] = {{.iov_base = x, .iov_len = 1}, {.iov_base = NULL, .iov_len = 4}};
+	struct iovec big[2] = {{.iov_base = x, .iov_len = SIZE_MAX}, {.iov_base = x, .iov_len = 2}};
+
+	assert_null_errno(dprpc_rpc_async_iov(NULL, 1, h, v, 1, 0), EINVAL);
+	assert_null_errno(dprpc_rpc_async_iov(agent, 2, h, v, 1, 0), EINVAL);
+	assert_null_errno(dprpc_rpc_async_iov(agent, 1, 0, v, 1, 0), EINVAL);
+	assert_null_errno(dprpc_rpc_async_iov(agent, 1, h, NULL, 1, 0), EINVAL);
+	assert_null_errno(dprpc_rpc_async_iov(agent, 1, h, v, 2, 0), EINVAL);
+	assert_null_errno(dprpc_rpc_async_iov(agent, 1, h, v, DPRPC_IOV_MAX + 1, 0), EINVAL);
+	assert_null_errno(dprpc_rpc_async_iov(agent, 1, h, big, 1, 0), EMSGSIZE);
+	assert_null_errno(dprpc_rpc_async_iov(agent, 1, h, big, 2, 0), EMSGSIZE);
 }
 
 Test(misuse, dprpc_rpc_sync)

@@ -105,6 +105,9 @@ typedef void (*dprpc_peer_event_t)(
 #define DPRPC_MAX_MSG_DEFAULT (8u << 20)
 /** Highest max_msg_size: a message has at most 65535 frames. */
 #define DPRPC_MAX_MSG_LIMIT (65535u * DPRPC_MAX_FRAME_PAYLOAD)
+/** The most buffers one message gathers (dprpc_rpc_async_iov(),
+ * dprpc_reply_iov()). */
+#define DPRPC_IOV_MAX 256
 
 /**
  * Fault injection on one direction of an agent's port (docs/reliability.md),

@@ -109,6 +109,7 @@
 #include <stdbool.h>
 #include <stddef.h>
 #include <stdint.h>
+#include <sys/uio.h>
 
 #include <dprpc/dprpc_agent.h>
 #include <dprpc/dprpc_future.h>
@@ -323,6 +324,26 @@ struct dprpc_agent *dprpc_request_agent(const struct dprpc_request *req);
 int dprpc_reply(struct dprpc_request *req, const void *data, size_t len);
 
 /**
+ * dprpc_reply() of a message gathered from @p iovcnt buffers, in order:
+ * they are copied straight into the frames (or, for a long reply, into
+ * the one DPDK heap copy), never joined first.  For a message whose parts
+ * lie apart, e.g. a header and a large array.
+ *
+ * @param iov    the buffers (read before return; the caller keeps them).
+ *               They may lie in the request's own payload.
+ * @param iovcnt how many, 0 to DPRPC_IOV_MAX.
+ * @return as dprpc_reply(); -EINVAL also for a NULL @p iov with
+ *         @p iovcnt > 0, a buffer with a NULL base and a non-zero length,
+ *         or @p iovcnt > DPRPC_IOV_MAX; -EMSGSIZE also when the lengths'
+ *         sum overflows.  -ENOBUFS also if the request has an extension's
+ *         hook (an RRef's creation), whose answer is first joined in
+ *         malloc() memory, and none could be had.  After an error the
+ *         request stays unanswered.
+ * Thread context: as dprpc_reply().
+ */
+int dprpc_reply_iov(struct dprpc_request *req, const struct iovec *iov, unsigned int iovcnt);
+
+/**
  * Answer a request with an error.
  *
  * @param code a negative errno (positive is negated; 0 becomes -EIO).
@@ -432,6 +453,22 @@ int dprpc_reply_expired(struct dprpc_request *req, const char *msg);
  */
 struct dprpc_future *dprpc_rpc_async_id(struct dprpc_agent *agent, unsigned int to,
 	uint32_t handler_id, const void *data, size_t len, uint64_t timeout_us);
+
+/**
+ * dprpc_rpc_async_id() of a request gathered from @p iovcnt buffers, in
+ * order, copied straight into the frames (or into the one DPDK heap copy
+ * of a long request), never joined first.
+ *
+ * @param iov    the buffers, read before return (the caller keeps them).
+ * @param iovcnt how many, 0 to DPRPC_IOV_MAX.
+ * @return as dprpc_rpc_async_id(); rte_errno EINVAL also for a NULL
+ *         @p iov with @p iovcnt > 0, a buffer with a NULL base and a
+ *         non-zero length, or @p iovcnt > DPRPC_IOV_MAX; EMSGSIZE also when
+ *         the lengths' sum overflows.
+ * Thread context: as dprpc_rpc_async_id().
+ */
+struct dprpc_future *dprpc_rpc_async_iov(struct dprpc_agent *agent, unsigned int to,
+	uint32_t handler_id, const struct iovec *iov, unsigned int iovcnt, uint64_t timeout_us);
 
 /**
  * dprpc_rpc_async_id() by names: resolves @p to in the world (rte_errno
