@@ -185,6 +185,81 @@ dprpc_request_payload(const struct dprpc_request *req, size_t *len)
 	return req->len > 0 ? req->payload : NULL;
 }
 
+/* A held payload: @obj, freed by @free_fn, holds its @len bytes at @data. */
+struct dprpc_payload {
+	void (*free_fn)(void *obj);
+	void *obj;
+	void *data;
+	size_t len;
+};
+
+/* Whether @len bytes at @p lie in the @n bytes at @buf. */
+static bool
+dp_within(const uint8_t *p, size_t len, const uint8_t *buf, size_t n)
+{
+	return p >= buf && len <= n && (size_t)(p - buf) <= n - len;
+}
+
+struct dprpc_payload *
+dprpc_request_payload_hold(struct dprpc_request *req)
+{
+	struct dprpc_payload *h;
+
+	if (req == NULL) {
+		rte_errno = EINVAL;
+		return NULL;
+	}
+	h = malloc(sizeof(*h));
+	if (h == NULL) {
+		rte_errno = ENOMEM;
+		return NULL;
+	}
+	h->len = req->len;
+	if (req->rx != NULL && dp_within(req->payload, req->len, req->rx->buf, req->rx->len)) {
+		/* Reassembled: the message is the hold's now (dp_req_release()
+		 * skips it), the request's pointer into it still valid. */
+		h->obj = req->rx;
+		h->data = (uint8_t *)req->rx->buf + (req->payload - req->rx->buf);
+		h->free_fn = dp_rxmsg_free;
+		req->rx = NULL;
+	} else {
+		h->obj = malloc(req->len > 0 ? req->len : 1);
+		if (h->obj == NULL) {
+			free(h);
+			rte_errno = ENOMEM;
+			return NULL;
+		}
+		if (req->len > 0)
+			memcpy(h->obj, req->payload, req->len);
+		h->data = h->obj;
+		h->free_fn = free;
+	}
+	return h;
+}
+
+void *
+dprpc_payload_data(const struct dprpc_payload *p, size_t *len)
+{
+	if (p == NULL) {
+		if (len != NULL)
+			*len = 0;
+		rte_errno = EINVAL;
+		return NULL;
+	}
+	if (len != NULL)
+		*len = p->len;
+	return p->len > 0 ? p->data : NULL;
+}
+
+void
+dprpc_payload_release(struct dprpc_payload *p)
+{
+	if (p == NULL)
+		return;
+	p->free_fn(p->obj);
+	free(p);
+}
+
 unsigned int
 dprpc_request_caller(const struct dprpc_request *req)
 {

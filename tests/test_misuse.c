@@ -413,6 +413,26 @@ Test(misuse, dprpc_reply_iov)
 	cr_assert_eq(dprpc_reply_iov(NULL, NULL, 0), -EINVAL);
 }
 
+Test(misuse, dprpc_request_payload_hold)
+{
+	assert_null_errno(dprpc_request_payload_hold(NULL), EINVAL);
+}
+
+Test(misuse, dprpc_payload_data)
+{
+	size_t len = 99;
+
+	assert_null_errno(dprpc_payload_data(NULL, &len), EINVAL);
+	cr_assert_eq(len, 0);
+	assert_null_errno(dprpc_payload_data(NULL, NULL), EINVAL);
+}
+
+Test(misuse, dprpc_payload_release)
+{
+	dprpc_payload_release(NULL); /* nothing to give back */
+	cr_assert_eq(dprpc_payload_data(NULL, NULL), NULL);
+}
+
 Test(misuse, dprpc_reply_error)
 {
 	cr_assert_eq(dprpc_reply_error(NULL, -EIO, "x"), -EINVAL);

@@ -231,6 +231,47 @@ struct dprpc_handler_def {
  */
 const void *dprpc_request_payload(const struct dprpc_request *req, size_t *len);
 
+/** A request's payload kept beyond its answer (dprpc_request_payload_hold()): opaque. */
+struct dprpc_payload;
+
+/**
+ * Keep the payload of a request for after its answer, e.g. for arrays that
+ * a handler's result or state goes on using, and that the holder may
+ * write.  A payload that came in several frames (longer than
+ * DPRPC_MAX_FRAME_PAYLOAD), which the library reassembled in DPDK heap
+ * memory, is taken over without a copy; any other payload (one frame, so
+ * that no mbuf of the agent's pool stays pinned; a call to self) is
+ * copied.  Held payloads count
+ * against no bound of the agent (max_requests bounds only live requests):
+ * the caller bounds what it keeps.
+ *
+ * @param req a request not yet answered.
+ * @return a handle (read it with dprpc_payload_data(), give it back with
+ *         dprpc_payload_release()), or NULL with rte_errno EINVAL (NULL
+ *         @p req) or ENOMEM.  The request's own payload pointer stays
+ *         valid while the request is unanswered and the hold is not
+ *         released.
+ * Thread context: the thread that holds the request.
+ */
+struct dprpc_payload *dprpc_request_payload_hold(struct dprpc_request *req);
+
+/**
+ * The bytes of a held payload, the holder's alone to read and write.
+ * @param len receives their number (may be NULL).
+ * @return a pointer valid until dprpc_payload_release(),
+ *         DPRPC_PAYLOAD_ALIGN-aligned (NULL with *len 0 for an empty
+ *         payload, or a NULL @p p, with rte_errno EINVAL).
+ */
+void *dprpc_payload_data(const struct dprpc_payload *p, size_t *len);
+
+/**
+ * Give back a held payload (NULL: nothing).  It does not need the agent:
+ * a payload may outlive the agent of its request, but not EAL
+ * (dprpc_eal_cleanup()), whose heap may hold it.
+ * Thread context: any thread.
+ */
+void dprpc_payload_release(struct dprpc_payload *p);
+
 /** dprpc_request_remaining_us() of a request whose caller set no deadline. */
 #define DPRPC_NO_DEADLINE UINT64_MAX
 
