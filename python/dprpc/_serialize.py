@@ -208,9 +208,24 @@ def encode_call(fn, args, kwargs, dest):
     return hf[0], hf[1], data
 
 
-def decode_call(buf):
-    r"""``(fn, args, kwargs)`` of a call's request (buffers copied out of ``buf``)."""
-    mv = memoryview(buf)
+def decode_request(req):
+    r"""``(tag, object)`` of the message of request ``req``.
+
+    Out-of-band buffers are views of the request's payload, which
+    ``req.hold()`` keeps past the answer: the callee's arrays are the
+    library's reassembled message, not a copy of it.
+    """
+    mv = memoryview(req)
+    try:
+        held = mv[1] != 0
+    finally:
+        mv.release()
+    return decode(req.hold() if held else req, copy=False)
+
+
+def decode_call(req):
+    r"""``(fn, args, kwargs)`` of a call's request ``req``."""
+    mv = memoryview(req)
     try:
         if mv[0] == TAG_CALL:
             flen = _CALL_HEAD.unpack_from(mv)[2]
@@ -224,4 +239,4 @@ def decode_call(buf):
             return fn, args, kwargs
     finally:
         mv.release()
-    return decode(buf, copy=True)[1]
+    return decode_request(req)[1]

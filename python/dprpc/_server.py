@@ -15,7 +15,7 @@ import traceback
 
 from . import _C
 from . import _serialize
-from ._serialize import TAG_EXC, decode, decode_call, encode
+from ._serialize import TAG_EXC, decode, decode_call, decode_request, encode
 from .functions import is_async
 
 _tls = threading.local()
@@ -147,7 +147,7 @@ def _answer(req, fn, r, answer):
 def _run(req, answer, on_rref):
     _tls.req = req
     try:
-        fn, args, kwargs = decode_call(req) if not on_rref else decode(req, copy=True)[1]
+        fn, args, kwargs = decode_call(req) if not on_rref else decode_request(req)[1]
         if on_rref:
             fn = getattr(owned(req.rref_value()), fn)
         r = fn(*args, **kwargs) if kwargs else fn(*args)

@@ -556,21 +556,27 @@ need_agent(void)
 }
 
 /*
- * The parts of a message (a bytes-like object, or a tuple of them) as one
- * contiguous buffer: @one when a single part, else gathered into @tmp
- * (PyMem, freed by the caller).  Holds the buffers in @views.
+ * The parts of a message (a bytes-like object, or a tuple of them), held
+ * in @views: as @iov for the calls that gather (parts_get_iov()), or as
+ * one contiguous buffer @data for those that do not (parts_get()): the
+ * part itself when single, else the parts joined on the stack or in @tmp
+ * (PyMem, freed by parts_release()).
  */
 #define MAX_PARTS 160
+#if MAX_PARTS > DPRPC_IOV_MAX
+#error "a message's parts must fit one gathered call"
+#endif
 
 #define PARTS_STACK 4096
 
 struct parts {
 	Py_buffer views[MAX_PARTS];
+	struct iovec iov[MAX_PARTS];
 	unsigned int n;
 	const void *data;
 	size_t len;
-	void *tmp;		 /* a gathered message too long for stack */
-	char stack[PARTS_STACK]; /* a short message gathered (no allocation) */
+	void *tmp;		 /* parts joined, too long for the stack */
+	char stack[PARTS_STACK]; /* parts joined (no allocation) */
 };
 
 static void
@@ -583,42 +589,49 @@ parts_release(struct parts *p)
 	p->tmp = NULL;
 }
 
+/* Hold the parts of @o as p->iov (p->n of them, p->len bytes in all). */
 static int
-parts_get(PyObject *o, struct parts *p)
+parts_get_iov(PyObject *o, struct parts *p)
 {
-	size_t total = 0, off = 0;
+	Py_ssize_t n = PyTuple_Check(o) ? PyTuple_GET_SIZE(o) : 1;
 
 	p->n = 0;
+	p->len = 0;
+	p->data = NULL;
 	p->tmp = NULL;
-	if (!PyTuple_Check(o)) {
-		if (PyObject_GetBuffer(o, &p->views[0], PyBUF_SIMPLE) != 0)
-			return -1;
-		p->n = 1;
-		p->data = p->views[0].buf;
-		p->len = (size_t)p->views[0].len;
-		return 0;
-	}
-	if (PyTuple_GET_SIZE(o) > MAX_PARTS) {
+	if (n > MAX_PARTS) {
 		PyErr_SetString(PyExc_ValueError, "too many message parts");
 		return -1;
 	}
-	for (Py_ssize_t i = 0; i < PyTuple_GET_SIZE(o); i++) {
-		if (PyObject_GetBuffer(PyTuple_GET_ITEM(o, i), &p->views[p->n], PyBUF_SIMPLE) !=
-			0) {
+	for (Py_ssize_t i = 0; i < n; i++) {
+		PyObject *part = PyTuple_Check(o) ? PyTuple_GET_ITEM(o, i) : o;
+		Py_buffer *v = &p->views[p->n];
+
+		if (PyObject_GetBuffer(part, v, PyBUF_SIMPLE) != 0) {
 			parts_release(p);
 			return -1;
 		}
-		total += (size_t)p->views[p->n++].len;
+		p->iov[p->n++] = (struct iovec){.iov_base = v->buf, .iov_len = (size_t)v->len};
+		p->len += (size_t)v->len;
 	}
+	return 0;
+}
+
+/* Hold the parts of @o as one buffer, p->data (p->len bytes). */
+static int
+parts_get(PyObject *o, struct parts *p)
+{
+	char *dst;
+
+	if (parts_get_iov(o, p) != 0)
+		return -1;
 	if (p->n == 1) {
-		p->data = p->views[0].buf;
-		p->len = total;
+		p->data = p->iov[0].iov_base;
 		return 0;
 	}
-	char *dst = p->stack;
-
-	if (total > sizeof(p->stack)) {
-		p->tmp = PyMem_Malloc(total);
+	dst = p->stack;
+	if (p->len > sizeof(p->stack)) {
+		p->tmp = PyMem_Malloc(p->len);
 		if (p->tmp == NULL) {
 			parts_release(p);
 			PyErr_NoMemory();
@@ -626,12 +639,11 @@ parts_get(PyObject *o, struct parts *p)
 		}
 		dst = p->tmp;
 	}
-	for (unsigned int i = 0; i < p->n; i++) {
-		memcpy(dst + off, p->views[i].buf, (size_t)p->views[i].len);
-		off += (size_t)p->views[i].len;
-	}
 	p->data = dst;
-	p->len = total;
+	for (unsigned int i = 0; i < p->n; i++) {
+		memcpy(dst, p->iov[i].iov_base, p->iov[i].iov_len);
+		dst += p->iov[i].iov_len;
+	}
 	return 0;
 }
 
@@ -646,7 +658,8 @@ kind_arg(int kind)
 }
 
 /* The arguments of a call: ([to_rank,] kind, parts[, timeout]), checked;
- * the parts held until parts_release(&c->p). */
+ * the parts held (as c->p.iov if @iov, else joined) until
+ * parts_release(&c->p). */
 struct call_in {
 	unsigned int to;
 	int kind;
@@ -657,7 +670,7 @@ struct call_in {
 static int rank_arg(PyObject *o, unsigned int *rank);
 
 static int
-call_in_get(PyObject *args, bool with_to, struct call_in *c)
+call_in_get(PyObject *args, bool with_to, bool iov, struct call_in *c)
 {
 	PyObject *to_o = NULL, *parts, *to = Py_None;
 	int ok = with_to ? PyArg_ParseTuple(args, "OiO|O", &to_o, &c->kind, &parts, &to)
@@ -666,7 +679,7 @@ call_in_get(PyObject *args, bool with_to, struct call_in *c)
 	if (!ok || (with_to && rank_arg(to_o, &c->to) != 0) || kind_arg(c->kind) != 0 ||
 		timeout_arg(to, &c->us) != 0)
 		return -1;
-	return parts_get(parts, &c->p);
+	return iov ? parts_get_iov(parts, &c->p) : parts_get(parts, &c->p);
 }
 
 /* --- Future --------------------------------------------------------------- */
@@ -944,12 +957,12 @@ request_reply(RequestObject *o, PyObject *arg)
 	struct parts p;
 	int rc;
 
-	if (request_answerable(o) != 0 || parts_get(arg, &p) != 0)
+	if (request_answerable(o) != 0 || parts_get_iov(arg, &p) != 0)
 		return NULL;
 	if (p.len <= PARTS_STACK) { /* one frame or two, staged at once */
-		rc = dprpc_reply(o->req, p.data, p.len);
+		rc = dprpc_reply_iov(o->req, p.iov, p.n);
 	} else {
-		Py_BEGIN_ALLOW_THREADS rc = dprpc_reply(o->req, p.data, p.len);
+		Py_BEGIN_ALLOW_THREADS rc = dprpc_reply_iov(o->req, p.iov, p.n);
 		Py_END_ALLOW_THREADS
 	}
 	parts_release(&p);
@@ -1076,6 +1089,61 @@ request_stream_end(RequestObject *o, PyObject *args)
 	Py_RETURN_NONE;
 }
 
+/* --- Payload: a request's payload held past its answer ---------------------- */
+
+typedef struct {
+	PyObject_HEAD struct dprpc_payload *p;
+} PayloadObject;
+
+static void
+payload_dealloc(PayloadObject *o)
+{
+	if (!eal_down) /* at exit, after EAL, its heap is gone */
+		dprpc_payload_release(o->p);
+	PyObject_Free(o);
+}
+
+static int
+payload_getbuffer(PayloadObject *o, Py_buffer *view, int flags)
+{
+	size_t len;
+	void *d = dprpc_payload_data(o->p, &len);
+
+	/* Writable, as torch's received tensors are: the memory is ours alone. */
+	return PyBuffer_FillInfo(
+		view, (PyObject *)o, d != NULL ? d : empty_buf, (Py_ssize_t)len, 0, flags);
+}
+
+static PyBufferProcs payload_as_buffer = {.bf_getbuffer = (getbufferproc)payload_getbuffer};
+
+static PyTypeObject PayloadType = {
+	PyVarObject_HEAD_INIT(NULL, 0).tp_name = "dprpc._C.Payload",
+	.tp_basicsize = sizeof(PayloadObject),
+	.tp_dealloc = (destructor)payload_dealloc,
+	.tp_flags = Py_TPFLAGS_DEFAULT,
+	.tp_doc = "A request's payload kept past its answer (a writable buffer).",
+	.tp_as_buffer = &payload_as_buffer,
+};
+
+/* hold() -> Payload: the payload, valid as long as the object is. */
+static PyObject *
+request_hold(RequestObject *o, PyObject *unused)
+{
+	PayloadObject *po;
+
+	if (request_live(o) != 0)
+		return NULL;
+	po = PyObject_New(PayloadObject, &PayloadType);
+	if (po == NULL)
+		return NULL;
+	po->p = dprpc_request_payload_hold(o->req);
+	if (po->p == NULL) {
+		PyObject_Free(po);
+		return raise_errno(rte_errno, "holding the payload");
+	}
+	return (PyObject *)po;
+}
+
 static PyMethodDef request_methods[] = {
 	{"reply", (PyCFunction)request_reply, METH_O, "reply(parts)"},
 	{"reply_error", (PyCFunction)request_reply_error, METH_VARARGS, "reply_error(code, msg)"},
@@ -1087,6 +1155,7 @@ static PyMethodDef request_methods[] = {
 	{"rref_value", (PyCFunction)request_rref_value, METH_NOARGS, "rref_value() -> bytes"},
 	{"stream_send", (PyCFunction)request_stream_send, METH_O, "stream_send(parts) -> bool"},
 	{"stream_end", (PyCFunction)request_stream_end, METH_VARARGS, "stream_end(status)"},
+	{"hold", (PyCFunction)request_hold, METH_NOARGS, "hold() -> Payload"},
 	{NULL, NULL, 0, NULL},
 };
 
@@ -1208,7 +1277,7 @@ rref_rpc_async(RRefObject *o, PyObject *args)
 	struct dprpc_future *f;
 	struct call_in c;
 
-	if (rref_live(o) != 0 || call_in_get(args, false, &c) != 0)
+	if (rref_live(o) != 0 || call_in_get(args, false, false, &c) != 0)
 		return NULL;
 	Py_BEGIN_ALLOW_THREADS f =
 		dprpc_rref_rpc_async_id(o->r, k_ids[c.kind], c.p.data, c.p.len, c.us);
@@ -1224,7 +1293,7 @@ rref_remote(RRefObject *o, PyObject *args)
 	struct dprpc_rref *r;
 	struct call_in c;
 
-	if (rref_live(o) != 0 || call_in_get(args, false, &c) != 0)
+	if (rref_live(o) != 0 || call_in_get(args, false, false, &c) != 0)
 		return NULL;
 	Py_BEGIN_ALLOW_THREADS r =
 		dprpc_rref_remote(o->r, k_names[c.kind], c.p.data, c.p.len, c.us);
@@ -1611,13 +1680,13 @@ m_call(PyObject *self, PyObject *args)
 	struct dprpc_future *f;
 	struct call_in c;
 
-	if (need_agent() != 0 || call_in_get(args, true, &c) != 0)
+	if (need_agent() != 0 || call_in_get(args, true, true, &c) != 0)
 		return NULL;
 	if (c.p.len <= PARTS_STACK) { /* staged at once */
-		f = dprpc_rpc_async_id(agent, c.to, k_ids[c.kind], c.p.data, c.p.len, c.us);
+		f = dprpc_rpc_async_iov(agent, c.to, k_ids[c.kind], c.p.iov, c.p.n, c.us);
 	} else {
 		Py_BEGIN_ALLOW_THREADS f =
-			dprpc_rpc_async_id(agent, c.to, k_ids[c.kind], c.p.data, c.p.len, c.us);
+			dprpc_rpc_async_iov(agent, c.to, k_ids[c.kind], c.p.iov, c.p.n, c.us);
 		Py_END_ALLOW_THREADS
 	}
 	parts_release(&c.p);
@@ -1636,10 +1705,10 @@ m_call_sync(PyObject *self, PyObject *args)
 	PyObject *fo;
 	int rc;
 
-	if (need_agent() != 0 || call_in_get(args, true, &c) != 0)
+	if (need_agent() != 0 || call_in_get(args, true, true, &c) != 0)
 		return NULL;
 	Py_BEGIN_ALLOW_THREADS f =
-		dprpc_rpc_async_id(agent, c.to, k_ids[c.kind], c.p.data, c.p.len, c.us);
+		dprpc_rpc_async_iov(agent, c.to, k_ids[c.kind], c.p.iov, c.p.n, c.us);
 	rc = f != NULL ? wait_polling(f, WAIT_SLICE_US) : 0;
 	Py_END_ALLOW_THREADS parts_release(&c.p);
 	if (f == NULL)
@@ -1671,7 +1740,7 @@ m_remote(PyObject *self, PyObject *args)
 	struct dprpc_rref *r;
 	struct call_in c;
 
-	if (need_agent() != 0 || call_in_get(args, true, &c) != 0)
+	if (need_agent() != 0 || call_in_get(args, true, false, &c) != 0)
 		return NULL;
 	Py_BEGIN_ALLOW_THREADS r =
 		dprpc_remote_id(agent, c.to, k_ids[c.kind], c.p.data, c.p.len, c.us);
@@ -2023,7 +2092,8 @@ PyInit__C(void)
 	PyObject *m;
 
 	if (PyType_Ready(&FutureType) < 0 || PyType_Ready(&RequestType) < 0 ||
-		PyType_Ready(&RRefType) < 0 || PyType_Ready(&StreamType) < 0)
+		PyType_Ready(&PayloadType) < 0 || PyType_Ready(&RRefType) < 0 ||
+		PyType_Ready(&StreamType) < 0)
 		return NULL;
 	m = PyModule_Create(&module_def);
 	if (m == NULL)

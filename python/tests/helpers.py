@@ -120,3 +120,14 @@ class Counter:
 
 def make_counter(start):
     return Counter(start)
+
+
+def add_one_in_place(a):
+    r"""Where the callee's array lives, whether it is writable, and its sum after ``a += 1``."""
+    base = a
+    while getattr(base, "base", None) is not None:
+        base = base.base
+    if isinstance(base, memoryview):
+        base = base.obj
+    a += 1
+    return type(base).__name__, a.flags.writeable, int(a.sum())

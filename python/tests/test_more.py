@@ -62,6 +62,20 @@ def test_a_64_mib_array_crosses_byte_exact():
     assert r[0] == (True, "<i8", ((64 << 20) // 8,), True, True)
 
 
+def w_in_place(rank, n):
+    if rank != 0:
+        return None
+    a = np.zeros(1 << 16, dtype=np.int64)  # 512 KiB: reassembled by the library
+    return dprpc.rpc_sync("worker1", helpers.add_one_in_place, args=(a,)), int(a.sum())
+
+
+def test_a_large_argument_is_the_library_s_memory_and_writable():
+    # The callee's array is a view of the request's reassembled payload,
+    # held past the answer (no copy), and writable as torch's tensors are;
+    # the caller's own array is untouched.
+    assert run_world(w_in_place, 2)[0] == (("Payload", True, 1 << 16), 0)
+
+
 def w_killed(rank, n):
     if rank == 1:
         time.sleep(120)  # the call below ends this process first
