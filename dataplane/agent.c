@@ -572,6 +572,7 @@ dprpc_agent_create(const struct dprpc_agent_conf *c)
 	a->peer_event_arg = c->peer_event_arg;
 	a->idle_pause = c->idle_pause_polls;
 	a->idle_yield = c->idle_yield_polls;
+	a->waiters_park = c->waiters_park;
 	a->idle_sleep = c->idle_sleep_polls;
 	a->idle_sleep_us = c->idle_sleep_us;
 	/* Timeouts are checked every 100 us: that is their resolution. */

@@ -484,6 +484,7 @@ struct dprpc_agent {
 	struct dp_hlcore hl[DPRPC_MAX_HANDLER_LCORES];
 	unsigned int io_lcore;
 	bool io_launched;
+	bool waiters_park; /* conf.waiters_park */
 	atomic_bool stop; /* tells the lcores to return; release/acquire */
 	/* dp_refuse_calls(): the application's calls and requests are refused
 	 * with ESHUTDOWN (relaxed both ways: only the flag matters). */

@@ -513,6 +513,10 @@ dp_progress(void *arg)
 	n = a->io_launched ? -EBUSY : dprpc_poll(a, DP_RX_BURST);
 	if (n == -EBUSY)
 		dp_expire_stalled(a);
+	/* The application polls too (conf.waiters_park): an empty poll lets
+	 * the waiter park. */
+	if (n == 0 && a->waiters_park)
+		return -1;
 	return n < 0 ? -1 : n;
 }
 

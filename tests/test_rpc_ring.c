@@ -535,6 +535,94 @@ Test(rpc_ring, application_loop_drives_the_caller)
 	cr_assert_eq(rc, 0, "call %d: %d (origin %u) %s", i - 1, rc, err.origin, err.msg);
 }
 
+/* An application loop that naps between polls, as the Python package's
+ * background poller does when idle: the poll is free most of the time. */
+static void *
+app_loop_napping(void *arg)
+{
+	struct dprpc_agent *ag = arg;
+
+	while (!atomic_load(&app_stop)) {
+		dprpc_poll(ag, 32);
+		usleep(50);
+	}
+	return NULL;
+}
+
+/* Answers parked[0] 200 ms after it came. */
+static void *
+slow_replier(void *arg)
+{
+	struct dprpc_request *req;
+
+	(void)arg;
+	while ((req = atomic_exchange(&parked[0], NULL)) == NULL)
+		usleep(100);
+	usleep(200 * 1000);
+	cr_assert_eq(dprpc_reply(req, "slow", 4), 0);
+	return NULL;
+}
+
+static uint64_t
+thread_cpu_ns(void)
+{
+	struct timespec ts;
+
+	clock_gettime(CLOCK_THREAD_CPUTIME_ID, &ts);
+	return (uint64_t)ts.tv_sec * 1000000000u + (uint64_t)ts.tv_nsec;
+}
+
+/*
+ * conf.waiters_park: a thread waiting 200 ms for a call, while the
+ * application's napping loop polls, parks once its polls find nothing:
+ * it spends under a quarter of the wait on the CPU (here about a tenth;
+ * a waiter that polls until its future completes takes the free poll and
+ * spends all the CPU it gets, here nine tenths).  With nobody else
+ * polling, its own poll after each slice still completes the call.
+ */
+Test(rpc_ring, parked_waiters_leave_the_polling_to_the_application)
+{
+	struct dprpc_agent_conf c;
+	pthread_t app, rep;
+	const char *v;
+	size_t len;
+
+	cr_assert_eq(dprpc_agent_destroy(a), 0);
+	dprpc_agent_conf_init(&c);
+	c.name = "a";
+	c.world = DPT_WORLD2;
+	c.port_id = pair.port_a;
+	c.mbuf_pool = mp;
+	c.waiters_park = true;
+	a = dprpc_agent_create(&c);
+	cr_assert_not_null(a, "%s", rte_strerror(rte_errno));
+	for (int round = 0; round < 2; round++) {
+		struct dprpc_future *f;
+		uint64_t cpu;
+
+		atomic_store(&nb_claimed, 0);
+		atomic_store(&app_stop, false);
+		if (round == 0)
+			cr_assert_eq(pthread_create(&app, NULL, app_loop_napping, a), 0);
+		cr_assert_eq(pthread_create(&rep, NULL, slow_replier, NULL), 0);
+		f = dprpc_rpc_async(a, "b", "park", "x", 1, 0);
+		cr_assert_not_null(f);
+		cpu = thread_cpu_ns();
+		cr_assert_eq(dprpc_future_wait(f, 0), 0, "round %d", round);
+		cpu = thread_cpu_ns() - cpu;
+		v = dprpc_future_value(f, &len);
+		cr_assert(len == 4 && memcmp(v, "slow", 4) == 0, "round %d", round);
+		dprpc_future_put(f);
+		pthread_join(rep, NULL);
+		if (round == 0) {
+			atomic_store(&app_stop, true);
+			pthread_join(app, NULL);
+			cr_assert_lt(cpu, 50u * 1000 * 1000,
+				"the waiter spent %" PRIu64 " us on the CPU", cpu / 1000);
+		}
+	}
+}
+
 /* Frames that are not well-formed dprpc are counted and freed. */
 Test(rpc_ring, malformed_frames_are_counted_and_freed)
 {

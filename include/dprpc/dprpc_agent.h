@@ -13,7 +13,8 @@
  *  1. the application calls dprpc_poll() from its own lcore loop;
  *  2. the agent runs the poll loop on the EAL lcore conf.io_lcore;
  *  3. with neither, a thread waiting on one of the agent's futures polls
- *     (single-core mode, the default).
+ *     (single-core mode, the default); with conf.waiters_park, only while
+ *     its polls find frames: the application polls the agent meanwhile.
  *
  * The application owns EAL: the library never calls rte_eal_init() except
  * through dprpc_eal_init(), a convenience for tools and examples.
@@ -227,6 +228,15 @@ struct dprpc_agent_conf {
 	int socket_id;	       /**< NUMA socket for memory; default SOCKET_ID_ANY */
 	/** EAL lcore that runs the poll loop (way 2), or DPRPC_LCORE_NONE. */
 	unsigned int io_lcore;
+	/** Without an io lcore: a thread waiting on one of the agent's
+	 * futures (dprpc_future_wait(), and the library's own waits: a
+	 * collective, a shutdown) polls only while its polls find frames,
+	 * then parks, waking to poll once per slice (150 us) until its
+	 * future completes.  Set it when an application thread polls the
+	 * agent at all times (a background poller, as the Python package
+	 * runs): a long wait then costs no CPU.  Default false: waiters poll
+	 * until their future completes (way 3 above). */
+	bool waiters_park;
 	/** EAL lcores of the handler pool (handlers registered in
 	 * DPRPC_HANDLER_POOL mode run there); may be 0 if none is used. */
 	unsigned int nb_handler_lcores;
