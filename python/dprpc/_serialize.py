@@ -225,18 +225,5 @@ def decode_request(req):
 
 def decode_call(req):
     r"""``(fn, args, kwargs)`` of a call's request ``req``."""
-    mv = memoryview(req)
-    try:
-        if mv[0] == TAG_CALL:
-            flen = _CALL_HEAD.unpack_from(mv)[2]
-            fb = mv[8:8 + flen].tobytes()
-            fn = _fn_in.get(fb)
-            if fn is None:
-                fn = pickle.loads(fb)
-                if len(_fn_in) < _FN_CACHE_MAX:
-                    _fn_in[fb] = fn
-            args, kwargs = pickle.loads(mv[8 + flen:])
-            return fn, args, kwargs
-    finally:
-        mv.release()
-    return decode_request(req)[1]
+    c = req.call_args(_fn_in, _FN_CACHE_MAX)  # a call by reference, read in C
+    return c if c is not None else decode_request(req)[1]

@@ -7,6 +7,7 @@ objects behind the RRefs this worker owns live in ``_objects``, by the key
 their C value carries (see rref.py for the value's layout).
 """
 import itertools
+import pickle
 import struct
 import sys
 import threading
@@ -15,10 +16,13 @@ import traceback
 
 from . import _C
 from . import _serialize
-from ._serialize import TAG_EXC, decode, decode_call, decode_request, encode
+from ._serialize import (_HEAD, _PLAIN, TAG_EXC, TAG_VALUE, decode, decode_call, decode_request,
+                         encode)
 from .functions import is_async
 
 _tls = threading.local()
+_HEAD_VALUE = _HEAD[TAG_VALUE]
+_dumps = pickle.dumps
 _objects = {}
 _keys = itertools.count(1)
 _threads = []
@@ -72,7 +76,10 @@ def owned(value):
 
 
 def _answer_value(req, v):
-    req.reply(encode(v, dest=req.caller(), big=_serialize._big(v)))
+    if type(v) in _PLAIN:  # nothing to fork or send apart
+        req.reply((_HEAD_VALUE, _dumps(v, 5)))
+    else:
+        req.reply(encode(v, dest=req.caller(), big=_serialize._big(v)))
 
 
 def _answer_keep(req, v):

@@ -32,4 +32,5 @@ def async_execution(fn):
 
 def is_async(fn):
     r"""Whether ``fn`` (a function or a bound method) is an async_execution function."""
-    return getattr(getattr(fn, "__func__", fn), "_wrapped_async_rpc_function", None) is not None
+    # A bound method reads its function's attributes.
+    return getattr(fn, "_wrapped_async_rpc_function", None) is not None

@@ -1089,6 +1089,70 @@ request_stream_end(RequestObject *o, PyObject *args)
 	Py_RETURN_NONE;
 }
 
+/* call_args(cache, cache_max) -> (fn, args, kwargs) of a call by reference
+ * (python/dprpc/_serialize.py, tag 2), or None for another message: the
+ * function's pickle is looked up in dict @cache (and added while it holds
+ * fewer than @cache_max), the arguments' pickle loaded in place. */
+static PyObject *
+request_call_args(RequestObject *o, PyObject *const *argv, Py_ssize_t argc)
+{
+	PyObject *key, *fn, *mv, *ak, *r;
+	const uint8_t *p;
+	Py_ssize_t max;
+	uint32_t flen;
+	size_t len;
+
+	if (argc != 2 || !PyDict_Check(argv[0])) {
+		PyErr_SetString(PyExc_TypeError, "call_args(cache: dict, cache_max: int)");
+		return NULL;
+	}
+	max = PyLong_AsSsize_t(argv[1]);
+	if ((max == -1 && PyErr_Occurred()) || request_live(o) != 0)
+		return NULL;
+	p = dprpc_request_payload(o->req, &len);
+	if (p == NULL || len < 8 || p[0] != 2)
+		Py_RETURN_NONE;
+	flen = (uint32_t)p[4] | (uint32_t)p[5] << 8 | (uint32_t)p[6] << 16 | (uint32_t)p[7] << 24;
+	if (flen > len - 8) {
+		PyErr_SetString(PyExc_ValueError, "a call message shorter than its function");
+		return NULL;
+	}
+	key = PyBytes_FromStringAndSize((const char *)p + 8, flen);
+	if (key == NULL)
+		return NULL;
+	fn = PyDict_GetItemWithError(argv[0], key);
+	if (fn != NULL) {
+		Py_INCREF(fn);
+	} else if (!PyErr_Occurred()) {
+		fn = PyObject_CallOneArg(pickle_loads, key);
+		if (fn != NULL && PyDict_GET_SIZE(argv[0]) < max &&
+			PyDict_SetItem(argv[0], key, fn) != 0)
+			Py_CLEAR(fn);
+	}
+	Py_DECREF(key);
+	if (fn == NULL)
+		return NULL;
+	/* Loaded before the request can be answered: pickle copies out. */
+	mv = PyMemoryView_FromMemory(
+		(char *)(uintptr_t)(p + 8 + flen), (Py_ssize_t)(len - 8 - flen), PyBUF_READ);
+	ak = mv != NULL ? PyObject_CallOneArg(pickle_loads, mv) : NULL;
+	Py_XDECREF(mv);
+	if (ak == NULL) {
+		Py_DECREF(fn);
+		return NULL;
+	}
+	if (!PyTuple_Check(ak) || PyTuple_GET_SIZE(ak) != 2) {
+		Py_DECREF(fn);
+		Py_DECREF(ak);
+		PyErr_SetString(PyExc_ValueError, "a call's arguments are not (args, kwargs)");
+		return NULL;
+	}
+	r = PyTuple_Pack(3, fn, PyTuple_GET_ITEM(ak, 0), PyTuple_GET_ITEM(ak, 1));
+	Py_DECREF(fn);
+	Py_DECREF(ak);
+	return r;
+}
+
 /* --- Payload: a request's payload held past its answer ---------------------- */
 
 typedef struct {
@@ -1156,6 +1220,8 @@ static PyMethodDef request_methods[] = {
 	{"stream_send", (PyCFunction)request_stream_send, METH_O, "stream_send(parts) -> bool"},
 	{"stream_end", (PyCFunction)request_stream_end, METH_VARARGS, "stream_end(status)"},
 	{"hold", (PyCFunction)request_hold, METH_NOARGS, "hold() -> Payload"},
+	{"call_args", (PyCFunction)(void (*)(void))request_call_args, METH_FASTCALL,
+		"call_args(cache, cache_max) -> (fn, args, kwargs) | None"},
 	{NULL, NULL, 0, NULL},
 };
 
@@ -1519,6 +1585,9 @@ m_init(PyObject *self, PyObject *args, PyObject *kw)
 	c.agent.handlers = defs;
 	c.agent.nb_handlers = K_NB_HANDLERS;
 	c.agent.rref_value_free = value_freed;
+	/* The background poller polls: a long wait (shutdown's barrier, a
+	 * slow call) parks rather than spin, leaving the CPU to the workers. */
+	c.agent.waiters_park = true;
 	c.agent.default_timeout_us = rpc_timeout > 0 ? (uint64_t)(rpc_timeout * 1e6) : 0;
 	if (max_msg != 0) {
 		c.agent.max_msg_size = max_msg;
