@@ -55,6 +55,8 @@ def keep(obj):
     r"""Own ``obj`` as an RRef's value here; the C value to store for it."""
     key = next(_keys)
     _objects[key] = obj
+    if type(obj) in _PLAIN:
+        return RVAL.pack(IMMUTABLE, key), _HEAD_VALUE, _dumps(obj, 5)
     if _immutable(obj):
         parts = encode(obj)
         if sum(len(p) for p in parts) <= _SNAPSHOT_MAX:

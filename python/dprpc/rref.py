@@ -107,7 +107,7 @@ class RRef:
             f = self._c.to_here_async(timeout)
         except _C.Error as e:
             raise_from(e)
-        Future(_c=f, _decode=lambda c: None).wait()
+        f.wait()  # signals interrupt it
         err = f.error()
         if err is not None:
             raise_from(_C.Error(*err))

@@ -29,6 +29,7 @@
 #include <stdbool.h>
 #include <stdint.h>
 #include <string.h>
+#include <sys/prctl.h>
 #include <time.h>
 #include <unistd.h>
 
@@ -170,26 +171,75 @@ now_ns(void)
 
 static void wq_rescue(void);
 
+/* The background poller sleeps here while a thread polls hot, until a
+ * spinner that gives up with its wait unfinished kicks it (bg_kick()):
+ * woken every BG_NAP_US instead, it took the CPU from the very spinners
+ * it made way for (each wake-up a preemption on a two-CPU machine). */
+#define BG_HOT_NS 1000000u
+static struct {
+	pthread_mutex_t mu;
+	pthread_cond_t cv;
+	bool kicked;
+} bg = {.mu = PTHREAD_MUTEX_INITIALIZER, .cv = PTHREAD_COND_INITIALIZER};
+
+static void
+bg_kick(void)
+{
+	pthread_mutex_lock(&bg.mu);
+	bg.kicked = true;
+	pthread_cond_signal(&bg.cv);
+	pthread_mutex_unlock(&bg.mu);
+}
+
+/* Sleep up to BG_HOT_NS, or until kicked. */
+static void
+bg_sleep_hot(void)
+{
+	struct timespec ts;
+
+	clock_gettime(CLOCK_REALTIME, &ts);
+	ts.tv_nsec += BG_HOT_NS;
+	if (ts.tv_nsec >= 1000000000) {
+		ts.tv_sec++;
+		ts.tv_nsec -= 1000000000;
+	}
+	pthread_mutex_lock(&bg.mu);
+	if (!bg.kicked)
+		(void)pthread_cond_timedwait(&bg.cv, &bg.mu, &ts);
+	bg.kicked = false;
+	pthread_mutex_unlock(&bg.mu);
+}
+
 /* Poll while there is work, and for BG_LINGER_NS after it (the next
- * frames of a message, its credits); then nap between single polls. */
+ * frames of a message, its credits); then nap between single polls.
+ * While another thread polls hot, sleep; while one polled lately (a
+ * worker between items), nap that long. */
 static void *
 bg_main(void *arg)
 {
 	uint64_t last = 0;
 
+	/* Its naps are what a parked waiter's frame waits for: 1 us of
+	 * timer slack, not the default 50 us (a 50 us nap slept 100). */
+	(void)prctl(PR_SET_TIMERSLACK, 1000UL, 0, 0, 0);
 	while (atomic_load(&bg_run)) {
 		wq_rescue();
-		if (atomic_load(&hot) == 0 &&
-			now_ns() - atomic_load_explicit(&app_polled_ns, memory_order_relaxed) >
-				BG_APP_NS) {
-			if (try_poll_as(false) > 0) {
-				last = now_ns();
-				continue;
-			}
-			if (now_ns() - last < BG_LINGER_NS) {
-				sched_yield(); /* spinners: see SPIN_YIELD */
-				continue;
-			}
+		if (atomic_load(&hot) > 0) {
+			bg_sleep_hot();
+			continue;
+		}
+		if (now_ns() - atomic_load_explicit(&app_polled_ns, memory_order_relaxed) <=
+			BG_APP_NS) {
+			usleep(BG_APP_NS / 1000);
+			continue;
+		}
+		if (try_poll_as(false) > 0) {
+			last = now_ns();
+			continue;
+		}
+		if (now_ns() - last < BG_LINGER_NS) {
+			sched_yield(); /* spinners: see SPIN_YIELD */
+			continue;
 		}
 		usleep(BG_NAP_US);
 	}
@@ -239,6 +289,8 @@ wait_polling(struct dprpc_future *f, uint64_t slice_us)
 		spin_step(spun);
 	}
 	atomic_fetch_sub(&hot, 1);
+	if (!dprpc_future_is_done(f))
+		bg_kick(); /* it parks: the background poller polls for it */
 	spun = (now_ns() - t0) / 1000;
 	rc = dprpc_future_wait(f, slice_us > spun ? slice_us - spun : 1);
 	if (was_busy)
@@ -264,8 +316,10 @@ polling_start(void)
 static void
 polling_stop(void)
 {
-	if (atomic_exchange(&bg_run, false))
+	if (atomic_exchange(&bg_run, false)) {
+		bg_kick(); /* out of a hot sleep at once */
 		pthread_join(bg_thread, NULL);
+	}
 	atomic_store(&poll_ok, false);
 	while (atomic_load(&pollers) != 0)
 		sched_yield();
@@ -422,8 +476,10 @@ wq_pop(struct wq_item *it, uint64_t timeout_us, bool *closed)
 			uint64_t spun = (uint64_t)(ts.tv_sec - t0.tv_sec) * 1000000000u +
 					(uint64_t)ts.tv_nsec - (uint64_t)t0.tv_nsec;
 
-			if (spun > WQ_SPIN_NS)
+			if (spun > WQ_SPIN_NS) {
+				bg_kick(); /* it sleeps: the background poller polls */
 				break;
+			}
 			spin_step(spun);
 		}
 		atomic_fetch_sub(&hot, 1);
