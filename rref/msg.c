@@ -79,33 +79,45 @@ struct dprpc_future *
 rr_call(struct rr_ctx *ctx, unsigned int to, uint32_t hid, const struct rr_msg *m, const void *args,
 	size_t len, uint64_t timeout_us)
 {
-	alignas(8) uint8_t buf[DPRPC_MAX_FRAME_PAYLOAD];
-	struct dprpc_future *f;
-	uint8_t *big;
+	struct iovec v = {.iov_base = (void *)(uintptr_t)args, .iov_len = len};
+
+	return rr_call_iov(ctx, to, hid, m, &v, len > 0 ? 1 : 0, len, timeout_us);
+}
+
+/* The header and the arguments go as they lie: the call copies them
+ * straight into its frames. */
+struct dprpc_future *
+rr_call_iov(struct rr_ctx *ctx, unsigned int to, uint32_t hid, const struct rr_msg *m,
+	const struct iovec *iov, unsigned int cnt, size_t len, uint64_t timeout_us)
+{
+	struct iovec v[DPRPC_IOV_MAX];
 
 	if (len > ctx->max_msg - sizeof(*m)) {
 		rte_errno = EMSGSIZE;
 		return NULL;
 	}
-	if (likely(len <= DPRPC_RREF_ARGS_MAX)) {
-		/* One frame: on the stack. */
-		memcpy(buf, m, sizeof(*m));
-		if (len > 0)
-			memcpy(buf + sizeof(*m), args, len);
-		return dprpc_rpc_async_id(ctx->a, to, hid, buf, sizeof(*m) + len, timeout_us);
+	v[0] = (struct iovec){.iov_base = (void *)(uintptr_t)m, .iov_len = sizeof(*m)};
+	if (cnt > 0)
+		memcpy(&v[1], iov, cnt * sizeof(*iov));
+	return dprpc_rpc_async_iov(ctx->a, to, hid, v, cnt + 1, timeout_us);
+}
+
+int
+rr_iov_len(const struct iovec *iov, unsigned int cnt, size_t *len)
+{
+	size_t sum = 0;
+
+	if ((iov == NULL && cnt > 0) || cnt > DPRPC_IOV_MAX - 1)
+		return -EINVAL;
+	for (unsigned int i = 0; i < cnt; i++) {
+		if (iov[i].iov_base == NULL && iov[i].iov_len > 0)
+			return -EINVAL;
+		if (iov[i].iov_len > SIZE_MAX - sum)
+			return -EMSGSIZE;
+		sum += iov[i].iov_len;
 	}
-	/* Several frames: the call copies the message into its own buffer,
-	 * so this one only joins the header and the arguments. */
-	big = malloc(sizeof(*m) + len);
-	if (big == NULL) {
-		rte_errno = ENOBUFS;
-		return NULL;
-	}
-	memcpy(big, m, sizeof(*m));
-	memcpy(big + sizeof(*m), args, len);
-	f = dprpc_rpc_async_id(ctx->a, to, hid, big, sizeof(*m) + len, timeout_us);
-	free(big);
-	return f;
+	*len = sum;
+	return 0;
 }
 
 static void

@@ -288,9 +288,11 @@ rr_failed_future(struct rr_ctx *ctx, const struct dprpc_error *e)
 	return f;
 }
 
+/* A remote() (of @src's value, if not NULL) with arguments gathered from
+ * @cnt buffers, @len bytes in all (checked). */
 static struct dprpc_rref *
 rr_remote(struct rr_ctx *ctx, unsigned int to, uint32_t hid, const struct dprpc_rref *src,
-	const void *args, size_t len, uint64_t timeout_us)
+	const struct iovec *iov, unsigned int cnt, size_t len, uint64_t timeout_us)
 {
 	struct dprpc_agent *a = ctx->a;
 	uint64_t id = rr_new_id(ctx);
@@ -300,7 +302,7 @@ rr_remote(struct rr_ctx *ctx, unsigned int to, uint32_t hid, const struct dprpc_
 	struct rr_owner *o;
 	struct rr_msg m;
 
-	if (to >= dprpc_world_size(a) || (args == NULL && len > 0)) {
+	if (to >= dprpc_world_size(a)) {
 		rte_errno = EINVAL;
 		return NULL;
 	}
@@ -320,7 +322,7 @@ rr_remote(struct rr_ctx *ctx, unsigned int to, uint32_t hid, const struct dprpc_
 		}
 		rr_msg_fill(&m, id, 0, src != NULL ? src->rref_id : 0, src != NULL ? src->n.key : 0,
 			hid, ctx->rank, flags | RR_F_LOCAL);
-		f = rr_call(ctx, to, ctx->h_remote, &m, args, len, timeout_us);
+		f = rr_call_iov(ctx, to, ctx->h_remote, &m, iov, cnt, len, timeout_us);
 		if (f == NULL) {
 			int e = rte_errno;
 
@@ -338,7 +340,7 @@ rr_remote(struct rr_ctx *ctx, unsigned int to, uint32_t hid, const struct dprpc_
 	r->value_in_created = true;
 	rr_msg_fill(&m, id, id, src != NULL ? src->rref_id : 0, src != NULL ? src->n.key : 0, hid,
 		ctx->rank, flags);
-	f = rr_call(ctx, to, ctx->h_remote, &m, args, len, timeout_us);
+	f = rr_call_iov(ctx, to, ctx->h_remote, &m, iov, cnt, len, timeout_us);
 	if (f == NULL) {
 		int e = rte_errno;
 
@@ -356,11 +358,34 @@ dprpc_remote_id(struct dprpc_agent *a, unsigned int to, uint32_t handler_id, con
 {
 	struct rr_ctx *ctx;
 
+	struct iovec v = {.iov_base = (void *)(uintptr_t)args, .iov_len = len};
+
+	if (a == NULL || handler_id == 0 || (ctx = rr_ctx_of(a)) == NULL ||
+		(args == NULL && len > 0)) {
+		rte_errno = EINVAL;
+		return NULL;
+	}
+	return rr_remote(ctx, to, handler_id, NULL, &v, 1, len, timeout_us);
+}
+
+struct dprpc_rref *
+dprpc_remote_iov(struct dprpc_agent *a, unsigned int to, uint32_t handler_id,
+	const struct iovec *iov, unsigned int iovcnt, uint64_t timeout_us)
+{
+	struct rr_ctx *ctx;
+	size_t len;
+	int rc;
+
 	if (a == NULL || handler_id == 0 || (ctx = rr_ctx_of(a)) == NULL) {
 		rte_errno = EINVAL;
 		return NULL;
 	}
-	return rr_remote(ctx, to, handler_id, NULL, args, len, timeout_us);
+	rc = rr_iov_len(iov, iovcnt, &len);
+	if (rc != 0) {
+		rte_errno = -rc;
+		return NULL;
+	}
+	return rr_remote(ctx, to, handler_id, NULL, iov, iovcnt, len, timeout_us);
 }
 
 struct dprpc_rref *
@@ -734,11 +759,31 @@ struct dprpc_future *
 dprpc_rref_rpc_async_id(struct dprpc_rref *r, uint32_t handler_id, const void *args, size_t len,
 	uint64_t timeout_us)
 {
+	struct iovec v = {.iov_base = (void *)(uintptr_t)args, .iov_len = len};
+
+	if (args == NULL && len > 0) {
+		rte_errno = EINVAL;
+		return NULL;
+	}
+	return dprpc_rref_rpc_async_iov(r, handler_id, &v, 1, timeout_us);
+}
+
+struct dprpc_future *
+dprpc_rref_rpc_async_iov(struct dprpc_rref *r, uint32_t handler_id, const struct iovec *iov,
+	unsigned int iovcnt, uint64_t timeout_us)
+{
 	const struct dprpc_error *e;
 	struct rr_msg m;
+	size_t len;
+	int rc;
 
-	if (r == NULL || handler_id == 0 || (args == NULL && len > 0)) {
+	if (r == NULL || handler_id == 0) {
 		rte_errno = EINVAL;
+		return NULL;
+	}
+	rc = rr_iov_len(iov, iovcnt, &len);
+	if (rc != 0) {
+		rte_errno = -rc;
 		return NULL;
 	}
 	if (!rr_usable(r)) {
@@ -749,7 +794,7 @@ dprpc_rref_rpc_async_id(struct dprpc_rref *r, uint32_t handler_id, const void *a
 	if (e != NULL)
 		return rr_failed_future(r->ctx, e);
 	rr_msg_fill(&m, 0, 0, r->rref_id, r->is_owner ? 0 : r->n.key, handler_id, r->ctx->rank, 0);
-	return rr_call(r->ctx, r->owner, r->ctx->h_proxy, &m, args, len, timeout_us);
+	return rr_call_iov(r->ctx, r->owner, r->ctx->h_proxy, &m, iov, iovcnt, len, timeout_us);
 }
 
 struct dprpc_future *
@@ -782,10 +827,30 @@ struct dprpc_rref *
 dprpc_rref_remote(struct dprpc_rref *r, const char *handler, const void *args, size_t len,
 	uint64_t timeout_us)
 {
-	const struct dprpc_error *e;
+	struct iovec v = {.iov_base = (void *)(uintptr_t)args, .iov_len = len};
 
-	if (r == NULL || handler == NULL) {
+	if (handler == NULL || (args == NULL && len > 0)) {
 		rte_errno = EINVAL;
+		return NULL;
+	}
+	return dprpc_rref_remote_iov(r, dprpc_handler_id(handler), &v, 1, timeout_us);
+}
+
+struct dprpc_rref *
+dprpc_rref_remote_iov(struct dprpc_rref *r, uint32_t handler_id, const struct iovec *iov,
+	unsigned int iovcnt, uint64_t timeout_us)
+{
+	const struct dprpc_error *e;
+	size_t len;
+	int rc;
+
+	if (r == NULL || handler_id == 0) {
+		rte_errno = EINVAL;
+		return NULL;
+	}
+	rc = rr_iov_len(iov, iovcnt, &len);
+	if (rc != 0) {
+		rte_errno = -rc;
 		return NULL;
 	}
 	if (!rr_usable(r)) {
@@ -797,7 +862,7 @@ dprpc_rref_remote(struct dprpc_rref *r, const char *handler, const void *args, s
 		rte_errno = -e->code;
 		return NULL;
 	}
-	return rr_remote(r->ctx, r->owner, dprpc_handler_id(handler), r, args, len, timeout_us);
+	return rr_remote(r->ctx, r->owner, handler_id, r, iov, iovcnt, len, timeout_us);
 }
 
 const void *

@@ -757,6 +757,23 @@ Test(misuse, dprpc_remote_id)
 	assert_null_errno(dprpc_remote_id(agent, 1, 0, NULL, 0, 0), EINVAL);
 }
 
+Test(misuse, dprpc_remote_iov)
+{
+	uint32_t h = dprpc_handler_id("h");
+	char x[2] = "x";
+	struct iovec v[2] = {{.iov_base = x, .iov_len = 1}, {.iov_base = NULL, .iov_len = 4}};
+	struct iovec big[2] = {{.iov_base = x, .iov_len = SIZE_MAX}, {.iov_base = x, .iov_len = 2}};
+
+	assert_null_errno(dprpc_remote_iov(NULL, 1, h, v, 1, 0), EINVAL);
+	assert_null_errno(dprpc_remote_iov(agent, 2, h, v, 1, 0), EINVAL);
+	assert_null_errno(dprpc_remote_iov(agent, 1, 0, v, 1, 0), EINVAL);
+	assert_null_errno(dprpc_remote_iov(agent, 1, h, NULL, 1, 0), EINVAL);
+	assert_null_errno(dprpc_remote_iov(agent, 1, h, v, 2, 0), EINVAL);
+	assert_null_errno(dprpc_remote_iov(agent, 1, h, v, DPRPC_IOV_MAX, 0), EINVAL);
+	assert_null_errno(dprpc_remote_iov(agent, 1, h, big, 2, 0), EMSGSIZE);
+	assert_null_errno(dprpc_remote_iov(agent, 1, h, big, 1, 0), EMSGSIZE);
+}
+
 Test(misuse, dprpc_rref_create_local)
 {
 	assert_null_errno(dprpc_rref_create_local(NULL, "x", 1), EINVAL);
@@ -841,6 +858,21 @@ Test(misuse, dprpc_rref_rpc_async_id)
 	assert_null_errno(dprpc_rref_rpc_async_id(NULL, 1, NULL, 0, 0), EINVAL);
 }
 
+Test(misuse, dprpc_rref_rpc_async_iov)
+{
+	struct dprpc_rref *r = dprpc_rref_create_local(agent, "v", 1);
+	uint32_t h = dprpc_handler_id("h");
+	char x[2] = "x";
+	struct iovec v[2] = {{.iov_base = x, .iov_len = 1}, {.iov_base = NULL, .iov_len = 4}};
+
+	assert_null_errno(dprpc_rref_rpc_async_iov(NULL, h, v, 1, 0), EINVAL);
+	assert_null_errno(dprpc_rref_rpc_async_iov(r, 0, v, 1, 0), EINVAL);
+	assert_null_errno(dprpc_rref_rpc_async_iov(r, h, NULL, 1, 0), EINVAL);
+	assert_null_errno(dprpc_rref_rpc_async_iov(r, h, v, 2, 0), EINVAL);
+	assert_null_errno(dprpc_rref_rpc_async_iov(r, h, v, DPRPC_IOV_MAX, 0), EINVAL);
+	cr_assert_eq(dprpc_rref_release(r), 0);
+}
+
 Test(misuse, dprpc_rref_rpc_async)
 {
 	struct dprpc_rref *r = dprpc_rref_create_local(agent, "v", 1);
@@ -868,6 +900,21 @@ Test(misuse, dprpc_rref_remote)
 
 	assert_null_errno(dprpc_rref_remote(NULL, "h", NULL, 0, 0), EINVAL);
 	assert_null_errno(dprpc_rref_remote(r, NULL, NULL, 0, 0), EINVAL);
+	cr_assert_eq(dprpc_rref_release(r), 0);
+}
+
+Test(misuse, dprpc_rref_remote_iov)
+{
+	struct dprpc_rref *r = dprpc_rref_create_local(agent, "v", 1);
+	uint32_t h = dprpc_handler_id("h");
+	char x[2] = "x";
+	struct iovec v[2] = {{.iov_base = x, .iov_len = 1}, {.iov_base = NULL, .iov_len = 4}};
+
+	assert_null_errno(dprpc_rref_remote_iov(NULL, h, v, 1, 0), EINVAL);
+	assert_null_errno(dprpc_rref_remote_iov(r, 0, v, 1, 0), EINVAL);
+	assert_null_errno(dprpc_rref_remote_iov(r, h, NULL, 1, 0), EINVAL);
+	assert_null_errno(dprpc_rref_remote_iov(r, h, v, 2, 0), EINVAL);
+	assert_null_errno(dprpc_rref_remote_iov(r, h, v, DPRPC_IOV_MAX, 0), EINVAL);
 	cr_assert_eq(dprpc_rref_release(r), 0);
 }
 

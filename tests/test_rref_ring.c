@@ -1064,6 +1064,53 @@ Test(rref_ring, remote_with_large_arguments)
 	wait_owner(B, 0, 0);
 }
 
+/* The three gathered RRef calls: arguments from four parts (one empty),
+ * one frame and several, arrive as one payload, byte-exact. */
+Test(rref_ring, gathered_arguments_of_remote_and_proxies)
+{
+	static const size_t sizes[] = {10, 64 * 1024};
+
+	for (unsigned int i = 0; i < RTE_DIM(sizes); i++) {
+		size_t n = sizes[i], len = 0;
+		uint8_t *args = big_buf(n);
+		struct iovec v[4] = {
+			{.iov_base = args, .iov_len = 3},
+			{.iov_base = NULL, .iov_len = 0},
+			{.iov_base = args + 3, .iov_len = n / 2 - 3},
+			{.iov_base = args + n / 2, .iov_len = n - n / 2},
+		};
+		struct dprpc_rref *r, *r2;
+		struct dprpc_future *f;
+		const uint64_t *out;
+		uint64_t got[4];
+
+		r = dprpc_remote_iov(
+			A, 1, dprpc_handler_id("make"), v, RTE_DIM(v), DPRPC_TIMEOUT_DEFAULT);
+		cr_assert_not_null(r, "%s", rte_strerror(rte_errno));
+		expect_big(r, n); /* "make" echoes its arguments */
+		f = dprpc_rref_rpc_async_iov(
+			r, dprpc_handler_id("vsum"), v, RTE_DIM(v), DPRPC_TIMEOUT_DEFAULT);
+		cr_assert_not_null(f, "%s", rte_strerror(rte_errno));
+		cr_assert_eq(dprpc_future_wait(f, 20 * 1000 * 1000), 0);
+		out = dprpc_future_value(f, &len);
+		cr_assert_eq(len, 4 * sizeof(*out));
+		cr_assert(out[0] == fnv64(args, n) && out[1] == n && out[2] == fnv64(args, n) &&
+			  out[3] == n);
+		dprpc_future_put(f);
+		r2 = dprpc_rref_remote_iov(
+			r, dprpc_handler_id("vsum"), v, RTE_DIM(v), DPRPC_TIMEOUT_DEFAULT);
+		cr_assert_not_null(r2, "%s", rte_strerror(rte_errno));
+		len = sizeof(got);
+		cr_assert_eq(dprpc_rref_to_here(r2, 20 * 1000 * 1000, got, &len, NULL), 0);
+		cr_assert(len == sizeof(got) && got[0] == fnv64(args, n) && got[1] == n &&
+			  got[2] == fnv64(args, n) && got[3] == n);
+		free(args);
+		cr_assert_eq(dprpc_rref_release(r), 0);
+		cr_assert_eq(dprpc_rref_release(r2), 0);
+		wait_owner(B, 0, 0);
+	}
+}
+
 /* Beyond max_msg_size: a value fails its creation with -EMSGSIZE; a local
  * value and arguments are refused at once (nothing is created). */
 Test(rref_ring, values_over_max_msg_size_fail_with_emsgsize)

@@ -105,6 +105,20 @@ struct dprpc_rref;
 struct dprpc_rref *dprpc_remote_id(struct dprpc_agent *agent, unsigned int to, uint32_t handler_id,
 	const void *args, size_t len, uint64_t timeout_us);
 
+/**
+ * dprpc_remote_id() with the arguments gathered from @p iovcnt buffers,
+ * in order, copied straight into the call's frames (never joined first).
+ * @param iov    the buffers, read before return (the caller keeps them).
+ * @param iovcnt how many, 0 to DPRPC_IOV_MAX - 1 (the RRef message's
+ *               header takes one).
+ * @return as dprpc_remote_id(); rte_errno EINVAL also for a NULL @p iov
+ *         with @p iovcnt > 0, a buffer with a NULL base and a non-zero
+ *         length, or too many buffers; EMSGSIZE also when the lengths'
+ *         sum overflows.
+ */
+struct dprpc_rref *dprpc_remote_iov(struct dprpc_agent *agent, unsigned int to, uint32_t handler_id,
+	const struct iovec *iov, unsigned int iovcnt, uint64_t timeout_us);
+
 /** dprpc_remote_id() by worker and handler names (rte_errno ENOENT if
  * @p to is not in the world). */
 struct dprpc_rref *dprpc_remote(struct dprpc_agent *agent, const char *to, const char *handler,
@@ -240,6 +254,10 @@ int dprpc_rref_to_here(struct dprpc_rref *rref, uint64_t timeout_us, void *out, 
  */
 struct dprpc_future *dprpc_rref_rpc_async_id(struct dprpc_rref *rref, uint32_t handler_id,
 	const void *args, size_t len, uint64_t timeout_us);
+/** dprpc_rref_rpc_async_id() with the arguments gathered from @p iovcnt
+ * buffers, as dprpc_remote_iov() gathers them (and refuses them). */
+struct dprpc_future *dprpc_rref_rpc_async_iov(struct dprpc_rref *rref, uint32_t handler_id,
+	const struct iovec *iov, unsigned int iovcnt, uint64_t timeout_us);
 /** dprpc_rref_rpc_async_id() by handler name. */
 struct dprpc_future *dprpc_rref_rpc_async(struct dprpc_rref *rref, const char *handler,
 	const void *args, size_t len, uint64_t timeout_us);
@@ -259,6 +277,12 @@ int dprpc_rref_rpc_sync(struct dprpc_rref *rref, const char *handler, const void
  */
 struct dprpc_rref *dprpc_rref_remote(struct dprpc_rref *rref, const char *handler, const void *args,
 	size_t len, uint64_t timeout_us);
+
+/** dprpc_rref_remote() by handler id, with the arguments gathered from
+ * @p iovcnt buffers, as dprpc_remote_iov() gathers them (and refuses
+ * them); EINVAL also for handler id 0. */
+struct dprpc_rref *dprpc_rref_remote_iov(struct dprpc_rref *rref, uint32_t handler_id,
+	const struct iovec *iov, unsigned int iovcnt, uint64_t timeout_us);
 
 /**
  * The value an RRef proxy call was made on, in its handler.
