@@ -11,7 +11,7 @@ live object on its owner, so that to_here() sees what proxy calls did.
 from . import _C
 from . import _server
 from ._errors import raise_from
-from ._serialize import TAG_EXC, decode, encode, fork_destination
+from ._serialize import TAG_EXC, args_are_big, decode, encode, fork_destination
 from .futures import Future
 
 __all__ = ["RRef"]
@@ -125,7 +125,8 @@ class RRef:
         return Future(_c=c, _decode=_decode_value).wait()
 
     def _proxy_call(self, kind, name, args, kwargs, timeout):
-        parts = encode((name, args, kwargs), dest=self._c.owner())
+        parts = encode((name, args, kwargs), dest=self._c.owner(),
+                       big=args_are_big(args, kwargs))
         try:
             if kind == "remote":
                 return RRef._wrap(self._c.remote(_C.K_RREF_REMOTE, parts, timeout))

@@ -619,8 +619,8 @@ need_agent(void)
  * (PyMem, freed by parts_release()).
  */
 #define MAX_PARTS 160
-#if MAX_PARTS > DPRPC_IOV_MAX
-#error "a message's parts must fit one gathered call"
+#if MAX_PARTS > DPRPC_IOV_MAX - 1
+#error "a message's parts must fit one gathered call (an RRef's header takes one)"
 #endif
 
 #define PARTS_STACK 4096
@@ -714,8 +714,7 @@ kind_arg(int kind)
 }
 
 /* The arguments of a call: ([to_rank,] kind, parts[, timeout]), checked;
- * the parts held (as c->p.iov if @iov, else joined) until
- * parts_release(&c->p). */
+ * the parts held as c->p.iov until parts_release(&c->p). */
 struct call_in {
 	unsigned int to;
 	int kind;
@@ -726,7 +725,7 @@ struct call_in {
 static int rank_arg(PyObject *o, unsigned int *rank);
 
 static int
-call_in_get(PyObject *args, bool with_to, bool iov, struct call_in *c)
+call_in_get(PyObject *args, bool with_to, struct call_in *c)
 {
 	PyObject *to_o = NULL, *parts, *to = Py_None;
 	int ok = with_to ? PyArg_ParseTuple(args, "OiO|O", &to_o, &c->kind, &parts, &to)
@@ -735,7 +734,7 @@ call_in_get(PyObject *args, bool with_to, bool iov, struct call_in *c)
 	if (!ok || (with_to && rank_arg(to_o, &c->to) != 0) || kind_arg(c->kind) != 0 ||
 		timeout_arg(to, &c->us) != 0)
 		return -1;
-	return iov ? parts_get_iov(parts, &c->p) : parts_get(parts, &c->p);
+	return parts_get_iov(parts, &c->p);
 }
 
 /* --- Future --------------------------------------------------------------- */
@@ -1399,10 +1398,10 @@ rref_rpc_async(RRefObject *o, PyObject *args)
 	struct dprpc_future *f;
 	struct call_in c;
 
-	if (rref_live(o) != 0 || call_in_get(args, false, false, &c) != 0)
+	if (rref_live(o) != 0 || call_in_get(args, false, &c) != 0)
 		return NULL;
 	Py_BEGIN_ALLOW_THREADS f =
-		dprpc_rref_rpc_async_id(o->r, k_ids[c.kind], c.p.data, c.p.len, c.us);
+		dprpc_rref_rpc_async_iov(o->r, k_ids[c.kind], c.p.iov, c.p.n, c.us);
 	Py_END_ALLOW_THREADS parts_release(&c.p);
 	if (f == NULL)
 		return raise_errno(rte_errno, "rref rpc_async");
@@ -1415,10 +1414,9 @@ rref_remote(RRefObject *o, PyObject *args)
 	struct dprpc_rref *r;
 	struct call_in c;
 
-	if (rref_live(o) != 0 || call_in_get(args, false, false, &c) != 0)
+	if (rref_live(o) != 0 || call_in_get(args, false, &c) != 0)
 		return NULL;
-	Py_BEGIN_ALLOW_THREADS r =
-		dprpc_rref_remote(o->r, k_names[c.kind], c.p.data, c.p.len, c.us);
+	Py_BEGIN_ALLOW_THREADS r = dprpc_rref_remote_iov(o->r, k_ids[c.kind], c.p.iov, c.p.n, c.us);
 	Py_END_ALLOW_THREADS parts_release(&c.p);
 	if (r == NULL)
 		return raise_errno(rte_errno, "rref remote");
@@ -1805,7 +1803,7 @@ m_call(PyObject *self, PyObject *args)
 	struct dprpc_future *f;
 	struct call_in c;
 
-	if (need_agent() != 0 || call_in_get(args, true, true, &c) != 0)
+	if (need_agent() != 0 || call_in_get(args, true, &c) != 0)
 		return NULL;
 	if (c.p.len <= PARTS_STACK) { /* staged at once */
 		f = dprpc_rpc_async_iov(agent, c.to, k_ids[c.kind], c.p.iov, c.p.n, c.us);
@@ -1830,7 +1828,7 @@ m_call_sync(PyObject *self, PyObject *args)
 	PyObject *fo;
 	int rc;
 
-	if (need_agent() != 0 || call_in_get(args, true, true, &c) != 0)
+	if (need_agent() != 0 || call_in_get(args, true, &c) != 0)
 		return NULL;
 	Py_BEGIN_ALLOW_THREADS f =
 		dprpc_rpc_async_iov(agent, c.to, k_ids[c.kind], c.p.iov, c.p.n, c.us);
@@ -1865,10 +1863,10 @@ m_remote(PyObject *self, PyObject *args)
 	struct dprpc_rref *r;
 	struct call_in c;
 
-	if (need_agent() != 0 || call_in_get(args, true, false, &c) != 0)
+	if (need_agent() != 0 || call_in_get(args, true, &c) != 0)
 		return NULL;
 	Py_BEGIN_ALLOW_THREADS r =
-		dprpc_remote_id(agent, c.to, k_ids[c.kind], c.p.data, c.p.len, c.us);
+		dprpc_remote_iov(agent, c.to, k_ids[c.kind], c.p.iov, c.p.n, c.us);
 	Py_END_ALLOW_THREADS parts_release(&c.p);
 	if (r == NULL)
 		return raise_errno(rte_errno, NULL);

@@ -131,3 +131,10 @@ def add_one_in_place(a):
         base = base.obj
     a += 1
     return type(base).__name__, a.flags.writeable, int(a.sum())
+
+
+class Holder:
+    r"""An RRef's value whose method reports where its array argument lives."""
+
+    def where(self, a):
+        return add_one_in_place(a)

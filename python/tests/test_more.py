@@ -76,6 +76,20 @@ def test_a_large_argument_is_the_library_s_memory_and_writable():
     assert run_world(w_in_place, 2)[0] == (("Payload", True, 1 << 16), 0)
 
 
+def w_in_place_proxy(rank, n):
+    if rank != 0:
+        return None
+    a = np.zeros(1 << 16, dtype=np.int64)
+    rref = dprpc.remote("worker1", helpers.Holder)
+    return rref.rpc_sync().where(a), rref.rpc_async().where(a).wait(), int(a.sum())
+
+
+def test_a_proxy_s_large_argument_is_the_library_s_memory_too():
+    # Through an RRef proxy the array goes out of band as well.
+    got = ("Payload", True, 1 << 16)
+    assert run_world(w_in_place_proxy, 2)[0] == (got, got, 0)
+
+
 def w_killed(rank, n):
     if rank == 1:
         time.sleep(120)  # the call below ends this process first
