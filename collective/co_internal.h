@@ -112,6 +112,9 @@ struct co_ctx {
 	/* Leader's side (leader.c), the poller only (see the file comment). */
 	struct co_entry *head, *tail; /* oldest first */
 	unsigned int nb_entries;
+	/* Members declared down and not heard from since (bit per rank): a
+	 * new entry over one of them fails at once. */
+	uint64_t down;
 	/* Requests held deferred in the entries.  Written by the poller,
 	 * read by the destroying thread once the lcores stopped (relaxed:
 	 * their stop orders the poller's writes before). */

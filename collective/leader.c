@@ -19,7 +19,9 @@
  * request says how long its sender still waits, counted from its arrival
  * here).  The extension's timer (every 100 us on the poller) fails an
  * entry past its deadline with ETIMEDOUT, peer_event one whose absent
- * member is declared down (or restarted) with EHOSTDOWN, quiesce (the
+ * member is declared down (or restarted) with EHOSTDOWN, and a new entry
+ * whose group holds a member declared down then fails at its first
+ * arrival, with EHOSTDOWN naming the dead (ctx->down), quiesce (the
  * agent's destroy) every pending one with ESHUTDOWN: each kept request is
  * answered with the status and the absent members.  The entry stays, as a
  * failed one, so that a member arriving later for that sequence number is
@@ -281,6 +283,9 @@ co_h_gather(struct dprpc_request *req, void *arg)
 			co_answer_status(ctx, req, &busy);
 			return 0;
 		}
+		/* A member is dead already: no waiting for it. */
+		if ((group & ctx->down & ~bit) != 0)
+			co_fail(ctx, e, EHOSTDOWN, group & ctx->down & ~bit);
 	}
 	if ((e->arrived & bit) != 0)
 		return co_refuse(req, "member arrived twice");
@@ -366,11 +371,20 @@ co_ctx_peer_event(void *state, unsigned int rank, enum dp_peer_event ev)
 		 * on).  The poller's, as every read of these. */
 		ctx->world_n = dprpc_world_size(ctx->a);
 		ctx->rank = (uint16_t)dprpc_agent_rank(ctx->a);
+		if (rank < 64)
+			ctx->down &= ~(1ull << rank);
 		return;
 	}
-	if (ev == DP_PEER_EV_UP || rank >= 64)
+	if (rank >= 64)
 		return;
 	bit = 1ull << rank;
+	/* Down until heard from again (up, or a new incarnation). */
+	if (ev == DP_PEER_EV_DOWN)
+		ctx->down |= bit;
+	else
+		ctx->down &= ~bit;
+	if (ev == DP_PEER_EV_UP)
+		return;
 	for (e = ctx->head; e != NULL; e = next) {
 		next = e->next;
 		if (e->status == 0 && (e->group & bit) != 0 && (e->arrived & bit) == 0)

@@ -687,6 +687,64 @@ Test(collective, dead_member_named_hostdown)
 	atomic_store(&owned[3], false);
 }
 
+/* Until the leader a has declared d down (its peer timeout, 1 s here). */
+static void
+wait_declared_down(int leader, unsigned int rank)
+{
+	while (dprpc_worker_state(atomic_load(&ag[leader]), rank) != DPRPC_PEER_DOWN)
+		usleep(1000);
+}
+
+/* d died and the leader declared it down before the barrier and the
+ * gather began: they fail at their first arrival with -EHOSTDOWN naming
+ * d, not after their timeout with -ETIMEDOUT (they waited it whole); and
+ * the leader's shutdown then fails its barrier so, with time left to
+ * leave. */
+Test(collective, over_a_member_already_down_fails_at_once)
+{
+	struct member ms[N];
+
+	start_world(1000 * 1000);
+	warm_up();
+	own(3); /* nobody polls d any more */
+	wait_declared_down(0, 3);
+	for (int op = 0; op < 2; op++) {
+		for (int i = 0; i < 3; i++)
+			ms[i] = (struct member){.i = i,
+				.op = op == 0 ? OP_BARRIER : OP_GATHER,
+				.timeout_us = 3 * 1000 * 1000,
+				.rounds = 1};
+		run(ms, 3);
+		for (int i = 0; i < 3; i++) {
+			cr_assert_eq(ms[i].rc[0], -EHOSTDOWN, "%s: %d %s", names[i], ms[i].rc[0],
+				ms[i].err.err.msg);
+			cr_assert_eq(ms[i].err.workers, 1ull << 3);
+			cr_assert_not_null(strstr(ms[i].err.err.msg, "d did not arrive (down)"),
+				"%s", ms[i].err.err.msg);
+		}
+	}
+	/* The leader's graceful shutdown: its barrier fails at once, naming
+	 * d, and it leaves with its time left.  (The others' would be led by
+	 * b next, which watches only the peers it talks to: it may not know
+	 * d is dead.) */
+	ms[0] = (struct member){
+		.i = 0, .op = OP_SHUTDOWN, .own = true, .timeout_us = 3000 * 1000, .rounds = 1};
+	run(ms, 1);
+	cr_assert_eq(ms[0].rc[0], -EHOSTDOWN, "a: %d %s", ms[0].rc[0], ms[0].err.err.msg);
+	cr_assert_eq(ms[0].err.workers, 1ull << 3);
+	atomic_store(&ag[0], NULL);
+	for (int i = 1; i < N; i++) {
+		own(i);
+		cr_assert_eq(dprpc_shutdown(atomic_exchange(&ag[i], NULL), false, 0, NULL), 0);
+	}
+	stop_bg_loop();
+	for (unsigned int k = 0; k < sw.n; k++) {
+		dpt_ring_drain(sw.rx[k]);
+		dpt_ring_drain(sw.tx[k]);
+	}
+	cr_assert_eq(rte_mempool_in_use_count(mp), 0u, "mbufs leaked");
+}
+
 /* The leader a dies: the members' calls to it fail, naming a. */
 Test(collective, dead_leader_named)
 {
