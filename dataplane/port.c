@@ -293,6 +293,14 @@ dp_port_link_one(struct dprpc_agent *a, unsigned int r, bool have_default)
 	snprintf(spec, sizeof(spec),
 		"net_memif_dp%u_%u,role=%s,rsize=" DP_LINK_RSIZE ",socket-abstract=no,socket=%s%s",
 		a->instance, r, server ? "server" : "client", path, pt->alias ? DP_SOCK_ALIAS : "");
+	if (server) {
+		char bound[DP_SOCK_PATH_MAX + sizeof(DP_SOCK_ALIAS)];
+
+		snprintf(bound, sizeof(bound), "%s%s", path, pt->alias ? DP_SOCK_ALIAS : "");
+		rc = dp_memif_sock_reclaim(a, bound);
+		if (rc != 0)
+			return rc;
+	}
 	a->nb_link_ports++;
 	a->peer_port[r] = (uint8_t)a->nb_ports;
 	rc = dp_port_probe(a, pt, spec);
@@ -384,6 +392,11 @@ dp_port_join_open(struct dprpc_agent *a, const char *member)
 	}
 	if (a->nb_ports == DP_MAX_PORTS)
 		return -ENOSPC;
+	if (server) {
+		rc = dp_memif_sock_reclaim(a, path);
+		if (rc != 0)
+			return rc;
+	}
 	pt = &a->ports[a->nb_ports];
 	memset(pt, 0, offsetof(struct dp_port, tx_buf));
 	pt->link = true;

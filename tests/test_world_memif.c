@@ -516,6 +516,68 @@ Test(world_links, a_link_server_names_its_socket_once_started)
 	cr_expect_neq(stat(bound, &sb), 0, "%s left behind", bound);
 }
 
+/* A unix socket bound at @path (the file stays when it is closed, as a
+ * killed process's does); listening if @listen.  Its fd. */
+static int
+bind_at(const char *path, bool listen_on)
+{
+	struct sockaddr_un sa = {.sun_family = AF_UNIX};
+	int fd = socket(AF_UNIX, SOCK_SEQPACKET, 0);
+
+	cr_assert_geq(fd, 0);
+	snprintf(sa.sun_path, sizeof(sa.sun_path), "%s", path);
+	cr_assert_eq(
+		bind(fd, (struct sockaddr *)&sa, sizeof(sa)), 0, "%s: %s", path, strerror(errno));
+	if (listen_on)
+		cr_assert_eq(listen(fd, 1), 0);
+	return fd;
+}
+
+/* A killed worker leaves its server sockets behind (a link's, bound and
+ * named, and its join socket): the restarted worker's agent takes them
+ * back, its links come up and calls go.  A socket a live process listens
+ * on is not taken: the create fails with EADDRINUSE. */
+Test(world_links, sockets_a_killed_worker_left_are_taken_back)
+{
+	static const char *const left[] = {"a-b.sock~", "a-b.sock", "a.join", "b.join"};
+	char path[DP_SOCK_PATH_MAX], lworld[512], out[8], missing[64];
+	struct dprpc_agent_conf c;
+	size_t out_len = sizeof(out);
+	int fd;
+
+	for (unsigned int i = 0; i < RTE_DIM(left); i++) {
+		snprintf(path, sizeof(path), "%s/%s", sock_dir, left[i]);
+		close(bind_at(path, false));
+	}
+	links_agents(2, true);
+	for (unsigned int i = 0; i < 2; i++) {
+		cr_assert_eq(
+			dprpc_register(la[i], "echo", dpt_echo, NULL, DPRPC_HANDLER_INLINE), 0);
+		cr_assert_eq(dprpc_agent_wait_link(la[i], 20 * 1000 * 1000), 0, "%s", lnames[i]);
+		cr_assert_eq(dprpc_world_wait(la[i], 20 * 1000 * 1000, missing, sizeof(missing)), 0,
+			"%s misses %s", lnames[i], missing);
+	}
+	cr_assert_eq(dprpc_rpc_sync(la[0], "b", "echo", "back", 4, 0, out, &out_len, NULL), 0);
+	cr_assert(out_len == 4 && memcmp(out, "back", 4) == 0);
+	for (unsigned int i = 0; i < 2; i++) {
+		cr_assert_eq(dprpc_agent_destroy(la[i]), 0);
+		la[i] = NULL;
+	}
+	/* Someone alive holds a's link socket. */
+	snprintf(path, sizeof(path), "%s/a-b.sock" DP_SOCK_ALIAS, sock_dir);
+	fd = bind_at(path, true);
+	snprintf(lworld, sizeof(lworld), "%.*smesh memif:%s\n",
+		(int)(strchr(strchr(DPT_WORLD3, '\n') + 1, '\n') - DPT_WORLD3) + 1, DPT_WORLD3,
+		sock_dir);
+	dprpc_agent_conf_init(&c);
+	c.name = "a";
+	c.world = lworld;
+	cr_assert_null(dprpc_agent_create(&c));
+	cr_assert_eq(rte_errno, EADDRINUSE, "%s", rte_strerror(rte_errno));
+	close(fd);
+	cr_assert_eq(unlink(path), 0);
+}
+
 /* dprpc_agent_destroy() of la[i] on a thread of its own. */
 struct destroyer {
 	pthread_t t;
