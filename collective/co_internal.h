@@ -92,6 +92,7 @@ co_item_size(uint32_t len)
 struct co_group {
 	uint64_t group;
 	uint64_t next_seq;
+	uint64_t gen; /* ctx->restart_gen when next_seq was last taken */
 	bool busy;
 };
 
@@ -103,6 +104,14 @@ struct co_ctx {
 	unsigned int world_n;
 	uint32_t h_gather; /* dprpc_handler_id(CO_HANDLER) */
 	uint64_t tsc_hz;
+
+	/* Restarts of other workers (peer_event, the poller): restart_gen
+	 * counts them, restart_at[r] is its value at rank r's last.  A group
+	 * with a member that restarted since its last collective numbers
+	 * them from 1 again, as the restarted worker does.  Relaxed: a late
+	 * read costs one collective that times out. */
+	_Atomic uint64_t restart_gen;
+	_Atomic uint64_t restart_at[64];
 
 	/* Callers' side (gather.c), application threads, under lock. */
 	pthread_mutex_t lock;

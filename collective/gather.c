@@ -85,6 +85,26 @@ co_error(struct dprpc_coll_error *err, int code, uint16_t origin, uint64_t worke
 	return code;
 }
 
+/* A member of @g restarted since @g's last collective: number them from 1
+ * again, as the restarted worker does (its numbers are gone with it). */
+static void
+co_seq_restart(struct co_ctx *ctx, struct co_group *g)
+{
+	uint64_t gen = atomic_load_explicit(&ctx->restart_gen, memory_order_relaxed);
+
+	if (gen == g->gen)
+		return;
+	for (uint64_t m = g->group; m != 0; m &= m - 1) {
+		unsigned int r = (unsigned int)__builtin_ctzll(m);
+
+		if (atomic_load_explicit(&ctx->restart_at[r], memory_order_relaxed) > g->gen) {
+			g->next_seq = 1;
+			break;
+		}
+	}
+	g->gen = gen;
+}
+
 /* The group's next sequence number, marking it busy; 0 with *rc set
  * (-EBUSY, -ENOMEM). */
 static uint64_t
@@ -119,6 +139,7 @@ co_seq_take(struct co_ctx *ctx, uint64_t group, int *rc)
 		*rc = -EBUSY;
 		goto out;
 	}
+	co_seq_restart(ctx, g);
 	g->busy = true;
 	seq = g->next_seq++;
 out:

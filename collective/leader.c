@@ -385,10 +385,26 @@ co_ctx_peer_event(void *state, unsigned int rank, enum dp_peer_event ev)
 		ctx->down &= ~bit;
 	if (ev == DP_PEER_EV_UP)
 		return;
+	if (ev == DP_PEER_EV_RESTARTED) {
+		uint64_t gen =
+			atomic_fetch_add_explicit(&ctx->restart_gen, 1, memory_order_relaxed) + 1;
+
+		atomic_store_explicit(&ctx->restart_at[rank], gen, memory_order_relaxed);
+	}
 	for (e = ctx->head; e != NULL; e = next) {
 		next = e->next;
 		if (e->status == 0 && (e->group & bit) != 0 && (e->arrived & bit) == 0)
 			co_fail(ctx, e, EHOSTDOWN, e->group & ~e->arrived);
+	}
+	if (ev != DP_PEER_EV_RESTARTED)
+		return;
+	/* Its groups number their collectives from 1 again (gather.c): a
+	 * failed entry kept for their late arrivals would answer a new
+	 * collective of the same number.  Failed entries hold no request. */
+	for (e = ctx->head; e != NULL; e = next) {
+		next = e->next;
+		if (e->status != 0 && (e->group & bit) != 0)
+			co_unlink(ctx, e);
 	}
 }
 

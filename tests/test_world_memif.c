@@ -13,6 +13,7 @@
  */
 #include <dirent.h>
 #include <errno.h>
+#include <fcntl.h>
 #include <stdbool.h>
 #include <stdint.h>
 #include <signal.h>
@@ -301,6 +302,46 @@ Test(world_memif, worker_killed_in_shutdown_barrier_is_named)
 	(void)unlink(cmd);
 	reap(status, 90);
 	expect_clean(status, NW - 1);
+	snprintf(cmd, sizeof(cmd), "rm -rf %s", mark_dir);
+	(void)system(cmd);
+}
+
+/* All four pass a world barrier; w3 is killed (SIGKILL) and started
+ * again by the same command, with the sockets it left behind: its agent
+ * comes up, the world forms again, the others' calls to it succeed once
+ * its new incarnation answers, and a world barrier passes (the others'
+ * second, its first: the others number the group's collectives from 1
+ * again once it restarted); then all four shut down gracefully and clean.
+ * Before, the restarted worker's create failed (EPERM, its sockets), and
+ * with them removed by hand its barrier met the others' as #1 against
+ * #2 and timed out. */
+Test(world_memif, a_killed_worker_restarted_takes_its_place_again)
+{
+	char mark_dir[80], cmd[128];
+	const char *extra[] = {"--restart-of", "w3", "--mark-dir", mark_dir, NULL};
+	const char *victim[] = {"--restart-of", "w3", "--mark-dir", mark_dir, "--be-killed", NULL};
+	const char *again[] = {"--restarted", NULL};
+	int status[NW];
+	unsigned int i;
+
+	snprintf(mark_dir, sizeof(mark_dir), "%s-marks", sock_dir);
+	cr_assert_eq(mkdir(mark_dir, 0700), 0, "mkdir %s: %s", mark_dir, strerror(errno));
+	for (i = 0; i < NW - 1; i++)
+		spawn(i, extra);
+	spawn(NW - 1, victim);
+	for (i = 0; i < 1200 && marks(mark_dir, NW) < NW; i++)
+		usleep(50 * 1000);
+	cr_assert_eq(marks(mark_dir, NW), NW, "not every worker passed the first barrier");
+	cr_assert_eq(kill(pids[NW - 1], SIGKILL), 0);
+	cr_assert_eq(waitpid(pids[NW - 1], &status[NW - 1], 0), pids[NW - 1]);
+	pids[NW - 1] = -1;
+	cr_assert(WIFSIGNALED(status[NW - 1]) && WTERMSIG(status[NW - 1]) == SIGKILL,
+		"w3 was not killed (status 0x%x)", status[NW - 1]);
+	spawn(NW - 1, again);
+	snprintf(cmd, sizeof(cmd), "%s/restarted", mark_dir);
+	close(creat(cmd, 0600));
+	reap(status, 120);
+	expect_clean(status, NW);
 	snprintf(cmd, sizeof(cmd), "rm -rf %s", mark_dir);
 	(void)system(cmd);
 }

@@ -29,6 +29,13 @@
  * its timeout, and this worker must still stop clean (no mbuf of its pool
  * in use after it, EAL's runtime directory gone).  --be-killed: after the
  * "done" exchange, wait to be killed (exit 1 after 60 s).
+ * --restart-of NAME --mark-dir DIR: after the "done" exchange, a world
+ * barrier, a mark DIR/NAME; then (unless --be-killed, for NAME itself)
+ * wait for the mark DIR/restarted (the test's, once it started NAME
+ * again), call NAME until its new incarnation answers, a world barrier
+ * again, and a graceful shutdown.  --restarted: NAME started again by
+ * the same command: no "done" exchange (the others had theirs), a world
+ * barrier (the others' second), a graceful shutdown.
  * With --join its map has only its own line (rank "-") and it joins the
  * running world through MEMBER ("NAME MAC IPV4 UDP_PORT",
  * dprpc_world_join()) instead of waiting for it; with --expect-joiners a
@@ -149,11 +156,15 @@ main(int argc, char **argv)
 		{"be-killed", no_argument, NULL, 'b'},
 		{"join", required_argument, NULL, 'j'},
 		{"expect-joiners", required_argument, NULL, 'x'},
+		{"restart-of", required_argument, NULL, 'R'},
+		{"restarted", no_argument, NULL, 'S'},
 		{NULL, 0, NULL, 0},
 	};
 	const char *world = NULL, *expect_missing = NULL, *killed = NULL, *mark_dir = NULL;
-	const char *join = NULL;
+	const char *join = NULL, *restart_of = NULL;
 	unsigned int joiners = 0;
+	bool restarted = false;
+	struct timespec t0, t1;
 	struct dprpc_future *early[DPRPC_MAX_WORKERS] = {NULL};
 	struct dprpc_worker_info infos[DPRPC_MAX_WORKERS], self;
 	uint64_t rdv_ms = 30000;
@@ -200,11 +211,15 @@ main(int argc, char **argv)
 			join = optarg;
 		else if (opt == 'x')
 			joiners = (unsigned int)strtoul(optarg, NULL, 0);
+		else if (opt == 'R')
+			restart_of = optarg;
+		else if (opt == 'S')
+			restarted = true;
 		else
 			return 2;
 	}
 	if (world == NULL || strcmp(name, "world_worker") == 0 ||
-		(killed != NULL) != (mark_dir != NULL)) {
+		(killed != NULL || restart_of != NULL) != (mark_dir != NULL)) {
 		fprintf(stderr, "usage: world_worker [EAL] -- --name NAME --world WORLD [--port-id "
 				"N] [--rendezvous-ms MS] [--expect-missing NAMES] [--call-early] "
 				"[--shutdown] [--join MEMBER] [--expect-joiners K]\n");
@@ -226,6 +241,7 @@ main(int argc, char **argv)
 	if (mp == NULL)
 		FAIL(3, "mbuf pool: %s", rte_strerror(rte_errno));
 	c.mbuf_pool = mp;
+	clock_gettime(CLOCK_MONOTONIC, &t0);
 	a = dprpc_agent_create(&c);
 	if (a == NULL)
 		FAIL(3, "agent: %s", rte_strerror(rte_errno));
@@ -276,7 +292,10 @@ main(int argc, char **argv)
 	} else {
 		if (rc != 0)
 			FAIL(8, "world_wait: %d, missing: %s", rc, missing);
-		printf("%s: world of %u formed\n", name, nw);
+		clock_gettime(CLOCK_MONOTONIC, &t1);
+		printf("%s: world of %u formed, %.0f ms after its agent's create began\n", name, nw,
+			(double)(t1.tv_sec - t0.tv_sec) * 1e3 +
+				(double)(t1.tv_nsec - t0.tv_nsec) / 1e6);
 		fflush(stdout);
 		/* Who is who: every worker, by rank. */
 		if (dprpc_get_worker_infos(a, infos, DPRPC_MAX_WORKERS) != (int)nw ||
@@ -321,8 +340,9 @@ main(int argc, char **argv)
 		}
 		printf("%s: %u workers called 3 ways, values checked\n", name, nw);
 		fflush(stdout);
-		/* Done: tell the others, then serve until they all said so. */
-		for (i = 0; i < nw; i++) {
+		/* Done: tell the others, then serve until they all said so
+		 * (a restarted worker's others had theirs). */
+		for (i = 0; i < nw && !restarted; i++) {
 			if (i == my_rank)
 				continue;
 			rc = dprpc_rpc_sync(a, infos[i].name, "done", NULL, 0, CALL_TIMEOUT_US,
@@ -330,10 +350,64 @@ main(int argc, char **argv)
 			if (rc != 0)
 				FAIL(13, "done to %s: %d", infos[i].name, rc);
 		}
-		for (i = 0; i < 600 && atomic_load(&dones) < nw - 1; i++)
+		for (i = 0; i < 600 && !restarted && atomic_load(&dones) < nw - 1; i++)
 			usleep(50 * 1000);
-		if (atomic_load(&dones) != nw - 1)
+		if (!restarted && atomic_load(&dones) != nw - 1)
 			FAIL(14, "%u of %u workers said done", atomic_load(&dones), nw - 1);
+	}
+	if (restart_of != NULL) {
+		struct dprpc_coll_error ce;
+		char mark[256];
+		FILE *f;
+		int k = dprpc_worker_rank(a, restart_of);
+
+		if (k < 0)
+			FAIL(26, "no worker %s", restart_of);
+		rc = dprpc_barrier(a, NULL, 0, CALL_TIMEOUT_US, &ce);
+		if (rc != 0)
+			FAIL(26, "barrier before the restart: %d (%s)", rc, ce.err.msg);
+		snprintf(mark, sizeof(mark), "%s/%s", mark_dir, name);
+		f = fopen(mark, "w");
+		if (f == NULL || fclose(f) != 0)
+			FAIL(26, "%s: %s", mark, strerror(errno));
+		if (!be_killed) {
+			uint64_t x = arg_of(my_rank, (unsigned int)k, 5), v = 0;
+			size_t len = sizeof(v);
+			struct stat ms;
+
+			snprintf(mark, sizeof(mark), "%s/restarted", mark_dir);
+			for (i = 0; i < 1200 && stat(mark, &ms) != 0; i++)
+				usleep(50 * 1000);
+			if (i == 1200)
+				FAIL(27, "%s was not started again", restart_of);
+			/* Its old incarnation's calls fail until the new one
+			 * answers (down, then restarted). */
+			for (i = 0; i < 600; i++) {
+				len = sizeof(v);
+				rc = dprpc_rpc_sync(a, restart_of, "mul", &x, sizeof(x),
+					1000 * 1000, &v, &len, NULL);
+				if (rc == 0)
+					break;
+				usleep(50 * 1000);
+			}
+			if (rc != 0)
+				FAIL(27, "the restarted %s never answered: %d", restart_of, rc);
+			check(v, (unsigned int)k, 5);
+			rc = dprpc_barrier(a, NULL, 0, CALL_TIMEOUT_US, &ce);
+			if (rc != 0)
+				FAIL(28, "barrier after the restart: %d (%s)", rc, ce.err.msg);
+			printf("%s: %s restarted, answered, and passed a barrier\n", name,
+				restart_of);
+			shutdown = true;
+		}
+	}
+	if (restarted) {
+		struct dprpc_coll_error ce;
+
+		rc = dprpc_barrier(a, NULL, 0, CALL_TIMEOUT_US, &ce);
+		if (rc != 0)
+			FAIL(28, "barrier after the restart: %d (%s)", rc, ce.err.msg);
+		shutdown = true;
 	}
 	if (be_killed) {
 		for (i = 0; i < 600; i++)
