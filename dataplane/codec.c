@@ -72,6 +72,8 @@ dp_frame_write_iov(uint8_t *frame, const uint8_t *tmpl, const struct dp_hdr_fiel
 		return;
 	}
 	for (unsigned int i = 0; i < cnt; i++) {
+		if (iov[i].iov_len == 0)
+			continue; /* its base may be NULL */
 		memcpy(dst, iov[i].iov_base, iov[i].iov_len);
 		dst += iov[i].iov_len;
 	}

@@ -593,13 +593,15 @@ dprpc_reply_iov(struct dprpc_request *req, const struct iovec *iov, unsigned int
 		/* An extension's hook reads the answer as one buffer. */
 		struct iovec v;
 
-		tmp = malloc(len);
+		tmp = malloc(len > 0 ? len : 1);
 		if (tmp == NULL) {
 			dp_req_unclaim(req);
 			return -ENOBUFS;
 		}
 		v = (struct iovec){.iov_base = tmp, .iov_len = 0};
 		for (unsigned int i = 0; i < iovcnt; i++) {
+			if (iov[i].iov_len == 0)
+				continue; /* its base may be NULL */
 			memcpy((uint8_t *)tmp + v.iov_len, iov[i].iov_base, iov[i].iov_len);
 			v.iov_len += iov[i].iov_len;
 		}

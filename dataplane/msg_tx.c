@@ -50,6 +50,8 @@ dp_txmsg_new(const struct dprpc_agent *a, const struct dp_hdr_fields *f, const s
 	memset(t, 0, sizeof(*t));
 	t->buf = (uint8_t *)(t + 1);
 	for (unsigned int i = 0; i < cnt; i++) { /* the one copy on the sending side */
+		if (iov[i].iov_len == 0)
+			continue; /* its base may be NULL */
 		memcpy(t->buf + off, iov[i].iov_base, iov[i].iov_len);
 		off += (uint32_t)iov[i].iov_len;
 	}

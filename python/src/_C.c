@@ -697,6 +697,8 @@ parts_get(PyObject *o, struct parts *p)
 	}
 	p->data = dst;
 	for (unsigned int i = 0; i < p->n; i++) {
+		if (p->iov[i].iov_len == 0)
+			continue;
 		memcpy(dst, p->iov[i].iov_base, p->iov[i].iov_len);
 		dst += p->iov[i].iov_len;
 	}
