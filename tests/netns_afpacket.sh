@@ -31,6 +31,10 @@
 #    (SIGKILL).  The client must see all 8 fail with -EHOSTDOWN within its
 #    peer_timeout (500 ms) + 1 s, peer_event report the server down once,
 #    and a new call fail at once.
+# 8. Restart: as 7, but both first pass a world barrier; once the client
+#    has seen the server fail, the script starts the server again by the
+#    same command: the client's calls to it succeed again and both pass a
+#    world barrier (his second, her first), which the client checks.
 #
 # Exit 77 (skip) when no namespace can be created or clang cannot target
 # BPF.  If the kernel refuses XDP in both native and generic mode, parts 2,
@@ -372,11 +376,45 @@ sed 's/^/    /' "$NETNS_TMP/pd-client.log"
 parts=$((parts + 1))
 say "7. server killed with 8 calls in flight: all failed -EHOSTDOWN within the bound ($(since "$t0") s)"
 
+# ---- 8. the server killed, then started again by the same command ----
+t0=$(date +%s.%N)
+eal 1 pd-server2 "$NETNS_IF_A"
+pd_srv_cmd=("$pd" "${EAL[@]}" -- --role server --world "$world" --barrier)
+netns_spawn 60 "$A" "$NETNS_TMP/pd-server2.log" "${pd_srv_cmd[@]}"
+eal 0 pd-client2 "$NETNS_IF_B"
+netns_spawn 60 "$B" "$NETNS_TMP/pd-client2.log" "$pd" "${EAL[@]}" -- --role client \
+	--world "$world" --peer-timeout-ms 500 --barrier --restart
+pd_cli=$NETNS_PID
+pd_srv=""
+for _ in $(seq 400); do
+	pd_srv=$(sed -n 's/^alice: serving pid \([0-9]*\)$/\1/p' "$NETNS_TMP/pd-server2.log")
+	[ -n "$pd_srv" ] && grep -q "calls pending" "$NETNS_TMP/pd-client2.log" && break
+	kill -0 "$pd_cli" 2>/dev/null || break
+	sleep 0.05
+done
+grep -q "calls pending" "$NETNS_TMP/pd-client2.log" ||
+	fail "restart: the client never had its calls pending: $(cat "$NETNS_TMP/pd-client2.log")"
+kill -KILL "$pd_srv"
+for _ in $(seq 400); do
+	grep -q "calls failed with -EHOSTDOWN" "$NETNS_TMP/pd-client2.log" && break
+	kill -0 "$pd_cli" 2>/dev/null || break
+	sleep 0.05
+done
+grep -q "calls failed with -EHOSTDOWN" "$NETNS_TMP/pd-client2.log" ||
+	fail "restart: the client never saw the server fail: $(cat "$NETNS_TMP/pd-client2.log")"
+netns_spawn 60 "$A" "$NETNS_TMP/pd-server3.log" "${pd_srv_cmd[@]}"
+rc=0
+wait_exit "$pd_cli" 40 || rc=$?
+sed 's/^/    /' "$NETNS_TMP/pd-client2.log"
+[ "$rc" = 0 ] || fail "restart: the client exited with $rc: $(cat "$NETNS_TMP/pd-server3.log")"
+parts=$((parts + 1))
+say "8. server killed and started again: answered, and a barrier passed ($(since "$t0") s)"
+
 # An expansion error aborts a whole compound command without tripping set -e:
 # make sure every part ran to its end.
-[ "$parts" = $((3 + 4 * xdp_ok)) ] || fail "only $parts parts ran to their end"
+[ "$parts" = $((4 + 4 * xdp_ok)) ] || fail "only $parts parts ran to their end"
 if [ "$xdp_ok" = 1 ]; then
 	say "all parts passed"
 else
-	say "parts 1, 3 and 7 passed; parts 2, 4, 5 and 6 skipped (no XDP)"
+	say "parts 1, 3, 7 and 8 passed; parts 2, 4, 5 and 6 skipped (no XDP)"
 fi

@@ -2,8 +2,9 @@
 /*
  * peer_death: a server killed with calls in flight, for netns_afpacket.sh.
  *
- *   peer_death [EAL options] -- --role server --world WORLD
+ *   peer_death [EAL options] -- --role server --world WORLD [--barrier]
  *   peer_death [EAL options] -- --role client --world WORLD [--peer-timeout-ms MS]
+ *                                 [--barrier [--restart]]
  *
  * The server ("alice") parks every "hold" request unanswered and prints
  * "alice: serving pid PID" once its port is up; the script kills it with
@@ -13,11 +14,18 @@
  * every call failed with -EHOSTDOWN within peer_timeout + 1 s of that
  * line, the peer_event callback reported alice down once, alice's state
  * reads DOWN and a new call to her fails at once with EHOSTDOWN.
+ *
+ * With --barrier both do the world's rendezvous and pass a world barrier
+ * first (alice before she serves, bob before his calls).  With --restart bob then waits for alice
+ * to be started again by the same command (her echo answers: her new
+ * incarnation), and both pass a world barrier again (his second, her
+ * first), which bob must see succeed.
  */
 #include <errno.h>
 #include <getopt.h>
 #include <inttypes.h>
 #include <stdatomic.h>
+#include <stdbool.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -27,6 +35,7 @@
 #include <rte_errno.h>
 
 #include <dprpc/dprpc.h>
+#include <dprpc/dprpc_collective.h>
 
 #define NB_CALLS 8
 
@@ -70,11 +79,38 @@ on_peer(struct dprpc_agent *a, unsigned int rank, bool up, void *arg)
 	atomic_fetch_add(&downs, 1);
 }
 
+/* A world barrier (the caller polls while it waits); 0 or 1, said.  At
+ * start, the world's rendezvous first: a restarted worker is heard from
+ * through it (the others have it down and send it nothing). */
 static int
-serve(struct dprpc_agent *a)
+barrier(struct dprpc_agent *a, const char *who, const char *when)
+{
+	struct dprpc_coll_error ce;
+	char missing[64];
+	int rc;
+
+	if (strcmp(when, "at start") == 0 &&
+		dprpc_world_wait(a, 30 * 1000 * 1000, missing, sizeof(missing)) != 0) {
+		fprintf(stderr, "%s: rendezvous: %s missing\n", who, missing);
+		return 1;
+	}
+	rc = dprpc_barrier(a, NULL, 0, 30 * 1000 * 1000, &ce);
+	if (rc != 0) {
+		fprintf(stderr, "%s: barrier %s: %d (%s)\n", who, when, rc, ce.err.msg);
+		return 1;
+	}
+	printf("%s: barrier %s passed\n", who, when);
+	fflush(stdout);
+	return 0;
+}
+
+static int
+serve(struct dprpc_agent *a, bool with_barrier)
 {
 	if (dprpc_register(a, "hold", hold, NULL, DPRPC_HANDLER_INLINE) != 0 ||
 		dprpc_register(a, "echo", echo, NULL, DPRPC_HANDLER_INLINE) != 0)
+		return 1;
+	if (with_barrier && barrier(a, "alice", "at start") != 0)
 		return 1;
 	printf("alice: serving pid %d\n", (int)getpid());
 	fflush(stdout);
@@ -130,6 +166,7 @@ call(struct dprpc_agent *a, uint32_t timeout_ms)
 	       "%u up\n",
 		NB_CALLS - bad, NB_CALLS, ms, timeout_ms, atomic_load(&downs),
 		atomic_load(&down_rank), atomic_load(&ups));
+	fflush(stdout); /* the restart waits for it */
 	if (ms > bound_ms) {
 		fprintf(stderr, "bob: over the bound of %" PRIu64 " ms\n", bound_ms);
 		bad++;
@@ -149,6 +186,32 @@ call(struct dprpc_agent *a, uint32_t timeout_ms)
 	return bad == 0 ? 0 : 1;
 }
 
+/* Alice started again: her echo answers (bounded, 30 s), then a barrier.
+ * A call to her fails at once while she is down: between tries this
+ * polls, which lets her rendezvous be answered and her heard from. */
+static int
+after_restart(struct dprpc_agent *a)
+{
+	uint64_t hz = rte_get_tsc_hz(), t0;
+	char out[8];
+	size_t len;
+	int rc = -1;
+
+	for (int i = 0; i < 300 && rc != 0; i++) {
+		len = sizeof(out);
+		rc = dprpc_rpc_sync(a, "alice", "echo", "hi", 2, 100 * 1000, out, &len, NULL);
+		for (t0 = rte_rdtsc(); rc != 0 && rte_rdtsc() - t0 < hz / 10;)
+			dprpc_poll(a, 32);
+	}
+	if (rc != 0) {
+		fprintf(stderr, "bob: the restarted alice never answered: %d\n", rc);
+		return 1;
+	}
+	printf("bob: the restarted alice answers\n");
+	fflush(stdout);
+	return barrier(a, "bob", "after alice's restart");
+}
+
 int
 main(int argc, char **argv)
 {
@@ -156,8 +219,11 @@ main(int argc, char **argv)
 		{"role", required_argument, NULL, 'r'},
 		{"world", required_argument, NULL, 'w'},
 		{"peer-timeout-ms", required_argument, NULL, 't'},
+		{"barrier", no_argument, NULL, 'b'},
+		{"restart", no_argument, NULL, 'R'},
 		{NULL, 0, NULL, 0},
 	};
+	bool with_barrier = false, restart = false;
 	const char *role = NULL, *world = NULL;
 	uint32_t timeout_ms = 500;
 	struct dprpc_agent_conf c;
@@ -178,13 +244,17 @@ main(int argc, char **argv)
 			world = optarg;
 		else if (opt == 't')
 			timeout_ms = (uint32_t)strtoul(optarg, NULL, 0);
+		else if (opt == 'b')
+			with_barrier = true;
+		else if (opt == 'R')
+			restart = true;
 		else
 			return 2;
 	}
-	if (role == NULL || world == NULL || timeout_ms < 100 ||
+	if (role == NULL || world == NULL || timeout_ms < 100 || (restart && !with_barrier) ||
 		(strcmp(role, "server") != 0 && strcmp(role, "client") != 0)) {
 		fprintf(stderr, "usage: peer_death [EAL] -- --role server|client --world W "
-				"[--peer-timeout-ms MS]\n");
+				"[--peer-timeout-ms MS] [--barrier [--restart]]\n");
 		return 2;
 	}
 	dprpc_agent_conf_init(&c);
@@ -203,7 +273,15 @@ main(int argc, char **argv)
 		fprintf(stderr, "peer_death: no link\n");
 		return 2;
 	}
-	rc = strcmp(role, "server") == 0 ? serve(a) : call(a, timeout_ms);
+	if (strcmp(role, "server") == 0) {
+		rc = serve(a, with_barrier);
+	} else {
+		rc = with_barrier ? barrier(a, "bob", "at start") : 0;
+		if (rc == 0)
+			rc = call(a, timeout_ms);
+		if (rc == 0 && restart)
+			rc = after_restart(a);
+	}
 	if (dprpc_agent_destroy(a) != 0)
 		rc = 1;
 	dprpc_eal_cleanup();
