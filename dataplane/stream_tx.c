@@ -14,11 +14,15 @@
  * grows (serial order), written by the poller.
  */
 #include <errno.h>
+#include <stdbool.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <unistd.h>
 
+#include <rte_cycles.h>
 #include <rte_mbuf.h>
+#include <rte_pause.h>
 
 #include "dp_agent.h"
 #include "dp_eal.h"
@@ -61,8 +65,10 @@ dp_stream_frame(struct dprpc_request *req, struct rte_mbuf *m, uint32_t seq, uin
 	dp_meta_plain(m);
 }
 
-int
-dprpc_stream_send(struct dprpc_request *req, const void *data, size_t len)
+/* dprpc_stream_send(), counting a full window in stream_window_full only
+ * if @count (a waiting sender counts its first refusal alone). */
+static int
+dp_stream_send(struct dprpc_request *req, const void *data, size_t len, bool count)
 {
 	struct rte_mbuf *small[16], **ms = small;
 	struct dprpc_agent *a;
@@ -88,7 +94,8 @@ dprpc_stream_send(struct dprpc_request *req, const void *data, size_t len)
 	consumed = atomic_load_explicit(&req->st_limit, memory_order_relaxed) - req->st_window;
 	out = req->st_next - consumed;
 	if (out > 0 && out + k > req->st_weff) {
-		dp_count_mt(&a->st.stream_window_full, 1);
+		if (count)
+			dp_count_mt(&a->st.stream_window_full, 1);
 		return -EAGAIN;
 	}
 	dp_thread_lcore(); /* mempool caches for this thread */
@@ -116,6 +123,50 @@ dprpc_stream_send(struct dprpc_request *req, const void *data, size_t len)
 		free(ms);
 	dp_count_mt(&a->st.stream_chunks_sent, 1);
 	return 0;
+}
+
+int
+dprpc_stream_send(struct dprpc_request *req, const void *data, size_t len)
+{
+	return dp_stream_send(req, data, len, true);
+}
+
+/* A waiting sender's pause while the window is full: it polls if nobody
+ * else does (the caller's credits come in frames), else it lets the CPU
+ * go, for longer as the wait lasts. */
+#define DP_SEND_WAIT_SPINS 64
+
+int
+dprpc_stream_send_wait(struct dprpc_request *req, const void *data, size_t len, uint64_t timeout_us)
+{
+	struct dprpc_agent *a;
+	uint64_t deadline;
+	int rc;
+
+	if (req == NULL)
+		return -EINVAL;
+	a = req->agent;
+	rc = dp_stream_send(req, data, len, true);
+	if (rc != -EAGAIN)
+		return rc;
+	if (dp_tls_poller == a)
+		return -EDEADLK; /* the window opens only by this thread's polls */
+	if (timeout_us == DPRPC_TIMEOUT_DEFAULT)
+		timeout_us = a->default_timeout_us;
+	deadline = dp_deadline_tsc(a, rte_rdtsc(), timeout_us);
+	for (unsigned int n = 0;; n++) {
+		if (deadline != 0 && rte_rdtsc() >= deadline)
+			return -ETIMEDOUT;
+		if (!a->io_launched && dprpc_poll(a, 32) > 0)
+			n = 0;
+		else if (n < DP_SEND_WAIT_SPINS)
+			rte_pause();
+		else
+			usleep(n < 4 * DP_SEND_WAIT_SPINS ? 10 : 100);
+		rc = dp_stream_send(req, data, len, false);
+		if (rc != -EAGAIN)
+			return rc;
+	}
 }
 
 int

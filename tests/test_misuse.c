@@ -433,6 +433,12 @@ Test(misuse, dprpc_payload_release)
 	cr_assert_eq(dprpc_payload_data(NULL, NULL), NULL);
 }
 
+Test(misuse, dprpc_stream_send_wait)
+{
+	cr_assert_eq(dprpc_stream_send_wait(NULL, "x", 1, 0), -EINVAL);
+	cr_assert_eq(dprpc_stream_send_wait(NULL, NULL, 0, DPRPC_TIMEOUT_NONE), -EINVAL);
+}
+
 Test(misuse, dprpc_reply_error)
 {
 	cr_assert_eq(dprpc_reply_error(NULL, -EIO, "x"), -EINVAL);

@@ -15,11 +15,16 @@
  * stream/zero_chunks, stream/error_end: the end alone; an error end after
  * three chunks (callback and iterator).  stream/slow_consumer_window: an
  * iterator not read holds the server at exactly the window; each chunk
- * read lets exactly one more go.
+ * read lets exactly one more go.  stream/a_waiting_sender_goes_as_the_window_opens:
+ * dprpc_stream_send_wait() times out on a window nobody reads, then sends
+ * 300 chunks to a slow reader, each once the window has room, counted
+ * once per wait.
  */
 #include <errno.h>
+#include <pthread.h>
 #include <stdatomic.h>
 #include <string.h>
+#include <unistd.h>
 
 #include <criterion/criterion.h>
 
@@ -464,6 +469,67 @@ Test(stream, slow_consumer_window)
 	}
 	cr_assert_eq(rc, DPRPC_STREAM_END, "got %d", rc);
 	cr_assert_eq(got, sent);
+	cr_assert_eq(dprpc_stream_close(s), 0);
+}
+
+#define NB_WAITED 300u
+
+/* Reads NB_WAITED chunks of its stream slowly (polling a as it waits);
+ * returns how many came in order. */
+static void *
+slow_reader(void *arg)
+{
+	struct dprpc_stream *s = arg;
+	const uint32_t *d;
+	uintptr_t got = 0;
+	size_t len;
+
+	while (got < NB_WAITED &&
+		dprpc_stream_next(s, (const void **)&d, &len, 20 * 1000 * 1000) == 0) {
+		if (len != sizeof(*d) || *d != got)
+			break;
+		got++;
+		if (got % 8 == 0)
+			usleep(200);
+	}
+	return (void *)got;
+}
+
+Test(stream, a_waiting_sender_goes_as_the_window_opens)
+{
+	struct dprpc_stream *s;
+	struct dprpc_request *req;
+	uint64_t full0;
+	uint32_t i;
+	pthread_t t;
+	void *got;
+
+	warm_up();
+	s = dprpc_stream_open(a, "b", "park", NULL, 0, DPRPC_TIMEOUT_NONE);
+	cr_assert_not_null(s);
+	req = wait_parked();
+	for (i = 0; i < WINDOW; i++)
+		cr_assert_eq(dprpc_stream_send(req, &i, sizeof(i)), 0);
+	/* Nobody reads: the wait ends at its timeout, nothing sent. */
+	cr_assert_eq(dprpc_stream_send_wait(req, &i, sizeof(i), 20 * 1000), -ETIMEDOUT);
+	full0 = stats(b).stream_window_full;
+	cr_assert_eq(full0, 1u, "one wait, counted once: %lu", (unsigned long)full0);
+	cr_assert_eq(pthread_create(&t, NULL, slow_reader, s), 0);
+	for (; i < NB_WAITED; i++)
+		cr_assert_eq(dprpc_stream_send_wait(req, &i, sizeof(i), DPRPC_TIMEOUT_NONE), 0,
+			"chunk %u", i);
+	cr_assert_eq(pthread_join(t, &got), 0);
+	cr_assert_eq((uintptr_t)got, NB_WAITED, "%lu chunks read in order",
+		(unsigned long)(uintptr_t)got);
+	/* At most one count per chunk that waited. */
+	cr_assert_leq(stats(b).stream_window_full - full0, (uint64_t)(NB_WAITED - WINDOW));
+	cr_assert_eq(dprpc_stream_end(req, 0), 0);
+	{
+		const void *d;
+		size_t len;
+
+		cr_assert_eq(dprpc_stream_next(s, &d, &len, 10 * 1000 * 1000), DPRPC_STREAM_END);
+	}
 	cr_assert_eq(dprpc_stream_close(s), 0);
 }
 

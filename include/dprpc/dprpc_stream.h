@@ -27,8 +27,9 @@
  * consumed when its callback returns, or when dprpc_stream_next() hands it
  * out.  When the window is full dprpc_stream_send() returns -EAGAIN at
  * once: it never waits, so it may be called on a polling thread; try again
- * later (e.g. from a timer or a thread of yours).  The end is not a chunk
- * and always goes.
+ * later (e.g. from a timer or a thread of yours), or send from a thread
+ * that may wait with dprpc_stream_send_wait(), which returns once the
+ * window has room.  The end is not a chunk and always goes.
  *
  * Timeout: a stream's timeout is its total time, as for any call: the
  * deadline counted from dprpc_rpc_stream() travels with the request
@@ -205,6 +206,28 @@ int dprpc_stream_close(struct dprpc_stream *s);
  * else does).
  */
 int dprpc_stream_send(struct dprpc_request *req, const void *data, size_t len);
+
+/**
+ * dprpc_stream_send(), waiting while the caller's window is full: the
+ * chunk goes as soon as the caller has consumed enough.  While it waits
+ * the calling thread polls the agent if nobody else does (the caller's
+ * credits come in frames), else it pauses, then sleeps 10 to 100 us
+ * between looks.  Counted once in dprpc_agent_stats.stream_window_full
+ * however long it waits.
+ *
+ * @param timeout_us how long to wait at most, in microseconds;
+ *                   DPRPC_TIMEOUT_DEFAULT: the agent's default timeout;
+ *                   DPRPC_TIMEOUT_NONE: no limit of its own (it returns
+ *                   -ECANCELED once the caller cancelled the stream or was
+ *                   declared down).
+ * @return as dprpc_stream_send(), but never -EAGAIN: -ETIMEDOUT if the
+ *         window stayed full for @p timeout_us (nothing sent); -EDEADLK
+ *         at once on the agent's polling thread (an inline handler), where
+ *         the window could open only by the poll it holds up.
+ * Thread context: as dprpc_stream_send(), but not the polling thread.
+ */
+int dprpc_stream_send_wait(
+	struct dprpc_request *req, const void *data, size_t len, uint64_t timeout_us);
 
 /**
  * End a stream call (server side): after every chunk sent, the caller's
