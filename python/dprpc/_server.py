@@ -11,7 +11,6 @@ import pickle
 import struct
 import sys
 import threading
-import time
 import traceback
 
 from . import _C
@@ -199,9 +198,7 @@ def _h_stream(req):
         fn, args, kwargs = decode_call(req)
         caller = req.caller()
         for item in fn(*args, **(kwargs or {})):
-            parts = encode(item, dest=caller)
-            while not req.stream_send(parts):  # the caller's window is full
-                time.sleep(0.0001)
+            req.stream_send(encode(item, dest=caller))  # waits for the window
         req.stream_end(0)
     except _C.Error as e:  # cancelled, caller gone, ...: end with that status
         try:

@@ -1123,10 +1123,24 @@ request_stream_send(RequestObject *o, PyObject *arg)
 
 	if (request_live(o) != 0 || parts_get(arg, &p) != 0)
 		return NULL;
-	Py_BEGIN_ALLOW_THREADS rc = dprpc_stream_send(o->req, p.data, p.len);
-	Py_END_ALLOW_THREADS parts_release(&p);
-	if (rc == -EAGAIN)
-		Py_RETURN_FALSE;
+	/* Waits while the caller's window is full, in slices: signals are
+	 * seen between them, and the caller's deadline ends the wait. */
+	for (;;) {
+		uint64_t left = dprpc_request_remaining_us(o->req);
+
+		if (left == 0) {
+			rc = -ETIMEDOUT;
+			break;
+		}
+		Py_BEGIN_ALLOW_THREADS rc = dprpc_stream_send_wait(
+			o->req, p.data, p.len, left < WAIT_SLICE_US ? left : WAIT_SLICE_US);
+		Py_END_ALLOW_THREADS if (rc != -ETIMEDOUT) break;
+		if (PyErr_CheckSignals() != 0) {
+			parts_release(&p);
+			return NULL;
+		}
+	}
+	parts_release(&p);
 	if (rc < 0)
 		return raise_errno(rc, "stream_send");
 	Py_RETURN_TRUE;
@@ -1274,7 +1288,8 @@ static PyMethodDef request_methods[] = {
 	{"remaining", (PyCFunction)request_remaining, METH_NOARGS, "remaining() -> float or None"},
 	{"cancelled", (PyCFunction)request_cancelled, METH_NOARGS, "cancelled() -> bool"},
 	{"rref_value", (PyCFunction)request_rref_value, METH_NOARGS, "rref_value() -> bytes"},
-	{"stream_send", (PyCFunction)request_stream_send, METH_O, "stream_send(parts) -> bool"},
+	{"stream_send", (PyCFunction)request_stream_send, METH_O,
+		"stream_send(parts) -> True, once sent (waits for the window)"},
 	{"stream_end", (PyCFunction)request_stream_end, METH_VARARGS, "stream_end(status)"},
 	{"hold", (PyCFunction)request_hold, METH_NOARGS, "hold() -> Payload"},
 	{"call_args", (PyCFunction)(void (*)(void))request_call_args, METH_FASTCALL,

@@ -29,6 +29,21 @@ def test_rpc_stream_yields_in_order_and_raises():
                                          True)
 
 
+def w_long_stream(rank, n):
+    if rank != 0:
+        return None
+    got = []
+    for x in dprpc.rpc_stream("worker1", helpers.tokens, args=(600,)):
+        got.append(x)
+        if len(got) % 50 == 0:
+            time.sleep(0.01)  # a slow reader: the producer waits for its window
+    return got
+
+
+def test_a_stream_longer_than_the_window_waits_for_a_slow_reader():
+    assert run_world(w_long_stream, 2)[0] == ["tok%d" % i for i in range(600)]
+
+
 def w_collectives(rank, n):
     got = dprpc.all_gather({"rank": rank})
     dprpc.barrier()
