@@ -88,6 +88,10 @@ dp_call_inline(struct dprpc_agent *a, unsigned int to, uint32_t handler_id, cons
 	if (unlikely(dp_tls_req != NULL) && dp_tls_req->deadline_tsc != 0 &&
 		(deadline == 0 || dp_tls_req->deadline_tsc < deadline))
 		deadline = dp_tls_req->deadline_tsc;
+	/* Made by a thread that entered a request it works for (deferred
+	 * work, dprpc_request_enter()): the same. */
+	if (unlikely(dp_tls_bound_tsc != 0) && (deadline == 0 || dp_tls_bound_tsc < deadline))
+		deadline = dp_tls_bound_tsc;
 	/* Two references: the caller's, and the agent's, which the
 	 * completion drops (fut_complete_consume()).  Its waiters, or
 	 * dp_expire_stalled(), fail it if the poller's timer has not

@@ -76,6 +76,9 @@ void dp_req_unclaim(struct dprpc_request *req);
 void dp_req_done(struct dprpc_request *req);
 /* The request whose handler runs on this thread, NULL outside a handler. */
 extern __thread const struct dprpc_request *dp_tls_req __attribute__((tls_model("initial-exec")));
+/* The deadline (TSC, 0: none) of the request the thread entered
+ * (dprpc_request_enter()): its calls never outlive it. */
+extern __thread uint64_t dp_tls_bound_tsc __attribute__((tls_model("initial-exec")));
 /* The retry-after hint of an overload answer (encoded as a budget,
  * dp_wire.h): the time the handler lcores need for what is queued to them
  * (queued requests times their mean service time, over the lcores), at

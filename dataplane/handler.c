@@ -61,6 +61,7 @@
 /* The request whose handler runs on this thread (innermost run), for the
  * deadline of calls made from inside it (dprpc_rpc_async_id()). */
 __thread const struct dprpc_request *dp_tls_req __attribute__((tls_model("initial-exec")));
+__thread uint64_t dp_tls_bound_tsc __attribute__((tls_model("initial-exec")));
 
 uint32_t
 dprpc_handler_id(const char *name)
@@ -322,6 +323,25 @@ dprpc_request_timeout(const struct dprpc_request *req, uint64_t timeout_us)
 	if (left == 0)
 		left = 1; /* passed: the shortest timeout, not none */
 	return timeout_us == DPRPC_TIMEOUT_NONE || left < timeout_us ? left : timeout_us;
+}
+
+uint64_t
+dprpc_request_enter(const struct dprpc_request *req)
+{
+	uint64_t prev = dp_tls_bound_tsc;
+
+	if (req == NULL) {
+		rte_errno = EINVAL;
+		return prev;
+	}
+	dp_tls_bound_tsc = req->deadline_tsc;
+	return prev;
+}
+
+void
+dprpc_request_leave(uint64_t prev)
+{
+	dp_tls_bound_tsc = prev;
 }
 
 bool

@@ -439,6 +439,20 @@ Test(misuse, dprpc_stream_send_wait)
 	cr_assert_eq(dprpc_stream_send_wait(NULL, NULL, 0, DPRPC_TIMEOUT_NONE), -EINVAL);
 }
 
+Test(misuse, dprpc_request_enter)
+{
+	uint64_t prev = dprpc_request_enter(NULL);
+
+	cr_assert_eq(prev, 0u); /* unchanged: none */
+	cr_assert_eq(rte_errno, EINVAL);
+}
+
+Test(misuse, dprpc_request_leave)
+{
+	dprpc_request_leave(0); /* no bound: nothing to check but that it returns */
+	cr_assert_eq(dprpc_request_enter(NULL), 0u);
+}
+
 Test(misuse, dprpc_reply_error)
 {
 	cr_assert_eq(dprpc_reply_error(NULL, -EIO, "x"), -EINVAL);

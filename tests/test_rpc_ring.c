@@ -623,6 +623,67 @@ Test(rpc_ring, parked_waiters_leave_the_polling_to_the_application)
 	}
 }
 
+/* Answers the request's time left (uint64, microseconds). */
+static int
+h_left(struct dprpc_request *req, void *arg)
+{
+	uint64_t left = dprpc_request_remaining_us(req);
+
+	(void)arg;
+	return dprpc_reply(req, &left, sizeof(left));
+}
+
+/* b's time left for a call it makes to a's "left" with the default
+ * timeout (60 s), from this thread, which holds a deferred request. */
+static uint64_t
+inner_left(void)
+{
+	uint64_t left = 0;
+	size_t len = sizeof(left);
+
+	cr_assert_eq(
+		dprpc_rpc_sync(b, "a", "left", NULL, 0, DPRPC_TIMEOUT_DEFAULT, &left, &len, NULL),
+		0);
+	cr_assert_eq(len, sizeof(left));
+	return left;
+}
+
+/* Work deferred to another thread keeps the caller's deadline once that
+ * thread enters the request: a's call to b has 10 s; b's request parked,
+ * this thread's inner call back to a has at most that (not the default
+ * 60 s it has outside, or after leaving). */
+Test(rpc_ring, deferred_work_that_enters_its_request_keeps_its_deadline)
+{
+	struct dprpc_request *req;
+	struct dprpc_future *f;
+	pthread_t t;
+	uint64_t prev;
+
+	cr_assert_eq(dprpc_register(a, "left", h_left, NULL, DPRPC_HANDLER_INLINE), 0);
+	atomic_store(&app_stop, false);
+	cr_assert_eq(pthread_create(&t, NULL, app_loop, a), 0);
+	f = dprpc_rpc_async(a, "b", "park", "x", 1, 10 * 1000 * 1000);
+	cr_assert_not_null(f);
+	while ((req = atomic_load(&parked[0])) == NULL)
+		usleep(100);
+	cr_assert_gt(inner_left(), 30u * 1000 * 1000, "not entered: the default timeout");
+	prev = dprpc_request_enter(req);
+	cr_assert_eq(prev, 0u);
+	{
+		uint64_t left = inner_left();
+
+		cr_assert(left > 0 && left <= 10u * 1000 * 1000, "entered: %lu us left",
+			(unsigned long)left);
+	}
+	dprpc_request_leave(prev);
+	cr_assert_gt(inner_left(), 30u * 1000 * 1000, "left: the default timeout again");
+	cr_assert_eq(dprpc_reply(atomic_exchange(&parked[0], NULL), "ok", 2), 0);
+	cr_assert_eq(dprpc_future_wait(f, 0), 0);
+	dprpc_future_put(f);
+	atomic_store(&app_stop, true);
+	pthread_join(t, NULL);
+}
+
 /* Frames that are not well-formed dprpc are counted and freed. */
 Test(rpc_ring, malformed_frames_are_counted_and_freed)
 {

@@ -302,11 +302,33 @@ uint64_t dprpc_request_deadline_tsc(const struct dprpc_request *req);
  * (at least 1 us once that passed, so the call fails at once rather than
  * never).  Calls made on the thread running the request's handler, during
  * the handler, get this without asking; use it from elsewhere (a
- * completion callback of a deferred request, another thread).
+ * completion callback of a deferred request, another thread), or enter
+ * the request there (dprpc_request_enter()).
  * 0, rte_errno EINVAL, for a NULL @p req.
  * Thread context: whichever thread holds the request.
  */
 uint64_t dprpc_request_timeout(const struct dprpc_request *req, uint64_t timeout_us);
+
+/**
+ * The calling thread works for @p req from now on: every call it makes
+ * never outlives the request's deadline (the sooner of the two, as calls
+ * made by the handler's own thread during the handler), whatever timeout
+ * it is given, until dprpc_request_leave().  For work a handler deferred:
+ * a thread that takes a deferred request from a queue enters it while it
+ * works on it, and its inner calls keep the caller's deadline without
+ * dprpc_request_timeout() at each.  The deadline is copied: the thread
+ * may go on after answering the request (until it leaves).  Entering
+ * another request replaces the bound (nest with the returned value).
+ *
+ * @return what dprpc_request_leave() restores: the bound the thread had
+ *         before (unchanged, rte_errno EINVAL, for a NULL @p req).
+ * Thread context: any thread; the bound is the calling thread's alone.
+ */
+uint64_t dprpc_request_enter(const struct dprpc_request *req);
+
+/** End dprpc_request_enter(): the thread's calls get back the bound
+ * @p prev (what enter returned; 0: none).  Thread context: any thread. */
+void dprpc_request_leave(uint64_t prev);
 
 /**
  * True once the caller cancelled the call (dprpc_future_cancel()), or was
