@@ -1762,6 +1762,8 @@ m_next_item(PyObject *self, PyObject *args)
 
 	if (!PyArg_ParseTuple(args, "|d", &t))
 		return NULL;
+	/* The item before is done: the thread works for no request now. */
+	dprpc_request_leave(0);
 	for (;;) {
 		uint64_t slice =
 			t > 0 && t * 1e6 < WAIT_SLICE_US ? (uint64_t)(t * 1e6) + 1 : WAIT_SLICE_US;
@@ -1799,6 +1801,9 @@ m_next_item(PyObject *self, PyObject *args)
 	r->gen = agent_gen;
 	r->kind = it.kind;
 	r->exports = 0;
+	/* Calls the function makes (nested rpc_sync) keep its caller's
+	 * deadline, as a C handler's do. */
+	(void)dprpc_request_enter(it.p);
 	return Py_BuildValue("(iN)", it.kind, (PyObject *)r);
 }
 

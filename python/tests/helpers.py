@@ -138,3 +138,8 @@ class Holder:
 
     def where(self, a):
         return add_one_in_place(a)
+
+
+def remaining_of_a_nested_call(to):
+    r"""The time left that a call made from here (default timeout) has on ``to``."""
+    return dprpc.rpc_sync(to, remaining)

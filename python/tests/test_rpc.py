@@ -149,6 +149,8 @@ def w_timeouts(rank, n):
     out["remaining"] = rem
     out["no_deadline"] = dprpc.rpc_sync(1, helpers.remaining, timeout=0)
     out["counted"] = dprpc._get_debug_info()["calls_timed_out"]
+    # A nested call with the default timeout (60 s) keeps this one's 5 s.
+    out["nested"] = dprpc.rpc_sync(1, helpers.remaining_of_a_nested_call, args=(0,), timeout=5)
     return out
 
 
@@ -158,6 +160,7 @@ def test_timeouts_and_the_callers_deadline():
     assert 0 < out["remaining"] <= 5
     assert out["no_deadline"] is None
     assert out["counted"] == 2
+    assert 0 < out["nested"] <= 5
 
 
 def w_nested(rank, n):
