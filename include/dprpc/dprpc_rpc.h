@@ -241,9 +241,9 @@ struct dprpc_payload;
  * DPRPC_MAX_FRAME_PAYLOAD), which the library reassembled in DPDK heap
  * memory, is taken over without a copy; any other payload (one frame, so
  * that no mbuf of the agent's pool stays pinned; a call to self) is
- * copied.  Held payloads count
- * against no bound of the agent (max_requests bounds only live requests):
- * the caller bounds what it keeps.
+ * copied.  Held payloads count against no bound of the agent
+ * (max_requests bounds only live requests): the caller bounds what it
+ * keeps.
  *
  * @param req a request not yet answered.
  * @return a handle (read it with dprpc_payload_data(), give it back with
