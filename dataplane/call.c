@@ -192,7 +192,7 @@ dprpc_rpc_async_iov(struct dprpc_agent *a, unsigned int to, uint32_t handler_id,
 	const struct iovec *iov, unsigned int iovcnt, uint64_t timeout_us)
 {
 	size_t len;
-	int rc = dp_iov_len(iov, iovcnt, &len);
+	int rc = dp_iov_len(iov, iovcnt, DPRPC_IOV_MAX, &len);
 
 	if (rc != 0) {
 		rte_errno = -rc;

@@ -368,27 +368,6 @@ void dp_l2l4_template(uint8_t *tmpl, const struct dp_addr *src, const struct dp_
 void dp_frame_write(uint8_t *frame, const uint8_t *tmpl, const struct dp_hdr_fields *f,
 	const void *payload, uint32_t len);
 
-/* The length of a payload gathered from @cnt buffers (the public *_iov()
- * calls): 0, -EINVAL (a NULL array or buffer, more than DPRPC_IOV_MAX
- * buffers) or -EMSGSIZE (the sum overflows). */
-static inline int
-dp_iov_len(const struct iovec *iov, unsigned int cnt, size_t *len)
-{
-	size_t sum = 0;
-
-	if ((iov == NULL && cnt > 0) || cnt > DPRPC_IOV_MAX)
-		return -EINVAL;
-	for (unsigned int i = 0; i < cnt; i++) {
-		if (iov[i].iov_base == NULL && iov[i].iov_len > 0)
-			return -EINVAL;
-		if (iov[i].iov_len > SIZE_MAX - sum)
-			return -EMSGSIZE;
-		sum += iov[i].iov_len;
-	}
-	*len = sum;
-	return 0;
-}
-
 /* dp_frame_write() of a payload gathered from @cnt buffers (@len bytes
  * in all), none of which may overlap the frame. */
 void dp_frame_write_iov(uint8_t *frame, const uint8_t *tmpl, const struct dp_hdr_fields *f,

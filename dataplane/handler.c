@@ -599,7 +599,7 @@ dprpc_reply_iov(struct dprpc_request *req, const struct iovec *iov, unsigned int
 
 	if (req == NULL)
 		return -EINVAL;
-	rc = dp_iov_len(iov, iovcnt, &len);
+	rc = dp_iov_len(iov, iovcnt, DPRPC_IOV_MAX, &len);
 	if (rc != 0)
 		return rc;
 	rc = dp_reply_claim(req);

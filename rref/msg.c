@@ -102,24 +102,6 @@ rr_call_iov(struct rr_ctx *ctx, unsigned int to, uint32_t hid, const struct rr_m
 	return dprpc_rpc_async_iov(ctx->a, to, hid, v, cnt + 1, timeout_us);
 }
 
-int
-rr_iov_len(const struct iovec *iov, unsigned int cnt, size_t *len)
-{
-	size_t sum = 0;
-
-	if ((iov == NULL && cnt > 0) || cnt > DPRPC_IOV_MAX - 1)
-		return -EINVAL;
-	for (unsigned int i = 0; i < cnt; i++) {
-		if (iov[i].iov_base == NULL && iov[i].iov_len > 0)
-			return -EINVAL;
-		if (iov[i].iov_len > SIZE_MAX - sum)
-			return -EMSGSIZE;
-		sum += iov[i].iov_len;
-	}
-	*len = sum;
-	return 0;
-}
-
 static void
 rr_msg_done(struct dprpc_future *f, void *arg)
 {

@@ -362,14 +362,13 @@ void rr_msg_fill(struct rr_msg *m, uint64_t rref_id, uint64_t fork_id, uint64_t 
 struct dprpc_future *rr_call(struct rr_ctx *ctx, unsigned int to, uint32_t hid,
 	const struct rr_msg *m, const void *args, size_t len, uint64_t timeout_us);
 /* rr_call() of arguments gathered from @cnt buffers, @len bytes in all
- * (rr_iov_len() checked them). */
+ * (dp_iov_len() checked them, at most RR_IOV_MAX). */
 struct dprpc_future *rr_call_iov(struct rr_ctx *ctx, unsigned int to, uint32_t hid,
 	const struct rr_msg *m, const struct iovec *iov, unsigned int cnt, size_t len,
 	uint64_t timeout_us);
-/* The length of the arguments of a public *_iov() call: 0, -EINVAL (a NULL
- * array or buffer, more than DPRPC_IOV_MAX - 1 buffers: the message's
- * header takes one) or -EMSGSIZE (the sum overflows). */
-int rr_iov_len(const struct iovec *iov, unsigned int cnt, size_t *len);
+/* The most buffers of an RRef call's arguments: the message's header
+ * takes one of the call's (dp_iov_len()). */
+#define RR_IOV_MAX (DPRPC_IOV_MAX - 1)
 void rr_send_bg(struct rr_ctx *ctx, unsigned int to, uint32_t hid, const struct rr_msg *m);
 unsigned int rr_ctx_timer(void *state);
 

@@ -380,7 +380,7 @@ dprpc_remote_iov(struct dprpc_agent *a, unsigned int to, uint32_t handler_id,
 		rte_errno = EINVAL;
 		return NULL;
 	}
-	rc = rr_iov_len(iov, iovcnt, &len);
+	rc = dp_iov_len(iov, iovcnt, RR_IOV_MAX, &len);
 	if (rc != 0) {
 		rte_errno = -rc;
 		return NULL;
@@ -781,7 +781,7 @@ dprpc_rref_rpc_async_iov(struct dprpc_rref *r, uint32_t handler_id, const struct
 		rte_errno = EINVAL;
 		return NULL;
 	}
-	rc = rr_iov_len(iov, iovcnt, &len);
+	rc = dp_iov_len(iov, iovcnt, RR_IOV_MAX, &len);
 	if (rc != 0) {
 		rte_errno = -rc;
 		return NULL;
@@ -848,7 +848,7 @@ dprpc_rref_remote_iov(struct dprpc_rref *r, uint32_t handler_id, const struct io
 		rte_errno = EINVAL;
 		return NULL;
 	}
-	rc = rr_iov_len(iov, iovcnt, &len);
+	rc = dp_iov_len(iov, iovcnt, RR_IOV_MAX, &len);
 	if (rc != 0) {
 		rte_errno = -rc;
 		return NULL;

@@ -36,9 +36,11 @@
 #ifndef DP_EXT_H
 #define DP_EXT_H
 
+#include <errno.h>
 #include <stdbool.h>
 #include <stddef.h>
 #include <stdint.h>
+#include <sys/uio.h>
 
 #include <dprpc/dprpc_agent.h>
 #include <dprpc/dprpc_future.h>
@@ -73,6 +75,27 @@ struct dp_ext_ops {
 	void (*free)(void *state);
 	void (*peer_event)(void *state, unsigned int rank, enum dp_peer_event ev);
 };
+
+/* The length of a message gathered from @cnt buffers (the public *_iov()
+ * calls, at most @max buffers): 0, -EINVAL (a NULL array or buffer, more
+ * than @max buffers) or -EMSGSIZE (the sum overflows). */
+static inline int
+dp_iov_len(const struct iovec *iov, unsigned int cnt, unsigned int max, size_t *len)
+{
+	size_t sum = 0;
+
+	if ((iov == NULL && cnt > 0) || cnt > max)
+		return -EINVAL;
+	for (unsigned int i = 0; i < cnt; i++) {
+		if (iov[i].iov_base == NULL && iov[i].iov_len > 0)
+			return -EINVAL;
+		if (iov[i].iov_len > SIZE_MAX - sum)
+			return -EMSGSIZE;
+		sum += iov[i].iov_len;
+	}
+	*len = sum;
+	return 0;
+}
 
 /* The most extensions an agent carries. */
 #define DP_EXT_MAX 4
