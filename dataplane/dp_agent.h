@@ -485,7 +485,7 @@ struct dprpc_agent {
 	unsigned int io_lcore;
 	bool io_launched;
 	bool waiters_park; /* conf.waiters_park */
-	atomic_bool stop; /* tells the lcores to return; release/acquire */
+	atomic_bool stop;  /* tells the lcores to return; release/acquire */
 	/* dp_refuse_calls(): the application's calls and requests are refused
 	 * with ESHUTDOWN (relaxed both ways: only the flag matters). */
 	atomic_bool refusing;
