@@ -20,11 +20,12 @@
 #include "dpt.h"
 
 /* A peer is declared down after TIMEOUT_US of silence: long enough that
- * a thread of this test descheduled while other suites run (CI's two
- * cores) does not pass for a dead peer (20 ms once did), short enough to
- * wait for a few times. */
+ * a thread of this test descheduled while other suites or two CPU hogs run
+ * (CI's two cores) does not pass for a dead peer (20 ms once did, and
+ * 100 ms was too short beside a build: keepalives_keep_a_quiet_peer_up
+ * saw its peer declared down), short enough to wait for a few times. */
 #define KEEPALIVE_US 10000
-#define TIMEOUT_US   100000
+#define TIMEOUT_US   500000
 
 static struct dpt_ring_pair pair;
 static struct rte_mempool *mp;
@@ -140,11 +141,11 @@ Test(liveness, keepalives_keep_a_quiet_peer_up)
 	struct dprpc_agent_stats sa, sb;
 
 	cr_assert_eq(dprpc_rpc_sync(a, "b", "echo", "x", 1, 0, NULL, NULL, NULL), 0);
-	poll_a_for(10 * TIMEOUT_US);
+	poll_a_for(4 * TIMEOUT_US);
 	cr_assert_eq(dprpc_worker_state(a, 1), DPRPC_PEER_UP);
 	cr_assert_eq(dprpc_worker_state(b, 0), DPRPC_PEER_UP);
 	/* Whichever side pings first keeps the other's silence short: count
-	 * the pair.  Ten timeouts of quiet need at least a few. */
+	 * the pair.  Four timeouts of quiet need at least a few. */
 	cr_assert_eq(dprpc_agent_stats_get(a, &sa), 0);
 	cr_assert_eq(dprpc_agent_stats_get(b, &sb), 0);
 	cr_assert_geq(sa.keepalives + sb.keepalives, 5u, "pings %lu + %lu",
