@@ -261,6 +261,7 @@ struct dprpc_payload *dprpc_request_payload_hold(struct dprpc_request *req);
  * @return a pointer valid until dprpc_payload_release(),
  *         DPRPC_PAYLOAD_ALIGN-aligned (NULL with *len 0 for an empty
  *         payload, or a NULL @p p, with rte_errno EINVAL).
+ * Thread context: any thread; the holder orders its own accesses.
  */
 void *dprpc_payload_data(const struct dprpc_payload *p, size_t *len);
 
