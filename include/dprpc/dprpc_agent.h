@@ -14,7 +14,8 @@
  *  2. the agent runs the poll loop on the EAL lcore conf.io_lcore;
  *  3. with neither, a thread waiting on one of the agent's futures polls
  *     (single-core mode, the default); with conf.waiters_park, only while
- *     its polls find frames: the application polls the agent meanwhile.
+ *     its polls find frames or a message of several frames is in flight:
+ *     the application polls the agent meanwhile.
  *
  * The application owns EAL: the library never calls rte_eal_init() except
  * through dprpc_eal_init(), a convenience for tools and examples.
@@ -231,8 +232,9 @@ struct dprpc_agent_conf {
 	/** Without an io lcore: a thread waiting on one of the agent's
 	 * futures (dprpc_future_wait(), and the library's own waits: a
 	 * collective, a shutdown) polls only while its polls find frames,
-	 * then parks, waking to poll once per slice (150 us) until its
-	 * future completes.  Set it when an application thread polls the
+	 * or while a message of several frames is in flight (its window
+	 * moves only as fast as someone polls), then parks, waking to poll
+	 * once per slice (150 us) until its future completes.  Set it when an application thread polls the
 	 * agent at all times (a background poller, as the Python package
 	 * runs): a long wait then costs no CPU.  Default false: waiters poll
 	 * until their future completes (way 3 above). */

@@ -255,7 +255,9 @@ int dprpc_rref_to_here(struct dprpc_rref *rref, uint64_t timeout_us, void *out, 
 struct dprpc_future *dprpc_rref_rpc_async_id(struct dprpc_rref *rref, uint32_t handler_id,
 	const void *args, size_t len, uint64_t timeout_us);
 /** dprpc_rref_rpc_async_id() with the arguments gathered from @p iovcnt
- * buffers, as dprpc_remote_iov() gathers them (and refuses them). */
+ * buffers, as dprpc_remote_iov() gathers them (and refuses them): read
+ * before return, the caller keeps them.  Thread context: as
+ * dprpc_rref_rpc_async_id(). */
 struct dprpc_future *dprpc_rref_rpc_async_iov(struct dprpc_rref *rref, uint32_t handler_id,
 	const struct iovec *iov, unsigned int iovcnt, uint64_t timeout_us);
 /** dprpc_rref_rpc_async_id() by handler name. */
@@ -280,7 +282,8 @@ struct dprpc_rref *dprpc_rref_remote(struct dprpc_rref *rref, const char *handle
 
 /** dprpc_rref_remote() by handler id, with the arguments gathered from
  * @p iovcnt buffers, as dprpc_remote_iov() gathers them (and refuses
- * them); EINVAL also for handler id 0. */
+ * them): read before return, the caller keeps them; EINVAL also for
+ * handler id 0.  Thread context: as dprpc_rref_remote(). */
 struct dprpc_rref *dprpc_rref_remote_iov(struct dprpc_rref *rref, uint32_t handler_id,
 	const struct iovec *iov, unsigned int iovcnt, uint64_t timeout_us);
 
