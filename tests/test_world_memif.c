@@ -264,6 +264,26 @@ marks(const char *dir, unsigned int nb)
 	return n;
 }
 
+/* The directory DIR-marks where workers leave marks (--mark-dir). */
+static void
+make_mark_dir(char *buf, size_t len)
+{
+	snprintf(buf, len, "%s-marks", sock_dir);
+	cr_assert_eq(mkdir(buf, 0700), 0, "mkdir %s: %s", buf, strerror(errno));
+}
+
+/* SIGKILL worker @i and reap it: its wait status. */
+static int
+kill_worker(unsigned int i)
+{
+	int status;
+
+	cr_assert_eq(kill(pids[i], SIGKILL), 0);
+	cr_assert_eq(waitpid(pids[i], &status, 0), pids[i]);
+	pids[i] = -1;
+	return status;
+}
+
 /* w3 is killed (SIGKILL) while w0, w1 and w2 wait in their shutdown's
  * barrier (w3 never enters it): each one's dprpc_shutdown() returns
  * -EHOSTDOWN naming w3 alone (the error's mask and message; the leader
@@ -279,8 +299,7 @@ Test(world_memif, worker_killed_in_shutdown_barrier_is_named)
 	int status[NW];
 	unsigned int i;
 
-	snprintf(mark_dir, sizeof(mark_dir), "%s-marks", sock_dir);
-	cr_assert_eq(mkdir(mark_dir, 0700), 0, "mkdir %s: %s", mark_dir, strerror(errno));
+	make_mark_dir(mark_dir, sizeof(mark_dir));
 	for (i = 0; i < NW - 1; i++)
 		spawn(i, extra);
 	spawn(NW - 1, victim);
@@ -291,9 +310,7 @@ Test(world_memif, worker_killed_in_shutdown_barrier_is_named)
 		usleep(50 * 1000);
 	cr_expect_eq(marks(mark_dir, NW - 1), NW - 1, "not every worker reached its shutdown");
 	usleep(300 * 1000);
-	cr_assert_eq(kill(pids[NW - 1], SIGKILL), 0);
-	cr_assert_eq(waitpid(pids[NW - 1], &status[NW - 1], 0), pids[NW - 1]);
-	pids[NW - 1] = -1;
+	status[NW - 1] = kill_worker(NW - 1);
 	cr_expect(WIFSIGNALED(status[NW - 1]) && WTERMSIG(status[NW - 1]) == SIGKILL,
 		"w3 was not killed (status 0x%x)", status[NW - 1]);
 	/* A killed worker removes nothing: its join socket (a memif server,
@@ -324,17 +341,14 @@ Test(world_memif, a_killed_worker_restarted_takes_its_place_again)
 	int status[NW];
 	unsigned int i;
 
-	snprintf(mark_dir, sizeof(mark_dir), "%s-marks", sock_dir);
-	cr_assert_eq(mkdir(mark_dir, 0700), 0, "mkdir %s: %s", mark_dir, strerror(errno));
+	make_mark_dir(mark_dir, sizeof(mark_dir));
 	for (i = 0; i < NW - 1; i++)
 		spawn(i, extra);
 	spawn(NW - 1, victim);
 	for (i = 0; i < 1200 && marks(mark_dir, NW) < NW; i++)
 		usleep(50 * 1000);
 	cr_assert_eq(marks(mark_dir, NW), NW, "not every worker passed the first barrier");
-	cr_assert_eq(kill(pids[NW - 1], SIGKILL), 0);
-	cr_assert_eq(waitpid(pids[NW - 1], &status[NW - 1], 0), pids[NW - 1]);
-	pids[NW - 1] = -1;
+	status[NW - 1] = kill_worker(NW - 1);
 	cr_assert(WIFSIGNALED(status[NW - 1]) && WTERMSIG(status[NW - 1]) == SIGKILL,
 		"w3 was not killed (status 0x%x)", status[NW - 1]);
 	spawn(NW - 1, again);

@@ -127,6 +127,30 @@ check(uint64_t got, unsigned int to, unsigned int how)
 			want);
 }
 
+/* Leave the mark DIR/NAME (the test waits for it); exit @code if not. */
+static void
+put_mark(const char *mark_dir, int code)
+{
+	char mark[256];
+	FILE *f;
+
+	snprintf(mark, sizeof(mark), "%s/%s", mark_dir, name);
+	f = fopen(mark, "w");
+	if (f == NULL || fclose(f) != 0)
+		FAIL(code, "%s: %s", mark, strerror(errno));
+}
+
+/* A world barrier that must pass; exit @code, saying @when, if not. */
+static void
+world_barrier(struct dprpc_agent *a, int code, const char *when)
+{
+	struct dprpc_coll_error ce;
+	int rc = dprpc_barrier(a, NULL, 0, CALL_TIMEOUT_US, &ce);
+
+	if (rc != 0)
+		FAIL(code, "barrier %s: %d (%s)", when, rc, ce.err.msg);
+}
+
 static void
 call_sync(struct dprpc_agent *a, const char *to, unsigned int rank, unsigned int how)
 {
@@ -356,20 +380,13 @@ main(int argc, char **argv)
 			FAIL(14, "%u of %u workers said done", atomic_load(&dones), nw - 1);
 	}
 	if (restart_of != NULL) {
-		struct dprpc_coll_error ce;
 		char mark[256];
-		FILE *f;
 		int k = dprpc_worker_rank(a, restart_of);
 
 		if (k < 0)
 			FAIL(26, "no worker %s", restart_of);
-		rc = dprpc_barrier(a, NULL, 0, CALL_TIMEOUT_US, &ce);
-		if (rc != 0)
-			FAIL(26, "barrier before the restart: %d (%s)", rc, ce.err.msg);
-		snprintf(mark, sizeof(mark), "%s/%s", mark_dir, name);
-		f = fopen(mark, "w");
-		if (f == NULL || fclose(f) != 0)
-			FAIL(26, "%s: %s", mark, strerror(errno));
+		world_barrier(a, 26, "before the restart");
+		put_mark(mark_dir, 26);
 		if (!be_killed) {
 			uint64_t x = arg_of(my_rank, (unsigned int)k, 5), v = 0;
 			size_t len = sizeof(v);
@@ -393,20 +410,14 @@ main(int argc, char **argv)
 			if (rc != 0)
 				FAIL(27, "the restarted %s never answered: %d", restart_of, rc);
 			check(v, (unsigned int)k, 5);
-			rc = dprpc_barrier(a, NULL, 0, CALL_TIMEOUT_US, &ce);
-			if (rc != 0)
-				FAIL(28, "barrier after the restart: %d (%s)", rc, ce.err.msg);
+			world_barrier(a, 28, "after the restart");
 			printf("%s: %s restarted, answered, and passed a barrier\n", name,
 				restart_of);
 			shutdown = true;
 		}
 	}
 	if (restarted) {
-		struct dprpc_coll_error ce;
-
-		rc = dprpc_barrier(a, NULL, 0, CALL_TIMEOUT_US, &ce);
-		if (rc != 0)
-			FAIL(28, "barrier after the restart: %d (%s)", rc, ce.err.msg);
+		world_barrier(a, 28, "after the restart");
 		shutdown = true;
 	}
 	if (be_killed) {
@@ -416,16 +427,11 @@ main(int argc, char **argv)
 	}
 	if (killed != NULL) {
 		struct dprpc_coll_error ce;
-		char mark[256];
-		FILE *f;
 		int k = dprpc_worker_rank(a, killed);
 
 		if (k < 0)
 			FAIL(24, "no worker %s", killed);
-		snprintf(mark, sizeof(mark), "%s/%s", mark_dir, name);
-		f = fopen(mark, "w");
-		if (f == NULL || fclose(f) != 0)
-			FAIL(24, "%s: %s", mark, strerror(errno));
+		put_mark(mark_dir, 24);
 		/* Killed while this waits in the barrier: the leader
 		 * declares it down and fails the barrier for everyone,
 		 * naming it; the shutdown goes on and stops this worker. */
