@@ -174,6 +174,7 @@ dp_peer_init(struct dprpc_agent *a, unsigned int p)
 		peer->free_slots[i] = (uint16_t)(a->max_outstanding - 1 - i);
 	peer->nb_free = a->max_outstanding;
 	peer->next_req = (uint32_t)rte_rand();
+	peer->ans_req = peer->next_req; /* nothing answered after it yet */
 	/* Until the first round trip: before the peer is published
 	 * (the agent shared, or world.n stored with release). */
 	dp_store_relaxed(&peer->rto_tsc, a->rto_tsc);

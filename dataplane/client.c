@@ -155,6 +155,7 @@ dp_slot_start(struct dprpc_agent *a, struct dp_peer *peer, struct rte_mbuf *m,
 	s->st = dp_stream_of(m); /* a stream call: the frame's reference */
 	s->req_num = ++peer->next_req;
 	s->parked = parked;
+	s->held = false;
 	s->deadline_tsc = meta->deadline_tsc;
 	/* Release: pairs with the acquire load in dp_expire_stalled(), which
 	 * then sees the future's expiry, set by its submitter before it was
@@ -202,6 +203,7 @@ dp_start_call_unready(struct dprpc_agent *a, struct rte_mbuf *m, struct dp_peer 
 	if (fut_cancelled(meta->fut)) {
 		dp_txmsg_put(t);
 		dp_stream_put(dp_stream_of(m));
+		fut_set_cancel_outcome(meta->fut, DPRPC_CANCEL_STOPPED);
 		(void)fut_fail_consume(meta->fut, -ECANCELED, a->rank, NULL); /* drops our ref */
 		/* Relaxed: a bound only, pairs with nothing. */
 		atomic_fetch_sub_explicit(&peer->outstanding, 1, memory_order_relaxed);
@@ -331,25 +333,43 @@ dp_slot_cancelled(struct dprpc_agent *a, unsigned int p, unsigned int i)
 	if (hold) {
 		fut = dp_slot_empty(a, s);
 		s->cancel = true;
+		s->held = false;
+		/* The agent's reference, handed over to the slot until the
+		 * server answers. */
+		dprpc_future_get(fut);
+		s->cancel_fut = fut;
 		/* The peer's timeout, not the call's: a call resent for long
-		 * (a slow handler) has backed off far beyond a round trip. */
+		 * (a slow handler) has backed off far beyond a round trip,
+		 * and the peer's measures the path alone (dp_rtt_of()). */
 		s->rto_tsc = dp_load_relaxed(&peer->rto_tsc); /* poller-written */
 		s->rtx_tsc = a->now_tsc + s->rto_tsc;
 	} else {
 		fut = dp_slot_release(a, peer, s);
+		/* Never sent: it never runs.  Sent once with no answer to
+		 * come, or to ourselves (not cancelled at the handler): not
+		 * known. */
+		fut_set_cancel_outcome(
+			fut, sent || p == a->rank ? DPRPC_CANCEL_UNKNOWN : DPRPC_CANCEL_STOPPED);
 	}
 	(void)fut_fail_consume(fut, -ECANCELED, a->rank, NULL);
 	dp_count(&a->st.calls_failed, 1);
 	dp_count(&a->st.calls_cancelled, 1);
 	if (sent)
 		dp_send_slot_ctrl(a, p, (uint16_t)i, s->req_num, DP_CTRL_CANCEL,
-			hold ? DP_CANCEL_ACK_WANTED : 0);
+			hold ? DP_CANCEL_ACK_WANTED : 0, 0);
 }
 
 void
-dp_slot_cancel_done(struct dprpc_agent *a, struct dp_peer *peer, struct dp_slot *s)
+dp_slot_cancel_done(struct dprpc_agent *a, struct dp_peer *peer, struct dp_slot *s, int outcome)
 {
-	(void)dp_slot_release(a, peer, s); /* holds no future */
+	struct dprpc_future *fut = s->cancel_fut;
+
+	s->sent_tsc = 0;		   /* the union's other side */
+	(void)dp_slot_release(a, peer, s); /* holds no call's future */
+	if (fut != NULL) {
+		fut_set_cancel_outcome(fut, outcome);
+		dprpc_future_put(fut);
+	}
 }
 
 void
@@ -364,8 +384,39 @@ dp_client_cancel_acked(struct dprpc_agent *a, struct rte_mbuf *m, const struct d
 		dp_drop_frame(a, m, DPRPC_DROP_STALE);
 		return;
 	}
-	dp_slot_cancel_done(a, peer, s);
+	dp_peer_answered(a, peer, p->req_num);
+	dp_slot_cancel_done(a, peer, s,
+		(p->flags & DP_CANCEL_STOPPED) ? DPRPC_CANCEL_STOPPED : DPRPC_CANCEL_STARTED);
 	rte_pktmbuf_free(m);
+}
+
+void
+dp_client_held(struct dprpc_agent *a, struct rte_mbuf *m, const struct dp_parsed *p)
+{
+	struct dp_peer *peer = &a->peers[p->src];
+	uint64_t wait, rto;
+	struct dp_slot *s;
+
+	rte_pktmbuf_free(m);
+	dp_count(&a->st.holds_received, 1);
+	if (p->src != a->rank)
+		dp_peer_answered(a, peer, p->req_num);
+	/* One for a call answered since (each copy of a request a server
+	 * holds is answered) is no drop: it only comes late. */
+	if (p->src == a->rank || p->dst_session != a->session || p->slot >= a->max_outstanding ||
+		(s = &peer->slots[p->slot])->fut == NULL || s->req_num != p->req_num || s->parked ||
+		s->rto_tsc == 0)
+		return;
+	/* Sent when the request was taken: a round trip of the path alone,
+	 * from its first sending (Karn). */
+	if (s->sent_tsc != 0 && (int64_t)(a->now_tsc - s->sent_tsc) >= 0)
+		dp_rtt_sample(a, peer, a->now_tsc - s->sent_tsc);
+	/* Resend only if no answer came well after the server expects to
+	 * send it: twice its estimate, plus a round trip's timeout. */
+	rto = dp_load_relaxed(&peer->rto_tsc); /* poller-written */
+	wait = 2 * dp_us_to_tsc(a, dp_budget_decode(p->budget)) + rto;
+	s->held = true;
+	s->rtx_tsc = a->now_tsc + RTE_MAX(wait, s->rto_tsc);
 }
 
 /* Slot @i of peer @p waits for the answer to its CANCEL: send it again,
@@ -378,7 +429,29 @@ dp_cancel_resend(struct dprpc_agent *a, unsigned int p, unsigned int i, uint64_t
 	s->rto_tsc = RTE_MIN(s->rto_tsc * 2, a->rto_max_tsc);
 	s->rtx_tsc = now + s->rto_tsc;
 	dp_count(&a->st.cancels_resent, 1);
-	dp_send_slot_ctrl(a, p, (uint16_t)i, s->req_num, DP_CTRL_CANCEL, DP_CANCEL_ACK_WANTED);
+	dp_send_slot_ctrl(a, p, (uint16_t)i, s->req_num, DP_CTRL_CANCEL, DP_CANCEL_ACK_WANTED, 0);
+}
+
+/* Whether slot @s of @peer, its resend timeout passed at @now, shows a
+ * sign that its request (or answer) was lost, so that it is resent: the
+ * peer answered a call made after it (it takes our requests in order, so
+ * it had this one), or it has answered nothing for a resend timeout.  A
+ * silent peer gets one such resend per timeout, a probe: a server busy
+ * with a flood, or stalled, answers in its own time, and resending all it
+ * holds would only add to its queue (TCP likewise resends one segment on
+ * a timeout).  Otherwise the slot waits: the peer answers, in order, what
+ * it took before. */
+static bool
+dp_slot_lost(struct dprpc_agent *a, struct dp_peer *peer, const struct dp_slot *s, uint64_t now)
+{
+	uint64_t rto = dp_load_relaxed(&peer->rto_tsc); /* poller-written */
+
+	if ((int32_t)(peer->ans_req - s->req_num) > 0)
+		return true;
+	if (now - peer->ans_tsc < rto || now - peer->probe_tsc < rto)
+		return false;
+	peer->probe_tsc = now;
+	return true;
 }
 
 /* The calls' timers, once per timer period (dp_run_timers()): resend what
@@ -420,10 +493,20 @@ dp_client_timers(struct dprpc_agent *a, uint64_t now)
 				 * or the handler is late; the server answers a
 				 * duplicate from its kept response or drops it. */
 				uint64_t prev = s->rto_tsc, peer_rto;
-				bool sent = true;
+				bool sent = true, held = s->held;
+
+				/* No sign of loss yet: the peer answers in its
+				 * time what it took before.  Asked again next
+				 * tick, no back-off.  A probe after a HELD, a
+				 * parked call's ping and a message's frames go
+				 * on their own timers. */
+				if (!held && !s->parked && s->tx == NULL && s->rx == NULL &&
+					!dp_slot_lost(a, peer, s, now))
+					continue;
 
 				s->rto_tsc = RTE_MIN(prev * 2, a->rto_max_tsc);
 				s->rtx_tsc = now + s->rto_tsc;
+				s->held = false;
 				if (unlikely(s->parked)) {
 					/* Still nothing heard from the peer: ask
 					 * again for its incarnation (the slots
@@ -464,7 +547,9 @@ dp_client_timers(struct dprpc_agent *a, uint64_t now)
 					s->sent_tsc = 0;
 					/* Relaxed: poller-written, read by the poller. */
 					peer_rto = dp_load_relaxed(&peer->rto_tsc);
-					if (prev >= peer_rto)
+					/* A probe of a request the server said it
+					 * holds is no sign of a slow path. */
+					if (prev >= peer_rto && !held)
 						dp_store_relaxed(&peer->rto_tsc,
 							RTE_MIN(peer_rto * 2, a->rto_max_tsc));
 				}
@@ -497,7 +582,7 @@ dp_fail_peer_slots(struct dprpc_agent *a, unsigned int p, int code, const char *
 
 		if (s->fut == NULL) {
 			if (s->cancel) /* its server is gone: no answer comes */
-				dp_slot_cancel_done(a, &a->peers[p], s);
+				dp_slot_cancel_done(a, &a->peers[p], s, DPRPC_CANCEL_UNKNOWN);
 			continue;
 		}
 		fut = dp_slot_release(a, &a->peers[p], s);

@@ -257,6 +257,12 @@ struct dp_peer {
 	 * (relaxed: a snapshot, nothing is published through them). */
 	_Atomic uint64_t rto_tsc, srtt_tsc;
 	uint64_t rttvar_tsc;
+	/* What the peer last answered of our calls (a response, a HELD, a
+	 * CANCEL_ACK): the highest request number (serial order) and when,
+	 * and when a silent peer was last probed: a call's resend needs a
+	 * sign that its frame was lost (dp_slot_lost()).  Poller only. */
+	uint32_t ans_req;
+	uint64_t ans_tsc, probe_tsc;
 	/* The peer's incarnation, once known (dp_check_session()), and the
 	 * DP_RETIRED ones before it, most recent at retired[(nb_retired - 1)
 	 * % DP_RETIRED]: a frame of those is late, not a restart. */
@@ -321,6 +327,10 @@ struct dp_peer {
 #define DP_REQ_PHASE	3u /* mask of the phase */
 #define DP_REQ_RUN	4u /* one handler run */
 
+/* Bits of struct dprpc_request.cancelled. */
+#define DP_REQ_CANCELLED 1u
+#define DP_REQ_STARTED	 2u
+
 /* A response dprpc_rpc_sync() could not copy out (-EMSGSIZE), kept for the
  * thread that called until dprpc_rpc_sync_take() or destroy (call.c). */
 struct dp_sync_kept {
@@ -354,12 +364,17 @@ struct dprpc_request {
 	 * Written by dp_req_new() (the poller) before the request is handed
 	 * over, read by whoever holds it. */
 	uint64_t deadline_tsc;
-	/* The caller cancelled the call (a CANCEL frame), or was declared
-	 * down or restarted: set by the poller, read by whoever holds the
-	 * request (relaxed: a hint, nothing is published through it; a
-	 * request queued to a handler lcore is dropped there unrun,
-	 * dp_req_runnable()). */
+	/* DP_REQ_CANCELLED: the caller cancelled the call (a CANCEL frame),
+	 * or was declared down or restarted; set by the poller, read by
+	 * whoever holds the request (relaxed: a hint, nothing is published
+	 * through it).  DP_REQ_STARTED: its handler ran or runs; set by the
+	 * thread that runs it, on a handler lcore only if CANCELLED is not
+	 * set (a CAS, dp_req_begin()), so that a CANCEL that finds it clear
+	 * knows the request never runs (dp_srv_cancel()). */
 	_Atomic uint8_t cancelled;
+	/* The poll's TSC when the request was taken (dp_req_new()): its
+	 * response tells the caller how long it was held. */
+	uint64_t rx_tsc;
 	/* The retry-after hint of the library's -EBUSY answer (encoded as a
 	 * budget, dp_wire.h), 0 otherwise. */
 	uint16_t retry_hint;
@@ -401,11 +416,12 @@ struct dp_stats {
 	/* Serving under load (docs/serving.md).  Written by the poller
 	 * (dp_count) but requests_expired and requests_cancelled, which the
 	 * handler lcores add to too (dp_count_mt). */
-	_Atomic uint64_t requests_expired;   /* not run: the deadline passed while queued */
-	_Atomic uint64_t requests_cancelled; /* not run: cancelled while queued */
-	_Atomic uint64_t cancels_received;   /* CANCEL frames naming a request we hold */
-	_Atomic uint64_t calls_cancelled;    /* calls the application cancelled */
-	_Atomic uint64_t cancels_resent;     /* CANCELs sent again, unanswered */
+	_Atomic uint64_t requests_expired;	     /* not run: the deadline passed while queued */
+	_Atomic uint64_t requests_cancelled;	     /* not run: cancelled while queued */
+	_Atomic uint64_t cancels_received;	     /* CANCEL frames naming a request we hold */
+	_Atomic uint64_t calls_cancelled;	     /* calls the application cancelled */
+	_Atomic uint64_t cancels_resent;	     /* CANCELs sent again, unanswered */
+	_Atomic uint64_t holds_sent, holds_received; /* HELD answers (poller) */
 	_Atomic uint64_t rejected_pool, rejected_peer, rejected_requests; /* -EBUSY answers */
 	_Atomic uint64_t rejected_inline; /* -EBUSY: the inline backlog (poller) */
 	/* -EBUSY from a handler, dprpc_reply_busy() (any thread: dp_count_mt) */

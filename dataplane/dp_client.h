@@ -43,16 +43,27 @@ struct dp_slot {
 	 * or the call's response for req_num frees the slot
 	 * (dp_slot_cancelled(), docs/serving.md).  In the same padding. */
 	bool cancel;
+	/* The server said it holds the request (a HELD): the next resend is
+	 * a probe for an answer it expects to send, not a sign of loss, and
+	 * does not back off the peer's timeout (dp_client_timers()). */
+	bool held;
 	uint64_t deadline_tsc;
 	struct dp_kept req;  /* the request, for resending */
 	struct dp_txmsg *tx; /* a multi-frame request: ours until the slot is freed */
 	struct dp_rxmsg *rx; /* a multi-frame response being reassembled */
 	uint64_t rtx_tsc;    /* next resend */
 	uint64_t rto_tsc;    /* current resend interval */
-	/* First transmission of a single-frame request, for a round-trip
-	 * sample; 0 once resent (Karn: an answer to which copy is unknown)
-	 * or for a multi-frame one (its transfer is not a round trip). */
-	uint64_t sent_tsc;
+	union {
+		/* First transmission of a single-frame request, for a
+		 * round-trip sample; 0 once resent (Karn: an answer to which
+		 * copy is unknown) or for a multi-frame one (its transfer is
+		 * not a round trip). */
+		uint64_t sent_tsc;
+		/* Held for its CANCEL (cancel): the future, a reference of
+		 * the agent's, that learns the server's answer
+		 * (fut_set_cancel_outcome()); NULL if nobody is told. */
+		struct dprpc_future *cancel_fut;
+	};
 	/* A stream call (dp_stream.h): what is received of it; NULL else. */
 	struct dprpc_stream *st;
 };
@@ -81,10 +92,27 @@ void dp_slot_cancelled(struct dprpc_agent *a, unsigned int p, unsigned int i);
 /* A CANCEL_ACK frame @m from the rx demux: frees the slot it names if
  * that slot still waits for it; else dropped as stale. */
 void dp_client_cancel_acked(struct dprpc_agent *a, struct rte_mbuf *m, const struct dp_parsed *p);
-/* Slot @s of @peer, held for its CANCEL, is answered: free it. */
-void dp_slot_cancel_done(struct dprpc_agent *a, struct dp_peer *peer, struct dp_slot *s);
+/* Slot @s of @peer, held for its CANCEL, is answered, or no answer can
+ * come: free it, its future told @outcome (enum dprpc_cancel_outcome). */
+void dp_slot_cancel_done(
+	struct dprpc_agent *a, struct dp_peer *peer, struct dp_slot *s, int outcome);
+/* A HELD frame @m from the rx demux: the server holds the call it names
+ * and expects to answer it in p->budget microseconds (one naming no
+ * pending call came late: ignored); consumes @m. */
+void dp_client_held(struct dprpc_agent *a, struct rte_mbuf *m, const struct dp_parsed *p);
 /* @p's incarnation was just learnt: send the requests parked for it. */
 void dp_client_unpark(struct dprpc_agent *a, unsigned int p);
+
+/* @peer answered our call numbered @req_num (a response, a HELD, a
+ * CANCEL_ACK): it is not silent, and the calls it took before are not
+ * lost (dp_slot_lost()). */
+static inline void
+dp_peer_answered(struct dprpc_agent *a, struct dp_peer *peer, uint32_t req_num)
+{
+	if ((int32_t)(req_num - peer->ans_req) > 0)
+		peer->ans_req = req_num;
+	peer->ans_tsc = a->now_tsc;
+}
 
 /* A round-trip sample @r of @peer: the adaptive resend timeout (RFC 6298,
  * see client.c). */
@@ -108,6 +136,21 @@ dp_rtt_sample(struct dprpc_agent *a, struct dp_peer *peer, uint64_t r)
 	dp_store_relaxed(&peer->rto_tsc, RTE_MIN(rto, a->rto_max_tsc));
 }
 
+/* The network's round trip in @elapsed, the time from a request's first
+ * sending to its single-frame response @p: less how long the server held
+ * it (the response's budget field, dp_wire.h), so that the resend timeout
+ * measures the path, not the server's queue. */
+static inline uint64_t
+dp_rtt_of(const struct dprpc_agent *a, const struct dp_parsed *p, uint64_t elapsed)
+{
+	uint64_t held;
+
+	if (likely(p->budget == 0) || p->status == EBUSY)
+		return elapsed;
+	held = dp_us_to_tsc(a, dp_budget_decode(p->budget));
+	return elapsed > held ? elapsed - held : 0;
+}
+
 /* A response frame from the rx demux: a single-frame response completes
  * its call; a multi-frame one's frames go to its reassembly. */
 static inline void
@@ -123,12 +166,16 @@ dp_handle_response(struct dprpc_agent *a, struct rte_mbuf *m, const struct dp_pa
 		dp_drop_frame(a, m, DPRPC_DROP_STALE);
 		return;
 	}
+	dp_peer_answered(a, peer, p->req_num);
 	s = &peer->slots[p->slot];
 	if (s->fut == NULL || s->req_num != p->req_num) {
 		/* The answer to a cancelled call whose CANCEL is not
-		 * acknowledged yet answers it as well. */
-		if (unlikely(s->cancel) && s->req_num == p->req_num)
-			dp_slot_cancel_done(a, peer, s);
+		 * acknowledged yet answers it as well if it is a value: it
+		 * ran.  An error may be a refusal (a resent one says nothing
+		 * of it) or the server's answer for a request it never ran:
+		 * its CANCEL_ACK says which. */
+		if (unlikely(s->cancel) && s->req_num == p->req_num && p->status == 0)
+			dp_slot_cancel_done(a, peer, s, DPRPC_CANCEL_STARTED);
 		dp_drop_frame(a, m, DPRPC_DROP_STALE);
 		return;
 	}
@@ -139,11 +186,14 @@ dp_handle_response(struct dprpc_agent *a, struct rte_mbuf *m, const struct dp_pa
 	/* now_tsc, read as this poll began, is after the request went
 	 * (sent_tsc: in an earlier poll, or by a caller before it). */
 	if (s->sent_tsc != 0 && (int64_t)(a->now_tsc - s->sent_tsc) >= 0)
-		dp_rtt_sample(a, peer, a->now_tsc - s->sent_tsc);
+		dp_rtt_sample(a, peer, dp_rtt_of(a, p, a->now_tsc - s->sent_tsc));
 	fut = dp_slot_release(a, peer, s);
 	if (unlikely(fut_cancelled(fut))) {
 		/* Its caller cancelled it before the answer came (the timer
 		 * would have freed the slot and told the server). */
+		fut_set_cancel_outcome(fut, p->status != 0 && (p->flags & DP_RESP_UNRUN)
+						    ? DPRPC_CANCEL_STOPPED
+						    : DPRPC_CANCEL_STARTED);
 		rte_pktmbuf_free(m);
 		(void)fut_fail_consume(fut, -ECANCELED, a->rank, NULL); /* drops our ref */
 		dp_count(&a->st.calls_failed, 1);

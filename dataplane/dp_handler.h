@@ -43,6 +43,10 @@ struct dp_hlcore {
 	 * over bursts: written by the lcore, read by the poller for the
 	 * retry-after hint of an overload answer (relaxed: an estimate). */
 	_Atomic uint64_t service_tsc;
+	/* The TSC at which the lcore began its current burst, 0 while idle:
+	 * until the first sample, the age of the running request is the
+	 * service time's lower bound (dp_hl_service()). */
+	_Atomic uint64_t busy_tsc;
 	bool launched;
 };
 
@@ -50,8 +54,10 @@ struct dp_hlcore {
  * if the pool is empty (counted). */
 struct dprpc_request *dp_req_new(struct dprpc_agent *a, const struct dp_parsed *p);
 /* Run @req's handler inline or queue it to the pool, or answer that there
- * is no such handler or no room. */
-void dp_req_start(struct dprpc_agent *a, struct dprpc_request *req);
+ * is no such handler or no room.  Queued to a handler lcore: about how
+ * long it will wait there and run (TSC; 0 while the lcore's service time
+ * is unknown); else 0. */
+uint64_t dp_req_start(struct dprpc_agent *a, struct dprpc_request *req);
 const struct dp_handler *dp_handler_find(const struct dprpc_agent *a, uint32_t id);
 /* True if @id is a handler an extension registered here (internal): the
  * calls and requests an agent refusing calls still lets through. */
@@ -79,11 +85,14 @@ extern __thread const struct dprpc_request *dp_tls_req __attribute__((tls_model(
 /* The deadline (TSC, 0: none) of the request the thread entered
  * (dprpc_request_enter()): its calls never outlive it. */
 extern __thread uint64_t dp_tls_bound_tsc __attribute__((tls_model("initial-exec")));
+/* How long the handler lcores need for what is queued to them and what
+ * they run, in TSC cycles: requests times each lcore's service time
+ * (dp_hl_service()), spread over the lcores.  Any thread (an estimate:
+ * relaxed loads and ring counts). */
+uint64_t dp_pool_wait_tsc(const struct dprpc_agent *a);
 /* The retry-after hint of an overload answer (encoded as a budget,
- * dp_wire.h): the time the handler lcores need for what is queued to them
- * (queued requests times their mean service time, over the lcores), at
- * least DP_RETRY_MIN_US.  Any thread (an estimate: relaxed loads and ring
- * counts). */
+ * dp_wire.h): dp_pool_wait_tsc(), at least DP_RETRY_MIN_US.  Any
+ * thread. */
 #define DP_RETRY_MIN_US 100
 uint16_t dp_retry_hint(const struct dprpc_agent *a);
 

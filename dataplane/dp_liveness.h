@@ -25,10 +25,10 @@ uint64_t dp_new_session(void);
 void dp_set_next_session(uint64_t id);
 /* Send a CONTROL frame (@op) to worker @to. */
 void dp_send_control(struct dprpc_agent *a, unsigned int to, enum dp_ctrl_op op);
-/* Send @to a CONTROL frame @op (with @flags) naming our call on @slot,
- * request @req_num: a CANCEL or a CANCEL_ACK. */
+/* Send @to a CONTROL frame @op (with @flags and @budget) naming the call
+ * on @slot, request @req_num: a CANCEL, a CANCEL_ACK or a HELD. */
 void dp_send_slot_ctrl(struct dprpc_agent *a, unsigned int to, uint16_t slot, uint32_t req_num,
-	enum dp_ctrl_op op, uint16_t flags);
+	enum dp_ctrl_op op, uint16_t flags, uint16_t budget);
 /* Tell @to that our call on @slot, request @req_num, was cancelled (a
  * CONTROL frame, DP_CTRL_CANCEL), once, wanting no answer. */
 void dp_send_cancel(struct dprpc_agent *a, unsigned int to, uint16_t slot, uint32_t req_num);

@@ -36,9 +36,15 @@ struct dp_kept {
 
 enum dp_srv_state { DP_SRV_EMPTY, DP_SRV_RECEIVING, DP_SRV_RUNNING, DP_SRV_DONE };
 
+/* What a CANCEL of the slot's request found (dp_srv_slot.cancel): every
+ * copy of it is answered the same. */
+enum dp_srv_cancel { DP_SRV_CANCEL_NONE, DP_SRV_CANCEL_STOPPED, DP_SRV_CANCEL_STARTED };
+
 struct dp_srv_slot {
 	uint32_t req_num;
 	uint8_t state;	     /* enum dp_srv_state */
+	uint8_t cancel;	     /* enum dp_srv_cancel, for req_num */
+	bool unrun;	     /* DONE: answered without running (refused, expired) */
 	struct dp_kept resp; /* DONE: the response */
 	struct dp_txmsg *tx; /* DONE: a multi-frame response, until acked whole */
 	struct dp_rxmsg *rx; /* RECEIVING: the request being reassembled */

@@ -13,8 +13,10 @@
  *     4     2  flags        ACK frames: DP_ACK_NACK, DP_ACK_PROBE,
  *                           DP_ACK_ANSWER; frames of a multi-frame
  *                           message: DP_MSG_ACK_NOW, DP_MSG_PROBE; CONTROL
- *                           frames: none but a CANCEL's DP_CANCEL_ACK_WANTED;
- *                           a REQUEST: DP_REQ_STREAM; CHUNK:
+ *                           frames: none but a CANCEL's DP_CANCEL_ACK_WANTED
+ *                           and a CANCEL_ACK's DP_CANCEL_STOPPED;
+ *                           a REQUEST: DP_REQ_STREAM; a RESPONSE:
+ *                           DP_RESP_UNRUN; CHUNK:
  *                           DP_CHUNK_LAST, DP_CHUNK_END; STREAM_ACK:
  *                           DP_SACK_NACK, DP_SACK_PROBE; unknown flags
  *                           ignored on receive
@@ -54,8 +56,12 @@
  *                           when the frame was made, in microseconds,
  *                           encoded (dp_budget_encode()); 0: no deadline.
  *                           A response with status EBUSY: the server's
- *                           retry-after hint, same encoding.  CONTROL
- *                           frames and ACKs: 0
+ *                           retry-after hint, same encoding; any other
+ *                           single-frame response: how long the server
+ *                           held the request (taken to answered), same
+ *                           encoding, 0 under 1 us.  A HELD: when the
+ *                           server expects to answer, from now.  Other
+ *                           CONTROL frames and ACKs: 0
  */
 #ifndef DP_WIRE_H
 #define DP_WIRE_H
@@ -100,6 +106,14 @@ enum dp_req_flag {
 	/* The caller takes a stream (dprpc_rpc_stream()): credits is its
 	 * window, in frames. */
 	DP_REQ_STREAM = 2,
+};
+
+/* Flags of a RESPONSE frame. */
+enum dp_resp_flag {
+	/* An error answer the library gave without running the handler
+	 * (refused, expired): the request never ran.  Not kept for resends
+	 * (a resent answer, and an old sender's, say nothing). */
+	DP_RESP_UNRUN = 1,
 };
 
 /* Flags of a CHUNK frame. */
@@ -156,12 +170,20 @@ enum dp_ctrl_op {
 	 * no more, nothing else changes (link_close.c). */
 	DP_CTRL_CLOSE = 13,
 	DP_CTRL_CLOSE_ACK = 14,
+	/* The server holds the request of slot/req_num, queued or running,
+	 * and expects to answer it in budget microseconds: the caller resends
+	 * it only if no answer came well after that.  Sent when it is queued
+	 * behind work, and to a copy of a request it holds. */
+	DP_CTRL_HELD = 15,
 };
 
 /* Flags of a CONTROL frame. */
 enum dp_ctrl_flag {
 	/* CANCEL: the caller keeps its slot until answered by a CANCEL_ACK. */
 	DP_CANCEL_ACK_WANTED = 1,
+	/* CANCEL_ACK: the request never ran and never will; without it, it
+	 * had started or was answered. */
+	DP_CANCEL_STOPPED = 2,
 };
 
 /* The rank of a worker not in the world (a joiner), in src_worker or
@@ -275,7 +297,7 @@ dp_frame_of_call(const struct dp_wire_hdr *h)
 	if (h->type != DP_FRAME_CONTROL)
 		return true;
 	op = rte_be_to_cpu_32(h->handler_id);
-	return op == DP_CTRL_CANCEL || op == DP_CTRL_CANCEL_ACK;
+	return op == DP_CTRL_CANCEL || op == DP_CTRL_CANCEL_ACK || op == DP_CTRL_HELD;
 }
 
 /* What the parser needs to know about the receiving worker. */
@@ -350,6 +372,14 @@ dp_budget_encode(uint64_t us)
 	if (e > DP_BUDGET_EXP_MAX)
 		return (uint16_t)((DP_BUDGET_EXP_MAX << DP_BUDGET_MANT_BITS) | DP_BUDGET_MANT_MAX);
 	return (uint16_t)((e << DP_BUDGET_MANT_BITS) | (unsigned int)(us >> e));
+}
+
+/* A response's hold time (@us microseconds) in the budget field: as a
+ * budget, but 0 (none) under 1 us. */
+static inline uint16_t
+dp_hold_encode(uint64_t us)
+{
+	return us == 0 ? 0 : dp_budget_encode(us);
 }
 
 static inline uint64_t

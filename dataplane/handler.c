@@ -352,7 +352,8 @@ dprpc_request_cancelled(const struct dprpc_request *req)
 		return false;
 	}
 	/* Relaxed: a hint (struct dprpc_request). */
-	return atomic_load_explicit(&req->cancelled, memory_order_relaxed) != 0;
+	return (atomic_load_explicit(&req->cancelled, memory_order_relaxed) & DP_REQ_CANCELLED) !=
+	       0;
 }
 
 void
@@ -507,11 +508,27 @@ dp_respond_iov(struct dprpc_request *req, uint32_t status, const struct iovec *i
 		.handler_id = req->handler_id,
 		.status = status,
 		.budget = status == EBUSY ? req->retry_hint : 0,
+		/* Relaxed: STARTED was set on this thread or before the
+		 * request was handed to it. */
+		.flags = status != 0 && !(atomic_load_explicit(
+						  &req->cancelled, memory_order_relaxed) &
+						DP_REQ_STARTED)
+				 ? DP_RESP_UNRUN
+				 : 0,
 	};
+	uint64_t now;
 	struct iovec hv;
 	uint8_t *frame;
 
 	dp_thread_lcore(); /* a deferred reply's thread: mempool caches */
+	if (status != EBUSY) {
+		/* How long it was held, for the caller's round-trip sample
+		 * (dp_handle_response()); on the poller, an inline handler's
+		 * poll is the one that took the request. */
+		now = dp_tls_poller == a ? a->now_tsc : rte_rdtsc();
+		if (now - req->rx_tsc >= a->tsc_hz / 1000000)
+			f.budget = dp_hold_encode(dp_tsc_to_us(a, now - req->rx_tsc));
+	}
 	if (req->hook != NULL) {
 		const void *data = cnt > 0 ? iov[0].iov_base : NULL;
 
@@ -830,9 +847,11 @@ dp_run(struct dprpc_request *req, bool fresh)
 	 * until the run ends, and every other change of the state is a
 	 * read-modify-write that sees it.  A fresh request's state no other
 	 * thread can change yet: a store does (no locked instruction). */
-	if (fresh)
+	if (fresh) {
 		atomic_store_explicit(&req->state, DP_REQ_LIVE + DP_REQ_RUN, memory_order_relaxed);
-	else
+		/* Inline, on the poller, which alone acts on CANCELs. */
+		atomic_store_explicit(&req->cancelled, DP_REQ_STARTED, memory_order_relaxed);
+	} else
 		atomic_fetch_add_explicit(&req->state, DP_REQ_RUN, memory_order_relaxed);
 	dp_tls_req = req;
 	rc = h->fn(req, h->arg);
@@ -876,6 +895,7 @@ dp_req_new(struct dprpc_agent *a, const struct dp_parsed *p)
 	req->req_num = p->req_num;
 	req->handler_id = p->handler_id;
 	req->src_session = p->session;
+	req->rx_tsc = a->now_tsc;
 	req->hook = NULL;
 	req->in_val = NULL;
 	req->in_len = 0;
@@ -902,18 +922,37 @@ dp_req_new(struct dprpc_agent *a, const struct dp_parsed *p)
 	return req;
 }
 
+/* Handler lcore @hl's service time (TSC): its EWMA, or, before its first
+ * sample, how long the request it runs has run so far (a lower bound that
+ * grows until the first request ends), 0 if it never ran one.  @now: the
+ * TSC.  Any thread (relaxed: an estimate, struct dp_hlcore). */
+static uint64_t
+dp_hl_service(const struct dp_hlcore *hl, uint64_t now)
+{
+	uint64_t t = dp_load_relaxed(&hl->service_tsc), busy;
+
+	if (t != 0)
+		return t;
+	busy = dp_load_relaxed(&hl->busy_tsc);
+	return busy != 0 && now > busy ? now - busy : 0;
+}
+
+uint64_t
+dp_pool_wait_tsc(const struct dprpc_agent *a)
+{
+	uint64_t wait = 0, now = rte_rdtsc();
+	unsigned int i;
+
+	for (i = 0; i < a->nb_hl; i++)
+		wait += (rte_ring_count(a->hl[i].ring) + 1) * dp_hl_service(&a->hl[i], now);
+	return a->nb_hl == 0 ? 0 : wait / a->nb_hl;
+}
+
 uint16_t
 dp_retry_hint(const struct dprpc_agent *a)
 {
-	uint64_t queued = 0, service = 0, us;
-	unsigned int i;
+	uint64_t us = dp_tsc_to_us(a, dp_pool_wait_tsc(a));
 
-	for (i = 0; i < a->nb_hl; i++) {
-		queued += rte_ring_count(a->hl[i].ring);
-		/* Relaxed: an estimate (struct dp_hlcore). */
-		service += dp_load_relaxed(&a->hl[i].service_tsc);
-	}
-	us = a->nb_hl == 0 ? 0 : dp_tsc_to_us(a, queued * (service / a->nb_hl) / a->nb_hl);
 	return dp_budget_encode(RTE_MAX(us, (uint64_t)DP_RETRY_MIN_US));
 }
 
@@ -927,7 +966,7 @@ dp_req_unrunnable(struct dprpc_request *req)
 	char msg[DPRPC_ERRMSG_MAX];
 
 	/* Relaxed: a hint (struct dprpc_request). */
-	if (atomic_load_explicit(&req->cancelled, memory_order_relaxed) != 0) {
+	if (atomic_load_explicit(&req->cancelled, memory_order_relaxed) & DP_REQ_CANCELLED) {
 		dp_count_mt(&a->st.requests_cancelled, 1);
 		dp_request_free(req);
 		return false;
@@ -949,9 +988,31 @@ static inline bool
 dp_req_runnable(struct dprpc_request *req, uint64_t now)
 {
 	/* Relaxed: a hint (struct dprpc_request). */
-	if (likely(atomic_load_explicit(&req->cancelled, memory_order_relaxed) == 0 &&
+	if (likely(!(atomic_load_explicit(&req->cancelled, memory_order_relaxed) &
+			   DP_REQ_CANCELLED) &&
 		    (req->deadline_tsc == 0 || now < req->deadline_tsc)))
 		return true;
+	return dp_req_unrunnable(req);
+}
+
+/* dp_req_runnable() on a handler lcore, and the mark that its handler
+ * starts: STARTED is set only while CANCELLED is not (a CAS), so the
+ * poller's CANCEL either finds it set (too late) or stops the request
+ * before it runs (dp_srv_cancel()). */
+static inline bool
+dp_req_begin(struct dprpc_request *req, uint64_t now)
+{
+	/* Relaxed: the flags publish nothing; their order is the CAS's. */
+	uint8_t f = atomic_load_explicit(&req->cancelled, memory_order_relaxed);
+
+	if (!dp_req_runnable(req, now))
+		return false;
+	while (!(f & DP_REQ_CANCELLED)) {
+		if ((f & DP_REQ_STARTED) || atomic_compare_exchange_weak_explicit(&req->cancelled,
+						    &f, (uint8_t)(f | DP_REQ_STARTED),
+						    memory_order_relaxed, memory_order_relaxed))
+			return true;
+	}
 	return dp_req_unrunnable(req);
 }
 
@@ -999,8 +1060,7 @@ dp_inline_late(struct dprpc_agent *a, struct dprpc_request *req, uint64_t now)
 static bool __rte_noinline
 dp_pool_slow(struct dprpc_agent *a, struct dprpc_request *req, const struct dp_hlcore *hl)
 {
-	/* Relaxed: an estimate (struct dp_hlcore). */
-	uint64_t wait = rte_ring_count(hl->ring) * dp_load_relaxed(&hl->service_tsc), us;
+	uint64_t wait = rte_ring_count(hl->ring) * dp_hl_service(hl, a->now_tsc), us;
 	char msg[DPRPC_ERRMSG_MAX];
 
 	if (wait <= a->queue_delay_max_tsc)
@@ -1028,54 +1088,59 @@ dp_run_behind(struct dprpc_agent *a, struct dprpc_request *req)
 	a->rx_handler_tsc += rte_rdtsc() - t0;
 }
 
-/* Run @req's handler inline or queue it to the pool, or answer that there
- * is no such handler or no room. */
-void __rte_hot
+uint64_t __rte_hot
 dp_req_start(struct dprpc_agent *a, struct dprpc_request *req)
 {
 	const struct dp_handler *h = req->h;
 	char msg[DPRPC_ERRMSG_MAX];
+	struct dp_hlcore *hl;
+	uint64_t wait;
 
 	if (h == NULL) {
 		dp_count(&a->st.requests_unknown, 1);
 		snprintf(msg, sizeof(msg), "no handler with id 0x%08x on worker %s",
 			req->handler_id, a->name);
 		dp_reply_error_or_drop(req, -ENOENT, msg);
-		return;
+		return 0;
 	}
 	/* Relaxed: dp_refuse_calls() publishes nothing but the flag; a
 	 * request racing with it is served or refused, either is right. */
 	if (unlikely(dp_load_relaxed(&a->refusing)) && !h->internal) {
 		snprintf(msg, sizeof(msg), "worker %s is shutting down", a->name);
 		dp_reply_error_or_drop(req, -ESHUTDOWN, msg);
-		return;
+		return 0;
 	}
 	dp_count(&a->st.requests_handled, 1);
 	/* A multi-frame request waited for its last frame: it may be late. */
 	if (unlikely(!dp_req_runnable(req, a->now_tsc)))
-		return;
+		return 0;
 	if (h->mode == DPRPC_HANDLER_INLINE) {
 		if (unlikely(a->rx_backlog))
 			dp_run_behind(a, req);
 		else
 			dp_run(req, true); /* taken by dp_req_new(), handed to nobody */
-		return;
+		return 0;
 	}
 	/* Pool: round robin over the handler lcores, each holding at most
 	 * hl_queue_max requests, and, with queue_delay_max_us, no more than
 	 * that much work.  SP: only the poller enqueues. */
-	if (unlikely(a->queue_delay_max_tsc != 0) && dp_pool_slow(a, req, &a->hl[a->hl_next]))
-		return;
-	if (rte_ring_count(a->hl[a->hl_next].ring) >= a->hl_queue_max ||
-		rte_ring_sp_enqueue(a->hl[a->hl_next].ring, req) != 0) {
+	hl = &a->hl[a->hl_next];
+	if (unlikely(a->queue_delay_max_tsc != 0) && dp_pool_slow(a, req, hl))
+		return 0;
+	/* What it will wait and take, read before it is handed over: the
+	 * lcore may take it, and the count change, at once. */
+	wait = rte_ring_count(hl->ring);
+	if (wait >= a->hl_queue_max || rte_ring_sp_enqueue(hl->ring, req) != 0) {
 		dp_count(&a->st.drops[DPRPC_DROP_HANDLER_FULL], 1);
 		dp_count(&a->st.rejected_pool, 1);
 		snprintf(msg, sizeof(msg), "handler pool of worker %s is full", a->name);
 		req->retry_hint = dp_retry_hint(a);
 		dp_reply_error_or_drop(req, -EBUSY, msg);
-		return;
+		return 0;
 	}
 	a->hl_next = a->hl_next + 1 == a->nb_hl ? 0 : a->hl_next + 1;
+	/* Relaxed: an estimate (struct dp_hlcore). */
+	return (wait + 1) * dp_hl_service(hl, a->now_tsc);
 }
 
 int
@@ -1123,24 +1188,30 @@ dp_lcore_handler(void *arg)
 		empty = 0;
 		t0 = rte_rdtsc();
 		t1 = t0;
+		/* Relaxed: an estimate, read by the poller (struct dp_hlcore). */
+		dp_store_relaxed(&hl->busy_tsc, t0);
 		for (i = 0, ran = 0; i < n; i++) {
 			/* Checked as each comes up: the handlers before it
 			 * took time. */
 			if (i > 0 && reqs[i]->deadline_tsc != 0)
 				t1 = rte_rdtsc();
-			if (!dp_req_runnable(reqs[i], t1))
+			if (!dp_req_begin(reqs[i], t1))
 				continue;
 			dp_run_handler(reqs[i]);
 			ran++;
 		}
+		dp_store_relaxed(&hl->busy_tsc, 0);
 		if (ran == 0)
 			continue;
-		/* The service time, for overload answers' retry-after hint:
-		 * an EWMA (1/8) of the burst's mean.  Relaxed: an estimate,
-		 * read by the poller (struct dp_hlcore). */
+		/* The service time, for overload answers' retry-after hint
+		 * and HELD answers: an EWMA (1/8) of the burst's mean, the
+		 * first sample taken whole (a cold pool's first refusals
+		 * would otherwise hint an eighth of it).  Relaxed: an
+		 * estimate, read by the poller (struct dp_hlcore). */
 		t1 = rte_rdtsc();
 		avg = dp_load_relaxed(&hl->service_tsc);
-		dp_store_relaxed(&hl->service_tsc, avg - avg / 8 + (t1 - t0) / ran / 8);
+		dp_store_relaxed(&hl->service_tsc, avg == 0 ? RTE_MAX((t1 - t0) / ran, (uint64_t)1)
+							    : avg - avg / 8 + (t1 - t0) / ran / 8);
 	}
 	return 0;
 }

@@ -107,7 +107,7 @@ dp_send_control(struct dprpc_agent *a, unsigned int to, enum dp_ctrl_op op)
 
 void
 dp_send_slot_ctrl(struct dprpc_agent *a, unsigned int to, uint16_t slot, uint32_t req_num,
-	enum dp_ctrl_op op, uint16_t flags)
+	enum dp_ctrl_op op, uint16_t flags, uint16_t budget)
 {
 	struct dp_hdr_fields f = {
 		.type = DP_FRAME_CONTROL,
@@ -119,6 +119,7 @@ dp_send_slot_ctrl(struct dprpc_agent *a, unsigned int to, uint16_t slot, uint32_
 		.req_num = req_num,
 		.handler_id = op,
 		.flags = flags,
+		.budget = budget,
 	};
 	struct rte_mbuf *m = rte_pktmbuf_alloc(a->mp);
 	uint8_t *frame;
@@ -138,7 +139,7 @@ dp_send_slot_ctrl(struct dprpc_agent *a, unsigned int to, uint16_t slot, uint32_
 void
 dp_send_cancel(struct dprpc_agent *a, unsigned int to, uint16_t slot, uint32_t req_num)
 {
-	dp_send_slot_ctrl(a, to, slot, req_num, DP_CTRL_CANCEL, 0);
+	dp_send_slot_ctrl(a, to, slot, req_num, DP_CTRL_CANCEL, 0, 0);
 }
 
 void

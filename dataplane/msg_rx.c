@@ -406,4 +406,6 @@ dp_msg_srv_clear(struct dprpc_agent *a, struct dp_peer *peer, struct dp_srv_slot
 	if (unlikely(e->st != NULL))
 		dp_stream_srv_free(a, peer, e);
 	e->state = DP_SRV_EMPTY;
+	e->cancel = DP_SRV_CANCEL_NONE;
+	e->unrun = false;
 }

@@ -141,6 +141,10 @@ dp_rx_frame(struct dprpc_agent *a, struct rte_mbuf *m)
 			dp_client_cancel_acked(a, m, &p); /* consumes m */
 			return;
 		}
+		if (p.handler_id == DP_CTRL_HELD) {
+			dp_client_held(a, m, &p); /* consumes m */
+			return;
+		}
 		if (p.handler_id == DP_CTRL_PING)
 			dp_send_control(a, p.src, DP_CTRL_PONG);
 		else if (p.handler_id == DP_CTRL_CANCEL)

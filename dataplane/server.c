@@ -88,6 +88,7 @@ dp_srv_refuse(struct dprpc_agent *a, struct dp_peer *peer, struct dp_srv_slot *e
 	dp_msg_srv_clear(a, peer, e); /* the peer moved on */
 	e->req_num = p->req_num;
 	e->state = DP_SRV_DONE;
+	e->unrun = true;
 	dp_srv_keep_error(peer, e, p->handler_id, code, msg);
 	/* The hint above the errno in the kept status word (dp_keep()). */
 	v = rte_cpu_to_be_32((uint32_t)-code | (uint32_t)hint << 16);
@@ -241,6 +242,7 @@ dp_keep_response(struct dprpc_agent *a, struct rte_mbuf *m, const struct dp_wire
 	if (e->state != DP_SRV_RUNNING || e->req_num != rte_be_to_cpu_32(h->req_num))
 		return;
 	e->state = DP_SRV_DONE;
+	e->unrun = (rte_be_to_cpu_16(h->flags) & DP_RESP_UNRUN) != 0;
 	if (unlikely(e->st != NULL))
 		dp_stream_srv_free(a, peer, e); /* a reply ends a stream at once */
 	if (likely(dp_keep_fits(m))) {
@@ -339,8 +341,20 @@ dp_kept_free_mbuf(struct dp_kept *k)
 	k->m = NULL;
 }
 
+/* Tell the caller of slot @slot, request @req_num, from peer @src that
+ * this agent holds it and expects to answer in @wait TSC cycles (a HELD):
+ * its resend timer waits for that rather than for a round trip. */
+static void
+dp_srv_held(struct dprpc_agent *a, unsigned int src, uint16_t slot, uint32_t req_num, uint64_t wait)
+{
+	dp_count(&a->st.holds_sent, 1);
+	dp_send_slot_ctrl(a, src, slot, req_num, DP_CTRL_HELD, 0,
+		dp_budget_encode(RTE_MAX(dp_tsc_to_us(a, wait), (uint64_t)1)));
+}
+
 /* Decide on a request from a peer: true to run it; false if it was a
- * duplicate (answered again or dropped; @m is consumed). */
+ * duplicate (answered again, told it is held, or dropped; @m is
+ * consumed). */
 static bool
 dp_srv_check(
 	struct dprpc_agent *a, struct rte_mbuf *m, struct dp_srv_slot *e, const struct dp_parsed *p)
@@ -353,8 +367,15 @@ dp_srv_check(
 	d = (int32_t)(p->req_num - e->req_num);
 	if (d > 0)
 		return true;
-	if (d != 0 || e->state != DP_SRV_DONE || !dp_msg_resend_response(a, p->src, p->slot))
+	if (d == 0 && e->state == DP_SRV_RUNNING && e->st == NULL) {
+		/* A copy of a request still queued or running: its caller's
+		 * timer fired before the answer; tell it we have it. */
 		dp_count(&a->st.drops[DPRPC_DROP_DUPLICATE], 1);
+		dp_srv_held(a, p->src, p->slot, p->req_num, dp_pool_wait_tsc(a));
+	} else if (d != 0 || e->state != DP_SRV_DONE ||
+		   !dp_msg_resend_response(a, p->src, p->slot)) {
+		dp_count(&a->st.drops[DPRPC_DROP_DUPLICATE], 1);
+	}
 	rte_pktmbuf_free(m);
 	return false;
 }
@@ -394,6 +415,7 @@ dp_dispatch_request(struct dprpc_agent *a, struct rte_mbuf *m, const struct dp_p
 	struct dp_peer *peer = NULL;
 	struct dp_srv_stream *st = NULL;
 	struct dprpc_request *req;
+	uint64_t wait;
 
 	if (p->pkt_cnt > 1) {
 		dp_msg_rx_request(a, m, p);
@@ -461,7 +483,12 @@ dp_dispatch_request(struct dprpc_agent *a, struct rte_mbuf *m, const struct dp_p
 		e->req = req;
 		e->st = st;
 	}
-	dp_req_start(a, req);
+	wait = dp_req_start(a, req);
+	/* Queued behind work that outlasts half a timer period: the caller's
+	 * resend timeout, a round trip plus at least one period, would fire
+	 * first.  A stream's caller has its own timer. */
+	if (wait > a->timer_period_tsc / 2 && e != NULL && st == NULL)
+		dp_srv_held(a, p->src, p->slot, p->req_num, wait);
 }
 
 /* @e's request object if it still is the RUNNING request of @e (slot
@@ -486,24 +513,31 @@ dp_srv_live_req(struct dprpc_agent *a, unsigned int p, unsigned int slot, struct
 }
 
 /* Tell @req (held by whoever runs, queues or deferred it) that its caller
- * gave up.  False if it was told already (a CANCEL sent again). */
-static bool
+ * gave up; the flags it had before (DP_REQ_CANCELLED set: told already, a
+ * CANCEL sent again; DP_REQ_STARTED clear: its handler never runs, see
+ * dp_req_begin()). */
+static uint8_t
 dp_req_cancel(struct dprpc_request *req)
 {
-	/* Relaxed: a hint (struct dprpc_request). */
-	return atomic_exchange_explicit(&req->cancelled, 1, memory_order_relaxed) == 0;
+	/* Relaxed: a hint (struct dprpc_request); the order with a handler
+	 * lcore's start is the read-modify-write's. */
+	return atomic_fetch_or_explicit(&req->cancelled, DP_REQ_CANCELLED, memory_order_relaxed);
 }
 
 /* The CANCEL of request @p->req_num on slot @e, which holds that request
- * (d == 0): act on it once; a copy sent again finds it done. */
-static void
+ * (d == 0): act on it once; a copy sent again finds it done.  What it
+ * found, as every copy's answer says it (enum dp_srv_cancel). */
+static uint8_t
 dp_srv_cancel_held(struct dprpc_agent *a, struct dp_peer *peer, struct dp_srv_slot *e,
 	const struct dp_parsed *p)
 {
 	struct dprpc_request *req;
 	char msg[DP_KEEP_BYTES - 8];
 	uint32_t handler_id;
+	uint8_t f;
 
+	if (e->cancel != DP_SRV_CANCEL_NONE)
+		return e->cancel; /* a copy */
 	if (e->state == DP_SRV_RECEIVING) {
 		/* Half received: never run.  What a late frame or resend
 		 * finds instead is the cancellation. */
@@ -514,7 +548,7 @@ dp_srv_cancel_held(struct dprpc_agent *a, struct dp_peer *peer, struct dp_srv_sl
 		dp_srv_keep_error(peer, e, handler_id, -ECANCELED, msg);
 		dp_count(&a->st.cancels_received, 1);
 		dp_count(&a->st.requests_cancelled, 1);
-		return;
+		return e->cancel = DP_SRV_CANCEL_STOPPED;
 	}
 	req = dp_srv_live_req(a, p->src, p->slot, e);
 	if (e->st != NULL && e->state == DP_SRV_RUNNING) {
@@ -528,10 +562,17 @@ dp_srv_cancel_held(struct dprpc_agent *a, struct dp_peer *peer, struct dp_srv_sl
 				peer, e, handler_id, -ECANCELED, "the stream was cancelled");
 		}
 	}
-	if (req == NULL)
-		return; /* answered already: too late */
-	if (dp_req_cancel(req))
+	if (req == NULL) {
+		/* Answered already: too late, unless the answer was a refusal
+		 * (it never ran).  Or released unrun (expired) and its answer
+		 * not staged yet: said started, the safe side. */
+		return e->cancel = e->state == DP_SRV_DONE && e->unrun ? DP_SRV_CANCEL_STOPPED
+								       : DP_SRV_CANCEL_STARTED;
+	}
+	f = dp_req_cancel(req);
+	if (!(f & DP_REQ_CANCELLED))
 		dp_count(&a->st.cancels_received, 1);
+	return e->cancel = (f & DP_REQ_STARTED) ? DP_SRV_CANCEL_STARTED : DP_SRV_CANCEL_STOPPED;
 }
 
 void
@@ -539,6 +580,7 @@ dp_srv_cancel(struct dprpc_agent *a, const struct dp_parsed *p)
 {
 	struct dp_peer *peer = &a->peers[p->src];
 	struct dp_srv_slot *e;
+	uint8_t found;
 	int32_t d;
 
 	/* No server slot for a call to self (it is never sent). */
@@ -567,16 +609,19 @@ dp_srv_cancel(struct dprpc_agent *a, const struct dp_parsed *p)
 		e->state = DP_SRV_DONE;
 		dp_srv_keep_error(peer, e, 0, -ECANCELED, "cancelled by the caller");
 		dp_count(&a->st.cancels_received, 1);
+		found = e->cancel = DP_SRV_CANCEL_STOPPED;
 	} else if (d < 0) {
 		/* For a request before the slot's last: the caller moved on. */
 		dp_count(&a->st.drops[DPRPC_DROP_DUPLICATE], 1);
 		return;
 	} else {
-		dp_srv_cancel_held(a, peer, e, p);
+		found = dp_srv_cancel_held(a, peer, e, p);
 	}
-	/* Every copy is answered: an earlier answer may have been lost. */
+	/* Every copy is answered, the same: an earlier answer may have been
+	 * lost. */
 	if (p->flags & DP_CANCEL_ACK_WANTED)
-		dp_send_slot_ctrl(a, p->src, p->slot, p->req_num, DP_CTRL_CANCEL_ACK, 0);
+		dp_send_slot_ctrl(a, p->src, p->slot, p->req_num, DP_CTRL_CANCEL_ACK,
+			found == DP_SRV_CANCEL_STOPPED ? DP_CANCEL_STOPPED : 0, 0);
 }
 
 void
@@ -591,6 +636,6 @@ dp_srv_cancel_all(struct dprpc_agent *a, unsigned int p)
 	for (i = 0; i < peer->srv_cap; i++) {
 		req = dp_srv_live_req(a, p, i, &peer->srv[i]);
 		if (req != NULL)
-			(void)dp_req_cancel(req);
+			(void)dp_req_cancel(req); /* its caller is gone: nobody asks */
 	}
 }

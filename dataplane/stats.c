@@ -100,6 +100,8 @@ dprpc_agent_stats_get(const struct dprpc_agent *a, struct dprpc_agent_stats *s)
 	s->cancels_received = dp_load_relaxed(&a->st.cancels_received);
 	s->calls_cancelled = dp_load_relaxed(&a->st.calls_cancelled);
 	s->cancels_resent = dp_load_relaxed(&a->st.cancels_resent);
+	s->holds_sent = dp_load_relaxed(&a->st.holds_sent);
+	s->holds_received = dp_load_relaxed(&a->st.holds_received);
 	s->rejected_pool = dp_load_relaxed(&a->st.rejected_pool);
 	s->rejected_peer = dp_load_relaxed(&a->st.rejected_peer);
 	s->rejected_inline = dp_load_relaxed(&a->st.rejected_inline);
@@ -183,12 +185,13 @@ dprpc_agent_dump(const struct dprpc_agent *a, FILE *f)
 	fprintf(f,
 		"  load: queue_depth %" PRIu64 " requests_held %" PRIu64 " expired %" PRIu64
 		" cancelled %" PRIu64 " cancels_received %" PRIu64 " calls_cancelled %" PRIu64
-		" cancels_resent %" PRIu64 " rejected %" PRIu64 " (pool %" PRIu64 " peer %" PRIu64
-		" requests %" PRIu64 " inline %" PRIu64 " handler %" PRIu64 " delay %" PRIu64 ")\n",
+		" cancels_resent %" PRIu64 " holds sent %" PRIu64 " received %" PRIu64
+		" rejected %" PRIu64 " (pool %" PRIu64 " peer %" PRIu64 " requests %" PRIu64
+		" inline %" PRIu64 " handler %" PRIu64 " delay %" PRIu64 ")\n",
 		s.queue_depth, s.requests_held, s.requests_expired, s.requests_cancelled,
-		s.cancels_received, s.calls_cancelled, s.cancels_resent, s.rejected_overload,
-		s.rejected_pool, s.rejected_peer, s.rejected_requests, s.rejected_inline,
-		s.rejected_handler, s.rejected_delay);
+		s.cancels_received, s.calls_cancelled, s.cancels_resent, s.holds_sent,
+		s.holds_received, s.rejected_overload, s.rejected_pool, s.rejected_peer,
+		s.rejected_requests, s.rejected_inline, s.rejected_handler, s.rejected_delay);
 	fprintf(f,
 		"  streams: chunks sent %" PRIu64 " window_full %" PRIu64 " frames resent %" PRIu64
 		" chunks received %" PRIu64 "\n",

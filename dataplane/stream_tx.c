@@ -87,7 +87,7 @@ dp_stream_send(struct dprpc_request *req, const void *data, size_t len, bool cou
 	if (len > a->max_msg)
 		return -EMSGSIZE;
 	/* Relaxed: a hint (struct dprpc_request). */
-	if (atomic_load_explicit(&req->cancelled, memory_order_relaxed) != 0)
+	if (atomic_load_explicit(&req->cancelled, memory_order_relaxed) & DP_REQ_CANCELLED)
 		return -ECANCELED;
 	k = dp_chunk_frames(len);
 	/* Relaxed: a bound only (struct dprpc_request). */

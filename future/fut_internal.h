@@ -77,5 +77,9 @@ int fut_fail_consume_hint(struct dprpc_future *f, int code, uint16_t origin, con
 /* True once @f failed with -ECANCELED (dprpc_future_cancel()): the agent's
  * timer frees the call's slot and tells the server (client.c). */
 bool fut_cancelled(const struct dprpc_future *f);
+/* The outcome dprpc_future_cancel_outcome() returns for @f from now on (an
+ * enum dprpc_cancel_outcome; release): set by the agent that made the call,
+ * which holds a reference until it has. */
+void fut_set_cancel_outcome(struct dprpc_future *f, int outcome);
 
 #endif /* FUT_INTERNAL_H */

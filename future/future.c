@@ -226,6 +226,8 @@ struct dprpc_future {
 	_Atomic uint64_t expiry;
 	/* Nonzero once inline_cb is taken for this lifetime. */
 	_Atomic uint32_t inline_claimed;
+	/* A cancelled call's enum dprpc_cancel_outcome (the agent's). */
+	_Atomic uint32_t cancel_outcome;
 	/* NULL, a LIFO list of nodes, or FUT_CB_CLOSED. */
 	_Atomic(struct fut_cb_node *) cb_head;
 	struct dprpc_future_pool *pool; /* constant */
@@ -735,6 +737,7 @@ fut_reset(struct dprpc_future *f)
 	 */
 	dp_store_relaxed(&f->state, DPRPC_FUTURE_PENDING);
 	dp_store_relaxed(&f->inline_claimed, 0);
+	dp_store_relaxed(&f->cancel_outcome, DPRPC_CANCEL_UNCONFIRMED);
 	dp_store_relaxed(&f->cb_head, NULL);
 	dp_store_relaxed(&f->collect_remaining, 0);
 	dp_store_relaxed(&f->expiry, 0);
@@ -804,6 +807,7 @@ fut_init_one(struct dprpc_future *f, struct dprpc_future_pool *pool)
 	atomic_init(&f->waiters, 0);
 	atomic_init(&f->refs, 0);
 	atomic_init(&f->inline_claimed, 0);
+	atomic_init(&f->cancel_outcome, DPRPC_CANCEL_UNCONFIRMED);
 	atomic_init(&f->cb_head, NULL);
 	atomic_init(&f->collect_remaining, 0);
 	atomic_init(&f->expiry, 0);
@@ -1231,6 +1235,21 @@ fut_cancelled(const struct dprpc_future *f)
 	/* acquire: pairs with the seq_cst store of the final state, so the
 	 * error code read after it is the winner's. */
 	return dp_load_acquire(&f->state) == DPRPC_FUTURE_FAILED && f->u.err.code == -ECANCELED;
+}
+
+void
+fut_set_cancel_outcome(struct dprpc_future *f, int outcome)
+{
+	/* release: pairs with the acquire in dprpc_future_cancel_outcome(). */
+	dp_store_release(&f->cancel_outcome, (uint32_t)outcome);
+}
+
+int
+dprpc_future_cancel_outcome(const struct dprpc_future *f)
+{
+	if (f == NULL)
+		return -EINVAL;
+	return (int)dp_load_acquire(&f->cancel_outcome);
 }
 
 int

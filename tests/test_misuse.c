@@ -684,6 +684,11 @@ Test(misuse, dprpc_future_cancel)
 	cr_assert_eq(dprpc_future_cancel(NULL), -EINVAL);
 }
 
+Test(misuse, dprpc_future_cancel_outcome)
+{
+	cr_assert_eq(dprpc_future_cancel_outcome(NULL), -EINVAL);
+}
+
 Test(misuse, dprpc_future_state)
 {
 	rte_errno = 0;

@@ -17,12 +17,14 @@
  * (overload_of_the_inline_backlog).
  */
 #include <errno.h>
+#include <inttypes.h>
 #include <stdatomic.h>
 #include <string.h>
 #include <time.h>
 #include <unistd.h>
 
 #include <criterion/criterion.h>
+#include <criterion/logging.h>
 
 #include <rte_cycles.h>
 #include <rte_errno.h>
@@ -133,6 +135,30 @@ h_slow(struct dprpc_request *req, void *arg)
 	return dprpc_reply(req, "s", 1);
 }
 
+/* Pool: marks its request's id (4 bytes) as run, after ~20 us of work:
+ * long enough for CANCELs to meet requests queued, running and done. */
+static atomic_uchar ran_ids[2048];
+static _Atomic uint64_t ran_tsc[2048]; /* when it started */
+
+static int
+h_tally(struct dprpc_request *req, void *arg)
+{
+	uint64_t until = rte_rdtsc() + rte_get_tsc_hz() / 50000;
+	uint32_t id;
+	size_t len;
+	const void *p = dprpc_request_payload(req, &len);
+
+	(void)arg;
+	cr_assert_eq(len, sizeof(id));
+	memcpy(&id, p, sizeof(id));
+	cr_assert_lt(id, RTE_DIM(ran_ids));
+	atomic_store(&ran_tsc[id], rte_rdtsc());
+	atomic_fetch_add(&ran_ids[id], 1);
+	while (rte_rdtsc() < until)
+		rte_pause();
+	return dprpc_reply(req, "t", 1);
+}
+
 /* Inline: counts its runs. */
 static int
 h_icount(struct dprpc_request *req, void *arg)
@@ -179,6 +205,8 @@ h_nested(struct dprpc_request *req, void *arg)
 static bool deep;
 /* serving_delay: deep queues, b's pool bounded at 2 ms of queued work. */
 static bool delay_bound;
+/* serving_held: deep queues, a resends (no loss). */
+static bool resends;
 
 static struct dprpc_agent *
 make_agent(const char *name, int port, bool server, bool lossy)
@@ -191,7 +219,7 @@ make_agent(const char *name, int port, bool server, bool lossy)
 	c.world = DPT_WORLD2;
 	c.port_id = port;
 	c.mbuf_pool = mp;
-	c.retransmit_us = lossy ? 1000 : 0;
+	c.retransmit_us = lossy || resends ? 1000 : 0;
 	c.keepalive_us = 0;
 	c.peer_timeout_us = 0;
 	if (lossy) {
@@ -248,6 +276,7 @@ start(bool lossy)
 		0);
 	cr_assert_eq(dprpc_register(b, "busy", h_ibusy, NULL, DPRPC_HANDLER_INLINE), 0);
 	cr_assert_eq(dprpc_register(b, "slow", h_slow, NULL, DPRPC_HANDLER_POOL), 0);
+	cr_assert_eq(dprpc_register(b, "tally", h_tally, NULL, DPRPC_HANDLER_POOL), 0);
 }
 
 static void
@@ -275,6 +304,14 @@ setup_lossy_deep(void)
 {
 	deep = true;
 	start(true);
+}
+
+static void
+setup_held(void)
+{
+	deep = true;
+	resends = true;
+	start(false);
 }
 
 /* Bounded wait (~10 s) until b holds no request object. */
@@ -311,6 +348,9 @@ teardown(void)
 	a = b = NULL;
 	deep = false;
 	delay_bound = false;
+	resends = false;
+	memset(ran_ids, 0, sizeof(ran_ids));
+	memset(ran_tsc, 0, sizeof(ran_tsc));
 	dpt_ring_drain(pair.ab);
 	dpt_ring_drain(pair.ba);
 	cr_expect_eq(
@@ -508,8 +548,10 @@ Test(serving, cancel_before_send)
 	cr_assert_eq(dprpc_future_cancel(f), DPRPC_CANCEL_DONE);
 	cr_assert_eq(dprpc_future_cancel(f), DPRPC_CANCEL_ALREADY);
 	cr_assert_eq(code_of(f), -ECANCELED);
-	dprpc_future_put(f);
+	cr_assert_eq(dprpc_future_cancel_outcome(f), DPRPC_CANCEL_UNCONFIRMED);
 	warm_up(); /* b answered the ping: the parked call was let go unsent */
+	cr_assert_eq(dprpc_future_cancel_outcome(f), DPRPC_CANCEL_STOPPED);
+	dprpc_future_put(f);
 	s = stats(a);
 	cr_assert_eq(s.calls_cancelled, 1u);
 	cr_assert_eq(stats(b).requests_handled, 1u); /* the echo only */
@@ -559,6 +601,8 @@ Test(serving, cancel_while_running)
 	cr_assert_eq(s.drops[DPRPC_DROP_STALE], 1u);
 	cr_assert_eq(s.calls_cancelled, 1u);
 	cr_assert_eq(code_of(f), -ECANCELED);
+	/* a does not resend (retransmit_us 0): its CANCEL wanted no answer. */
+	cr_assert_eq(dprpc_future_cancel_outcome(f), DPRPC_CANCEL_UNKNOWN);
 	dprpc_future_put(f);
 }
 
@@ -572,6 +616,7 @@ Test(serving, cancel_after_completion)
 	poll_until_done(f);
 	cr_assert_eq(dprpc_future_cancel(f), DPRPC_CANCEL_TOO_LATE);
 	cr_assert_eq(dprpc_future_state(f), DPRPC_FUTURE_DONE);
+	cr_assert_eq(dprpc_future_cancel_outcome(f), DPRPC_CANCEL_UNCONFIRMED);
 	cr_assert_not_null(dprpc_future_value(f, &len));
 	cr_assert_eq(len, 1u);
 	cr_assert_eq(dprpc_future_cancel(NULL), -EINVAL);
@@ -993,7 +1038,6 @@ Test(serving_deep, cancel_while_queued_under_loss)
 	for (i = 0; i < N; i++) {
 		cr_assert_eq(dprpc_future_cancel(fs[i]), DPRPC_CANCEL_DONE);
 		cr_assert_eq(code_of(fs[i]), -ECANCELED);
-		dprpc_future_put(fs[i]);
 	}
 	for (i = 0; i < 100000; i++) {
 		dprpc_poll(a, 32);
@@ -1003,6 +1047,12 @@ Test(serving_deep, cancel_while_queued_under_loss)
 		usleep(100);
 	}
 	cr_assert_eq(u.calls, 1u, "slots held: %u", u.calls); /* block's */
+	/* Each answered, and b had started none: confirmed never to run. */
+	for (i = 0; i < N; i++) {
+		cr_assert_eq(
+			dprpc_future_cancel_outcome(fs[i]), DPRPC_CANCEL_STOPPED, "call %u", i);
+		dprpc_future_put(fs[i]);
+	}
 	cr_assert_eq(stats(b).cancels_received, (uint64_t)N);
 	cr_assert_gt(stats(a).cancels_resent, 0u, "no CANCEL was lost: the test proves nothing");
 	atomic_store(&unblock, true);
@@ -1059,4 +1109,236 @@ Test(serving_delay, slow_handlers_bounded_by_queue_delay)
 	cr_assert_eq(stats(b).rejected_delay, busy);
 	cr_assert_eq(stats(b).rejected_pool, 0u);
 	cr_assert_eq(stats(a).calls_timed_out, 0u);
+}
+
+/* 5% loss each way on a, deep queues: 1000 pool requests of ~20 us, each
+ * cancelled after 0 to 3 of a's polls: before it left, on its way, queued,
+ * running or answered.  Every cancel is answered (or known unsent), and
+ * not one request whose cancel b confirmed ran (checked once b holds no
+ * request: nothing can still start). */
+Test(serving_deep, a_confirmed_cancel_never_runs)
+{
+	enum { N = 1000 };
+	static struct dprpc_future *fs[N];
+	static uint64_t cancel_tsc[N];
+	unsigned int i, k, stopped = 0, started = 0, late = 0, ran_started = 0, ran_after = 0;
+	uint32_t id;
+	int o;
+
+	warm_up();
+	for (i = 0; i < N; i++) {
+		id = i;
+		fs[i] = dprpc_rpc_async(a, "b", "tally", &id, sizeof(id), DPRPC_TIMEOUT_NONE);
+		for (k = 0; fs[i] == NULL && rte_errno == EAGAIN && k < 100000; k++) {
+			dprpc_poll(a, 32);
+			usleep(k > 1000 ? 100 : 0);
+			fs[i] = dprpc_rpc_async(
+				a, "b", "tally", &id, sizeof(id), DPRPC_TIMEOUT_NONE);
+		}
+		cr_assert_not_null(fs[i], "call %u: %s", i, rte_strerror(rte_errno));
+		for (k = 0; k < i % 4; k++)
+			dprpc_poll(a, 32);
+		cancel_tsc[i] = rte_rdtsc();
+		late += dprpc_future_cancel(fs[i]) == DPRPC_CANCEL_TOO_LATE;
+	}
+	/* A cancelled call ends when its outcome is known; one that ended
+	 * first (answered, or refused -EBUSY by b's full queue) has none. */
+	for (i = 0; i < N; i++) {
+		for (k = 0; k < 100000 && code_of(fs[i]) == -ECANCELED &&
+			    dprpc_future_cancel_outcome(fs[i]) == DPRPC_CANCEL_UNCONFIRMED;
+			k++) {
+			dprpc_poll(a, 32);
+			usleep(k > 100 ? 100 : 0);
+		}
+		cr_assert(code_of(fs[i]) != -ECANCELED ||
+				  dprpc_future_cancel_outcome(fs[i]) != DPRPC_CANCEL_UNCONFIRMED,
+			"call %u: its cancel was never answered", i);
+	}
+	cr_assert_eq(b_requests(), 0u);
+	for (i = 0; i < N; i++) {
+		if (code_of(fs[i]) != -ECANCELED) {
+			/* Ran (answered), or refused unrun. */
+			cr_assert_eq(atomic_load(&ran_ids[i]), code_of(fs[i]) == 0 ? 1u : 0u,
+				"call %u: %d", i, code_of(fs[i]));
+			cr_assert_eq(dprpc_future_cancel_outcome(fs[i]), DPRPC_CANCEL_UNCONFIRMED);
+			dprpc_future_put(fs[i]);
+			continue;
+		}
+		o = dprpc_future_cancel_outcome(fs[i]);
+		if (o == DPRPC_CANCEL_STOPPED) {
+			cr_assert_eq(
+				atomic_load(&ran_ids[i]), 0u, "call %u ran, cancel confirmed", i);
+			stopped++;
+		} else {
+			cr_assert_eq(o, DPRPC_CANCEL_STARTED, "call %u: outcome %d", i, o);
+			cr_assert_leq(atomic_load(&ran_ids[i]), 1u, "call %u", i);
+			ran_started += atomic_load(&ran_ids[i]);
+			ran_after += atomic_load(&ran_ids[i]) &&
+				     atomic_load(&ran_tsc[i]) > cancel_tsc[i];
+			started++;
+		}
+		dprpc_future_put(fs[i]);
+	}
+	cr_log_info("%u cancels: %u confirmed stopped (none ran), %u started (%u ran, %u "
+		    "after the cancel); %u too late; %" PRIu64 " CANCELs resent",
+		N - late, stopped, started, ran_started, ran_after, late, stats(a).cancels_resent);
+	cr_assert_eq(stopped + started + late, (unsigned int)N);
+	cr_assert_gt(stopped, 0u);
+	cr_assert_gt(stats(a).cancels_resent, 0u, "no CANCEL was lost: the test proves nothing");
+}
+
+/* After its first request, b's pool hints its backlog at its measured
+ * service time: "slow" takes at least 1 ms, so the refusal of a third
+ * request behind "block" and two queued hints at least three of it (the
+ * running one and two queued).  The old EWMA started from 0 and hinted an
+ * eighth of that. */
+Test(serving, the_first_refusal_after_one_request_hints_it_whole)
+{
+	struct dprpc_future *f, *blk, *q[2];
+	const struct dprpc_error *e;
+	unsigned int i;
+
+	warm_up();
+	f = call("slow", DPRPC_TIMEOUT_NONE);
+	poll_until_done(f);
+	cr_assert_eq(dprpc_future_state(f), DPRPC_FUTURE_DONE);
+	dprpc_future_put(f);
+	blk = call("block", DPRPC_TIMEOUT_NONE);
+	for (i = 0; i < 100000 && atomic_load(&runs_block) == 0; i++)
+		usleep(100);
+	q[0] = call("count", DPRPC_TIMEOUT_NONE);
+	q[1] = call("count", DPRPC_TIMEOUT_NONE);
+	cr_assert_eq(WAIT_B(requests_handled, 5, false), 5u);
+	f = call("count", DPRPC_TIMEOUT_NONE);
+	poll_until_done(f);
+	e = dprpc_future_error(f);
+	cr_assert_not_null(e);
+	cr_assert_eq(e->code, -EBUSY);
+	cr_assert_geq(e->retry_after_us, 3000u, "hint %u us", e->retry_after_us);
+	atomic_store(&unblock, true);
+	for (i = 0; i < 2; i++) {
+		poll_until_done(q[i]);
+		dprpc_future_put(q[i]);
+	}
+	poll_until_done(blk);
+	dprpc_future_put(blk);
+	dprpc_future_put(f);
+}
+
+/* A pool that has finished nothing yet: the age of what it runs is the
+ * service time's lower bound.  "block" has run 5 ms (at least) when a
+ * request finds the queue of 2 full: the hint is at least 3 x 5 ms. */
+Test(serving, a_cold_pools_refusal_hints_the_age_of_its_work)
+{
+	struct dprpc_future *f, *blk, *q[2];
+	const struct dprpc_error *e;
+	unsigned int i;
+
+	q[0] = queue_behind_block(&blk, "count", DPRPC_TIMEOUT_NONE);
+	q[1] = call("count", DPRPC_TIMEOUT_NONE);
+	cr_assert_eq(WAIT_B(requests_handled, 4, false), 4u);
+	usleep(5000);
+	f = call("count", DPRPC_TIMEOUT_NONE);
+	poll_until_done(f);
+	e = dprpc_future_error(f);
+	cr_assert_not_null(e);
+	cr_assert_eq(e->code, -EBUSY);
+	cr_assert_geq(e->retry_after_us, 15000u, "hint %u us", e->retry_after_us);
+	atomic_store(&unblock, true);
+	for (i = 0; i < 2; i++) {
+		poll_until_done(q[i]);
+		dprpc_future_put(q[i]);
+	}
+	poll_until_done(blk);
+	dprpc_future_put(blk);
+	dprpc_future_put(f);
+}
+
+/* a resends (no loss), b's pool deep, "slow" at least 1 ms: 16 calls one
+ * after the other, then 32 at once, 32 ms of work queued.  b tells a it
+ * holds each (a HELD, sent as it queues it), so a does not resend for the
+ * wait: the round trip a measures is the path's, not the queue's.  Before,
+ * its timeout learnt from answers 1 ms late fired again and again for the
+ * requests deep in the queue (about 60 resends for 32 calls).  A stall of
+ * b's poller before it takes the requests may still cost one resend each
+ * (answered by a HELD), never more. */
+TestSuite(serving_held, .init = setup_held, .fini = teardown, .timeout = 120);
+
+Test(serving_held, a_busy_servers_callers_do_not_resend)
+{
+	enum { N = 32 };
+	struct dprpc_future *fs[N];
+	struct dprpc_worker_rtt rtt;
+	struct dprpc_agent_stats sa, sb;
+	unsigned int i;
+
+	warm_up();
+	for (i = 0; i < 16; i++) {
+		fs[0] = call("slow", DPRPC_TIMEOUT_NONE);
+		poll_until_done(fs[0]);
+		cr_assert_eq(dprpc_future_state(fs[0]), DPRPC_FUTURE_DONE);
+		dprpc_future_put(fs[0]);
+	}
+	/* Every sample of the old estimate was 1 ms or more. */
+	cr_assert_eq(dprpc_worker_rtt(a, 1, &rtt), 0);
+	cr_assert_lt(rtt.srtt_ns, 1000000u, "srtt %" PRIu64 " ns", rtt.srtt_ns);
+	sa = stats(a);
+	for (i = 0; i < N; i++) {
+		fs[i] = dprpc_rpc_async(a, "b", "slow", "x", 1, DPRPC_TIMEOUT_NONE);
+		cr_assert_not_null(fs[i]);
+	}
+	for (i = 0; i < N; i++) {
+		poll_until_done(fs[i]);
+		cr_assert_eq(dprpc_future_state(fs[i]), DPRPC_FUTURE_DONE, "call %u", i);
+		dprpc_future_put(fs[i]);
+	}
+	sb = stats(b);
+	cr_assert_geq(sb.holds_sent, (uint64_t)N);
+	cr_assert_eq(stats(a).holds_received, sb.holds_sent);
+	cr_assert_leq(stats(a).retransmits - sa.retransmits, (uint64_t)N);
+	cr_log_info("%" PRIu64 " resends, %" PRIu64 " HELD", stats(a).retransmits - sa.retransmits,
+		sb.holds_sent);
+}
+
+/* a resends: a CANCEL wants its answer, which says whether the request
+ * ran.  "park" runs (deferred) when its CANCEL comes: started; "count"
+ * queued behind "block" is stopped and never runs. */
+Test(serving_held, the_answer_to_a_cancel_says_whether_it_ran)
+{
+	struct dprpc_future *blk, *f, *q;
+	struct dprpc_request *req;
+	unsigned int i;
+
+	warm_up();
+	f = call("park", DPRPC_TIMEOUT_NONE);
+	for (i = 0; i < 100000 && atomic_load(&nb_parked) == 0; i++)
+		usleep(100);
+	req = atomic_load(&parked[0]);
+	cr_assert_not_null(req);
+	blk = call("block", DPRPC_TIMEOUT_NONE);
+	for (i = 0; i < 100000 && atomic_load(&runs_block) == 0; i++)
+		usleep(100);
+	q = call("count", DPRPC_TIMEOUT_NONE);
+	cr_assert_eq(WAIT_B(requests_handled, 4, true), 4u); /* echo, park, block, count */
+	cr_assert_eq(dprpc_future_cancel(f), DPRPC_CANCEL_DONE);
+	cr_assert_eq(dprpc_future_cancel(q), DPRPC_CANCEL_DONE);
+	for (i = 0;
+		i < 100000 && (dprpc_future_cancel_outcome(f) == DPRPC_CANCEL_UNCONFIRMED ||
+				      dprpc_future_cancel_outcome(q) == DPRPC_CANCEL_UNCONFIRMED);
+		i++) {
+		dprpc_poll(a, 32);
+		usleep(100);
+	}
+	cr_assert_eq(dprpc_future_cancel_outcome(f), DPRPC_CANCEL_STARTED);
+	cr_assert_eq(dprpc_future_cancel_outcome(q), DPRPC_CANCEL_STOPPED);
+	cr_assert_eq(dprpc_request_cancelled(req), true);
+	cr_assert_eq(dprpc_reply_error(req, -ECANCELED, "stopped"), 0);
+	atomic_store(&unblock, true);
+	poll_until_done(blk);
+	cr_assert_eq(WAIT_B(requests_cancelled, 1, false), 1u);
+	cr_assert_eq(atomic_load(&runs_count), 0u, "a confirmed cancel ran");
+	cr_assert_eq(stats(b).cancels_received, 2u);
+	dprpc_future_put(blk);
+	dprpc_future_put(f);
+	dprpc_future_put(q);
 }

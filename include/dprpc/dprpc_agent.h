@@ -284,16 +284,19 @@ struct dprpc_agent_conf {
 	/** Retransmission of a call's request until its response comes.
 	 * The resend timeout adapts to each peer's round trip as TCP's does
 	 * (RFC 6298): the smoothed round trip of single-frame calls answered
-	 * without a resend, plus the larger of four times its variation and
-	 * the resend timer's 100 us period, so 0.1-0.3 ms on memif or
-	 * af_packet.  This is the timeout towards a peer not measured yet
-	 * (and towards one called only with multi-frame messages); a call's
-	 * timeout doubles at each resend, up to 64 times this; 0 turns
-	 * retransmission off.  Default 1000.  The server runs each request
-	 * at most once whatever arrives twice, so a resend on a stall of
-	 * either side (or to a handler slower than the timeout) costs a
-	 * duplicate frame per doubling the stall outlasts, which the server
-	 * answers from its kept response or drops.  The same timer recovers multi-frame
+	 * without a resend, less the time the server held each (so the path's,
+	 * not the server's queue), plus the larger of four times its
+	 * variation and the resend timer's 100 us period, so 0.1-0.3 ms on
+	 * memif or af_packet.  A server that queues a request behind work,
+	 * or gets a copy of one it holds, says so (a HELD frame, with when it
+	 * expects to answer), and the resend waits for that instead.  This is
+	 * the timeout towards a peer not measured yet (and towards one called
+	 * only with multi-frame messages); a call's timeout doubles at each
+	 * resend, up to 64 times this; 0 turns retransmission off.  Default
+	 * 1000.  The server runs each request at most once whatever arrives
+	 * twice, so a resend on a stall of either side costs a duplicate
+	 * frame per doubling the stall outlasts, which the server answers
+	 * from its kept response, with a HELD, or drops.  The same timer recovers multi-frame
 	 * messages in both directions (lost tails, lost resends, lost ACKs;
 	 * a gap followed by frames that arrive is NACKed without it): with
 	 * 0, such a loss leaves the call to its timeout, or to peer-down. */
@@ -744,9 +747,10 @@ struct dprpc_worker_rtt {
  * The round trip and resend timeout towards a worker (see
  * dprpc_agent_conf.retransmit_us), e.g. to tune timeouts or watch a path.
  * A round trip runs from the request's transmission to the poll that
- * receives the response, so it includes the handler's time on the
- * destination and, when the application drives progress itself, the
- * time until it polls again.
+ * receives the response, less the time the destination held the request
+ * (its queue and handler, which the response states), so it includes
+ * both pollers' delays and, when the application drives progress itself,
+ * the time until it polls again.
  * @param rtt filled on success.
  * @return 0; -EINVAL (NULL @p agent or @p rtt); -ENOENT (a bad rank, or
  *         this agent's own rank: calls to self are never resent).
@@ -923,6 +927,12 @@ struct dprpc_agent_stats {
 	uint64_t cancels_resent;	 /**< CANCELs of this agent's calls sent
 					      again: unanswered after a resend
 					      timeout (docs/serving.md) */
+	uint64_t holds_sent;		 /**< HELD answers sent: a request queued
+					      behind work, or a copy of one held
+					      (docs/reliability.md) */
+	uint64_t holds_received;	 /**< HELD answers to this agent's calls
+					      (their resends put off; late ones,
+					      for calls ended since, included) */
 };
 
 /**

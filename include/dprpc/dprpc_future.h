@@ -246,9 +246,10 @@ enum dprpc_cancel_result {
  * unrun, one running or deferred sees dprpc_request_cancelled() (its
  * answer, if any, is dropped here as stale).  A call not started yet is
  * never sent.  With retransmission on (dprpc_agent_conf.retransmit_us),
- * the CANCEL is resent with the call's resend timer until the
+ * the CANCEL is resent on the network's round trip until the
  * destination answers it, and the slot stays taken (dprpc_agent_usage()
- * calls) until then, so a lost CANCEL does not let a queued request run;
+ * calls) until then, so a lost CANCEL does not let a queued request run,
+ * and its answer says whether the request ran (dprpc_future_cancel_outcome());
  * with retransmission off it goes once.  Counted in calls_cancelled (and
  * calls_failed) and cancels_resent by the caller's agent, cancels_received and
  * requests_cancelled by the destination's (dprpc_agent_stats).  A call to
@@ -259,6 +260,42 @@ enum dprpc_cancel_result {
  * Thread context: any thread, including callbacks and handlers.
  */
 int dprpc_future_cancel(struct dprpc_future *f);
+
+/** What the destination of a cancelled call did with it
+ * (dprpc_future_cancel_outcome()). */
+enum dprpc_cancel_outcome {
+	/** Not known yet: no answer to the CANCEL has come (or the future
+	 * is not a cancelled call's). */
+	DPRPC_CANCEL_UNCONFIRMED = 0,
+	/** Confirmed: the request never ran and never will (it never left
+	 * this agent, or the destination had not started its handler when
+	 * the CANCEL came, or had not received it). */
+	DPRPC_CANCEL_STOPPED = 1,
+	/** The destination had started the request's handler, or answered
+	 * it, when the CANCEL came: it ran or runs (a handler still running
+	 * sees dprpc_request_cancelled()). */
+	DPRPC_CANCEL_STARTED = 2,
+	/** No answer will come: the destination restarted or was declared
+	 * down first, the agent was destroyed, retransmission is off
+	 * (dprpc_agent_conf.retransmit_us 0: the CANCEL went once), or the
+	 * call was to the agent itself.  The request may have run. */
+	DPRPC_CANCEL_UNKNOWN = 3,
+};
+
+/**
+ * Whether a cancelled call's destination confirmed that the request never
+ * runs.  After dprpc_future_cancel() returned DPRPC_CANCEL_DONE for a
+ * call's future, the outcome is DPRPC_CANCEL_UNCONFIRMED until the
+ * caller's agent learns it, then one of the three others, for good (until
+ * the last reference is put): typically within a round trip of the
+ * cancel, the CANCEL being resent on the network's round trip while
+ * unanswered (docs/reliability.md, "Cancellation").  Poll it, or wait in
+ * a loop with the agent polled, as dprpc_future_wait() does.
+ *
+ * @return an enum dprpc_cancel_outcome (>= 0); -EINVAL for a NULL @p f.
+ * Thread context: any thread holding a reference.  Memory order: acquire.
+ */
+int dprpc_future_cancel_outcome(const struct dprpc_future *f);
 
 /**
  * Current state.  Memory order: acquire; after it returns DONE or FAILED
