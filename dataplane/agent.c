@@ -247,6 +247,8 @@ dp_pools_init(struct dprpc_agent *a, const struct dprpc_agent_conf *c)
 	nfut = RTE_MAX(a->world.n, 2u) * a->max_outstanding * 2 + 1024;
 	snprintf(name, sizeof(name), "dprpc%u_fut", a->instance);
 	a->fpool = fut_pool_create_mempool(name, nfut, nfut, c->socket_id);
+	if (a->fpool != NULL)
+		fut_pool_set_cancel_hook(a->fpool, dp_client_cancel_kick, a);
 	if (a->fpool == NULL)
 		return -rte_errno;
 	snprintf(name, sizeof(name), "dprpc%u_tx", a->instance);

@@ -432,6 +432,36 @@ dp_cancel_resend(struct dprpc_agent *a, unsigned int p, unsigned int i, uint64_t
 	dp_send_slot_ctrl(a, p, (uint16_t)i, s->req_num, DP_CTRL_CANCEL, DP_CANCEL_ACK_WANTED, 0);
 }
 
+void
+dp_client_cancel_kick(void *arg)
+{
+	struct dprpc_agent *a = arg;
+
+	/* Release: the cancelled state, stored before, is seen by the
+	 * poller that exchanges the flag. */
+	atomic_store_explicit(&a->cancel_kick, true, memory_order_release);
+}
+
+unsigned int
+dp_client_cancels(struct dprpc_agent *a)
+{
+	unsigned int p, i, n = 0;
+
+	for (p = 0; p < a->world.n; p++) {
+		struct dp_peer *peer = &a->peers[p];
+
+		if (peer->nb_free == a->max_outstanding)
+			continue;
+		for (i = 0; i < peer->slots_hi; i++)
+			if (peer->slots[i].fut != NULL &&
+				unlikely(fut_cancelled(peer->slots[i].fut))) {
+				dp_slot_cancelled(a, p, i);
+				n++;
+			}
+	}
+	return n;
+}
+
 /* Whether slot @s of @peer, its resend timeout passed at @now, shows a
  * sign that its request (or answer) was lost, so that it is resent: the
  * peer answered a call made after it (it takes our requests in order, so

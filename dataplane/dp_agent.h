@@ -510,6 +510,10 @@ struct dprpc_agent {
 	 * polls, stored false with release when it stops, so one poller's
 	 * writes to poller-only state happen before the next one's reads. */
 	atomic_bool polling;
+	/* A call's future was cancelled (dp_client_cancel_kick(), any
+	 * thread; exchanged by the poller, which then frees its slot and
+	 * sends the CANCEL in that poll, dp_client_cancels()). */
+	atomic_bool cancel_kick;
 	uint64_t next_timer_tsc, timer_period_tsc, tsc_hz;
 	/* Microseconds per TSC tick in 32.32 fixed point, rounded down
 	 * (dp_tsc_to_us_floor()): no division on the path of a call. */

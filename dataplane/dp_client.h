@@ -89,6 +89,12 @@ void dp_fail_peer_slots(struct dprpc_agent *a, unsigned int p, int code, const c
  * and, if the request went out, send the server a CANCEL; with resends on
  * the slot is held (cancel) until the server answers, else freed. */
 void dp_slot_cancelled(struct dprpc_agent *a, unsigned int p, unsigned int i);
+/* The agent @arg's pool hook (fut_pool_set_cancel_hook()): one of its
+ * futures was cancelled.  Any thread. */
+void dp_client_cancel_kick(void *arg);
+/* After a kick: the calls whose futures were cancelled, their slots freed
+ * and CANCELs sent now (dp_slot_cancelled()).  How many.  The poller. */
+unsigned int dp_client_cancels(struct dprpc_agent *a);
 /* A CANCEL_ACK frame @m from the rx demux: frees the slot it names if
  * that slot still waits for it; else dropped as stale. */
 void dp_client_cancel_acked(struct dprpc_agent *a, struct rte_mbuf *m, const struct dp_parsed *p);

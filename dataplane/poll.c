@@ -374,6 +374,10 @@ dp_poll_locked(struct dprpc_agent *a, unsigned int budget)
 		if (likely(!a->ports[i].pending && !a->ports[i].quiet && !a->ports[i].join))
 			work += dp_poll_port(a, &a->ports[i], budget);
 	work += dp_drain_tx_ring(a);
+	/* Acquire: pairs with the kick's release. */
+	if (unlikely(dp_load_relaxed(&a->cancel_kick)) &&
+		atomic_exchange_explicit(&a->cancel_kick, false, memory_order_acquire))
+		work += dp_client_cancels(a);
 	now = rte_rdtsc();
 	if (unlikely(a->frx.n_held + a->ftx.n_held > 0))
 		work += dp_fault_release(a, now);

@@ -77,6 +77,11 @@ int fut_fail_consume_hint(struct dprpc_future *f, int code, uint16_t origin, con
 /* True once @f failed with -ECANCELED (dprpc_future_cancel()): the agent's
  * timer frees the call's slot and tells the server (client.c). */
 bool fut_cancelled(const struct dprpc_future *f);
+/* @fn(@arg) is called on the cancelling thread each time
+ * dprpc_future_cancel() cancels a future of @pool: the agent that owns
+ * the pool learns at once, not at its next timer tick.  Set before the
+ * pool's futures are shared; @fn must be safe on any thread. */
+void fut_pool_set_cancel_hook(struct dprpc_future_pool *pool, void (*fn)(void *arg), void *arg);
 /* The outcome dprpc_future_cancel_outcome() returns for @f from now on (an
  * enum dprpc_cancel_outcome; release): set by the agent that made the call,
  * which holds a reference until it has. */

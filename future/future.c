@@ -280,6 +280,10 @@ struct dprpc_future_pool {
 	_Atomic uint32_t fresh_futs;
 	_Atomic uint32_t fresh_nodes;
 	size_t map_len; /* the block's mapped length; 0: from malloc() */
+	/* Called by dprpc_future_cancel() once it cancelled one of the
+	 * pool's futures (fut_pool_set_cancel_hook()); NULL: none. */
+	void (*cancel_hook)(void *arg);
+	void *cancel_arg;
 } __rte_cache_aligned;
 
 /* Blocks from this size on are mapped on huge pages (dprpc_hugemap.h):
@@ -1238,6 +1242,13 @@ fut_cancelled(const struct dprpc_future *f)
 }
 
 void
+fut_pool_set_cancel_hook(struct dprpc_future_pool *pool, void (*fn)(void *arg), void *arg)
+{
+	pool->cancel_hook = fn;
+	pool->cancel_arg = arg;
+}
+
+void
 fut_set_cancel_outcome(struct dprpc_future *f, int outcome)
 {
 	/* release: pairs with the acquire in dprpc_future_cancel_outcome(). */
@@ -1259,8 +1270,11 @@ dprpc_future_cancel(struct dprpc_future *f)
 
 	if (f == NULL)
 		return -EINVAL;
-	if (fut_fail(f, -ECANCELED, DPRPC_ORIGIN_LOCAL, "cancelled", false, 0) == 0)
+	if (fut_fail(f, -ECANCELED, DPRPC_ORIGIN_LOCAL, "cancelled", false, 0) == 0) {
+		if (f->pool->cancel_hook != NULL)
+			f->pool->cancel_hook(f->pool->cancel_arg);
 		return DPRPC_CANCEL_DONE;
+	}
 	/* Another completion won: wait for its final state (a completer
 	 * stores it before running any callback, so this is short). */
 	/* acquire: pairs with the seq_cst store in fut_publish(). */

@@ -240,7 +240,7 @@ enum dprpc_cancel_result {
  * waking its waiters as any failure does.  Idempotent.
  *
  * For the future of a call (dprpc_rpc_async()) the agent, at its next
- * timer tick (100 us) on its polling thread, also frees the call's
+ * poll, on its polling thread, also frees the call's
  * session slot and what it held, and, if the request was sent, tells the
  * destination with a CANCEL frame: a request still queued there is dropped
  * unrun, one running or deferred sees dprpc_request_cancelled() (its
