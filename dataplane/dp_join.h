@@ -40,18 +40,24 @@ struct dp_join {
 	uint8_t *left;			/* entries' states: DPRPC_PEER_LEFT or 0 */
 	/* Every worker's side, poller only.  session[r]: the incarnation
 	 * of the worker that joined as rank r (a duplicate JOIN of it gets
-	 * the same rank).  The assigner's: announcing[r] while some member
+	 * the same rank; a JOIN of another incarnation under its name and
+	 * address takes the rank over, prev_session[r] the one replaced, whose
+	 * late JOINs are dropped).  The assigner's: announcing[r] while some member
 	 * has not acknowledged the ANNOUNCE of rank r (acked[r]: those that
 	 * have, a bit per rank), nb_announcing of them, the last round. */
 	uint64_t session[DPRPC_MAX_WORKERS];
+	uint64_t prev_session[DPRPC_MAX_WORKERS];
 	bool announcing[DPRPC_MAX_WORKERS];
 	uint64_t acked[DPRPC_MAX_WORKERS];
 	unsigned int nb_announcing;
 	uint64_t announce_tsc;
 	/* A member whose join port answered a joiner the last page: the
 	 * joiner's rank until it is heard from (then the port hangs up and
-	 * listens again, dp_port_join_reset()); DP_RANK_NONE otherwise. */
+	 * listens again, dp_port_join_reset()); DP_RANK_NONE otherwise.
+	 * port_owner_session: that joiner's incarnation (a rank joined again
+	 * was heard from before, by its old one). */
 	uint16_t port_owner;
+	uint64_t port_owner_session;
 };
 
 /* A join frame (dst_worker DP_RANK_NONE) or a join operation between

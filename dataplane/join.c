@@ -18,8 +18,9 @@
  * every member acknowledged J's rank, so a lost JOIN, RELAY, DONE or ACK
  * is made up by the next JOIN, a lost ANNOUNCE or ANNOUNCE_ACK by the next
  * round.  A duplicate JOIN (same name, address and incarnation) finds J's
- * rank and gets it again; another worker under a taken name or address is
- * refused EEXIST.  A member accepts ANNOUNCE(r) only when r is its world
+ * rank and gets it again; one of a new incarnation (J restarted) gets that
+ * rank back, announced anew to every member (dp_join_rejoin()); another
+ * worker under a taken name or address is refused EEXIST.  A member accepts ANNOUNCE(r) only when r is its world
  * size, so every member's world stays 0..n-1 whatever the order frames
  * arrive in.
  *
@@ -115,15 +116,18 @@ dp_join_reachable(const struct dprpc_agent *a)
 	return a->has_default_port || a->world.mesh_dir[0] != '\0';
 }
 
-/* The assigner as this worker sees it: the lowest rank up, or its own. */
+/* The assigner as this worker sees it: the lowest rank up, or its own;
+ * never the worker named @joiner (it is joining again: that rank's old
+ * incarnation cannot answer). */
 static unsigned int
-dp_join_assigner(const struct dprpc_agent *a)
+dp_join_assigner(const struct dprpc_agent *a, const char *joiner)
 {
 	unsigned int r;
 
 	for (r = 0; r < a->rank; r++)
 		/* Relaxed: the poller's own write, read back. */
-		if (dp_load_relaxed(&a->peers[r].state) == DPRPC_PEER_UP)
+		if (dp_load_relaxed(&a->peers[r].state) == DPRPC_PEER_UP &&
+			strcmp(a->world.w[r].name, joiner) != 0)
 			return r;
 	return a->rank;
 }
@@ -231,10 +235,12 @@ dp_join_answer(struct dprpc_agent *a, const struct dp_join_msg *q, unsigned int 
 	}
 	ack->world_n = rte_cpu_to_be_16((uint16_t)n);
 	ack->count = rte_cpu_to_be_16((uint16_t)count);
-	/* The last page through our join port: hang up once the joiner is
-	 * heard from (dp_join_timer()). */
-	if (status == 0 && have + count >= n && a->join_port >= 0 && rank < n)
+	/* The last page through our join port: hang up once this incarnation
+	 * of the joiner is heard from (dp_join_timer()). */
+	if (status == 0 && have + count >= n && a->join_port >= 0 && rank < n) {
 		a->join.port_owner = (uint16_t)rank;
+		a->join.port_owner_session = rte_be_to_cpu_64(q->session);
+	}
 	dp_join_entry_in(&joiner, &q->joiner);
 	dp_l2l4_template(tmpl, &a->self_addr, &joiner.addr);
 	dp_join_send(a, tmpl, DP_RANK_NONE, rte_be_to_cpu_64(q->session), DP_CTRL_JOIN_ACK, ack,
@@ -257,8 +263,10 @@ dp_join_done(struct dprpc_agent *a, const struct dp_join_msg *q, unsigned int vi
 	dp_join_send_member(a, via, DP_CTRL_JOIN_DONE, &d, sizeof(d));
 }
 
-/* Whether every member below @r has acknowledged its announcement (those
- * down or gone excepted). */
+/* Whether every other member has acknowledged the announcement of @r
+ * (those down or gone excepted): the members below it, and those above it
+ * (one joining again) that have their world, i.e. are not being announced
+ * themselves (a joiner not answered yet cannot answer). */
 static bool
 dp_join_announced(struct dprpc_agent *a, unsigned int r, bool send)
 {
@@ -270,11 +278,12 @@ dp_join_announced(struct dprpc_agent *a, unsigned int r, bool send)
 	dp_join_entry_out(&msg.joiner, &a->world.w[r]);
 	msg.session = rte_cpu_to_be_64(a->join.session[r]);
 	msg.rank = rte_cpu_to_be_16((uint16_t)r);
-	for (m = 0; m < r; m++) {
+	for (m = 0; m < a->world.n; m++) {
 		/* Relaxed: the poller's own write, read back. */
 		uint8_t st = dp_load_relaxed(&a->peers[m].state);
 
-		if (m == a->rank || st == DPRPC_PEER_DOWN || st == DPRPC_PEER_LEFT ||
+		if (m == r || m == a->rank || (m > r && a->join.announcing[m]) ||
+			st == DPRPC_PEER_DOWN || st == DPRPC_PEER_LEFT ||
 			(a->join.acked[r] & (UINT64_C(1) << m)) != 0)
 			continue;
 		all = false;
@@ -286,6 +295,25 @@ dp_join_announced(struct dprpc_agent *a, unsigned int r, bool send)
 		a->join.nb_announcing--;
 	}
 	return all;
+}
+
+/* The assigner: worker @r, same name and address, joins again as incarnation
+ * @session (it restarted): it keeps its rank, and every member learns the
+ * new incarnation (ANNOUNCE) before it is answered.  The members see the
+ * restart as any peer's when its frames come (dp_check_session()). */
+static void
+dp_join_rejoin(struct dprpc_agent *a, unsigned int r, uint64_t session)
+{
+	DP_LOG(INFO, "agent %s: worker %s joins again (restarted) as rank %u", a->name,
+		a->world.w[r].name, r);
+	a->join.prev_session[r] = a->join.session[r];
+	a->join.session[r] = session;
+	a->join.acked[r] = 0;
+	if (!a->join.announcing[r]) {
+		a->join.announcing[r] = true;
+		a->join.nb_announcing++;
+	}
+	(void)dp_join_announced(a, r, true);
 }
 
 /* The assigner: the JOIN @q (ours, or relayed by @via). */
@@ -304,12 +332,24 @@ dp_join_assign(struct dprpc_agent *a, const struct dp_join_msg *q, unsigned int 
 	}
 	r = dp_join_find(a, &e, &same);
 	if (r >= 0) {
-		if (!same || a->join.session[r] != session) {
+		/* Another worker under a taken name or address; or one of
+		 * the two members in this exchange, which are up. */
+		if (!same || (unsigned int)r == a->rank || (unsigned int)r == via) {
 			dp_join_done(a, q, via, 0, EEXIST);
 			return;
 		}
-		/* A duplicate: the rank it has, once every member knows it. */
-		if (!a->join.announcing[r])
+		if (a->join.session[r] != session) {
+			/* A late JOIN of an incarnation already replaced. */
+			if (session == a->join.prev_session[r] ||
+				dp_session_retired(&a->peers[r], session)) {
+				dp_count(&a->st.drops[DPRPC_DROP_OLD_SESSION], 1);
+				return;
+			}
+			dp_join_rejoin(a, (unsigned int)r, session);
+		}
+		/* A duplicate, or a restart: the rank it has, once every
+		 * member knows this incarnation. */
+		if (!a->join.announcing[r] || dp_join_announced(a, (unsigned int)r, false))
 			dp_join_done(a, q, via, (unsigned int)r, 0);
 		return;
 	}
@@ -350,6 +390,10 @@ dp_join_announce_rx(struct dprpc_agent *a, unsigned int from, const struct dp_jo
 			dp_count(&a->st.drops[DPRPC_DROP_FOREIGN], 1);
 			return;
 		}
+		/* A duplicate, or the worker joined again (restarted): its
+		 * incarnation, should this member assign ranks later. */
+		if (r != a->rank)
+			a->join.session[r] = rte_be_to_cpu_64(q->session);
 	} else {
 		rc = dp_join_reachable(a) ? dp_join_install(a, r, &e, rte_be_to_cpu_64(q->session))
 					  : -EOPNOTSUPP;
@@ -432,7 +476,9 @@ dp_join_ack_rx(struct dprpc_agent *a, const struct dp_parsed *p, const struct dp
 			atomic_store_explicit(&j->status, rc, memory_order_release);
 			return;
 		}
-		if (j->left[r] == DPRPC_PEER_LEFT) {
+		/* Our own rank excepted: an incarnation of ours that left
+		 * before this one joined again. */
+		if (j->left[r] == DPRPC_PEER_LEFT && r != rank) {
 			/* Relaxed: not published yet (world.n below). */
 			dp_store_relaxed(&a->peers[r].state, DPRPC_PEER_LEFT);
 			dp_peer_addressable(&a->peers[r]);
@@ -481,7 +527,7 @@ dp_join_rx(struct dprpc_agent *a, const struct dp_parsed *p)
 			dp_join_answer(a, &q, 0, EOPNOTSUPP);
 			return;
 		}
-		assigner = dp_join_assigner(a);
+		assigner = dp_join_assigner(a, e.name);
 		if (assigner == a->rank) {
 			dp_join_assign(a, &q, a->rank);
 		} else {
@@ -540,9 +586,11 @@ dp_join_timer(struct dprpc_agent *a, uint64_t now)
 	for (r = 0; r < a->world.n && j->nb_announcing != 0; r++)
 		if (j->announcing[r])
 			(void)dp_join_announced(a, r, true);
-	/* Relaxed: the poller's own write, read back. */
+	/* Relaxed: the poller's own write, read back.  The joiner's incarnation
+	 * we answered, not an earlier one of the same rank. */
 	if (j->port_owner != DP_RANK_NONE &&
-		dp_load_relaxed(&a->peers[j->port_owner].state) != DPRPC_PEER_UNKNOWN) {
+		dp_load_relaxed(&a->peers[j->port_owner].state) != DPRPC_PEER_UNKNOWN &&
+		a->peers[j->port_owner].session == j->port_owner_session) {
 		dp_port_join_reset(a);
 		j->port_owner = DP_RANK_NONE;
 	}

@@ -390,6 +390,69 @@ Test(join, address_taken_fails_eexist)
 		cr_assert_eq(dprpc_world_size(atomic_load(&ag[i])), 3u);
 }
 
+/* d joins, a's call to it is left pending (d no longer polled), and d's
+ * agent is destroyed without leaving (a crash, as the members see it) and
+ * made again with the same name and address: a new incarnation, which
+ * joins again through another member while the members still take the old
+ * one for up.  It gets rank 3 back (no rank 4, no second JOINED event),
+ * a's pending call fails -ECONNRESET (the members saw d restart), calls go
+ * both ways and a barrier of the whole world passes with it.  A worker
+ * under d's name at another address is refused -EEXIST.  Before,
+ * the new d was refused -EEXIST. */
+Test(join, a_restarted_joiner_takes_its_rank_back)
+{
+	struct dprpc_agent_stats st;
+	struct dprpc_agent_conf c;
+	struct dprpc_future *f;
+	struct dprpc_agent *d, *x;
+
+	start_members(0);
+	d = make_agent(3, 0, NULL);
+	cr_assert_eq(dprpc_world_join(d, member_of[1], TIMEOUT), 0);
+	cr_assert_eq(dprpc_agent_rank(d), 3u);
+	world_barrier(4);
+	/* No longer polled: a's call waits for an answer that never comes. */
+	atomic_store(&ag[3], NULL);
+	f = dprpc_rpc_async_id(atomic_load(&ag[0]), 3, dprpc_handler_id("echo"), "x", 2, TIMEOUT);
+	cr_assert_not_null(f);
+	usleep(20 * 1000);
+	cr_assert_eq(dprpc_agent_destroy(d), 0);
+	d = make_agent(3, 0, NULL);
+	cr_assert_eq(dprpc_world_join(d, member_of[2], TIMEOUT), 0);
+	cr_assert_eq(dprpc_agent_rank(d), 3u, "d got its rank back");
+	cr_assert_eq(dprpc_world_size(d), 4u);
+	for (unsigned int i = 0; i < 3; i++) {
+		x = atomic_load(&ag[i]);
+		cr_assert_eq(dprpc_world_size(x), 4u, "%s: no new rank", names[i]);
+		cr_assert_eq(dprpc_worker_rank(x, "d"), 3, "%s", names[i]);
+		cr_assert_eq(atomic_load(&joined_events[i]), 1u, "%s: d joined once", names[i]);
+	}
+	cr_assert_eq(dprpc_future_wait(f, TIMEOUT), -ECONNRESET, "a's call to the old d");
+	dprpc_future_put(f);
+	cr_assert_eq(dprpc_agent_stats_get(atomic_load(&ag[0]), &st), 0);
+	cr_assert_eq(st.peers_restarted, 1u, "a saw d restart once");
+	for (unsigned int i = 0; i < 3; i++) {
+		call_both_ways(3, i, i);
+		call_both_ways(i, 3, 3);
+	}
+	world_barrier(4);
+	/* Its name at another address: another worker, refused (d's agent
+	 * gone first: one agent of a name per process). */
+	cr_assert_eq(dprpc_agent_destroy(atomic_exchange(&ag[3], NULL)), 0);
+	dprpc_agent_conf_init(&c);
+	c.name = "d";
+	c.world = "d - 02:00:00:00:00:05 10.0.0.5 7005";
+	c.port_id = sw.port[4];
+	c.mbuf_pool = mp;
+	x = dprpc_agent_create(&c);
+	cr_assert_not_null(x, "%s", rte_strerror(rte_errno));
+	atomic_store(&ag[4], x);
+	cr_assert_eq(dprpc_world_join(x, member_of[0], TIMEOUT), -EEXIST);
+	cr_assert_eq(dprpc_world_size(x), 0u);
+	for (unsigned int i = 0; i < 3; i++)
+		cr_assert_eq(dprpc_world_size(atomic_load(&ag[i])), 4u);
+}
+
 /* Calls between a, b and c run exactly once each while d joins and
  * leaves. */
 struct caller_arg {

@@ -360,6 +360,51 @@ Test(world_memif, a_killed_worker_restarted_takes_its_place_again)
 	(void)system(cmd);
 }
 
+/* w0..w2 form a world of three and w3 joins it through w1, as in
+ * a_worker_joins_the_running_world; all four pass a world barrier; w3 is
+ * killed (SIGKILL) and started again by the same command (a new
+ * incarnation, same name and address, joining through w1 again): it gets
+ * rank 3 back (the others' world stays 4, w3 rank 3), their calls to it
+ * succeed, a world barrier passes with it, and all four shut down
+ * gracefully and clean.  Before, its join was refused -EEXIST. */
+Test(world_memif, a_killed_joiner_restarted_takes_its_rank_back)
+{
+	char mark_dir[80], cmd[128], joiner_world[256];
+	const char *member_extra[] = {
+		"--expect-joiners", "1", "--restart-of", "w3", "--mark-dir", mark_dir, NULL};
+	const char *victim[] = {"--world", joiner_world, "--join",
+		"w1 02:00:00:00:01:02 10.1.0.2 7000", "--restart-of", "w3", "--mark-dir", mark_dir,
+		"--be-killed", NULL};
+	const char *again[] = {"--world", joiner_world, "--join",
+		"w1 02:00:00:00:01:02 10.1.0.2 7000", "--restarted", NULL};
+	int status[NW], n = 0;
+	unsigned int i;
+
+	for (i = 0; i < NW - 1; i++)
+		n += snprintf(world + n, sizeof(world) - n,
+			"%s %u 02:00:00:00:01:%02u 10.1.0.%u 7000\n", names[i], i, i + 1, i + 1);
+	snprintf(world + n, sizeof(world) - n, "mesh memif:%s\n", sock_dir);
+	snprintf(joiner_world, sizeof(joiner_world),
+		"w3 - 02:00:00:00:01:04 10.1.0.4 7000\nmesh memif:%s\n", sock_dir);
+	make_mark_dir(mark_dir, sizeof(mark_dir));
+	for (i = 0; i < NW - 1; i++)
+		spawn(i, member_extra);
+	spawn(NW - 1, victim);
+	for (i = 0; i < 1200 && marks(mark_dir, NW) < NW; i++)
+		usleep(50 * 1000);
+	cr_assert_eq(marks(mark_dir, NW), NW, "not every worker passed the first barrier");
+	status[NW - 1] = kill_worker(NW - 1);
+	cr_assert(WIFSIGNALED(status[NW - 1]) && WTERMSIG(status[NW - 1]) == SIGKILL,
+		"w3 was not killed (status 0x%x)", status[NW - 1]);
+	spawn(NW - 1, again);
+	snprintf(cmd, sizeof(cmd), "%s/restarted", mark_dir);
+	close(creat(cmd, 0600));
+	reap(status, 120);
+	expect_clean(status, NW);
+	snprintf(cmd, sizeof(cmd), "rm -rf %s", mark_dir);
+	(void)system(cmd);
+}
+
 /* w0..w2 form a world of three (their map has no w3); w3, started a
  * second later with a map of its own line and the mesh, joins it through
  * w1's join socket (dprpc_world_join()).  Every worker then calls every

@@ -664,7 +664,15 @@ int dprpc_world_leave(struct dprpc_agent *agent, uint64_t timeout_us);
  * (dprpc_world_size(), dprpc_get_worker_infos()), and calls go both ways
  * by name and rank; it may leave as any worker
  * (dprpc_world_leave(), dprpc_shutdown()).  Resent JOINs (lost answers)
- * get the same rank.  Polls the agent meanwhile unless an io lcore does.
+ * get the same rank.  A worker that joins under a name the world has, with
+ * that worker's MAC, IPv4 address and UDP port (the same command started
+ * again after a crash, a new agent: a new incarnation), gets that name's
+ * rank back (ranks are never reused), whether the old incarnation is down,
+ * left or still taken for up: the members take it for that worker's
+ * restart (its old incarnation's pending calls fail -ECONNRESET, its
+ * frames are dropped from then on; docs/reliability.md), and every member
+ * learns the new incarnation before it is answered.  Polls the agent
+ * meanwhile unless an io lcore does.
  * Before it returns 0, dprpc_agent_rank() is UINT16_MAX and the world
  * empty: RRefs and collectives are used after it.
  * @param timeout_us 0 waits without limit.
@@ -677,8 +685,10 @@ int dprpc_world_leave(struct dprpc_agent *agent, uint64_t timeout_us);
  *         gets the rank it may have been given; or it joined, its rank and
  *         world are set, but some member was not heard from in time); -ENOSPC (the world has
  *         max_workers workers, or more than this agent's max_workers);
- *         -EEXIST (a worker of the world has this name or IPv4 address and
- *         port); -EOPNOTSUPP (the member has no default port to reach the
+ *         -EEXIST (a worker of the world has this name with another
+ *         MAC, IPv4 address or UDP port, or this IPv4 address and port
+ *         under another name, or this name is the member named's or the
+ *         assigner's own, which are up); -EOPNOTSUPP (the member has no default port to reach the
  *         joiner through); -ENOMEM (no memory for the join's tables or
  *         a member's state); with a `mesh memif:DIR` line, the error of
  *         opening the join port or plugging a member's link

@@ -32,10 +32,12 @@
  * --restart-of NAME --mark-dir DIR: after the "done" exchange, a world
  * barrier, a mark DIR/NAME; then (unless --be-killed, for NAME itself)
  * wait for the mark DIR/restarted (the test's, once it started NAME
- * again), call NAME until its new incarnation answers, a world barrier
- * again, and a graceful shutdown.  --restarted: NAME started again by
- * the same command: no "done" exchange (the others had theirs), a world
- * barrier (the others' second), a graceful shutdown.
+ * again), call NAME until its new incarnation answers, check that it kept
+ * its rank (the world's size unchanged), a world barrier again, and a
+ * graceful shutdown.  --restarted: NAME started again by the same command
+ * (with --join: joining again, its rank given back): no "done" exchange
+ * (the others had theirs), a world barrier (the others' second), a
+ * graceful shutdown.
  * With --join its map has only its own line (rank "-") and it joins the
  * running world through MEMBER ("NAME MAC IPV4 UDP_PORT",
  * dprpc_world_join()) instead of waiting for it; with --expect-joiners a
@@ -410,6 +412,11 @@ main(int argc, char **argv)
 			if (rc != 0)
 				FAIL(27, "the restarted %s never answered: %d", restart_of, rc);
 			check(v, (unsigned int)k, 5);
+			/* Its old rank, and no new one given (a rejoin). */
+			if (dprpc_worker_rank(a, restart_of) != k || dprpc_world_size(a) != nw)
+				FAIL(27, "the restarted %s is rank %d of %u, not %d of %u",
+					restart_of, dprpc_worker_rank(a, restart_of),
+					dprpc_world_size(a), k, nw);
 			world_barrier(a, 28, "after the restart");
 			printf("%s: %s restarted, answered, and passed a barrier\n", name,
 				restart_of);
