@@ -73,8 +73,12 @@ struct co_item {
 	rte_be32_t zero;
 } __rte_packed;
 
-#define CO_REQ_MAGIC  0x434f6731u /* "COg1" */
-#define CO_RESP_MAGIC 0x434f7231u /* "COr1" */
+#define CO_REQ_MAGIC 0x434f6731u /* "COg1" */
+/* A request of the live world's collective (DPRPC_WORLD_LIVE): the group
+ * is the world less those that left; the leader leaves out the members it
+ * has declared down, and its answer's workers are those that took part. */
+#define CO_REQ_LIVE_MAGIC 0x434f6c31u /* "COl1" */
+#define CO_RESP_MAGIC	  0x434f7231u /* "COr1" */
 
 /* Entries the leader keeps at most (pending ones and failed ones waiting
  * for their late members). */
@@ -91,6 +95,7 @@ co_item_size(uint32_t len)
  * and whether a collective over it runs now. */
 struct co_group {
 	uint64_t group;
+	bool live; /* the live world's numbers: apart from the group's own */
 	uint64_t next_seq;
 	uint64_t gen; /* ctx->restart_gen when next_seq was last taken */
 	bool busy;

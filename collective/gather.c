@@ -28,6 +28,7 @@
 #include <string.h>
 
 #include <rte_common.h>
+#include <rte_cycles.h>
 #include <rte_errno.h>
 
 #include <dprpc/dprpc_rpc.h>
@@ -105,10 +106,10 @@ co_seq_restart(struct co_ctx *ctx, struct co_group *g)
 	g->gen = gen;
 }
 
-/* The group's next sequence number, marking it busy; 0 with *rc set
- * (-EBUSY, -ENOMEM). */
+/* The group's next sequence number (the live world's, @live), marking it
+ * busy; 0 with *rc set (-EBUSY, -ENOMEM). */
 static uint64_t
-co_seq_take(struct co_ctx *ctx, uint64_t group, int *rc)
+co_seq_take(struct co_ctx *ctx, uint64_t group, bool live, int *rc)
 {
 	struct co_group *g = NULL;
 	uint64_t seq = 0;
@@ -116,7 +117,7 @@ co_seq_take(struct co_ctx *ctx, uint64_t group, int *rc)
 
 	pthread_mutex_lock(&ctx->lock);
 	for (i = 0; i < ctx->nb_groups; i++)
-		if (ctx->groups[i].group == group) {
+		if (ctx->groups[i].group == group && ctx->groups[i].live == live) {
 			g = &ctx->groups[i];
 			break;
 		}
@@ -133,7 +134,7 @@ co_seq_take(struct co_ctx *ctx, uint64_t group, int *rc)
 			ctx->cap_groups = cap;
 		}
 		g = &ctx->groups[ctx->nb_groups++];
-		*g = (struct co_group){.group = group, .next_seq = 1};
+		*g = (struct co_group){.group = group, .live = live, .next_seq = 1};
 	}
 	if (g->busy) {
 		*rc = -EBUSY;
@@ -148,31 +149,34 @@ out:
 }
 
 static void
-co_seq_done(struct co_ctx *ctx, uint64_t group)
+co_seq_done(struct co_ctx *ctx, uint64_t group, bool live)
 {
 	unsigned int i;
 
 	pthread_mutex_lock(&ctx->lock);
 	for (i = 0; i < ctx->nb_groups; i++)
-		if (ctx->groups[i].group == group)
+		if (ctx->groups[i].group == group && ctx->groups[i].live == live)
 			ctx->groups[i].busy = false;
 	pthread_mutex_unlock(&ctx->lock);
 }
 
 /* The group's mask from @workers (NULL, 0: the world, less the workers
- * known to have left it: dprpc_world_leave(), DPRPC_PEER_LEFT). */
+ * known to have left it: dprpc_world_leave(), DPRPC_PEER_LEFT; NULL,
+ * DPRPC_WORLD_LIVE: the same mask, *live set). */
 static int
-co_group_mask(
-	const struct dprpc_agent *a, const char *const *workers, unsigned int n, uint64_t *mask)
+co_group_mask(const struct dprpc_agent *a, const char *const *workers, unsigned int n,
+	uint64_t *mask, bool *live)
 {
 	struct dprpc_worker_info infos[DPRPC_MAX_WORKERS];
 	unsigned int world = dprpc_world_size(a), i;
 	int nb;
 
 	*mask = 0;
+	*live = false;
 	if (workers == NULL) {
-		if (n != 0)
+		if (n != 0 && n != DPRPC_WORLD_LIVE)
 			return -EINVAL;
+		*live = n == DPRPC_WORLD_LIVE;
 		*mask = world >= 64 ? UINT64_MAX : (1ull << world) - 1;
 		nb = dprpc_get_worker_infos(a, infos, DPRPC_MAX_WORKERS);
 		for (i = 0; nb > 0 && i < (unsigned int)nb && i < 64; i++)
@@ -197,8 +201,9 @@ co_group_mask(
 /* Check the leader's answer @p (@len bytes) and turn it into a result or
  * an error. */
 static int
-co_take_answer(struct dprpc_agent *a, const uint8_t *p, size_t len, uint64_t group, uint64_t seq,
-	unsigned int leader, struct dprpc_gather **result, struct dprpc_coll_error *err)
+co_take_answer(struct dprpc_agent *a, const uint8_t *p, size_t len, uint64_t group, bool live,
+	uint64_t seq, unsigned int leader, struct dprpc_gather **result,
+	struct dprpc_coll_error *err)
 {
 	const struct co_resp *r = (const struct co_resp *)p;
 	struct dprpc_gather *g;
@@ -228,6 +233,14 @@ co_take_answer(struct dprpc_agent *a, const uint8_t *p, size_t len, uint64_t gro
 					      : " failed");
 	}
 	count = rte_be_to_cpu_32(r->count);
+	/* The live world's answer says who took part: this worker among
+	 * them, none outside the group. */
+	if (live) {
+		group = workers;
+		if ((group & ~rte_be_to_cpu_64(r->group)) != 0 ||
+			(group & (1ull << dprpc_agent_rank(a))) == 0)
+			goto bad;
+	}
 	if (count != (unsigned int)__builtin_popcountll(group))
 		goto bad;
 	g = malloc(sizeof(*g) + len);
@@ -266,6 +279,53 @@ bad:
 		dprpc_worker_name(a, leader));
 }
 
+/* The leader of @group: its lowest rank; the live world's, its lowest rank
+ * from @from on that this worker has not declared down (itself at worst). */
+static unsigned int
+co_leader(const struct dprpc_agent *a, uint64_t group, bool live, unsigned int from)
+{
+	unsigned int me = dprpc_agent_rank(a), r;
+
+	if (!live)
+		return (unsigned int)__builtin_ctzll(group);
+	for (r = from; r < DPRPC_MAX_WORKERS; r++)
+		if ((group & (1ull << r)) != 0 &&
+			(r == me || dprpc_worker_state(a, r) != DPRPC_PEER_DOWN))
+			return r;
+	return me;
+}
+
+/* The live world's call to *@leader failed with @rc: whether to send to
+ * the next leader (*@leader set), the one it went to being declared down
+ * (-EHOSTDOWN: down when the call started or while it waited). */
+static bool
+co_next_leader(const struct dprpc_agent *a, uint64_t group, bool live, int rc, unsigned int *leader)
+{
+	unsigned int next;
+
+	if (!live || rc != -EHOSTDOWN || *leader == dprpc_agent_rank(a) ||
+		dprpc_worker_state(a, *leader) != DPRPC_PEER_DOWN)
+		return false;
+	next = co_leader(a, group, live, *leader + 1);
+	if (next <= *leader)
+		return false;
+	*leader = next;
+	return true;
+}
+
+/* What is left of @timeout_us since @start (TSC), at least 1; 0 (no
+ * limit) stays 0. */
+static uint64_t
+co_left_us(uint64_t timeout_us, uint64_t start)
+{
+	uint64_t spent =
+		(uint64_t)((__uint128_t)(rte_rdtsc() - start) * 1000000 / rte_get_tsc_hz());
+
+	if (timeout_us == 0)
+		return 0;
+	return timeout_us > spent ? timeout_us - spent : 1;
+}
+
 /* dprpc_all_gather() with @result NULL allowed (barrier: the answer is
  * checked, not kept). */
 static int
@@ -276,9 +336,10 @@ co_gather(struct dprpc_agent *a, const char *const *workers, unsigned int n, con
 	struct dprpc_future *f;
 	struct co_ctx *ctx;
 	struct co_req *q;
-	uint64_t group, seq, call_us;
+	uint64_t group, seq, call_us, wait_us, start;
 	unsigned int leader, me;
 	size_t rlen;
+	bool live;
 	int rc;
 
 	if (a == NULL || (value == NULL && len > 0))
@@ -289,7 +350,7 @@ co_gather(struct dprpc_agent *a, const char *const *workers, unsigned int n, con
 	ctx = dp_ext_state(a, &co_extension);
 	if (ctx == NULL)
 		return co_error(err, -EINVAL, DPRPC_ORIGIN_LOCAL, 0, "agent without collectives");
-	rc = co_group_mask(a, workers, n, &group);
+	rc = co_group_mask(a, workers, n, &group, &live);
 	if (rc != 0)
 		return co_error(err, rc, DPRPC_ORIGIN_LOCAL, 0, "bad group");
 	me = dprpc_agent_rank(a);
@@ -301,8 +362,8 @@ co_gather(struct dprpc_agent *a, const char *const *workers, unsigned int n, con
 			"collective called on the agent's polling thread");
 	if (timeout_us == DPRPC_TIMEOUT_DEFAULT)
 		timeout_us = dp_agent_default_timeout_us(a);
-	leader = (unsigned int)__builtin_ctzll(group);
-	seq = co_seq_take(ctx, group, &rc);
+	leader = co_leader(a, group, live, 0);
+	seq = co_seq_take(ctx, group, live, &rc);
 	if (seq == 0)
 		return co_error(err, rc, DPRPC_ORIGIN_LOCAL, 0,
 			rc == -EBUSY ? "a collective over this group runs on this worker"
@@ -314,7 +375,7 @@ co_gather(struct dprpc_agent *a, const char *const *workers, unsigned int n, con
 		goto out;
 	}
 	*q = (struct co_req){
-		.magic = rte_cpu_to_be_32(CO_REQ_MAGIC),
+		.magic = rte_cpu_to_be_32(live ? CO_REQ_LIVE_MAGIC : CO_REQ_MAGIC),
 		.vlen = rte_cpu_to_be_32((uint32_t)len),
 		.group = rte_cpu_to_be_64(group),
 		.seq = rte_cpu_to_be_64(seq),
@@ -322,35 +383,47 @@ co_gather(struct dprpc_agent *a, const char *const *workers, unsigned int n, con
 	};
 	if (len > 0)
 		memcpy(q + 1, value, len);
-	/* 0 (no limit) stays 0; a sum past the clock's range is no limit
-	 * either (dprpc_rpc_async_id() takes any value). */
-	call_us = timeout_us == 0 ? 0
-		  : timeout_us > UINT64_MAX - 1 - DPRPC_COLL_GRACE_US
-			  ? UINT64_MAX - 1
-			  : timeout_us + DPRPC_COLL_GRACE_US;
-	f = dprpc_rpc_async_id(a, leader, ctx->h_gather, q, rlen, call_us);
+	start = rte_rdtsc();
+	for (;;) {
+		/* What is left of the caller's time (a second leader's too). */
+		wait_us = co_left_us(timeout_us, start);
+		q->wait_us = rte_cpu_to_be_64(wait_us);
+		/* 0 (no limit) stays 0; a sum past the clock's range is no
+		 * limit either (dprpc_rpc_async_id() takes any value). */
+		call_us = wait_us == 0 ? 0
+			  : wait_us > UINT64_MAX - 1 - DPRPC_COLL_GRACE_US
+				  ? UINT64_MAX - 1
+				  : wait_us + DPRPC_COLL_GRACE_US;
+		f = dprpc_rpc_async_id(a, leader, ctx->h_gather, q, rlen, call_us);
+		if (f == NULL) {
+			rc = -rte_errno;
+			if (co_next_leader(a, group, live, rc, &leader))
+				continue;
+			rc = co_error(err, rc, DPRPC_ORIGIN_LOCAL, 1ull << leader,
+				"all_gather #%" PRIu64 ": call to leader %s failed: %s", seq,
+				dprpc_worker_name(a, leader), strerror(-rc));
+			break;
+		}
+		rc = dprpc_future_wait(f, 0);
+		if (rc == 0) {
+			size_t vlen;
+			const uint8_t *v = dprpc_future_value(f, &vlen);
+
+			rc = co_take_answer(a, v, vlen, group, live, seq, leader, &tmp, err);
+		} else if (co_next_leader(a, group, live, rc, &leader)) {
+			dprpc_future_put(f);
+			continue;
+		} else {
+			const struct dprpc_error *e = dprpc_future_error(f);
+
+			rc = co_error(err, rc, e != NULL ? e->origin : DPRPC_ORIGIN_LOCAL,
+				1ull << leader, "all_gather #%" PRIu64 ": leader %s: %s", seq,
+				dprpc_worker_name(a, leader), e != NULL ? e->msg : strerror(-rc));
+		}
+		dprpc_future_put(f);
+		break;
+	}
 	free(q);
-	if (f == NULL) {
-		rc = -rte_errno;
-		rc = co_error(err, rc, DPRPC_ORIGIN_LOCAL, 1ull << leader,
-			"all_gather #%" PRIu64 ": call to leader %s failed: %s", seq,
-			dprpc_worker_name(a, leader), strerror(-rc));
-		goto out;
-	}
-	rc = dprpc_future_wait(f, 0);
-	if (rc == 0) {
-		size_t vlen;
-		const uint8_t *v = dprpc_future_value(f, &vlen);
-
-		rc = co_take_answer(a, v, vlen, group, seq, leader, &tmp, err);
-	} else {
-		const struct dprpc_error *e = dprpc_future_error(f);
-
-		rc = co_error(err, rc, e != NULL ? e->origin : DPRPC_ORIGIN_LOCAL, 1ull << leader,
-			"all_gather #%" PRIu64 ": leader %s: %s", seq, dprpc_worker_name(a, leader),
-			e != NULL ? e->msg : strerror(-rc));
-	}
-	dprpc_future_put(f);
 	if (rc == 0) {
 		if (result != NULL)
 			*result = tmp;
@@ -358,7 +431,7 @@ co_gather(struct dprpc_agent *a, const char *const *workers, unsigned int n, con
 			free(tmp);
 	}
 out:
-	co_seq_done(ctx, group);
+	co_seq_done(ctx, group, live);
 	return rc;
 }
 

@@ -30,6 +30,13 @@
  * needed (oldest failed first, CO_MAX_ENTRIES).  A new entry when the table
  * is full of pending ones is answered EBUSY.
  *
+ * The live world (CO_REQ_LIVE_MAGIC, its entries apart: e->live).  A
+ * member declared down is left out (e->gone: ctx->down when the entry is
+ * made, peer_event while it waits) instead of failing it; the entry
+ * completes once every member arrived or is left out, its answer naming
+ * who took part, and stays as failed (EHOSTDOWN, naming those left out)
+ * for a member left out that arrives after all.
+ *
  * Threads.  Everything here but quiesce and free runs on the agent's
  * poller (the handler is inline; timer and peer_event are the poller's):
  * the list needs no lock, the poll flag orders one poller's work before
@@ -55,6 +62,8 @@ RTE_LOG_REGISTER(co_logtype, dprpc.collective, INFO);
 struct co_entry {
 	struct co_entry *prev, *next;
 	uint64_t group, seq;
+	bool live;				      /* the live world's (CO_REQ_LIVE_MAGIC) */
+	uint64_t gone;				      /* live: members left out, declared down */
 	uint64_t arrived;			      /* members whose request came */
 	uint64_t deadline_tsc;			      /* 0: none */
 	int status;				      /* 0 pending; a positive errno: failed */
@@ -164,6 +173,8 @@ co_complete(struct co_ctx *ctx, struct co_entry *e)
 		.magic = rte_cpu_to_be_32(CO_RESP_MAGIC),
 		.group = rte_cpu_to_be_64(e->group),
 		.seq = rte_cpu_to_be_64(e->seq),
+		/* The live world's: who took part. */
+		.workers = rte_cpu_to_be_64(e->live ? e->arrived : 0),
 		.count = rte_cpu_to_be_32(count),
 	};
 	p = buf + sizeof(*r);
@@ -196,16 +207,31 @@ co_complete(struct co_ctx *ctx, struct co_entry *e)
 		co_held_add(ctx, -1);
 	}
 	free(buf);
-	co_unlink(ctx, e);
+	if (e->arrived == e->group) {
+		co_unlink(ctx, e);
+		return;
+	}
+	/* The live world's, some left out: kept as failed for them, should
+	 * one arrive after all (the leader took it for down). */
+	e->status = EHOSTDOWN;
+	e->workers = e->gone;
+}
+
+/* A live entry: complete once every member arrived or was left out. */
+static void
+co_live_check(struct co_ctx *ctx, struct co_entry *e)
+{
+	if (e->live && e->status == 0 && (e->arrived | e->gone) == e->group)
+		co_complete(ctx, e);
 }
 
 static struct co_entry *
-co_find(struct co_ctx *ctx, uint64_t group, uint64_t seq)
+co_find(struct co_ctx *ctx, uint64_t group, uint64_t seq, bool live)
 {
 	struct co_entry *e;
 
 	for (e = ctx->head; e != NULL; e = e->next)
-		if (e->group == group && e->seq == seq)
+		if (e->group == group && e->seq == seq && e->live == live)
 			return e;
 	return NULL;
 }
@@ -213,7 +239,7 @@ co_find(struct co_ctx *ctx, uint64_t group, uint64_t seq)
 /* A new entry at the tail, making room by dropping the oldest failed one;
  * NULL when the table is full of pending ones or no memory. */
 static struct co_entry *
-co_new(struct co_ctx *ctx, uint64_t group, uint64_t seq)
+co_new(struct co_ctx *ctx, uint64_t group, uint64_t seq, bool live)
 {
 	struct co_entry *e;
 
@@ -229,6 +255,7 @@ co_new(struct co_ctx *ctx, uint64_t group, uint64_t seq)
 		return NULL;
 	e->group = group;
 	e->seq = seq;
+	e->live = live;
 	e->prev = ctx->tail;
 	if (ctx->tail != NULL)
 		ctx->tail->next = e;
@@ -259,32 +286,41 @@ co_h_gather(struct dprpc_request *req, void *arg)
 	struct co_entry *e;
 	uint64_t group, seq, wait_us, bit;
 	size_t len;
+	bool live;
 
 	q = dprpc_request_payload(req, &len);
-	if (len < sizeof(*q) || rte_be_to_cpu_32(q->magic) != CO_REQ_MAGIC)
+	if (len < sizeof(*q) || (rte_be_to_cpu_32(q->magic) != CO_REQ_MAGIC &&
+					rte_be_to_cpu_32(q->magic) != CO_REQ_LIVE_MAGIC))
 		return co_refuse(req, "not a gather request");
+	live = rte_be_to_cpu_32(q->magic) == CO_REQ_LIVE_MAGIC;
 	group = rte_be_to_cpu_64(q->group);
 	seq = rte_be_to_cpu_64(q->seq);
 	wait_us = rte_be_to_cpu_64(q->wait_us);
 	if (rte_be_to_cpu_32(q->vlen) != len - sizeof(*q) ||
 		len - sizeof(*q) > DPRPC_GATHER_VALUE_MAX)
 		return co_refuse(req, "bad length");
+	/* The live world's leader is its lowest rank up, as its members
+	 * see it: a member of the group, maybe not the lowest. */
 	if (group == 0 || (ctx->world_n < 64 && (group >> ctx->world_n) != 0) ||
-		(unsigned int)__builtin_ctzll(group) != ctx->rank || from >= 64 ||
-		(group & (1ull << from)) == 0 || seq == 0)
+		(live ? (group & (1ull << ctx->rank)) == 0
+		      : (unsigned int)__builtin_ctzll(group) != ctx->rank) ||
+		from >= 64 || (group & (1ull << from)) == 0 || seq == 0)
 		return co_refuse(req, "bad group");
 	bit = 1ull << from;
-	e = co_find(ctx, group, seq);
+	e = co_find(ctx, group, seq, live);
 	if (e == NULL) {
-		e = co_new(ctx, group, seq);
+		e = co_new(ctx, group, seq, live);
 		if (e == NULL) {
 			struct co_entry busy = {.group = group, .seq = seq, .status = EBUSY};
 
 			co_answer_status(ctx, req, &busy);
 			return 0;
 		}
-		/* A member is dead already: no waiting for it. */
-		if ((group & ctx->down & ~bit) != 0)
+		/* A member is dead already: no waiting for it (the live
+		 * world's: it is left out). */
+		if (live)
+			e->gone = group & ctx->down & ~bit;
+		else if ((group & ctx->down & ~bit) != 0)
 			co_fail(ctx, e, EHOSTDOWN, group & ctx->down & ~bit);
 	}
 	if ((e->arrived & bit) != 0)
@@ -306,7 +342,9 @@ co_h_gather(struct dprpc_request *req, void *arg)
 	}
 	e->req[from] = req;
 	co_held_add(ctx, 1);
-	if (e->arrived == e->group)
+	/* Left out, then arrived after all: in again. */
+	e->gone &= ~bit;
+	if ((e->arrived | e->gone) == e->group)
 		co_complete(ctx, e); /* answers @req too: a reply made before
 				      * returning DPRPC_DEFERRED is fine */
 	return DPRPC_DEFERRED;
@@ -350,7 +388,7 @@ co_ctx_timer(void *state)
 	for (e = ctx->head; e != NULL; e = next) {
 		next = e->next;
 		if (e->status == 0 && e->deadline_tsc != 0 && now >= e->deadline_tsc) {
-			co_fail(ctx, e, ETIMEDOUT, e->group & ~e->arrived);
+			co_fail(ctx, e, ETIMEDOUT, e->group & ~e->arrived & ~e->gone);
 			n++;
 		}
 	}
@@ -393,8 +431,15 @@ co_ctx_peer_event(void *state, unsigned int rank, enum dp_peer_event ev)
 	}
 	for (e = ctx->head; e != NULL; e = next) {
 		next = e->next;
-		if (e->status == 0 && (e->group & bit) != 0 && (e->arrived & bit) == 0)
+		if (e->status != 0 || (e->group & bit) == 0 || (e->arrived & bit) != 0)
+			continue;
+		if (e->live) {
+			/* The live world goes on without it. */
+			e->gone |= bit;
+			co_live_check(ctx, e);
+		} else {
 			co_fail(ctx, e, EHOSTDOWN, e->group & ~e->arrived);
+		}
 	}
 	if (ev != DP_PEER_EV_RESTARTED)
 		return;

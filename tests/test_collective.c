@@ -384,7 +384,7 @@ struct member {
 	bool own;	     /* poll the agent itself (shutdown) */
 	/* out */
 	int rc[64];
-	uint64_t seq[64];
+	uint64_t seq[64], members[64];
 	struct dprpc_coll_error err;
 	bool values_ok;
 };
@@ -436,6 +436,7 @@ member_main(void *arg)
 		if (g == NULL)
 			continue;
 		m->seq[k] = dprpc_gather_seq(g);
+		m->members[k] = dprpc_gather_members(g);
 		/* Every member's value, as that member made it. */
 		for (int r = 0; r < N; r++) {
 			size_t glen, wlen;
@@ -743,6 +744,135 @@ Test(collective, over_a_member_already_down_fails_at_once)
 		dpt_ring_drain(sw.tx[k]);
 	}
 	cr_assert_eq(rte_mempool_in_use_count(mp), 0u, "mbufs leaked");
+}
+
+/* Every worker calls every other: each has heard from each, so each
+ * watches each (liveness) and would declare any of them down. */
+static void
+all_hear_all(void)
+{
+	for (int i = 0; i < N; i++)
+		for (int k = 0; k < N; k++) {
+			char out[8];
+			size_t len = sizeof(out);
+
+			if (k != i)
+				cr_assert_eq(dprpc_rpc_sync(atomic_load(&ag[i]), names[k], "echo",
+						     "hi", 3, 20 * 1000 * 1000, out, &len, NULL),
+					0, "%s calls %s", names[i], names[k]);
+		}
+}
+
+/* The survivors of @dead (every other agent) in @op over the live world
+ * (DPRPC_WORLD_LIVE), given 30 s: each returns 0 and, for a gather, the
+ * result's members are the survivors, their values checked, and its
+ * sequence number @seq (the live world's own numbers). */
+static void
+live_round(int dead, enum op op, uint64_t seq)
+{
+	struct member ms[N];
+	unsigned int n = 0;
+	uint64_t survivors = ((1ull << N) - 1) & ~(1ull << dead);
+
+	for (int i = 0; i < N; i++)
+		if (i != dead)
+			ms[n++] = (struct member){.i = i,
+				.op = op,
+				.n = DPRPC_WORLD_LIVE,
+				.own = op == OP_SHUTDOWN,
+				.timeout_us = 30 * 1000 * 1000,
+				.rounds = 1};
+	run(ms, n);
+	for (unsigned int k = 0; k < n; k++) {
+		cr_assert_eq(ms[k].rc[0], 0, "%s: %d %s", names[ms[k].i], ms[k].rc[0],
+			ms[k].err.err.msg);
+		if (op != OP_GATHER)
+			continue;
+		cr_assert_eq(ms[k].members[0], survivors, "%s: members 0x%lx", names[ms[k].i],
+			(unsigned long)ms[k].members[0]);
+		cr_assert_eq(ms[k].seq[0], seq, "%s: seq %lu", names[ms[k].i],
+			(unsigned long)ms[k].seq[0]);
+		cr_assert(ms[k].values_ok, "%s saw a wrong value", names[ms[k].i]);
+	}
+}
+
+/* The survivors of @dead, which each declared it down, in a barrier of
+ * the whole world: it fails at once with -EHOSTDOWN naming @dead alone
+ * (as an absent member, or as the leader the call went to). */
+static void
+whole_world_fails_naming(int dead)
+{
+	struct member ms[N];
+	unsigned int n = 0;
+
+	for (int i = 0; i < N; i++)
+		if (i != dead)
+			ms[n++] = (struct member){.i = i,
+				.op = OP_BARRIER,
+				.timeout_us = 30 * 1000 * 1000,
+				.rounds = 1};
+	run(ms, n);
+	for (unsigned int k = 0; k < n; k++) {
+		cr_assert_eq(ms[k].rc[0], -EHOSTDOWN, "%s: %d %s", names[ms[k].i], ms[k].rc[0],
+			ms[k].err.err.msg);
+		cr_assert_eq(ms[k].err.workers, 1ull << dead, "%s: workers 0x%lx", names[ms[k].i],
+			(unsigned long)ms[k].err.workers);
+		cr_assert_not_null(strstr(ms[k].err.err.msg, names[dead]), "%s", ms[k].err.err.msg);
+	}
+}
+
+/* Every agent destroyed, the frames drained, no mbuf in use. */
+static void
+end_with_dead(int dead)
+{
+	(void)dead;
+	for (int i = 0; i < N; i++) {
+		own(i);
+		cr_assert_eq(dprpc_shutdown(atomic_exchange(&ag[i], NULL), false, 0, NULL), 0);
+	}
+	stop_bg_loop();
+	for (unsigned int k = 0; k < sw.n; k++) {
+		dpt_ring_drain(sw.rx[k]);
+		dpt_ring_drain(sw.tx[k]);
+	}
+	cr_assert_eq(rte_mempool_in_use_count(mp), 0u, "mbufs leaked");
+}
+
+/* d dies (nobody polls it): a gather of the live world that a, b and c
+ * begin at once passes among them once the leader declares d down while
+ * it waits (members a, b, c: d left out); once each declared d down, a
+ * barrier of the whole world fails at once naming d, and a second live
+ * gather passes (#2). */
+Test(collective, live_world_leaves_out_a_member_declared_down)
+{
+	start_world(1000 * 1000);
+	all_hear_all();
+	own(3); /* nobody polls d any more */
+	live_round(3, OP_GATHER, 1);
+	for (int i = 0; i < 3; i++)
+		wait_declared_down(i, 3);
+	whole_world_fails_naming(3);
+	live_round(3, OP_GATHER, 2);
+	end_with_dead(3);
+}
+
+/* The leader a dies (nobody polls it) while b, c and d begin a gather of
+ * the live world: each one's call to a fails once it declares a down, and
+ * goes to the next leader, b, which knows a is down: the gather passes
+ * among b, c and d.  Then a barrier of the whole world fails at once
+ * naming a (the leader the calls go to), and a second live gather
+ * passes. */
+Test(collective, live_world_goes_on_when_its_leader_is_down)
+{
+	start_world(1000 * 1000);
+	all_hear_all();
+	own(0);
+	live_round(0, OP_GATHER, 1);
+	for (int i = 1; i < N; i++)
+		wait_declared_down(i, 0);
+	whole_world_fails_naming(0);
+	live_round(0, OP_GATHER, 2);
+	end_with_dead(0);
 }
 
 /* The leader a dies: the members' calls to it fail, naming a. */

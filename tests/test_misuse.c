@@ -1039,6 +1039,9 @@ Test(misuse, dprpc_barrier)
 	cr_assert_eq(dprpc_barrier(agent, NULL, 1, 1000, NULL), -EINVAL);
 	cr_assert_eq(dprpc_barrier(agent, other, 1, 1000, NULL), -EINVAL);
 	cr_assert_eq(dprpc_barrier(agent, other, DPRPC_MAX_WORKERS + 1, 1000, NULL), -EINVAL);
+	/* DPRPC_WORLD_LIVE is a count only with NULL workers. */
+	cr_assert_eq(dprpc_barrier(agent, other, DPRPC_WORLD_LIVE, 1000, NULL), -EINVAL);
+	cr_assert_eq(dprpc_barrier(agent, NULL, DPRPC_WORLD_LIVE - 1, 1000, NULL), -EINVAL);
 }
 
 Test(misuse, dprpc_gather_value)

@@ -7,7 +7,7 @@
  *
  * A group is a list of worker names (NULL and 0: the whole world, less the
  * workers this worker knows to have left it, DPRPC_PEER_LEFT:
- * dprpc_world_leave()); the
+ * dprpc_world_leave(); NULL and DPRPC_WORLD_LIVE: the live world, below); the
  * calling worker must be in it.  Its leader is the member of lowest rank.
  * Every member calls dprpc_all_gather() (or dprpc_barrier()) with the same
  * group; each call carries the group's next sequence number on the calling
@@ -27,6 +27,19 @@
  * -EHOSTDOWN; a member arriving later for that sequence number is answered
  * the same failure at once.  A call to the leader that fails (the leader is
  * down, restarted, never answers) names the leader.
+ *
+ * The live world (workers NULL, n DPRPC_WORLD_LIVE) is the whole world less
+ * the workers that left it and those declared down: the members up now.
+ * Its collectives have their own sequence numbers.  Its leader is its
+ * lowest rank not declared down (as the caller sees it; a caller whose
+ * call to a leader fails because that leader is declared down meanwhile
+ * sends again to the next one, within its timeout).  The leader leaves
+ * out every member it has declared down (before or while the collective
+ * waits) and answers once all the others arrived: the result's
+ * dprpc_gather_members() says who took part.  A member left out that
+ * arrives later gets -EHOSTDOWN, naming the members left out.  The members
+ * must agree on who is down: one taken for up by some and down by others
+ * can split them between two leaders, which then time out.
  */
 #ifndef DPRPC_COLLECTIVE_H
 #define DPRPC_COLLECTIVE_H
@@ -41,6 +54,10 @@
 #ifdef __cplusplus
 extern "C" {
 #endif
+
+/** As @p n with NULL workers: the live world (the whole world less the
+ * workers that left it and those declared down; see the file comment). */
+#define DPRPC_WORLD_LIVE 0xffffffffu
 
 /** Largest value one worker contributes to dprpc_all_gather(). */
 #define DPRPC_GATHER_VALUE_MAX 65536u
@@ -74,7 +91,9 @@ struct dprpc_coll_error {
  *
  * @param workers  the group's member names (@p n of them, each once, the
  *                 caller among them); NULL with @p n 0: the whole world
- *                 but the workers that left it (DPRPC_PEER_LEFT here).
+ *                 but the workers that left it (DPRPC_PEER_LEFT here);
+ *                 NULL with @p n DPRPC_WORLD_LIVE: the live world, less
+ *                 the workers declared down too (the file comment).
  * @param value,len this worker's value, copied before return; @p len up to
  *                 DPRPC_GATHER_VALUE_MAX (@p value may be NULL when 0).
  *                 The whole set (8 bytes per member plus each value,
@@ -86,20 +105,24 @@ struct dprpc_coll_error {
  *                 that does not answer is given DPRPC_COLL_GRACE_US more.
  * @param result   on success, receives the set: owned by the caller, to
  *                 be freed with dprpc_gather_free(); it does not depend on
- *                 the agent (it may outlive it).  Untouched on failure.
+ *                 the agent (it may outlive it); dprpc_gather_members()
+ *                 says whose values it holds (the live world's: those that
+ *                 took part).  Untouched on failure.
  * @param err      if not NULL, receives the error of a failure (message
  *                 and the workers concerned); untouched on success.
  * @return 0; -ETIMEDOUT (members did not arrive in time: err->workers);
  *         -EHOSTDOWN (an absent member was declared down, or the leader
- *         was: err->workers); -ESHUTDOWN (the leader's agent was
+ *         was: err->workers; over the live world: the leader and every
+ *         member after it were, or this worker was left out as declared
+ *         down by the leader: err->workers those left out); -ESHUTDOWN (the leader's agent was
  *         destroyed meanwhile); any other error of the call to the leader
  *         (dprpc_rpc.h; err->workers names the leader); -EMSGSIZE (@p len
  *         over DPRPC_GATHER_VALUE_MAX, or the set over a max_msg_size);
  *         -EBUSY (this worker is in another collective over the same group
  *         right now); -EDEADLK (called on the agent's polling thread:
  *         nothing sent); -EINVAL (NULL agent or result, NULL workers with
- *         n > 0, n over the world, a name twice, the caller not a member,
- *         NULL value with len > 0); -ENOENT (a name not in the world);
+ *         n neither 0 nor DPRPC_WORLD_LIVE, n over the world, a name twice,
+ *         the caller not a member, NULL value with len > 0); -ENOENT (a name not in the world);
  *         -ENOMEM.  A failure consumes the sequence number all the same.
  *
  * Thread context: any thread but the agent's polling thread (an inline
@@ -165,7 +188,9 @@ void dprpc_gather_free(struct dprpc_gather *g);
  *     released, calls still pending fail -ESHUTDOWN.
  * A barrier that fails does not stop it: steps 2-7 still run, each with
  * what is left of the timeout (at least one poll), and the barrier's error
- * is returned, naming the workers that did not arrive.  A leak of RRefs is
+ * is returned, naming the workers that did not arrive (a worker the leader
+ * has declared down fails it at once, -EHOSTDOWN, as does a leader this
+ * worker has declared down).  A leak of RRefs is
  * logged (dprpc_rref_dump()), not returned.
  *
  * Not graceful: steps 2 and 7 only (PyTorch's shutdown(graceful=False)):
