@@ -357,7 +357,6 @@ co_ctx_create(struct dprpc_agent *a, const struct dprpc_agent_conf *c, void **st
 {
 	struct co_ctx *ctx = calloc(1, sizeof(*ctx));
 
-	(void)c;
 	if (ctx == NULL)
 		return -ENOMEM;
 	*state = ctx;
@@ -366,6 +365,7 @@ co_ctx_create(struct dprpc_agent *a, const struct dprpc_agent_conf *c, void **st
 	ctx->world_n = dprpc_world_size(a);
 	ctx->tsc_hz = rte_get_tsc_hz();
 	ctx->h_gather = dprpc_handler_id(CO_HANDLER);
+	ctx->shutdown_live = c->shutdown_live;
 	/* Plain initialisation: the context is not shared until the agent
 	 * is (published with it). */
 	atomic_init(&ctx->held, 0);

@@ -1,7 +1,7 @@
 /* SPDX-License-Identifier: BSD-3-Clause */
 /*
  * Graceful shutdown (dprpc_shutdown(), PyTorch's shutdown(graceful)): a
- * barrier of the world, then the application's calls refused, what is in
+ * barrier of the world (or of the live world, conf.shutdown_live), then the application's calls refused, what is in
  * flight drained, RRefs released, the world left (dprpc_world_leave(): the
  * others forget this worker, none declares it down) and the agent
  * destroyed.
@@ -84,8 +84,10 @@ dprpc_shutdown(
 	struct dprpc_agent *a, bool graceful, uint64_t timeout_us, struct dprpc_coll_error *err)
 {
 	struct dprpc_coll_error berr;
+	const struct co_ctx *ctx;
 	uint64_t deadline, left;
 	__uint128_t until;
+	unsigned int world;
 	int rc, lrc;
 
 	if (a == NULL)
@@ -101,9 +103,12 @@ dprpc_shutdown(
 	until = (__uint128_t)timeout_us * rte_get_tsc_hz() / 1000000 + rte_rdtsc();
 	deadline = timeout_us == 0 || until >= UINT64_MAX ? UINT64_MAX : (uint64_t)until;
 
-	/* 1. Everyone is done with its own work. */
+	/* 1. Everyone is done with its own work: the whole world, or the
+	 * live world (conf.shutdown_live: those declared down left out). */
+	ctx = dp_ext_state(a, &co_extension);
+	world = ctx != NULL && ctx->shutdown_live ? DPRPC_WORLD_LIVE : 0;
 	left = co_left_us(deadline);
-	rc = dprpc_barrier(a, NULL, 0, left == UINT64_MAX ? 0 : RTE_MAX(left, 1u), &berr);
+	rc = dprpc_barrier(a, NULL, world, left == UINT64_MAX ? 0 : RTE_MAX(left, 1u), &berr);
 	if (rc != 0) {
 		CO_LOG(WARNING, "shutdown of %s: %s", dprpc_agent_name(a), berr.err.msg);
 		if (err != NULL)

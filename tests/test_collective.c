@@ -260,6 +260,9 @@ h_echo(struct dprpc_request *req, void *arg)
 	return dpt_echo(req, arg);
 }
 
+/* conf.shutdown_live of the agents made from now on. */
+static bool shutdown_live;
+
 static struct dprpc_agent *
 make_agent(int i, uint32_t peer_timeout_us)
 {
@@ -275,6 +278,7 @@ make_agent(int i, uint32_t peer_timeout_us)
 	c.max_rrefs = 1024;
 	c.keepalive_us = 50 * 1000;
 	c.peer_timeout_us = peer_timeout_us;
+	c.shutdown_live = shutdown_live;
 	/* No bound on the inline backlog: under ASan in CI, a's poller
 	 * behind for 11.8 ms answered a nested fan-out -EBUSY ("worker a:
 	 * inline backlog 11801 us old", nested_fan_out_under_load).  These
@@ -821,15 +825,15 @@ whole_world_fails_naming(int dead)
 	}
 }
 
-/* Every agent destroyed, the frames drained, no mbuf in use. */
+/* The agents left after a shutdown of the others: @dead destroyed, the
+ * frames drained, no mbuf in use. */
 static void
 end_with_dead(int dead)
 {
-	(void)dead;
-	for (int i = 0; i < N; i++) {
-		own(i);
-		cr_assert_eq(dprpc_shutdown(atomic_exchange(&ag[i], NULL), false, 0, NULL), 0);
-	}
+	for (int i = 0; i < N; i++)
+		if (i != dead)
+			atomic_store(&ag[i], NULL); /* destroyed by their shutdown */
+	cr_assert_eq(dprpc_shutdown(atomic_exchange(&ag[dead], NULL), false, 0, NULL), 0);
 	stop_bg_loop();
 	for (unsigned int k = 0; k < sw.n; k++) {
 		dpt_ring_drain(sw.rx[k]);
@@ -841,10 +845,13 @@ end_with_dead(int dead)
 /* d dies (nobody polls it): a gather of the live world that a, b and c
  * begin at once passes among them once the leader declares d down while
  * it waits (members a, b, c: d left out); once each declared d down, a
- * barrier of the whole world fails at once naming d, and a second live
- * gather passes (#2). */
+ * barrier of the whole world fails at once naming d, a second live gather
+ * passes (#2), and their graceful shutdowns (conf.shutdown_live) return 0:
+ * a barrier waiting for d would have failed -ETIMEDOUT after 30 s, or
+ * -EHOSTDOWN naming d. */
 Test(collective, live_world_leaves_out_a_member_declared_down)
 {
+	shutdown_live = true;
 	start_world(1000 * 1000);
 	all_hear_all();
 	own(3); /* nobody polls d any more */
@@ -853,6 +860,7 @@ Test(collective, live_world_leaves_out_a_member_declared_down)
 		wait_declared_down(i, 3);
 	whole_world_fails_naming(3);
 	live_round(3, OP_GATHER, 2);
+	live_round(3, OP_SHUTDOWN, 0);
 	end_with_dead(3);
 }
 
@@ -860,10 +868,11 @@ Test(collective, live_world_leaves_out_a_member_declared_down)
  * the live world: each one's call to a fails once it declares a down, and
  * goes to the next leader, b, which knows a is down: the gather passes
  * among b, c and d.  Then a barrier of the whole world fails at once
- * naming a (the leader the calls go to), and a second live gather
- * passes. */
+ * naming a (the leader the calls go to), a second live gather passes, and
+ * their graceful shutdowns over the live world, led by b, return 0. */
 Test(collective, live_world_goes_on_when_its_leader_is_down)
 {
+	shutdown_live = true;
 	start_world(1000 * 1000);
 	all_hear_all();
 	own(0);
@@ -872,6 +881,7 @@ Test(collective, live_world_goes_on_when_its_leader_is_down)
 		wait_declared_down(i, 0);
 	whole_world_fails_naming(0);
 	live_round(0, OP_GATHER, 2);
+	live_round(0, OP_SHUTDOWN, 0);
 	end_with_dead(0);
 }
 

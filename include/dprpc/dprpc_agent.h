@@ -436,6 +436,14 @@ struct dprpc_agent_conf {
 	 * world's never acknowledges the joiner, which then times out).
 	 */
 	unsigned int max_workers;
+	/**
+	 * The barrier of a graceful dprpc_shutdown() (dprpc_collective.h):
+	 * false (the default), the whole world but the workers that left it,
+	 * so that a worker declared down fails it at once with -EHOSTDOWN,
+	 * naming it; true, the live world (DPRPC_WORLD_LIVE): the workers
+	 * declared down are left out and the barrier passes among the others.
+	 */
+	bool shutdown_live;
 };
 
 /**

@@ -171,7 +171,9 @@ void dprpc_gather_free(struct dprpc_gather *g);
  * (from this call; DPRPC_TIMEOUT_DEFAULT: the agent's default timeout;
  * DPRPC_TIMEOUT_NONE: no limit):
  *  1. a barrier of the whole world but the workers that left it
- *     (every worker still in it calls dprpc_shutdown());
+ *     (every worker still in it calls dprpc_shutdown()); with the agent's
+ *     conf.shutdown_live, of the live world (DPRPC_WORLD_LIVE): the
+ *     workers declared down are left out rather than failing it;
  *  2. the application's new calls fail with ESHUTDOWN, and requests other
  *     workers still send to the application's handlers are answered
  *     -ESHUTDOWN (RRef messages and collectives still go);
