@@ -151,13 +151,14 @@ dpt_switch_step(struct dpt_switch *sw)
 	return moved;
 }
 
-/* Poll @a, bounded (about a second), until its drop counter @why reaches
- * @n; @s holds the last counters read.  The caller asserts on them. */
+/* Poll @a, bounded (10 s: the frames may wait for another thread that a
+ * busy machine keeps off its CPU), until its drop counter @why reaches @n;
+ * @s holds the last counters read.  The caller asserts on them. */
 static inline void
 dpt_poll_until_drops(
 	struct dprpc_agent *a, enum dprpc_drop_reason why, uint64_t n, struct dprpc_agent_stats *s)
 {
-	for (int i = 0; i < 4000; i++) {
+	for (int i = 0; i < 40000; i++) {
 		dprpc_poll(a, 32);
 		if (dprpc_agent_stats_get(a, s) == 0 && s->drops[why] >= n)
 			return;
