@@ -247,36 +247,58 @@ h_len(struct dprpc_request *req, void *arg)
  * frame received while behind: an 8 MiB echo of
  * sizes_round_trip_byte_exact under ASan was refused "-EBUSY: inline
  * backlog 47352 us old".)
+ *
+ * Up to three attempts: the poller taken off its CPU in the middle of
+ * those runs (their TSC time counts) can pass the 10 ms on a busy machine
+ * and refuse the last ones, now and then; counting the frames' receipt
+ * refuses them in every attempt.
  */
-#define NB 4u
+#define NB	 4u
+#define ATTEMPTS 3u
 Test(msg, large_requests_are_no_backlog_of_their_own)
 {
 	struct side sb = {.inline_wait_us = 0};
 	struct dprpc_future *fs[NB];
 	struct dprpc_agent_stats st;
 	uint8_t *big = calloc(1, DPRPC_MAX_MSG_DEFAULT);
+	uint64_t refused = 0;
+	unsigned int i, attempt, ok = 0, ran = 0;
 	const uint32_t *n;
 	size_t len;
-	unsigned int i;
+	int rc;
 
 	cr_assert_not_null(big);
 	start_agents(NULL, &sb);
 	cr_assert_eq(dprpc_register(b, "len", h_len, NULL, DPRPC_HANDLER_INLINE), 0);
-	for (i = 0; i < RTE_DIM(fs); i++) {
-		fs[i] = dprpc_rpc_async(a, "b", "len", big, DPRPC_MAX_MSG_DEFAULT, 0);
-		cr_assert_not_null(fs[i], "call %u: %s", i, rte_strerror(rte_errno));
+	for (attempt = 0; attempt < ATTEMPTS && ok < NB; attempt++) {
+		for (i = 0; i < RTE_DIM(fs); i++) {
+			fs[i] = dprpc_rpc_async(a, "b", "len", big, DPRPC_MAX_MSG_DEFAULT, 0);
+			cr_assert_not_null(fs[i], "call %u: %s", i, rte_strerror(rte_errno));
+		}
+		for (ok = 0, i = 0; i < RTE_DIM(fs); i++) {
+			rc = dprpc_future_wait(fs[i], 60 * 1000 * 1000);
+			if (rc == -EBUSY) {
+				dprpc_future_put(fs[i]);
+				continue;
+			}
+			cr_assert_eq(rc, 0, "call %u: %s", i,
+				dprpc_future_error(fs[i]) != NULL ? dprpc_future_error(fs[i])->msg
+								  : "");
+			n = dprpc_future_value(fs[i], &len);
+			cr_assert_eq(len, sizeof(*n));
+			cr_assert_eq(*n, (uint32_t)DPRPC_MAX_MSG_DEFAULT);
+			dprpc_future_put(fs[i]);
+			ok++;
+		}
+		ran += ok;
+		cr_assert_eq(dprpc_agent_stats_get(b, &st), 0);
+		/* Every call not answered was refused as an inline backlog. */
+		cr_assert_eq(st.rejected_inline - refused, NB - ok);
+		refused = st.rejected_inline;
 	}
-	for (i = 0; i < RTE_DIM(fs); i++) {
-		cr_assert_eq(dprpc_future_wait(fs[i], 60 * 1000 * 1000), 0, "call %u: %s", i,
-			dprpc_future_error(fs[i]) != NULL ? dprpc_future_error(fs[i])->msg : "");
-		n = dprpc_future_value(fs[i], &len);
-		cr_assert_eq(len, sizeof(*n));
-		cr_assert_eq(*n, (uint32_t)DPRPC_MAX_MSG_DEFAULT);
-		dprpc_future_put(fs[i]);
-	}
-	cr_assert_eq(atomic_load(&runs), NB);
-	cr_assert_eq(dprpc_agent_stats_get(b, &st), 0);
-	cr_assert_eq(st.rejected_inline, 0u);
+	cr_assert_eq(ok, NB, "the last of %u attempts: %u of %u run, %" PRIu64 " refused in all",
+		ATTEMPTS, ok, NB, refused);
+	cr_assert_eq(atomic_load(&runs), ran);
 	free(big);
 }
 
