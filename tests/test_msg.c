@@ -603,7 +603,7 @@ Test(msg, response_over_client_limit)
 	start_agents(&sa, NULL);
 	cr_assert_eq(dprpc_rpc_sync(a, "b", "gen", q, sizeof(q), 0, out, &len, &err), -EMSGSIZE);
 	cr_assert(strstr(err.msg, "exceeds max_msg_size") != NULL, "%s", err.msg);
-	for (i = 0; i < 1000; i++) {
+	for (i = 0; i < 10000; i++) { /* bounded: 10 s */
 		cr_assert_eq(dprpc_agent_usage(b, &u), 0);
 		if (u.messages == 0)
 			break;
@@ -801,8 +801,8 @@ Test(msg, unequal_credits_without_retransmission)
 		cr_assert(in != NULL && out != NULL);
 		start_agents(&s_a, &s_b);
 		fill(in, MIB, 20 + i);
-		/* 2 s bounds what would otherwise hang. */
-		rc = dprpc_rpc_sync(a, "b", "echo", in, MIB, 2000 * 1000, out, &len, &err);
+		/* 30 s bounds what would otherwise hang. */
+		rc = dprpc_rpc_sync(a, "b", "echo", in, MIB, 30 * 1000 * 1000, out, &len, &err);
 		cr_assert_eq(rc, 0, "credits %u/%u: %d %s", credits[i][0], credits[i][1], rc,
 			rc ? err.msg : "");
 		cr_assert_eq(len, MIB);
@@ -856,7 +856,7 @@ Test(msg, handler_id_zero_from_the_wire_is_unknown)
 	f.req_num = 1;
 	f.handler_id = 0;
 	inject(&f, "x", 1);
-	for (i = 0; i < 4000; i++) {
+	for (i = 0; i < 40000; i++) { /* bounded: 10 s */
 		cr_assert_eq(dprpc_agent_stats_get(b, &s), 0);
 		if (s.requests_unknown >= 1)
 			break;
@@ -913,7 +913,7 @@ Test(msg, failed_reassembly_keeps_the_answered_request)
 	f.msg_len = 0;
 	f.pkt_cnt = 0;
 	inject(&f, "0123456789", 10);
-	for (i = 0; i < 4000; i++) {
+	for (i = 0; i < 40000; i++) { /* bounded: 10 s */
 		cr_assert_eq(dprpc_agent_stats_get(b, &s), 0);
 		if (s.requests_resent >= 1)
 			break;
@@ -966,17 +966,18 @@ Test(msg, call_to_self_without_request_objects)
 		hf[i] = dprpc_rpc_async(a, "a", "hold", "x", 1, 0);
 		cr_assert_not_null(hf[i]);
 	}
-	for (i = 0; i < 1000 && atomic_load(&nb_held) < 2; i++) {
+	for (i = 0; i < 10000 && atomic_load(&nb_held) < 2; i++) {
 		dprpc_poll(a, 32);
 		usleep(1000);
 	}
 	cr_assert_eq(atomic_load(&nb_held), 2u);
 	/* Timeouts only bound a failure of this test. */
-	cr_assert_eq(
-		dprpc_rpc_sync(a, "a", "echo", "abc", 3, 2000 * 1000, out, &len, &err), -ENOBUFS);
+	cr_assert_eq(dprpc_rpc_sync(a, "a", "echo", "abc", 3, 30 * 1000 * 1000, out, &len, &err),
+		-ENOBUFS);
 	cr_assert(strstr(err.msg, "request object") != NULL, "%s", err.msg);
 	len = sizeof(out);
-	cr_assert_eq(dprpc_rpc_sync(a, "a", "echo", big, 300 * 1000, 2000 * 1000, out, &len, &err),
+	cr_assert_eq(
+		dprpc_rpc_sync(a, "a", "echo", big, 300 * 1000, 30 * 1000 * 1000, out, &len, &err),
 		-ENOBUFS);
 	cr_assert_eq(dprpc_agent_stats_get(a, &s1), 0);
 	cr_assert_eq(s1.drops[DPRPC_DROP_NO_REQUEST] - s0.drops[DPRPC_DROP_NO_REQUEST], 2u);
@@ -1022,8 +1023,8 @@ Test(msg, call_to_self_failing_without_mbufs)
 	cr_assert_eq(dprpc_agent_stats_get(a, &s0), 0);
 	nb_drained = 0;
 	/* The timeout only bounds a failure of this test. */
-	rc = dprpc_rpc_sync(
-		a, "a", "drain", big, 3 * DPRPC_MAX_FRAME_PAYLOAD, 2000 * 1000, out, &len, &err);
+	rc = dprpc_rpc_sync(a, "a", "drain", big, 3 * DPRPC_MAX_FRAME_PAYLOAD, 30 * 1000 * 1000,
+		out, &len, &err);
 	cr_assert_gt(nb_drained, 0u);
 	rte_pktmbuf_free_bulk(drained, nb_drained);
 	cr_assert_eq(rc, -EIO, "%d", rc);
@@ -1088,7 +1089,9 @@ Test(msg, destroy_releases_queued_messages)
 		cr_assert_eq(dprpc_agent_stats_get(b, &s), 0);
 	} while (s.requests_handled < RTE_DIM(fs));
 	cr_assert_eq(pthread_create(&th, NULL, destroy_b, NULL), 0);
-	usleep(100 * 1000); /* destroy is waiting for the handler lcore */
+	/* destroy told the lcores to stop: it waits for the handler lcore */
+	while (!atomic_load(&b->stop))
+		usleep(100);
 	atomic_store(&release_slow, true);
 	cr_assert_eq(pthread_join(th, &rc), 0);
 	cr_assert_eq((intptr_t)rc, 0);
@@ -1127,8 +1130,8 @@ Test(msg, gaps_recovered_by_nacks_alone)
 	cr_assert(in != NULL && out != NULL);
 	start_agents(&sa, &sb);
 	fill(in, len, 31);
-	/* 2 s bounds what would otherwise hang. */
-	rc = dprpc_rpc_sync(a, "b", "echo", in, len, 2000 * 1000, out, &len, &err);
+	/* 30 s bounds what would otherwise hang. */
+	rc = dprpc_rpc_sync(a, "b", "echo", in, len, 30 * 1000 * 1000, out, &len, &err);
 	cr_assert_eq(rc, 0, "%d %s", rc, rc ? err.msg : "");
 	cr_assert(check(out, 20 * DPRPC_MAX_FRAME_PAYLOAD, 31));
 	cr_assert_eq(dprpc_agent_stats_get(a, &sta), 0);
@@ -1157,8 +1160,8 @@ Test(msg, adjacent_gaps_recovered_by_nacks_alone)
 	cr_assert(in != NULL && out != NULL);
 	start_agents(&sa, &sb);
 	fill(in, len, 37);
-	/* 2 s bounds what would otherwise hang. */
-	rc = dprpc_rpc_sync(a, "b", "echo", in, len, 2000 * 1000, out, &len, &err);
+	/* 30 s bounds what would otherwise hang. */
+	rc = dprpc_rpc_sync(a, "b", "echo", in, len, 30 * 1000 * 1000, out, &len, &err);
 	cr_assert_eq(rc, 0, "%d %s", rc, rc ? err.msg : "");
 	cr_assert(check(out, 20 * DPRPC_MAX_FRAME_PAYLOAD, 37));
 	cr_assert_eq(dprpc_agent_stats_get(a, &sta), 0);
