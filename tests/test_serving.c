@@ -268,8 +268,8 @@ start(bool lossy)
 	cr_assert_eq(dprpc_register(b, "icount", h_icount, NULL, DPRPC_HANDLER_INLINE), 0);
 	cr_assert_eq(dprpc_register(b, "ispin", h_ispin, NULL, DPRPC_HANDLER_INLINE), 0);
 	cr_assert_eq(dprpc_register(b, "isleep", h_isleep, NULL, DPRPC_HANDLER_INLINE), 0);
-	cr_assert_eq(dprpc_register(
-			     b, "ispin50", h_ispin, (void *)(uintptr_t)50000, DPRPC_HANDLER_INLINE),
+	cr_assert_eq(dprpc_register(b, "ispin300", h_ispin, (void *)(uintptr_t)300000,
+			     DPRPC_HANDLER_INLINE),
 		0);
 	cr_assert_eq(dprpc_register(
 			     b, "busy7ms", h_ibusy, (void *)(uintptr_t)7000, DPRPC_HANDLER_INLINE),
@@ -401,6 +401,24 @@ wait_b(size_t off, uint64_t n, bool poll_a)
 }
 #define WAIT_B(field, n, poll_a) wait_b(offsetof(struct dprpc_agent_stats, field), (n), (poll_a))
 
+/* Wait (bounded, ~10 s) until @n frames wait on a's port: b's answers,
+ * for a's first poll to take before its timers run. */
+static void
+wait_frames_for_a(unsigned int n)
+{
+	for (int i = 0; i < 100000 && rte_ring_count(pair.ba) < n; i++)
+		usleep(100);
+	cr_assert_geq(
+		rte_ring_count(pair.ba), n, "%u frames for a, not %u", rte_ring_count(pair.ba), n);
+}
+
+/* A deadline long enough that its request reaches b's queue first however
+ * long this machine keeps a thread off its CPU (a's round-trip estimate,
+ * a stall in it too, comes off the budget b is sent), and the time after
+ * which b has seen it pass. */
+#define QUEUED_DEADLINE_US (500 * 1000)
+#define PAST_DEADLINE_US   (QUEUED_DEADLINE_US + 100 * 1000)
+
 /* a learns b's incarnation (and a round trip) with one call. */
 static void
 warm_up(void)
@@ -460,15 +478,15 @@ Test(serving, deadline_passes_while_queued_in_the_pool)
 	struct dprpc_future *blk, *f;
 	uint64_t tx;
 
-	f = queue_behind_block(&blk, "count", 30 * 1000);
+	f = queue_behind_block(&blk, "count", QUEUED_DEADLINE_US);
 	cr_assert_eq(WAIT_B(requests_handled, 3, false), 3u);
 	/* a is not polled: its own timer cannot fire meanwhile. */
-	usleep(60 * 1000);
+	usleep(PAST_DEADLINE_US);
 	tx = stats(b).tx_frames;
 	atomic_store(&unblock, true);
 	cr_assert_eq(WAIT_B(requests_expired, 1, false), 1u);
 	cr_assert_geq(WAIT_B(tx_frames, tx + 2, false), tx + 2); /* both answers out */
-	usleep(10 * 1000);
+	wait_frames_for_a(2);
 	poll_until_done(blk);
 	poll_until_done(f);
 	cr_assert_eq(dprpc_future_state(blk), DPRPC_FUTURE_DONE);
@@ -640,13 +658,13 @@ Test(serving_loss, cancel_under_loss)
 
 	warm_up();
 	for (i = 0; i < N; i++) {
-		fs[i] = dprpc_rpc_async(a, "b", "echo", "x", 1, 5000 * 1000);
+		fs[i] = dprpc_rpc_async(a, "b", "echo", "x", 1, 30 * 1000 * 1000);
 		/* Every slot taken (resends and CANCELs wait out the loss, longer
 		 * on a loaded machine): poll until one is free. */
 		for (int k = 0; fs[i] == NULL && rte_errno == EAGAIN && k < 100000; k++) {
 			dprpc_poll(a, 32);
 			usleep(k > 1000 ? 100 : 0);
-			fs[i] = dprpc_rpc_async(a, "b", "echo", "x", 1, 5000 * 1000);
+			fs[i] = dprpc_rpc_async(a, "b", "echo", "x", 1, 30 * 1000 * 1000);
 		}
 		cr_assert_not_null(fs[i], "call %u: %s", i, rte_strerror(rte_errno));
 		if (i % 4 == 0)
@@ -860,13 +878,14 @@ Test(serving, poller_off_its_cpu_mid_burst_is_not_behind)
 }
 
 /* b's poller held in "iblock" while 32 inline requests queue in its port:
- * "ispin50" (50 ms of CPU time), 30 "icount" with a 20 ms deadline, one
- * with none.  Their burst is full: b is behind, reads the clock for each,
- * and the 30 whose deadline passed behind ispin50 are answered -ETIME
- * unrun (the last, without a deadline, -EBUSY: the backlog is older than
- * its 1 ms bound).  a is polled only once every answer is out, so its
- * own timer cannot fire first: a's first poll takes iblock's, ispin50's
- * and the 30 answers (32 frames) before its timers run.  Nor before: the
+ * "ispin300" (300 ms of CPU time), 30 "icount" with a 200 ms deadline
+ * (sent before the first of them passes however long this machine stalls
+ * the sender), one with none.  Their burst is full: b is behind, reads
+ * the clock for each, and the 30 whose deadline passed behind ispin300 are
+ * answered -ETIME unrun (the last, without a deadline, -EBUSY: the backlog
+ * is older than its 1 ms bound).  a is polled only once every answer is
+ * out, so its own timer cannot fire first: a's first poll takes iblock's,
+ * ispin300's and the 30 answers (32 frames) before its timers run.  Nor before: the
  * 32 calls are sent without polling a (call_quiet()).  Polled after each
  * (call()), a could resend the first ones when sending them took over its
  * 1 ms retransmit time, and the resends queue at b among the 32: call 1
@@ -883,14 +902,14 @@ Test(serving, deadline_passes_in_the_inline_backlog)
 	for (i = 0; i < 100000 && atomic_load(&runs_iblock) == 0; i++)
 		usleep(100);
 	cr_assert_eq(atomic_load(&runs_iblock), 1u);
-	fs[0] = call_quiet("ispin50", DPRPC_TIMEOUT_NONE);
+	fs[0] = call_quiet("ispin300", DPRPC_TIMEOUT_NONE);
 	for (i = 1; i < 31; i++)
-		fs[i] = call_quiet("icount", 20 * 1000);
+		fs[i] = call_quiet("icount", 200 * 1000);
 	fs[31] = call_quiet("icount", DPRPC_TIMEOUT_NONE);
 	tx = stats(b).tx_frames;
 	atomic_store(&unblock, true);
 	cr_assert_geq(WAIT_B(tx_frames, tx + 33, false), tx + 33);
-	usleep(10 * 1000);
+	wait_frames_for_a(33);
 	poll_until_done(blk);
 	cr_assert_eq(dprpc_future_state(blk), DPRPC_FUTURE_DONE);
 	for (i = 0; i < RTE_DIM(fs); i++)
@@ -927,11 +946,11 @@ Test(serving, deadline_passes_in_a_deferred_queue)
 
 	warm_up();
 	for (i = 0; i < 4; i++)
-		fs[i] = call("park", i < 2 ? 20 * 1000 : DPRPC_TIMEOUT_NONE);
+		fs[i] = call("park", i < 2 ? QUEUED_DEADLINE_US : DPRPC_TIMEOUT_NONE);
 	for (i = 0; i < 100000 && atomic_load(&nb_parked) < 4; i++)
 		usleep(100);
 	cr_assert_eq(atomic_load(&nb_parked), 4u);
-	usleep(40 * 1000); /* past the first two's deadline */
+	usleep(PAST_DEADLINE_US); /* past the first two's deadline */
 	tx = stats(b).tx_frames;
 	for (i = 0; i < 4; i++) {
 		req = atomic_load(&parked[i]);
@@ -949,7 +968,7 @@ Test(serving, deadline_passes_in_a_deferred_queue)
 	cr_assert_eq(ran, 2u);
 	cr_assert_eq(stats(b).requests_expired, 2u);
 	cr_assert_geq(WAIT_B(tx_frames, tx + 4, false), tx + 4);
-	usleep(10 * 1000);
+	wait_frames_for_a(4);
 	for (i = 0; i < 4; i++) {
 		poll_until_done(fs[i]);
 		if (i < 2) {
