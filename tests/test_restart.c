@@ -125,12 +125,14 @@ wait_pumping(struct dprpc_future *f)
 	return dprpc_future_wait(f, 0);
 }
 
+/* Pump both for @us, and at least one round per 100 us of it: a stall of
+ * this thread takes time, not the chances a fault has to show. */
 static void
 pump_for_us(uint64_t us)
 {
 	uint64_t end = rte_rdtsc() + us * rte_get_tsc_hz() / 1000000;
 
-	while (rte_rdtsc() < end) {
+	for (uint64_t n = 0; rte_rdtsc() < end || n < us / 100; n++) {
 		pump();
 		usleep(50);
 	}
@@ -289,7 +291,12 @@ Test(restart, frames_queued_for_a_peer_declared_down_are_discarded)
 	in_ring = rte_ring_count(pair.ab);
 	cr_assert_gt(in_ring, 0u);
 	cr_assert_lt(in_ring, (unsigned int)N);
-	/* b comes back; a polls on. */
+	/* b comes back; a polls on: b runs what is on the wire (bounded,
+	 * ~20 s), then has the time to run more, were more sent. */
+	for (i = 0; i < 200000 && atomic_load(&runs_total) < in_ring; i++) {
+		pump();
+		usleep(50);
+	}
 	pump_for_us(50 * 1000);
 	cr_assert_eq(dprpc_agent_stats_get(b, &sb), 0);
 	cr_assert_eq(atomic_load(&runs_total), in_ring,
@@ -514,7 +521,9 @@ Test(restart, half_received_request_is_freed_when_its_sender_goes_down)
 
 	job_answers = true;
 	a = make("a", pair.port_a, 64, 0, 0, 1000, NULL);
-	b = make("b", pair.port_b, 64, 2000, 20 * 1000, 1000, NULL);
+	/* a is silent whenever this thread does not pump: a peer timeout that
+	 * a stall of its cannot reach. */
+	b = make("b", pair.port_b, 64, 20 * 1000, 1000 * 1000, 1000, NULL);
 	f = dprpc_rpc_async(a, "b", "echo", "hi", 2, 0);
 	cr_assert_not_null(f);
 	cr_assert_eq(wait_pumping(f), 0);
