@@ -437,6 +437,11 @@ Test(stream, slow_consumer_window)
 	for (i = 0; i < 1000 && dprpc_stream_send(req, &sent, sizeof(sent)) == 0; i++)
 		sent++;
 	cr_assert_eq(sent, (uint32_t)WINDOW);
+	/* The window reaches a (bounded, ~10 s), and then 20 ms more. */
+	for (i = 0; i < 100000 && stats(a).stream_chunks_received < WINDOW; i++) {
+		dprpc_poll(a, 32);
+		usleep(100);
+	}
 	for (i = 0; i < 200; i++) {
 		dprpc_poll(a, 32);
 		usleep(100);
