@@ -626,12 +626,14 @@ TestSuite(destroy_rref_waiters, .init = setup_lost_remote, .fini = teardown, .ti
 Test(destroy_rref_waiters, goes_on_when_only_rrefs_keep_requests)
 {
 	uint64_t two = 2;
-	struct dprpc_rref *r = dprpc_remote(a, "b", "park", NULL, 0, 200 * 1000);
+	/* 2 s: the proxy reaches b and waits there before its deadline,
+	 * however long this machine stalls a thread. */
+	struct dprpc_rref *r = dprpc_remote(a, "b", "park", NULL, 0, 2000 * 1000);
 	struct dprpc_future *proxy;
 	struct dprpc_agent_stats s;
 
 	cr_assert_not_null(r, "remote: %s", rte_strerror(rte_errno));
-	proxy = dprpc_rref_rpc_async(r, "add", &two, sizeof(two), 200 * 1000);
+	proxy = dprpc_rref_rpc_async(r, "add", &two, sizeof(two), 2000 * 1000);
 	cr_assert_not_null(proxy);
 	wait_b_requests(1);
 	cr_assert_eq(dbg(b).num_owner_rrefs, 1u, "no placeholder");
