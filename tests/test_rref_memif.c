@@ -376,7 +376,7 @@ teardown(void)
 
 	if (a != NULL) {
 		/* The workers' leak check needs a's users gone first. */
-		cr_expect_eq(dprpc_rref_shutdown(a, 2000 * 1000, DPRPC_RREF_REPORT_LEAKS), 0);
+		cr_expect_eq(dprpc_rref_shutdown(a, 20 * 1000 * 1000, DPRPC_RREF_REPORT_LEAKS), 0);
 		(void)dprpc_rpc_sync(a, "b", "quit", NULL, 0, 1000 * 1000, NULL, NULL, NULL);
 		(void)dprpc_rpc_sync(a, "c", "quit", NULL, 0, 1000 * 1000, NULL, NULL, NULL);
 	}

@@ -267,7 +267,7 @@ Test(rref_peers, user_whose_owner_died_releases_everything)
 	cr_assert_eq(da.num_pending_forks, 0u);
 	cr_assert_eq(da.pending_forks_dropped, 1u);
 	cr_assert_eq(da.messages_failed, 2u, "the two DELETEs to the dead owner");
-	cr_assert_eq(dprpc_rref_shutdown(A, 2000000, DPRPC_RREF_REPORT_LEAKS), 0);
+	cr_assert_eq(dprpc_rref_shutdown(A, 20 * 1000 * 1000, DPRPC_RREF_REPORT_LEAKS), 0);
 }
 
 /* Fork data made for c (dprpc_rref_fork_to()) that c never rebuilds:
