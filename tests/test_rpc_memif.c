@@ -91,7 +91,10 @@ server_main(void)
 		_exit(12);
 	while (!atomic_load(&quit) && time(NULL) < end)
 		usleep(1000);
-	usleep(50 * 1000); /* let the last reply leave */
+	/* The last reply leaves (bounded, ~10 s: its io lcore may wait for a
+	 * CPU), and the request with it. */
+	for (int i = 0; i < 10000 && dprpc_agent_usage(srv, &u) == 0 && u.requests != 0; i++)
+		usleep(1000);
 	if (dprpc_agent_usage(srv, &u) != 0 || u.requests != 0)
 		_exit(13);
 	if (dprpc_agent_destroy(srv) != 0)

@@ -237,8 +237,11 @@ worker_main(unsigned int w)
 		_exit(12);
 	while (!atomic_load(&quit) && time(NULL) < end)
 		usleep(1000);
-	usleep(50 * 1000);
-	left = dprpc_rref_shutdown(ag, 1000 * 1000, DPRPC_RREF_REPORT_LEAKS);
+	/* The last reply leaves (bounded, ~10 s: its io lcore may wait for a
+	 * CPU), and the request with it. */
+	for (int i = 0; i < 10000 && dprpc_agent_usage(ag, &u) == 0 && u.requests != 0; i++)
+		usleep(1000);
+	left = dprpc_rref_shutdown(ag, 10 * 1000 * 1000, DPRPC_RREF_REPORT_LEAKS);
 	if (dprpc_agent_usage(ag, &u) != 0 || u.requests != 0)
 		_exit(13);
 	if (dprpc_agent_destroy(ag) != 0)
