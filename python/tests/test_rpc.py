@@ -194,8 +194,9 @@ def w_cancel(rank, n):
     if rank != 0:
         return None
     # worker1 has one thread: the first call holds it, the second waits
-    # in the queue and is cancelled there.
-    first = dprpc.rpc_async(1, helpers.sleep_then, args=(0.5, "first"))
+    # in the queue and is cancelled there (2 s: long past the cancel's
+    # arrival however long a busy machine stalls either side).
+    first = dprpc.rpc_async(1, helpers.sleep_then, args=(2.0, "first"))
     second = dprpc.rpc_async(1, helpers.sleep_then, args=(0.5, "second"))
     cancelled = second.cancel()
     try:
