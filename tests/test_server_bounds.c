@@ -23,11 +23,18 @@
 
 #include <criterion/criterion.h>
 
+#include <rte_cycles.h>
 #include <rte_errno.h>
 #include <rte_malloc.h>
 
 #include "dp_agent.h"
 #include "dpt.h"
+
+/* b's peer timeout (a's death is waited for): this thread polls b and c
+ * alike, so c is silent to b while it stalls, and c's silence spans
+ * 100 ms (b's keep-alive) and three rounds (to b's PING, to c's PONG, to
+ * b reading it): rounds 2 s apart make c look dead. */
+#define B_PEER_TIMEOUT_US (6000u * 1000)
 
 #define MIB	   (1024u * 1024u)
 #define A_SESSION  0x5e55u /* the forged caller's incarnation */
@@ -79,11 +86,11 @@ make(const char *name, unsigned int rank, const struct bounds_conf *bc)
 	conf.world = DPT_WORLD3;
 	conf.port_id = sw.port[rank];
 	conf.mbuf_pool = mp;
-	/* b declares a down 3 s after its last frame: long enough that no
+	/* b declares a down 6 s after its last frame: long enough that no
 	 * stall of this loaded machine does it (or c) early.  c never
 	 * declares b down. */
 	conf.keepalive_us = 100 * 1000;
-	conf.peer_timeout_us = rank == 1 ? 3000 * 1000 : 0;
+	conf.peer_timeout_us = rank == 1 ? B_PEER_TIMEOUT_US : 0;
 	/* No bound on the inline backlog: this thread polls all three
 	 * agents, so b's poller CPU time counts the others' polls, and under
 	 * ASan 1 MiB messages left unread past the default 10 ms made b
@@ -163,13 +170,22 @@ collect_a(void)
 	return n;
 }
 
+/* The longest time between the starts of two rounds (TSC), reported if b
+ * declares c down (B_PEER_TIMEOUT_US). */
+static uint64_t step_gap_max, step_last;
+
 /* One round: the switch, b, c, and what reached a. */
 static unsigned int
 step(void)
 {
-	unsigned int work = dpt_switch_step(&sw);
+	uint64_t now = rte_rdtsc();
+	unsigned int work;
 	int n;
 
+	if (step_last != 0 && now - step_last > step_gap_max)
+		step_gap_max = now - step_last;
+	step_last = now;
+	work = dpt_switch_step(&sw);
 	n = dprpc_poll(b, 32);
 	work += n > 0 ? (unsigned int)n : 0;
 	n = dprpc_poll(c, 32);
@@ -328,7 +344,9 @@ wait_a_down(void)
 	}
 	cr_assert_eq(dprpc_worker_state(b, 0), DPRPC_PEER_DOWN);
 	cr_assert_eq(dprpc_agent_stats_get(b, &s), 0);
-	cr_assert_eq(s.peers_down, 1u, "b declared %" PRIu64 " peers down (c too?)", s.peers_down);
+	cr_assert_eq(s.peers_down, 1u,
+		"b declared %" PRIu64 " peers down (c too?), rounds at most %" PRIu64 " ms apart",
+		s.peers_down, step_gap_max / (rte_get_tsc_hz() / 1000));
 	settle();
 }
 
