@@ -1211,11 +1211,42 @@ Test(serving_deep, a_confirmed_cancel_never_runs)
  * request behind "block" and two queued hints at least three of it (the
  * running one and two queued).  The old EWMA started from 0 and hinted an
  * eighth of that. */
+/* One more "count" behind "block" and two queued: refused -EBUSY; its
+ * retry-after hint. */
+static uint32_t
+refused_hint(void)
+{
+	struct dprpc_future *f = call("count", DPRPC_TIMEOUT_NONE);
+	const struct dprpc_error *e;
+	uint32_t hint;
+
+	poll_until_done(f);
+	e = dprpc_future_error(f);
+	cr_assert_not_null(e);
+	cr_assert_eq(e->code, -EBUSY);
+	hint = e->retry_after_us;
+	dprpc_future_put(f);
+	return hint;
+}
+
+/* "block" let go: it and the two queued behind it answer. */
+static void
+let_go(struct dprpc_future *blk, struct dprpc_future **q)
+{
+	atomic_store(&unblock, true);
+	for (unsigned int i = 0; i < 2; i++) {
+		poll_until_done(q[i]);
+		dprpc_future_put(q[i]);
+	}
+	poll_until_done(blk);
+	dprpc_future_put(blk);
+}
+
 Test(serving, the_first_refusal_after_one_request_hints_it_whole)
 {
 	struct dprpc_future *f, *blk, *q[2];
-	const struct dprpc_error *e;
 	unsigned int i;
+	uint32_t hint;
 
 	warm_up();
 	f = call("slow", DPRPC_TIMEOUT_NONE);
@@ -1228,20 +1259,9 @@ Test(serving, the_first_refusal_after_one_request_hints_it_whole)
 	q[0] = call("count", DPRPC_TIMEOUT_NONE);
 	q[1] = call("count", DPRPC_TIMEOUT_NONE);
 	cr_assert_eq(WAIT_B(requests_handled, 5, false), 5u);
-	f = call("count", DPRPC_TIMEOUT_NONE);
-	poll_until_done(f);
-	e = dprpc_future_error(f);
-	cr_assert_not_null(e);
-	cr_assert_eq(e->code, -EBUSY);
-	cr_assert_geq(e->retry_after_us, 3000u, "hint %u us", e->retry_after_us);
-	atomic_store(&unblock, true);
-	for (i = 0; i < 2; i++) {
-		poll_until_done(q[i]);
-		dprpc_future_put(q[i]);
-	}
-	poll_until_done(blk);
-	dprpc_future_put(blk);
-	dprpc_future_put(f);
+	hint = refused_hint();
+	cr_assert_geq(hint, 3000u, "hint %u us", hint);
+	let_go(blk, q);
 }
 
 /* A pool that has finished nothing yet: the age of what it runs is the
@@ -1249,28 +1269,16 @@ Test(serving, the_first_refusal_after_one_request_hints_it_whole)
  * request finds the queue of 2 full: the hint is at least 3 x 5 ms. */
 Test(serving, a_cold_pools_refusal_hints_the_age_of_its_work)
 {
-	struct dprpc_future *f, *blk, *q[2];
-	const struct dprpc_error *e;
-	unsigned int i;
+	struct dprpc_future *blk, *q[2];
+	uint32_t hint;
 
 	q[0] = queue_behind_block(&blk, "count", DPRPC_TIMEOUT_NONE);
 	q[1] = call("count", DPRPC_TIMEOUT_NONE);
 	cr_assert_eq(WAIT_B(requests_handled, 4, false), 4u);
 	usleep(5000);
-	f = call("count", DPRPC_TIMEOUT_NONE);
-	poll_until_done(f);
-	e = dprpc_future_error(f);
-	cr_assert_not_null(e);
-	cr_assert_eq(e->code, -EBUSY);
-	cr_assert_geq(e->retry_after_us, 15000u, "hint %u us", e->retry_after_us);
-	atomic_store(&unblock, true);
-	for (i = 0; i < 2; i++) {
-		poll_until_done(q[i]);
-		dprpc_future_put(q[i]);
-	}
-	poll_until_done(blk);
-	dprpc_future_put(blk);
-	dprpc_future_put(f);
+	hint = refused_hint();
+	cr_assert_geq(hint, 15000u, "hint %u us", hint);
+	let_go(blk, q);
 }
 
 /* a resends (no loss), b's pool deep, "slow" at least 1 ms: 16 calls one

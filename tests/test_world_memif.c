@@ -323,28 +323,15 @@ Test(world_memif, worker_killed_in_shutdown_barrier_is_named)
 	(void)system(cmd);
 }
 
-/* All four pass a world barrier; w3 is killed (SIGKILL) and started
- * again by the same command, with the sockets it left behind: its agent
- * comes up, the world forms again, the others' calls to it succeed once
- * its new incarnation answers, and a world barrier passes (the others'
- * second, its first: the others number the group's collectives from 1
- * again once it restarted); then all four shut down gracefully and clean.
- * Before, the restarted worker's create failed (EPERM, its sockets), and
- * with them removed by hand its barrier met the others' as #1 against
- * #2 and timed out. */
-Test(world_memif, a_killed_worker_restarted_takes_its_place_again)
+/* Once every worker passed the first barrier (a mark each in @mark_dir),
+ * w3 is killed (SIGKILL) and started again with @again, told by the mark
+ * "restarted"; then every worker must end clean. */
+static void
+kill_and_restart_w3(const char *mark_dir, const char *const *again, int *status)
 {
-	char mark_dir[80], cmd[128];
-	const char *extra[] = {"--restart-of", "w3", "--mark-dir", mark_dir, NULL};
-	const char *victim[] = {"--restart-of", "w3", "--mark-dir", mark_dir, "--be-killed", NULL};
-	const char *again[] = {"--restarted", NULL};
-	int status[NW];
+	char cmd[128];
 	unsigned int i;
 
-	make_mark_dir(mark_dir, sizeof(mark_dir));
-	for (i = 0; i < NW - 1; i++)
-		spawn(i, extra);
-	spawn(NW - 1, victim);
 	for (i = 0; i < 1200 && marks(mark_dir, NW) < NW; i++)
 		usleep(50 * 1000);
 	cr_assert_eq(marks(mark_dir, NW), NW, "not every worker passed the first barrier");
@@ -359,6 +346,30 @@ Test(world_memif, a_killed_worker_restarted_takes_its_place_again)
 	snprintf(cmd, sizeof(cmd), "rm -rf %s", mark_dir);
 	(void)system(cmd);
 }
+/* All four pass a world barrier; w3 is killed (SIGKILL) and started
+ * again by the same command, with the sockets it left behind: its agent
+ * comes up, the world forms again, the others' calls to it succeed once
+ * its new incarnation answers, and a world barrier passes (the others'
+ * second, its first: the others number the group's collectives from 1
+ * again once it restarted); then all four shut down gracefully and clean.
+ * Before, the restarted worker's create failed (EPERM, its sockets), and
+ * with them removed by hand its barrier met the others' as #1 against
+ * #2 and timed out. */
+Test(world_memif, a_killed_worker_restarted_takes_its_place_again)
+{
+	char mark_dir[80];
+	const char *extra[] = {"--restart-of", "w3", "--mark-dir", mark_dir, NULL};
+	const char *victim[] = {"--restart-of", "w3", "--mark-dir", mark_dir, "--be-killed", NULL};
+	const char *again[] = {"--restarted", NULL};
+	int status[NW];
+	unsigned int i;
+
+	make_mark_dir(mark_dir, sizeof(mark_dir));
+	for (i = 0; i < NW - 1; i++)
+		spawn(i, extra);
+	spawn(NW - 1, victim);
+	kill_and_restart_w3(mark_dir, again, status);
+}
 
 /* w0..w2 form a world of three and w3 joins it through w1, as in
  * a_worker_joins_the_running_world; all four pass a world barrier; w3 is
@@ -369,7 +380,7 @@ Test(world_memif, a_killed_worker_restarted_takes_its_place_again)
  * gracefully and clean.  Before, its join was refused -EEXIST. */
 Test(world_memif, a_killed_joiner_restarted_takes_its_rank_back)
 {
-	char mark_dir[80], cmd[128], joiner_world[256];
+	char mark_dir[80], joiner_world[256];
 	const char *member_extra[] = {
 		"--expect-joiners", "1", "--restart-of", "w3", "--mark-dir", mark_dir, NULL};
 	const char *victim[] = {"--world", joiner_world, "--join",
@@ -390,19 +401,7 @@ Test(world_memif, a_killed_joiner_restarted_takes_its_rank_back)
 	for (i = 0; i < NW - 1; i++)
 		spawn(i, member_extra);
 	spawn(NW - 1, victim);
-	for (i = 0; i < 1200 && marks(mark_dir, NW) < NW; i++)
-		usleep(50 * 1000);
-	cr_assert_eq(marks(mark_dir, NW), NW, "not every worker passed the first barrier");
-	status[NW - 1] = kill_worker(NW - 1);
-	cr_assert(WIFSIGNALED(status[NW - 1]) && WTERMSIG(status[NW - 1]) == SIGKILL,
-		"w3 was not killed (status 0x%x)", status[NW - 1]);
-	spawn(NW - 1, again);
-	snprintf(cmd, sizeof(cmd), "%s/restarted", mark_dir);
-	close(creat(cmd, 0600));
-	reap(status, 120);
-	expect_clean(status, NW);
-	snprintf(cmd, sizeof(cmd), "rm -rf %s", mark_dir);
-	(void)system(cmd);
+	kill_and_restart_w3(mark_dir, again, status);
 }
 
 /* w0..w2 form a world of three (their map has no w3); w3, started a
