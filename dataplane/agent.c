@@ -402,8 +402,12 @@ dp_agent_free(struct dprpc_agent *a)
 	for (i = 0; i < a->nb_hl; i++)
 		rte_ring_free(a->hl[i].ring);
 	rte_ring_free(a->tx_ring);
-	if (a->fpool != NULL)
+	if (a->fpool != NULL) {
+		/* A future still held may be cancelled after the agent is
+		 * gone (the pool then outlives it). */
+		fut_pool_set_cancel_hook(a->fpool, NULL, NULL);
 		dprpc_future_pool_release(a->fpool);
+	}
 	dp_req_pool_free(&a->rq);
 	if (a->own_mp) {
 		in_use = rte_mempool_in_use_count(a->mp);
