@@ -47,6 +47,10 @@ struct dp_hlcore {
 	 * until the first sample, the age of the running request is the
 	 * service time's lower bound (dp_hl_service()). */
 	_Atomic uint64_t busy_tsc;
+	/* Requests of the lcore's current burst not started yet: out of the
+	 * ring already, still ahead of what is queued (relaxed: an
+	 * estimate). */
+	atomic_uint burst_left;
 	bool launched;
 };
 

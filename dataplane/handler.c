@@ -937,6 +937,15 @@ dp_hl_service(const struct dp_hlcore *hl, uint64_t now)
 	return busy != 0 && now > busy ? now - busy : 0;
 }
 
+/* Requests waiting for handler lcore @hl: in its ring, and dequeued in
+ * its current burst but not started.  Any thread (an estimate). */
+static inline unsigned int
+dp_hl_queued(const struct dp_hlcore *hl)
+{
+	/* Relaxed: an estimate (struct dp_hlcore). */
+	return rte_ring_count(hl->ring) + dp_load_relaxed(&hl->burst_left);
+}
+
 uint64_t
 dp_pool_wait_tsc(const struct dprpc_agent *a)
 {
@@ -944,7 +953,7 @@ dp_pool_wait_tsc(const struct dprpc_agent *a)
 	unsigned int i;
 
 	for (i = 0; i < a->nb_hl; i++)
-		wait += (rte_ring_count(a->hl[i].ring) + 1) * dp_hl_service(&a->hl[i], now);
+		wait += (dp_hl_queued(&a->hl[i]) + 1) * dp_hl_service(&a->hl[i], now);
 	return a->nb_hl == 0 ? 0 : wait / a->nb_hl;
 }
 
@@ -1060,7 +1069,7 @@ dp_inline_late(struct dprpc_agent *a, struct dprpc_request *req, uint64_t now)
 static bool __rte_noinline
 dp_pool_slow(struct dprpc_agent *a, struct dprpc_request *req, const struct dp_hlcore *hl)
 {
-	uint64_t wait = rte_ring_count(hl->ring) * dp_hl_service(hl, a->now_tsc), us;
+	uint64_t wait = dp_hl_queued(hl) * dp_hl_service(hl, a->now_tsc), us;
 	char msg[DPRPC_ERRMSG_MAX];
 
 	if (wait <= a->queue_delay_max_tsc)
@@ -1140,7 +1149,7 @@ dp_req_start(struct dprpc_agent *a, struct dprpc_request *req)
 	}
 	a->hl_next = a->hl_next + 1 == a->nb_hl ? 0 : a->hl_next + 1;
 	/* Relaxed: an estimate (struct dp_hlcore). */
-	return (wait + 1) * dp_hl_service(hl, a->now_tsc);
+	return (wait + dp_load_relaxed(&hl->burst_left) + 1) * dp_hl_service(hl, a->now_tsc);
 }
 
 int
@@ -1195,6 +1204,8 @@ dp_lcore_handler(void *arg)
 			 * took time. */
 			if (i > 0 && reqs[i]->deadline_tsc != 0)
 				t1 = rte_rdtsc();
+			/* Relaxed: an estimate, read by the poller. */
+			dp_store_relaxed(&hl->burst_left, n - i - 1);
 			if (!dp_req_begin(reqs[i], t1))
 				continue;
 			dp_run_handler(reqs[i]);
