@@ -1260,6 +1260,7 @@ dprpc_future_cancel_outcome(const struct dprpc_future *f)
 {
 	if (f == NULL)
 		return -EINVAL;
+	/* acquire: pairs with the release in fut_set_cancel_outcome(). */
 	return (int)dp_load_acquire(&f->cancel_outcome);
 }
 
