@@ -421,6 +421,6 @@ out:
 		(void)dprpc_agent_destroy(a);
 	if (b != NULL)
 		(void)dprpc_agent_destroy(b);
-	(void)rte_eal_cleanup();
+	(void)dprpc_eal_cleanup(); /* and EAL's runtime directory */
 	return rc;
 }
