@@ -321,6 +321,7 @@ dp_budgets_init(struct dprpc_agent *a, const struct dprpc_agent_conf *c)
 							      : DPRPC_INLINE_WAIT_DEFAULT_US);
 	a->queue_delay_max_tsc =
 		c->queue_delay_max_us != 0 ? dp_us_to_tsc(a, c->queue_delay_max_us) : 0;
+	a->service_declared_tsc = dp_us_to_tsc(a, c->service_time_us);
 	a->kept_max = c->kept_mbufs_max != 0 ? c->kept_mbufs_max : RTE_MIN(kept_default, pool / 2);
 	a->kept_peer_max = c->kept_mbufs_peer_max != 0 ? c->kept_mbufs_peer_max : a->kept_max / 2;
 	a->msg_max = c->msg_bytes_max != 0 ? c->msg_bytes_max

@@ -494,6 +494,9 @@ struct dprpc_agent {
 	uint64_t inline_max_tsc;
 	/* conf.queue_delay_max_us in TSC cycles, 0: off (dp_pool_slow()). */
 	uint64_t queue_delay_max_tsc;
+	/* conf.service_time_us in TSC cycles, 0: none declared
+	 * (dp_hl_service()). */
+	uint64_t service_declared_tsc;
 	bool rx_backlog;
 	const void *rx_behind_thread;
 	uint64_t rx_behind_cpu, rx_behind_tsc, rx_handler_tsc;

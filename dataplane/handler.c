@@ -923,9 +923,11 @@ dp_req_new(struct dprpc_agent *a, const struct dp_parsed *p)
 }
 
 /* Handler lcore @hl's service time (TSC): its EWMA, or, before its first
- * sample, how long the request it runs has run so far (a lower bound that
- * grows until the first request ends), 0 if it never ran one.  @now: the
- * TSC.  Any thread (relaxed: an estimate, struct dp_hlcore). */
+ * sample, the service time the application declared
+ * (conf.service_time_us) or how long the request it runs has run so far
+ * (a lower bound that grows until the first request ends), the larger;
+ * 0 if neither.  @now: the TSC.  Any thread (relaxed: an estimate,
+ * struct dp_hlcore). */
 static uint64_t
 dp_hl_service(const struct dp_hlcore *hl, uint64_t now)
 {
@@ -934,7 +936,7 @@ dp_hl_service(const struct dp_hlcore *hl, uint64_t now)
 	if (t != 0)
 		return t;
 	busy = dp_load_relaxed(&hl->busy_tsc);
-	return busy != 0 && now > busy ? now - busy : 0;
+	return RTE_MAX(hl->agent->service_declared_tsc, busy != 0 && now > busy ? now - busy : 0);
 }
 
 /* Requests waiting for handler lcore @hl: in its ring, and dequeued in

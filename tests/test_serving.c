@@ -207,6 +207,9 @@ static bool deep;
 static bool delay_bound;
 /* serving_held: deep queues, a resends (no loss). */
 static bool resends;
+/* serving_declared: b declares its pool requests take 1 s. */
+#define DECLARED_US 1000000u
+static bool declared;
 
 static struct dprpc_agent *
 make_agent(const char *name, int port, bool server, bool lossy)
@@ -243,6 +246,8 @@ make_agent(const char *name, int port, bool server, bool lossy)
 		}
 		if (delay_bound)
 			c.queue_delay_max_us = 2000;
+		if (declared)
+			c.service_time_us = DECLARED_US;
 	} else if (deep) {
 		c.max_outstanding = 256;
 	}
@@ -311,6 +316,13 @@ setup_held(void)
 {
 	deep = true;
 	resends = true;
+	start(false);
+}
+
+static void
+setup_declared(void)
+{
+	declared = true;
 	start(false);
 }
 
@@ -1278,6 +1290,51 @@ Test(serving, a_cold_pools_refusal_hints_the_age_of_its_work)
 	usleep(5000);
 	hint = refused_hint();
 	cr_assert_geq(hint, 15000u, "hint %u us", hint);
+	let_go(blk, q);
+}
+
+/* A cold pool that declares its service time (1 s) hints it from its
+ * first refusal: "block" running, two queued, the hint is three times
+ * the declared time (less the budget encoding's rounding, 1/1024), where
+ * the age of "block" alone gave milliseconds. */
+TestSuite(serving_declared, .init = setup_declared, .fini = teardown, .timeout = 60);
+
+Test(serving_declared, a_cold_pools_first_refusal_hints_the_declared_time)
+{
+	struct dprpc_future *blk, *q[2];
+	uint32_t hint;
+
+	q[0] = queue_behind_block(&blk, "count", DPRPC_TIMEOUT_NONE);
+	q[1] = call("count", DPRPC_TIMEOUT_NONE);
+	cr_assert_eq(WAIT_B(requests_handled, 4, false), 4u);
+	hint = refused_hint();
+	cr_assert_geq(hint, 3 * DECLARED_US - 3 * DECLARED_US / 1024, "hint %u us", hint);
+	let_go(blk, q);
+}
+
+/* The first request measured replaces the declared time whole: after one
+ * "slow" (1 ms, more on a stalled machine, never 1 s), the refusal behind
+ * "block" and two queued hints three times what was measured. */
+Test(serving_declared, the_first_measured_request_replaces_the_declared_time)
+{
+	struct dprpc_future *f, *blk, *q[2];
+	unsigned int i;
+	uint32_t hint;
+
+	warm_up();
+	f = call("slow", DPRPC_TIMEOUT_NONE);
+	poll_until_done(f);
+	cr_assert_eq(dprpc_future_state(f), DPRPC_FUTURE_DONE);
+	dprpc_future_put(f);
+	blk = call("block", DPRPC_TIMEOUT_NONE);
+	for (i = 0; i < 100000 && atomic_load(&runs_block) == 0; i++)
+		usleep(100);
+	q[0] = call("count", DPRPC_TIMEOUT_NONE);
+	q[1] = call("count", DPRPC_TIMEOUT_NONE);
+	cr_assert_eq(WAIT_B(requests_handled, 5, false), 5u);
+	hint = refused_hint();
+	cr_assert_geq(hint, 3000u, "hint %u us", hint);
+	cr_assert_lt(hint, 3 * DECLARED_US - 3 * DECLARED_US / 1024, "hint %u us", hint);
 	let_go(blk, q);
 }
 

@@ -420,11 +420,20 @@ struct dprpc_agent_conf {
 	 *    requests accepted when handlers are slow (handler_queue_max,
 	 *    a count, lets a queue of slow requests grow long).  0 (the
 	 *    default): off.
+	 *  - @ref service_time_us: how long one DPRPC_HANDLER_POOL request
+	 *    is expected to take, if the application knows.  The service
+	 *    time above is measured from the first request a handler lcore
+	 *    finishes on; before that, a cold pool's retry-after hints, HELD
+	 *    answers (a caller's resend timer, docs/serving.md) and
+	 *    queue_delay_max_us use this value, or how long the running
+	 *    request has run if that is more.  0 (the default): none
+	 *    declared; a cold pool then knows only that age, a lower bound.
 	 */
 	unsigned int handler_queue_max;
 	unsigned int peer_requests_max;
 	uint32_t inline_wait_max_us;
 	uint32_t queue_delay_max_us;
+	uint32_t service_time_us;
 	/**
 	 * The world's capacity: most workers this agent knows, those of the
 	 * map and those that join it later (dprpc_world_join()) together.
