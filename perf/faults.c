@@ -4,6 +4,7 @@
  * and latencies.
  *
  *   dprpc-faults flood  [--calls N] [--runs R] [--service-us US] [--queue Q]
+ *                      [--declared-us US]
  *   dprpc-faults cancel [--calls N] [--runs R] [--service-us US] [--loss-ppm P]
  *
  * flood: N calls (default 2000) at once to a pool handler that sleeps
@@ -13,7 +14,9 @@
  * refusal's retry-after hint beside the work then queued, the caller's
  * resends and the server's HELD answers, and the longest gap of the
  * caller's polling loop (a CPU stall shows there).  No loss: every resend
- * is one too many.
+ * is one too many.  --declared-us: the server's conf.service_time_us
+ * (default 0: none declared), what a cold pool hints before it has
+ * measured a request.
  *
  * cancel: N calls (default 1000) to a pool handler that spins
  * --service-us (default 20), each cancelled after 0 to 3 of the caller's
@@ -52,7 +55,7 @@
 
 struct faults_opts {
 	bool cancel;
-	unsigned int calls, runs, queue, service_us, loss_ppm;
+	unsigned int calls, runs, queue, service_us, loss_ppm, declared_us;
 };
 
 static struct rte_mempool *mp;
@@ -145,6 +148,7 @@ make_agent(const struct faults_opts *o, bool server)
 		c.max_requests = 2 * o->calls;
 		c.peer_requests_max = 2 * o->calls;
 		c.handler_queue_max = o->cancel ? o->calls : o->queue;
+		c.service_time_us = o->declared_us;
 	} else if (o->loss_ppm != 0) {
 		c.fault_tx.drop_ppm = o->loss_ppm;
 		c.fault_tx.seed = 16;
@@ -210,8 +214,9 @@ run_flood(const struct faults_opts *o, struct dprpc_agent *a, struct dprpc_agent
 	uint64_t gap, last, now, first_hint;
 	const struct dprpc_error *e;
 
-	printf("flood: %u calls at once, handler %u us, queue %u, no loss; load %.2f\n", o->calls,
-		o->service_us, o->queue, load1());
+	printf("flood: %u calls at once, handler %u us (declared %u), queue %u, no loss; load "
+	       "%.2f\n",
+		o->calls, o->service_us, o->declared_us, o->queue, load1());
 	for (r = 0; r < o->runs; r++) {
 		sa = stats_of(a);
 		sb = stats_of(b);
@@ -344,6 +349,7 @@ parse(int argc, char **argv, struct faults_opts *o)
 	o->queue = 16;
 	o->service_us = o->cancel ? 20 : 1000;
 	o->loss_ppm = o->cancel ? 50000 : 0;
+	o->declared_us = 0;
 	for (i = 2; i + 1 < argc; i += 2) {
 		unsigned long v = strtoul(argv[i + 1], NULL, 10);
 
@@ -357,6 +363,8 @@ parse(int argc, char **argv, struct faults_opts *o)
 			o->service_us = (unsigned int)v;
 		else if (strcmp(argv[i], "--loss-ppm") == 0 && v <= 1000000)
 			o->loss_ppm = (unsigned int)v;
+		else if (strcmp(argv[i], "--declared-us") == 0 && !o->cancel && v <= 1000000)
+			o->declared_us = (unsigned int)v;
 		else
 			return -1;
 	}
@@ -375,7 +383,7 @@ main(int argc, char **argv)
 	if (parse(argc, argv, &o) != 0) {
 		fprintf(stderr,
 			"usage: %s flood|cancel [--calls N] [--runs R] [--service-us US] "
-			"[--queue Q] [--loss-ppm P]\n",
+			"[--queue Q] [--loss-ppm P] [--declared-us US]\n",
 			argv[0]);
 		return 2;
 	}
