@@ -350,7 +350,7 @@ struct dp_hdr_fields {
 /*
  * The budget field (a deadline's time left, or a retry-after hint) in 16
  * bits: an 11-bit mantissa and a 5-bit exponent, mant << exp microseconds,
- * so 1 us to 2047 << 31 us (about 50 days) with at most 1/2048 lost to
+ * so 1 us to 2047 << 31 us (about 50 days) with less than 1/1024 lost to
  * rounding, which is always down (a server never believes it has more time
  * than the caller gave).  0 means none; a time left of 0 is sent as 1 us.
  */

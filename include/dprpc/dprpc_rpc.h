@@ -423,7 +423,7 @@ int dprpc_reply_error(struct dprpc_request *req, int code, const char *msg);
  * hint, as the agent's own bounded queues answer (docs/serving.md).  For
  * an application that queues requests itself (a batcher refusing at
  * admission).  The caller reads the hint in dprpc_error.retry_after_us of
- * its failed future (rounded down to about 1/2048, at most about 50
+ * its failed future (rounded down by less than 1/1024, at most about 50
  * days).  Counted in rejected_handler (and rejected_overload) of
  * dprpc_agent_stats.
  *
