@@ -500,6 +500,10 @@ struct dprpc_agent {
 	bool rx_backlog;
 	const void *rx_behind_thread;
 	uint64_t rx_behind_cpu, rx_behind_tsc, rx_handler_tsc;
+	/* now_tsc of the last poll that left frames unread (a full burst,
+	 * dp_rx_behind()): a peer's frames may wait among them, so
+	 * dp_liveness() does not judge silence on that poll. */
+	uint64_t rx_full_tsc;
 	struct dp_hlcore hl[DPRPC_MAX_HANDLER_LCORES];
 	unsigned int io_lcore;
 	bool io_launched;

@@ -201,6 +201,11 @@ dp_peer_down(struct dprpc_agent *a, unsigned int p, uint64_t silent_tsc)
 void
 dp_liveness(struct dprpc_agent *a, uint64_t now)
 {
+	/* This poll left frames unread (after this agent's own stall, say):
+	 * a silent peer's may be among them, so it is declared down only
+	 * once they are read, or at twice the timeout. */
+	uint64_t timeout =
+		a->rx_full_tsc == a->now_tsc ? 2 * a->peer_timeout_tsc : a->peer_timeout_tsc;
 	unsigned int p;
 
 	for (p = 0; p < a->world.n; p++) {
@@ -230,8 +235,7 @@ dp_liveness(struct dprpc_agent *a, uint64_t now)
 		} else {
 			since = peer->last_rx_tsc;
 		}
-		if (a->peer_timeout_tsc != 0 && state != DPRPC_PEER_DOWN &&
-			now - since >= a->peer_timeout_tsc) {
+		if (timeout != 0 && state != DPRPC_PEER_DOWN && now - since >= timeout) {
 			dp_peer_down(a, p, now - since);
 			continue;
 		}

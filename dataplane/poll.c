@@ -292,6 +292,7 @@ dp_rx_behind(struct dprpc_agent *a)
 {
 	uint64_t cpu = dp_thread_cpu_tsc(a);
 
+	a->rx_full_tsc = a->now_tsc;
 	if (!a->rx_backlog || a->rx_behind_thread != (void *)&dp_tls_poller) {
 		a->rx_backlog = true;
 		a->rx_behind_thread = (void *)&dp_tls_poller;

@@ -304,7 +304,8 @@ struct dprpc_agent_conf {
 	/** Liveness: a peer this agent has heard from, or has calls pending
 	 * to, gets a keep-alive after keepalive_us of silence (default 100 ms;
 	 * 0: none), and is declared down after peer_timeout_us with nothing
-	 * heard (default 1 s; 0: never).  Then every call pending towards it
+	 * heard (default 1 s; 0: never; up to twice that while frames wait
+	 * unread in this agent's port queue).  Then every call pending towards it
 	 * fails with -EHOSTDOWN and new calls fail at once with EHOSTDOWN
 	 * until it is heard from again.  A worker never heard from is not
 	 * declared down within the rendezvous window (dprpc_world_wait()). */
