@@ -31,7 +31,9 @@
  * dprpc_stream is shared by its slot (the poller) and, for an iterator,
  * the application: reference counted; the iterator's queue of delivered
  * chunks is an SP/SC ring (the poller produces, the reader consumes) and
- * the consumed count an atomic the reader writes and the poller reads.
+ * the consumed count an atomic the reader writes and the poller reads.  A
+ * reader waiting while another thread polls parks on a futex word of the
+ * stream, woken by each chunk queued and by the future's completion.
  */
 #ifndef DP_STREAM_H
 #define DP_STREAM_H
@@ -78,6 +80,12 @@ struct dprpc_stream {
 	 * struct dp_chunk_buf with the low bit of its address set. */
 	struct rte_ring *ready;
 	void *cur;
+	/* The iterator's reader parks on wake (a futex word) while nothing
+	 * comes; whoever queues a chunk or completes the future increments
+	 * it, then wakes the reader if waiters says it parks (seq_cst both
+	 * sides: dp_stream_park(), dp_stream_wake()). */
+	_Atomic uint32_t wake;
+	_Atomic uint32_t waiters;
 	/* The poller's, while a slot holds the stream: */
 	bool started;	  /* a frame came: probe, do not resend the request */
 	uint32_t cum;	  /* the next frame to deliver */

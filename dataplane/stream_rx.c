@@ -17,10 +17,14 @@
  * future (acquire) before its last look at the queue.
  */
 #include <errno.h>
+#include <linux/futex.h>
 #include <sched.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/syscall.h>
+#include <time.h>
+#include <unistd.h>
 
 #include <rte_cycles.h>
 #include <rte_errno.h>
@@ -40,6 +44,11 @@
 #include "dprpc_atomic.h"
 
 #define DP_CHUNK_BIG 1u /* the low bit of a queued chunk: a struct dp_chunk_buf */
+
+/* A waiting reader's spins before it yields or parks, and its longest
+ * park: dprpc_future_wait()'s (FUT_SPIN_ITERS, FUT_SLICE_NS, future.c). */
+#define DP_STREAM_SPINS	   1024u
+#define DP_STREAM_SLICE_NS 150000u
 
 /* Frames of a chunk of @len bytes (as the server counts them). */
 static inline uint32_t
@@ -117,6 +126,32 @@ dp_stream_slot_clear(struct dprpc_agent *a, struct dp_slot *s)
 	dp_stream_poller_free(s->st);
 	dp_stream_put(s->st);
 	s->st = NULL;
+}
+
+/* A chunk was queued for @st's reader, or its future completed: wake the
+ * reader if it parks.  seq_cst: the Dekker pair with dp_stream_park(),
+ * which increments waiters and then loads wake: either the reader loads
+ * this increment (and then sees what was queued or completed before it)
+ * or this load sees its waiters count and wakes it (a FUTEX_WAIT after
+ * the increment finds the word changed and returns at once). */
+static void
+dp_stream_wake(struct dprpc_stream *st)
+{
+	atomic_fetch_add_explicit(&st->wake, 1, memory_order_seq_cst);
+	if (atomic_load_explicit(&st->waiters, memory_order_seq_cst) != 0)
+		(void)syscall(SYS_futex, &st->wake, FUTEX_WAKE_PRIVATE, 1, NULL, NULL, 0);
+}
+
+/* An iterator's future completed (however: its end, a timeout, a
+ * cancellation...): wake the reader, drop the callback's reference. */
+static void
+dp_stream_done_cb(struct dprpc_future *f, void *arg)
+{
+	struct dprpc_stream *st = arg;
+
+	(void)f;
+	dp_stream_wake(st);
+	dp_stream_put(st);
 }
 
 /* A stream for a call of agent @a, with the creator's reference. */
@@ -220,6 +255,12 @@ dprpc_stream_open(struct dprpc_agent *a, const char *to, const char *handler, co
 		rte_errno = err;
 		return NULL;
 	}
+	/* The completion wakes a parked reader: the callback's reference
+	 * (relaxed: we hold one).  Without a callback node the reader sees
+	 * the end at its next slice. */
+	atomic_fetch_add_explicit(&st->refs, 1, memory_order_relaxed);
+	if (dprpc_future_add_callback(st->fut, dp_stream_done_cb, st) != 0)
+		dp_stream_put(st);
 	return st;
 }
 
@@ -252,36 +293,101 @@ dp_stream_take(struct dprpc_stream *s, const void **data, size_t *len)
 	return true;
 }
 
+/* What the reader of @s gets without waiting: 0 and a chunk, the end
+ * (DPRPC_STREAM_END or the future's error), or -EAGAIN. */
+static int
+dp_stream_look(struct dprpc_stream *s, const void **data, size_t *len)
+{
+	const struct dprpc_error *e;
+
+	if (dp_stream_take(s, data, len))
+		return 0;
+	if (!dprpc_future_is_done(s->fut))
+		return -EAGAIN;
+	/* Chunks are queued before the future completes. */
+	if (dp_stream_take(s, data, len))
+		return 0;
+	e = dprpc_future_error(s->fut);
+	return e == NULL ? DPRPC_STREAM_END : e->code;
+}
+
+/* The reader of @s parks until a chunk is queued, the future completes, a
+ * slice passes or @deadline (TSC; 0: none). */
+static void
+dp_stream_park(struct dprpc_stream *s, uint64_t deadline)
+{
+	uint64_t rel = DP_STREAM_SLICE_NS, now;
+	struct timespec ts;
+	uint32_t w;
+
+	if (deadline != 0) {
+		now = rte_rdtsc();
+		if (now >= deadline)
+			return;
+		rel = RTE_MIN(rel, (dp_tsc_to_us(s->a, deadline - now) + 1) * 1000);
+	}
+	/* seq_cst: the reader's half of the Dekker pair (dp_stream_wake()). */
+	atomic_fetch_add_explicit(&s->waiters, 1, memory_order_seq_cst);
+	w = atomic_load_explicit(&s->wake, memory_order_seq_cst);
+	if (rte_ring_empty(s->ready) && !dprpc_future_is_done(s->fut)) {
+		ts.tv_sec = 0;
+		ts.tv_nsec = (long)rel;
+		/* EAGAIN (woken before), EINTR, ETIMEDOUT: the caller looks. */
+		(void)syscall(SYS_futex, &s->wake, FUTEX_WAIT_PRIVATE, w, &ts, NULL, 0);
+	}
+	/* Relaxed: a stale nonzero costs the waker one futile FUTEX_WAKE. */
+	atomic_fetch_sub_explicit(&s->waiters, 1, memory_order_relaxed);
+}
+
 int
 dprpc_stream_next(struct dprpc_stream *s, const void **data, size_t *len, uint64_t timeout_us)
 {
-	const struct dprpc_error *e;
 	uint64_t deadline = 0;
+	bool polling = true; /* dp_progress()'s last answer was >= 0 */
+	unsigned int spins = 0;
 	int rc;
 
 	if (s == NULL || data == NULL || len == NULL)
 		return -EINVAL;
 	dp_chunk_free(s->cur);
 	s->cur = NULL;
-	if (timeout_us != 0 && timeout_us != DPRPC_TIMEOUT_NONE)
+	rc = dp_stream_look(s, data, len);
+	if (rc != -EAGAIN)
+		return rc;
+	if (timeout_us == DPRPC_STREAM_POLL) {
+		(void)dp_progress(s->a); /* polls unless another thread does */
+		return dp_stream_look(s, data, len);
+	}
+	if (timeout_us != DPRPC_TIMEOUT_NONE)
 		deadline = dp_deadline_tsc(s->a, rte_rdtsc(), timeout_us);
+	/* As dprpc_future_wait() (fut_wait_until()) with dp_progress() as its
+	 * hook: while the hook polls (>= 0: nobody else does) keep calling
+	 * it, yielding after each empty poll once past the spins; while
+	 * another thread polls (< 0) spin, then park, woken by a chunk or the
+	 * end, and ask the hook again after each slice in case that poller
+	 * stopped; -EDEADLK (the agent's polling thread): nothing can come
+	 * while this thread waits. */
 	for (;;) {
-		if (dp_stream_take(s, data, len))
-			return 0;
-		if (dprpc_future_is_done(s->fut)) {
-			/* Chunks are queued before the future completes. */
-			if (dp_stream_take(s, data, len))
-				return 0;
-			e = dprpc_future_error(s->fut);
-			return e == NULL ? DPRPC_STREAM_END : e->code;
+		if (polling) {
+			rc = dp_progress(s->a);
+			if (rc == -EDEADLK)
+				return -EDEADLK;
+			polling = rc >= 0;
+			if (rc == 0 && spins >= DP_STREAM_SPINS)
+				sched_yield();
+		} else if (spins < DP_STREAM_SPINS) {
+			rte_pause();
+		} else {
+			dp_stream_park(s, deadline);
+			polling = dp_progress(s->a) >= 0;
 		}
-		if (timeout_us == 0 || (deadline != 0 && rte_rdtsc() >= deadline))
+		if (spins < DP_STREAM_SPINS)
+			spins++;
+		rc = dp_stream_look(s, data, len);
+		if (rc != -EAGAIN)
+			return rc;
+		if (deadline != 0 && rte_rdtsc() >= deadline)
 			return -EAGAIN;
-		rc = dp_progress(s->a);
-		if (rc == -EDEADLK)
-			return -EDEADLK;
-		if (rc <= 0)
-			sched_yield();
 	}
 }
 
@@ -400,8 +506,10 @@ dp_stream_deliver(
 
 	dp_count(&a->st.stream_chunks_received, 1);
 	if (st->on_chunk == NULL) {
-		if (rte_ring_sp_enqueue(st->ready, c) == 0)
+		if (rte_ring_sp_enqueue(st->ready, c) == 0) {
+			dp_stream_wake(st);
 			return true;
+		}
 		/* More than the window unconsumed: the server broke it. */
 		dp_chunk_free(c);
 		snprintf(msg, sizeof(msg), "worker %s sent beyond the stream's window",

@@ -18,12 +18,19 @@
  * read lets exactly one more go.  stream/a_waiting_sender_goes_as_the_window_opens:
  * dprpc_stream_send_wait() times out on a window nobody reads, then sends
  * 300 chunks to a slow reader, each once the window has room, counted
- * once per wait.
+ * once per wait.  stream/next_without_a_limit_waits,
+ * stream/next_on_the_polling_thread,
+ * stream/next_without_a_limit_parks_when_an_io_lcore_polls:
+ * dprpc_stream_next() with DPRPC_TIMEOUT_NONE waits for a chunk and for
+ * the end (polling a), fails -EDEADLK at once on a's polling thread
+ * (DPRPC_STREAM_POLL: -EAGAIN), and parks a reader of b's, woken by each
+ * chunk and by the end.
  */
 #include <errno.h>
 #include <pthread.h>
 #include <stdatomic.h>
 #include <string.h>
+#include <time.h>
 #include <unistd.h>
 
 #include <criterion/criterion.h>
@@ -451,7 +458,7 @@ Test(stream, slow_consumer_window)
 	cr_assert_geq(stats(b).stream_window_full, 2u);
 	/* Each chunk read lets exactly one more go. */
 	for (int round = 0; round < 3; round++) {
-		cr_assert_eq(dprpc_stream_next(s, (const void **)&d, &len, 0), 0);
+		cr_assert_eq(dprpc_stream_next(s, (const void **)&d, &len, DPRPC_STREAM_POLL), 0);
 		cr_assert_eq(len, sizeof(uint32_t));
 		cr_assert_eq(*d, got);
 		got++;
@@ -536,6 +543,199 @@ Test(stream, a_waiting_sender_goes_as_the_window_opens)
 		cr_assert_eq(dprpc_stream_next(s, &d, &len, 10 * 1000 * 1000), DPRPC_STREAM_END);
 	}
 	cr_assert_eq(dprpc_stream_close(s), 0);
+}
+
+/* Sends "x" from its own thread 50 ms after it starts, then ends the
+ * stream 50 ms later: a reader waiting without a limit has nothing to
+ * read for a while. */
+static void *
+late_sender(void *arg)
+{
+	struct dprpc_request *req = arg;
+	char x = 'x';
+
+	usleep(50 * 1000);
+	if (dprpc_stream_send(req, &x, 1) != 0)
+		return (void *)1;
+	usleep(50 * 1000);
+	return (void *)(uintptr_t)(dprpc_stream_end(req, 0) != 0);
+}
+
+/* DPRPC_TIMEOUT_NONE waits without a limit, as everywhere in the API: for
+ * the next chunk, then for the end; the reader polls a (nobody else
+ * does). */
+Test(stream, next_without_a_limit_waits)
+{
+	struct dprpc_stream *s;
+	struct dprpc_request *req;
+	const char *d;
+	size_t len;
+	pthread_t t;
+	void *ret;
+	int rc;
+
+	warm_up();
+	s = dprpc_stream_open(a, "b", "park", NULL, 0, DPRPC_TIMEOUT_NONE);
+	cr_assert_not_null(s);
+	req = wait_parked();
+	cr_assert_eq(pthread_create(&t, NULL, late_sender, req), 0);
+	rc = dprpc_stream_next(s, (const void **)&d, &len, DPRPC_TIMEOUT_NONE);
+	cr_assert_eq(rc, 0, "got %d", rc);
+	cr_assert_eq(len, 1u);
+	cr_assert_eq(d[0], 'x');
+	rc = dprpc_stream_next(s, (const void **)&d, &len, DPRPC_TIMEOUT_NONE);
+	cr_assert_eq(rc, DPRPC_STREAM_END, "got %d", rc);
+	cr_assert_eq(pthread_join(t, &ret), 0);
+	cr_assert_null(ret, "the sender failed");
+	cr_assert_eq(dprpc_stream_close(s), 0);
+}
+
+struct on_poller {
+	struct dprpc_stream *s;
+	int none, poll; /* what dprpc_stream_next() returned */
+	atomic_bool ran;
+};
+
+static void
+next_on_poller(struct dprpc_future *f, void *arg)
+{
+	struct on_poller *op = arg;
+	const void *d;
+	size_t len;
+
+	(void)f;
+	op->none = dprpc_stream_next(op->s, &d, &len, DPRPC_TIMEOUT_NONE);
+	op->poll = dprpc_stream_next(op->s, &d, &len, DPRPC_STREAM_POLL);
+	atomic_store(&op->ran, true);
+}
+
+/* On a's polling thread (a completion callback) nothing can come while it
+ * waits: without a limit, -EDEADLK at once; the poll form, -EAGAIN.  Off
+ * the poller, the poll form returns at once too. */
+Test(stream, next_on_the_polling_thread)
+{
+	struct on_poller op = {.none = 1, .poll = 1};
+	struct dprpc_request *req;
+	struct dprpc_future *f;
+	const void *d;
+	size_t len;
+
+	warm_up();
+	op.s = dprpc_stream_open(a, "b", "park", NULL, 0, DPRPC_TIMEOUT_NONE);
+	cr_assert_not_null(op.s);
+	req = wait_parked();
+	cr_assert_eq(dprpc_stream_next(op.s, &d, &len, DPRPC_STREAM_POLL), -EAGAIN);
+	f = dprpc_rpc_async(a, "b", "echo", "e", 1, 5000 * 1000);
+	cr_assert_not_null(f);
+	cr_assert_eq(dprpc_future_add_callback(f, next_on_poller, &op), 0);
+	poll_until_done(f);
+	for (int i = 0; i < 100000 && !atomic_load(&op.ran); i++)
+		dprpc_poll(a, 32);
+	cr_assert(atomic_load(&op.ran));
+	cr_assert_eq(op.none, -EDEADLK, "got %d", op.none);
+	cr_assert_eq(op.poll, -EAGAIN, "got %d", op.poll);
+	dprpc_future_put(f);
+	cr_assert_eq(dprpc_stream_end(req, 0), 0);
+	cr_assert_eq(dprpc_stream_next(op.s, &d, &len, DPRPC_TIMEOUT_NONE), DPRPC_STREAM_END);
+	cr_assert_eq(dprpc_stream_close(op.s), 0);
+}
+
+#define NB_PARKED 20u
+
+struct parked_reader {
+	struct dprpc_stream *s;
+	uint32_t got; /* chunks in order */
+	int rc;	      /* the last dprpc_stream_next() */
+	double cpu_s, wall_s;
+	atomic_bool done;
+};
+
+static double
+secs(clockid_t clk)
+{
+	struct timespec ts;
+
+	clock_gettime(clk, &ts);
+	return (double)ts.tv_sec + (double)ts.tv_nsec * 1e-9;
+}
+
+static void *
+parked_reader(void *arg)
+{
+	struct parked_reader *r = arg;
+	double cpu0 = secs(CLOCK_THREAD_CPUTIME_ID), wall0 = secs(CLOCK_MONOTONIC);
+	const uint32_t *d;
+	size_t len;
+
+	while ((r->rc = dprpc_stream_next(r->s, (const void **)&d, &len, DPRPC_TIMEOUT_NONE)) ==
+		0) {
+		if (len != sizeof(*d) || *d != r->got)
+			break;
+		r->got++;
+	}
+	r->cpu_s = secs(CLOCK_THREAD_CPUTIME_ID) - cpu0;
+	r->wall_s = secs(CLOCK_MONOTONIC) - wall0;
+	atomic_store(&r->done, true);
+	return NULL;
+}
+
+/* Poll a for about @us microseconds. */
+static void
+poll_a_for(unsigned int us)
+{
+	double end = secs(CLOCK_MONOTONIC) + us * 1e-6;
+
+	while (secs(CLOCK_MONOTONIC) < end)
+		if (dprpc_poll(a, 32) == 0)
+			usleep(100);
+}
+
+/* A reader of b's (an io lcore polls b) waits without a limit: it parks
+ * rather than spins, woken by each chunk (one every 5 ms) and by the end.
+ * a serves, polled by the test. */
+Test(stream, next_without_a_limit_parks_when_an_io_lcore_polls)
+{
+	struct parked_reader r = {.rc = 1};
+	struct dprpc_request *req;
+	struct dprpc_future *f;
+	pthread_t t;
+	uint32_t i = 0;
+	int rc;
+
+	cr_assert_eq(dprpc_register(a, "park", h_park, NULL, DPRPC_HANDLER_INLINE), 0);
+	cr_assert_eq(dprpc_register(a, "echo", dpt_echo, NULL, DPRPC_HANDLER_INLINE), 0);
+	f = dprpc_rpc_async(b, "a", "echo", "w", 1, 5000 * 1000);
+	cr_assert_not_null(f);
+	poll_until_done(f);
+	cr_assert_eq(dprpc_future_state(f), DPRPC_FUTURE_DONE);
+	dprpc_future_put(f);
+	r.s = dprpc_stream_open(b, "a", "park", NULL, 0, DPRPC_TIMEOUT_NONE);
+	cr_assert_not_null(r.s);
+	req = wait_parked();
+	cr_assert_eq(pthread_create(&t, NULL, parked_reader, &r), 0);
+	for (int n = 0; i < NB_PARKED && n < 2000; n++) {
+		poll_a_for(5000);
+		rc = dprpc_stream_send(req, &i, sizeof(i));
+		if (rc == 0)
+			i++;
+		else
+			cr_assert_eq(rc, -EAGAIN, "chunk %u: %d", i, rc);
+	}
+	cr_assert_eq(i, NB_PARKED, "the reader stopped reading: %d after %u chunks", r.rc, r.got);
+	poll_a_for(5000);
+	cr_assert_eq(dprpc_stream_end(req, 0), 0);
+	for (int n = 0; n < 100000 && !atomic_load(&r.done); n++)
+		if (dprpc_poll(a, 32) == 0)
+			usleep(100);
+	cr_assert(atomic_load(&r.done), "the reader never saw the end");
+	cr_assert_eq(pthread_join(t, NULL), 0);
+	cr_assert_eq(r.rc, DPRPC_STREAM_END, "got %d after %u chunks", r.rc, r.got);
+	cr_assert_eq(r.got, NB_PARKED);
+	/* Parked, it used a small part of a CPU over its ~100 ms wait; a
+	 * spinning reader uses whatever CPU it is given. */
+	cr_expect_lt(r.cpu_s, r.wall_s / 4, "the reader used %.1f ms of CPU in %.1f ms",
+		r.cpu_s * 1e3, r.wall_s * 1e3);
+	cr_assert_eq(dprpc_stream_close(r.s), 0);
 }
 
 Test(stream, misuse_on_a_plain_call)

@@ -136,6 +136,10 @@ struct dprpc_stream *dprpc_stream_open(struct dprpc_agent *agent, const char *to
 /** dprpc_stream_next() at the end of a stream that ended with status 0. */
 #define DPRPC_STREAM_END 1
 
+/** dprpc_stream_next()'s timeout that does not wait (a timeout of 1 us
+ * is taken as this). */
+#define DPRPC_STREAM_POLL 1
+
 /**
  * The next chunk of @p s, in order.
  *
@@ -143,18 +147,26 @@ struct dprpc_stream *dprpc_stream_open(struct dprpc_agent *agent, const char *to
  *             empty one), owned by the stream, valid until the next call
  *             of dprpc_stream_next() or dprpc_stream_close() on @p s.
  * @param len  receives its length.
- * @param timeout_us how long to wait for one: 0 not at all,
- *             DPRPC_TIMEOUT_NONE for ever (the stream's own timeout still
- *             ends it).  While it waits it polls the agent when nobody
- *             else does (as dprpc_future_wait()).
+ * @param timeout_us how long to wait for a chunk or the end, in
+ *             microseconds: DPRPC_TIMEOUT_NONE (0) without limit (the
+ *             stream's own timeout still ends it); DPRPC_STREAM_POLL not
+ *             at all: it looks, polls the agent once if nobody else does
+ *             (not on the agent's polling thread), and looks again.
+ *             While it waits it polls the agent when nobody else does
+ *             (a caller-driven agent), else (an io lcore, or another
+ *             thread, polls) it parks, woken by the next chunk or the end,
+ *             looking at the agent again every 150 us in case its other
+ *             poller stopped: as dprpc_future_wait().
  * @return 0: a chunk (consumed now: the server may send one more);
  *         DPRPC_STREAM_END: every chunk was read and the stream ended with
  *         status 0; a negative errno: every chunk received was read and
  *         the stream failed with it (the future's error: an error end, a
  *         timeout, a cancellation...); -EAGAIN: no chunk within
- *         @p timeout_us, the stream goes on; -EDEADLK: called with a
- *         timeout on the agent's polling thread (nothing waited);
- *         -EINVAL: NULL @p s, @p data or @p len.
+ *         @p timeout_us (at once for DPRPC_STREAM_POLL), the stream goes
+ *         on; -EDEADLK: nothing to hand out on the agent's polling thread
+ *         (a completion callback, an inline handler) with a timeout other
+ *         than DPRPC_STREAM_POLL: nothing can come while it waits, so
+ *         nothing waited; -EINVAL: NULL @p s, @p data or @p len.
  *
  * Thread context: any thread, one at a time per stream.
  */
