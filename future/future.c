@@ -129,6 +129,7 @@
 #include <limits.h>
 #include <sched.h>
 #include <stdalign.h>
+#include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 #include <sys/syscall.h>
@@ -1377,13 +1378,34 @@ run_now:
 	return 0;
 }
 
+/* Complete @dst, which a then() step left pending, from what the step
+ * returned (@rc, not DPRPC_THEN_DEFERRED: dprpc_then_fn_t).  A dst
+ * completed meanwhile by another thread stays as it is (-EALREADY). */
+static void
+fut_then_settle(struct dprpc_future *dst, int rc)
+{
+	char msg[DPRPC_ERRMSG_MAX];
+
+	if (rc == 0) {
+		(void)dprpc_future_complete(dst, NULL, 0, NULL, NULL);
+	} else if (rc < 0) {
+		(void)dprpc_future_fail(dst, rc, DPRPC_ORIGIN_LOCAL, "then() step failed");
+	} else {
+		snprintf(msg, sizeof(msg),
+			"then() step returned %d: not 0, DPRPC_THEN_DEFERRED or an errno", rc);
+		(void)dprpc_future_fail(dst, -EPROTO, DPRPC_ORIGIN_LOCAL, msg);
+	}
+}
+
 /* then(): runs on src's completion; arg is dst, with a reference for us. */
 static void
 fut_then_cb(struct dprpc_future *src, void *arg)
 {
 	struct dprpc_future *dst = arg;
+	int rc = dst->then_fn(src, dst, dst->then_arg);
 
-	dst->then_fn(src, dst, dst->then_arg);
+	if (rc != DPRPC_THEN_DEFERRED && !dprpc_future_is_done(dst))
+		fut_then_settle(dst, rc);
 	dprpc_future_put(dst);
 }
 

@@ -621,7 +621,7 @@ rr_here_fetched(struct dprpc_future *f, void *arg)
  * @arg is the handle, alive here: this step was registered on its
  * creation future before anything that could free it (rr_user_finish(),
  * a later callback). */
-static void
+static int
 rr_here_step(struct dprpc_future *created, struct dprpc_future *dst, void *arg)
 {
 	struct dprpc_rref *r = arg;
@@ -632,26 +632,28 @@ rr_here_step(struct dprpc_future *created, struct dprpc_future *dst, void *arg)
 
 	if (e != NULL) {
 		(void)dprpc_future_fail(dst, e->code, e->origin, e->msg);
-		return;
+		return 0;
 	}
 	v = dprpc_future_value(created, &len);
 	if (len > 0) {
 		dprpc_future_get(created); /* the value stays the confirmation's */
 		if (dprpc_future_complete(dst, v, len, rr_future_put_cb, created) != 0)
 			dprpc_future_put(created);
-		return;
+		return 0;
 	}
 	f = rr_fetch(r, DPRPC_TIMEOUT_DEFAULT);
 	if (f == NULL) {
 		(void)dprpc_future_fail(dst, -rte_errno, r->ctx->rank, "cannot fetch the value");
-		return;
+		return 0;
 	}
 	dprpc_future_get(dst);
 	if (dprpc_future_add_callback(f, rr_here_fetched, dst) != 0) {
 		(void)dprpc_future_fail(dst, -ENOBUFS, r->ctx->rank, "no callback node");
 		dprpc_future_put(dst);
 		dprpc_future_put(f);
+		return 0;
 	}
+	return DPRPC_THEN_DEFERRED; /* rr_here_fetched() completes dst */
 }
 
 struct dprpc_future *

@@ -921,7 +921,7 @@ Test(future, wait_progress_hook_timeout)
 }
 
 /* A then() step that completes its destination with the source's state. */
-static void
+static int
 then_mirror(struct dprpc_future *src, struct dprpc_future *dst, void *arg)
 {
 	(void)arg;
@@ -929,6 +929,7 @@ then_mirror(struct dprpc_future *src, struct dprpc_future *dst, void *arg)
 		(void)dprpc_future_complete_copy(dst, "ok", 2);
 	else
 		(void)dprpc_future_fail(dst, dprpc_future_error(src)->code, 0, "src failed");
+	return 0;
 }
 
 /* A hook that says "only this thread could make progress, and it cannot"
@@ -1046,7 +1047,7 @@ struct then_arg {
 };
 
 /* Step: dst = src + add, or propagate src's error. */
-static void
+static int
 then_add(struct dprpc_future *src, struct dprpc_future *dst, void *arg)
 {
 	struct then_arg *ta = arg;
@@ -1058,15 +1059,16 @@ then_add(struct dprpc_future *src, struct dprpc_future *dst, void *arg)
 	ta->calls++;
 	if (e != NULL) {
 		(void)dprpc_future_fail(dst, e->code, e->origin, e->msg);
-		return;
+		return 0;
 	}
 	in = dprpc_future_value(src, &len);
 	if (in == NULL || len != sizeof(int)) {
 		(void)dprpc_future_fail(dst, -EPROTO, DPRPC_ORIGIN_LOCAL, "bad value");
-		return;
+		return 0;
 	}
 	out = *in + ta->add;
 	(void)dprpc_future_complete_copy(dst, &out, sizeof(out));
+	return 0;
 }
 
 static int
@@ -1213,6 +1215,131 @@ Test(future, then_source_abandoned_fails_dst)
 	cr_assert_eq(a.calls, 1);
 	cr_assert_eq(dprpc_future_wait(dst, 0), -ECANCELED);
 	cr_assert_eq(dprpc_future_error(dst)->origin, DPRPC_ORIGIN_LOCAL);
+	dprpc_future_put(dst);
+	assert_quiescent(pool);
+}
+
+/* A step that returns *arg without completing dst. */
+static int
+then_return(struct dprpc_future *src, struct dprpc_future *dst, void *arg)
+{
+	(void)src;
+	(void)dst;
+	return *(const int *)arg;
+}
+
+/* The future then() gives for @ret, its source completed with 1; waited
+ * for a second at most. */
+static struct dprpc_future *
+then_returning(int ret, int *wait_rc)
+{
+	static const int one = 1;
+	struct dprpc_future *src = dprpc_future_new(pool);
+	struct dprpc_future *dst = dprpc_future_then(src, then_return, &ret);
+
+	cr_assert_not_null(dst);
+	cr_assert_eq(dprpc_future_complete(src, &one, sizeof(one), NULL, NULL), 0);
+	dprpc_future_put(src);
+	*wait_rc = dprpc_future_wait(dst, 1000000);
+	return dst;
+}
+
+/* A step that returns without completing dst completes it with what it
+ * returns (PyTorch: the callback's return value or its exception): 0,
+ * DONE with an empty value; an errno, FAILED with it; another positive
+ * value, FAILED -EPROTO.  The derived future never stays pending. */
+Test(future, then_step_return_completes_dst)
+{
+	struct dprpc_future *dst;
+	const struct dprpc_error *e;
+	size_t len = 1;
+	int rc;
+
+	dst = then_returning(0, &rc);
+	cr_assert_eq(rc, 0, "wait: %d", rc);
+	cr_assert_null(dprpc_future_value(dst, &len));
+	cr_assert_eq(len, 0u);
+	dprpc_future_put(dst);
+
+	dst = then_returning(-EIO, &rc);
+	cr_assert_eq(rc, -EIO, "wait: %d", rc);
+	e = dprpc_future_error(dst);
+	cr_assert_eq(e->origin, DPRPC_ORIGIN_LOCAL);
+	dprpc_future_put(dst);
+
+	dst = then_returning(7, &rc);
+	cr_assert_eq(rc, -EPROTO, "wait: %d", rc);
+	cr_assert_not_null(strstr(dprpc_future_error(dst)->msg, "returned 7"), "%s",
+		dprpc_future_error(dst)->msg);
+	dprpc_future_put(dst);
+	assert_quiescent(pool);
+}
+
+/* A step that completed dst itself: its completion stands, whatever it
+ * returns. */
+static int
+then_complete_and_fail(struct dprpc_future *src, struct dprpc_future *dst, void *arg)
+{
+	(void)src;
+	(void)arg;
+	(void)dprpc_future_complete_copy(dst, "v", 1);
+	return -EIO;
+}
+
+Test(future, then_step_completion_stands)
+{
+	struct dprpc_future *src = dprpc_future_new(pool);
+	struct dprpc_future *dst = dprpc_future_then(src, then_complete_and_fail, NULL);
+	size_t len = 0;
+
+	cr_assert_not_null(dst);
+	cr_assert_eq(dprpc_future_complete(src, NULL, 0, NULL, NULL), 0);
+	cr_assert_eq(dprpc_future_wait(dst, 1000000), 0);
+	cr_assert_arr_eq(dprpc_future_value(dst, &len), "v", 1);
+	dprpc_future_put(src);
+	dprpc_future_put(dst);
+	assert_quiescent(pool);
+}
+
+/* A step that keeps dst (a reference) and returns DPRPC_THEN_DEFERRED:
+ * dst stays pending until completed later, from another thread. */
+static int
+then_keep(struct dprpc_future *src, struct dprpc_future *dst, void *arg)
+{
+	(void)src;
+	dprpc_future_get(dst);
+	*(struct dprpc_future **)arg = dst;
+	return DPRPC_THEN_DEFERRED;
+}
+
+static void *
+complete_later(void *arg)
+{
+	struct dprpc_future *dst = arg;
+
+	usleep(20 * 1000);
+	(void)dprpc_future_complete_copy(dst, "late", 4);
+	dprpc_future_put(dst); /* the step's */
+	return NULL;
+}
+
+Test(future, then_deferred_step_completes_later)
+{
+	struct dprpc_future *kept = NULL;
+	struct dprpc_future *src = dprpc_future_new(pool);
+	struct dprpc_future *dst = dprpc_future_then(src, then_keep, &kept);
+	size_t len = 0;
+	pthread_t t;
+
+	cr_assert_not_null(dst);
+	cr_assert_eq(dprpc_future_complete(src, NULL, 0, NULL, NULL), 0);
+	cr_assert_eq(kept, dst);
+	cr_assert_eq(dprpc_future_state(dst), DPRPC_FUTURE_PENDING);
+	cr_assert_eq(pthread_create(&t, NULL, complete_later, kept), 0);
+	cr_assert_eq(dprpc_future_wait(dst, 0), 0);
+	cr_assert_arr_eq(dprpc_future_value(dst, &len), "late", 4);
+	cr_assert_eq(pthread_join(t, NULL), 0);
+	dprpc_future_put(src);
 	dprpc_future_put(dst);
 	assert_quiescent(pool);
 }
@@ -1503,7 +1630,7 @@ race_wait(struct race *r, uint64_t timeout_us)
 }
 
 /* then() step used by thread 2: dst = src's int + 1, or src's error. */
-static void
+static int
 race_then(struct dprpc_future *src, struct dprpc_future *dst, void *arg)
 {
 	const struct dprpc_error *e = dprpc_future_error(src);
@@ -1513,11 +1640,12 @@ race_then(struct dprpc_future *src, struct dprpc_future *dst, void *arg)
 	(void)arg;
 	if (e != NULL) {
 		(void)dprpc_future_fail(dst, e->code, e->origin, e->msg);
-		return;
+		return 0;
 	}
 	v = dprpc_future_value(src, NULL);
 	out = v != NULL ? *v + 1 : -1;
 	(void)dprpc_future_complete_copy(dst, &out, sizeof(out));
+	return 0;
 }
 
 static void

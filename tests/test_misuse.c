@@ -80,12 +80,13 @@ cb_nop(struct dprpc_future *f, void *arg)
 	(void)arg;
 }
 
-static void
+static int
 then_nop(struct dprpc_future *src, struct dprpc_future *dst, void *arg)
 {
 	(void)src;
 	(void)dst;
 	(void)arg;
+	return 0;
 }
 
 /* --- EAL and agents ---------------------------------------------------- */

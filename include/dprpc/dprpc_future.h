@@ -85,16 +85,34 @@ typedef void (*dprpc_value_free_t)(void *opaque);
  */
 typedef void (*dprpc_future_cb_t)(struct dprpc_future *f, void *arg);
 
+/** A then() step's return value meaning "I keep dst and complete it later"
+ * (dprpc_then_fn_t); the value of a handler's DPRPC_DEFERRED. */
+#define DPRPC_THEN_DEFERRED 1
+
 /**
- * The step of a then() chain.
+ * The step of a then() chain (PyTorch's Future.then() callback, whose
+ * return value, or exception, completes the derived future).
  * @param src the completed source future (DONE or FAILED).
- * @param dst the pending future returned by dprpc_future_then(); the step
- *            must complete or fail it, now or later from any thread.  The
- *            step does not own a reference to dst; take one with
- *            dprpc_future_get() to complete it later.
+ * @param dst the pending future returned by dprpc_future_then().  The
+ *            step may complete or fail it before it returns, or return
+ *            DPRPC_THEN_DEFERRED and complete or fail it later, from any
+ *            thread; to do so it takes a reference with dprpc_future_get()
+ *            (it does not own one otherwise).
  * @param arg the argument given to dprpc_future_then().
+ * @return what becomes of @p dst if it is still pending when the step
+ *         returns (once completed, by the step or any thread, it stays as
+ *         it was completed, whatever the step returns):
+ *          - 0: DONE with an empty value (a callback returning None);
+ *          - a negative errno: FAILED with it, origin DPRPC_ORIGIN_LOCAL,
+ *            message "then() step failed";
+ *          - DPRPC_THEN_DEFERRED: left pending for the step to complete;
+ *          - any other positive value: FAILED with -EPROTO, origin
+ *            DPRPC_ORIGIN_LOCAL, message "then() step returned N: not 0,
+ *            DPRPC_THEN_DEFERRED or an errno".
+ *         So @p dst never stays pending unless the step said it would
+ *         complete it.
  */
-typedef void (*dprpc_then_fn_t)(struct dprpc_future *src, struct dprpc_future *dst, void *arg);
+typedef int (*dprpc_then_fn_t)(struct dprpc_future *src, struct dprpc_future *dst, void *arg);
 
 /**
  * A hook that makes progress on behalf of a waiting thread.
@@ -372,7 +390,8 @@ int dprpc_future_add_callback(struct dprpc_future *f, dprpc_future_cb_t cb, void
 /**
  * Chain a step.  Returns a new pending future, from the same pool, with one
  * reference held by the caller; when @p f completes, @p fn runs with @p f
- * and the new future and must complete the new future.  The new future
+ * and the new future, which it completes or whose completion its return
+ * value decides (dprpc_then_fn_t).  The new future
  * takes @p f's progress hook (dprpc_future_set_progress()), so waiting on
  * it makes progress where waiting on @p f would: a then() on an
  * rpc_async() future completes with nobody polling but its waiter.
