@@ -585,6 +585,7 @@ dprpc_agent_create(const struct dprpc_agent_conf *c)
 	a->idle_sleep_us = c->idle_sleep_us;
 	/* Timeouts are checked every 100 us: that is their resolution. */
 	a->timer_period_tsc = a->tsc_hz / 10000;
+	a->link_answered_wait_tsc = a->tsc_hz / 1000 * DP_LINK_ANSWERED_WAIT_MS;
 	a->next_timer_tsc = rte_rdtsc() + a->timer_period_tsc;
 	a->stall_tsc = a->tsc_hz / 1000000 * DP_STALL_US;
 	/* Not shared yet: the first tick is due now (dp_expire_stalled()). */

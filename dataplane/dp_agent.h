@@ -522,6 +522,9 @@ struct dprpc_agent {
 	 * sends the CANCEL in that poll, dp_client_cancels()). */
 	atomic_bool cancel_kick;
 	uint64_t next_timer_tsc, timer_period_tsc, tsc_hz;
+	/* DP_LINK_ANSWERED_WAIT_MS in TSC cycles (dp_link_awaits_close());
+	 * a field so that a test can lengthen it. */
+	uint64_t link_answered_wait_tsc;
 	/* Microseconds per TSC tick in 32.32 fixed point, rounded down
 	 * (dp_tsc_to_us_floor()): no division on the path of a call. */
 	uint64_t us_per_tsc_q32;

@@ -205,7 +205,7 @@ dp_link_awaits_close(const struct dprpc_agent *a, const struct dp_port *pt, uint
 	/* A deadline, not a difference: an answer given in this pass of
 	 * dp_links_close() is later than its @now. */
 	if (!pt->quiet || !pt->answered || !pt->started || pt->retired ||
-		now >= pt->answered_tsc + a->tsc_hz / 1000 * DP_LINK_ANSWERED_WAIT_MS)
+		now >= pt->answered_tsc + a->link_answered_wait_tsc)
 		return false;
 	return rte_eth_link_get_nowait(pt->id, &link) == 0 && link.link_status == RTE_ETH_LINK_UP;
 }

@@ -531,6 +531,21 @@ links_start(void)
 	}
 }
 
+/* The wait for a worker to close its end of a link whose last word was
+ * answered, lengthened from DP_LINK_ANSWERED_WAIT_MS (100 ms) to 2 s for
+ * the tests that tell a link closed early from one closed at the wait's
+ * end: a stall of a destroying thread shorter than that cannot pass for
+ * the wait (one of 95 ms did beside two CPU hogs and builds).  Set before
+ * the agents' pollers read it (dprpc_world_leave() hands work to them). */
+#define LINK_LINGER_MS 2000
+
+static void
+links_linger(void)
+{
+	for (unsigned int i = 0; i < 3; i++)
+		la[i]->link_answered_wait_tsc = rte_get_tsc_hz() / 1000 * LINK_LINGER_MS;
+}
+
 Test(world_links, three_agents_in_one_process_each_peer_through_its_own_port)
 {
 	struct dprpc_worker_info info[3];
@@ -722,6 +737,7 @@ Test(world_links, a_leaver_closes_its_links_before_the_workers_that_answered_it)
 	uint64_t end = UINT64_MAX;
 
 	links_start();
+	links_linger();
 	cr_assert_eq(dprpc_world_leave(la[0], 10 * 1000 * 1000), 0);
 	cr_assert_eq(dprpc_get_worker_infos(la[0], info, 3), 3);
 	/* The end of the sooner of b's and c's waits for a: their answers to
@@ -731,14 +747,14 @@ Test(world_links, a_leaver_closes_its_links_before_the_workers_that_answered_it)
 			&la[k]->ports[la[k]->peer_port[0]].answered_tsc, __ATOMIC_RELAXED);
 
 		cr_assert_gt(answer, 0u, "%s never answered a's LEAVE", lnames[k]);
-		end = RTE_MIN(end, answer + rte_get_tsc_hz() / 1000 * DP_LINK_ANSWERED_WAIT_MS);
+		end = RTE_MIN(end, answer + la[k]->link_answered_wait_tsc);
 	}
 	for (unsigned int k = 0; k < 2; k++) {
 		atomic_init(&d[k].done, false);
 		cr_assert_eq(pthread_create(&d[k].t, NULL, destroy_thread, &d[k]), 0);
 	}
-	/* Their link closed, each waits for a (DP_LINK_ANSWERED_WAIT_MS,
-	 * 100 ms from its answer, at most).  What is seen tells that apart
+	/* Their link closed, each waits for a (LINK_LINGER_MS from its
+	 * answer, at most).  What is seen tells that apart
 	 * only if seen before the first wait ends: a stall of this thread
 	 * past it leaves nothing to check. */
 	usleep(10 * 1000);
@@ -762,7 +778,7 @@ Test(world_links, a_leaver_closes_its_links_before_the_workers_that_answered_it)
 /*
  * c leaves the world, then b: a and b answer c's LEAVE, a answers b's.  b
  * then destroys its agent while c keeps its own.  b keeps its link to c
- * open until c closes its end (or DP_LINK_ANSWERED_WAIT_MS, 100 ms, after
+ * open until c closes its end (or the wait, LINK_LINGER_MS here, after
  * its answer), but closes its link to a, which it has nothing more to
  * wait for, at once: a, which waits for b's close of that link, is not
  * held by b's wait for c, so the waits of a world whose workers leave
@@ -777,14 +793,15 @@ Test(world_links, a_destroy_closes_the_links_it_is_done_with_before_it_waits_for
 	bool down = false, c_up, done;
 
 	links_start();
+	links_linger();
 	ms = rte_get_tsc_hz() / 1000; /* EAL is up */
 	cr_assert_eq(dprpc_world_leave(la[2], 10 * 1000 * 1000), 0);
 	cr_assert_eq(dprpc_world_leave(la[1], 10 * 1000 * 1000), 0);
 	/* b keeps its link to c until c closes its end, or until
-	 * DP_LINK_ANSWERED_WAIT_MS after its answer to c's LEAVE (b's poller
-	 * wrote the answer's time: an atomic load). */
+	 * LINK_LINGER_MS after its answer to c's LEAVE (b's poller wrote the
+	 * answer's time: an atomic load). */
 	answer = __atomic_load_n(&la[1]->ports[la[1]->peer_port[2]].answered_tsc, __ATOMIC_RELAXED);
-	end = answer + ms * DP_LINK_ANSWERED_WAIT_MS;
+	end = answer + la[1]->link_answered_wait_tsc;
 	cr_assert_eq(dprpc_get_worker_infos(la[0], ia, 3), 3);
 	cr_assert_eq(dprpc_get_worker_infos(la[2], ic, 3), 3);
 	atomic_init(&d.done, false);
