@@ -1,12 +1,28 @@
 #!/usr/bin/env bash
 # SPDX-License-Identifier: BSD-3-Clause
-# Install dprpc into a scratch DESTDIR and build examples/hello_rpc.c the
-# way an application would: with nothing but pkg-config's answer.
+# Build examples/hello_rpc.c the way an application would, with nothing but
+# pkg-config's answer: first against the build tree (meson's
+# dprpc-uninstalled.pc), then against dprpc installed into a scratch
+# DESTDIR.
 set -euo pipefail
-builddir=$1
-srcdir=$2
+builddir=$(realpath "$1")
+srcdir=$(realpath "$2")
 dest=$(mktemp -d /tmp/dprpc-pc-XXXXXX)
 trap 'rm -rf "$dest"' EXIT
+
+# The build tree, uninstalled: compiled outside the tree (in $dest), it
+# must find <dprpc/dprpc.h> and the generated dprpc_version.h, and link
+# and resolve the build tree's libdprpc.
+uflags=$(PKG_CONFIG_PATH="$builddir/meson-uninstalled" pkg-config --cflags --libs dprpc)
+cd "$dest"
+# shellcheck disable=SC2086
+cc -std=c11 -D_GNU_SOURCE -Wall -Werror -o "$dest/hello_rpc_uninstalled" \
+	"$srcdir/examples/hello_rpc.c" $uflags ||
+	{ echo "uninstalled: pkg-config's flags ($uflags) do not build hello_rpc"; exit 1; }
+deps=$(LD_LIBRARY_PATH="$builddir" ldd "$dest/hello_rpc_uninstalled")
+grep -q "libdprpc.so.0 => $builddir/libdprpc.so.0" <<<"$deps" ||
+	{ echo "hello_rpc does not resolve the build tree's libdprpc:"; echo "$deps"; exit 1; }
+echo "pkg-config consumer: built and linked against the build tree $builddir"
 
 DESTDIR="$dest" meson install -C "$builddir" --no-rebuild --quiet >/dev/null
 pc=$(find "$dest" -name dprpc.pc | head -n1)
