@@ -36,6 +36,7 @@
  * whose link is up.
  */
 #include <errno.h>
+#include <fcntl.h>
 #include <string.h>
 #include <sys/stat.h>
 #include <unistd.h>
@@ -512,6 +513,49 @@ dp_port_default(struct dprpc_agent *a, struct dp_port *pt, const struct dprpc_ag
 	return rc;
 }
 
+/*
+ * The mesh's directory (the map's "mesh memif:DIR"), made if missing:
+ * mode 0700, its parents not (a missing parent is more likely a typo than
+ * a tree to grow).  0, or -errno with the reason logged: ENOENT (a parent
+ * is missing), ENOTDIR (DIR, or a parent, is not a directory), EACCES (no
+ * permission to make it, or to make sockets in it), or mkdir()'s errno.
+ * Whoever made it, it is left in place at destroy: removing it is the
+ * application's (dprpc_launch_shutdown() removes the one its store made).
+ */
+static int
+dp_mesh_dir_make(const struct dprpc_agent *a)
+{
+	const char *dir = a->world.mesh_dir;
+	struct stat sb;
+	int rc;
+
+	if (mkdir(dir, 0700) == 0) {
+		DP_LOG(DEBUG, "agent %s: made the mesh directory %s", a->name, dir);
+		return 0;
+	}
+	rc = errno;
+	if (rc == EEXIST) {
+		if (stat(dir, &sb) != 0) {
+			rc = errno;
+		} else if (!S_ISDIR(sb.st_mode)) {
+			DP_LOG(ERR, "agent %s: mesh memif:%s is not a directory", a->name, dir);
+			return -ENOTDIR;
+		} else if (faccessat(AT_FDCWD, dir, W_OK | X_OK, AT_EACCESS) != 0) {
+			rc = errno;
+			DP_LOG(ERR,
+				"agent %s: mesh memif:%s: no permission to make memif sockets "
+				"in it (%s)",
+				a->name, dir, strerror(rc));
+			return -rc;
+		} else {
+			return 0;
+		}
+	}
+	DP_LOG(ERR, "agent %s: cannot make the mesh directory %s: %s%s", a->name, dir, strerror(rc),
+		rc == ENOENT ? " (its parent is not made)" : "");
+	return -rc;
+}
+
 int
 dp_port_open(struct dprpc_agent *a, const struct dprpc_agent_conf *c)
 {
@@ -527,6 +571,13 @@ dp_port_open(struct dprpc_agent *a, const struct dprpc_agent_conf *c)
 			"port_ready",
 			a->name);
 		return -EINVAL;
+	}
+	/* Before any port: a directory that cannot be used leaves nothing
+	 * to undo. */
+	if (a->world.mesh_dir[0] != '\0') {
+		rc = dp_mesh_dir_make(a);
+		if (rc != 0)
+			return rc;
 	}
 	if (have_default) {
 		a->nb_ports = 1;

@@ -692,6 +692,90 @@ Test(world_links, sockets_a_killed_worker_left_are_taken_back)
 	cr_assert_eq(unlink(path), 0);
 }
 
+/* Agent "a" of a two-worker world whose mesh is "mesh memif:@dir": NULL,
+ * its rte_errno in *@err; or the agent. */
+static struct dprpc_agent *
+mesh_agent(const char *dir, int *err)
+{
+	char lworld[512];
+	struct dprpc_agent_conf c;
+	struct dprpc_agent *a;
+
+	snprintf(lworld, sizeof(lworld), "%.*smesh memif:%s\n",
+		(int)(strchr(strchr(DPT_WORLD3, '\n') + 1, '\n') - DPT_WORLD3) + 1, DPT_WORLD3,
+		dir);
+	dprpc_agent_conf_init(&c);
+	c.name = "a";
+	c.world = lworld;
+	rte_errno = 0;
+	a = dprpc_agent_create(&c);
+	*err = rte_errno;
+	return a;
+}
+
+/*
+ * The mesh's directory is made when it is missing (mode 0700), and the
+ * agents' links come up in it; it stays after their destroy (whoever
+ * made it removes it).  A path that cannot be one fails the create with
+ * its reason: a file (ENOTDIR), a missing parent (ENOENT: parents are not
+ * made), no permission to make it or to make sockets in it (EACCES, as
+ * an unprivileged user).  Before, a missing directory failed the create
+ * with EINVAL (the memif PMD could not bind its socket).
+ */
+Test(world_links, a_missing_mesh_directory_is_made_and_a_bad_one_refused)
+{
+	char path[DP_SOCK_PATH_MAX], out[8], missing[64];
+	size_t out_len = sizeof(out);
+	struct stat sb;
+	int err, fd;
+
+	cr_assert_eq(rmdir(sock_dir), 0, "%s: %s", sock_dir, strerror(errno));
+	links_agents(2, true);
+	cr_assert_eq(stat(sock_dir, &sb), 0, "%s: %s", sock_dir, strerror(errno));
+	cr_expect(S_ISDIR(sb.st_mode));
+	cr_expect_eq(sb.st_mode & 07777, 0700, "mode %o", sb.st_mode & 07777);
+	for (unsigned int i = 0; i < 2; i++) {
+		cr_assert_eq(
+			dprpc_register(la[i], "echo", dpt_echo, NULL, DPRPC_HANDLER_INLINE), 0);
+		cr_assert_eq(dprpc_world_wait(la[i], 20 * 1000 * 1000, missing, sizeof(missing)), 0,
+			"%s misses %s", lnames[i], missing);
+	}
+	cr_assert_eq(dprpc_rpc_sync(la[0], "b", "echo", "made", 4, 0, out, &out_len, NULL), 0);
+	for (unsigned int i = 0; i < 2; i++) {
+		cr_assert_eq(dprpc_agent_destroy(la[i]), 0);
+		la[i] = NULL;
+	}
+	cr_expect_eq(stat(sock_dir, &sb), 0, "the directory went with the agents");
+
+	/* A file where the directory should be. */
+	snprintf(path, sizeof(path), "%s/file", sock_dir);
+	fd = open(path, O_CREAT | O_WRONLY, 0600);
+	cr_assert_geq(fd, 0);
+	close(fd);
+	cr_expect_null(mesh_agent(path, &err));
+	cr_expect_eq(err, ENOTDIR, "a file: %s", strerror(err));
+	/* A missing parent: neither it nor the directory is made. */
+	snprintf(path, sizeof(path), "%s/no/dir", sock_dir);
+	cr_expect_null(mesh_agent(path, &err));
+	cr_expect_eq(err, ENOENT, "a missing parent: %s", strerror(err));
+	snprintf(path, sizeof(path), "%s/no", sock_dir);
+	cr_expect_neq(stat(path, &sb), 0, "%s was made", path);
+	if (geteuid() != 0)
+		return; /* no other user to be */
+	/* No permission, as nobody (65534): a directory of root's 0755 to
+	 * make sockets in, and one to make under sock_dir (0700). */
+	snprintf(path, sizeof(path), "%s/root", sock_dir);
+	cr_assert_eq(mkdir(path, 0755), 0);
+	cr_assert_eq(chmod(sock_dir, 0711), 0);
+	cr_assert_eq(seteuid(65534), 0, "%s", strerror(errno));
+	cr_expect_null(mesh_agent(path, &err));
+	cr_expect_eq(err, EACCES, "no write permission: %s", strerror(err));
+	snprintf(path, sizeof(path), "%s/new", sock_dir);
+	cr_expect_null(mesh_agent(path, &err));
+	cr_expect_eq(err, EACCES, "no permission to make it: %s", strerror(err));
+	cr_assert_eq(seteuid(0), 0, "%s", strerror(errno));
+}
+
 /* dprpc_agent_destroy() of la[i] on a thread of its own. */
 struct destroyer {
 	pthread_t t;

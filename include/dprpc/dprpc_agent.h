@@ -164,7 +164,9 @@ struct dprpc_agent_conf {
 	 *     mesh memif:DIR
 	 *         a memif link between every two workers that have no link
 	 *         line, on DIR/LOW-HIGH.sock (LOW and HIGH the two names by
-	 *         rank; LOW the server).
+	 *         rank; LOW the server).  dprpc_agent_create() makes DIR if
+	 *         it is missing (mode 0700; not its parents) and never
+	 *         removes it: removing it is the application's.
 	 * At most 256 link lines; socket paths under 108 bytes.  A worker
 	 * reached through a link needs no default port: an agent all of
 	 * whose peers are linked may have neither port_id nor vdev.  Workers
@@ -472,8 +474,10 @@ void dprpc_agent_conf_init(struct dprpc_agent_conf *conf);
  * @return the agent, or NULL with rte_errno set: EINVAL (bad configuration
  *         or world map, a bad entry of conf.handlers, a port_id that names no port, port_ready queues the
  *         port lacks or a port_ready port not started, a worker reached by
- *         no port; the reason is logged), ENOENT (name not in the world, or a vdev that gave no
- *         port), EEXIST (an agent of that name exists in this process),
+ *         no port; the reason is logged), ENOENT (name not in the world, a vdev that gave no
+ *         port, or a mesh directory whose parent is missing), ENOTDIR (the
+ *         mesh directory's path is a file), EACCES (no permission to make
+ *         the mesh directory or to make sockets in it), EEXIST (an agent of that name exists in this process),
  *         ENOSPC (64 agents exist in this process, the most it holds),
  *         EBUSY (an lcore is not available, or a port given without
  *         port_ready is started or has several queues), ENOMEM, or the
