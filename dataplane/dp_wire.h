@@ -447,8 +447,12 @@ dp_frame_hdr(uint8_t *frame)
 /* Format a dprpc header for debugging ("REQ 0->1 slot 3 req 7 ..."). */
 int dp_wire_hdr_str(const struct dp_wire_hdr *h, char *buf, size_t size);
 
-/* Parse "NAME RANK MAC IPV4 PORT" lines, and the "link" and "mesh" lines
- * that say which memif link reaches whom; see dprpc_agent_conf.world. */
+/* Parse "NAME RANK MAC IPV4 PORT" lines ("NAME RANK" for a worker only
+ * memif links reach: its address made from its rank, world.c), and the
+ * "link" and "mesh" lines that say which memif link reaches whom; see
+ * dprpc_agent_conf.world. */
+/* The UDP port of a worker line without an address. */
+#define DP_WORLD_DERIVED_PORT 7000
 struct dp_world_entry {
 	char name[DPRPC_NAME_MAX];
 	struct dp_addr addr;

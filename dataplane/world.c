@@ -7,9 +7,16 @@
  *     link NAME NAME memif:SOCKET_PATH
  *     mesh memif:DIR
  *
+ *     NAME RANK
+ *
  * Entries are separated by newlines or ';'.  "@path" reads the map from a
  * file.  Ranks must be exactly 0..n-1; names and IPv4:port pairs are
  * unique.  Errors name the entry that is wrong.
+ *
+ * A worker line without an address ("NAME RANK") is a worker that only
+ * memif links reach: its address is made from its rank (dp_world_derive()),
+ * and a map in which some other worker would reach it through the default
+ * port (no link line or mesh joins them) is refused, naming both.
  *
  * Which port reaches whom (dprpc_agent_conf.world): a "link" line joins two
  * workers by a memif link of their own (the first named listens on the
@@ -69,9 +76,24 @@ dp_world_addr(const char *name, const char *mac, const char *ip, const char *por
 	return 0;
 }
 
+/* The address of a worker line without one, made from its rank: MAC
+ * 02:64:00:00:00:R, IPv4 127.100.0.R, UDP port 7000, R = rank + 1 (the
+ * MAC's byte in hex).  Frames that carry it travel on memif links only;
+ * the kernel never sees them. */
+static void
+dp_world_derive(unsigned int rank, const char *name, struct dp_world_entry *e)
+{
+	const uint8_t mac[RTE_ETHER_ADDR_LEN] = {0x02, 0x64, 0, 0, 0, (uint8_t)(rank + 1)};
+
+	memcpy(e->name, name, strlen(name) + 1); /* length checked by the caller */
+	memcpy(e->addr.mac.addr_bytes, mac, sizeof(mac));
+	e->addr.ip = rte_cpu_to_be_32(RTE_IPV4(127, 100, 0, rank + 1));
+	e->addr.port = rte_cpu_to_be_16(DP_WORLD_DERIVED_PORT);
+}
+
 static int
-dp_world_entry(char *line, unsigned int lineno, struct dp_world *world, bool *seen, char *err,
-	size_t errlen)
+dp_world_entry(char *line, unsigned int lineno, struct dp_world *world, bool *seen, bool *no_addr,
+	char *err, size_t errlen)
 {
 	char name[64], mac[32], ip[32], extra[2];
 	unsigned long rank;
@@ -80,9 +102,11 @@ dp_world_entry(char *line, unsigned int lineno, struct dp_world *world, bool *se
 	int n, rc;
 
 	n = sscanf(line, "%63s %15s %31s %31s %15s %1s", name, rank_s, mac, ip, port_s, extra);
-	if (n != 5)
-		return dp_world_err(
-			err, errlen, "world entry %u: want 'NAME RANK MAC IPV4 UDP_PORT'", lineno);
+	if (n != 5 && n != 2)
+		return dp_world_err(err, errlen,
+			"world entry %u: want 'NAME RANK MAC IPV4 UDP_PORT', or 'NAME RANK' "
+			"for a worker only memif links reach",
+			lineno);
 	if (strlen(name) >= DPRPC_NAME_MAX)
 		return dp_world_err(err, errlen, "world entry %u: name longer than %d bytes",
 			lineno, DPRPC_NAME_MAX - 1);
@@ -92,6 +116,11 @@ dp_world_entry(char *line, unsigned int lineno, struct dp_world *world, bool *se
 		if (world->joiner)
 			return dp_world_err(err, errlen,
 				"world entry %u: only one worker without a rank (\"-\")", lineno);
+		if (n == 2)
+			return dp_world_err(err, errlen,
+				"world entry %u: worker '%s' joins (rank \"-\"): it needs its "
+				"MAC, IPV4 and UDP_PORT",
+				lineno, name);
 		world->joiner = true;
 		return dp_world_addr(name, mac, ip, port_s, lineno, &world->self, err, errlen);
 	}
@@ -105,9 +134,14 @@ dp_world_entry(char *line, unsigned int lineno, struct dp_world *world, bool *se
 		return dp_world_err(
 			err, errlen, "world entry %u: rank %lu given twice", lineno, rank);
 	e = &world->w[rank];
-	rc = dp_world_addr(name, mac, ip, port_s, lineno, e, err, errlen);
-	if (rc != 0)
-		return rc;
+	if (n == 2) {
+		dp_world_derive((unsigned int)rank, name, e);
+		no_addr[rank] = true;
+	} else {
+		rc = dp_world_addr(name, mac, ip, port_s, lineno, e, err, errlen);
+		if (rc != 0)
+			return rc;
+	}
 	seen[rank] = true;
 	world->n++;
 	return 0;
@@ -278,6 +312,39 @@ dp_world_links_check(
 	return 0;
 }
 
+/* Every worker without an address of its own must be reached by memif
+ * links alone: by the mesh, or by a link line from every other worker. */
+static int
+dp_world_memif_only(const struct dp_world *world, const bool *no_addr, char *err, size_t errlen)
+{
+	unsigned int x, y, i;
+	bool linked;
+
+	if (world->mesh_dir[0] != '\0')
+		return 0;
+	for (x = 0; x < world->n; x++) {
+		if (!no_addr[x])
+			continue;
+		for (y = 0; y < world->n; y++) {
+			if (y == x)
+				continue;
+			linked = false;
+			for (i = 0; i < world->nb_links && !linked; i++)
+				linked = (world->links[i].a == x && world->links[i].b == y) ||
+					 (world->links[i].a == y && world->links[i].b == x);
+			if (!linked)
+				return dp_world_err(err, errlen,
+					"world map: worker '%s' has no address, but no link joins "
+					"it to '%s', which would reach it through the default "
+					"port: "
+					"give '%s' its MAC, IPV4 and UDP_PORT, or a link or mesh "
+					"line",
+					world->w[x].name, world->w[y].name, world->w[x].name);
+		}
+	}
+	return 0;
+}
+
 int
 dp_world_link_of(const struct dp_world *world, unsigned int self, unsigned int peer, char *path,
 	bool *server, char *err, size_t errlen)
@@ -326,7 +393,7 @@ int
 dp_world_parse(const char *spec, struct dp_world *world, char *err, size_t errlen)
 {
 	struct dp_link_names *names;
-	bool seen[DPRPC_MAX_WORKERS] = {false};
+	bool seen[DPRPC_MAX_WORKERS] = {false}, no_addr[DPRPC_MAX_WORKERS] = {false};
 	unsigned int lineno = 0;
 	char *text, *line, *save = NULL, *hash;
 	int rc = 0;
@@ -368,7 +435,7 @@ dp_world_parse(const char *spec, struct dp_world *world, char *err, size_t errle
 				DPRPC_MAX_WORKERS);
 			break;
 		}
-		rc = dp_world_entry(line, lineno, world, seen, err, errlen);
+		rc = dp_world_entry(line, lineno, world, seen, no_addr, err, errlen);
 		if (rc != 0)
 			break;
 	}
@@ -377,6 +444,8 @@ dp_world_parse(const char *spec, struct dp_world *world, char *err, size_t errle
 		rc = dp_world_check(world, seen, err, errlen);
 	if (rc == 0)
 		rc = dp_world_links_check(world, names, err, errlen);
+	if (rc == 0)
+		rc = dp_world_memif_only(world, no_addr, err, errlen);
 	free(names);
 	return rc;
 }

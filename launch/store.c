@@ -170,8 +170,9 @@ st_parse_hello(const char *line, unsigned int *rank, unsigned int *size, char *n
 	return 0;
 }
 
-/* The world map rank 0 sends: every worker on a made-up address of the
- * loopback range (frames never leave the memif links), and the mesh. */
+/* The world map rank 0 sends: every worker by name and rank alone (only
+ * memif links reach it: its address is made from its rank,
+ * dprpc_agent_conf.world), and the mesh. */
 static int
 st_world_map(char names[][DPRPC_NAME_MAX], unsigned int n, const char *dir, char *out, size_t cap)
 {
@@ -179,8 +180,7 @@ st_world_map(char names[][DPRPC_NAME_MAX], unsigned int n, const char *dir, char
 	int w;
 
 	for (unsigned int r = 0; r < n; r++) {
-		w = snprintf(out + off, cap - off, "%s %u 02:64:00:00:00:%02x 127.100.0.%u 7000\n",
-			names[r], r, r + 1, r + 1);
+		w = snprintf(out + off, cap - off, "%s %u\n", names[r], r);
 		if (w < 0 || (size_t)w >= cap - off)
 			return -ENOSPC;
 		off += (size_t)w;

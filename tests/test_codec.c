@@ -523,6 +523,46 @@ Test(world, links_and_mesh_say_which_port_reaches_whom)
 	cr_assert_str_eq(path, "/s");
 }
 
+/* A worker line without an address ("NAME RANK") is a worker only memif
+ * links reach: its address is made from its rank; a worker some other
+ * worker would reach through the default port is refused, by name. */
+Test(world, workers_only_memif_links_reach_need_no_address)
+{
+	char err[200] = "";
+	struct dp_world w;
+
+	cr_assert_eq(
+		dp_world_parse("a 0; b 1\nmesh memif:/tmp/m", &w, err, sizeof(err)), 0, "%s", err);
+	cr_assert_eq(w.n, 2u);
+	for (unsigned int r = 0; r < 2; r++) {
+		const uint8_t mac[6] = {0x02, 0x64, 0, 0, 0, (uint8_t)(r + 1)};
+
+		cr_assert_arr_eq(w.w[r].addr.mac.addr_bytes, mac, 6, "rank %u's MAC", r);
+		cr_assert_eq(w.w[r].addr.ip, htonl(0x7f640000u | (r + 1)), "rank %u's IPv4", r);
+		cr_assert_eq(w.w[r].addr.port, htons(7000));
+		cr_assert_eq(memcmp(&w.addrs[r], &w.w[r].addr, sizeof(w.addrs[r])), 0);
+	}
+	cr_assert_str_eq(w.w[1].name, "b");
+	/* Mixed, joined by link lines. */
+	cr_assert_eq(dp_world_parse("a 0 02:00:00:00:00:01 10.0.0.1 7001; b 1; c 2;"
+				    "link a b memif:/s; link c b memif:/t; link a c memif:/u",
+			     &w, err, sizeof(err)),
+		0, "%s", err);
+	cr_assert_eq(w.w[0].addr.ip, htonl(0x0a000001u));
+	cr_assert_eq(w.w[2].addr.ip, htonl(0x7f640003u));
+	/* a reaches c through the default port: c needs its address. */
+	bad_world("a 0 02:00:00:00:00:01 10.0.0.1 7001; b 1; c 2; link a b memif:/s;"
+		  "link c b memif:/t",
+		"worker 'c' has no address, but no link joins it to 'a'");
+	bad_world("a 0; b 1", "worker 'a' has no address");
+	bad_world("a 0; b 1 02:00:00:00:00:02 10.0.0.2 7000", "worker 'a' has no address");
+	/* A derived address taken by another worker's own. */
+	bad_world("a 0; b 1 02:00:00:00:00:02 127.100.0.1 7000; mesh memif:/tmp/m", "share");
+	/* A joiner has no rank to make its address from. */
+	bad_world("d -\nmesh memif:/tmp/m", "joins");
+	bad_world("a 0 02:00:00:00:00:01", "want");
+}
+
 Test(world, rejects_bad_links_with_a_reason)
 {
 	char mesh[400];

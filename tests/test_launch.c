@@ -106,7 +106,7 @@ Test(launch, store_gives_every_rank_the_same_map)
 		cr_assert_str_eq(r[i].world, r[0].world);
 	}
 	for (unsigned int i = 0; i < 3; i++) {
-		snprintf(line, sizeof(line), "%s %u 02:64:00:00:00:%02x", names[i], i, i + 1);
+		snprintf(line, sizeof(line), "%s %u\n", names[i], i);
 		cr_assert(strstr(r[0].world, line) != NULL, "%s in %s", line, r[0].world);
 	}
 	map_dir(r[0].world, dir, sizeof(dir));

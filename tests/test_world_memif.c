@@ -11,6 +11,7 @@
  * The test process itself runs no EAL there; world_links runs three
  * agents in one process over a memif mesh.
  */
+#include <arpa/inet.h>
 #include <dirent.h>
 #include <errno.h>
 #include <fcntl.h>
@@ -774,6 +775,45 @@ Test(world_links, a_missing_mesh_directory_is_made_and_a_bad_one_refused)
 	cr_expect_null(mesh_agent(path, &err));
 	cr_expect_eq(err, EACCES, "no permission to make it: %s", strerror(err));
 	cr_assert_eq(seteuid(0), 0, "%s", strerror(errno));
+}
+
+/* Two agents whose map names them by name and rank alone on a memif mesh:
+ * each gets the address made from its rank (worker info), the world forms
+ * and calls go both ways. */
+Test(world_links, workers_named_by_name_and_rank_alone_call_each_other)
+{
+	char lworld[256], out[8], missing[64];
+	struct dprpc_worker_info info;
+	struct dprpc_agent_conf c;
+	const uint8_t mac_b[6] = {0x02, 0x64, 0, 0, 0, 2};
+
+	snprintf(lworld, sizeof(lworld), "a 0\nb 1\nmesh memif:%s\n", sock_dir);
+	cr_assert_geq(dpt_eal_init("links"), 0);
+	for (unsigned int i = 0; i < 2; i++) {
+		dprpc_agent_conf_init(&c);
+		c.name = lnames[i];
+		c.world = lworld;
+		c.io_lcore = i + 1;
+		la[i] = dprpc_agent_create(&c);
+		cr_assert_not_null(la[i], "%s: %s", lnames[i], rte_strerror(rte_errno));
+		cr_assert_eq(
+			dprpc_register(la[i], "echo", dpt_echo, NULL, DPRPC_HANDLER_INLINE), 0);
+	}
+	for (unsigned int i = 0; i < 2; i++)
+		cr_assert_eq(dprpc_world_wait(la[i], 20 * 1000 * 1000, missing, sizeof(missing)), 0,
+			"%s misses %s", lnames[i], missing);
+	cr_assert_eq(dprpc_get_worker_info(la[0], "b", &info), 0);
+	cr_expect_arr_eq(info.mac, mac_b, 6);
+	cr_expect_eq(info.ipv4, htonl(0x7f640002u), "b's IPv4 0x%08x", ntohl(info.ipv4));
+	cr_expect_eq(info.udp_port, 7000);
+	for (unsigned int i = 0; i < 2; i++) {
+		size_t out_len = sizeof(out);
+
+		cr_assert_eq(dprpc_rpc_sync(
+				     la[i], lnames[1 - i], "echo", "hi", 2, 0, out, &out_len, NULL),
+			0, "%s -> %s", lnames[i], lnames[1 - i]);
+		cr_assert(out_len == 2 && memcmp(out, "hi", 2) == 0);
+	}
 }
 
 /* dprpc_agent_destroy() of la[i] on a thread of its own. */

@@ -153,6 +153,15 @@ struct dprpc_agent_conf {
 	 * and IPv4:port pairs are unique (workers may share a MAC: several
 	 * behind one port).  "link" and "mesh" are not worker names.
 	 *
+	 * A worker that only memif links reach (below) may be given as
+	 *     NAME RANK
+	 * e.g. "w0 0; w1 1; mesh memif:/tmp/w": its address is made from its
+	 * rank, MAC 02:64:00:00:00:R, IPv4 127.100.0.R, UDP port 7000, R =
+	 * rank + 1 (frames on memif links never meet a kernel).  A map in
+	 * which another worker would reach such a worker through the default
+	 * port (no mesh line, and no link line joins the two) is EINVAL, the
+	 * message naming both.  A joiner's line (rank "-") needs its address.
+	 *
 	 * Which port reaches whom (docs/worlds.md).  By default every worker
 	 * is reached through the agent's one port (@ref port_id or @ref vdev):
 	 * an L2 segment such as a Linux bridge (net_af_packet) reaches them
