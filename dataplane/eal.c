@@ -1,14 +1,17 @@
 /* SPDX-License-Identifier: BSD-3-Clause */
 /*
- * EAL set-up: dprpc_eal_init() and dprpc_eal_cleanup(), the mbuf
+ * EAL set-up: dprpc_eal_init(), dprpc_eal_init_local() (the arguments
+ * of a machine without a NIC or hugepages) and dprpc_eal_cleanup(), the mbuf
  * dynamic field in which every submitted frame carries its struct
  * dp_call_meta, and the lcore ids (hence mempool caches) of threads that
  * EAL did not create (dp_thread_lcore()).
  */
+#include <ctype.h>
 #include <dirent.h>
 #include <errno.h>
 #include <limits.h>
 #include <pthread.h>
+#include <sched.h>
 #include <stdatomic.h>
 #include <stdbool.h>
 #include <stdio.h>
@@ -147,6 +150,133 @@ dprpc_eal_init(int argc, char **argv)
 	if (rc < 0)
 		return rte_errno == EALREADY ? 0 : -rte_errno;
 	return rc;
+}
+
+/* Most arguments and bytes of dprpc_eal_local_conf.args; the set's own
+ * arguments take at most 16. */
+#define DP_EAL_LOCAL_ARGS_MAX 48
+#define DP_EAL_LOCAL_ARGS_LEN 1024
+#define DP_EAL_LOCAL_TAG_MAX  32
+
+void
+dprpc_eal_local_conf_init(struct dprpc_eal_local_conf *conf)
+{
+	if (conf == NULL)
+		return;
+	memset(conf, 0, sizeof(*conf));
+}
+
+/* "0,1,...": the CPUs this process may run on, for --lcores. */
+static void
+dp_cpu_set(char *out, size_t cap)
+{
+	cpu_set_t set;
+	size_t off = 0;
+
+	out[0] = '\0';
+	if (sched_getaffinity(0, sizeof(set), &set) != 0) {
+		snprintf(out, cap, "0");
+		return;
+	}
+	for (int c = 0; c < CPU_SETSIZE && off + 8 < cap; c++)
+		if (CPU_ISSET(c, &set))
+			off += (size_t)snprintf(out + off, cap - off, "%s%d", off ? "," : "", c);
+}
+
+/* Whether argument @a is option @opt ("-m", "--lcores"): alone, with its
+ * value attached (short options) or after '=' (long ones). */
+static bool
+dp_eal_opt_is(const char *a, const char *opt)
+{
+	size_t n = strlen(opt);
+
+	if (strncmp(a, opt, n) != 0)
+		return false;
+	return a[n] == '\0' || (opt[1] != '-' && n == 2) || a[n] == '=';
+}
+
+static bool
+dp_tag_ok(const char *tag)
+{
+	size_t n = strlen(tag);
+
+	if (n == 0 || n > DP_EAL_LOCAL_TAG_MAX)
+		return false;
+	for (size_t i = 0; i < n; i++)
+		if (!isalnum((unsigned char)tag[i]) && tag[i] != '_' && tag[i] != '.' &&
+			tag[i] != '-')
+			return false;
+	return true;
+}
+
+int
+dprpc_eal_init_local(const struct dprpc_eal_local_conf *conf)
+{
+	struct dprpc_eal_local_conf c;
+	char extra[DP_EAL_LOCAL_ARGS_LEN], cpus[256], mem[16], prefix[64], lcores[600];
+	char *argv[DP_EAL_LOCAL_ARGS_MAX + 20], *xargv[DP_EAL_LOCAL_ARGS_MAX], *save = NULL, *tok;
+	/* EAL takes char **: writable copies of the fixed arguments. */
+	char fixed[][40] = {"dprpc", "--no-pci", "--no-huge", "--huge-unlink=never", "--no-shconf",
+		"--no-telemetry", "--log-level=lib.eal:error",
+		"--log-level=pmd.net.memif:critical"},
+	     m_opt[] = "-m", prefix_opt[] = "--file-prefix", lcores_opt[] = "--lcores";
+	bool own_mem = true, own_prefix = true, own_lcores = true;
+	int argc = 0, xargc = 0, rc;
+
+	if (conf != NULL)
+		c = *conf;
+	else
+		dprpc_eal_local_conf_init(&c);
+	if ((c.tag != NULL && !dp_tag_ok(c.tag)) || c.lcores > 2)
+		return -EINVAL;
+	if (c.args != NULL) {
+		if (strlen(c.args) >= sizeof(extra))
+			return -EINVAL;
+		memcpy(extra, c.args, strlen(c.args) + 1);
+		for (tok = strtok_r(extra, " ", &save); tok != NULL;
+			tok = strtok_r(NULL, " ", &save)) {
+			if (xargc == DP_EAL_LOCAL_ARGS_MAX)
+				return -EINVAL;
+			xargv[xargc++] = tok;
+			if (dp_eal_opt_is(tok, "-m") || dp_eal_opt_is(tok, "--socket-mem"))
+				own_mem = false;
+			else if (dp_eal_opt_is(tok, "--file-prefix"))
+				own_prefix = false;
+			else if (dp_eal_opt_is(tok, "-l") || dp_eal_opt_is(tok, "-c") ||
+				 dp_eal_opt_is(tok, "--lcores"))
+				own_lcores = false;
+		}
+	}
+	/* Up already (no lcore before rte_eal_init()): rte_eal_init() would
+	 * only log that it was called again. */
+	if (rte_lcore_count() != 0)
+		return 0;
+	for (size_t i = 0; i < RTE_DIM(fixed); i++)
+		argv[argc++] = fixed[i];
+	if (own_mem) {
+		snprintf(mem, sizeof(mem), "%u",
+			c.mem_mb ? c.mem_mb : DPRPC_EAL_LOCAL_MEM_DEFAULT_MB);
+		argv[argc++] = m_opt;
+		argv[argc++] = mem;
+	}
+	if (own_prefix) {
+		snprintf(prefix, sizeof(prefix), "dprpc-%d%s%s", (int)getpid(),
+			c.tag != NULL ? "-" : "", c.tag != NULL ? c.tag : "");
+		argv[argc++] = prefix_opt;
+		argv[argc++] = prefix;
+	}
+	if (own_lcores) {
+		dp_cpu_set(cpus, sizeof(cpus));
+		snprintf(lcores, sizeof(lcores), "0@(%s)%s%s%s", cpus, c.lcores == 1 ? "" : ",1@(",
+			c.lcores == 1 ? "" : cpus, c.lcores == 1 ? "" : ")");
+		argv[argc++] = lcores_opt;
+		argv[argc++] = lcores;
+	}
+	for (int i = 0; i < xargc; i++)
+		argv[argc++] = xargv[i];
+	argv[argc] = NULL;
+	rc = dprpc_eal_init(argc, argv);
+	return rc < 0 ? rc : 0;
 }
 
 int

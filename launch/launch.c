@@ -8,7 +8,6 @@
 #include <errno.h>
 #include <limits.h>
 #include <pthread.h>
-#include <sched.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -97,45 +96,36 @@ ln_store_addr(const char *method, char *host, size_t hlen, uint16_t *port, char 
 	return 0;
 }
 
-/* "(0,1,...)": the CPUs this process may run on, for --lcores. */
-static void
-ln_cpu_set(char *out, size_t cap)
-{
-	cpu_set_t set;
-	size_t off = 0;
-
-	out[0] = '\0';
-	if (sched_getaffinity(0, sizeof(set), &set) != 0) {
-		snprintf(out, cap, "0");
-		return;
-	}
-	for (int c = 0; c < CPU_SETSIZE && off + 8 < cap; c++)
-		if (CPU_ISSET(c, &set))
-			off += (size_t)snprintf(out + off, cap - off, "%s%d", off ? "," : "", c);
-}
-
-/* rte_eal_init() with the no-NIC set or the caller's arguments; 0 if EAL
- * is up (now, or already). */
+/* rte_eal_init() with the no-NIC set (dprpc_eal_init_local(), tagged
+ * with the rank) or the caller's arguments; 0 if EAL is up (now, or
+ * already). */
 static int
 ln_eal_up(const struct dprpc_launch_conf *c, unsigned int rank, char *err, size_t errlen)
 {
-	char buf[1024], cpus[256], *argv[LN_EAL_ARGS_MAX], *save = NULL, *tok;
+	char buf[1024], *argv[LN_EAL_ARGS_MAX], *save = NULL, *tok;
+	struct dprpc_eal_local_conf lc;
 	int argc = 0, rc;
 
-	ln_cpu_set(cpus, sizeof(cpus));
 	if (c->eal_lcores > 2) {
 		ln_err(err, errlen, "eal_lcores %u: at most 2", c->eal_lcores);
 		return -EINVAL;
 	}
-	if (c->eal_args == NULL)
-		snprintf(buf, sizeof(buf),
-			"dprpc --no-pci --no-huge -m %u --huge-unlink=never --no-shconf "
-			"--no-telemetry --file-prefix dprpc-%d-%u --lcores 0@(%s)%s%s%s "
-			"--log-level=lib.eal:error --log-level=pmd.net.memif:critical",
-			c->eal_mem_mb ? c->eal_mem_mb : DPRPC_LAUNCH_MEM_DEFAULT_MB, (int)getpid(),
-			rank, cpus, c->eal_lcores == 1 ? "" : ",1@(",
-			c->eal_lcores == 1 ? "" : cpus, c->eal_lcores == 1 ? "" : ")");
-	else if ((size_t)snprintf(buf, sizeof(buf), "dprpc %s", c->eal_args) >= sizeof(buf)) {
+	if (c->eal_args == NULL) {
+		char tag[16];
+
+		snprintf(tag, sizeof(tag), "%u", rank);
+		dprpc_eal_local_conf_init(&lc);
+		lc.tag = tag;
+		lc.mem_mb = c->eal_mem_mb ? c->eal_mem_mb : DPRPC_LAUNCH_MEM_DEFAULT_MB;
+		lc.lcores = c->eal_lcores;
+		rc = dprpc_eal_init_local(&lc);
+		if (rc < 0) {
+			ln_err(err, errlen, "EAL refused its arguments: %s", rte_strerror(-rc));
+			return -EINVAL;
+		}
+		return 0;
+	}
+	if ((size_t)snprintf(buf, sizeof(buf), "dprpc %s", c->eal_args) >= sizeof(buf)) {
 		ln_err(err, errlen, "eal_args longer than %zu bytes", sizeof(buf) - 7);
 		return -EINVAL;
 	}
@@ -147,9 +137,9 @@ ln_eal_up(const struct dprpc_launch_conf *c, unsigned int rank, char *err, size_
 		argv[argc++] = tok;
 	}
 	argv[argc] = NULL;
-	rc = rte_eal_init(argc, argv);
-	if (rc < 0 && rte_errno != EALREADY) {
-		ln_err(err, errlen, "EAL refused its arguments: %s", rte_strerror(rte_errno));
+	rc = dprpc_eal_init(argc, argv);
+	if (rc < 0) {
+		ln_err(err, errlen, "EAL refused its arguments: %s", rte_strerror(-rc));
 		return -EINVAL;
 	}
 	return 0;

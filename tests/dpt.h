@@ -24,26 +24,20 @@
 	"a 0 02:00:00:00:00:01 10.0.0.1 7001\n" \
 	"b 1 02:00:00:00:00:02 10.0.0.2 7002\n"
 
-/* EAL for one test process: lcores 0..3 mapped onto the two CPUs so pool
- * and io lcores exist even on a 2-core machine. */
+/* EAL for one test process: the no-NIC set of dprpc_eal_init_local(),
+ * with lcores 0..3 mapped onto the two CPUs so pool and io lcores exist
+ * even on a 2-core machine, and a file prefix dpt_TAG_PID. */
 static inline int
 dpt_eal_init(const char *tag)
 {
-	/* EAL takes char **: writable copies of the fixed arguments. */
-	char fixed[][32] = {"dprpc-test", "--no-pci", "--no-huge", "-m", "256",
-		"--huge-unlink=never", "--no-shconf", "--no-telemetry", "--lcores=0@0,1@1,2@1,3@0",
-		"--log-level=lib.eal:error"};
-	char prefix[64];
-	char *argv[16];
-	int argc = 0;
-	unsigned int i;
+	struct dprpc_eal_local_conf c;
+	char args[128];
 
-	snprintf(prefix, sizeof(prefix), "--file-prefix=dpt_%s_%d", tag, (int)getpid());
-	for (i = 0; i < sizeof(fixed) / sizeof(fixed[0]); i++)
-		argv[argc++] = fixed[i];
-	argv[argc++] = prefix;
-	argv[argc] = NULL;
-	return dprpc_eal_init(argc, argv);
+	snprintf(args, sizeof(args), "--lcores=0@0,1@1,2@1,3@0 --file-prefix=dpt_%s_%d", tag,
+		(int)getpid());
+	dprpc_eal_local_conf_init(&c);
+	c.args = args;
+	return dprpc_eal_init_local(&c);
 }
 
 /* Remove the EAL runtime directory of a test process that was killed

@@ -100,6 +100,45 @@ Test(misuse, dprpc_eal_init)
 	cr_assert_eq(dprpc_eal_init(0, argv), -EINVAL);
 }
 
+Test(misuse, dprpc_eal_local_conf_init)
+{
+	struct dprpc_eal_local_conf c;
+
+	dprpc_eal_local_conf_init(NULL); /* must not crash */
+	memset(&c, 0xff, sizeof(c));
+	dprpc_eal_local_conf_init(&c);
+	cr_assert(c.tag == NULL && c.mem_mb == 0 && c.lcores == 0 && c.args == NULL);
+}
+
+Test(misuse, dprpc_eal_init_local)
+{
+	struct dprpc_eal_local_conf c;
+	char longer[1100];
+
+	dprpc_eal_local_conf_init(&c);
+	c.tag = "a/b"; /* not a file name's */
+	cr_assert_eq(dprpc_eal_init_local(&c), -EINVAL);
+	c.tag = "";
+	cr_assert_eq(dprpc_eal_init_local(&c), -EINVAL);
+	c.tag = "0123456789012345678901234567890123"; /* above 32 */
+	cr_assert_eq(dprpc_eal_init_local(&c), -EINVAL);
+	c.tag = NULL;
+	c.lcores = 3;
+	cr_assert_eq(dprpc_eal_init_local(&c), -EINVAL);
+	c.lcores = 0;
+	memset(longer, 'x', sizeof(longer) - 1);
+	longer[sizeof(longer) - 1] = '\0';
+	c.args = longer;
+	cr_assert_eq(dprpc_eal_init_local(&c), -EINVAL);
+	/* 49 arguments. */
+	for (unsigned int i = 0; i < 49; i++)
+		memcpy(longer + 2 * i, "x ", 2);
+	longer[98] = '\0';
+	cr_assert_eq(dprpc_eal_init_local(&c), -EINVAL);
+	/* EAL is up (the fixture's): nothing is done. */
+	cr_assert_eq(dprpc_eal_init_local(NULL), 0);
+}
+
 /* Without the fixture: EAL was never initialised in this process. */
 Test(misuse_no_eal, dprpc_eal_cleanup, .timeout = 30)
 {

@@ -18,7 +18,8 @@
  *     the application polls the agent meanwhile.
  *
  * The application owns EAL: the library never calls rte_eal_init() except
- * through dprpc_eal_init(), a convenience for tools and examples.
+ * through dprpc_eal_init() and dprpc_eal_init_local() (the set for a
+ * machine without a NIC), conveniences for applications, tools and tests.
  *
  * Threads that EAL did not create: the first dprpc_rpc_async(),
  * dprpc_poll() or reply such a thread makes registers it with EAL
@@ -1027,6 +1028,65 @@ int dprpc_agent_usage(const struct dprpc_agent *agent, struct dprpc_agent_usage 
  * Thread context: the main thread, once, before any other call.
  */
 int dprpc_eal_init(int argc, char **argv);
+
+/** Default of dprpc_eal_local_conf.mem_mb. */
+#define DPRPC_EAL_LOCAL_MEM_DEFAULT_MB 256u
+
+/**
+ * What dprpc_eal_init_local() gives EAL.  Fill it with
+ * dprpc_eal_local_conf_init() and change what you need.
+ */
+struct dprpc_eal_local_conf {
+	/** Names the process's EAL files: --file-prefix dprpc-PID-TAG, or
+	 * dprpc-PID for NULL (the default).  Up to 32 of [A-Za-z0-9_.-]. */
+	const char *tag;
+	/** EAL's memory (-m), in MB; 0 (the default):
+	 * DPRPC_EAL_LOCAL_MEM_DEFAULT_MB. */
+	unsigned int mem_mb;
+	/** EAL lcores: 0 (the default) or 2: lcores 0 and 1, lcore 1 free
+	 * for an agent's io lcore (dprpc_agent_conf.io_lcore); 1: lcore 0
+	 * only.  Each floats over every CPU of the process's affinity (EAL
+	 * pins no thread of the application).  At most 2. */
+	unsigned int lcores;
+	/**
+	 * More EAL arguments, separated by spaces (NULL: none), e.g.
+	 * "--vdev net_memif0,role=server,socket=/tmp/s.sock".  They come
+	 * after the set's: a --log-level here wins over the set's levels, and
+	 * an -m or --socket-mem, a --file-prefix, or an -l, -c or --lcores
+	 * here replaces the set's own.  At most 48 arguments, 1023 bytes.
+	 */
+	const char *args;
+};
+
+/**
+ * Fill @p conf with the defaults: no tag, DPRPC_EAL_LOCAL_MEM_DEFAULT_MB,
+ * two lcores, no more arguments.  A NULL @p conf is ignored.  Any thread.
+ */
+void dprpc_eal_local_conf_init(struct dprpc_eal_local_conf *conf);
+
+/**
+ * EAL for a machine without a NIC or hugepages, one process among others
+ * (the set dprpc_launch() uses): dprpc_eal_init() with
+ *     --no-pci --no-huge -m MEM_MB --huge-unlink=never --no-shconf
+ *     --no-telemetry --file-prefix dprpc-PID[-TAG]
+ *     --lcores 0@(CPUS)[,1@(CPUS)] --log-level=lib.eal:error
+ *     --log-level=pmd.net.memif:critical
+ * then @p conf's args.  CPUS are the CPUs of the process's affinity.  The
+ * file prefix is the process's own, so several such processes run side
+ * by side; dprpc_eal_cleanup() removes its runtime directory.  Devices
+ * come from a vdev (dprpc_agent_conf.vdev, or --vdev in args) or the
+ * world map's memif links: "w0 0; w1 1; mesh memif:/tmp/w" needs no more.
+ *
+ * @param conf  the set (dprpc_eal_local_conf_init()); NULL: the defaults.
+ *              Read during the call only.
+ * @return 0 (EAL up: now, or already, in which case nothing is done);
+ *         -EINVAL (a tag that is too long or has other characters, lcores
+ *         above 2, args too long or too many, or arguments EAL refuses);
+ *         or rte_eal_init()'s other negative errno.
+ * Thread context: the main thread, once, before any other call (as
+ * dprpc_eal_init()).
+ */
+int dprpc_eal_init_local(const struct dprpc_eal_local_conf *conf);
 
 /**
  * Convenience EAL teardown for tools, tests and examples that run with a

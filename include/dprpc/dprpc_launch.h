@@ -81,10 +81,9 @@ struct dprpc_launch_conf {
 	/**
 	 * EAL's arguments, separated by spaces, when dprpc_launch()
 	 * initialises EAL (it does when no one has yet in this process).
-	 * NULL: the no-NIC set: --no-pci --no-huge -m eal_mem_mb
-	 * --huge-unlink=never --no-shconf --no-telemetry, a --file-prefix of
-	 * its own (dprpc-PID-RANK) and eal_lcores lcores floating over every
-	 * CPU of the process's affinity, lcore 1 (if any) the agent's io lcore.
+	 * NULL: the no-NIC set of dprpc_eal_init_local(), tagged with the
+	 * rank (--file-prefix dprpc-PID-RANK), with -m eal_mem_mb and
+	 * eal_lcores lcores, lcore 1 (if any) the agent's io lcore.
 	 */
 	const char *eal_args;
 	/** Memory of the no-NIC EAL, in MB; 0: DPRPC_LAUNCH_MEM_DEFAULT_MB. */
