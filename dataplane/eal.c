@@ -15,6 +15,7 @@
 #include <stdatomic.h>
 #include <stdbool.h>
 #include <stdio.h>
+#include <stdlib.h>
 #include <string.h>
 #include <unistd.h>
 
@@ -139,17 +140,93 @@ dprpc_eal_cleanup(void)
 	return rc < 0 ? rc : 0;
 }
 
+/*
+ * The levels EAL starts with, below its own defaults for the types whose
+ * messages a clean run prints about normal events (a two-worker memif run
+ * of examples/hello_rpc printed eight lines, none about a fault):
+ *  - lib.eal: "Detected CPU lcores", "Detected NUMA nodes", "Detected
+ *    shared linkage of DPDK", "Physical addresses are unavailable,
+ *    selecting IOVA as VA mode", "Selected IOVA mode 'VA'" (INFO), "Using
+ *    --huge-unlink=never may create data leaks" (WARNING): errors only;
+ *  - lib.telemetry: "No legacy callbacks, legacy socket not created"
+ *    (WARNING): errors only;
+ *  - pmd.net.memif: "Failed to register mp action callback: Operation not
+ *    supported" at every probe under --no-shconf, and "Failed to connect
+ *    socket" from a client started before its server (which the agent
+ *    starts again), both logged as errors: critical only.  The agent
+ *    logs its ports' real failures itself (dprpc.dataplane).
+ */
+static char dp_eal_quiet_levels[][40] = {
+	"--log-level=lib.eal:error",
+	"--log-level=lib.telemetry:error",
+	"--log-level=pmd.net.memif:critical",
+};
+#define DP_EAL_QUIET_N ((int)RTE_DIM(dp_eal_quiet_levels))
+
+/* Whether @argv sets EAL's global log level (--log-level=LEVEL, with no
+ * type): then the application asked for every type's messages up to
+ * that level, and no default of ours stands in its way. */
+static bool
+dp_eal_global_level(int argc, char **argv)
+{
+	const char *v;
+
+	for (int i = 1; i < argc; i++) {
+		if (argv[i] == NULL)
+			break;
+		if (strcmp(argv[i], "--") == 0)
+			break;
+		if (strncmp(argv[i], "--log-level=", 12) == 0)
+			v = argv[i] + 12;
+		else if (strcmp(argv[i], "--log-level") == 0 && i + 1 < argc)
+			v = argv[++i];
+		else
+			continue;
+		if (v != NULL && strchr(v, ':') == NULL && strchr(v, ',') == NULL)
+			return true;
+	}
+	return false;
+}
+
 int
 dprpc_eal_init(int argc, char **argv)
 {
-	int rc;
+	char **v = argv;
+	int n = 0, rc;
 
 	if (argc < 1 || argv == NULL || argv[0] == NULL)
 		return -EINVAL;
-	rc = rte_eal_init(argc, argv);
+	if (rte_lcore_count() != 0)
+		return 0; /* up (no lcore before init): rte_eal_init() would log it */
+	/*
+	 * The quiet levels go first, as --log-level options: rte_eal_init()
+	 * applies them in order, so the application's own come after and
+	 * win, and they reach the PMDs' log types, which a shared DPDK
+	 * registers only as it loads them, inside rte_eal_init()
+	 * (rte_log_set_level_pattern() beforehand would miss them).
+	 */
+	if (!dp_eal_global_level(argc, argv)) {
+		v = malloc(((size_t)argc + DP_EAL_QUIET_N + 1) * sizeof(*v));
+		if (v == NULL)
+			return -ENOMEM;
+		n = DP_EAL_QUIET_N;
+		v[0] = argv[0];
+		for (int i = 0; i < n; i++)
+			v[1 + i] = dp_eal_quiet_levels[i];
+		memcpy(v + 1 + n, argv + 1, (size_t)(argc - 1) * sizeof(*v));
+		v[argc + n] = NULL;
+	}
+	rc = rte_eal_init(argc + n, v);
+	if (v != argv) {
+		/* What rte_eal_init() did to the arguments (getopt's order, the
+		 * program name put before the first one it left), as it would
+		 * have done to the caller's array; ours are first and stay. */
+		memcpy(argv + 1, v + 1 + n, (size_t)(argc - 1) * sizeof(*v));
+		free(v);
+	}
 	if (rc < 0)
 		return rte_errno == EALREADY ? 0 : -rte_errno;
-	return rc;
+	return rc - n;
 }
 
 /* Most arguments and bytes of dprpc_eal_local_conf.args; the set's own
@@ -217,8 +294,7 @@ dprpc_eal_init_local(const struct dprpc_eal_local_conf *conf)
 	char *argv[DP_EAL_LOCAL_ARGS_MAX + 20], *xargv[DP_EAL_LOCAL_ARGS_MAX], *save = NULL, *tok;
 	/* EAL takes char **: writable copies of the fixed arguments. */
 	char fixed[][40] = {"dprpc", "--no-pci", "--no-huge", "--huge-unlink=never", "--no-shconf",
-		"--no-telemetry", "--log-level=lib.eal:error",
-		"--log-level=pmd.net.memif:critical"},
+		"--no-telemetry"},
 	     m_opt[] = "-m", prefix_opt[] = "--file-prefix", lcores_opt[] = "--lcores";
 	bool own_mem = true, own_prefix = true, own_lcores = true;
 	int argc = 0, xargc = 0, rc;

@@ -1019,13 +1019,30 @@ struct dprpc_agent_usage {
 int dprpc_agent_usage(const struct dprpc_agent *agent, struct dprpc_agent_usage *usage);
 
 /**
- * Convenience EAL initialisation for tools and examples: rte_eal_init() with
- * the given arguments, tolerating an EAL that is already up.
+ * Convenience EAL initialisation for applications, tools and examples:
+ * rte_eal_init() with the given arguments, tolerating an EAL that is
+ * already up (then nothing is done).
+ *
+ * Quiet by default: EAL starts with three log types below their own
+ * defaults, whose messages at those defaults are about normal events of
+ * a run without a NIC (docs/launch.md lists them): lib.eal and
+ * lib.telemetry at error, pmd.net.memif at critical (that PMD logs a
+ * probe under --no-shconf and a client started before its server as
+ * errors; the agent logs a memif port's real failures itself).  They are
+ * given as --log-level options before @p argv's, so a --log-level of the
+ * application's (lib.eal:info, 'pmd.*:debug') wins; one that sets the
+ * global level (--log-level=debug, no type) drops them all.
+ *
+ * @p argv is left as rte_eal_init() leaves it (the program name before
+ * the first argument not consumed): skip the returned count, as with
+ * rte_eal_init().
  *
  * @return the number of arguments consumed (as rte_eal_init()), 0 if EAL
  *         was already initialised, -EINVAL if @p argc is below 1 or
- *         @p argv (or argv[0]) is NULL, or rte_eal_init()'s negative errno.
+ *         @p argv (or argv[0]) is NULL, -ENOMEM, or rte_eal_init()'s
+ *         negative errno.
  * Thread context: the main thread, once, before any other call.
+ * Ownership: @p argv stays the caller's.
  */
 int dprpc_eal_init(int argc, char **argv);
 
@@ -1066,11 +1083,10 @@ void dprpc_eal_local_conf_init(struct dprpc_eal_local_conf *conf);
 
 /**
  * EAL for a machine without a NIC or hugepages, one process among others
- * (the set dprpc_launch() uses): dprpc_eal_init() with
+ * (the set dprpc_launch() uses): dprpc_eal_init() (quiet by default) with
  *     --no-pci --no-huge -m MEM_MB --huge-unlink=never --no-shconf
  *     --no-telemetry --file-prefix dprpc-PID[-TAG]
- *     --lcores 0@(CPUS)[,1@(CPUS)] --log-level=lib.eal:error
- *     --log-level=pmd.net.memif:critical
+ *     --lcores 0@(CPUS)[,1@(CPUS)]
  * then @p conf's args.  CPUS are the CPUs of the process's affinity.  The
  * file prefix is the process's own, so several such processes run side
  * by side; dprpc_eal_cleanup() removes its runtime directory.  Devices
