@@ -22,11 +22,13 @@
  */
 #include <errno.h>
 #include <stdio.h>
+#include <string.h>
 
 #include <rte_mbuf.h>
 
 #include "dp_agent.h"
 #include "dp_client.h"
+#include "dp_handler.h"
 #include "dp_liveness.h"
 #include "dp_msg.h"
 #include "dp_server.h"
@@ -630,4 +632,18 @@ dp_fail_all_slots(struct dprpc_agent *a, int code, const char *msg)
 
 	for (p = 0; p < a->world.n; p++)
 		dp_fail_peer_slots(a, p, code, msg);
+}
+
+void
+dp_unknown_handler_msg(
+	const struct dprpc_agent *a, unsigned int src, uint32_t id, char *msg, size_t cap)
+{
+	static const char server[] = "no handler with id "; /* dp_req_start()'s */
+	char name[DPRPC_HANDLER_NAME_MAX];
+
+	if (strncmp(msg, server, sizeof(server) - 1) != 0 ||
+		!dp_handler_name(id, name, sizeof(name)))
+		return;
+	snprintf(msg, cap, "no handler \"%s\" (id 0x%08x) on worker %s", name, id,
+		src < a->world.n ? a->world.w[src].name : "?");
 }

@@ -157,6 +157,13 @@ dp_rtt_of(const struct dprpc_agent *a, const struct dp_parsed *p, uint64_t elaps
 	return elapsed > held ? elapsed - held : 0;
 }
 
+/* A response's error message @msg (@cap bytes) from worker @src for a
+ * call of handler @id: the server's "no handler with id" answer is
+ * rewritten to name the handler, when this process knows the name
+ * (client.c).  The failure path only. */
+void dp_unknown_handler_msg(
+	const struct dprpc_agent *a, unsigned int src, uint32_t id, char *msg, size_t cap);
+
 /* A response frame from the rx demux: a single-frame response completes
  * its call; a multi-frame one's frames go to its reassembly. */
 static inline void
@@ -224,6 +231,9 @@ dp_handle_response(struct dprpc_agent *a, struct rte_mbuf *m, const struct dp_pa
 		memcpy(msg, p->payload, n);
 		msg[n] = '\0';
 		rte_pktmbuf_free(m);
+		/* A handler the destination does not have (never run). */
+		if (p->status == ENOENT && (p->flags & DP_RESP_UNRUN))
+			dp_unknown_handler_msg(a, p->src, p->handler_id, msg, sizeof(msg));
 		/* An overload answer's budget field is its retry-after hint. */
 		fut_fail_consume_hint(fut, -(int)RTE_MIN(p->status, (uint32_t)INT32_MAX), p->src,
 			msg,

@@ -63,6 +63,10 @@ struct dprpc_request *dp_req_new(struct dprpc_agent *a, const struct dp_parsed *
  * is unknown); else 0. */
 uint64_t dp_req_start(struct dprpc_agent *a, struct dprpc_request *req);
 const struct dp_handler *dp_handler_find(const struct dprpc_agent *a, uint32_t id);
+/* The name this process last computed handler id @id of
+ * (dprpc_handler_id()), into @name: false if none is known.  Any thread;
+ * takes a lock: for failure paths. */
+bool dp_handler_name(uint32_t id, char *name, size_t cap);
 /* True if @id is a handler an extension registered here (internal): the
  * calls and requests an agent refusing calls still lets through. */
 bool dp_handler_internal(const struct dprpc_agent *a, uint32_t id);

@@ -41,6 +41,8 @@
 #include <errno.h>
 #include <inttypes.h>
 #include <limits.h>
+#include <pthread.h>
+#include <stdatomic.h>
 #include <stdlib.h>
 #include <stdio.h>
 #include <string.h>
@@ -63,18 +65,89 @@
 __thread const struct dprpc_request *dp_tls_req __attribute__((tls_model("initial-exec")));
 __thread uint64_t dp_tls_bound_tsc __attribute__((tls_model("initial-exec")));
 
+/*
+ * The names this process computed handler ids of (dprpc_handler_id(), so
+ * every by-name call): a caller's call to a handler its destination does
+ * not have is answered with the id alone (the wire carries no name), and
+ * the caller names it from here on that failure path
+ * (dp_unknown_handler_msg()).  Two-way, DP_NAMES_N sets; a name seen
+ * when both of its slots hold others replaces the first.  dprpc_handler_id()
+ * pays one load and compare of a slot's id (relaxed: it only asks whether
+ * the slot holds its id); names are written and read under the lock, a
+ * slot's id cleared while its name changes.
+ */
+#define DP_NAMES_N 256
+static _Atomic uint32_t dp_name_ids[DP_NAMES_N];
+static char dp_names[DP_NAMES_N][DPRPC_HANDLER_NAME_MAX];
+static pthread_mutex_t dp_names_lock = PTHREAD_MUTEX_INITIALIZER;
+
+static inline unsigned int
+dp_name_slot(uint32_t id, unsigned int way)
+{
+	return (way == 0 ? id : id >> 16) & (DP_NAMES_N - 1);
+}
+
+static void __rte_noinline
+dp_name_note(uint32_t id, const char *name, size_t len)
+{
+	unsigned int s0 = dp_name_slot(id, 0), s1 = dp_name_slot(id, 1), s;
+
+	pthread_mutex_lock(&dp_names_lock);
+	if (atomic_load_explicit(&dp_name_ids[s0], memory_order_relaxed) != id &&
+		atomic_load_explicit(&dp_name_ids[s1], memory_order_relaxed) != id) {
+		s = atomic_load_explicit(&dp_name_ids[s0], memory_order_relaxed) != 0 &&
+				    atomic_load_explicit(&dp_name_ids[s1], memory_order_relaxed) ==
+					    0
+			    ? s1
+			    : s0;
+		atomic_store_explicit(&dp_name_ids[s], 0, memory_order_relaxed);
+		memcpy(dp_names[s], name, len);
+		dp_names[s][len] = '\0';
+		atomic_store_explicit(&dp_name_ids[s], id, memory_order_relaxed);
+	}
+	pthread_mutex_unlock(&dp_names_lock);
+}
+
+bool
+dp_handler_name(uint32_t id, char *name, size_t cap)
+{
+	bool found = false;
+
+	if (id == 0 || cap == 0)
+		return false;
+	pthread_mutex_lock(&dp_names_lock);
+	for (unsigned int way = 0; way < 2 && !found; way++) {
+		unsigned int s = dp_name_slot(id, way);
+
+		if (atomic_load_explicit(&dp_name_ids[s], memory_order_relaxed) == id) {
+			snprintf(name, cap, "%s", dp_names[s]);
+			found = true;
+		}
+	}
+	pthread_mutex_unlock(&dp_names_lock);
+	return found;
+}
+
 uint32_t
 dprpc_handler_id(const char *name)
 {
 	uint32_t h = 2166136261u; /* FNV-1a, 32 bits */
+	const char *p;
 
 	if (name == NULL)
 		return 0; /* no handler has id 0 */
-	for (; *name != '\0'; name++) {
-		h ^= (uint8_t)*name;
+	for (p = name; *p != '\0'; p++) {
+		h ^= (uint8_t)*p;
 		h *= 16777619u;
 	}
-	return h != 0 ? h : 1; /* 0 marks a free bucket */
+	h = h != 0 ? h : 1; /* 0 marks a free bucket */
+	if (unlikely(atomic_load_explicit(&dp_name_ids[dp_name_slot(h, 0)], memory_order_relaxed) !=
+			     h &&
+		     atomic_load_explicit(&dp_name_ids[dp_name_slot(h, 1)], memory_order_relaxed) !=
+			     h) &&
+		(size_t)(p - name) < DPRPC_HANDLER_NAME_MAX && p != name)
+		dp_name_note(h, name, (size_t)(p - name));
+	return h;
 }
 
 const struct dp_handler *

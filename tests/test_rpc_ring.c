@@ -283,14 +283,32 @@ Test(rpc_ring, async_window_completes_every_call_with_its_own_value)
 	cr_assert_eq(atomic_load(&cb_ok), rounds * 8);
 }
 
+/* A handler the destination does not have: -ENOENT from it, the message
+ * naming the handler the caller called by name (sync, async, to self),
+ * and its id alone for an id no name of this process gave. */
 Test(rpc_ring, unknown_handler_is_remote_enoent)
 {
+	const struct dprpc_error *e;
 	struct dprpc_error err;
+	struct dprpc_future *f;
 
 	cr_assert_eq(dprpc_rpc_sync(a, "b", "nope", "x", 1, 0, NULL, NULL, &err), -ENOENT);
 	cr_assert_eq(err.code, -ENOENT);
 	cr_assert_eq(err.origin, 1);
 	cr_assert_not_null(strstr(err.msg, "no handler"), "%s", err.msg);
+	cr_assert_not_null(strstr(err.msg, "\"nope\""), "%s", err.msg);
+	cr_assert_not_null(strstr(err.msg, "worker b"), "%s", err.msg);
+	f = dprpc_rpc_async(a, "b", "nope_async", NULL, 0, 0);
+	cr_assert_not_null(f);
+	cr_assert_eq(dprpc_future_wait(f, 0), -ENOENT);
+	e = dprpc_future_error(f);
+	cr_assert_not_null(strstr(e->msg, "\"nope_async\""), "%s", e->msg);
+	dprpc_future_put(f);
+	cr_assert_eq(dprpc_rpc_sync(a, "a", "nope_self", NULL, 0, 0, NULL, NULL, &err), -ENOENT);
+	cr_assert_not_null(strstr(err.msg, "\"nope_self\""), "%s", err.msg);
+	/* No name of this process hashes to it (checked: none is known). */
+	cr_assert_eq(dprpc_rpc_sync_id(a, 1, 0x5eed1234u, NULL, 0, 0, NULL, NULL, &err), -ENOENT);
+	cr_assert_not_null(strstr(err.msg, "0x5eed1234"), "%s", err.msg);
 	cr_assert_eq(atomic_load(&handler_runs), 0u);
 }
 

@@ -14,7 +14,11 @@
  * \@async_execution): it returns DPRPC_DEFERRED and keeps the request.
  *
  * Errors that come back to the caller (as the future's dprpc_error):
- *  -ENOENT      no handler of that id on the destination;
+ *  -ENOENT      no handler of that id on the destination; the message
+ *               names it, no handler "NAME" (id 0x...) on worker W, when
+ *               this process computed the id from that name (every
+ *               by-name call does, and dprpc_handler_id()), else the id
+ *               alone;
  *  -ETIMEDOUT   the call's timeout expired, counted from the call to
  *               dprpc_rpc_async() (the slot and future are released; a late
  *               response is counted as stale and dropped).  The poller's
@@ -184,6 +188,14 @@ typedef int (*dprpc_handler_t)(struct dprpc_request *req, void *arg);
 /**
  * The wire id of a handler name (32-bit FNV-1a; never 0).  0 for a NULL
  * name: every call taking a handler id refuses 0 with EINVAL.
+ *
+ * It also remembers the name (up to DPRPC_HANDLER_NAME_MAX - 1 bytes) in
+ * a table of the process, for the message of a call that fails because
+ * its destination has no such handler (-ENOENT above): that message then
+ * names the handler, for calls by id too.  The table holds a few hundred
+ * names (a name seen when both of its slots hold others replaces one); a
+ * name already there costs one load and compare, a new one a lock.
+ *
  * Thread context: any.
  */
 uint32_t dprpc_handler_id(const char *name);
