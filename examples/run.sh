@@ -3,7 +3,10 @@
 # Runs an example as a newcomer would by hand, for the 'examples' suite:
 #   run.sh PROGRAM PATTERN NAME...   one worker process per NAME, each run
 #       as "PROGRAM NAME DIR", DIR a new folder for their memif sockets
-#       (the last worker out removes it).
+#       (the last worker out removes it);
+#   run.sh PROGRAM PATTERN --eal ARG...   one process, given EAL's arguments
+#       for a machine without a NIC, a --file-prefix of its own, then ARG...
+#       (dpdk_app).
 # It passes when every process exits 0 with a line matching PATTERN
 # (grep -E) in its output, and neither DIR nor an EAL runtime directory is
 # left.  Each example bounds its own waits; meson's timeout the whole.
@@ -24,13 +27,22 @@ cleanup() {
 }
 trap cleanup EXIT
 
-names=("$@")
-for name in "${names[@]}"; do
-	"$prog" "$name" "$tmp/sock" >"$name.out" 2>"$name.err" &
+if [ "${1:-}" = --eal ]; then
+	shift
+	names=(app)
+	"$prog" --no-pci --no-huge -m 256 --huge-unlink=never --no-shconf --no-telemetry \
+		--log-level=lib.eal:error --file-prefix "dprpc-example-$$" "$@" >app.out 2>app.err &
 	pids+=($!)
-	# dprpc_eal_init_local()'s file prefix: dprpc-PID or dprpc-PID-TAG
-	runtime+=("/var/run/dpdk/dprpc-$!" "/var/run/dpdk/dprpc-$!-$name")
-done
+	runtime+=("/var/run/dpdk/dprpc-example-$$")
+else
+	names=("$@")
+	for name in "${names[@]}"; do
+		"$prog" "$name" "$tmp/sock" >"$name.out" 2>"$name.err" &
+		pids+=($!)
+		# dprpc_eal_init_local()'s file prefix: dprpc-PID or dprpc-PID-TAG
+		runtime+=("/var/run/dpdk/dprpc-$!" "/var/run/dpdk/dprpc-$!-$name")
+	done
+fi
 
 rc=0
 for i in "${!pids[@]}"; do
