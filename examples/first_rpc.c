@@ -1,14 +1,7 @@
 /* SPDX-License-Identifier: BSD-3-Clause */
-/*
- * first_rpc: the shortest dprpc world, two workers on one machine with
- * neither a NIC nor hugepages, joined by a memif link made for them.
- *
- *   first_rpc alice & first_rpc bob        (optional 2nd argument: the
- *                                           folder of the memif sockets)
- *
- * Each calls the other's "echo", prints the answer, and leaves once both
- * are done (a graceful shutdown).
- */
+/* first_rpc: the shortest dprpc world, two workers on one machine with no
+ * NIC nor hugepages, over a memif link made for them; each calls the other's
+ * "echo", then both shut down.  `first_rpc alice & first_rpc bob [DIR]` */
 #include <stdio.h>
 #include <string.h>
 #include <unistd.h>
@@ -28,8 +21,7 @@ int
 main(int argc, char **argv)
 {
 	static const struct dprpc_handler_def handlers[] = {
-		{"echo", echo, NULL, DPRPC_HANDLER_INLINE},
-	};
+		{"echo", echo, NULL, DPRPC_HANDLER_INLINE}};
 	const char *me = argc > 1 ? argv[1] : "alice",
 		   *dir = argc > 2 ? argv[2] : "/tmp/dprpc-first";
 	const char *peer = strcmp(me, "alice") == 0 ? "bob" : "alice";
@@ -55,12 +47,10 @@ main(int argc, char **argv)
 		fprintf(stderr, "%s: no world (missing: %s)\n", me, a ? missing : "-");
 		return 1;
 	}
-
 	rc = dprpc_rpc_sync(a, peer, "echo", "hello", 5, 0, out, &out_len, NULL);
 	out[rc == 0 ? out_len : 0] = '\0';
 	printf("%s: %s answered \"%s\" (%d)\n", me, peer, out, rc);
 	fflush(stdout);
-
 	if (dprpc_shutdown(a, true, 10 * 1000 * 1000, NULL) != 0) /* both done */
 		rc = rc ? rc : -1;
 	dprpc_eal_cleanup();
