@@ -1254,7 +1254,11 @@ let_go(struct dprpc_future *blk, struct dprpc_future **q)
 	dprpc_future_put(blk);
 }
 
-Test(serving, the_first_refusal_after_one_request_hints_it_whole)
+/* One "slow" (1 ms at least) run, then "block" running and two "count"
+ * queued: the retry-after hint of the refusal that follows, "block" let
+ * go. */
+static uint32_t
+hint_after_one_slow(void)
 {
 	struct dprpc_future *f, *blk, *q[2];
 	unsigned int i;
@@ -1272,8 +1276,15 @@ Test(serving, the_first_refusal_after_one_request_hints_it_whole)
 	q[1] = call("count", DPRPC_TIMEOUT_NONE);
 	cr_assert_eq(WAIT_B(requests_handled, 5, false), 5u);
 	hint = refused_hint();
-	cr_assert_geq(hint, 3000u, "hint %u us", hint);
 	let_go(blk, q);
+	return hint;
+}
+
+Test(serving, the_first_refusal_after_one_request_hints_it_whole)
+{
+	uint32_t hint = hint_after_one_slow();
+
+	cr_assert_geq(hint, 3000u, "hint %u us", hint);
 }
 
 /* A pool that has finished nothing yet: the age of what it runs is the
@@ -1317,25 +1328,10 @@ Test(serving_declared, a_cold_pools_first_refusal_hints_the_declared_time)
  * "block" and two queued hints three times what was measured. */
 Test(serving_declared, the_first_measured_request_replaces_the_declared_time)
 {
-	struct dprpc_future *f, *blk, *q[2];
-	unsigned int i;
-	uint32_t hint;
+	uint32_t hint = hint_after_one_slow();
 
-	warm_up();
-	f = call("slow", DPRPC_TIMEOUT_NONE);
-	poll_until_done(f);
-	cr_assert_eq(dprpc_future_state(f), DPRPC_FUTURE_DONE);
-	dprpc_future_put(f);
-	blk = call("block", DPRPC_TIMEOUT_NONE);
-	for (i = 0; i < 100000 && atomic_load(&runs_block) == 0; i++)
-		usleep(100);
-	q[0] = call("count", DPRPC_TIMEOUT_NONE);
-	q[1] = call("count", DPRPC_TIMEOUT_NONE);
-	cr_assert_eq(WAIT_B(requests_handled, 5, false), 5u);
-	hint = refused_hint();
 	cr_assert_geq(hint, 3000u, "hint %u us", hint);
 	cr_assert_lt(hint, 3 * DECLARED_US - 3 * DECLARED_US / 1024, "hint %u us", hint);
-	let_go(blk, q);
 }
 
 /* a resends (no loss), b's pool deep, "slow" at least 1 ms: 16 calls one
