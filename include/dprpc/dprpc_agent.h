@@ -74,7 +74,7 @@ enum dprpc_peer_state {
  * just failed with -EHOSTDOWN), when a peer declared down is heard from
  * again (@p up true), and when a worker joins the world (@p up true, @p rank
  * at least the world size before it: the event DPRPC_PEER_JOINED, see
- * dprpc_peer_joined()).  Runs on the polling thread; must not block.
+ * DPRPC_PEER_JOINED() below).  Runs on the polling thread; must not block.
  */
 typedef void (*dprpc_peer_event_t)(
 	struct dprpc_agent *agent, unsigned int rank, bool up, void *arg);
