@@ -33,8 +33,6 @@
 #include "dprpc_atomic.h"
 #include "dprpc_mempool_free.h"
 
-RTE_LOG_REGISTER(dp_logtype, dprpc.dataplane, INFO);
-
 /* Names of the agents alive in this process, to refuse duplicates. */
 static pthread_mutex_t dp_agents_lock = PTHREAD_MUTEX_INITIALIZER;
 static struct dprpc_agent *dp_agents[64];

@@ -33,6 +33,7 @@
 #include "dp_handler.h"
 #include "dp_join.h"
 #include "dp_log.h"
+#include "dp_rcu.h"
 #include "dp_req_pool.h"
 #include "dp_wire.h"
 #include "dprpc_atomic.h"
@@ -605,6 +606,28 @@ int dp_peer_init(struct dprpc_agent *a, unsigned int p);
 /* initial-exec: a plain %fs-relative access, no __tls_get_addr call per
  * poll (the library is linked at start-up, not dlopen'ed late). */
 extern __thread struct dprpc_agent *dp_tls_poller __attribute__((tls_model("initial-exec")));
+
+/* Become the poller.  Acquire: pairs with the release store in
+ * dp_poll_unlock() by the previous poller, so its writes to slots, tx_buf
+ * and the queues are visible to us.  Inline, as it was in the poll loop's
+ * file: dprpc_poll() takes and gives back the flag without a call. */
+static inline bool
+dp_poll_trylock(struct dprpc_agent *a)
+{
+	if (atomic_exchange_explicit(&a->polling, true, memory_order_acquire))
+		return false;
+	dp_tls_poller = a;
+	return true;
+}
+
+static inline void
+dp_poll_unlock(struct dprpc_agent *a)
+{
+	dp_rcu_poll_end();
+	dp_tls_poller = NULL;
+	/* Release: pairs with the acquire exchange in dp_poll_trylock(). */
+	atomic_store_explicit(&a->polling, false, memory_order_release);
+}
 
 /* Request objects of @peer's calls held here (struct dp_peer), poller only. */
 static inline unsigned int

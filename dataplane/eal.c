@@ -30,6 +30,8 @@
 #include "dp_stream.h"
 #include "dprpc_lcore.h"
 
+RTE_LOG_REGISTER(dp_logtype, dprpc.dataplane, INFO);
+
 int dp_meta_offset = -1;
 int dp_stream_offset = -1;
 

@@ -18,7 +18,7 @@
  *   fifo   the free objects in the order they were freed, a power-of-two
  *          array indexed by free-running head (next to take) and tail
  *          (next free place); only the poller reads or writes it, with
- *          plain loads and stores.  The poll lock (poll.c) orders one
+ *          plain loads and stores.  The poll lock (poll_lock.c) orders one
  *          poller's use before the next's.
  *   away   an rte_ring (multi-producer in RTS mode, single consumer: the
  *          poller) of the objects freed on other threads.

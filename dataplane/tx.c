@@ -19,7 +19,7 @@
  *    producer's writes of the objects before its tail update, and the
  *    consumer's reads after its load of it); nothing else is shared.
  *    tx_buf passes from one poller to the next under the poll flag
- *    (poll.c).
+ *    (poll_lock.c).
  *  - Progress.  Enqueue and dequeue never wait for another thread.  On a
  *    full ring a call fails (-ENOBUFS); a reply, which must not be lost,
  *    retries, polling itself when nobody else does (caller-driven mode),

@@ -9,7 +9,7 @@
  *    each, never from that thread itself, and the settling rounds that
  *    dprpc_eal_cleanup() waits for;
  *  - the idle back-off of an agent whose world forms (dp_idle_sleeps(),
- *    dataplane/poll.c): it sleeps as soon as it is idle, and only then.
+ *    dataplane/poll_lock.c): it sleeps as soon as it is idle, and only then.
  */
 #include <errno.h>
 #include <pthread.h>

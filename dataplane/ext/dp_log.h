@@ -1,6 +1,6 @@
 /* SPDX-License-Identifier: BSD-3-Clause */
 /*
- * The dataplane's log type, "dprpc.dataplane" (registered in agent.c; the
+ * The dataplane's log type, "dprpc.dataplane" (registered in eal.c; the
  * other modules have theirs: "dprpc.rref" in rref/'s internal header,
  * "dprpc.future" in future/fut_internal.h), so that EAL's
  * --log-level='dprpc.*:debug' or --log-level=dprpc.dataplane:debug reaches

@@ -1,0 +1,131 @@
+/* SPDX-License-Identifier: BSD-3-Clause */
+/*
+ * The poll flag (agent->polling) makes one thread at a time the poller:
+ *  - Invariants.  At most one thread holds the flag; only the holder
+ *    touches the poller-only state (the port's queues, tx_buf, the slots,
+ *    the consumer side of tx_ring and the producer side of the handler
+ *    lcores' rings), and dp_tls_poller names the agent on that thread.
+ *  - Ordering.  dp_poll_trylock() exchanges it to true with acquire,
+ *    dp_poll_unlock() stores false with release: a poller's writes happen
+ *    before the next poller's reads.
+ *  - Progress.  Taking the flag never waits: dprpc_poll() returns -EBUSY
+ *    to a thread that finds it held, and a synchronous caller falls back
+ *    to the future's generic wait.  dp_poll_until_done() gives the flag
+ *    back after idle_yield empty polls, so it cannot keep it from an io
+ *    lcore or another caller for long.
+ *  - Reclamation.  Nothing is freed through the flag.  The loop reports
+ *    the RCU quiescent states that extensions' readers need (dp_rcu.h):
+ *    on every timer tick and, on a thread that polls only for a while, by
+ *    going offline as it gives the flag up.
+ *
+ * Here: the flag's thread-local side (dp_tls_poller, dp_on_poller()), the
+ * poller's inline backlog (dp_rx_behind()), and the idle back-off of any
+ * loop (dp_idle()).  Taking and giving back the flag is inline
+ * (dp_poll_trylock(), dp_poll_unlock()).
+ */
+#include <sched.h>
+#include <time.h>
+#include <unistd.h>
+
+#include <rte_pause.h>
+
+#include "dp_agent.h"
+#include "dp_poll.h"
+#include "dprpc_atomic.h"
+
+__thread struct dprpc_agent *dp_tls_poller __attribute__((tls_model("initial-exec")));
+
+/* The thread's CPU time in TSC cycles (0 if it cannot be read). */
+static uint64_t
+dp_thread_cpu_tsc(const struct dprpc_agent *a)
+{
+	struct timespec ts;
+
+	if (clock_gettime(CLOCK_THREAD_CPUTIME_ID, &ts) != 0)
+		return 0;
+	return dp_us_to_tsc(a, (uint64_t)ts.tv_sec * 1000000 + (uint64_t)ts.tv_nsec / 1000);
+}
+
+/* A full rx burst: frames may be left in the port's queue, the poller is
+ * behind (dp_inline_late()).  From the first of a run of full bursts on
+ * one thread, what the requests still queued wait behind is the inline
+ * handlers run since (rx_handler_tsc, dp_run_behind()), capped by the
+ * poller thread's CPU time since, so a poller taken off its CPU (a loaded
+ * machine) is not counted as behind for it.  Receiving frames is not
+ * counted: the port's ring bounds how many wait, and a large message's
+ * own frames (an 8 MiB request, 47 ms of them under ASan) are not work
+ * it waits behind.  rx_behind_tsc is set so that the TSC less it is the
+ * CPU time (within a burst the TSC runs on, time off the CPU included: a
+ * request refused by the handlers' time reads the clock again,
+ * dp_rx_behind_cpu()).  One clock read per full burst, none otherwise. */
+void __rte_noinline
+dp_rx_behind(struct dprpc_agent *a)
+{
+	uint64_t cpu = dp_thread_cpu_tsc(a);
+
+	a->rx_full_tsc = a->now_tsc;
+	if (!a->rx_backlog || a->rx_behind_thread != (void *)&dp_tls_poller) {
+		a->rx_backlog = true;
+		a->rx_behind_thread = (void *)&dp_tls_poller;
+		a->rx_behind_cpu = cpu;
+		a->rx_handler_tsc = 0;
+	}
+	a->rx_behind_tsc = a->now_tsc - (cpu - a->rx_behind_cpu);
+}
+
+uint64_t
+dp_rx_behind_cpu(struct dprpc_agent *a, uint64_t now)
+{
+	uint64_t cpu;
+
+	if (a->rx_behind_thread != (void *)&dp_tls_poller)
+		return now - a->rx_behind_tsc;
+	cpu = dp_thread_cpu_tsc(a);
+	if (cpu == 0 || cpu < a->rx_behind_cpu)
+		return now - a->rx_behind_tsc;
+	a->rx_behind_tsc = now - (cpu - a->rx_behind_cpu);
+	return cpu - a->rx_behind_cpu;
+}
+
+bool
+dp_on_poller(const struct dprpc_agent *a)
+{
+	return dp_tls_poller == a;
+}
+
+/* Whether the next idle step sleeps.  After idle_sleep empty polls; and
+ * after idle_pause of them while a thread waits in dprpc_world_wait()
+ * (rdv_waiters): the agent then waits only for the world's start-up
+ * messages, and its CPU goes to the start-up of the workers that share it.
+ * A frame resets the count, so a poller with work never sleeps.  Not while
+ * the world ends (a leave, a shutdown): a poller asleep then made the
+ * memif rx_burst race of docs/worlds.md likelier (3 crashes in 22 runs of
+ * test_world_memif under load, against 0 in 14 for the build before,
+ * when the peer that answered a LEAVE could close at once; it now closes
+ * after the leaver, link_close.c), and sleeping once the agent refuses
+ * calls made the shutdown no shorter: every LEAVE and its answer was read
+ * up to idle_sleep_us later (perf/RESULTS.md). */
+bool
+dp_idle_sleeps(const struct dprpc_agent *a, unsigned int empty)
+{
+	if (empty + 1 >= a->idle_sleep)
+		return true;
+	/* Relaxed: a hint (struct dprpc_agent); a stale read costs one step
+	 * of the back-off. */
+	return empty + 1 >= a->idle_pause && dp_load_relaxed(&a->rdv_waiters) != 0;
+}
+
+void
+dp_idle(const struct dprpc_agent *a, unsigned int *empty)
+{
+	unsigned int e = ++*empty;
+
+	if (e < a->idle_pause)
+		return;
+	if (dp_idle_sleeps(a, e - 1))
+		usleep(a->idle_sleep_us);
+	else if (e < a->idle_yield)
+		rte_pause();
+	else
+		sched_yield();
+}
