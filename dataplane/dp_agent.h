@@ -307,7 +307,7 @@ struct dp_peer {
 };
 
 /*
- * The life of a request object (handler.c), in struct dprpc_request.state:
+ * The life of a request object (reply.c, dispatch.c), in struct dprpc_request.state:
  * the phase in the low two bits, and above them the number of handler runs
  * (dp_run_handler()) executing it right now, on any threads.
  *   LIVE      taken from req_pool, not answered: queued to a handler
@@ -627,6 +627,32 @@ dp_poll_unlock(struct dprpc_agent *a)
 	dp_tls_poller = NULL;
 	/* Release: pairs with the acquire exchange in dp_poll_trylock(). */
 	atomic_store_explicit(&a->polling, false, memory_order_release);
+}
+
+/* The handler registered under wire id @id, NULL if none (handler.c).
+ * Any thread, no lock.  Inline: the poller looks up every request's
+ * handler (dp_req_new()), as it did when the lookup shared its file. */
+static inline const struct dp_handler *
+dp_handler_find(const struct dprpc_agent *a, uint32_t id)
+{
+	unsigned int i, b;
+
+	/* 0 marks a free bucket: no handler has it (a frame may carry it;
+	 * found by tests/fuzz/fuzz_msg.c). */
+	if (id == 0)
+		return NULL;
+	for (i = 0, b = id & a->handler_mask; i <= a->handler_mask;
+		i++, b = (b + 1) & a->handler_mask) {
+		/* Acquire: pairs with the release store of id in
+		 * dprpc_register(), so fn, arg and mode are visible. */
+		uint32_t cur = atomic_load_explicit(&a->handlers[b].id, memory_order_acquire);
+
+		if (cur == id)
+			return &a->handlers[b];
+		if (cur == 0)
+			return NULL;
+	}
+	return NULL;
 }
 
 /* Request objects of @peer's calls held here (struct dp_peer), poller only. */

@@ -1,6 +1,7 @@
 /* SPDX-License-Identifier: BSD-3-Clause */
 /*
- * Handlers (handler.c): the registry of handlers by wire id, the request
+ * Handlers (handler.c; request.c, reply.c, dispatch.c): the registry of
+ * handlers by wire id, the request
  * object and the reply path, running a request inline or on a handler
  * lcore.  dp_handler_find() and dp_run_handler(): any thread (the registry
  * is read without a lock); dp_reply_error_or_drop(): the thread that holds
@@ -62,7 +63,6 @@ struct dprpc_request *dp_req_new(struct dprpc_agent *a, const struct dp_parsed *
  * long it will wait there and run (TSC; 0 while the lcore's service time
  * is unknown); else 0. */
 uint64_t dp_req_start(struct dprpc_agent *a, struct dprpc_request *req);
-const struct dp_handler *dp_handler_find(const struct dprpc_agent *a, uint32_t id);
 /* The name this process last computed handler id @id of
  * (dprpc_handler_id()), into @name: false if none is known.  Any thread;
  * takes a lock: for failure paths. */
@@ -80,7 +80,7 @@ bool dp_reply_error_or_drop(struct dprpc_request *req, int code, const char *msg
  * and no other run holds it. */
 void dp_run_handler(struct dprpc_request *req);
 int dp_lcore_handler(void *hlcore_arg);
-/* The answer's claim, for answers made outside handler.c (a stream's end,
+/* The answer's claim, for answers made outside reply.c (a stream's end,
  * stream_tx.c): dp_reply_claim() takes it (-EALREADY, counted, if @req
  * was answered); dp_req_unclaim() gives it up having sent nothing;
  * dp_req_done() ends it once the answer is built (the request may be
@@ -88,6 +88,9 @@ int dp_lcore_handler(void *hlcore_arg);
 int dp_reply_claim(struct dprpc_request *req);
 void dp_req_unclaim(struct dprpc_request *req);
 void dp_req_done(struct dprpc_request *req);
+/* Give @req back to req_pool with what it holds (reply.c): the thread
+ * that leaves its state at DONE with no run. */
+void dp_req_release(struct dprpc_request *req);
 /* The request whose handler runs on this thread, NULL outside a handler. */
 extern __thread const struct dprpc_request *dp_tls_req __attribute__((tls_model("initial-exec")));
 /* The deadline (TSC, 0: none) of the request the thread entered

@@ -6,7 +6,7 @@
  * dp_frame_alloc(): any thread; the rest: the poller.
  *
  * dp_submit() and dp_frame_alloc() live here rather than with the calls
- * (call.c): replies (handler.c) and resends (server.c) use them too, and
+ * (call.c): replies (reply.c) and resends (server.c) use them too, and
  * dp_submit() is the producer side of tx_ring, whose consumer is
  * dp_drain_tx_ring().
  */

@@ -42,7 +42,8 @@ FLAT = {
 	'rcu.c': 'base', 'req_pool.c': 'base', 'ext.c': 'base', 'poll_lock.c': 'base',
 	'dp_req_pool.h': 'base', 'dp_poll.h': 'base',
 	'tx.c': 'rpc', 'call.c': 'rpc', 'client.c': 'rpc', 'server.c': 'rpc',
-	'handler.c': 'rpc', 'liveness.c': 'rpc', 'msg_rx.c': 'rpc',
+	'handler.c': 'rpc', 'request.c': 'rpc', 'reply.c': 'rpc',
+	'dispatch.c': 'rpc', 'liveness.c': 'rpc', 'msg_rx.c': 'rpc',
 	'msg_tx.c': 'rpc', 'stream_rx.c': 'rpc', 'stream_tx.c': 'rpc',
 	'dp_tx.h': 'rpc', 'dp_client.h': 'rpc', 'dp_server.h': 'rpc',
 	'dp_msg.h': 'rpc', 'dp_stream.h': 'rpc', 'dp_liveness.h': 'rpc',
@@ -81,6 +82,9 @@ ALLOW_UP_INCLUDES = {
 	'ext.c': {'dp_agent.h'},
 	'poll_lock.c': {'dp_agent.h'},
 	'handler.c': {'dp_agent.h'},
+	'request.c': {'dp_agent.h'},
+	'reply.c': {'dp_agent.h'},
+	'dispatch.c': {'dp_agent.h'},
 	'intr.c': {'dp_agent.h'},
 	'liveness.c': {'dp_agent.h'},
 	'mbuf_pool.c': {'dp_agent.h'},
@@ -98,7 +102,7 @@ ALLOW_UP_INCLUDES = {
 	'link_close.c': {'dp_agent.h'},
 	'rendezvous.c': {'dp_agent.h'},
 }
-ALLOW_LONG = {'agent.c', 'dp_agent.h', 'handler.c', 'join.c', 'port.c', 'stream_rx.c'}
+ALLOW_LONG = {'agent.c', 'dp_agent.h', 'join.c', 'port.c', 'stream_rx.c'}
 
 
 def dataplane_files(src):

@@ -5,7 +5,7 @@
  * with a handler pool on lcore 2.
  *
  * Longer than most files: one Criterion suite per module (the calls:
- * call.c, handler.c, client.c), sharing the two-agent fixture; its cases
+ * call.c, the handlers' files, client.c), sharing the two-agent fixture; its cases
  * are independent and each short.
  */
 #include <errno.h>
