@@ -598,7 +598,7 @@ dp_world_n(const struct dprpc_agent *a)
 	return __atomic_load_n(&a->world.n, __ATOMIC_ACQUIRE);
 }
 
-/* agent.c: the state towards peer @p, allocated (the world's creation, or
+/* peer.c: the state towards peer @p, allocated (the world's creation, or
  * the poller as @p joins): 0 or -ENOMEM. */
 int dp_peer_init(struct dprpc_agent *a, unsigned int p);
 
@@ -664,9 +664,23 @@ dp_srv_live(struct dp_peer *peer)
 	       atomic_load_explicit(&peer->srv_freed_away, memory_order_relaxed);
 }
 
-/* agent.c: call @fn on every agent of the process, under the registry
+/* registry.c: call @fn on every agent of the process, under the registry
  * lock (an agent cannot be destroyed meanwhile; @fn must not block). */
 void dp_agents_foreach(void (*fn)(struct dprpc_agent *a, void *arg), void *arg);
+/* registry.c: enter @a under its name (-EEXIST: taken; -ENOSPC: too many
+ * agents), giving it its instance number; and take it out. */
+int dp_agent_name_take(struct dprpc_agent *a);
+void dp_agent_name_drop(struct dprpc_agent *a);
+/* peer.c: peers[] for the world's capacity, the map's workers' entries
+ * allocated (0 or -ENOMEM); and freed. */
+int dp_peers_init(struct dprpc_agent *a);
+void dp_peers_free(struct dprpc_agent *a);
+/* destroy.c: free what creation made of @a, and @a (a failed creation, a
+ * destroy); launch its handler and io lcores (-EBUSY, logged, if one
+ * could not be), and stop them. */
+void dp_agent_free(struct dprpc_agent *a);
+int dp_lcores_launch(struct dprpc_agent *a);
+void dp_lcores_stop(struct dprpc_agent *a);
 /* ext.c: run every extension's op (dp_ext.h) on @a, in the order of
  * dp_extensions[] (free: the reverse).  init stops at the first that fails
  * and returns its error (free releases what the others made); held returns

@@ -49,7 +49,7 @@ int dp_stream_offset = -1;
  * A key destructor unregisters it when it exits; the objects left in its
  * caches stay there, counted as available, for the next thread given the
  * same id.  When no id is left (RTE_MAX_LCORE) the thread goes on without.
- * The request pool has no cache at all (it must stay FIFO, agent.c), so
+ * The request pool has no cache at all (it must stay FIFO, create.c), so
  * for it nothing changes.  The library's own gets and puts find the
  * thread's cache through dprpc_tls_lcore_id (dprpc_lcore.h), set here to
  * an id only while it stays the thread's: an EAL lcore's, or one

@@ -40,10 +40,11 @@ FLAT = {
 	'fault.c': 'port', 'dp_port.h': 'port', 'dp_intr.h': 'port',
 	'dp_eal.h': 'port', 'dp_fault.h': 'port', 'dp_mbuf_pool.h': 'port',
 	'rcu.c': 'base', 'req_pool.c': 'base', 'ext.c': 'base', 'poll_lock.c': 'base',
+	'info.c': 'base',
 	'dp_req_pool.h': 'base', 'dp_poll.h': 'base',
 	'tx.c': 'rpc', 'call.c': 'rpc', 'client.c': 'rpc', 'server.c': 'rpc',
 	'handler.c': 'rpc', 'request.c': 'rpc', 'reply.c': 'rpc',
-	'dispatch.c': 'rpc', 'liveness.c': 'rpc', 'msg_rx.c': 'rpc',
+	'dispatch.c': 'rpc', 'peer.c': 'rpc', 'liveness.c': 'rpc', 'msg_rx.c': 'rpc',
 	'msg_tx.c': 'rpc', 'stream_rx.c': 'rpc', 'stream_tx.c': 'rpc',
 	'dp_tx.h': 'rpc', 'dp_client.h': 'rpc', 'dp_server.h': 'rpc',
 	'dp_msg.h': 'rpc', 'dp_stream.h': 'rpc', 'dp_liveness.h': 'rpc',
@@ -51,14 +52,15 @@ FLAT = {
 	'rendezvous.c': 'world', 'join.c': 'world', 'link_close.c': 'world',
 	'dp_rendezvous.h': 'world', 'dp_join.h': 'world',
 	'dp_link_close.h': 'world',
-	'agent.c': 'agent', 'poll.c': 'agent', 'stats.c': 'agent',
+	'create.c': 'agent', 'destroy.c': 'agent', 'registry.c': 'agent',
+	'poll.c': 'agent', 'stats.c': 'agent',
 	'telemetry.c': 'agent', 'dp_agent.h': 'agent',
 }
 
 # Ratchets: today's findings, allowed until they are gone.
 ALLOW_SYMBOLS = {
-	'call.c': {'dp_poll_until_done', 'dp_progress', 'dprpc_worker_rank'},
-	'join.c': {'dp_peer_init', 'dp_wait_step'},
+	'call.c': {'dp_poll_until_done', 'dp_progress'},
+	'join.c': {'dp_wait_step'},
 	'msg_tx.c': {'dp_rx_frame'},
 	'rendezvous.c': {'dp_wait_step'},
 	'stream_rx.c': {'dp_progress'},
@@ -85,6 +87,8 @@ ALLOW_UP_INCLUDES = {
 	'request.c': {'dp_agent.h'},
 	'reply.c': {'dp_agent.h'},
 	'dispatch.c': {'dp_agent.h'},
+	'peer.c': {'dp_agent.h'},
+	'info.c': {'dp_agent.h'},
 	'intr.c': {'dp_agent.h'},
 	'liveness.c': {'dp_agent.h'},
 	'mbuf_pool.c': {'dp_agent.h'},
@@ -102,7 +106,7 @@ ALLOW_UP_INCLUDES = {
 	'link_close.c': {'dp_agent.h'},
 	'rendezvous.c': {'dp_agent.h'},
 }
-ALLOW_LONG = {'agent.c', 'dp_agent.h', 'join.c', 'port.c', 'stream_rx.c'}
+ALLOW_LONG = {'dp_agent.h', 'join.c', 'port.c', 'stream_rx.c'}
 
 
 def dataplane_files(src):

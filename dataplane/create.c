@@ -1,0 +1,374 @@
+/* SPDX-License-Identifier: BSD-3-Clause */
+/*
+ * Agent life cycle: configuration, world, pools, extensions, lcores
+ * (the teardown: destroy.c; the process's registry of agents: registry.c;
+ * the accessors of the agent and its workers: info.c, peer.c).
+ */
+#include <errno.h>
+#include <inttypes.h>
+#include <limits.h>
+#include <stdlib.h>
+#include <string.h>
+#include <unistd.h>
+
+#include <rte_cycles.h>
+#include <rte_ethdev.h>
+#include <rte_launch.h>
+#include <rte_lcore.h>
+#include <rte_random.h>
+
+#include "dp_agent.h"
+#include "dp_client.h"
+#include "dp_eal.h"
+#include "dp_handler.h"
+#include "dp_link_close.h"
+#include "dp_liveness.h"
+#include "dp_mbuf_pool.h"
+#include "dp_msg.h"
+#include "dp_poll.h"
+#include "dp_port.h"
+#include "dp_server.h"
+#include "dp_stream.h"
+#include "fut_internal.h"
+#include "dprpc_atomic.h"
+#include "dprpc_mempool_free.h"
+
+void
+dprpc_agent_conf_init(struct dprpc_agent_conf *c)
+{
+	if (c == NULL)
+		return;
+	memset(c, 0, sizeof(*c));
+	c->port_id = -1;
+	c->nb_mbufs = 8191;
+	c->socket_id = SOCKET_ID_ANY;
+	c->io_lcore = DPRPC_LCORE_NONE;
+	c->max_outstanding = 64;
+	c->default_timeout_us = 60ull * 1000 * 1000;
+	c->idle_pause_polls = 256;
+	c->idle_yield_polls = 4096;
+	c->idle_sleep_polls = 32768;
+	c->idle_sleep_us = 50;
+	c->max_handlers = 256;
+	c->max_requests = 1024;
+	c->retransmit_us = 1000;
+	c->max_msg_size = DPRPC_MAX_MSG_DEFAULT;
+	c->credits = 64;
+	c->keepalive_us = 100 * 1000;
+	c->peer_timeout_us = 1000 * 1000;
+	c->max_rrefs = 16384;
+}
+
+static int
+dp_check_conf(const struct dprpc_agent_conf *c)
+{
+	unsigned int i;
+
+	if (c->name == NULL || c->name[0] == '\0' || strlen(c->name) >= DPRPC_NAME_MAX) {
+		DP_LOG(ERR, "agent name missing or longer than %d bytes", DPRPC_NAME_MAX - 1);
+		return -EINVAL;
+	}
+	if (c->max_outstanding == 0 || c->max_outstanding > UINT16_MAX || c->max_handlers == 0 ||
+		c->max_handlers > (1u << 20) || c->max_requests == 0 || c->max_rrefs == 0 ||
+		c->max_rrefs > (1u << 24) || c->nb_handler_lcores > DPRPC_MAX_HANDLER_LCORES ||
+		c->nb_mbufs < 1024 || c->max_msg_size < DPRPC_MAX_FRAME_PAYLOAD ||
+		c->max_msg_size > DPRPC_MAX_MSG_LIMIT || c->credits == 0 || c->credits > 1024 ||
+		c->handler_queue_max > DP_RING_SIZE - 1 || c->peer_requests_max > c->max_requests) {
+		DP_LOG(ERR, "agent %s: configuration value out of range", c->name);
+		return -EINVAL;
+	}
+	for (i = 0; i < c->nb_handler_lcores; i++) {
+		if (!rte_lcore_is_enabled(c->handler_lcores[i]) ||
+			c->handler_lcores[i] == rte_get_main_lcore() ||
+			c->handler_lcores[i] == c->io_lcore) {
+			DP_LOG(ERR, "agent %s: handler lcore %u is not a free worker lcore",
+				c->name, c->handler_lcores[i]);
+			return -EBUSY;
+		}
+	}
+	if (c->io_lcore != DPRPC_LCORE_NONE &&
+		(!rte_lcore_is_enabled(c->io_lcore) || c->io_lcore == rte_get_main_lcore())) {
+		DP_LOG(ERR, "agent %s: io lcore %u is not a worker lcore", c->name, c->io_lcore);
+		return -EBUSY;
+	}
+	return 0;
+}
+
+static int
+dp_pools_init(struct dprpc_agent *a, const struct dprpc_agent_conf *c)
+{
+	char name[RTE_MEMPOOL_NAMESIZE];
+	unsigned int nfut, i, sz;
+	int rc;
+
+	if (c->mbuf_pool != NULL) {
+		a->mp = c->mbuf_pool;
+	} else {
+		snprintf(name, sizeof(name), "dprpc%u_mb", a->instance);
+		a->mp = dp_mbuf_pool_create(name, c->nb_mbufs, c->socket_id, c->port_id);
+		if (a->mp == NULL)
+			return -rte_errno;
+		a->own_mp = true;
+	}
+	/* A FIFO, never a LIFO cache, so that a late reply finds its object
+	 * FREE for as long as possible (req_pool.c; the guarantee is in
+	 * dprpc_rpc.h). */
+	snprintf(name, sizeof(name), "dprpc%u_rq", a->instance);
+	rc = dp_req_pool_init(
+		&a->rq, name, c->max_requests, sizeof(struct dprpc_request), c->socket_id);
+	if (rc != 0)
+		return rc;
+	/* The map's workers; those that join share the pool (a call that
+	 * finds it empty fails -ENOBUFS). */
+	nfut = RTE_MAX(a->world.n, 2u) * a->max_outstanding * 2 + 1024;
+	snprintf(name, sizeof(name), "dprpc%u_fut", a->instance);
+	a->fpool = fut_pool_create_mempool(name, nfut, nfut, c->socket_id);
+	if (a->fpool != NULL)
+		fut_pool_set_cancel_hook(a->fpool, dp_client_cancel_kick, a);
+	if (a->fpool == NULL)
+		return -rte_errno;
+	snprintf(name, sizeof(name), "dprpc%u_tx", a->instance);
+	a->tx_ring = rte_ring_create(
+		name, DP_RING_SIZE, c->socket_id, RING_F_MP_RTS_ENQ | RING_F_SC_DEQ);
+	if (a->tx_ring == NULL)
+		return -rte_errno;
+	for (sz = 2; sz < c->max_handlers * 2; sz <<= 1)
+		;
+	a->handlers = calloc(sz, sizeof(*a->handlers));
+	if (a->handlers == NULL)
+		return -ENOMEM;
+	a->handler_mask = sz - 1;
+	a->max_handlers = c->max_handlers;
+	for (i = 0; i < c->nb_handler_lcores; i++) {
+		struct dp_hlcore *hl = &a->hl[i];
+
+		snprintf(name, sizeof(name), "dprpc%u_h%u", a->instance, i);
+		hl->ring = rte_ring_create(
+			name, DP_RING_SIZE, c->socket_id, RING_F_SP_ENQ | RING_F_SC_DEQ);
+		if (hl->ring == NULL)
+			return -rte_errno;
+		hl->agent = a;
+		hl->lcore = c->handler_lcores[i];
+		a->nb_hl++;
+	}
+	return 0;
+}
+
+/* conf.handlers, registered before the port opens: no request can find
+ * one of them missing.  EINVAL for any entry refused, logged by name. */
+static int
+dp_handlers_init(struct dprpc_agent *a, const struct dprpc_agent_conf *c)
+{
+	unsigned int i;
+	int rc;
+
+	if (c->nb_handlers > 0 && c->handlers == NULL) {
+		DP_LOG(ERR, "agent %s: nb_handlers %u with no handlers", a->name, c->nb_handlers);
+		return -EINVAL;
+	}
+	for (i = 0; i < c->nb_handlers; i++) {
+		const struct dprpc_handler_def *d = &c->handlers[i];
+
+		rc = dp_register(a, d->name, d->fn, d->arg, d->mode, false);
+		if (rc != 0) {
+			DP_LOG(ERR, "agent %s: handlers[%u] (%s): %s", a->name, i,
+				d->name != NULL ? d->name : "no name", strerror(-rc));
+			return -EINVAL;
+		}
+	}
+	return 0;
+}
+
+/* The server's budgets (dprpc_agent_conf.kept_mbufs_max and the rest),
+ * defaults applied, against the mbuf pool and max_msg_size. */
+static int
+dp_budgets_init(struct dprpc_agent *a, const struct dprpc_agent_conf *c)
+{
+	unsigned int pool = a->mp->size;
+	uint64_t max_msg = c->max_msg_size;
+	unsigned int kept_default = RTE_MAX(pool / 4, c->kept_mbufs_peer_max);
+
+	a->hl_queue_max = c->handler_queue_max != 0 ? c->handler_queue_max : DP_RING_SIZE - 1;
+	a->peer_req_max = c->peer_requests_max != 0 ? c->peer_requests_max : c->max_requests;
+	a->inline_max_tsc = c->inline_wait_max_us == DPRPC_INLINE_WAIT_UNBOUNDED
+				    ? UINT64_MAX
+				    : dp_us_to_tsc(a, c->inline_wait_max_us != 0
+							      ? c->inline_wait_max_us
+							      : DPRPC_INLINE_WAIT_DEFAULT_US);
+	a->queue_delay_max_tsc =
+		c->queue_delay_max_us != 0 ? dp_us_to_tsc(a, c->queue_delay_max_us) : 0;
+	a->service_declared_tsc = dp_us_to_tsc(a, c->service_time_us);
+	a->kept_max = c->kept_mbufs_max != 0 ? c->kept_mbufs_max : RTE_MIN(kept_default, pool / 2);
+	a->kept_peer_max = c->kept_mbufs_peer_max != 0 ? c->kept_mbufs_peer_max : a->kept_max / 2;
+	a->msg_max = c->msg_bytes_max != 0 ? c->msg_bytes_max
+					   : RTE_MAX(16 * max_msg, c->msg_bytes_peer_max);
+	a->msg_peer_max = c->msg_bytes_peer_max != 0 ? c->msg_bytes_peer_max
+						     : RTE_MIN(4 * max_msg, a->msg_max);
+	if (a->kept_max > pool / 2 || a->kept_peer_max > a->kept_max) {
+		DP_LOG(ERR,
+			"agent %s: kept_mbufs_max %u (at most half the pool of %u) or "
+			"kept_mbufs_peer_max %u (at most kept_mbufs_max) out of range",
+			a->name, a->kept_max, pool, a->kept_peer_max);
+		return -EINVAL;
+	}
+	if (a->msg_peer_max < max_msg || a->msg_max < a->msg_peer_max) {
+		DP_LOG(ERR,
+			"agent %s: need max_msg_size %" PRIu64 " <= msg_bytes_peer_max %" PRIu64
+			" <= msg_bytes_max %" PRIu64,
+			a->name, max_msg, a->msg_peer_max, a->msg_max);
+		return -EINVAL;
+	}
+	return 0;
+}
+
+struct dprpc_agent *
+dprpc_agent_create(const struct dprpc_agent_conf *c)
+{
+	struct dprpc_agent *a;
+	char err[160];
+	int rc, rank;
+
+	if (c == NULL) {
+		rte_errno = EINVAL;
+		return NULL;
+	}
+	rc = dp_check_conf(c);
+	if (rc != 0) {
+		rte_errno = -rc;
+		return NULL;
+	}
+	dp_telemetry_register();
+	if (dp_meta_offset < 0) {
+		rc = dp_register_dynfield();
+		if (rc != 0) {
+			rte_errno = -rc;
+			return NULL;
+		}
+	}
+	a = calloc(1, sizeof(*a));
+	if (a == NULL) {
+		rte_errno = ENOMEM;
+		return NULL;
+	}
+	snprintf(a->name, sizeof(a->name), "%s", c->name);
+	pthread_mutex_init(&a->reg_lock, NULL);
+	pthread_mutex_init(&a->sync_kept_lock, NULL);
+	a->io_lcore = DPRPC_LCORE_NONE;
+	rc = dp_agent_name_take(a);
+	if (rc != 0) {
+		pthread_mutex_destroy(&a->reg_lock);
+		pthread_mutex_destroy(&a->sync_kept_lock);
+		free(a);
+		rte_errno = -rc;
+		return NULL;
+	}
+	rc = dp_world_parse(c->world, &a->world, err, sizeof(err));
+	if (rc != 0) {
+		DP_LOG(ERR, "agent %s: %s", a->name, err);
+		goto fail;
+	}
+	rank = -ENOENT;
+	for (unsigned int i = 0; i < a->world.n; i++)
+		if (strcmp(a->world.w[i].name, a->name) == 0)
+			rank = (int)i;
+	if (a->world.joiner && strcmp(a->world.self.name, a->name) == 0)
+		rank = DP_RANK_NONE; /* joins later (dprpc_world_join()) */
+	if (rank < 0) {
+		DP_LOG(ERR, "agent %s: not in the world map", a->name);
+		rc = -ENOENT;
+		goto fail;
+	}
+	a->world_cap = c->max_workers != 0 ? c->max_workers : DPRPC_MAX_WORKERS;
+	if (a->world_cap > DPRPC_MAX_WORKERS || a->world_cap < a->world.n) {
+		DP_LOG(ERR, "agent %s: max_workers %u: want %u..%d (the map's workers and more)",
+			a->name, c->max_workers, a->world.n, DPRPC_MAX_WORKERS);
+		rc = -EINVAL;
+		goto fail;
+	}
+	a->join.port_owner = DP_RANK_NONE;
+	a->join_port = -1;
+	a->rank = (uint16_t)rank;
+	a->self_addr = rank == DP_RANK_NONE ? a->world.self.addr : a->world.addrs[rank];
+	a->session = dp_new_session();
+	a->rx_ctx = (struct dp_rx_ctx){.addrs = a->world.addrs,
+		.nb_workers = a->world.n,
+		.self_rank = a->rank,
+		.self = &a->self_addr};
+	a->max_outstanding = c->max_outstanding;
+	a->max_msg = c->max_msg_size;
+	a->credits = c->credits;
+	a->default_timeout_us = c->default_timeout_us;
+	a->tsc_hz = rte_get_tsc_hz();
+	a->us_per_tsc_q32 = (uint64_t)((UINT64_C(1000000) << 32) / a->tsc_hz);
+	a->rto_tsc = (uint64_t)c->retransmit_us * a->tsc_hz / 1000000;
+	a->rto_max_tsc = a->rto_tsc * 64;
+	a->keepalive_tsc = dp_us_to_tsc(a, c->keepalive_us);
+	a->peer_timeout_tsc = dp_us_to_tsc(a, c->peer_timeout_us);
+	a->peer_event = c->peer_event;
+	a->peer_event_arg = c->peer_event_arg;
+	a->idle_pause = c->idle_pause_polls;
+	a->idle_yield = c->idle_yield_polls;
+	a->waiters_park = c->waiters_park;
+	a->idle_sleep = c->idle_sleep_polls;
+	a->idle_sleep_us = c->idle_sleep_us;
+	/* Timeouts are checked every 100 us: that is their resolution. */
+	a->timer_period_tsc = a->tsc_hz / 10000;
+	a->link_answered_wait_tsc = a->tsc_hz / 1000 * DP_LINK_ANSWERED_WAIT_MS;
+	a->next_timer_tsc = rte_rdtsc() + a->timer_period_tsc;
+	a->stall_tsc = a->tsc_hz / 1000000 * DP_STALL_US;
+	/* Not shared yet: the first tick is due now (dp_expire_stalled()). */
+	dp_store_relaxed(&a->tick_tsc, rte_rdtsc());
+
+	rc = dp_pools_init(a, c);
+	if (rc != 0)
+		goto fail;
+	rc = dp_budgets_init(a, c);
+	if (rc != 0)
+		goto fail;
+	rc = dp_ext_init_all(a, c);
+	if (rc != 0)
+		goto fail;
+	rc = dp_peers_init(a);
+	if (rc != 0)
+		goto fail;
+	dp_fault_init(&a->ftx, &c->fault_tx, a->mp, a->tsc_hz);
+	dp_fault_init(&a->frx, &c->fault_rx, a->mp, a->tsc_hz);
+	rc = dp_handlers_init(a, c);
+	if (rc != 0)
+		goto fail;
+	rc = dp_port_open(a, c);
+	if (rc != 0)
+		goto fail;
+	a->io_lcore = c->io_lcore;
+	rc = dp_lcores_launch(a);
+	if (rc != 0) {
+		dp_lcores_stop(a);
+		goto fail;
+	}
+	return a;
+fail:
+	dp_agent_free(a);
+	rte_errno = -rc;
+	return NULL;
+}
+
+int
+dprpc_agent_wait_link(struct dprpc_agent *a, uint64_t timeout_us)
+{
+	uint64_t deadline;
+
+	if (a == NULL)
+		return -EINVAL;
+	deadline = dp_deadline_tsc(a, rte_rdtsc(), timeout_us);
+	if (deadline == 0)
+		deadline = UINT64_MAX; /* none */
+	for (;;) {
+		if (dp_ports_link_up(a))
+			return 0;
+		if (rte_rdtsc() >= deadline)
+			return -ETIMEDOUT;
+		if (!a->io_launched)
+			(void)dprpc_poll(a, DP_RX_BURST);
+		usleep(1000);
+	}
+}

@@ -1,0 +1,110 @@
+/* SPDX-License-Identifier: BSD-3-Clause */
+/*
+ * The state towards each peer (struct dp_peer): allocated for the world
+ * at creation and for a worker as it joins, freed with the agent; what the
+ * application reads of it (dprpc_worker_state(), dprpc_worker_rtt()).
+ */
+#include <errno.h>
+#include <stdio.h>
+#include <stdlib.h>
+
+#include <rte_random.h>
+
+#include "dp_agent.h"
+#include "dp_client.h"
+#include "dp_server.h"
+#include "dprpc_atomic.h"
+
+int
+dp_peer_init(struct dprpc_agent *a, unsigned int p)
+{
+	struct dp_peer *peer = &a->peers[p];
+	unsigned int i;
+
+	dp_l2l4_template(peer->tmpl, &a->self_addr, &a->world.addrs[p]);
+	snprintf(peer->expire_msg, sizeof(peer->expire_msg), "call to %s timed out",
+		a->world.w[p].name);
+	peer->slots = calloc(a->max_outstanding, sizeof(*peer->slots));
+	peer->free_slots = calloc(a->max_outstanding, sizeof(*peer->free_slots));
+	/* Each slot's area on its own cache lines: a kept frame is
+	 * written once per call (see dp_srv_grow() for the server's). */
+	peer->keep = aligned_alloc(RTE_CACHE_LINE_SIZE, (size_t)a->max_outstanding * DP_KEEP_BYTES);
+	/* The server side as large as our own numbering to start with:
+	 * a world of equal max_outstanding never grows it. */
+	if (peer->slots == NULL || peer->free_slots == NULL || peer->keep == NULL ||
+		dp_srv_grow(peer, a->max_outstanding) != 0)
+		return -ENOMEM;
+	/* Stack of free slots, lowest index on top. */
+	for (i = 0; i < a->max_outstanding; i++)
+		peer->free_slots[i] = (uint16_t)(a->max_outstanding - 1 - i);
+	peer->nb_free = a->max_outstanding;
+	peer->next_req = (uint32_t)rte_rand();
+	peer->ans_req = peer->next_req; /* nothing answered after it yet */
+	/* Until the first round trip: before the peer is published
+	 * (the agent shared, or world.n stored with release). */
+	dp_store_relaxed(&peer->rto_tsc, a->rto_tsc);
+	return 0;
+}
+
+/* peers[] for the world's capacity: joiners' entries are allocated as
+ * they join (join.c), the array never moves. */
+int
+dp_peers_init(struct dprpc_agent *a)
+{
+	unsigned int p;
+	int rc;
+
+	a->peers = calloc(a->world_cap, sizeof(*a->peers));
+	if (a->peers == NULL)
+		return -ENOMEM;
+	for (p = 0; p < a->world.n; p++) {
+		rc = dp_peer_init(a, p);
+		if (rc != 0)
+			return rc;
+	}
+	return 0;
+}
+
+void
+dp_peers_free(struct dprpc_agent *a)
+{
+	unsigned int p;
+
+	if (a->peers == NULL)
+		return;
+	for (p = 0; p < a->world_cap; p++) {
+		free(a->peers[p].slots);
+		free(a->peers[p].free_slots);
+		free(a->peers[p].srv);
+		free(a->peers[p].srv_keep);
+		free(a->peers[p].keep);
+	}
+	free(a->peers);
+	a->peers = NULL;
+}
+
+int
+dprpc_worker_state(const struct dprpc_agent *a, unsigned int rank)
+{
+	if (a == NULL)
+		return -EINVAL;
+	if (rank >= dp_world_n(a))
+		return -ENOENT;
+	if (rank == a->rank)
+		return DPRPC_PEER_UP;
+	/* Relaxed: a snapshot of a poller-written state; publishes nothing. */
+	return dp_load_relaxed(&a->peers[rank].state);
+}
+
+int
+dprpc_worker_rtt(const struct dprpc_agent *a, unsigned int rank, struct dprpc_worker_rtt *rtt)
+{
+	if (a == NULL || rtt == NULL)
+		return -EINVAL;
+	if (rank >= dp_world_n(a) || rank == a->rank)
+		return -ENOENT;
+	/* Relaxed: snapshots of the poller's estimates (dp_agent.h). */
+	rtt->srtt_ns = dp_tsc_to_ns(a, dp_load_relaxed(&a->peers[rank].srtt_tsc));
+	rtt->rto_ns = dp_tsc_to_ns(a, dp_load_relaxed(&a->peers[rank].rto_tsc));
+	return 0;
+}
