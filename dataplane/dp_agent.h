@@ -89,11 +89,11 @@ struct dp_memif_sock {
 	bool abstract;
 };
 
-/* One of the agent's ports (port.c): what was done to it, its queues and
+/* One of the agent's ports (port_open.c): what was done to it, its queues and
  * the frames staged for it.  The poller's, but for what creation and
  * destroy do. */
 /* What a memif link's server appends to its socket's path to bind it,
- * the path itself being named once its port is started (port.c). */
+ * the path itself being named once its port is started (port_open.c). */
 #define DP_SOCK_ALIAS "~"
 
 struct dp_port {
@@ -172,7 +172,7 @@ struct dp_port {
 	 * DP_SOCK_ALIAS (alias), and makes sock a second name of that file once its
 	 * port is started (named; unlinked at close): a client that found
 	 * the file before the server was ready for its handshake was turned
-	 * away for good (port.c). */
+	 * away for good (port_open.c). */
 	char sock[DP_SOCK_PATH_MAX];
 	bool alias, named;
 	struct rte_mbuf *tx_buf[DP_TX_BUF];
@@ -452,7 +452,7 @@ struct dprpc_agent {
 	struct dp_join join;
 	struct dp_rx_ctx rx_ctx;
 
-	/* The ports (port.c): ports[0] the default one (conf.vdev or
+	/* The ports (port_open.c): ports[0] the default one (conf.vdev or
 	 * conf.port_id) when there is one, then one per memif link of the
 	 * world map.  peer_port[r]: the index of the port that reaches
 	 * worker r.  Fixed at creation; the ports' queues and tx buffers are
@@ -583,7 +583,7 @@ struct dprpc_agent {
 	atomic_bool leaving;
 	uint64_t rdv_ping_tsc; /* poller only: the last round of pings */
 	/* Link ports' state checked (start retried, link read) no more often
-	 * than this, poller only (port.c). */
+	 * than this, poller only (port_timer.c). */
 	uint64_t link_check_tsc;
 	unsigned int nb_link_ports;
 

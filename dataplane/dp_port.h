@@ -1,12 +1,12 @@
 /* SPDX-License-Identifier: BSD-3-Clause */
 /*
- * The agent's port (port.c): a vdev probed from conf.vdev, or a port of the
+ * The agent's port (port_open.c, port_link.c, port_timer.c): a vdev probed from conf.vdev, or a port of the
  * application's, handed over (configured and started by the agent) or
  * ready (conf.port_ready: configured and started by the application, only
  * its queues conf.rx_queue and conf.tx_queue used); stopped with the agent
  * if the agent started it, and closed if it probed it (the contract: struct
  * dprpc_agent_conf's port_id); and a memif port per link of the world map
- * (port.c's top).  The thread that creates or destroys the agent, but
+ * (port_open.c's top).  The thread that creates or destroys the agent, but
  * dp_ports_timer() (the poller) and dp_ports_link_up() (any thread).
  */
 #ifndef DP_PORT_H
@@ -38,7 +38,7 @@ struct dp_port;
 int dp_port_open(struct dprpc_agent *a, const struct dprpc_agent_conf *c);
 /* Stop the port if we started it, and close it if we probed it
  * (port_close.c): with link ports, on the EAL interrupt thread, waited
- * for, working around DPDK 22.11's memif PMD (port_close.c's top). */
+ * for, working around DPDK 22.11's memif PMD (memif_unhook.c's top). */
 void dp_port_close(struct dprpc_agent *a);
 /* As dp_port_close(), for the ports whose close_now is set only (memif
  * links dp_links_close() is done with while it waits for others). */

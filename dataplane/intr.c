@@ -17,7 +17,7 @@
  * interrupt thread rebuild its epoll set from every registered source,
  * reading each source's interrupt handle.  The memif PMD leaves sources
  * registered whose handles it freed (the listener of a server socket,
- * defect 2 in port_close.c); those handles lie in the EAL heap, which is
+ * defect 2 in memif_unhook.c); those handles lie in the EAL heap, which is
  * readable until rte_eal_cleanup() unmaps it.  A rebuild the interrupt
  * thread has not run yet when the process calls rte_eal_cleanup() runs on
  * the unmapped heap: the worker dies with SIGSEGV in rte_intr_fd_get().

@@ -295,7 +295,7 @@ dp_poll_locked(struct dprpc_agent *a, unsigned int budget)
 	a->now_tsc = rte_rdtsc();
 	if (likely(!a->ports[0].pending && !a->ports[0].quiet))
 		work += dp_poll_port(a, &a->ports[0], budget);
-	/* Further ports: the memif links of the world map (port.c); one
+	/* Further ports: the memif links of the world map (port_link.c); one
 	 * that is not started yet, or quiet, is left alone. */
 	for (i = 1; i < a->nb_ports; i++)
 		if (likely(!a->ports[i].pending && !a->ports[i].quiet && !a->ports[i].join))

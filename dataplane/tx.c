@@ -242,7 +242,7 @@ dp_stage_port(struct dprpc_agent *a, struct rte_mbuf *m)
 			       : a->join_port >= 0 ? (unsigned int)a->join_port
 						   : 0];
 		if (unlikely(!pt->up)) {
-			/* A memif link not up yet (port.c): nothing to pile
+			/* A memif link not up yet (port_timer.c): nothing to pile
 			 * up for; the call resends. */
 			dp_count(&a->st.tx_dropped, 1);
 			rte_pktmbuf_free(m);

@@ -35,10 +35,12 @@ EXT = 'ext'
 # the layer each belongs to.
 FLAT = {
 	'codec.c': 'wire', 'world.c': 'wire', 'dp_wire.h': 'wire',
-	'port.c': 'port', 'port_close.c': 'port', 'intr.c': 'port',
+	'port_open.c': 'port', 'port_link.c': 'port', 'port_timer.c': 'port',
+	'port_close.c': 'port', 'memif_unhook.c': 'port', 'intr.c': 'port',
 	'memif_sock.c': 'port', 'eal.c': 'port', 'mbuf_pool.c': 'port',
 	'fault.c': 'port', 'dp_port.h': 'port', 'dp_intr.h': 'port',
 	'dp_eal.h': 'port', 'dp_fault.h': 'port', 'dp_mbuf_pool.h': 'port',
+	'dp_port_int.h': 'port',
 	'rcu.c': 'base', 'req_pool.c': 'base', 'ext.c': 'base', 'poll_lock.c': 'base',
 	'info.c': 'base',
 	'dp_req_pool.h': 'base', 'dp_poll.h': 'base',
@@ -95,7 +97,10 @@ ALLOW_UP_INCLUDES = {
 	'memif_sock.c': {'dp_agent.h'},
 	'msg_rx.c': {'dp_agent.h'},
 	'msg_tx.c': {'dp_agent.h'},
-	'port.c': {'dp_agent.h', 'dp_link_close.h'},
+	'port_link.c': {'dp_agent.h'},
+	'port_open.c': {'dp_agent.h'},
+	'port_timer.c': {'dp_agent.h', 'dp_link_close.h'},
+	'memif_unhook.c': {'dp_agent.h'},
 	'port_close.c': {'dp_agent.h'},
 	'rcu.c': {'dp_agent.h'},
 	'server.c': {'dp_agent.h'},
@@ -106,7 +111,7 @@ ALLOW_UP_INCLUDES = {
 	'link_close.c': {'dp_agent.h'},
 	'rendezvous.c': {'dp_agent.h'},
 }
-ALLOW_LONG = {'dp_agent.h', 'join.c', 'port.c', 'stream_rx.c'}
+ALLOW_LONG = {'dp_agent.h', 'join.c', 'stream_rx.c'}
 
 
 def dataplane_files(src):

@@ -48,18 +48,8 @@
 #include <rte_kvargs.h>
 
 #include "dp_agent.h"
-#include "dp_link_close.h"
 #include "dp_port.h"
-
-/* The rings of a link port: 2^8 = 256 descriptors each way (the PMD's
- * default is 2^10).  A link carries one peer's traffic, whose frames in
- * flight the senders bound (max_outstanding calls of a frame each, a
- * message's credits: 64 by default), and tx_buf absorbs a full ring.  Its
- * shared memory is 1 MB instead of 4 MB: made at connect and freed at the
- * close, on the interrupt thread, in every worker's start-up and shutdown
- * (a 4-worker world's shutdown: median 16.5 ms against 25 ms with 2^10,
- * 6 runs each, the same aggregate rate). */
-#define DP_LINK_RSIZE "8"
+#include "dp_port_int.h"
 
 /*
  * Whether the application's port runs queues @rxq and @txq: 0, -EINVAL, or
@@ -124,7 +114,7 @@ dp_port_take_ready(
  * again, from @now: DP_LINK_RETRY_MS, as a link's client, when its socket
  * file can be watched (dp_port_waits()); DP_LINK_RESTART_MS in the
  * abstract namespace, which has none. */
-static uint64_t
+uint64_t
 dp_default_retry_tsc(const struct dprpc_agent *a, const struct dp_port *pt, uint64_t now)
 {
 	return now + a->tsc_hz / 1000 * (pt->client ? DP_LINK_RETRY_MS : DP_LINK_RESTART_MS);
@@ -134,7 +124,7 @@ dp_default_retry_tsc(const struct dprpc_agent *a, const struct dp_port *pt, uint
  * (dp_port.alias): pt->sock made a second name of its socket file, which
  * its client waits for.  A file left there (a server that died) is
  * replaced. */
-static int
+int
 dp_port_name_sock(struct dprpc_agent *a, struct dp_port *pt)
 {
 	/* No longer than a socket's name (dp_port.alias). */
@@ -158,7 +148,7 @@ dp_port_name_sock(struct dprpc_agent *a, struct dp_port *pt)
  * PMD's connect() failed): a link port is left pending, the default port
  * not started (dp_port.restart), and the timer starts it later
  * (dp_ports_timer()). */
-static int
+int
 dp_port_setup(struct dprpc_agent *a, struct dp_port *pt, uint16_t port)
 {
 	struct dp_memif_sock ms;
@@ -217,7 +207,7 @@ dp_port_setup(struct dprpc_agent *a, struct dp_port *pt, uint16_t port)
 }
 
 /* Probe the vdev @spec (its name before the first comma) as @pt. */
-static int
+int
 dp_port_probe(struct dprpc_agent *a, struct dp_port *pt, const char *spec)
 {
 	uint16_t port;
@@ -244,196 +234,6 @@ dp_port_probe(struct dprpc_agent *a, struct dp_port *pt, const char *spec)
 	}
 	pt->id = port;
 	return dp_port_setup(a, pt, port);
-}
-
-/* Count port @pt (ports[nb_ports]) in: with release, as other threads
- * read nb_ports (dp_ports_link_up()); the poller is its only writer. */
-static void
-dp_port_publish(struct dprpc_agent *a)
-{
-	__atomic_store_n(&a->nb_ports, a->nb_ports + 1, __ATOMIC_RELEASE);
-}
-
-/* The memif port of the world map's link to worker @r, if one reaches it:
- * 1, 0 (none: the default port), or -errno. */
-static int
-dp_port_link_one(struct dprpc_agent *a, unsigned int r, bool have_default)
-{
-	char path[DP_SOCK_PATH_MAX], spec[RTE_DEV_NAME_MAX_LEN + DP_SOCK_PATH_MAX + 64], err[160];
-	struct dp_port *pt;
-	bool server;
-	int rc;
-
-	rc = dp_world_link_of(&a->world, a->rank, r, path, &server, err, sizeof(err));
-	if (rc < 0) {
-		DP_LOG(ERR, "agent %s: %s", a->name, err);
-		return rc;
-	}
-	if (rc == 0) {
-		if (!have_default) {
-			DP_LOG(ERR,
-				"agent %s: no port reaches worker %s: give a vdev or a "
-				"port_id, or a link in the world map",
-				a->name, a->world.w[r].name);
-			return -EINVAL;
-		}
-		return 0;
-	}
-	if (a->nb_ports == DP_MAX_PORTS)
-		return -ENOSPC;
-	pt = &a->ports[a->nb_ports];
-	memset(pt, 0, offsetof(struct dp_port, tx_buf));
-	pt->link = true;
-	pt->client = !server;
-	pt->peer = (uint16_t)r;
-	memcpy(pt->sock, path, sizeof(pt->sock));
-	/* A server's socket file gets the link's name once its port is
-	 * started (dp_port.alias): bound as PATH~, or as PATH if that is too
-	 * long for a socket's name. */
-	pt->alias = server && strlen(path) + strlen(DP_SOCK_ALIAS) < sizeof(pt->sock);
-	snprintf(spec, sizeof(spec),
-		"net_memif_dp%u_%u,role=%s,rsize=" DP_LINK_RSIZE ",socket-abstract=no,socket=%s%s",
-		a->instance, r, server ? "server" : "client", path, pt->alias ? DP_SOCK_ALIAS : "");
-	if (server) {
-		char bound[DP_SOCK_PATH_MAX + sizeof(DP_SOCK_ALIAS)];
-
-		snprintf(bound, sizeof(bound), "%s%s", path, pt->alias ? DP_SOCK_ALIAS : "");
-		rc = dp_memif_sock_reclaim(a, bound);
-		if (rc != 0)
-			return rc;
-	}
-	a->nb_link_ports++;
-	a->peer_port[r] = (uint8_t)a->nb_ports;
-	rc = dp_port_probe(a, pt, spec);
-	/* Counted in after its probe (its id set for dp_ports_link_up()),
-	 * failed or not: dp_port_close() undoes what was done to it. */
-	dp_port_publish(a);
-	return rc != 0 ? rc : 1;
-}
-
-/* The memif ports of the world map's links that reach this agent's peers. */
-static int
-dp_ports_links(struct dprpc_agent *a, bool have_default)
-{
-	unsigned int r;
-	int rc;
-
-	for (r = 0; r < a->world.n; r++) {
-		if (r == a->rank)
-			continue;
-		rc = dp_port_link_one(a, r, have_default);
-		if (rc < 0)
-			return rc;
-	}
-	return 0;
-}
-
-int
-dp_port_link_add(struct dprpc_agent *a, unsigned int r)
-{
-	int rc = dp_port_link_one(a, r, a->has_default_port);
-
-	if (rc < 0)
-		return rc;
-	if (rc == 0) {
-		a->peer_port[r] = 0;	      /* the default port */
-		a->ports[0].one_peer = false; /* it now reaches two workers */
-	}
-	return 0;
-}
-
-/*
- * Whether the default port is a memif port (closed as link ports are, on
- * the interrupt thread: port_close.c), and whether it reaches one worker
- * only: a memif device (a
- * point-to-point link, whoever created it) through which exactly one
- * other worker is reached.  That worker's leave is then handled as over
- * a link port of the world map (dp_port.one_peer): without it, a
- * two-worker world over an application's memif port lost the LEAVE_ACK
- * of a worker that destroyed its agent at once (the rings go with the
- * link), and the leaver waited for the peer timeout (1 s) in about half
- * of the shutdowns; and it polled the port while the PMD tore the
- * connection down.
- */
-static void
-dp_port_default_peer(struct dprpc_agent *a)
-{
-	struct rte_eth_dev_info info;
-	unsigned int r, n = 0, peer = 0;
-
-	if (rte_eth_dev_info_get(a->ports[0].id, &info) != 0 || info.driver_name == NULL ||
-		strcmp(info.driver_name, "net_memif") != 0)
-		return;
-	a->ports[0].memif = true;
-	for (r = 0; r < a->world.n; r++)
-		if (r != a->rank && a->peer_port[r] == 0) {
-			n++;
-			peer = r;
-		}
-	if (n == 1) {
-		a->ports[0].one_peer = true;
-		a->ports[0].peer = (uint16_t)peer;
-	}
-}
-
-int
-dp_port_join_open(struct dprpc_agent *a, const char *member)
-{
-	char spec[RTE_DEV_NAME_MAX_LEN + DP_SOCK_PATH_MAX + 64], path[DP_SOCK_PATH_MAX];
-	bool server = member == NULL;
-	struct dp_port *pt;
-	int n, rc;
-
-	n = snprintf(
-		path, sizeof(path), "%s/%s.join", a->world.mesh_dir, server ? a->name : member);
-	if (n < 0 || n >= (int)sizeof(path)) {
-		DP_LOG(ERR, "agent %s: join socket under %s longer than %d bytes", a->name,
-			a->world.mesh_dir, DP_SOCK_PATH_MAX - 1);
-		return -ENAMETOOLONG;
-	}
-	if (a->nb_ports == DP_MAX_PORTS)
-		return -ENOSPC;
-	if (server) {
-		rc = dp_memif_sock_reclaim(a, path);
-		if (rc != 0)
-			return rc;
-	}
-	pt = &a->ports[a->nb_ports];
-	memset(pt, 0, offsetof(struct dp_port, tx_buf));
-	pt->link = true;
-	pt->join = true;
-	pt->client = !server;
-	pt->peer = DP_RANK_NONE;
-	memcpy(pt->sock, path, sizeof(pt->sock));
-	snprintf(spec, sizeof(spec),
-		"net_memif_dp%u_j%s,role=%s,rsize=" DP_LINK_RSIZE ",socket-abstract=no,socket=%s",
-		a->instance, server ? "s" : "c", server ? "server" : "client", path);
-	a->nb_link_ports++;
-	a->join_port = (int)a->nb_ports;
-	rc = dp_port_probe(a, pt, spec);
-	dp_port_publish(a); /* after the probe, as dp_port_link_one()'s */
-	return rc;
-}
-
-void
-dp_port_join_reset(struct dprpc_agent *a)
-{
-	struct dp_port *pt = &a->ports[a->join_port];
-
-	/* The server hangs up on the joiner, here on the poller (the PMD's
-	 * teardown in this thread, not under a poll of the port), and
-	 * listens again for the next one. */
-	if (pt->started)
-		(void)rte_eth_dev_stop(pt->id);
-	pt->started = false;
-	pt->up = false;
-	if (rte_eth_dev_start(pt->id) == 0) {
-		pt->started = true;
-		pt->start_tsc = rte_rdtsc();
-	} else {
-		pt->pending = true;
-		pt->retry_tsc = rte_rdtsc();
-	}
 }
 
 /* DPDK 22.11's memif PMD, for a vdev that does not say: a client, on the
@@ -611,219 +411,4 @@ dp_port_open(struct dprpc_agent *a, const struct dprpc_agent_conf *c)
 	for (i = 0; i < a->nb_ports; i++)
 		a->ports[i].up = !a->ports[i].link;
 	return 0;
-}
-
-/*
- * Whether pending client port @pt waits: until its server's socket file
- * exists (checked at every link check, so a client connects within
- * DP_LINK_CHECK_MS of its server listening), then at most every
- * DP_LINK_RETRY_MS (a failed start is logged by the PMD).  A server
- * removes its socket file when it closes its port: a client whose worker
- * left does not connect to a server being torn down (DPDK 22.11's memif
- * PMD frees the listener while its interrupt thread may still accept).
- */
-static bool
-dp_port_waits(struct dp_port *pt, uint64_t now)
-{
-	struct stat sb;
-
-	if (!pt->pending)
-		return false;
-	if (pt->client && stat(pt->sock, &sb) != 0) {
-		pt->retry_tsc = 0;
-		return true;
-	}
-	return now < pt->retry_tsc;
-}
-
-bool
-dp_own_link(const struct dp_port *pt, unsigned int p)
-{
-	return (pt->link || pt->one_peer) && pt->peer == p;
-}
-
-void
-dp_port_go_quiet(struct dp_port *pt)
-{
-	pt->quiet = true;
-	pt->quiet_tsc = 0;
-}
-
-/* A quiet port is used again DP_LINK_QUIET_MS after its link was first
- * seen down (@up false): the PMD is done with the disconnect by then. */
-static void
-dp_port_quiet_timer(struct dprpc_agent *a, struct dp_port *pt, bool up, uint64_t now)
-{
-	if (!up && pt->quiet_tsc == 0)
-		pt->quiet_tsc = now;
-	if (pt->quiet_tsc != 0 && now - pt->quiet_tsc >= a->tsc_hz / 1000 * DP_LINK_QUIET_MS) {
-		pt->quiet = false;
-		pt->peer_closed = false;
-		pt->answered = false;
-	} else if (pt->peer_closed && pt->quiet_tsc == 0 &&
-		   now >= pt->answered_tsc + a->tsc_hz / 1000 * DP_LINK_CLOSED_QUIET_MAX_MS) {
-		/* Closed by its worker (link_close.c), and never seen down
-		 * since: the link up now is its successor's. */
-		DP_LOG(NOTICE,
-			"agent %s: port %u closed by its worker %d ms ago is up: polled again",
-			a->name, pt->id, DP_LINK_CLOSED_QUIET_MAX_MS);
-		pt->quiet = false;
-		pt->peer_closed = false;
-		pt->answered = false;
-	}
-}
-
-/* The default port, a memif client the agent probed (dp_port.restart):
- * stopped and started again when its link is not up DP_LINK_RESTART_MS
- * after it started, or, pending (it could not start: no server listened),
- * started again as a pending link client is (dp_port_waits(): once its
- * socket file exists; every DP_LINK_RESTART_MS in the abstract
- * namespace, which has no file, the PMD logging each failure), until its
- * link first comes up.  Not after: a server that went away is its worker
- * leaving or gone, and a client started again every 500 ms on a socket
- * nobody listens on only logs failures. */
-static void
-dp_port_restart_timer(struct dprpc_agent *a, struct dp_port *pt, uint64_t now)
-{
-	uint64_t ms = a->tsc_hz / 1000;
-	struct rte_eth_link link;
-
-	if (pt->started && rte_eth_link_get_nowait(pt->id, &link) == 0 &&
-		link.link_status == RTE_ETH_LINK_UP) {
-		pt->restart = false;
-		return;
-	}
-	if (pt->quiet)
-		return;
-	if (pt->pending) {
-		if (dp_port_waits(pt, now))
-			return;
-		pt->retry_tsc = dp_default_retry_tsc(a, pt, now);
-	} else if (now - pt->start_tsc < ms * DP_LINK_RESTART_MS) {
-		return;
-	} else {
-		DP_LOG(NOTICE,
-			"agent %s: memif port %u not up %d ms after connecting: connecting again",
-			a->name, pt->id, DP_LINK_RESTART_MS);
-		(void)rte_eth_dev_stop(pt->id);
-	}
-	pt->started = rte_eth_dev_start(pt->id) == 0;
-	pt->pending = !pt->started;
-	pt->start_tsc = now;
-	if (pt->started)
-		(void)rte_eth_promiscuous_enable(pt->id);
-}
-
-/* The default port when it reaches one worker (dp_port.one_peer): lost
- * and quiet as a link port's, nothing else. */
-static void
-dp_port_one_peer_timer(struct dprpc_agent *a, struct dp_port *pt, uint64_t now)
-{
-	struct rte_eth_link link;
-	bool up =
-		rte_eth_link_get_nowait(pt->id, &link) == 0 && link.link_status == RTE_ETH_LINK_UP;
-
-	if (up)
-		pt->lost = false;
-	else if (pt->carrier && !pt->quiet)
-		pt->lost = true;
-	pt->carrier = up;
-	if (pt->quiet)
-		dp_port_quiet_timer(a, pt, up, now);
-}
-
-void
-dp_ports_timer(struct dprpc_agent *a, uint64_t now)
-{
-	struct rte_eth_link link;
-	unsigned int i;
-	bool was_up;
-
-	if (now < a->link_check_tsc)
-		return;
-	a->link_check_tsc = now + a->tsc_hz / 1000 * DP_LINK_CHECK_MS;
-	for (i = 0; i < a->nb_ports; i++) {
-		struct dp_port *pt = &a->ports[i];
-
-		if (pt->restart)
-			dp_port_restart_timer(a, pt, now);
-		if (pt->one_peer) {
-			dp_port_one_peer_timer(a, pt, now);
-			continue;
-		}
-		if (!pt->link || pt->retired)
-			continue;
-		if (dp_port_waits(pt, now))
-			continue;
-		if (pt->pending) {
-			pt->retry_tsc = now + a->tsc_hz / 1000 * DP_LINK_RETRY_MS;
-			if (rte_eth_dev_start(pt->id) != 0)
-				continue;
-			pt->pending = false;
-			pt->started = true;
-			pt->start_tsc = now;
-			pt->retry_tsc = now; /* a server's name: at once, below */
-			(void)rte_eth_promiscuous_enable(pt->id);
-		}
-		/* A server started here, or whose naming failed: its client
-		 * waits for the name, tried again every DP_LINK_RETRY_MS. */
-		if (pt->alias && pt->started && !pt->named && now >= pt->retry_tsc) {
-			pt->retry_tsc = now + a->tsc_hz / 1000 * DP_LINK_RETRY_MS;
-			(void)dp_port_name_sock(a, pt);
-		}
-		was_up = pt->up;
-		pt->up = rte_eth_link_get_nowait(pt->id, &link) == 0 &&
-			 link.link_status == RTE_ETH_LINK_UP;
-		/* Up: the rendezvous pings its worker at the next tick rather
-		 * than up to DP_RDV_PING_MS later. */
-		if (pt->up && !was_up)
-			a->rdv_ping_tsc = 0;
-		if (pt->up)
-			pt->lost = false;
-		else if (was_up && !pt->quiet)
-			pt->lost = true;
-		if (pt->quiet) {
-			/* Its worker left: used again once the PMD is done
-			 * with the disconnect (struct dp_port). */
-			dp_port_quiet_timer(a, pt, pt->up, now);
-			pt->up = false;
-			continue;
-		}
-		/* A client connected but whose link never came up (its server
-		 * was not ready for the handshake: the PMD does not try again
-		 * by itself), or went down (its server went away): connect
-		 * again, as a client that could not start. */
-		if (!pt->up && pt->client && pt->started &&
-			now - pt->start_tsc >= a->tsc_hz / 1000 * DP_LINK_RESTART_MS) {
-			DP_LOG(NOTICE,
-				"agent %s: memif link to %s not up %d ms after connecting: "
-				"connecting again",
-				a->name,
-				pt->join ? "a member's join socket" : a->world.w[pt->peer].name,
-				DP_LINK_RESTART_MS);
-			(void)rte_eth_dev_stop(pt->id);
-			pt->started = false;
-			pt->pending = true;
-			pt->retry_tsc = now;
-		}
-	}
-}
-
-bool
-dp_ports_link_up(struct dprpc_agent *a)
-{
-	struct rte_eth_link link;
-	unsigned int i;
-
-	/* A pending port (not started) reads as down.  Acquire: pairs with
-	 * dp_port_publish(); a join port is up only while a joiner uses it. */
-	unsigned int n = __atomic_load_n(&a->nb_ports, __ATOMIC_ACQUIRE);
-
-	for (i = 0; i < n; i++)
-		if (a->ports[i].join)
-			continue;
-		else if (rte_eth_link_get_nowait(a->ports[i].id, &link) != 0 ||
-			 link.link_status != RTE_ETH_LINK_UP)
-			return false;
-	return true;
 }

@@ -1,0 +1,43 @@
+/* SPDX-License-Identifier: BSD-3-Clause */
+/*
+ * What the port's files share (port_open.c, port_link.c, port_timer.c,
+ * port_close.c, memif_unhook.c):
+ * the steps of opening a port, which the link ports and the timer take
+ * again.  Never included outside them.
+ */
+#ifndef DP_PORT_INT_H
+#define DP_PORT_INT_H
+
+#include <stdbool.h>
+#include <stdint.h>
+
+struct dprpc_agent;
+struct dp_port;
+
+/* port_open.c: when a pending default memif client (dp_port.restart)
+ * tries to start again, from @now. */
+uint64_t dp_default_retry_tsc(const struct dprpc_agent *a, const struct dp_port *pt, uint64_t now);
+/* port_open.c: a started server link port's socket named pt->sock, which
+ * its client waits for (dp_port.alias): 0 or -errno (logged). */
+int dp_port_name_sock(struct dprpc_agent *a, struct dp_port *pt);
+/* port_open.c: configure @port as @pt (one rx and one tx queue) and start
+ * it; a memif client that cannot start yet is left pending. */
+int dp_port_setup(struct dprpc_agent *a, struct dp_port *pt, uint16_t port);
+/* port_open.c: probe the vdev @spec as @pt, then set it up. */
+int dp_port_probe(struct dprpc_agent *a, struct dp_port *pt, const char *spec);
+/* port_link.c: the memif ports of the world map's links that reach this
+ * agent's peers (dp_port_open()). */
+int dp_ports_links(struct dprpc_agent *a, bool have_default);
+/* port_link.c: whether the default port is a memif port, and whether it
+ * reaches one worker only (dp_port.one_peer). */
+void dp_port_default_peer(struct dprpc_agent *a);
+/* port_close.c: stop what dp_port_open() started and close what it probed,
+ * of the ports picked (close_now); on the interrupt thread with memif
+ * ports (memif_unhook.c). */
+void dp_ports_stop_close(struct dprpc_agent *a);
+/* memif_unhook.c: the memif work-around's close of the ports picked: the
+ * server sockets unhooked, then dp_ports_stop_close(), on the EAL interrupt
+ * thread (or in place if it cannot be reached), waited for. */
+void dp_on_intr(struct dprpc_agent *a);
+
+#endif /* DP_PORT_INT_H */

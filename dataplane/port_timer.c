@@ -1,0 +1,222 @@
+/* SPDX-License-Identifier: BSD-3-Clause */
+/*
+ * The ports on the poller's timer (port_open.c has the overview): pending
+ * memif clients started again, links read, quiet links used again.
+ */
+#include <errno.h>
+#include <string.h>
+#include <sys/stat.h>
+#include <unistd.h>
+
+#include <rte_cycles.h>
+#include <rte_dev.h>
+#include <rte_devargs.h>
+#include <rte_ethdev.h>
+#include <rte_kvargs.h>
+
+#include "dp_agent.h"
+#include "dp_link_close.h"
+#include "dp_port.h"
+#include "dp_port_int.h"
+
+/*
+ * Whether pending client port @pt waits: until its server's socket file
+ * exists (checked at every link check, so a client connects within
+ * DP_LINK_CHECK_MS of its server listening), then at most every
+ * DP_LINK_RETRY_MS (a failed start is logged by the PMD).  A server
+ * removes its socket file when it closes its port: a client whose worker
+ * left does not connect to a server being torn down (DPDK 22.11's memif
+ * PMD frees the listener while its interrupt thread may still accept).
+ */
+static bool
+dp_port_waits(struct dp_port *pt, uint64_t now)
+{
+	struct stat sb;
+
+	if (!pt->pending)
+		return false;
+	if (pt->client && stat(pt->sock, &sb) != 0) {
+		pt->retry_tsc = 0;
+		return true;
+	}
+	return now < pt->retry_tsc;
+}
+
+/* A quiet port is used again DP_LINK_QUIET_MS after its link was first
+ * seen down (@up false): the PMD is done with the disconnect by then. */
+static void
+dp_port_quiet_timer(struct dprpc_agent *a, struct dp_port *pt, bool up, uint64_t now)
+{
+	if (!up && pt->quiet_tsc == 0)
+		pt->quiet_tsc = now;
+	if (pt->quiet_tsc != 0 && now - pt->quiet_tsc >= a->tsc_hz / 1000 * DP_LINK_QUIET_MS) {
+		pt->quiet = false;
+		pt->peer_closed = false;
+		pt->answered = false;
+	} else if (pt->peer_closed && pt->quiet_tsc == 0 &&
+		   now >= pt->answered_tsc + a->tsc_hz / 1000 * DP_LINK_CLOSED_QUIET_MAX_MS) {
+		/* Closed by its worker (link_close.c), and never seen down
+		 * since: the link up now is its successor's. */
+		DP_LOG(NOTICE,
+			"agent %s: port %u closed by its worker %d ms ago is up: polled again",
+			a->name, pt->id, DP_LINK_CLOSED_QUIET_MAX_MS);
+		pt->quiet = false;
+		pt->peer_closed = false;
+		pt->answered = false;
+	}
+}
+
+/* The default port, a memif client the agent probed (dp_port.restart):
+ * stopped and started again when its link is not up DP_LINK_RESTART_MS
+ * after it started, or, pending (it could not start: no server listened),
+ * started again as a pending link client is (dp_port_waits(): once its
+ * socket file exists; every DP_LINK_RESTART_MS in the abstract
+ * namespace, which has no file, the PMD logging each failure), until its
+ * link first comes up.  Not after: a server that went away is its worker
+ * leaving or gone, and a client started again every 500 ms on a socket
+ * nobody listens on only logs failures. */
+static void
+dp_port_restart_timer(struct dprpc_agent *a, struct dp_port *pt, uint64_t now)
+{
+	uint64_t ms = a->tsc_hz / 1000;
+	struct rte_eth_link link;
+
+	if (pt->started && rte_eth_link_get_nowait(pt->id, &link) == 0 &&
+		link.link_status == RTE_ETH_LINK_UP) {
+		pt->restart = false;
+		return;
+	}
+	if (pt->quiet)
+		return;
+	if (pt->pending) {
+		if (dp_port_waits(pt, now))
+			return;
+		pt->retry_tsc = dp_default_retry_tsc(a, pt, now);
+	} else if (now - pt->start_tsc < ms * DP_LINK_RESTART_MS) {
+		return;
+	} else {
+		DP_LOG(NOTICE,
+			"agent %s: memif port %u not up %d ms after connecting: connecting again",
+			a->name, pt->id, DP_LINK_RESTART_MS);
+		(void)rte_eth_dev_stop(pt->id);
+	}
+	pt->started = rte_eth_dev_start(pt->id) == 0;
+	pt->pending = !pt->started;
+	pt->start_tsc = now;
+	if (pt->started)
+		(void)rte_eth_promiscuous_enable(pt->id);
+}
+
+/* The default port when it reaches one worker (dp_port.one_peer): lost
+ * and quiet as a link port's, nothing else. */
+static void
+dp_port_one_peer_timer(struct dprpc_agent *a, struct dp_port *pt, uint64_t now)
+{
+	struct rte_eth_link link;
+	bool up =
+		rte_eth_link_get_nowait(pt->id, &link) == 0 && link.link_status == RTE_ETH_LINK_UP;
+
+	if (up)
+		pt->lost = false;
+	else if (pt->carrier && !pt->quiet)
+		pt->lost = true;
+	pt->carrier = up;
+	if (pt->quiet)
+		dp_port_quiet_timer(a, pt, up, now);
+}
+
+void
+dp_ports_timer(struct dprpc_agent *a, uint64_t now)
+{
+	struct rte_eth_link link;
+	unsigned int i;
+	bool was_up;
+
+	if (now < a->link_check_tsc)
+		return;
+	a->link_check_tsc = now + a->tsc_hz / 1000 * DP_LINK_CHECK_MS;
+	for (i = 0; i < a->nb_ports; i++) {
+		struct dp_port *pt = &a->ports[i];
+
+		if (pt->restart)
+			dp_port_restart_timer(a, pt, now);
+		if (pt->one_peer) {
+			dp_port_one_peer_timer(a, pt, now);
+			continue;
+		}
+		if (!pt->link || pt->retired)
+			continue;
+		if (dp_port_waits(pt, now))
+			continue;
+		if (pt->pending) {
+			pt->retry_tsc = now + a->tsc_hz / 1000 * DP_LINK_RETRY_MS;
+			if (rte_eth_dev_start(pt->id) != 0)
+				continue;
+			pt->pending = false;
+			pt->started = true;
+			pt->start_tsc = now;
+			pt->retry_tsc = now; /* a server's name: at once, below */
+			(void)rte_eth_promiscuous_enable(pt->id);
+		}
+		/* A server started here, or whose naming failed: its client
+		 * waits for the name, tried again every DP_LINK_RETRY_MS. */
+		if (pt->alias && pt->started && !pt->named && now >= pt->retry_tsc) {
+			pt->retry_tsc = now + a->tsc_hz / 1000 * DP_LINK_RETRY_MS;
+			(void)dp_port_name_sock(a, pt);
+		}
+		was_up = pt->up;
+		pt->up = rte_eth_link_get_nowait(pt->id, &link) == 0 &&
+			 link.link_status == RTE_ETH_LINK_UP;
+		/* Up: the rendezvous pings its worker at the next tick rather
+		 * than up to DP_RDV_PING_MS later. */
+		if (pt->up && !was_up)
+			a->rdv_ping_tsc = 0;
+		if (pt->up)
+			pt->lost = false;
+		else if (was_up && !pt->quiet)
+			pt->lost = true;
+		if (pt->quiet) {
+			/* Its worker left: used again once the PMD is done
+			 * with the disconnect (struct dp_port). */
+			dp_port_quiet_timer(a, pt, pt->up, now);
+			pt->up = false;
+			continue;
+		}
+		/* A client connected but whose link never came up (its server
+		 * was not ready for the handshake: the PMD does not try again
+		 * by itself), or went down (its server went away): connect
+		 * again, as a client that could not start. */
+		if (!pt->up && pt->client && pt->started &&
+			now - pt->start_tsc >= a->tsc_hz / 1000 * DP_LINK_RESTART_MS) {
+			DP_LOG(NOTICE,
+				"agent %s: memif link to %s not up %d ms after connecting: "
+				"connecting again",
+				a->name,
+				pt->join ? "a member's join socket" : a->world.w[pt->peer].name,
+				DP_LINK_RESTART_MS);
+			(void)rte_eth_dev_stop(pt->id);
+			pt->started = false;
+			pt->pending = true;
+			pt->retry_tsc = now;
+		}
+	}
+}
+
+bool
+dp_ports_link_up(struct dprpc_agent *a)
+{
+	struct rte_eth_link link;
+	unsigned int i;
+
+	/* A pending port (not started) reads as down.  Acquire: pairs with
+	 * dp_port_publish(); a join port is up only while a joiner uses it. */
+	unsigned int n = __atomic_load_n(&a->nb_ports, __ATOMIC_ACQUIRE);
+
+	for (i = 0; i < n; i++)
+		if (a->ports[i].join)
+			continue;
+		else if (rte_eth_link_get_nowait(a->ports[i].id, &link) != 0 ||
+			 link.link_status != RTE_ETH_LINK_UP)
+			return false;
+	return true;
+}
