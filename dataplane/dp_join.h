@@ -13,6 +13,8 @@
 #include <stdbool.h>
 #include <stdint.h>
 
+#include <string.h>
+
 #include "dp_wire.h"
 
 struct dprpc_agent;
@@ -70,5 +72,50 @@ void dp_join_timer(struct dprpc_agent *a, uint64_t now);
 bool dp_join_busy(struct dprpc_agent *a);
 /* Free what the joiner's side allocated (destroy). */
 void dp_join_free(struct dprpc_agent *a);
+
+/* What join.c and join_assign.c share, the poller's. */
+/* A world entry as a join frame carries it, and back. */
+static inline void
+dp_join_entry_out(struct dp_join_entry *o, const struct dp_world_entry *e)
+{
+	memset(o, 0, sizeof(*o));
+	memcpy(o->name, e->name, sizeof(o->name));
+	memcpy(o->mac, e->addr.mac.addr_bytes, sizeof(o->mac));
+	o->ip = e->addr.ip;
+	o->port = e->addr.port;
+}
+
+static inline void
+dp_join_entry_in(struct dp_world_entry *e, const struct dp_join_entry *o)
+{
+	memcpy(e->name, o->name, sizeof(e->name));
+	e->name[sizeof(e->name) - 1] = '\0';
+	memcpy(e->addr.mac.addr_bytes, o->mac, sizeof(o->mac));
+	e->addr.ip = o->ip;
+	e->addr.port = o->port;
+}
+/* join.c: send a join operation @op with @len payload bytes, headers
+ * from @tmpl, to rank @dst (DP_RANK_NONE: a worker not in the world); to
+ * member @r. */
+void dp_join_send(struct dprpc_agent *a, const uint8_t *tmpl, uint16_t dst, uint64_t dst_session,
+	enum dp_ctrl_op op, const void *payload, uint32_t len);
+void dp_join_send_member(struct dprpc_agent *a, unsigned int r, enum dp_ctrl_op op,
+	const struct dp_join_msg *msg, uint32_t len);
+/* join_assign.c: whether a joiner can be reached from here; the assigner
+ * as this worker sees it (never the worker named @joiner); the state
+ * towards @r, allocated once (0 or -ENOMEM). */
+bool dp_join_reachable(const struct dprpc_agent *a);
+unsigned int dp_join_assigner(const struct dprpc_agent *a, const char *joiner);
+int dp_join_peer(struct dprpc_agent *a, unsigned int r);
+/* join_assign.c: the answer to the joiner of @q (its rank and a page of
+ * members, or the refusal @status); the JOIN @q at the assigner (ours, or
+ * relayed by @via); an ANNOUNCE @q from @from at a member; whether every
+ * other member acknowledged the announcement of @r (@send: announce it
+ * again to those that did not). */
+void dp_join_answer(
+	struct dprpc_agent *a, const struct dp_join_msg *q, unsigned int rank, int status);
+void dp_join_assign(struct dprpc_agent *a, const struct dp_join_msg *q, unsigned int via);
+void dp_join_announce_rx(struct dprpc_agent *a, unsigned int from, const struct dp_join_msg *q);
+bool dp_join_announced(struct dprpc_agent *a, unsigned int r, bool send);
 
 #endif /* DP_JOIN_H */
