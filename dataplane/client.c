@@ -33,7 +33,7 @@
 #include "dp_msg.h"
 #include "dp_server.h"
 #include "dp_stream.h"
-#include "dp_tx.h"
+#include "dp_submit.h"
 #include "fut_internal.h"
 #include "dprpc_atomic.h"
 #include "dprpc_lcore.h"

@@ -31,7 +31,6 @@
 #include "dp_handler.h"
 #include "dp_msg.h"
 #include "dp_poll.h"
-#include "dp_tx.h"
 #include "dprpc_lcore.h"
 
 /*

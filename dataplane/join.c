@@ -45,7 +45,7 @@
 #include "dp_poll.h"
 #include "dp_port.h"
 #include "dp_rendezvous.h"
-#include "dp_tx.h"
+#include "dp_stage.h"
 #include "dprpc_atomic.h"
 
 /* Send a join operation @op with @len payload bytes, headers from @tmpl,

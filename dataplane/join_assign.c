@@ -18,7 +18,6 @@
 #include "dp_poll.h"
 #include "dp_port.h"
 #include "dp_rendezvous.h"
-#include "dp_tx.h"
 #include "dprpc_atomic.h"
 
 /* Whether a joiner can be reached from here: through the default port, or

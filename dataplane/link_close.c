@@ -96,7 +96,7 @@
 #include "dp_link_close.h"
 #include "dp_liveness.h"
 #include "dp_port.h"
-#include "dp_tx.h"
+#include "dp_stage.h"
 #include "dprpc_atomic.h"
 
 void

@@ -26,7 +26,7 @@
 #include "dp_client.h"
 #include "dp_liveness.h"
 #include "dp_server.h"
-#include "dp_tx.h"
+#include "dp_submit.h"
 #include "dprpc_atomic.h"
 
 /* What dp_new_session() hands out, serialised: agents may be created by

@@ -29,7 +29,7 @@
 #include "dp_msg.h"
 #include "dp_server.h"
 #include "dp_stream.h"
-#include "dp_tx.h"
+#include "dp_stage.h"
 #include "fut_internal.h"
 #include "dprpc_atomic.h"
 

@@ -27,7 +27,7 @@
 #include "dp_msg.h"
 #include "dp_poll.h"
 #include "dp_server.h"
-#include "dp_tx.h"
+#include "dp_submit.h"
 #include "fut_internal.h"
 #include "dprpc_atomic.h"
 

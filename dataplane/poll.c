@@ -26,7 +26,7 @@
 #include "dp_rendezvous.h"
 #include "dp_server.h"
 #include "dp_stream.h"
-#include "dp_tx.h"
+#include "dp_submit.h"
 #include "dprpc_atomic.h"
 
 /*

@@ -45,7 +45,6 @@
 #include "dp_port.h"
 #include "dp_rendezvous.h"
 #include "dp_server.h"
-#include "dp_tx.h"
 #include "dprpc_atomic.h"
 
 /*

@@ -35,7 +35,7 @@
 #include "dp_handler.h"
 #include "dp_msg.h"
 #include "dp_poll.h"
-#include "dp_tx.h"
+#include "dp_submit.h"
 #include "dprpc_lcore.h"
 
 /* Give @req back to req_pool with what it holds: its hook's release, its

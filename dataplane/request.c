@@ -22,7 +22,6 @@
 #include "dp_handler.h"
 #include "dp_msg.h"
 #include "dp_poll.h"
-#include "dp_tx.h"
 #include "dprpc_lcore.h"
 
 const void *__rte_hot

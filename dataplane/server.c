@@ -45,7 +45,7 @@
 #include "dp_msg.h"
 #include "dp_server.h"
 #include "dp_stream.h"
-#include "dp_tx.h"
+#include "dp_submit.h"
 #include "dprpc_lcore.h"
 
 void

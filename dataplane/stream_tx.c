@@ -30,7 +30,7 @@
 #include "dp_msg.h"
 #include "dp_server.h"
 #include "dp_stream.h"
-#include "dp_tx.h"
+#include "dp_submit.h"
 #include "dprpc_atomic.h"
 
 /* Frames of a chunk of @len bytes (an empty chunk is one frame). */

@@ -1,9 +1,8 @@
 /* SPDX-License-Identifier: BSD-3-Clause */
 /*
  * Transmission: frames handed to the poller through tx_ring, staged in
- * the tx_buf of the port that reaches their destination (struct dp_port;
- * one port: no choice to make), handed to the port by rte_eth_tx_burst(),
- * or looped back when addressed to ourselves.
+ * the tx_buf of the port that reaches their destination (stage.c), or
+ * looped back when addressed to ourselves.
  *
  * tx_ring is multi-producer (RTS mode, see struct dprpc_agent),
  * single-consumer:
@@ -46,7 +45,7 @@
 #include "dp_poll.h"
 #include "dp_server.h"
 #include "dp_stream.h"
-#include "dp_tx.h"
+#include "dp_submit.h"
 #include "dprpc_atomic.h"
 #include "dprpc_lcore.h"
 
@@ -81,104 +80,12 @@ dp_submit(struct dprpc_agent *a, struct rte_mbuf *m, bool must)
 	return 0;
 }
 
-struct rte_mbuf *__rte_hot
-dp_frame_alloc(struct dprpc_agent *a, uint32_t len, uint8_t **frame)
-{
-	struct rte_mbuf *m = dprpc_mbuf_alloc(a->mp);
-
-	if (m == NULL)
-		return NULL;
-	*frame = (uint8_t *)rte_pktmbuf_append(m, (uint16_t)(DP_HDRS_LEN + len));
-	if (*frame == NULL) {
-		dprpc_mbuf_free(m);
-		return NULL;
-	}
-	return m;
-}
-
 /* A frame addressed to ourselves (a call to self, or its reply): deliver it
  * as if received, without the wire. */
 static void
 dp_loopback(struct dprpc_agent *a, struct rte_mbuf *m)
 {
 	dp_rx_frame(a, m);
-}
-
-/* Hand @pt's staged frames to its tx queue (inlined into both callers). */
-static __rte_always_inline unsigned int
-dp_tx_flush_port(struct dprpc_agent *a, struct dp_port *pt)
-{
-	uint16_t sent;
-
-	if (pt->tx_n == 0)
-		return 0;
-	if (unlikely(pt->quiet | pt->pending)) {
-		/* Its worker left (struct dp_port), or a default memif
-		 * client not started yet (no server listened): nothing goes
-		 * on it; calls resend. */
-		for (unsigned int i = 0; i < pt->tx_n; i++)
-			rte_pktmbuf_free(pt->tx_buf[i]);
-		dp_counter_add(&a->st.tx_dropped, pt->tx_n);
-		pt->tx_n = 0;
-		return 0;
-	}
-	sent = rte_eth_tx_burst(pt->id, pt->txq, pt->tx_buf, (uint16_t)pt->tx_n);
-	if (sent < pt->tx_n) {
-		memmove(pt->tx_buf, pt->tx_buf + sent, (pt->tx_n - sent) * sizeof(pt->tx_buf[0]));
-		dp_count(&a->st.tx_retries, 1);
-	}
-	pt->tx_n -= sent;
-	/* Relaxed: a statistic (struct dp_stats). */
-	dp_counter_add(&a->st.tx_frames, sent);
-	return sent;
-}
-
-unsigned int __rte_hot
-dp_tx_flush(struct dprpc_agent *a)
-{
-	unsigned int i, sent = dp_tx_flush_port(a, &a->ports[0]);
-
-	for (i = 1; i < a->nb_ports; i++)
-		sent += dp_tx_flush_port(a, &a->ports[i]);
-	return sent;
-}
-
-bool
-dp_tx_room(struct dprpc_agent *a, unsigned int to)
-{
-	struct dp_port *pt = &a->ports[a->nb_ports > 1 && to < a->world.n ? a->peer_port[to] : 0];
-
-	if (pt->tx_n == DP_TX_BUF)
-		dp_tx_flush_port(a, pt);
-	return pt->tx_n < DP_TX_BUF;
-}
-
-unsigned int
-dp_tx_fill(const struct dprpc_agent *a)
-{
-	unsigned int i, n = a->ports[0].tx_n;
-
-	for (i = 1; i < a->nb_ports; i++)
-		n = RTE_MAX(n, a->ports[i].tx_n);
-	return n;
-}
-
-/* The common case of dp_stage_out(): no transmit faults, one port, room
- * in its tx_buf.  Inlined into dp_stage_tx() (every request and reply goes
- * through it), it takes no call of its own and no register saves, and the
- * flush every DP_TX_FLUSH_AT frames is dp_tx_flush(), out of line (with
- * one port it flushes that one).  False: dp_stage_out() must stage it. */
-static __rte_always_inline bool
-dp_stage_fast(struct dprpc_agent *a, struct rte_mbuf *m)
-{
-	struct dp_port *pt = &a->ports[0];
-
-	if (unlikely(a->ftx.on || a->nb_ports > 1 || pt->tx_n >= DP_TX_BUF))
-		return false;
-	pt->tx_buf[pt->tx_n++] = m;
-	if (pt->tx_n >= DP_TX_FLUSH_AT)
-		(void)dp_tx_flush(a);
-	return true;
 }
 
 void __rte_hot
@@ -208,66 +115,6 @@ dp_stage_tx(struct dprpc_agent *a, struct rte_mbuf *m)
 		dp_stage_out(a, m);
 }
 
-/* A frame for the wire: through the transmit faults to the port. */
-void
-dp_stage_out(struct dprpc_agent *a, struct rte_mbuf *m)
-{
-	struct rte_mbuf *out[2];
-	unsigned int i, n;
-
-	if (likely(!a->ftx.on)) {
-		dp_stage_port(a, m);
-		return;
-	}
-	n = dp_fault_one(&a->ftx, m, out, rte_rdtsc(),
-		dp_frame_of_call(dp_frame_hdr(rte_pktmbuf_mtod(m, uint8_t *))));
-	for (i = 0; i < n; i++)
-		dp_stage_port(a, out[i]);
-}
-
-/* Stage a frame for the port that reaches its destination (faults
- * already applied).  With one port, that is all there is to choose. */
-void __rte_hot
-dp_stage_port(struct dprpc_agent *a, struct rte_mbuf *m)
-{
-	struct dp_port *pt = &a->ports[0];
-
-	if (unlikely(a->nb_ports > 1)) {
-		unsigned int dst =
-			rte_be_to_cpu_16(dp_frame_hdr(rte_pktmbuf_mtod(m, uint8_t *))->dst_worker);
-
-		/* DP_RANK_NONE (a join frame): the join port if there is
-		 * one (a meshed world), else the default port. */
-		pt = &a->ports[dst < a->world.n	   ? a->peer_port[dst]
-			       : a->join_port >= 0 ? (unsigned int)a->join_port
-						   : 0];
-		if (unlikely(!pt->up)) {
-			/* A memif link not up yet (port_timer.c): nothing to pile
-			 * up for; the call resends. */
-			dp_count(&a->st.tx_dropped, 1);
-			rte_pktmbuf_free(m);
-			return;
-		}
-	}
-	if (unlikely(pt->tx_n == DP_TX_BUF))
-		dp_tx_flush_port(a, pt);
-	if (likely(pt->tx_n < DP_TX_BUF)) {
-		pt->tx_buf[pt->tx_n++] = m;
-		if (pt->tx_n >= DP_TX_FLUSH_AT)
-			dp_tx_flush_port(a, pt);
-		return;
-	}
-	/* The port pushes back and tx_buf is full (the rx budget and the ring
-	 * drain leave room for everything they stage unless tx_buf is already
-	 * full, so only frames staged by callbacks and handlers, and the few
-	 * the drain keeps taking then, get here): park the frame on the tx
-	 * ring for a later poll.  Its call, if any, already holds its slot. */
-	if (rte_ring_enqueue(a->tx_ring, m) != 0) {
-		dp_count(&a->st.tx_dropped, 1);
-		rte_pktmbuf_free(m);
-	}
-}
-
 bool
 dp_tx_stale(struct dprpc_agent *a, struct rte_mbuf *m)
 {
@@ -290,13 +137,6 @@ dp_tx_stale(struct dprpc_agent *a, struct rte_mbuf *m)
 		return true;
 	s = &peer->slots[slot];
 	return s->fut == NULL || s->req_num != rte_be_to_cpu_32(h->req_num);
-}
-
-void
-dp_tx_discard(struct dprpc_agent *a, struct rte_mbuf *m)
-{
-	dp_count(&a->st.tx_discarded, 1);
-	rte_pktmbuf_free(m);
 }
 
 static bool

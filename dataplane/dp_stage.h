@@ -1,0 +1,67 @@
+/* SPDX-License-Identifier: BSD-3-Clause */
+/*
+ * Staging (stage.c): frames staged in the tx_buf of the port that reaches
+ * their destination, through the transmit faults, for rte_eth_tx_burst(),
+ * and flushed.  dp_frame_alloc(): any thread; the rest: the poller.  What
+ * a frame is (a call, a reply, one to ourselves) is for dp_stage_tx()
+ * (dp_submit.h) to say before it is staged.
+ */
+#ifndef DP_STAGE_H
+#define DP_STAGE_H
+
+#include <stdbool.h>
+#include <stdint.h>
+
+#include "dp_agent.h"
+
+struct rte_mbuf *dp_frame_alloc(struct dprpc_agent *a, uint32_t len, uint8_t **frame);
+void dp_stage_out(struct dprpc_agent *a, struct rte_mbuf *m);
+void dp_stage_port(struct dprpc_agent *a, struct rte_mbuf *m);
+unsigned int dp_tx_flush(struct dprpc_agent *a);
+/* Whether the port that reaches worker @to can stage one more frame:
+ * its tx_buf not full once what it holds was offered to the port.  A
+ * resend asks first: with no room it would be parked on tx_ring
+ * (dp_stage_port()), where the resends of a peer that stopped reading
+ * piled up, one per call and backoff, until calls could not be submitted
+ * (-ENOBUFS). */
+bool dp_tx_room(struct dprpc_agent *a, unsigned int to);
+
+/* The most frames staged for any one port.  Inline, as it was in the
+ * file of its caller (dp_drain_tx_ring(), every poll). */
+static inline unsigned int
+dp_tx_fill(const struct dprpc_agent *a)
+{
+	unsigned int i, n = a->ports[0].tx_n;
+
+	for (i = 1; i < a->nb_ports; i++)
+		n = RTE_MAX(n, a->ports[i].tx_n);
+	return n;
+}
+
+/* The common case of dp_stage_out(): no transmit faults, one port, room
+ * in its tx_buf.  Inlined into dp_stage_tx() (every request and reply goes
+ * through it), it takes no call of its own and no register saves, and the
+ * flush every DP_TX_FLUSH_AT frames is dp_tx_flush(), out of line (with
+ * one port it flushes that one).  False: dp_stage_out() must stage it. */
+static __rte_always_inline bool
+dp_stage_fast(struct dprpc_agent *a, struct rte_mbuf *m)
+{
+	struct dp_port *pt = &a->ports[0];
+
+	if (unlikely(a->ftx.on || a->nb_ports > 1 || pt->tx_n >= DP_TX_BUF))
+		return false;
+	pt->tx_buf[pt->tx_n++] = m;
+	if (pt->tx_n >= DP_TX_FLUSH_AT)
+		(void)dp_tx_flush(a);
+	return true;
+}
+
+/* Free a stale frame, counted in tx_discarded. */
+static inline void
+dp_tx_discard(struct dprpc_agent *a, struct rte_mbuf *m)
+{
+	dp_count(&a->st.tx_discarded, 1);
+	rte_pktmbuf_free(m);
+}
+
+#endif /* DP_STAGE_H */

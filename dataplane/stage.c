@@ -1,0 +1,142 @@
+/* SPDX-License-Identifier: BSD-3-Clause */
+/*
+ * Staging (dp_stage.h): frames in the tx_buf of the port that reaches their
+ * destination (struct dp_port; one port: no choice to make), through the
+ * transmit faults, handed to the port by rte_eth_tx_burst().  The poller,
+ * but dp_frame_alloc() (any thread).  What is staged is classified first
+ * by submit.c (calls, replies, frames to ourselves).
+ */
+#include <errno.h>
+#include <string.h>
+
+#include <rte_cycles.h>
+#include <rte_ethdev.h>
+
+#include "dp_agent.h"
+#include "dp_stage.h"
+#include "dprpc_atomic.h"
+#include "dprpc_lcore.h"
+
+struct rte_mbuf *__rte_hot
+dp_frame_alloc(struct dprpc_agent *a, uint32_t len, uint8_t **frame)
+{
+	struct rte_mbuf *m = dprpc_mbuf_alloc(a->mp);
+
+	if (m == NULL)
+		return NULL;
+	*frame = (uint8_t *)rte_pktmbuf_append(m, (uint16_t)(DP_HDRS_LEN + len));
+	if (*frame == NULL) {
+		dprpc_mbuf_free(m);
+		return NULL;
+	}
+	return m;
+}
+
+/* Hand @pt's staged frames to its tx queue (inlined into both callers). */
+static __rte_always_inline unsigned int
+dp_tx_flush_port(struct dprpc_agent *a, struct dp_port *pt)
+{
+	uint16_t sent;
+
+	if (pt->tx_n == 0)
+		return 0;
+	if (unlikely(pt->quiet | pt->pending)) {
+		/* Its worker left (struct dp_port), or a default memif
+		 * client not started yet (no server listened): nothing goes
+		 * on it; calls resend. */
+		for (unsigned int i = 0; i < pt->tx_n; i++)
+			rte_pktmbuf_free(pt->tx_buf[i]);
+		dp_counter_add(&a->st.tx_dropped, pt->tx_n);
+		pt->tx_n = 0;
+		return 0;
+	}
+	sent = rte_eth_tx_burst(pt->id, pt->txq, pt->tx_buf, (uint16_t)pt->tx_n);
+	if (sent < pt->tx_n) {
+		memmove(pt->tx_buf, pt->tx_buf + sent, (pt->tx_n - sent) * sizeof(pt->tx_buf[0]));
+		dp_count(&a->st.tx_retries, 1);
+	}
+	pt->tx_n -= sent;
+	/* Relaxed: a statistic (struct dp_stats). */
+	dp_counter_add(&a->st.tx_frames, sent);
+	return sent;
+}
+
+unsigned int __rte_hot
+dp_tx_flush(struct dprpc_agent *a)
+{
+	unsigned int i, sent = dp_tx_flush_port(a, &a->ports[0]);
+
+	for (i = 1; i < a->nb_ports; i++)
+		sent += dp_tx_flush_port(a, &a->ports[i]);
+	return sent;
+}
+
+bool
+dp_tx_room(struct dprpc_agent *a, unsigned int to)
+{
+	struct dp_port *pt = &a->ports[a->nb_ports > 1 && to < a->world.n ? a->peer_port[to] : 0];
+
+	if (pt->tx_n == DP_TX_BUF)
+		dp_tx_flush_port(a, pt);
+	return pt->tx_n < DP_TX_BUF;
+}
+
+/* A frame for the wire: through the transmit faults to the port. */
+void
+dp_stage_out(struct dprpc_agent *a, struct rte_mbuf *m)
+{
+	struct rte_mbuf *out[2];
+	unsigned int i, n;
+
+	if (likely(!a->ftx.on)) {
+		dp_stage_port(a, m);
+		return;
+	}
+	n = dp_fault_one(&a->ftx, m, out, rte_rdtsc(),
+		dp_frame_of_call(dp_frame_hdr(rte_pktmbuf_mtod(m, uint8_t *))));
+	for (i = 0; i < n; i++)
+		dp_stage_port(a, out[i]);
+}
+
+/* Stage a frame for the port that reaches its destination (faults
+ * already applied).  With one port, that is all there is to choose. */
+void __rte_hot
+dp_stage_port(struct dprpc_agent *a, struct rte_mbuf *m)
+{
+	struct dp_port *pt = &a->ports[0];
+
+	if (unlikely(a->nb_ports > 1)) {
+		unsigned int dst =
+			rte_be_to_cpu_16(dp_frame_hdr(rte_pktmbuf_mtod(m, uint8_t *))->dst_worker);
+
+		/* DP_RANK_NONE (a join frame): the join port if there is
+		 * one (a meshed world), else the default port. */
+		pt = &a->ports[dst < a->world.n	   ? a->peer_port[dst]
+			       : a->join_port >= 0 ? (unsigned int)a->join_port
+						   : 0];
+		if (unlikely(!pt->up)) {
+			/* A memif link not up yet (port_timer.c): nothing to pile
+			 * up for; the call resends. */
+			dp_count(&a->st.tx_dropped, 1);
+			rte_pktmbuf_free(m);
+			return;
+		}
+	}
+	if (unlikely(pt->tx_n == DP_TX_BUF))
+		dp_tx_flush_port(a, pt);
+	if (likely(pt->tx_n < DP_TX_BUF)) {
+		pt->tx_buf[pt->tx_n++] = m;
+		if (pt->tx_n >= DP_TX_FLUSH_AT)
+			dp_tx_flush_port(a, pt);
+		return;
+	}
+	/* The port pushes back and tx_buf is full (the rx budget and the ring
+	 * drain leave room for everything they stage unless tx_buf is already
+	 * full, so only frames staged by callbacks and handlers, and the few
+	 * the drain keeps taking then, get here): park the frame on the tx
+	 * ring for a later poll.  Its call, if any, already holds its slot. */
+	if (rte_ring_enqueue(a->tx_ring, m) != 0) {
+		dp_count(&a->st.tx_dropped, 1);
+		rte_pktmbuf_free(m);
+	}
+}
