@@ -72,7 +72,7 @@
 #define DP_TX_FLUSH_AT 4
 /* A poller whose timer has not ticked for this long is stalled: threads
  * waiting on the agent's futures fail the calls this long past their
- * deadline themselves (dp_expire_stalled() in poll.c; a call's expiry,
+ * deadline themselves (dp_expire_stalled(), progress.c; a call's expiry,
  * fut_set_expiry()).  Five timer periods. */
 #define DP_STALL_US 500
 /* Incarnation ids of a peer remembered after it restarted (struct dp_peer). */

@@ -18,6 +18,8 @@
 #include <stdint.h>
 #include <string.h>
 
+#include <rte_cycles.h>
+
 #include "dp_msg.h"
 #include "dp_server.h"
 #include "fut_internal.h"
@@ -108,6 +110,26 @@ void dp_slot_cancel_done(
 void dp_client_held(struct dprpc_agent *a, struct rte_mbuf *m, const struct dp_parsed *p);
 /* @p's incarnation was just learnt: send the requests parked for it. */
 void dp_client_unpark(struct dprpc_agent *a, unsigned int p);
+
+/* progress.c: fail every started call past its expiry, at @now (the last
+ * tick older than stall_tsc: dp_expire_stalled()).  Any thread. */
+void dp_expire_stalled_scan(struct dprpc_agent *a, uint64_t now);
+
+/* A waiter that finds the poll flag held (or an io lcore polling) fails
+ * the calls past their expiry itself when the poller stalls (progress.c
+ * has the design).  Inline: such a waiter asks at every step of its wait
+ * (dp_progress()), as it did when this shared the poll loop's file.  Any
+ * thread. */
+static inline void
+dp_expire_stalled(struct dprpc_agent *a)
+{
+	uint64_t now = rte_rdtsc();
+
+	/* Relaxed: a hint; fut_expire() decides on the futures themselves. */
+	if (now - dp_load_relaxed(&a->tick_tsc) < a->stall_tsc)
+		return;
+	dp_expire_stalled_scan(a, now);
+}
 
 /* @peer answered our call numbered @req_num (a response, a HELD, a
  * CANCEL_ACK): it is not silent, and the calls it took before are not

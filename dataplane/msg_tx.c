@@ -26,6 +26,7 @@
 #include "dp_handler.h"
 #include "dp_msg.h"
 #include "dp_poll.h"
+#include "dp_rx.h"
 #include "dp_server.h"
 #include "dp_submit.h"
 #include "fut_internal.h"
@@ -132,7 +133,7 @@ dp_txmsg_frame(struct dprpc_agent *a, struct dp_txmsg *t, uint32_t i, bool probe
 	else
 		t->hi = i + 1;
 	if (f.dst == a->rank)
-		dp_rx_frame(a, ms[0]);
+		dp_rx_local(a, ms[0]);
 	else
 		dp_stage_out(a, ms[0]);
 	return true;

@@ -24,59 +24,11 @@
 #include "dp_port.h"
 #include "dp_rcu.h"
 #include "dp_rendezvous.h"
+#include "dp_rx.h"
 #include "dp_server.h"
 #include "dp_stream.h"
 #include "dp_submit.h"
 #include "dprpc_atomic.h"
-
-/*
- * Payloads are handed out DPRPC_PAYLOAD_ALIGN-aligned.  In a frame the
- * payload follows 82 bytes of headers, which the parser has already read
- * into struct dp_parsed, so the payload slides back over them to the
- * boundary: at most 7 bytes, the only move the payload makes on receive.
- */
-static inline void
-dp_align_payload(struct dp_parsed *p)
-{
-	uintptr_t mis = (uintptr_t)p->payload & (DPRPC_PAYLOAD_ALIGN - 1);
-	uint8_t *to;
-
-	if (mis == 0 || p->payload_len == 0)
-		return;
-	to = (uint8_t *)(uintptr_t)p->payload - mis;
-	memmove(to, p->payload, p->payload_len);
-	p->payload = to;
-	p->hdr = NULL; /* overwritten */
-}
-
-/* A frame in several segments (net_ring passes on the chains a
- * multi-frame message is sent as) or shared with its sender (net_ring
- * hands over the very mbuf, which a server keeps as its stored response):
- * the payload may be moved in place, so work on a private, contiguous
- * copy.  NULL if none can be had (counted). */
-static struct rte_mbuf *
-dp_rx_private(struct dprpc_agent *a, struct rte_mbuf *m)
-{
-	struct rte_mbuf *copy;
-	const void *from;
-	uint8_t *data;
-
-	if (m->pkt_len > (uint32_t)rte_pktmbuf_data_room_size(a->mp) - RTE_PKTMBUF_HEADROOM) {
-		dp_drop_frame(a, m, DPRPC_DROP_UNSUPPORTED);
-		return NULL;
-	}
-	copy = rte_pktmbuf_alloc(a->mp);
-	if (copy != NULL) {
-		data = (uint8_t *)rte_pktmbuf_append(copy, (uint16_t)m->pkt_len);
-		from = rte_pktmbuf_read(m, 0, m->pkt_len, data); /* copies if chained */
-		if (from != data)
-			memcpy(data, from, m->pkt_len);
-	}
-	rte_pktmbuf_free(m);
-	if (copy == NULL)
-		dp_count(&a->st.drops[DPRPC_DROP_NO_REQUEST], 1);
-	return copy;
-}
 
 void __rte_hot
 dp_rx_frame(struct dprpc_agent *a, struct rte_mbuf *m)
@@ -114,46 +66,26 @@ dp_rx_frame(struct dprpc_agent *a, struct rte_mbuf *m)
 			return;
 		}
 	}
-	if (unlikely(p.type == DP_FRAME_CONTROL)) {
-		if (p.handler_id == DP_CTRL_CANCEL_ACK) {
-			dp_client_cancel_acked(a, m, &p); /* consumes m */
-			return;
-		}
-		if (p.handler_id == DP_CTRL_HELD) {
-			dp_client_held(a, m, &p); /* consumes m */
-			return;
-		}
-		if (p.handler_id == DP_CTRL_PING)
-			dp_send_control(a, p.src, DP_CTRL_PONG);
-		else if (p.handler_id == DP_CTRL_CANCEL)
-			dp_srv_cancel(a, &p);
-		else if (p.src != a->rank &&
-			 (p.handler_id == DP_CTRL_LEAVE || p.handler_id == DP_CTRL_LEAVE_ACK))
+	/* The world's operations between members (a LEAVE, a CLOSE, a join
+	 * operation); the rest is the calls' (dp_rpc_rx()). */
+	if (unlikely(p.type == DP_FRAME_CONTROL) && p.src != a->rank) {
+		if (p.handler_id == DP_CTRL_LEAVE || p.handler_id == DP_CTRL_LEAVE_ACK) {
 			dp_leave_rx(a, p.src, p.handler_id);
-		else if (p.src != a->rank &&
-			 (p.handler_id == DP_CTRL_CLOSE || p.handler_id == DP_CTRL_CLOSE_ACK))
+			rte_pktmbuf_free(m);
+			return;
+		}
+		if (p.handler_id == DP_CTRL_CLOSE || p.handler_id == DP_CTRL_CLOSE_ACK) {
 			dp_link_close_rx(a, p.src, p.handler_id);
-		else if (p.src != a->rank && p.handler_id >= DP_CTRL_JOIN &&
-			 p.handler_id <= DP_CTRL_JOIN_ACK)
+			rte_pktmbuf_free(m);
+			return;
+		}
+		if (p.handler_id >= DP_CTRL_JOIN && p.handler_id <= DP_CTRL_JOIN_ACK) {
 			dp_join_rx(a, &p);
-		rte_pktmbuf_free(m);
-		return;
+			rte_pktmbuf_free(m);
+			return;
+		}
 	}
-	if (unlikely(p.type == DP_FRAME_ACK)) {
-		dp_msg_rx_ack(a, m, &p);
-		return;
-	}
-	/* A message's frames are copied out: no need to align them. */
-	if (p.pkt_cnt == 1)
-		dp_align_payload(&p);
-	if (unlikely(p.type >= DP_FRAME_CHUNK)) {
-		dp_stream_rx(a, m, &p); /* server streaming */
-		return;
-	}
-	if (p.type == DP_FRAME_RESPONSE)
-		dp_handle_response(a, m, &p);
-	else
-		dp_dispatch_request(a, m, &p);
+	dp_rpc_rx(a, m, &p);
 }
 
 /* Whether a received frame looks like a liveness CONTROL frame, not one
@@ -358,50 +290,6 @@ dp_poll_until_done(struct dprpc_agent *a, const struct dprpc_future *fut)
 	}
 	dp_poll_unlock(a);
 	return true;
-}
-
-/*
- * Timeouts while the poller stalls.  The timer runs on whoever holds the
- * poll flag, and a holder the scheduler takes off the CPU holds it until
- * it runs again: with more threads than cores, or other processes busy,
- * that is milliseconds to tens of them (perf lateness: 4 application
- * threads on 2 cores, one of them shared with a busy peer: the holder was
- * off the CPU 40 to 57 ms at a time, 0.1 ms of CPU time over the hold).
- * So a thread waiting on one of the agent's futures that finds the flag
- * held (or an io lcore) and the last tick older than DP_STALL_US fails
- * every started call past its expiry (its deadline + DP_STALL_US) itself:
- * the slots' watch fields hold their futures, and fut_expire() takes a
- * reference, checks the future's own expiry and fails it.  Exactly one
- * completion wins (fut_claim()), so the poller, when it runs again, finds
- * the future done and only frees the slot.  Callbacks of a call failed
- * here run on this thread, not on the poller.  Calls still in tx_ring (not
- * started) are not seen here; their waiters check their expiry
- * (fut_wait_until()), and the poller starts them within a poll of running
- * again.  All slots up to max_outstanding are scanned: slots_hi is the
- * poller's alone.
- */
-static void
-dp_expire_stalled(struct dprpc_agent *a)
-{
-	uint64_t now = rte_rdtsc();
-	unsigned int p, i;
-
-	/* Relaxed: a hint; fut_expire() decides on the futures themselves. */
-	if (now - dp_load_relaxed(&a->tick_tsc) < a->stall_tsc)
-		return;
-	for (p = 0; p < dp_world_n(a); p++) {
-		struct dp_peer *peer = &a->peers[p];
-
-		for (i = 0; i < a->max_outstanding; i++) {
-			/* Acquire: pairs with the release store in
-			 * dp_start_call(). */
-			struct dprpc_future *f =
-				atomic_load_explicit(&peer->slots[i].watch, memory_order_acquire);
-
-			if (f != NULL)
-				(void)fut_expire(f, now, a->rank, peer->expire_msg);
-		}
-	}
 }
 
 int

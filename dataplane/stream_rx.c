@@ -634,7 +634,7 @@ dp_stream_rx_chunk(struct dprpc_agent *a, struct rte_mbuf *m, const struct dp_pa
 		dp_drop_frame(a, m, DPRPC_DROP_STALE); /* beyond what we hold: resent later */
 		return;
 	}
-	/* The payload only: the chunk's bytes, aligned (dp_rx_frame()). */
+	/* The payload only: the chunk's bytes, aligned (dp_rpc_rx()). */
 	rte_pktmbuf_adj(m, (uint16_t)(p->payload - rte_pktmbuf_mtod(m, const uint8_t *)));
 	m->data_len = (uint16_t)p->payload_len;
 	m->pkt_len = p->payload_len;

@@ -43,6 +43,7 @@
 #include "dp_client.h"
 #include "dp_msg.h"
 #include "dp_poll.h"
+#include "dp_rx.h"
 #include "dp_server.h"
 #include "dp_stream.h"
 #include "dp_submit.h"
@@ -85,7 +86,7 @@ dp_submit(struct dprpc_agent *a, struct rte_mbuf *m, bool must)
 static void
 dp_loopback(struct dprpc_agent *a, struct rte_mbuf *m)
 {
-	dp_rx_frame(a, m);
+	dp_rx_local(a, m);
 }
 
 void __rte_hot
