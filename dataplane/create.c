@@ -29,6 +29,7 @@
 #include "dp_port.h"
 #include "dp_server.h"
 #include "dp_stream.h"
+#include "dp_submit.h"
 #include "fut_internal.h"
 #include "dprpc_atomic.h"
 #include "dprpc_mempool_free.h"

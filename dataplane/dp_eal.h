@@ -1,10 +1,9 @@
 /* SPDX-License-Identifier: BSD-3-Clause */
 /*
  * EAL set-up (eal.c): dprpc_eal_init() and dprpc_eal_cleanup() (declared
- * in dprpc_agent.h), and the mbuf dynamic field in which every submitted
- * frame carries its struct dp_call_meta (dp_meta_offset, dp_meta()).  The
- * thread that creates an agent.  The lcore ids of threads that EAL did not
- * create: any thread (dp_thread_lcore()).
+ * in dprpc_agent.h); the mbuf dynamic fields are the calls' (submit.c).
+ * The thread that creates an agent.  The lcore ids of threads that EAL did
+ * not create: any thread (dp_thread_lcore()).
  */
 #ifndef DP_EAL_H
 #define DP_EAL_H
@@ -12,10 +11,6 @@
 #include <stdint.h>
 
 #include <rte_branch_prediction.h>
-
-/* Register the dynamic field and set dp_meta_offset: 0 or -rte_errno.
- * Idempotent: the same name and size give back the same offset. */
-int dp_register_dynfield(void);
 
 /* Give a thread that EAL did not create an lcore id, hence mempool caches
  * (see dp_thread_lcore_slow() in eal.c).  Once per thread: dp_tls_lcore 0

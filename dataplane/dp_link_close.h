@@ -16,22 +16,12 @@ struct dprpc_agent;
  * sends its CLOSE again meanwhile. */
 #define DP_LINK_CLOSE_WAIT_MS	50
 #define DP_LINK_CLOSE_RESEND_MS 10
-/* How many flushes the receiver tries to get its answer out. */
-#define DP_LINK_CLOSE_FLUSH_TRIES 1000
-/* A link closed by its worker is quiet at most this long if the timer
- * never sees it go down (its worker's successor already reconnected). */
-#define DP_LINK_CLOSED_QUIET_MAX_MS 1000
 
 /* How long dprpc_agent_destroy() keeps a link whose worker's last word it
  * answered (dp_port.answered) open for that worker to close its end
  * first, counted from the answer. */
 #define DP_LINK_ANSWERED_WAIT_MS 100
 
-/* Answer worker @p's last word on its own link (@op: LEAVE_ACK to its
- * LEAVE, CLOSE_ACK to its CLOSE), flush the answer and make the link quiet
- * and answered (struct dp_port): its worker closes its end first.  The
- * poller, or dp_links_close(). */
-void dp_link_answer(struct dprpc_agent *a, unsigned int p, uint32_t op);
 /* A CONTROL CLOSE or CLOSE_ACK (@op) from worker @p, read by the poller
  * (or by dp_links_close()). */
 void dp_link_close_rx(struct dprpc_agent *a, unsigned int p, uint32_t op);

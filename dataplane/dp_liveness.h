@@ -43,8 +43,9 @@ void dp_wrong_incarnation(struct dprpc_agent *a, struct rte_mbuf *m, const struc
 void dp_nudge(struct dprpc_agent *a, unsigned int src);
 /* Keep-alives and peer time-outs, once per timer period (dp_run_timers()). */
 void dp_liveness(struct dprpc_agent *a, uint64_t now);
-/* A LEAVE or LEAVE_ACK (@op) from peer @p (rendezvous.c). */
-void dp_leave_rx(struct dprpc_agent *a, unsigned int p, uint32_t op);
+/* Worker @p left the world (its LEAVE, rendezvous.c): forgotten, not
+ * declared down. */
+void dp_peer_left(struct dprpc_agent *a, unsigned int p);
 
 /* Whether @s is one of @peer's incarnations before its current one. */
 static inline bool

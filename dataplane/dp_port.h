@@ -32,6 +32,9 @@ struct dp_port;
 /* How long a memif client's link may stay down after it started before it
  * connects again. */
 #define DP_LINK_RESTART_MS 500
+/* A link closed by its worker is quiet at most this long if the timer
+ * never sees it go down (its worker's successor already reconnected). */
+#define DP_LINK_CLOSED_QUIET_MAX_MS 1000
 
 /* Check @c's port fields and open @a's port as they say: 0, or a negative
  * errno, logged (dp_port_close() undoes what was done). */
@@ -44,8 +47,9 @@ void dp_port_close(struct dprpc_agent *a);
  * links dp_links_close() is done with while it waits for others). */
 void dp_ports_close_picked(struct dprpc_agent *a);
 /* The poller, on its timer: start pending link ports, read their link
- * state, at most every DP_LINK_CHECK_MS. */
-void dp_ports_timer(struct dprpc_agent *a, uint64_t now);
+ * state, at most every DP_LINK_CHECK_MS.  Whether a link port's link came
+ * up. */
+bool dp_ports_timer(struct dprpc_agent *a, uint64_t now);
 /* Whether every port is started and its link up. */
 bool dp_ports_link_up(struct dprpc_agent *a);
 

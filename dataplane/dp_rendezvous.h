@@ -19,5 +19,16 @@
  * to the workers not heard from) or dprpc_world_leave() (LEAVE to those
  * that did not acknowledge it). */
 void dp_rendezvous_timer(struct dprpc_agent *a, uint64_t now);
+/* A LEAVE or LEAVE_ACK (@op) from peer @p. */
+void dp_leave_rx(struct dprpc_agent *a, unsigned int p, uint32_t op);
+
+/* How many flushes the receiver of a last word tries to get its answer
+ * out (dp_link_answer()). */
+#define DP_LINK_CLOSE_FLUSH_TRIES 1000
+/* Answer worker @p's last word on its own link (@op: LEAVE_ACK to its
+ * LEAVE, CLOSE_ACK to its CLOSE), flush the answer and make the link quiet
+ * and answered (struct dp_port): its worker closes its end first.  The
+ * poller, or dp_links_close(). */
+void dp_link_answer(struct dprpc_agent *a, unsigned int p, uint32_t op);
 
 #endif /* DP_RENDEZVOUS_H */

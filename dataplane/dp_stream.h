@@ -109,7 +109,7 @@ struct dp_chunk_buf {
 };
 
 /* The stream of a stream call's request frame (DP_REQ_STREAM), in a
- * dynamic field of its own (eal.c), set by the submitter: the frame's
+ * dynamic field of its own (submit.c), set by the submitter: the frame's
  * reference to it. */
 extern int dp_stream_offset;
 static inline struct dprpc_stream **

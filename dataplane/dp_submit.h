@@ -30,5 +30,10 @@ bool dp_tx_stale(struct dprpc_agent *a, struct rte_mbuf *m);
 /* Discard the stale frames for peer @p still in tx_buf or held by the
  * transmit faults (dp_fail_peer_slots()). */
 void dp_tx_purge(struct dprpc_agent *a, unsigned int p);
+/* Register the mbuf dynamic fields in which every submitted frame carries
+ * its struct dp_call_meta (dp_meta_offset, dp_meta()) and a stream call's
+ * request frame its stream (dp_stream_offset): 0 or -rte_errno.
+ * Idempotent: the same name and size give back the same offset. */
+int dp_register_dynfield(void);
 
 #endif /* DP_SUBMIT_H */

@@ -1,10 +1,9 @@
 /* SPDX-License-Identifier: BSD-3-Clause */
 /*
  * EAL set-up: dprpc_eal_init(), dprpc_eal_init_local() (the arguments
- * of a machine without a NIC or hugepages) and dprpc_eal_cleanup(), the mbuf
- * dynamic field in which every submitted frame carries its struct
- * dp_call_meta, and the lcore ids (hence mempool caches) of threads that
- * EAL did not create (dp_thread_lcore()).
+ * of a machine without a NIC or hugepages) and dprpc_eal_cleanup(), the
+ * dataplane's log type, and the lcore ids (hence mempool caches) of
+ * threads that EAL did not create (dp_thread_lcore()).
  */
 #include <ctype.h>
 #include <dirent.h>
@@ -22,18 +21,13 @@
 #include <rte_eal.h>
 #include <rte_errno.h>
 #include <rte_lcore.h>
-#include <rte_mbuf_dyn.h>
 
 #include "dp_agent.h"
 #include "dp_eal.h"
 #include "dp_intr.h"
-#include "dp_stream.h"
 #include "dprpc_lcore.h"
 
 RTE_LOG_REGISTER(dp_logtype, dprpc.dataplane, INFO);
-
-int dp_meta_offset = -1;
-int dp_stream_offset = -1;
 
 /*
  * Mempool caches for threads that EAL did not create.  An EAL lcore takes
@@ -355,31 +349,4 @@ dprpc_eal_init_local(const struct dprpc_eal_local_conf *conf)
 	argv[argc] = NULL;
 	rc = dprpc_eal_init(argc, argv);
 	return rc < 0 ? rc : 0;
-}
-
-int
-dp_register_dynfield(void)
-{
-	static const struct rte_mbuf_dynfield desc = {
-		.name = "dprpc_call_meta",
-		.size = sizeof(struct dp_call_meta),
-		.align = __alignof__(struct dp_call_meta),
-	};
-	static const struct rte_mbuf_dynfield sdesc = {
-		.name = "dprpc_stream",
-		.size = sizeof(struct dprpc_stream *),
-		.align = __alignof__(struct dprpc_stream *),
-	};
-	/* Idempotent: the same name and size give back the same offset. */
-	int off = rte_mbuf_dynfield_register(&desc), soff;
-
-	if (off < 0)
-		return -rte_errno;
-	/* A stream call's request frame: its stream (dp_stream.h). */
-	soff = rte_mbuf_dynfield_register(&sdesc);
-	if (soff < 0)
-		return -rte_errno;
-	dp_meta_offset = off;
-	dp_stream_offset = soff;
-	return 0;
 }

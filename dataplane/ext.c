@@ -27,18 +27,6 @@ dp_agent_instance(const struct dprpc_agent *a)
 	return a->instance;
 }
 
-uint64_t
-dp_agent_default_timeout_us(const struct dprpc_agent *a)
-{
-	return a->default_timeout_us;
-}
-
-uint32_t
-dp_agent_max_msg(const struct dprpc_agent *a)
-{
-	return a->max_msg;
-}
-
 bool
 dp_agent_has_io_lcore(const struct dprpc_agent *a)
 {

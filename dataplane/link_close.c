@@ -46,7 +46,7 @@
  * The end that answers, the other way round, does not know when the
  * other read its answer: until then, its own disconnect would unmap the
  * rings under the other's rx_burst.  So a link whose worker's last word we
- * answered (dp_link_answer(): a CLOSE here, a LEAVE in rendezvous.c) is
+ * answered (dp_link_answer(), rendezvous.c: a CLOSE here, a LEAVE there) is
  * marked answered, and dp_links_close() closes it only once that worker
  * closed its end (the link down: that worker read the answer and is gone)
  * or DP_LINK_ANSWERED_WAIT_MS after the answer (a worker that left the
@@ -96,30 +96,9 @@
 #include "dp_link_close.h"
 #include "dp_liveness.h"
 #include "dp_port.h"
+#include "dp_rendezvous.h"
 #include "dp_stage.h"
 #include "dprpc_atomic.h"
-
-void
-dp_link_answer(struct dprpc_agent *a, unsigned int p, uint32_t op)
-{
-	struct dp_port *pt = &a->ports[a->peer_port[p]];
-	unsigned int i;
-
-	/* The answer is the last use of the link: out before the link goes
-	 * quiet (a quiet port's staged frames are dropped).  Its worker
-	 * reads its rx queue meanwhile, so room comes; bounded all the
-	 * same, and a lost answer costs that worker its wait only. */
-	dp_send_control(a, p, op);
-	for (i = 0; i < DP_LINK_CLOSE_FLUSH_TRIES; i++) {
-		(void)dp_tx_flush(a);
-		if (pt->tx_n == 0)
-			break;
-		rte_pause();
-	}
-	dp_port_go_quiet(pt);
-	pt->answered = true;
-	pt->answered_tsc = rte_rdtsc();
-}
 
 void
 dp_link_close_rx(struct dprpc_agent *a, unsigned int p, uint32_t op)

@@ -198,6 +198,26 @@ dp_peer_down(struct dprpc_agent *a, unsigned int p, uint64_t silent_tsc)
 		a->peer_event(a, p, false, a->peer_event_arg);
 }
 
+/* Worker @p left the world (its LEAVE): forgotten, not declared down. */
+void
+dp_peer_left(struct dprpc_agent *a, unsigned int p)
+{
+	struct dp_peer *peer = &a->peers[p];
+	char msg[DPRPC_ERRMSG_MAX];
+
+	/* Relaxed: the poller is the only writer of state (struct dp_peer). */
+	dp_store_relaxed(&peer->state, DPRPC_PEER_LEFT);
+	dp_peer_addressable(peer);
+	peer->left_session = peer->session;
+	dp_count(&a->st.peers_left, 1);
+	snprintf(msg, sizeof(msg), "worker %s left the world", a->world.w[p].name);
+	dp_fail_peer_slots(a, p, -ESHUTDOWN, msg);
+	/* What the server side holds for it goes, as at peer-down. */
+	dp_srv_reclaim(a, p);
+	/* For the extensions it is gone as a worker declared down is. */
+	dp_ext_peer_event(a, p, DP_PEER_EV_DOWN);
+}
+
 void
 dp_liveness(struct dprpc_agent *a, uint64_t now)
 {

@@ -108,3 +108,15 @@ dprpc_worker_rtt(const struct dprpc_agent *a, unsigned int rank, struct dprpc_wo
 	rtt->rto_ns = dp_tsc_to_ns(a, dp_load_relaxed(&a->peers[rank].rto_tsc));
 	return 0;
 }
+
+uint64_t
+dp_agent_default_timeout_us(const struct dprpc_agent *a)
+{
+	return a->default_timeout_us;
+}
+
+uint32_t
+dp_agent_max_msg(const struct dprpc_agent *a)
+{
+	return a->max_msg;
+}

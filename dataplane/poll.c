@@ -149,8 +149,11 @@ dp_run_timers(struct dprpc_agent *a, uint64_t now)
 	a->next_timer_tsc = now + a->timer_period_tsc;
 	/* Relaxed: a hint for dp_expire_stalled(). */
 	dp_store_relaxed(&a->tick_tsc, now);
-	if (unlikely(a->nb_link_ports != 0 || a->ports[0].one_peer || a->ports[0].restart))
-		dp_ports_timer(a, now);
+	/* A link up: the rendezvous pings its worker at the next tick rather
+	 * than up to DP_RDV_PING_MS later. */
+	if (unlikely(a->nb_link_ports != 0 || a->ports[0].one_peer || a->ports[0].restart) &&
+		dp_ports_timer(a, now))
+		a->rdv_ping_tsc = 0;
 	if (unlikely(dp_load_relaxed(&a->rdv_waiters) != 0 || dp_load_relaxed(&a->leaving)))
 		dp_rendezvous_timer(a, now);
 	if (unlikely(dp_join_busy(a)))

@@ -15,7 +15,6 @@
 #include <rte_kvargs.h>
 
 #include "dp_agent.h"
-#include "dp_link_close.h"
 #include "dp_port.h"
 #include "dp_port_int.h"
 
@@ -125,15 +124,15 @@ dp_port_one_peer_timer(struct dprpc_agent *a, struct dp_port *pt, uint64_t now)
 		dp_port_quiet_timer(a, pt, up, now);
 }
 
-void
+bool
 dp_ports_timer(struct dprpc_agent *a, uint64_t now)
 {
 	struct rte_eth_link link;
 	unsigned int i;
-	bool was_up;
+	bool was_up, came_up = false;
 
 	if (now < a->link_check_tsc)
-		return;
+		return false;
 	a->link_check_tsc = now + a->tsc_hz / 1000 * DP_LINK_CHECK_MS;
 	for (i = 0; i < a->nb_ports; i++) {
 		struct dp_port *pt = &a->ports[i];
@@ -167,10 +166,10 @@ dp_ports_timer(struct dprpc_agent *a, uint64_t now)
 		was_up = pt->up;
 		pt->up = rte_eth_link_get_nowait(pt->id, &link) == 0 &&
 			 link.link_status == RTE_ETH_LINK_UP;
-		/* Up: the rendezvous pings its worker at the next tick rather
-		 * than up to DP_RDV_PING_MS later. */
+		/* Up: the caller's rendezvous pings its worker at the next
+		 * tick (dp_run_timers()). */
 		if (pt->up && !was_up)
-			a->rdv_ping_tsc = 0;
+			came_up = true;
 		if (pt->up)
 			pt->lost = false;
 		else if (was_up && !pt->quiet)
@@ -200,6 +199,7 @@ dp_ports_timer(struct dprpc_agent *a, uint64_t now)
 			pt->retry_tsc = now;
 		}
 	}
+	return came_up;
 }
 
 bool

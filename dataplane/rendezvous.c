@@ -35,6 +35,7 @@
 #include <unistd.h>
 
 #include <rte_cycles.h>
+#include <rte_pause.h>
 
 #include "dp_agent.h"
 #include "dp_client.h"
@@ -45,6 +46,7 @@
 #include "dp_port.h"
 #include "dp_rendezvous.h"
 #include "dp_server.h"
+#include "dp_stage.h"
 #include "dprpc_atomic.h"
 
 /*
@@ -117,24 +119,26 @@ dp_rendezvous_timer(struct dprpc_agent *a, uint64_t now)
 	}
 }
 
-/* Worker @p left the world (its LEAVE): forgotten, not declared down. */
-static void
-dp_peer_left(struct dprpc_agent *a, unsigned int p)
+void
+dp_link_answer(struct dprpc_agent *a, unsigned int p, uint32_t op)
 {
-	struct dp_peer *peer = &a->peers[p];
-	char msg[DPRPC_ERRMSG_MAX];
+	struct dp_port *pt = &a->ports[a->peer_port[p]];
+	unsigned int i;
 
-	/* Relaxed: the poller is the only writer of state (struct dp_peer). */
-	dp_store_relaxed(&peer->state, DPRPC_PEER_LEFT);
-	dp_peer_addressable(peer);
-	peer->left_session = peer->session;
-	dp_count(&a->st.peers_left, 1);
-	snprintf(msg, sizeof(msg), "worker %s left the world", a->world.w[p].name);
-	dp_fail_peer_slots(a, p, -ESHUTDOWN, msg);
-	/* What the server side holds for it goes, as at peer-down. */
-	dp_srv_reclaim(a, p);
-	/* For the extensions it is gone as a worker declared down is. */
-	dp_ext_peer_event(a, p, DP_PEER_EV_DOWN);
+	/* The answer is the last use of the link: out before the link goes
+	 * quiet (a quiet port's staged frames are dropped).  Its worker
+	 * reads its rx queue meanwhile, so room comes; bounded all the
+	 * same, and a lost answer costs that worker its wait only. */
+	dp_send_control(a, p, op);
+	for (i = 0; i < DP_LINK_CLOSE_FLUSH_TRIES; i++) {
+		(void)dp_tx_flush(a);
+		if (pt->tx_n == 0)
+			break;
+		rte_pause();
+	}
+	dp_port_go_quiet(pt);
+	pt->answered = true;
+	pt->answered_tsc = rte_rdtsc();
 }
 
 void

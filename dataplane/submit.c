@@ -37,6 +37,7 @@
 
 #include <rte_cycles.h>
 #include <rte_ethdev.h>
+#include <rte_mbuf_dyn.h>
 #include <rte_pause.h>
 
 #include "dp_agent.h"
@@ -201,4 +202,35 @@ dp_drain_tx_ring(struct dprpc_agent *a)
 			dp_stage_tx(a, ms[i]);
 	}
 	return n;
+}
+
+int dp_meta_offset = -1;
+
+int dp_stream_offset = -1;
+
+int
+dp_register_dynfield(void)
+{
+	static const struct rte_mbuf_dynfield desc = {
+		.name = "dprpc_call_meta",
+		.size = sizeof(struct dp_call_meta),
+		.align = __alignof__(struct dp_call_meta),
+	};
+	static const struct rte_mbuf_dynfield sdesc = {
+		.name = "dprpc_stream",
+		.size = sizeof(struct dprpc_stream *),
+		.align = __alignof__(struct dprpc_stream *),
+	};
+	/* Idempotent: the same name and size give back the same offset. */
+	int off = rte_mbuf_dynfield_register(&desc), soff;
+
+	if (off < 0)
+		return -rte_errno;
+	/* A stream call's request frame: its stream (dp_stream.h). */
+	soff = rte_mbuf_dynfield_register(&sdesc);
+	if (soff < 0)
+		return -rte_errno;
+	dp_meta_offset = off;
+	dp_stream_offset = soff;
+	return 0;
 }

@@ -44,6 +44,7 @@
 #include "dp_link_close.h"
 #include "dp_liveness.h"
 #include "dp_port.h"
+#include "dp_rendezvous.h"
 #include "dpt.h"
 
 #define NW 4
