@@ -2,8 +2,8 @@
 /*
  * Calls, the client's API: dprpc_rpc_async*() build a request frame (or a
  * multi-frame message's carrier), take a future and hand the frame to the
- * poller (or send it at once when nobody polls); dprpc_rpc_sync*() wait
- * for the future, polling when nobody else does.  Any thread.
+ * poller (or send it at once when nobody polls); dprpc_rpc_sync*() (wait.c)
+ * wait for the future, polling when nobody else does.  Any thread.
  *
  * A response dprpc_rpc_sync*() cannot copy out (longer than the caller's
  * buffer) is not thrown away: the handler ran, and may not run twice.  Its
@@ -99,7 +99,7 @@ dp_call_inline(struct dprpc_agent *a, unsigned int to, uint32_t handler_id, cons
 	 * us, also frees the slot: left to it when it runs, a call's slot is
 	 * free once its caller sees -ETIMEDOUT.  Saturated like the deadline:
 	 * an expiry past UINT64_MAX is never. */
-	fut = fut_new_call(a->fpool, dp_progress, a,
+	fut = fut_new_call(a->fpool, a->progress, a,
 		deadline == 0				? 0
 		: deadline >= UINT64_MAX - a->stall_tsc ? UINT64_MAX
 							: deadline + a->stall_tsc,
@@ -332,9 +332,9 @@ dp_sync_kept_free(struct dprpc_agent *a)
 	}
 }
 
-/* dp_sync_wait(); a response longer than *out_len is kept for the calling
- * thread when @keep (rpc_sync), else released. */
-static int
+/* dp_sync_wait() (wait.c); a response longer than *out_len is kept for the
+ * calling thread when @keep (rpc_sync), else released. */
+int
 dp_sync_finish(struct dprpc_agent *a, struct dprpc_future *fut, uint64_t timeout_us, void *out,
 	size_t *out_len, struct dprpc_error *err, bool keep)
 {
@@ -342,8 +342,6 @@ dp_sync_finish(struct dprpc_agent *a, struct dprpc_future *fut, uint64_t timeout
 	size_t vlen;
 	int rc;
 
-	/* A call's own timeout fails its future: then wait without a limit. */
-	(void)dp_poll_until_done(a, fut);
 	rc = dprpc_future_wait(fut, timeout_us);
 	if (rc == 0) {
 		val = dprpc_future_value(fut, &vlen);
@@ -370,13 +368,6 @@ dp_sync_finish(struct dprpc_agent *a, struct dprpc_future *fut, uint64_t timeout
 	}
 	dprpc_future_put(fut);
 	return rc;
-}
-
-int
-dp_sync_wait(struct dprpc_agent *a, struct dprpc_future *fut, uint64_t timeout_us, void *out,
-	size_t *out_len, struct dprpc_error *err)
-{
-	return dp_sync_finish(a, fut, timeout_us, out, out_len, err, false);
 }
 
 int
@@ -430,33 +421,4 @@ dprpc_rpc_sync_take_future(struct dprpc_agent *a)
 	fut = k->fut;
 	free(k);
 	return fut;
-}
-
-int
-dprpc_rpc_sync_id(struct dprpc_agent *a, unsigned int to, uint32_t handler_id, const void *data,
-	size_t len, uint64_t timeout_us, void *out, size_t *out_len, struct dprpc_error *err)
-{
-	struct dprpc_future *fut;
-
-	if (out == NULL && out_len != NULL && *out_len > 0)
-		return -EINVAL; /* a capacity without a buffer: nothing sent */
-	/* The poller cannot wait for its own agent: nobody would poll. */
-	if (a != NULL && dp_tls_poller == a)
-		return -EDEADLK;
-	fut = dprpc_rpc_async_id(a, to, handler_id, data, len, timeout_us);
-	if (fut == NULL)
-		return -rte_errno;
-	return dp_sync_finish(a, fut, 0, out, out_len, err, true);
-}
-
-int
-dprpc_rpc_sync(struct dprpc_agent *a, const char *to, const char *handler, const void *data,
-	size_t len, uint64_t timeout_us, void *out, size_t *out_len, struct dprpc_error *err)
-{
-	int rank = dp_resolve(a, to, handler);
-
-	if (rank < 0)
-		return -rte_errno;
-	return dprpc_rpc_sync_id(a, (unsigned int)rank, dprpc_handler_id(handler), data, len,
-		timeout_us, out, out_len, err);
 }

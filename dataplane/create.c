@@ -299,6 +299,8 @@ dprpc_agent_create(const struct dprpc_agent_conf *c)
 	a->max_msg = c->max_msg_size;
 	a->credits = c->credits;
 	a->default_timeout_us = c->default_timeout_us;
+	a->progress = dp_progress;
+	a->poll = dprpc_poll;
 	a->tsc_hz = rte_get_tsc_hz();
 	a->us_per_tsc_q32 = (uint64_t)((UINT64_C(1000000) << 32) / a->tsc_hz);
 	a->rto_tsc = (uint64_t)c->retransmit_us * a->tsc_hz / 1000000;
@@ -351,25 +353,4 @@ fail:
 	dp_agent_free(a);
 	rte_errno = -rc;
 	return NULL;
-}
-
-int
-dprpc_agent_wait_link(struct dprpc_agent *a, uint64_t timeout_us)
-{
-	uint64_t deadline;
-
-	if (a == NULL)
-		return -EINVAL;
-	deadline = dp_deadline_tsc(a, rte_rdtsc(), timeout_us);
-	if (deadline == 0)
-		deadline = UINT64_MAX; /* none */
-	for (;;) {
-		if (dp_ports_link_up(a))
-			return 0;
-		if (rte_rdtsc() >= deadline)
-			return -ETIMEDOUT;
-		if (!a->io_launched)
-			(void)dprpc_poll(a, DP_RX_BURST);
-		usleep(1000);
-	}
 }

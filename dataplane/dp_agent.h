@@ -463,6 +463,13 @@ struct dprpc_agent {
 	struct rte_mempool *mp;
 	bool own_mp;
 	struct dprpc_future_pool *fpool;
+	/* Set at creation for the layers below the poll loop, which is the
+	 * agent's: its progress hook (dp_progress()), handed as data to
+	 * every call's future (fut_new_call()); and its poll (dprpc_poll()),
+	 * run by a reply that finds tx_ring full when nobody polls
+	 * (dp_submit(): a cold path). */
+	int (*progress)(void *agent);
+	int (*poll)(struct dprpc_agent *a, unsigned int budget);
 	struct dp_req_pool rq; /* incoming requests (req_pool.c) */
 
 	/* Submitted calls, off-thread replies: any thread enqueues, in RTS

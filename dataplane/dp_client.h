@@ -70,6 +70,12 @@ struct dp_slot {
 	struct dprpc_stream *st;
 };
 
+/* call.c: rpc_sync's end, once the future was polled for (wait.c): wait
+ * for @fut up to @timeout_us (0: no limit), copy its value out and put
+ * it; a response longer than *@out_len is kept for the calling thread
+ * when @keep (rpc_sync, dprpc_rpc_sync_take()), else released. */
+int dp_sync_finish(struct dprpc_agent *a, struct dprpc_future *fut, uint64_t timeout_us, void *out,
+	size_t *out_len, struct dprpc_error *err, bool keep);
 /* Frees a response's mbuf, the future's value (zero copy). */
 void dp_value_free_mbuf(void *m);
 /* Release slot @s of @peer and return the future it held (agent's ref). */

@@ -70,6 +70,14 @@ void dp_join_rx(struct dprpc_agent *a, const struct dp_parsed *p);
 void dp_join_timer(struct dprpc_agent *a, uint64_t now);
 /* Whether the timer has anything to do (relaxed: a hint). */
 bool dp_join_busy(struct dprpc_agent *a);
+/* dprpc_world_join()'s steps (wait.c), the joining thread's: the join
+ * claimed (-EBUSY: another thread joins) and started through member @m
+ * (-ENOMEM); its status (0 while joining, 1 joined, or -errno refused);
+ * the poller stops acting for it; the claim released. */
+int dp_join_begin(struct dprpc_agent *a, const struct dp_world_entry *m);
+int dp_join_status(struct dprpc_agent *a);
+void dp_join_stop(struct dprpc_agent *a);
+void dp_join_release(struct dprpc_agent *a);
 /* Free what the joiner's side allocated (destroy). */
 void dp_join_free(struct dprpc_agent *a);
 

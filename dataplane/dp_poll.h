@@ -45,7 +45,7 @@ bool dp_idle_sleeps(const struct dprpc_agent *a, unsigned int empty);
  * once the TSC reaches @deadline; else 0, having polled @a (unless an io
  * lcore does) or slept 100 us when there was nothing to do.  Any thread
  * but @a's poller. */
-int dp_wait_step(struct dprpc_agent *a, uint64_t deadline);
+int dp_wait_step(struct dprpc_agent *a, uint64_t deadline); /* wait.c */
 int dp_lcore_io(void *agent);
 
 #endif /* DP_POLL_H */

@@ -1,12 +1,14 @@
 /* SPDX-License-Identifier: BSD-3-Clause */
 /*
- * The start-up rendezvous (rendezvous.c): dprpc_world_wait() and the pings
- * the poller sends meanwhile; the worker descriptions
- * (dprpc_get_worker_info()).
+ * The start-up rendezvous (rendezvous.c; the waits in wait.c):
+ * dprpc_world_wait() and the pings the poller sends meanwhile; the worker
+ * descriptions (dprpc_get_worker_info()).
  */
 #ifndef DP_RENDEZVOUS_H
 #define DP_RENDEZVOUS_H
 
+#include <stdbool.h>
+#include <stddef.h>
 #include <stdint.h>
 
 #include "dp_agent.h"
@@ -19,6 +21,17 @@
  * to the workers not heard from) or dprpc_world_leave() (LEAVE to those
  * that did not acknowledge it). */
 void dp_rendezvous_timer(struct dprpc_agent *a, uint64_t now);
+/* dprpc_world_leave()'s steps (wait.c): its start (our LEAVE goes to every
+ * worker from the next tick); whether every worker up for us acknowledged
+ * it, and those whose LEAVE crossed ours answered it; its end. */
+void dp_leave_begin(struct dprpc_agent *a);
+bool dp_leave_told(struct dprpc_agent *a);
+void dp_leave_end(struct dprpc_agent *a);
+/* dprpc_world_wait()'s steps: whether every worker is up, or was and left
+ * since, the names of the others into @missing (", " between them; "..."
+ * when they do not fit); the rendezvous window raised to @end. */
+bool dp_world_formed(const struct dprpc_agent *a, char *missing, size_t len);
+void dp_rdv_extend(struct dprpc_agent *a, uint64_t end);
 /* A LEAVE or LEAVE_ACK (@op) from peer @p. */
 void dp_leave_rx(struct dprpc_agent *a, unsigned int p, uint32_t op);
 

@@ -136,6 +136,14 @@ dp_stream_of(struct rte_mbuf *m)
 	return *dp_stream_field(m);
 }
 void dp_stream_put(struct dprpc_stream *st);
+/* Free a chunk the iterator read (an mbuf, or a struct dp_chunk_buf). */
+void dp_chunk_free(void *c);
+/* What the reader of @s gets without waiting: 0 and a chunk, the end
+ * (DPRPC_STREAM_END or the future's error), or -EAGAIN. */
+int dp_stream_look(struct dprpc_stream *s, const void **data, size_t *len);
+/* The reader of @s parks until a chunk is queued, the future completes, a
+ * slice passes or @deadline (TSC; 0: none). */
+void dp_stream_park(struct dprpc_stream *s, uint64_t deadline);
 /* Slot @s is released: free what the poller holds of its stream, drop
  * the slot's reference. */
 void dp_stream_slot_clear(struct dprpc_agent *a, struct dp_slot *s);
@@ -154,6 +162,10 @@ void dp_stream_srv_free(struct dprpc_agent *a, struct dp_peer *peer, struct dp_s
 /* A CHUNK frame to stage: kept in its stream, or discarded if the stream
  * is gone (cancelled, reset). */
 void dp_stream_stage(struct dprpc_agent *a, struct rte_mbuf *m, const struct dp_wire_hdr *h);
+/* Send a chunk of @len bytes of @data on @req's stream: 0, -EAGAIN (the
+ * window is full; counted in stream_window_full with @count), or another
+ * -errno.  Any thread that holds the request. */
+int dp_stream_send(struct dprpc_request *req, const void *data, size_t len, bool count);
 /* A STREAM_ACK from the caller. */
 void dp_stream_rx_ack(struct dprpc_agent *a, struct rte_mbuf *m, const struct dp_parsed *p);
 

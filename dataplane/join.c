@@ -312,26 +312,11 @@ dp_join_free(struct dprpc_agent *a)
 }
 
 int
-dprpc_world_join(struct dprpc_agent *a, const char *member, uint64_t timeout_us)
+dp_join_begin(struct dprpc_agent *a, const struct dp_world_entry *m)
 {
-	struct dp_join *j;
-	struct dp_world_entry m;
-	uint64_t deadline;
-	char err[160];
+	struct dp_join *j = &a->join;
 	bool idle = false;
-	int rc;
 
-	if (a == NULL || member == NULL)
-		return -EINVAL;
-	if (dp_world_parse_member(member, &m, err, sizeof(err)) != 0) {
-		DP_LOG(ERR, "agent %s: %s", a->name, err);
-		return -EINVAL;
-	}
-	if (!a->world.joiner || dp_world_n(a) != 0)
-		return -EALREADY;
-	if (dp_on_poller(a))
-		return -EDEADLK;
-	j = &a->join;
 	/* Acquire: pairs with the release of the thread that joined before
 	 * (its writes to j). */
 	if (!atomic_compare_exchange_strong_explicit(
@@ -346,42 +331,32 @@ dprpc_world_join(struct dprpc_agent *a, const char *member, uint64_t timeout_us)
 			return -ENOMEM;
 		}
 	}
-	dp_l2l4_template(j->tmpl, &a->self_addr, &m.addr);
-	memcpy(j->member, m.name, sizeof(j->member));
+	dp_l2l4_template(j->tmpl, &a->self_addr, &m->addr);
+	memcpy(j->member, m->name, sizeof(j->member));
 	atomic_store_explicit(&j->status, 0, memory_order_relaxed);
 	/* Release: tmpl, entries and status before the poller sends. */
 	atomic_store_explicit(&j->active, true, memory_order_release);
-	deadline = dp_deadline_tsc(a, rte_rdtsc(), timeout_us);
-	if (deadline == 0)
-		deadline = UINT64_MAX; /* none */
-	for (;;) {
-		/* Acquire: pairs with the poller's release (dp_join_ack_rx()):
-		 * the world it installed. */
-		rc = atomic_load_explicit(&j->status, memory_order_acquire);
-		if (rc != 0)
-			break;
-		rc = dp_wait_step(a, deadline);
-		if (rc != 0)
-			break;
-	}
+	return 0;
+}
+
+int
+dp_join_status(struct dprpc_agent *a)
+{
+	/* Acquire: pairs with the poller's release (dp_join_ack_rx()):
+	 * the world it installed. */
+	return atomic_load_explicit(&a->join.status, memory_order_acquire);
+}
+
+void
+dp_join_stop(struct dprpc_agent *a)
+{
 	/* Relaxed: the poller stops acting for the join; nothing it reads
 	 * after this store was written for it. */
-	atomic_store_explicit(&j->active, false, memory_order_relaxed);
-	/* Joined: hear from every member (the rendezvous), so that each has
-	 * heard from us too: the member we named then frees its join port
-	 * for the next joiner, and the memif links just plugged are up. */
-	if (rc == 1) {
-		uint64_t now = rte_rdtsc(), left = 0;
+	atomic_store_explicit(&a->join.active, false, memory_order_relaxed);
+}
 
-		if (deadline != UINT64_MAX)
-			left = now < deadline ? RTE_MAX(dp_tsc_to_us(a, deadline - now), 1u) : 1;
-		rc = dprpc_world_wait(a, left, NULL, 0);
-		if (rc == 0)
-			rc = 1;
-	}
-	atomic_store_explicit(&j->claimed, false, memory_order_release);
-	if (rc < 0 && rc != -ETIMEDOUT)
-		DP_LOG(ERR, "agent %s: joining through %s refused: %s", a->name, m.name,
-			strerror(-rc));
-	return rc == 1 ? 0 : rc;
+void
+dp_join_release(struct dprpc_agent *a)
+{
+	atomic_store_explicit(&a->join.claimed, false, memory_order_release);
 }

@@ -264,16 +264,6 @@ dprpc_poll(struct dprpc_agent *a, unsigned int budget)
 	return n;
 }
 
-int
-dp_wait_step(struct dprpc_agent *a, uint64_t deadline)
-{
-	if (rte_rdtsc() >= deadline)
-		return -ETIMEDOUT;
-	if (a->io_launched || dprpc_poll(a, DP_RX_BURST) <= 0)
-		usleep(100);
-	return 0;
-}
-
 bool
 dp_poll_until_done(struct dprpc_agent *a, const struct dprpc_future *fut)
 {

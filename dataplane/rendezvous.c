@@ -193,57 +193,49 @@ dp_leave_rx(struct dprpc_agent *a, unsigned int p, uint32_t op)
 	}
 }
 
-int
-dprpc_world_leave(struct dprpc_agent *a, uint64_t timeout_us)
+void
+dp_leave_begin(struct dprpc_agent *a)
 {
-	uint64_t deadline;
 	unsigned int p;
-	bool all;
-	int rc;
 
-	if (a == NULL)
-		return -EINVAL;
-	if (dp_on_poller(a))
-		return -EDEADLK;
-	dp_thread_lcore();
-	deadline = dp_deadline_tsc(a, rte_rdtsc(), timeout_us);
-	if (deadline == 0)
-		deadline = UINT64_MAX; /* none */
-	/* Relaxed, here and below: flags (struct dp_peer, dprpc_agent). */
+	/* Relaxed, here and in dp_leave_end(): flags (struct dp_peer,
+	 * dprpc_agent). */
 	for (p = 0; p < dp_world_n(a); p++) {
 		atomic_store_explicit(&a->peers[p].leave_acked, false, memory_order_relaxed);
 		atomic_store_explicit(&a->peers[p].leave_sent, false, memory_order_relaxed);
 		atomic_store_explicit(&a->peers[p].answer_due, false, memory_order_relaxed);
 	}
 	atomic_store_explicit(&a->leaving, true, memory_order_relaxed);
-	for (;;) {
-		/* Told: every worker that is up for us acknowledged, and
-		 * those whose LEAVE crossed ours answered it if they owe it. */
-		all = true;
-		/* Acquire: pairs with the release stores of leave_acked and
-		 * answer_due in dp_leave_rx(). */
-		for (p = 0; p < dp_world_n(a) && all; p++)
-			all = p == a->rank ||
-			      ((dp_load_relaxed(&a->peers[p].state) != DPRPC_PEER_UP ||
-				       atomic_load_explicit(
-					       &a->peers[p].leave_acked, memory_order_acquire)) &&
-				      !atomic_load_explicit(
-					      &a->peers[p].answer_due, memory_order_acquire));
-		if (all) {
-			rc = 0;
-			break;
-		}
-		rc = dp_wait_step(a, deadline);
-		if (rc != 0)
-			break;
-	}
+}
+
+bool
+dp_leave_told(struct dprpc_agent *a)
+{
+	unsigned int p;
+	bool all = true;
+
+	/* Told: every worker that is up for us acknowledged, and
+	 * those whose LEAVE crossed ours answered it if they owe it. */
+	/* Acquire: pairs with the release stores of leave_acked and
+	 * answer_due in dp_leave_rx(). */
+	for (p = 0; p < dp_world_n(a) && all; p++)
+		all = p == a->rank ||
+		      ((dp_load_relaxed(&a->peers[p].state) != DPRPC_PEER_UP ||
+			       atomic_load_explicit(
+				       &a->peers[p].leave_acked, memory_order_acquire)) &&
+			      !atomic_load_explicit(&a->peers[p].answer_due, memory_order_acquire));
+	return all;
+}
+
+void
+dp_leave_end(struct dprpc_agent *a)
+{
 	atomic_store_explicit(&a->leaving, false, memory_order_relaxed);
-	return rc;
 }
 
 /* Whether every worker is up, or was and left since; the names of the
  * others into @missing (", " between them; "..." when they do not fit). */
-static bool
+bool
 dp_world_formed(const struct dprpc_agent *a, char *missing, size_t len)
 {
 	size_t used = 0;
@@ -278,7 +270,7 @@ dp_world_formed(const struct dprpc_agent *a, char *missing, size_t len)
 }
 
 /* Raise the window's end to @end (several threads may wait at once). */
-static void
+void
 dp_rdv_extend(struct dprpc_agent *a, uint64_t end)
 {
 	/* Relaxed: a time read by the poller, publishes nothing. */
@@ -287,40 +279,6 @@ dp_rdv_extend(struct dprpc_agent *a, uint64_t end)
 	while (cur < end && !atomic_compare_exchange_weak_explicit(&a->rdv_end_tsc, &cur, end,
 				    memory_order_relaxed, memory_order_relaxed))
 		;
-}
-
-int
-dprpc_world_wait(struct dprpc_agent *a, uint64_t timeout_us, char *missing, size_t len)
-{
-	uint64_t deadline;
-	int rc;
-
-	if (a == NULL || (missing == NULL && len != 0))
-		return -EINVAL;
-	if (dp_on_poller(a))
-		return -EDEADLK;
-	dp_thread_lcore();
-	deadline = dp_deadline_tsc(a, rte_rdtsc(), timeout_us);
-	if (deadline == 0)
-		deadline = UINT64_MAX; /* none */
-	dp_rdv_extend(a, deadline);
-	/* Relaxed: a hint for the poller's timer (struct dprpc_agent). */
-	atomic_fetch_add_explicit(&a->rdv_waiters, 1, memory_order_relaxed);
-	for (;;) {
-		if (dp_world_formed(a, missing, len)) {
-			rc = 0;
-			break;
-		}
-		/* Caller-driven: poll, the pings and PONGs go out from here. */
-		rc = dp_wait_step(a, deadline);
-		if (rc != 0)
-			break;
-	}
-	atomic_fetch_sub_explicit(&a->rdv_waiters, 1, memory_order_relaxed);
-	if (rc != 0)
-		DP_LOG(ERR, "agent %s: the world did not form in time: never heard from %s",
-			a->name, len > 0 ? missing : "(names not asked for)");
-	return rc;
 }
 
 static void

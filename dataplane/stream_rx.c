@@ -45,9 +45,8 @@
 
 #define DP_CHUNK_BIG 1u /* the low bit of a queued chunk: a struct dp_chunk_buf */
 
-/* A waiting reader's spins before it yields or parks, and its longest
- * park: dprpc_future_wait()'s (FUT_SPIN_ITERS, FUT_SLICE_NS, future.c). */
-#define DP_STREAM_SPINS	   1024u
+/* A waiting reader's longest park: dprpc_future_wait()'s (FUT_SLICE_NS,
+ * future.c); its spins are in wait.c. */
 #define DP_STREAM_SLICE_NS 150000u
 
 /* Frames of a chunk of @len bytes (as the server counts them). */
@@ -57,7 +56,7 @@ dp_chunk_frames(size_t len)
 	return len == 0 ? 1 : (uint32_t)((len + DP_FRAG - 1) / DP_FRAG);
 }
 
-static void
+void
 dp_chunk_free(void *c)
 {
 	if (c == NULL)
@@ -295,7 +294,7 @@ dp_stream_take(struct dprpc_stream *s, const void **data, size_t *len)
 
 /* What the reader of @s gets without waiting: 0 and a chunk, the end
  * (DPRPC_STREAM_END or the future's error), or -EAGAIN. */
-static int
+int
 dp_stream_look(struct dprpc_stream *s, const void **data, size_t *len)
 {
 	const struct dprpc_error *e;
@@ -313,7 +312,7 @@ dp_stream_look(struct dprpc_stream *s, const void **data, size_t *len)
 
 /* The reader of @s parks until a chunk is queued, the future completes, a
  * slice passes or @deadline (TSC; 0: none). */
-static void
+void
 dp_stream_park(struct dprpc_stream *s, uint64_t deadline)
 {
 	uint64_t rel = DP_STREAM_SLICE_NS, now;
@@ -337,58 +336,6 @@ dp_stream_park(struct dprpc_stream *s, uint64_t deadline)
 	}
 	/* Relaxed: a stale nonzero costs the waker one futile FUTEX_WAKE. */
 	atomic_fetch_sub_explicit(&s->waiters, 1, memory_order_relaxed);
-}
-
-int
-dprpc_stream_next(struct dprpc_stream *s, const void **data, size_t *len, uint64_t timeout_us)
-{
-	uint64_t deadline = 0;
-	bool polling = true; /* dp_progress()'s last answer was >= 0 */
-	unsigned int spins = 0;
-	int rc;
-
-	if (s == NULL || data == NULL || len == NULL)
-		return -EINVAL;
-	dp_chunk_free(s->cur);
-	s->cur = NULL;
-	rc = dp_stream_look(s, data, len);
-	if (rc != -EAGAIN)
-		return rc;
-	if (timeout_us == DPRPC_STREAM_POLL) {
-		(void)dp_progress(s->a); /* polls unless another thread does */
-		return dp_stream_look(s, data, len);
-	}
-	if (timeout_us != DPRPC_TIMEOUT_NONE)
-		deadline = dp_deadline_tsc(s->a, rte_rdtsc(), timeout_us);
-	/* As dprpc_future_wait() (fut_wait_until()) with dp_progress() as its
-	 * hook: while the hook polls (>= 0: nobody else does) keep calling
-	 * it, yielding after each empty poll once past the spins; while
-	 * another thread polls (< 0) spin, then park, woken by a chunk or the
-	 * end, and ask the hook again after each slice in case that poller
-	 * stopped; -EDEADLK (the agent's polling thread): nothing can come
-	 * while this thread waits. */
-	for (;;) {
-		if (polling) {
-			rc = dp_progress(s->a);
-			if (rc == -EDEADLK)
-				return -EDEADLK;
-			polling = rc >= 0;
-			if (rc == 0 && spins >= DP_STREAM_SPINS)
-				sched_yield();
-		} else if (spins < DP_STREAM_SPINS) {
-			rte_pause();
-		} else {
-			dp_stream_park(s, deadline);
-			polling = dp_progress(s->a) >= 0;
-		}
-		if (spins < DP_STREAM_SPINS)
-			spins++;
-		rc = dp_stream_look(s, data, len);
-		if (rc != -EAGAIN)
-			return rc;
-		if (deadline != 0 && rte_rdtsc() >= deadline)
-			return -EAGAIN;
-	}
 }
 
 int

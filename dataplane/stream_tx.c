@@ -67,7 +67,7 @@ dp_stream_frame(struct dprpc_request *req, struct rte_mbuf *m, uint32_t seq, uin
 
 /* dprpc_stream_send(), counting a full window in stream_window_full only
  * if @count (a waiting sender counts its first refusal alone). */
-static int
+int
 dp_stream_send(struct dprpc_request *req, const void *data, size_t len, bool count)
 {
 	struct rte_mbuf *small[16], **ms = small;
@@ -129,44 +129,6 @@ int
 dprpc_stream_send(struct dprpc_request *req, const void *data, size_t len)
 {
 	return dp_stream_send(req, data, len, true);
-}
-
-/* A waiting sender's pause while the window is full: it polls if nobody
- * else does (the caller's credits come in frames), else it lets the CPU
- * go, for longer as the wait lasts. */
-#define DP_SEND_WAIT_SPINS 64
-
-int
-dprpc_stream_send_wait(struct dprpc_request *req, const void *data, size_t len, uint64_t timeout_us)
-{
-	struct dprpc_agent *a;
-	uint64_t deadline;
-	int rc;
-
-	if (req == NULL)
-		return -EINVAL;
-	a = req->agent;
-	rc = dp_stream_send(req, data, len, true);
-	if (rc != -EAGAIN)
-		return rc;
-	if (dp_tls_poller == a)
-		return -EDEADLK; /* the window opens only by this thread's polls */
-	if (timeout_us == DPRPC_TIMEOUT_DEFAULT)
-		timeout_us = a->default_timeout_us;
-	deadline = dp_deadline_tsc(a, rte_rdtsc(), timeout_us);
-	for (unsigned int n = 0;; n++) {
-		if (deadline != 0 && rte_rdtsc() >= deadline)
-			return -ETIMEDOUT;
-		if (!a->io_launched && dprpc_poll(a, 32) > 0)
-			n = 0;
-		else if (n < DP_SEND_WAIT_SPINS)
-			rte_pause();
-		else
-			usleep(n < 4 * DP_SEND_WAIT_SPINS ? 10 : 100);
-		rc = dp_stream_send(req, data, len, false);
-		if (rc != -EAGAIN)
-			return rc;
-	}
 }
 
 int

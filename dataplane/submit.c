@@ -76,7 +76,7 @@ dp_submit(struct dprpc_agent *a, struct rte_mbuf *m, bool must)
 		/* The poller drains the ring; when nobody polls (caller-driven
 		 * mode) poll ourselves. */
 		if (!a->io_launched)
-			dprpc_poll(a, DP_RX_BURST);
+			a->poll(a, DP_RX_BURST);
 		rte_pause();
 	}
 	return 0;
