@@ -287,7 +287,7 @@ dprpc_agent_create(const struct dprpc_agent_conf *c)
 		goto fail;
 	}
 	a->join.port_owner = DP_RANK_NONE;
-	a->join_port = -1;
+	a->port.join_port = -1;
 	a->rank = (uint16_t)rank;
 	a->self_addr = rank == DP_RANK_NONE ? a->world.self.addr : a->world.addrs[rank];
 	a->session = dp_new_session();
@@ -339,7 +339,14 @@ dprpc_agent_create(const struct dprpc_agent_conf *c)
 	rc = dp_handlers_init(a, c);
 	if (rc != 0)
 		goto fail;
-	rc = dp_port_open(a, c);
+	/* What the ports read of the agent (struct dp_ports). */
+	a->port.name = a->name;
+	a->port.instance = a->instance;
+	a->port.tsc_hz = a->tsc_hz;
+	a->port.mp = a->mp;
+	a->port.world = &a->world;
+	a->port.world_cap = a->world_cap;
+	rc = dp_port_open(&a->port, c, a->rank);
 	if (rc != 0)
 		goto fail;
 	a->io_lcore = c->io_lcore;

@@ -63,9 +63,9 @@ dp_drain_rings(struct dprpc_agent *a)
 		while (rte_ring_sc_dequeue(a->hl[i].ring, (void **)&req) == 0)
 			dp_request_free(req); /* its frame, message and hook too */
 	}
-	for (i = 0; i < a->nb_ports; i++)
-		while (a->ports[i].tx_n > 0)
-			rte_pktmbuf_free(a->ports[i].tx_buf[--a->ports[i].tx_n]);
+	for (i = 0; i < a->port.nb_ports; i++)
+		while (a->port.ports[i].tx_n > 0)
+			rte_pktmbuf_free(a->port.ports[i].tx_buf[--a->port.ports[i].tx_n]);
 }
 
 void
@@ -74,7 +74,7 @@ dp_agent_free(struct dprpc_agent *a)
 	unsigned int i, in_use;
 
 	dp_ext_closing_all(a);
-	dp_port_close(a);
+	dp_port_close(&a->port);
 	if (a->tx_ring != NULL)
 		dp_drain_rings(a);
 	if (a->peers != NULL)

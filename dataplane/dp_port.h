@@ -15,10 +15,145 @@
 #include <stdbool.h>
 #include <stdint.h>
 
-struct dprpc_agent;
+#include <rte_dev.h>
+#include <rte_mbuf.h>
+#include <rte_mempool.h>
+
+#include <dprpc/dprpc_agent.h>
+
+#include "dp_wire.h"
+
 struct dprpc_agent_conf;
-struct dp_memif_sock;
-struct dp_port;
+
+#define DP_TX_BUF 512 /* frames staged for tx_burst; >= DP_RX_BURST * 2 */
+/* Most ports of one agent: its default port and a memif link to every
+ * other worker. */
+#define DP_MAX_PORTS (DPRPC_MAX_WORKERS + 2) /* and the join ports (join.c) */
+
+/* A memif port's socket (dp_memif_role()): a path, or a name in the
+ * abstract namespace. */
+struct dp_memif_sock {
+	char path[DP_SOCK_PATH_MAX];
+	bool abstract;
+};
+
+/* One of the agent's ports (port_open.c): what was done to it, its queues and
+ * the frames staged for it.  The poller's, but for what creation and
+ * destroy do. */
+/* What a memif link's server appends to its socket's path to bind it,
+ * the path itself being named once its port is started (port_open.c). */
+#define DP_SOCK_ALIAS "~"
+
+struct dp_port {
+	unsigned int tx_n; /* frames staged in tx_buf */
+	uint16_t id, rxq, txq;
+	bool probed;  /* we created it from a vdev string */
+	bool started; /* we configured and started it */
+	/* A memif link of the world map: until its link is up (up false)
+	 * frames for it are dropped (tx_dropped) rather than left to pile
+	 * up, and a client whose server does not listen yet (pending) is
+	 * started again by the timer (dp_ports_timer()).  A pending port,
+	 * a link's or the default one (restart), is not polled. */
+	bool link;
+	bool pending;
+	bool up; /* not a link port: always true */
+	/* A link port whose worker is the memif client, or a pending default
+	 * memif client with a socket file (restart): dp_port_waits() looks
+	 * at its sock. */
+	bool client;
+	/* The default port is a memif device and one worker only is reached
+	 * through it (dp_port_open()): it goes down only when that worker
+	 * stops its port, and is watched as a link port is (lost, quiet),
+	 * though never counted down (up) by the timer, nor started or
+	 * stopped (the application may own it) but as restart says. */
+	bool one_peer;
+	bool memif; /* the default port is a memif port (dp_port_open()) */
+	/* The default port, a memif client the agent probed from conf.vdev,
+	 * whose link has not come up yet: connected again, as a link's client
+	 * is, when its link is not up DP_LINK_RESTART_MS after it started
+	 * (dp_ports_timer()); cleared once it is up. */
+	bool restart;
+	uint16_t peer; /* a link port or a one_peer port: the worker it reaches */
+	/* A link or one_peer port whose worker said its last word on it (its
+	 * LEAVE or CLOSE, answered: answered below), or gave the last answer
+	 * to ours (LEAVE_ACK, CLOSE_ACK), or that dprpc_agent_destroy() is
+	 * closing: neither polled nor sent on until its link has been down for
+	 * DP_LINK_QUIET_MS (quiet_tsc: when it was first seen down, 0
+	 * before).  DPDK 22.11's memif PMD tears a connection down on its
+	 * interrupt thread while rx_burst may read the same rings: a worker
+	 * polling the link of one that left crashed in rx_burst. */
+	bool quiet;
+	uint64_t quiet_tsc;
+	/* dprpc_agent_destroy() told the worker at the other end that it
+	 * closes this link (closing), and the worker answered (close_acked);
+	 * the worker at the other end told us so (peer_closed: we answered
+	 * it, at answered_tsc below): link_close.c. */
+	bool closing, close_acked, peer_closed;
+	/* We answered the last word of the worker at the other end (its
+	 * LEAVE or its CLOSE, at answered_tsc) and went quiet: it may still
+	 * be reading the answer, and our disconnect would unmap the rings
+	 * under its rx_burst.  dprpc_agent_destroy() closes the link only
+	 * once that worker closed its end (the link down), or
+	 * DP_LINK_ANSWERED_WAIT_MS after the answer (link_close.c).
+	 * Cleared when the quiet ends. */
+	bool answered;
+	uint64_t answered_tsc;
+	/* Its link was seen up, then down (and not up again since): the
+	 * worker at the other end stopped its port (dp_ports_timer()). */
+	bool lost;
+	bool carrier; /* a one_peer port: its link as the timer last saw it */
+	/* A join port (join.c, agent->join_port): a member's memif server
+	 * for joiners, polled on the timer tick only (dp_run_timers()), or
+	 * a joiner's client to the member it names, retired (never polled,
+	 * sent on or restarted again) once it joined. */
+	bool join;
+	bool retired;
+	/* Picked for the close that runs next (port_close.c): every port at
+	 * dp_port_close(), the links done early at dp_ports_close_picked(). */
+	bool close_now;
+	/* Poller only: when a pending port starts again; when a client's
+	 * port last started (its link is restarted if it does not come up). */
+	uint64_t retry_tsc, start_tsc;
+	char vdev_name[RTE_DEV_NAME_MAX_LEN];
+	/* A link port: its memif socket (a client connects only once the
+	 * file exists: its server listens).  A server binds it as sock and
+	 * DP_SOCK_ALIAS (alias), and makes sock a second name of that file once its
+	 * port is started (named; unlinked at close): a client that found
+	 * the file before the server was ready for its handshake was turned
+	 * away for good (port_open.c). */
+	char sock[DP_SOCK_PATH_MAX];
+	bool alias, named;
+	struct rte_mbuf *tx_buf[DP_TX_BUF];
+};
+
+/* The agent's ports.  What they read of the agent is copied in at its
+ * creation, before dp_port_open(): its name (for the logs), instance
+ * (the vdevs' names), TSC rate, mbuf pool (the rx queues'), world map (the
+ * agent's own, which grows as workers join: read through @world) and the
+ * world's capacity. */
+struct dp_ports {
+	const char *name;
+	unsigned int instance;
+	uint64_t tsc_hz;
+	struct rte_mempool *mp;
+	const struct dp_world *world;
+	unsigned int world_cap;
+	bool has_default_port; /* ports[0] is conf.vdev or conf.port_id */
+	int join_port;	       /* index of the join port in ports[], or -1 */
+	/* The ports (port_open.c): ports[0] the default one (conf.vdev or
+	 * conf.port_id) when there is one, then one per memif link of the
+	 * world map.  peer_port[r]: the index of the port that reaches
+	 * worker r.  Fixed at creation; the ports' queues and tx buffers are
+	 * the poller's. */
+	unsigned int nb_ports; /* grows on the poller (join.c): dp_port_publish() */
+	uint8_t peer_port[DPRPC_MAX_WORKERS];
+	/* Link ports' state checked (start retried, link read) no more often
+	 * than this, poller only (port_timer.c). */
+	uint64_t link_check_tsc;
+	unsigned int nb_link_ports;
+
+	struct dp_port ports[DP_MAX_PORTS];
+};
 
 /* How often the poller looks at its link ports (link state, and starting
  * a pending memif client again). */
@@ -36,37 +171,39 @@ struct dp_port;
  * never sees it go down (its worker's successor already reconnected). */
 #define DP_LINK_CLOSED_QUIET_MAX_MS 1000
 
-/* Check @c's port fields and open @a's port as they say: 0, or a negative
- * errno, logged (dp_port_close() undoes what was done). */
-int dp_port_open(struct dprpc_agent *a, const struct dprpc_agent_conf *c);
+/* Check @c's port fields and open @a's port as they say, for the agent of
+ * rank @self: 0, or a negative errno, logged (dp_port_close() undoes what
+ * was done). */
+int dp_port_open(struct dp_ports *a, const struct dprpc_agent_conf *c, unsigned int self);
 /* Stop the port if we started it, and close it if we probed it
  * (port_close.c): with link ports, on the EAL interrupt thread, waited
  * for, working around DPDK 22.11's memif PMD (memif_unhook.c's top). */
-void dp_port_close(struct dprpc_agent *a);
+void dp_port_close(struct dp_ports *a);
 /* As dp_port_close(), for the ports whose close_now is set only (memif
  * links dp_links_close() is done with while it waits for others). */
-void dp_ports_close_picked(struct dprpc_agent *a);
+void dp_ports_close_picked(struct dp_ports *a);
 /* The poller, on its timer: start pending link ports, read their link
  * state, at most every DP_LINK_CHECK_MS.  Whether a link port's link came
  * up. */
-bool dp_ports_timer(struct dprpc_agent *a, uint64_t now);
+bool dp_ports_timer(struct dp_ports *a, uint64_t now);
 /* Whether every port is started and its link up. */
-bool dp_ports_link_up(struct dprpc_agent *a);
+bool dp_ports_link_up(struct dp_ports *a);
 
 /* Hot-plugged on the poller (join.c): the memif link of the world map's
  * mesh to worker @r, who just joined (or, on a joiner, to each member),
- * or the default port for it (peer_port[r]); 0, or -errno (logged). */
-int dp_port_link_add(struct dprpc_agent *a, unsigned int r);
+ * or the default port for it (peer_port[r]), from the agent of rank
+ * @self; 0, or -errno (logged). */
+int dp_port_link_add(struct dp_ports *a, unsigned int self, unsigned int r);
 /* The join port (agent->join_port): a memif server on DIR/NAME.join for
  * joiners (@member NULL, a member of a meshed world), or a joiner's client
  * to DIR/MEMBER.join.  The poller, or creation.  0 or -errno. */
-int dp_port_join_open(struct dprpc_agent *a, const char *member);
+int dp_port_join_open(struct dp_ports *a, const char *member);
 /* A member hangs up on the joiner it answered and listens again. */
-void dp_port_join_reset(struct dprpc_agent *a);
+void dp_port_join_reset(struct dp_ports *a);
 /* memif_sock.c: before a memif server binds @path, remove a socket file
  * there that nobody listens on (a killed process's); 0, -EADDRINUSE
  * (logged) if a live process listens on it, or another -errno. */
-int dp_memif_sock_reclaim(struct dprpc_agent *a, const char *path);
+int dp_memif_sock_reclaim(struct dp_ports *a, const char *path);
 
 /* Whether @pt is worker @p's own memif link: a link port of the world
  * map, or the default port when it reaches @p alone (dp_port.one_peer). */

@@ -11,33 +11,33 @@
 #include <stdbool.h>
 #include <stdint.h>
 
-struct dprpc_agent;
+struct dp_ports;
 struct dp_port;
 
 /* port_open.c: when a pending default memif client (dp_port.restart)
  * tries to start again, from @now. */
-uint64_t dp_default_retry_tsc(const struct dprpc_agent *a, const struct dp_port *pt, uint64_t now);
+uint64_t dp_default_retry_tsc(const struct dp_ports *a, const struct dp_port *pt, uint64_t now);
 /* port_open.c: a started server link port's socket named pt->sock, which
  * its client waits for (dp_port.alias): 0 or -errno (logged). */
-int dp_port_name_sock(struct dprpc_agent *a, struct dp_port *pt);
+int dp_port_name_sock(struct dp_ports *a, struct dp_port *pt);
 /* port_open.c: configure @port as @pt (one rx and one tx queue) and start
  * it; a memif client that cannot start yet is left pending. */
-int dp_port_setup(struct dprpc_agent *a, struct dp_port *pt, uint16_t port);
+int dp_port_setup(struct dp_ports *a, struct dp_port *pt, uint16_t port);
 /* port_open.c: probe the vdev @spec as @pt, then set it up. */
-int dp_port_probe(struct dprpc_agent *a, struct dp_port *pt, const char *spec);
+int dp_port_probe(struct dp_ports *a, struct dp_port *pt, const char *spec);
 /* port_link.c: the memif ports of the world map's links that reach this
  * agent's peers (dp_port_open()). */
-int dp_ports_links(struct dprpc_agent *a, bool have_default);
+int dp_ports_links(struct dp_ports *a, unsigned int self, bool have_default);
 /* port_link.c: whether the default port is a memif port, and whether it
  * reaches one worker only (dp_port.one_peer). */
-void dp_port_default_peer(struct dprpc_agent *a);
+void dp_port_default_peer(struct dp_ports *a, unsigned int self);
 /* port_close.c: stop what dp_port_open() started and close what it probed,
  * of the ports picked (close_now); on the interrupt thread with memif
  * ports (memif_unhook.c). */
-void dp_ports_stop_close(struct dprpc_agent *a);
+void dp_ports_stop_close(struct dp_ports *a);
 /* memif_unhook.c: the memif work-around's close of the ports picked: the
  * server sockets unhooked, then dp_ports_stop_close(), on the EAL interrupt
  * thread (or in place if it cannot be reached), waited for. */
-void dp_on_intr(struct dprpc_agent *a);
+void dp_on_intr(struct dp_ports *a);
 
 #endif /* DP_PORT_INT_H */

@@ -31,10 +31,10 @@ bool dp_tx_room(struct dprpc_agent *a, unsigned int to);
 static inline unsigned int
 dp_tx_fill(const struct dprpc_agent *a)
 {
-	unsigned int i, n = a->ports[0].tx_n;
+	unsigned int i, n = a->port.ports[0].tx_n;
 
-	for (i = 1; i < a->nb_ports; i++)
-		n = RTE_MAX(n, a->ports[i].tx_n);
+	for (i = 1; i < a->port.nb_ports; i++)
+		n = RTE_MAX(n, a->port.ports[i].tx_n);
 	return n;
 }
 
@@ -46,9 +46,9 @@ dp_tx_fill(const struct dprpc_agent *a)
 static __rte_always_inline bool
 dp_stage_fast(struct dprpc_agent *a, struct rte_mbuf *m)
 {
-	struct dp_port *pt = &a->ports[0];
+	struct dp_port *pt = &a->port.ports[0];
 
-	if (unlikely(a->ftx.on || a->nb_ports > 1 || pt->tx_n >= DP_TX_BUF))
+	if (unlikely(a->ftx.on || a->port.nb_ports > 1 || pt->tx_n >= DP_TX_BUF))
 		return false;
 	pt->tx_buf[pt->tx_n++] = m;
 	if (pt->tx_n >= DP_TX_FLUSH_AT)

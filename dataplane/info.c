@@ -69,5 +69,5 @@ dprpc_agent_port(const struct dprpc_agent *a)
 		rte_errno = EINVAL;
 		return UINT16_MAX;
 	}
-	return a->ports[0].id;
+	return a->port.ports[0].id;
 }

@@ -140,17 +140,18 @@ dp_join_ack_rx(struct dprpc_agent *a, const struct dp_parsed *p, const struct dp
 	a->rx_ctx.self_rank = (uint16_t)rank;
 	/* The member's join port is done with (its server hangs up once it
 	 * hears from us): never polled or restarted again. */
-	if (a->join_port >= 0) {
-		a->ports[a->join_port].retired = true;
-		a->ports[a->join_port].quiet = true;
-		a->ports[a->join_port].up = false;
+	if (a->port.join_port >= 0) {
+		a->port.ports[a->port.join_port].retired = true;
+		a->port.ports[a->port.join_port].quiet = true;
+		a->port.ports[a->port.join_port].up = false;
 	}
 	for (r = 0; r < j->n; r++) {
 		/* Our own peer too: calls to self take its slots. */
 		int rc = dp_join_peer(a, r);
 
 		if (rc == 0 && r != rank)
-			rc = dp_port_link_add(a, r); /* a memif client, or the default port */
+			rc = dp_port_link_add(
+				&a->port, a->rank, r); /* a memif client, or the default port */
 		if (rc != 0) {
 			/* Release: pairs with the joining thread's acquire. */
 			atomic_store_explicit(&j->status, rc, memory_order_release);
@@ -167,7 +168,8 @@ dp_join_ack_rx(struct dprpc_agent *a, const struct dp_parsed *p, const struct dp
 	j->session[rank] = a->session;
 	/* Named by later joiners in turn, over memif: a join port of its
 	 * own (a failure only logged: over the default port it needs none). */
-	if (a->world.mesh_dir[0] != '\0' && a->world_cap > j->n && dp_port_join_open(a, NULL) != 0)
+	if (a->world.mesh_dir[0] != '\0' && a->world_cap > j->n &&
+		dp_port_join_open(&a->port, NULL) != 0)
 		DP_LOG(WARNING, "agent %s: no join port: later joiners cannot name it", a->name);
 	a->rx_ctx.nb_workers = j->n;
 	/* Release: pairs with dp_world_n(). */
@@ -271,7 +273,7 @@ dp_join_timer(struct dprpc_agent *a, uint64_t now)
 	if (j->port_owner != DP_RANK_NONE &&
 		dp_load_relaxed(&a->peers[j->port_owner].state) != DPRPC_PEER_UNKNOWN &&
 		a->peers[j->port_owner].session == j->port_owner_session) {
-		dp_port_join_reset(a);
+		dp_port_join_reset(&a->port);
 		j->port_owner = DP_RANK_NONE;
 	}
 	/* Relaxed status: the poller reads its own store (it alone stores
@@ -283,14 +285,15 @@ dp_join_timer(struct dprpc_agent *a, uint64_t now)
 		/* Over memif: our client to the member's join port first,
 		 * then JOIN once its link is up (dp_ports_timer()). */
 		if (a->world.mesh_dir[0] != '\0') {
-			int rc = a->join_port >= 0 ? 0 : dp_port_join_open(a, j->member);
+			int rc =
+				a->port.join_port >= 0 ? 0 : dp_port_join_open(&a->port, j->member);
 
 			if (rc != 0) {
 				/* Release: pairs with the joining thread's acquire. */
 				atomic_store_explicit(&j->status, rc, memory_order_release);
 				return;
 			}
-			if (!a->ports[a->join_port].up)
+			if (!a->port.ports[a->port.join_port].up)
 				return;
 		}
 

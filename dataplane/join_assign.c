@@ -25,7 +25,7 @@
 bool
 dp_join_reachable(const struct dprpc_agent *a)
 {
-	return a->has_default_port || a->world.mesh_dir[0] != '\0';
+	return a->port.has_default_port || a->world.mesh_dir[0] != '\0';
 }
 
 /* The assigner as this worker sees it: the lowest rank up, or its own;
@@ -104,7 +104,7 @@ dp_join_install(
 	/* Its memif link hot-plugged here (the poller owns the ports; a
 	 * memif server's probe and start wait for nobody), or the default
 	 * port. */
-	rc = dp_port_link_add(a, r);
+	rc = dp_port_link_add(&a->port, a->rank, r);
 	if (rc != 0)
 		return rc;
 	a->join.session[r] = session;
@@ -149,7 +149,7 @@ dp_join_answer(struct dprpc_agent *a, const struct dp_join_msg *q, unsigned int 
 	ack->count = rte_cpu_to_be_16((uint16_t)count);
 	/* The last page through our join port: hang up once this incarnation
 	 * of the joiner is heard from (dp_join_timer()). */
-	if (status == 0 && have + count >= n && a->join_port >= 0 && rank < n) {
+	if (status == 0 && have + count >= n && a->port.join_port >= 0 && rank < n) {
 		a->join.port_owner = (uint16_t)rank;
 		a->join.port_owner_session = rte_be_to_cpu_64(q->session);
 	}

@@ -103,7 +103,7 @@
 void
 dp_link_close_rx(struct dprpc_agent *a, unsigned int p, uint32_t op)
 {
-	struct dp_port *pt = &a->ports[a->peer_port[p]];
+	struct dp_port *pt = &a->port.ports[a->port.peer_port[p]];
 
 	if (!dp_own_link(pt, p))
 		return; /* not a link of its own: nothing to stop polling */
@@ -198,8 +198,8 @@ dp_links_close_done(struct dprpc_agent *a, uint64_t now)
 {
 	unsigned int i, n = 0;
 
-	for (i = 0; i < a->nb_ports; i++) {
-		struct dp_port *pt = &a->ports[i];
+	for (i = 0; i < a->port.nb_ports; i++) {
+		struct dp_port *pt = &a->port.ports[i];
 
 		if (!pt->link || pt->join || pt->retired || !(pt->started || pt->probed) ||
 			(pt->closing && !pt->quiet) || dp_link_awaits_close(a, pt, now))
@@ -209,7 +209,7 @@ dp_links_close_done(struct dprpc_agent *a, uint64_t now)
 		n++;
 	}
 	if (n > 0)
-		dp_ports_close_picked(a);
+		dp_ports_close_picked(&a->port);
 }
 
 void
@@ -219,8 +219,8 @@ dp_links_close(struct dprpc_agent *a)
 	unsigned int i, left, telling, awaiting;
 	bool early = false;
 
-	for (i = 0, telling = 0; i < a->nb_ports; i++) {
-		struct dp_port *pt = &a->ports[i];
+	for (i = 0, telling = 0; i < a->port.nb_ports; i++) {
+		struct dp_port *pt = &a->port.ports[i];
 
 		pt->closing = dp_link_to_close(a, pt);
 		pt->close_acked = false;
@@ -233,14 +233,14 @@ dp_links_close(struct dprpc_agent *a)
 	end = now + ms * DP_LINK_CLOSE_WAIT_MS;
 	for (;;) {
 		if (telling > 0 && now >= resend && now < end) {
-			for (i = 0; i < a->nb_ports; i++)
-				if (a->ports[i].closing && !a->ports[i].quiet)
-					dp_send_control(a, a->ports[i].peer, DP_CTRL_CLOSE);
+			for (i = 0; i < a->port.nb_ports; i++)
+				if (a->port.ports[i].closing && !a->port.ports[i].quiet)
+					dp_send_control(a, a->port.ports[i].peer, DP_CTRL_CLOSE);
 			(void)dp_tx_flush(a);
 			resend = now + ms * DP_LINK_CLOSE_RESEND_MS;
 		}
-		for (i = 0, left = 0, awaiting = 0; i < a->nb_ports; i++) {
-			struct dp_port *pt = &a->ports[i];
+		for (i = 0, left = 0, awaiting = 0; i < a->port.nb_ports; i++) {
+			struct dp_port *pt = &a->port.ports[i];
 
 			if (pt->closing && !pt->quiet && now < end) {
 				/* Answered, or down: neither read nor sent on
@@ -267,7 +267,7 @@ dp_links_close(struct dprpc_agent *a)
 		now = rte_rdtsc();
 	}
 	/* Nothing of the agent's touches them again before they close. */
-	for (i = 0; i < a->nb_ports; i++)
-		if (a->ports[i].closing)
-			dp_port_go_quiet(&a->ports[i]);
+	for (i = 0; i < a->port.nb_ports; i++)
+		if (a->port.ports[i].closing)
+			dp_port_go_quiet(&a->port.ports[i]);
 }

@@ -50,7 +50,7 @@ dp_sock_listened(const char *path)
 }
 
 int
-dp_memif_sock_reclaim(struct dprpc_agent *a, const char *path)
+dp_memif_sock_reclaim(struct dp_ports *a, const char *path)
 {
 	struct stat st;
 	int rc;

@@ -103,7 +103,7 @@ dp_fd_bound_to(int fd, const char *path, bool abstract)
  * (the PMD's callbacks, and rte_eth_dev_stop() run here), so a descriptor
  * found cannot be closed and reused before it is replaced. */
 static void
-dp_memif_server_unhook(struct dprpc_agent *a, const char *path, bool abstract, int efd)
+dp_memif_server_unhook(struct dp_ports *a, const char *path, bool abstract, int efd)
 {
 	struct dirent *e;
 	DIR *d = opendir("/proc/self/fd");
@@ -148,7 +148,7 @@ dp_memif_sock_shared(uint16_t id, const struct dp_memif_sock *s)
  * links and join port (each on a socket of its own) and a default port
  * from a memif server vdev. */
 static void
-dp_ports_unhook(struct dprpc_agent *a)
+dp_ports_unhook(struct dp_ports *a)
 {
 	struct dp_memif_sock s;
 	unsigned int i;
@@ -190,7 +190,7 @@ dp_ports_stop_close_job(void *a)
  * EAL interrupt thread (dp_intr.h), waited for.  In place on that thread
  * itself, or if it cannot be reached. */
 void
-dp_on_intr(struct dprpc_agent *a)
+dp_on_intr(struct dp_ports *a)
 {
 	bool ran1 = dp_intr_run(dp_ports_unhook_job, a), ran2 = false;
 

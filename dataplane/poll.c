@@ -151,8 +151,9 @@ dp_run_timers(struct dprpc_agent *a, uint64_t now)
 	dp_store_relaxed(&a->tick_tsc, now);
 	/* A link up: the rendezvous pings its worker at the next tick rather
 	 * than up to DP_RDV_PING_MS later. */
-	if (unlikely(a->nb_link_ports != 0 || a->ports[0].one_peer || a->ports[0].restart) &&
-		dp_ports_timer(a, now))
+	if (unlikely(a->port.nb_link_ports != 0 || a->port.ports[0].one_peer ||
+		     a->port.ports[0].restart) &&
+		dp_ports_timer(&a->port, now))
 		a->rdv_ping_tsc = 0;
 	if (unlikely(dp_load_relaxed(&a->rdv_waiters) != 0 || dp_load_relaxed(&a->leaving)))
 		dp_rendezvous_timer(a, now);
@@ -160,8 +161,8 @@ dp_run_timers(struct dprpc_agent *a, uint64_t now)
 		dp_join_timer(a, now);
 	/* A member's join port (join.c): joiners are not in a hurry, it is
 	 * received from once a tick, off the path of every poll. */
-	if (unlikely(a->join_port > 0)) {
-		struct dp_port *pt = &a->ports[a->join_port];
+	if (unlikely(a->port.join_port > 0)) {
+		struct dp_port *pt = &a->port.ports[a->port.join_port];
 
 		if (!pt->pending && !pt->retired)
 			n += dp_poll_port(a, pt, DP_RX_BURST);
@@ -228,13 +229,14 @@ dp_poll_locked(struct dprpc_agent *a, unsigned int budget)
 	uint64_t now;
 
 	a->now_tsc = rte_rdtsc();
-	if (likely(!a->ports[0].pending && !a->ports[0].quiet))
-		work += dp_poll_port(a, &a->ports[0], budget);
+	if (likely(!a->port.ports[0].pending && !a->port.ports[0].quiet))
+		work += dp_poll_port(a, &a->port.ports[0], budget);
 	/* Further ports: the memif links of the world map (port_link.c); one
 	 * that is not started yet, or quiet, is left alone. */
-	for (i = 1; i < a->nb_ports; i++)
-		if (likely(!a->ports[i].pending && !a->ports[i].quiet && !a->ports[i].join))
-			work += dp_poll_port(a, &a->ports[i], budget);
+	for (i = 1; i < a->port.nb_ports; i++)
+		if (likely(!a->port.ports[i].pending && !a->port.ports[i].quiet &&
+			    !a->port.ports[i].join))
+			work += dp_poll_port(a, &a->port.ports[i], budget);
 	work += dp_drain_tx_ring(a);
 	/* Acquire: pairs with the kick's release. */
 	if (unlikely(dp_load_relaxed(&a->cancel_kick)) &&

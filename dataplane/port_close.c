@@ -22,7 +22,7 @@
  * it probed.  An application's port given with port_ready is neither
  * stopped nor closed. */
 void
-dp_ports_stop_close(struct dprpc_agent *a)
+dp_ports_stop_close(struct dp_ports *a)
 {
 	unsigned int i;
 
@@ -50,7 +50,7 @@ dp_ports_stop_close(struct dprpc_agent *a)
  * thread if any of the agent's ports is a memif port, then their vdevs
  * removed; each left closed and unpicked. */
 void
-dp_ports_close_picked(struct dprpc_agent *a)
+dp_ports_close_picked(struct dp_ports *a)
 {
 	unsigned int i;
 
@@ -74,7 +74,7 @@ dp_ports_close_picked(struct dprpc_agent *a)
 }
 
 void
-dp_port_close(struct dprpc_agent *a)
+dp_port_close(struct dp_ports *a)
 {
 	unsigned int i;
 

@@ -31,7 +31,7 @@
 /* Count port @pt (ports[nb_ports]) in: with release, as other threads
  * read nb_ports (dp_ports_link_up()); the poller is its only writer. */
 static void
-dp_port_publish(struct dprpc_agent *a)
+dp_port_publish(struct dp_ports *a)
 {
 	__atomic_store_n(&a->nb_ports, a->nb_ports + 1, __ATOMIC_RELEASE);
 }
@@ -39,14 +39,14 @@ dp_port_publish(struct dprpc_agent *a)
 /* The memif port of the world map's link to worker @r, if one reaches it:
  * 1, 0 (none: the default port), or -errno. */
 static int
-dp_port_link_one(struct dprpc_agent *a, unsigned int r, bool have_default)
+dp_port_link_one(struct dp_ports *a, unsigned int self, unsigned int r, bool have_default)
 {
 	char path[DP_SOCK_PATH_MAX], spec[RTE_DEV_NAME_MAX_LEN + DP_SOCK_PATH_MAX + 64], err[160];
 	struct dp_port *pt;
 	bool server;
 	int rc;
 
-	rc = dp_world_link_of(&a->world, a->rank, r, path, &server, err, sizeof(err));
+	rc = dp_world_link_of(a->world, self, r, path, &server, err, sizeof(err));
 	if (rc < 0) {
 		DP_LOG(ERR, "agent %s: %s", a->name, err);
 		return rc;
@@ -56,7 +56,7 @@ dp_port_link_one(struct dprpc_agent *a, unsigned int r, bool have_default)
 			DP_LOG(ERR,
 				"agent %s: no port reaches worker %s: give a vdev or a "
 				"port_id, or a link in the world map",
-				a->name, a->world.w[r].name);
+				a->name, a->world->w[r].name);
 			return -EINVAL;
 		}
 		return 0;
@@ -95,15 +95,15 @@ dp_port_link_one(struct dprpc_agent *a, unsigned int r, bool have_default)
 
 /* The memif ports of the world map's links that reach this agent's peers. */
 int
-dp_ports_links(struct dprpc_agent *a, bool have_default)
+dp_ports_links(struct dp_ports *a, unsigned int self, bool have_default)
 {
 	unsigned int r;
 	int rc;
 
-	for (r = 0; r < a->world.n; r++) {
-		if (r == a->rank)
+	for (r = 0; r < a->world->n; r++) {
+		if (r == self)
 			continue;
-		rc = dp_port_link_one(a, r, have_default);
+		rc = dp_port_link_one(a, self, r, have_default);
 		if (rc < 0)
 			return rc;
 	}
@@ -111,9 +111,9 @@ dp_ports_links(struct dprpc_agent *a, bool have_default)
 }
 
 int
-dp_port_link_add(struct dprpc_agent *a, unsigned int r)
+dp_port_link_add(struct dp_ports *a, unsigned int self, unsigned int r)
 {
-	int rc = dp_port_link_one(a, r, a->has_default_port);
+	int rc = dp_port_link_one(a, self, r, a->has_default_port);
 
 	if (rc < 0)
 		return rc;
@@ -138,7 +138,7 @@ dp_port_link_add(struct dprpc_agent *a, unsigned int r)
  * connection down.
  */
 void
-dp_port_default_peer(struct dprpc_agent *a)
+dp_port_default_peer(struct dp_ports *a, unsigned int self)
 {
 	struct rte_eth_dev_info info;
 	unsigned int r, n = 0, peer = 0;
@@ -147,8 +147,8 @@ dp_port_default_peer(struct dprpc_agent *a)
 		strcmp(info.driver_name, "net_memif") != 0)
 		return;
 	a->ports[0].memif = true;
-	for (r = 0; r < a->world.n; r++)
-		if (r != a->rank && a->peer_port[r] == 0) {
+	for (r = 0; r < a->world->n; r++)
+		if (r != self && a->peer_port[r] == 0) {
 			n++;
 			peer = r;
 		}
@@ -159,7 +159,7 @@ dp_port_default_peer(struct dprpc_agent *a)
 }
 
 int
-dp_port_join_open(struct dprpc_agent *a, const char *member)
+dp_port_join_open(struct dp_ports *a, const char *member)
 {
 	char spec[RTE_DEV_NAME_MAX_LEN + DP_SOCK_PATH_MAX + 64], path[DP_SOCK_PATH_MAX];
 	bool server = member == NULL;
@@ -167,10 +167,10 @@ dp_port_join_open(struct dprpc_agent *a, const char *member)
 	int n, rc;
 
 	n = snprintf(
-		path, sizeof(path), "%s/%s.join", a->world.mesh_dir, server ? a->name : member);
+		path, sizeof(path), "%s/%s.join", a->world->mesh_dir, server ? a->name : member);
 	if (n < 0 || n >= (int)sizeof(path)) {
 		DP_LOG(ERR, "agent %s: join socket under %s longer than %d bytes", a->name,
-			a->world.mesh_dir, DP_SOCK_PATH_MAX - 1);
+			a->world->mesh_dir, DP_SOCK_PATH_MAX - 1);
 		return -ENAMETOOLONG;
 	}
 	if (a->nb_ports == DP_MAX_PORTS)
@@ -198,7 +198,7 @@ dp_port_join_open(struct dprpc_agent *a, const char *member)
 }
 
 void
-dp_port_join_reset(struct dprpc_agent *a)
+dp_port_join_reset(struct dp_ports *a)
 {
 	struct dp_port *pt = &a->ports[a->join_port];
 

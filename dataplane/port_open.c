@@ -63,7 +63,7 @@
  * is started, which is what the agent needs of its queues.
  */
 static int
-dp_port_queues_run(struct dprpc_agent *a, uint16_t port, uint16_t rxq, uint16_t txq)
+dp_port_queues_run(struct dp_ports *a, uint16_t port, uint16_t rxq, uint16_t txq)
 {
 	int rc = rte_eth_dev_rx_queue_start(port, rxq);
 
@@ -85,7 +85,7 @@ dp_port_queues_run(struct dprpc_agent *a, uint16_t port, uint16_t rxq, uint16_t 
 /* port_ready: check the application's queues, touch nothing else. */
 static int
 dp_port_take_ready(
-	struct dprpc_agent *a, struct dp_port *pt, const struct dprpc_agent_conf *c, uint16_t port)
+	struct dp_ports *a, struct dp_port *pt, const struct dprpc_agent_conf *c, uint16_t port)
 {
 	struct rte_eth_dev_info info;
 	int rc = rte_eth_dev_info_get(port, &info);
@@ -115,7 +115,7 @@ dp_port_take_ready(
  * file can be watched (dp_port_waits()); DP_LINK_RESTART_MS in the
  * abstract namespace, which has none. */
 uint64_t
-dp_default_retry_tsc(const struct dprpc_agent *a, const struct dp_port *pt, uint64_t now)
+dp_default_retry_tsc(const struct dp_ports *a, const struct dp_port *pt, uint64_t now)
 {
 	return now + a->tsc_hz / 1000 * (pt->client ? DP_LINK_RETRY_MS : DP_LINK_RESTART_MS);
 }
@@ -125,7 +125,7 @@ dp_default_retry_tsc(const struct dprpc_agent *a, const struct dp_port *pt, uint
  * its client waits for.  A file left there (a server that died) is
  * replaced. */
 int
-dp_port_name_sock(struct dprpc_agent *a, struct dp_port *pt)
+dp_port_name_sock(struct dp_ports *a, struct dp_port *pt)
 {
 	/* No longer than a socket's name (dp_port.alias). */
 	char bound[DP_SOCK_PATH_MAX + sizeof(DP_SOCK_ALIAS)];
@@ -149,7 +149,7 @@ dp_port_name_sock(struct dprpc_agent *a, struct dp_port *pt)
  * not started (dp_port.restart), and the timer starts it later
  * (dp_ports_timer()). */
 int
-dp_port_setup(struct dprpc_agent *a, struct dp_port *pt, uint16_t port)
+dp_port_setup(struct dp_ports *a, struct dp_port *pt, uint16_t port)
 {
 	struct dp_memif_sock ms;
 	struct rte_eth_conf pconf;
@@ -208,7 +208,7 @@ dp_port_setup(struct dprpc_agent *a, struct dp_port *pt, uint16_t port)
 
 /* Probe the vdev @spec (its name before the first comma) as @pt. */
 int
-dp_port_probe(struct dprpc_agent *a, struct dp_port *pt, const char *spec)
+dp_port_probe(struct dp_ports *a, struct dp_port *pt, const char *spec)
 {
 	uint16_t port;
 	size_t n;
@@ -268,7 +268,7 @@ dp_memif_role(uint16_t id, struct dp_memif_sock *s)
 
 /* The default port: conf.port_id or conf.vdev (see the top). */
 static int
-dp_port_default(struct dprpc_agent *a, struct dp_port *pt, const struct dprpc_agent_conf *c)
+dp_port_default(struct dp_ports *a, struct dp_port *pt, const struct dprpc_agent_conf *c)
 {
 	struct rte_eth_dev_info info;
 	struct dp_memif_sock ms;
@@ -323,9 +323,9 @@ dp_port_default(struct dprpc_agent *a, struct dp_port *pt, const struct dprpc_ag
  * application's (dprpc_launch_shutdown() removes the one its store made).
  */
 static int
-dp_mesh_dir_make(const struct dprpc_agent *a)
+dp_mesh_dir_make(const struct dp_ports *a)
 {
-	const char *dir = a->world.mesh_dir;
+	const char *dir = a->world->mesh_dir;
 	struct stat sb;
 	int rc;
 
@@ -357,7 +357,7 @@ dp_mesh_dir_make(const struct dprpc_agent *a)
 }
 
 int
-dp_port_open(struct dprpc_agent *a, const struct dprpc_agent_conf *c)
+dp_port_open(struct dp_ports *a, const struct dprpc_agent_conf *c, unsigned int self)
 {
 	bool have_default = c->port_id >= 0 || c->vdev != NULL;
 	unsigned int i;
@@ -374,7 +374,7 @@ dp_port_open(struct dprpc_agent *a, const struct dprpc_agent_conf *c)
 	}
 	/* Before any port: a directory that cannot be used leaves nothing
 	 * to undo. */
-	if (a->world.mesh_dir[0] != '\0') {
+	if (a->world->mesh_dir[0] != '\0') {
 		rc = dp_mesh_dir_make(a);
 		if (rc != 0)
 			return rc;
@@ -387,19 +387,19 @@ dp_port_open(struct dprpc_agent *a, const struct dprpc_agent_conf *c)
 		a->has_default_port = true; /* joiners are reached through it */
 	}
 	a->join_port = -1;
-	rc = dp_ports_links(a, have_default);
+	rc = dp_ports_links(a, self, have_default);
 	if (rc != 0)
 		return rc;
 	if (have_default)
-		dp_port_default_peer(a);
+		dp_port_default_peer(a, self);
 	/* A member of a meshed world that may grow listens for joiners on
 	 * DIR/NAME.join (join.c). */
-	if (a->world.mesh_dir[0] != '\0' && !a->world.joiner && a->world_cap > a->world.n) {
+	if (a->world->mesh_dir[0] != '\0' && !a->world->joiner && a->world_cap > a->world->n) {
 		rc = dp_port_join_open(a, NULL);
 		if (rc != 0)
 			return rc;
 	}
-	if (a->nb_ports == 0 && !(a->world.joiner && a->world.mesh_dir[0] != '\0')) {
+	if (a->nb_ports == 0 && !(a->world->joiner && a->world->mesh_dir[0] != '\0')) {
 		DP_LOG(ERR, "agent %s: give a port_id or a vdev", a->name);
 		return -EINVAL;
 	}

@@ -44,7 +44,7 @@ dp_port_waits(struct dp_port *pt, uint64_t now)
 /* A quiet port is used again DP_LINK_QUIET_MS after its link was first
  * seen down (@up false): the PMD is done with the disconnect by then. */
 static void
-dp_port_quiet_timer(struct dprpc_agent *a, struct dp_port *pt, bool up, uint64_t now)
+dp_port_quiet_timer(struct dp_ports *a, struct dp_port *pt, bool up, uint64_t now)
 {
 	if (!up && pt->quiet_tsc == 0)
 		pt->quiet_tsc = now;
@@ -75,7 +75,7 @@ dp_port_quiet_timer(struct dprpc_agent *a, struct dp_port *pt, bool up, uint64_t
  * leaving or gone, and a client started again every 500 ms on a socket
  * nobody listens on only logs failures. */
 static void
-dp_port_restart_timer(struct dprpc_agent *a, struct dp_port *pt, uint64_t now)
+dp_port_restart_timer(struct dp_ports *a, struct dp_port *pt, uint64_t now)
 {
 	uint64_t ms = a->tsc_hz / 1000;
 	struct rte_eth_link link;
@@ -109,7 +109,7 @@ dp_port_restart_timer(struct dprpc_agent *a, struct dp_port *pt, uint64_t now)
 /* The default port when it reaches one worker (dp_port.one_peer): lost
  * and quiet as a link port's, nothing else. */
 static void
-dp_port_one_peer_timer(struct dprpc_agent *a, struct dp_port *pt, uint64_t now)
+dp_port_one_peer_timer(struct dp_ports *a, struct dp_port *pt, uint64_t now)
 {
 	struct rte_eth_link link;
 	bool up =
@@ -125,7 +125,7 @@ dp_port_one_peer_timer(struct dprpc_agent *a, struct dp_port *pt, uint64_t now)
 }
 
 bool
-dp_ports_timer(struct dprpc_agent *a, uint64_t now)
+dp_ports_timer(struct dp_ports *a, uint64_t now)
 {
 	struct rte_eth_link link;
 	unsigned int i;
@@ -191,7 +191,7 @@ dp_ports_timer(struct dprpc_agent *a, uint64_t now)
 				"agent %s: memif link to %s not up %d ms after connecting: "
 				"connecting again",
 				a->name,
-				pt->join ? "a member's join socket" : a->world.w[pt->peer].name,
+				pt->join ? "a member's join socket" : a->world->w[pt->peer].name,
 				DP_LINK_RESTART_MS);
 			(void)rte_eth_dev_stop(pt->id);
 			pt->started = false;
@@ -203,7 +203,7 @@ dp_ports_timer(struct dprpc_agent *a, uint64_t now)
 }
 
 bool
-dp_ports_link_up(struct dprpc_agent *a)
+dp_ports_link_up(struct dp_ports *a)
 {
 	struct rte_eth_link link;
 	unsigned int i;

@@ -84,7 +84,7 @@ dp_rendezvous_timer(struct dprpc_agent *a, uint64_t now)
 	for (p = 0; p < a->world.n; p++) {
 		/* Relaxed: the poller's own write, read back. */
 		uint8_t state = dp_load_relaxed(&a->peers[p].state);
-		const struct dp_port *pt = &a->ports[a->peer_port[p]];
+		const struct dp_port *pt = &a->port.ports[a->port.peer_port[p]];
 
 		if (p == a->rank)
 			continue;
@@ -122,7 +122,7 @@ dp_rendezvous_timer(struct dprpc_agent *a, uint64_t now)
 void
 dp_link_answer(struct dprpc_agent *a, unsigned int p, uint32_t op)
 {
-	struct dp_port *pt = &a->ports[a->peer_port[p]];
+	struct dp_port *pt = &a->port.ports[a->port.peer_port[p]];
 	unsigned int i;
 
 	/* The answer is the last use of the link: out before the link goes
@@ -147,7 +147,7 @@ dp_leave_rx(struct dprpc_agent *a, unsigned int p, uint32_t op)
 	if (op == DP_CTRL_LEAVE) {
 		/* Relaxed: the poller's own write, read back. */
 		bool first = dp_load_relaxed(&a->peers[p].state) != DPRPC_PEER_LEFT;
-		struct dp_port *pt = &a->ports[a->peer_port[p]];
+		struct dp_port *pt = &a->port.ports[a->port.peer_port[p]];
 
 		/* Relaxed, both: flags (struct dprpc_agent, struct dp_peer). */
 		bool crossed = dp_load_relaxed(&a->leaving) &&
@@ -179,7 +179,7 @@ dp_leave_rx(struct dprpc_agent *a, unsigned int p, uint32_t op)
 		}
 		dp_link_answer(a, p, DP_CTRL_LEAVE_ACK);
 	} else if (op == DP_CTRL_LEAVE_ACK) {
-		struct dp_port *pt = &a->ports[a->peer_port[p]];
+		struct dp_port *pt = &a->port.ports[a->port.peer_port[p]];
 
 		/* Its own memif link goes quiet too: it forgot us and will
 		 * close its end once we closed ours (link_close.c); we read
@@ -292,7 +292,7 @@ dp_worker_info_fill(const struct dprpc_agent *a, unsigned int r, struct dprpc_wo
 	memcpy(info->mac, e->addr.mac.addr_bytes, sizeof(info->mac));
 	info->ipv4 = e->addr.ip;
 	info->udp_port = rte_be_to_cpu_16(e->addr.port);
-	info->port_id = a->ports[a->peer_port[r]].id;
+	info->port_id = a->port.ports[a->port.peer_port[r]].id;
 	/* Relaxed: a snapshot of the poller's write (struct dp_peer). */
 	info->state = r == a->rank ? DPRPC_PEER_UP : dp_load_relaxed(&a->peers[r].state);
 }

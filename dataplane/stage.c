@@ -64,17 +64,18 @@ dp_tx_flush_port(struct dprpc_agent *a, struct dp_port *pt)
 unsigned int __rte_hot
 dp_tx_flush(struct dprpc_agent *a)
 {
-	unsigned int i, sent = dp_tx_flush_port(a, &a->ports[0]);
+	unsigned int i, sent = dp_tx_flush_port(a, &a->port.ports[0]);
 
-	for (i = 1; i < a->nb_ports; i++)
-		sent += dp_tx_flush_port(a, &a->ports[i]);
+	for (i = 1; i < a->port.nb_ports; i++)
+		sent += dp_tx_flush_port(a, &a->port.ports[i]);
 	return sent;
 }
 
 bool
 dp_tx_room(struct dprpc_agent *a, unsigned int to)
 {
-	struct dp_port *pt = &a->ports[a->nb_ports > 1 && to < a->world.n ? a->peer_port[to] : 0];
+	struct dp_port *pt =
+		&a->port.ports[a->port.nb_ports > 1 && to < a->world.n ? a->port.peer_port[to] : 0];
 
 	if (pt->tx_n == DP_TX_BUF)
 		dp_tx_flush_port(a, pt);
@@ -103,17 +104,17 @@ dp_stage_out(struct dprpc_agent *a, struct rte_mbuf *m)
 void __rte_hot
 dp_stage_port(struct dprpc_agent *a, struct rte_mbuf *m)
 {
-	struct dp_port *pt = &a->ports[0];
+	struct dp_port *pt = &a->port.ports[0];
 
-	if (unlikely(a->nb_ports > 1)) {
+	if (unlikely(a->port.nb_ports > 1)) {
 		unsigned int dst =
 			rte_be_to_cpu_16(dp_frame_hdr(rte_pktmbuf_mtod(m, uint8_t *))->dst_worker);
 
 		/* DP_RANK_NONE (a join frame): the join port if there is
 		 * one (a meshed world), else the default port. */
-		pt = &a->ports[dst < a->world.n	   ? a->peer_port[dst]
-			       : a->join_port >= 0 ? (unsigned int)a->join_port
-						   : 0];
+		pt = &a->port.ports[dst < a->world.n	     ? a->port.peer_port[dst]
+				    : a->port.join_port >= 0 ? (unsigned int)a->port.join_port
+							     : 0];
 		if (unlikely(!pt->up)) {
 			/* A memif link not up yet (port_timer.c): nothing to pile
 			 * up for; the call resends. */

@@ -155,7 +155,7 @@ dprpc_agent_dump(const struct dprpc_agent *a, FILE *f)
 	fprintf(f,
 		"agent %s rank %u/%u port %u session 0x%016" PRIx64
 		" io_lcore %d handler_lcores %u\n",
-		a->name, a->rank, dp_world_n(a), a->ports[0].id, a->session,
+		a->name, a->rank, dp_world_n(a), a->port.ports[0].id, a->session,
 		a->io_lcore == DPRPC_LCORE_NONE ? -1 : (int)a->io_lcore, a->nb_hl);
 	fprintf(f,
 		"  frames rx %" PRIu64 " tx %" PRIu64 " tx_retries %" PRIu64 " tx_dropped %" PRIu64
@@ -215,9 +215,9 @@ dprpc_agent_dump(const struct dprpc_agent *a, FILE *f)
 			rte_be_to_cpu_16(a->world.w[i].addr.port), r.srtt_ns / 1e3, r.rto_ns / 1e3);
 		/* Several ports (docs/worlds.md): which one reaches it (fixed
 		 * at creation). */
-		if (a->nb_ports > 1 && i != a->rank)
-			fprintf(f, " via ethdev port %u%s", a->ports[a->peer_port[i]].id,
-				a->ports[a->peer_port[i]].link ? " (memif link)" : "");
+		if (a->port.nb_ports > 1 && i != a->rank)
+			fprintf(f, " via ethdev port %u%s", a->port.ports[a->port.peer_port[i]].id,
+				a->port.ports[a->port.peer_port[i]].link ? " (memif link)" : "");
 		fputc('\n', f);
 	}
 }

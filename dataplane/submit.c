@@ -157,7 +157,7 @@ dp_tx_stale_for(void *arg, struct rte_mbuf *m)
 void
 dp_tx_purge(struct dprpc_agent *a, unsigned int p)
 {
-	struct dp_port *pt = &a->ports[a->peer_port[p]];
+	struct dp_port *pt = &a->port.ports[a->port.peer_port[p]];
 	unsigned int i, n = 0;
 
 	for (i = 0; i < pt->tx_n; i++) {

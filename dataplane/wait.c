@@ -302,7 +302,7 @@ dprpc_agent_wait_link(struct dprpc_agent *a, uint64_t timeout_us)
 	if (deadline == 0)
 		deadline = UINT64_MAX; /* none */
 	for (;;) {
-		if (dp_ports_link_up(a))
+		if (dp_ports_link_up(&a->port))
 			return 0;
 		if (rte_rdtsc() >= deadline)
 			return -ETIMEDOUT;
