@@ -45,7 +45,7 @@ dp_call_inline(struct dprpc_agent *a, unsigned int to, uint32_t handler_id, cons
 	uint8_t *frame;
 	uint64_t now, deadline;
 
-	if (a == NULL || to >= dp_world_n(a) || handler_id == 0) {
+	if (a == NULL || to >= dp_world_n(&a->b) || handler_id == 0) {
 		rte_errno = EINVAL;
 		return NULL;
 	}
@@ -55,7 +55,7 @@ dp_call_inline(struct dprpc_agent *a, unsigned int to, uint32_t handler_id, cons
 	}
 	/* Relaxed: only the flag matters (dp_refuse_calls()); a call racing
 	 * with it goes or is refused.  Extensions' calls still go. */
-	if (unlikely(dp_load_relaxed(&a->refusing)) && !dp_handler_internal(a, handler_id)) {
+	if (unlikely(dp_load_relaxed(&a->b.refusing)) && !dp_handler_internal(a, handler_id)) {
 		rte_errno = ESHUTDOWN;
 		return NULL;
 	}
@@ -81,7 +81,7 @@ dp_call_inline(struct dprpc_agent *a, unsigned int to, uint32_t handler_id, cons
 	}
 	if (timeout_us == DPRPC_TIMEOUT_DEFAULT)
 		timeout_us = a->default_timeout_us;
-	deadline = dp_deadline_tsc(a, now, timeout_us);
+	deadline = dp_deadline_tsc(&a->b, now, timeout_us);
 	/* Made from inside a handler: it never outlives the request it
 	 * serves (the sooner deadline; the TSC is the same on every agent of
 	 * the process). */
@@ -99,18 +99,18 @@ dp_call_inline(struct dprpc_agent *a, unsigned int to, uint32_t handler_id, cons
 	 * us, also frees the slot: left to it when it runs, a call's slot is
 	 * free once its caller sees -ETIMEDOUT.  Saturated like the deadline:
 	 * an expiry past UINT64_MAX is never. */
-	fut = fut_new_call(a->fpool, a->progress, a,
-		deadline == 0				? 0
-		: deadline >= UINT64_MAX - a->stall_tsc ? UINT64_MAX
-							: deadline + a->stall_tsc,
-		a->rank, peer->expire_msg);
+	fut = fut_new_call(a->b.fpool, a->b.progress, a,
+		deadline == 0				  ? 0
+		: deadline >= UINT64_MAX - a->b.stall_tsc ? UINT64_MAX
+							  : deadline + a->b.stall_tsc,
+		a->b.rank, peer->expire_msg);
 	if (fut == NULL)
 		goto fail_outstanding;
 	f = (struct dp_hdr_fields){
 		.type = DP_FRAME_REQUEST,
-		.src = a->rank,
+		.src = a->b.rank,
 		.dst = (uint16_t)to,
-		.session = a->session,
+		.session = a->b.session,
 		.handler_id = handler_id,
 	};
 	if (unlikely(st != NULL)) {
@@ -127,7 +127,7 @@ dp_call_inline(struct dprpc_agent *a, unsigned int to, uint32_t handler_id, cons
 			goto fail_future;
 		}
 	} else {
-		m = dp_frame_alloc(a, (uint32_t)len, &frame);
+		m = dp_frame_alloc(&a->b, (uint32_t)len, &frame);
 		if (m == NULL)
 			goto fail_future;
 		dp_frame_write_iov(frame, peer->tmpl, &f, iov, cnt, (uint32_t)len);
@@ -142,16 +142,16 @@ dp_call_inline(struct dprpc_agent *a, unsigned int to, uint32_t handler_id, cons
 		/* Relaxed: the frame's hand-over (the ring, or the poll flag)
 		 * publishes it. */
 		atomic_fetch_add_explicit(&st->refs, 1, memory_order_relaxed);
-	if (!a->io_launched && dp_tls_poller != a && dp_poll_trylock(a)) {
+	if (!a->b.io_launched && dp_tls_poller != &a->b && dp_poll_trylock(&a->b)) {
 		/* Caller-driven and nobody polls: send it ourselves now rather
 		 * than through the ring (after what the ring holds, keeping
 		 * this thread's calls in order).  The calls in the ring start
 		 * at now too, not at the last poll's time. */
-		a->now_tsc = now;
+		a->b.now_tsc = now;
 		dp_drain_tx_ring(a);
 		dp_start_call(a, m, now, true);
-		dp_tx_flush(a);
-		dp_poll_unlock(a);
+		dp_tx_flush(&a->b);
+		dp_poll_unlock(&a->b);
 		return fut;
 	}
 	if (dp_submit(a, m, false) != 0) {
@@ -355,7 +355,7 @@ dp_sync_finish(struct dprpc_agent *a, struct dprpc_future *fut, uint64_t timeout
 					DP_LOG(WARNING,
 						"agent %s: no memory to keep a response of %zu "
 						"bytes for rpc_sync_take; released",
-						a->name, vlen);
+						a->b.name, vlen);
 				}
 			} else {
 				if (vlen > 0)

@@ -92,7 +92,7 @@ dp_call_budget(
 		return 0;
 	left = deadline > now ? deadline - now : 0;
 	left = left > rtt ? left - rtt : 0;
-	return dp_budget_encode(dp_tsc_to_us_floor(a, left));
+	return dp_budget_encode(dp_tsc_to_us_floor(&a->b, left));
 }
 
 /* Keep request @m of slot @s to send it again (dp_keep()).  A stream
@@ -124,13 +124,13 @@ dp_call_refuse(struct dprpc_agent *a, struct rte_mbuf *m, unsigned int to)
 	bool left = dp_load_relaxed(&a->peers[to].state) == DPRPC_PEER_LEFT;
 
 	snprintf(msg, sizeof(msg), left ? "worker %s left the world" : "worker %s is down",
-		a->world.w[to].name);
+		a->b.world.w[to].name);
 	dp_txmsg_put(meta->tx);
 	dp_stream_put(dp_stream_of(m));
-	fut_fail_consume(meta->fut, left ? -ESHUTDOWN : -EHOSTDOWN, a->rank, msg);
+	fut_fail_consume(meta->fut, left ? -ESHUTDOWN : -EHOSTDOWN, a->b.rank, msg);
 	/* Relaxed: a bound only, pairs with nothing (as in dp_slot_release()). */
 	atomic_fetch_sub_explicit(&a->peers[to].outstanding, 1, memory_order_relaxed);
-	dp_count(&a->st.calls_failed, 1);
+	dp_count(&a->b.st.calls_failed, 1);
 	rte_pktmbuf_free(m);
 }
 
@@ -173,7 +173,7 @@ dp_slot_start(struct dprpc_agent *a, struct dp_peer *peer, struct rte_mbuf *m,
 		if (meta->tx == NULL)
 			s->sent_tsc = now;
 	}
-	dp_count(&a->st.calls_sent, 1);
+	dp_count(&a->b.st.calls_sent, 1);
 	if (unlikely(meta->tx != NULL)) {
 		meta->tx->f.slot = idx;
 		meta->tx->f.req_num = s->req_num;
@@ -206,11 +206,11 @@ dp_start_call_unready(struct dprpc_agent *a, struct rte_mbuf *m, struct dp_peer 
 		dp_txmsg_put(t);
 		dp_stream_put(dp_stream_of(m));
 		fut_set_cancel_outcome(meta->fut, DPRPC_CANCEL_STOPPED);
-		(void)fut_fail_consume(meta->fut, -ECANCELED, a->rank, NULL); /* drops our ref */
+		(void)fut_fail_consume(meta->fut, -ECANCELED, a->b.rank, NULL); /* drops our ref */
 		/* Relaxed: a bound only, pairs with nothing. */
 		atomic_fetch_sub_explicit(&peer->outstanding, 1, memory_order_relaxed);
-		dp_count(&a->st.calls_failed, 1);
-		dp_count(&a->st.calls_cancelled, 1);
+		dp_count(&a->b.st.calls_failed, 1);
+		dp_count(&a->b.st.calls_cancelled, 1);
 		rte_pktmbuf_free(m);
 		return;
 	}
@@ -245,7 +245,7 @@ dp_start_call(struct dprpc_agent *a, struct rte_mbuf *m, uint64_t now, bool fres
 	struct dp_call_meta *meta = dp_meta(m);
 	unsigned int to = rte_be_to_cpu_16(h->dst_worker);
 	struct dp_peer *peer = &a->peers[to];
-	bool remote = to != a->rank;
+	bool remote = to != a->b.rank;
 	struct dp_slot *s;
 
 	if (unlikely((remote && peer->tx_session == 0) || (!fresh && fut_cancelled(meta->fut)))) {
@@ -289,16 +289,16 @@ dp_client_unpark(struct dprpc_agent *a, unsigned int p)
 		/* The first transmission is now: the resend timer and the
 		 * round-trip sample start from it. */
 		if (s->rto_tsc != 0) {
-			s->rtx_tsc = a->now_tsc + s->rto_tsc;
+			s->rtx_tsc = a->b.now_tsc + s->rto_tsc;
 			if (s->tx == NULL)
-				s->sent_tsc = a->now_tsc;
+				s->sent_tsc = a->b.now_tsc;
 		}
 		if (s->tx != NULL) {
 			s->tx->f.dst_session = peer->session;
 			dp_msg_send_parked(a, s);
 			continue;
 		}
-		budget = dp_call_budget(a, peer, s->deadline_tsc, a->now_tsc);
+		budget = dp_call_budget(a, peer, s->deadline_tsc, a->b.now_tsc);
 		/* A frame kept by reference was never staged: ours alone, its
 		 * header may still be written. */
 		if (s->req.m != NULL) {
@@ -328,7 +328,7 @@ dp_slot_cancelled(struct dprpc_agent *a, unsigned int p, unsigned int i)
 {
 	struct dp_peer *peer = &a->peers[p];
 	struct dp_slot *s = &peer->slots[i];
-	bool sent = !s->parked && p != a->rank;
+	bool sent = !s->parked && p != a->b.rank;
 	bool hold = sent && s->rto_tsc != 0;
 	struct dprpc_future *fut;
 
@@ -344,18 +344,18 @@ dp_slot_cancelled(struct dprpc_agent *a, unsigned int p, unsigned int i)
 		 * (a slow handler) has backed off far beyond a round trip,
 		 * and the peer's measures the path alone (dp_rtt_of()). */
 		s->rto_tsc = dp_load_relaxed(&peer->rto_tsc); /* poller-written */
-		s->rtx_tsc = a->now_tsc + s->rto_tsc;
+		s->rtx_tsc = a->b.now_tsc + s->rto_tsc;
 	} else {
 		fut = dp_slot_release(a, peer, s);
 		/* Never sent: it never runs.  Sent once with no answer to
 		 * come, or to ourselves (not cancelled at the handler): not
 		 * known. */
 		fut_set_cancel_outcome(
-			fut, sent || p == a->rank ? DPRPC_CANCEL_UNKNOWN : DPRPC_CANCEL_STOPPED);
+			fut, sent || p == a->b.rank ? DPRPC_CANCEL_UNKNOWN : DPRPC_CANCEL_STOPPED);
 	}
-	(void)fut_fail_consume(fut, -ECANCELED, a->rank, NULL);
-	dp_count(&a->st.calls_failed, 1);
-	dp_count(&a->st.calls_cancelled, 1);
+	(void)fut_fail_consume(fut, -ECANCELED, a->b.rank, NULL);
+	dp_count(&a->b.st.calls_failed, 1);
+	dp_count(&a->b.st.calls_cancelled, 1);
 	if (sent)
 		dp_send_slot_ctrl(a, p, (uint16_t)i, s->req_num, DP_CTRL_CANCEL,
 			hold ? DP_CANCEL_ACK_WANTED : 0, 0);
@@ -380,10 +380,11 @@ dp_client_cancel_acked(struct dprpc_agent *a, struct rte_mbuf *m, const struct d
 	struct dp_peer *peer = &a->peers[p->src];
 	struct dp_slot *s;
 
-	if (p->src == a->rank || p->dst_session != a->session || p->slot >= a->max_outstanding ||
-		!(s = &peer->slots[p->slot])->cancel || s->req_num != p->req_num) {
+	if (p->src == a->b.rank || p->dst_session != a->b.session ||
+		p->slot >= a->max_outstanding || !(s = &peer->slots[p->slot])->cancel ||
+		s->req_num != p->req_num) {
 		/* A second answer (the CANCEL was resent), or a late one. */
-		dp_drop_frame(a, m, DPRPC_DROP_STALE);
+		dp_drop_frame(&a->b, m, DPRPC_DROP_STALE);
 		return;
 	}
 	dp_peer_answered(a, peer, p->req_num);
@@ -400,25 +401,25 @@ dp_client_held(struct dprpc_agent *a, struct rte_mbuf *m, const struct dp_parsed
 	struct dp_slot *s;
 
 	rte_pktmbuf_free(m);
-	dp_count(&a->st.holds_received, 1);
-	if (p->src != a->rank)
+	dp_count(&a->b.st.holds_received, 1);
+	if (p->src != a->b.rank)
 		dp_peer_answered(a, peer, p->req_num);
 	/* One for a call answered since (each copy of a request a server
 	 * holds is answered) is no drop: it only comes late. */
-	if (p->src == a->rank || p->dst_session != a->session || p->slot >= a->max_outstanding ||
-		(s = &peer->slots[p->slot])->fut == NULL || s->req_num != p->req_num || s->parked ||
-		s->rto_tsc == 0)
+	if (p->src == a->b.rank || p->dst_session != a->b.session ||
+		p->slot >= a->max_outstanding || (s = &peer->slots[p->slot])->fut == NULL ||
+		s->req_num != p->req_num || s->parked || s->rto_tsc == 0)
 		return;
 	/* Sent when the request was taken: a round trip of the path alone,
 	 * from its first sending (Karn). */
-	if (s->sent_tsc != 0 && (int64_t)(a->now_tsc - s->sent_tsc) >= 0)
-		dp_rtt_sample(a, peer, a->now_tsc - s->sent_tsc);
+	if (s->sent_tsc != 0 && (int64_t)(a->b.now_tsc - s->sent_tsc) >= 0)
+		dp_rtt_sample(a, peer, a->b.now_tsc - s->sent_tsc);
 	/* Resend only if no answer came well after the server expects to
 	 * send it: twice its estimate, plus a round trip's timeout. */
 	rto = dp_load_relaxed(&peer->rto_tsc); /* poller-written */
-	wait = 2 * dp_us_to_tsc(a, dp_budget_decode(p->budget)) + rto;
+	wait = 2 * dp_us_to_tsc(&a->b, dp_budget_decode(p->budget)) + rto;
 	s->held = true;
-	s->rtx_tsc = a->now_tsc + RTE_MAX(wait, s->rto_tsc);
+	s->rtx_tsc = a->b.now_tsc + RTE_MAX(wait, s->rto_tsc);
 }
 
 /* Slot @i of peer @p waits for the answer to its CANCEL: send it again,
@@ -430,7 +431,7 @@ dp_cancel_resend(struct dprpc_agent *a, unsigned int p, unsigned int i, uint64_t
 
 	s->rto_tsc = RTE_MIN(s->rto_tsc * 2, a->rto_max_tsc);
 	s->rtx_tsc = now + s->rto_tsc;
-	dp_count(&a->st.cancels_resent, 1);
+	dp_count(&a->b.st.cancels_resent, 1);
 	dp_send_slot_ctrl(a, p, (uint16_t)i, s->req_num, DP_CTRL_CANCEL, DP_CANCEL_ACK_WANTED, 0);
 }
 
@@ -449,7 +450,7 @@ dp_client_cancels(struct dprpc_agent *a)
 {
 	unsigned int p, i, n = 0;
 
-	for (p = 0; p < a->world.n; p++) {
+	for (p = 0; p < a->b.world.n; p++) {
 		struct dp_peer *peer = &a->peers[p];
 
 		if (peer->nb_free == a->max_outstanding)
@@ -494,7 +495,7 @@ dp_client_timers(struct dprpc_agent *a, uint64_t now)
 	unsigned int p, i, n = 0;
 	char msg[DPRPC_ERRMSG_MAX];
 
-	for (p = 0; p < a->world.n; p++) {
+	for (p = 0; p < a->b.world.n; p++) {
 		struct dp_peer *peer = &a->peers[p];
 
 		if (peer->nb_free == a->max_outstanding)
@@ -555,8 +556,8 @@ dp_client_timers(struct dprpc_agent *a, uint64_t now)
 					 * the frames already there (and take the
 					 * room of calls not started yet).  Not
 					 * sent, as if lost: the backoff goes on. */
-					if (unlikely(!dp_tx_room(a, p))) {
-						dp_count(&a->st.tx_dropped, 1);
+					if (unlikely(!dp_tx_room(&a->b, p))) {
+						dp_count(&a->b.st.tx_dropped, 1);
 						sent = false;
 					} else {
 						(void)dp_kept_send(a, &s->req,
@@ -586,17 +587,17 @@ dp_client_timers(struct dprpc_agent *a, uint64_t now)
 							RTE_MIN(peer_rto * 2, a->rto_max_tsc));
 				}
 				if (sent)
-					dp_count(&a->st.retransmits, 1);
+					dp_count(&a->b.st.retransmits, 1);
 				n++;
 				continue;
 			}
 			if (s->deadline_tsc == 0 || s->deadline_tsc > now)
 				continue;
 			fut = dp_slot_release(a, peer, s);
-			snprintf(msg, sizeof(msg), "call to %s timed out", a->world.w[p].name);
-			fut_fail_consume(fut, -ETIMEDOUT, a->rank, msg);
-			dp_count(&a->st.calls_failed, 1);
-			dp_count(&a->st.calls_timed_out, 1);
+			snprintf(msg, sizeof(msg), "call to %s timed out", a->b.world.w[p].name);
+			fut_fail_consume(fut, -ETIMEDOUT, a->b.rank, msg);
+			dp_count(&a->b.st.calls_failed, 1);
+			dp_count(&a->b.st.calls_timed_out, 1);
 			n++;
 		}
 	}
@@ -618,8 +619,8 @@ dp_fail_peer_slots(struct dprpc_agent *a, unsigned int p, int code, const char *
 			continue;
 		}
 		fut = dp_slot_release(a, &a->peers[p], s);
-		fut_fail_consume(fut, code, a->rank, msg);
-		dp_count(&a->st.calls_failed, 1);
+		fut_fail_consume(fut, code, a->b.rank, msg);
+		dp_count(&a->b.st.calls_failed, 1);
 	}
 	/* Their requests still queued must not go out after their failure. */
 	dp_tx_purge(a, p);
@@ -630,7 +631,7 @@ dp_fail_all_slots(struct dprpc_agent *a, int code, const char *msg)
 {
 	unsigned int p;
 
-	for (p = 0; p < a->world.n; p++)
+	for (p = 0; p < a->b.world.n; p++)
 		dp_fail_peer_slots(a, p, code, msg);
 }
 
@@ -645,5 +646,5 @@ dp_unknown_handler_msg(
 		!dp_handler_name(id, name, sizeof(name)))
 		return;
 	snprintf(msg, cap, "no handler \"%s\" (id 0x%08x) on worker %s", name, id,
-		src < a->world.n ? a->world.w[src].name : "?");
+		src < a->b.world.n ? a->b.world.w[src].name : "?");
 }

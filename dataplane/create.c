@@ -103,35 +103,35 @@ dp_pools_init(struct dprpc_agent *a, const struct dprpc_agent_conf *c)
 	int rc;
 
 	if (c->mbuf_pool != NULL) {
-		a->mp = c->mbuf_pool;
+		a->b.mp = c->mbuf_pool;
 	} else {
-		snprintf(name, sizeof(name), "dprpc%u_mb", a->instance);
-		a->mp = dp_mbuf_pool_create(name, c->nb_mbufs, c->socket_id, c->port_id);
-		if (a->mp == NULL)
+		snprintf(name, sizeof(name), "dprpc%u_mb", a->b.instance);
+		a->b.mp = dp_mbuf_pool_create(name, c->nb_mbufs, c->socket_id, c->port_id);
+		if (a->b.mp == NULL)
 			return -rte_errno;
-		a->own_mp = true;
+		a->b.own_mp = true;
 	}
 	/* A FIFO, never a LIFO cache, so that a late reply finds its object
 	 * FREE for as long as possible (req_pool.c; the guarantee is in
 	 * dprpc_rpc.h). */
-	snprintf(name, sizeof(name), "dprpc%u_rq", a->instance);
+	snprintf(name, sizeof(name), "dprpc%u_rq", a->b.instance);
 	rc = dp_req_pool_init(
-		&a->rq, name, c->max_requests, sizeof(struct dprpc_request), c->socket_id);
+		&a->b.rq, name, c->max_requests, sizeof(struct dprpc_request), c->socket_id);
 	if (rc != 0)
 		return rc;
 	/* The map's workers; those that join share the pool (a call that
 	 * finds it empty fails -ENOBUFS). */
-	nfut = RTE_MAX(a->world.n, 2u) * a->max_outstanding * 2 + 1024;
-	snprintf(name, sizeof(name), "dprpc%u_fut", a->instance);
-	a->fpool = fut_pool_create_mempool(name, nfut, nfut, c->socket_id);
-	if (a->fpool != NULL)
-		fut_pool_set_cancel_hook(a->fpool, dp_client_cancel_kick, a);
-	if (a->fpool == NULL)
+	nfut = RTE_MAX(a->b.world.n, 2u) * a->max_outstanding * 2 + 1024;
+	snprintf(name, sizeof(name), "dprpc%u_fut", a->b.instance);
+	a->b.fpool = fut_pool_create_mempool(name, nfut, nfut, c->socket_id);
+	if (a->b.fpool != NULL)
+		fut_pool_set_cancel_hook(a->b.fpool, dp_client_cancel_kick, a);
+	if (a->b.fpool == NULL)
 		return -rte_errno;
-	snprintf(name, sizeof(name), "dprpc%u_tx", a->instance);
-	a->tx_ring = rte_ring_create(
+	snprintf(name, sizeof(name), "dprpc%u_tx", a->b.instance);
+	a->b.tx_ring = rte_ring_create(
 		name, DP_RING_SIZE, c->socket_id, RING_F_MP_RTS_ENQ | RING_F_SC_DEQ);
-	if (a->tx_ring == NULL)
+	if (a->b.tx_ring == NULL)
 		return -rte_errno;
 	for (sz = 2; sz < c->max_handlers * 2; sz <<= 1)
 		;
@@ -143,7 +143,7 @@ dp_pools_init(struct dprpc_agent *a, const struct dprpc_agent_conf *c)
 	for (i = 0; i < c->nb_handler_lcores; i++) {
 		struct dp_hlcore *hl = &a->hl[i];
 
-		snprintf(name, sizeof(name), "dprpc%u_h%u", a->instance, i);
+		snprintf(name, sizeof(name), "dprpc%u_h%u", a->b.instance, i);
 		hl->ring = rte_ring_create(
 			name, DP_RING_SIZE, c->socket_id, RING_F_SP_ENQ | RING_F_SC_DEQ);
 		if (hl->ring == NULL)
@@ -164,7 +164,7 @@ dp_handlers_init(struct dprpc_agent *a, const struct dprpc_agent_conf *c)
 	int rc;
 
 	if (c->nb_handlers > 0 && c->handlers == NULL) {
-		DP_LOG(ERR, "agent %s: nb_handlers %u with no handlers", a->name, c->nb_handlers);
+		DP_LOG(ERR, "agent %s: nb_handlers %u with no handlers", a->b.name, c->nb_handlers);
 		return -EINVAL;
 	}
 	for (i = 0; i < c->nb_handlers; i++) {
@@ -172,7 +172,7 @@ dp_handlers_init(struct dprpc_agent *a, const struct dprpc_agent_conf *c)
 
 		rc = dp_register(a, d->name, d->fn, d->arg, d->mode, false);
 		if (rc != 0) {
-			DP_LOG(ERR, "agent %s: handlers[%u] (%s): %s", a->name, i,
+			DP_LOG(ERR, "agent %s: handlers[%u] (%s): %s", a->b.name, i,
 				d->name != NULL ? d->name : "no name", strerror(-rc));
 			return -EINVAL;
 		}
@@ -185,7 +185,7 @@ dp_handlers_init(struct dprpc_agent *a, const struct dprpc_agent_conf *c)
 static int
 dp_budgets_init(struct dprpc_agent *a, const struct dprpc_agent_conf *c)
 {
-	unsigned int pool = a->mp->size;
+	unsigned int pool = a->b.mp->size;
 	uint64_t max_msg = c->max_msg_size;
 	unsigned int kept_default = RTE_MAX(pool / 4, c->kept_mbufs_peer_max);
 
@@ -193,12 +193,12 @@ dp_budgets_init(struct dprpc_agent *a, const struct dprpc_agent_conf *c)
 	a->peer_req_max = c->peer_requests_max != 0 ? c->peer_requests_max : c->max_requests;
 	a->inline_max_tsc = c->inline_wait_max_us == DPRPC_INLINE_WAIT_UNBOUNDED
 				    ? UINT64_MAX
-				    : dp_us_to_tsc(a, c->inline_wait_max_us != 0
-							      ? c->inline_wait_max_us
-							      : DPRPC_INLINE_WAIT_DEFAULT_US);
+				    : dp_us_to_tsc(&a->b, c->inline_wait_max_us != 0
+								  ? c->inline_wait_max_us
+								  : DPRPC_INLINE_WAIT_DEFAULT_US);
 	a->queue_delay_max_tsc =
-		c->queue_delay_max_us != 0 ? dp_us_to_tsc(a, c->queue_delay_max_us) : 0;
-	a->service_declared_tsc = dp_us_to_tsc(a, c->service_time_us);
+		c->queue_delay_max_us != 0 ? dp_us_to_tsc(&a->b, c->queue_delay_max_us) : 0;
+	a->service_declared_tsc = dp_us_to_tsc(&a->b, c->service_time_us);
 	a->kept_max = c->kept_mbufs_max != 0 ? c->kept_mbufs_max : RTE_MIN(kept_default, pool / 2);
 	a->kept_peer_max = c->kept_mbufs_peer_max != 0 ? c->kept_mbufs_peer_max : a->kept_max / 2;
 	a->msg_max = c->msg_bytes_max != 0 ? c->msg_bytes_max
@@ -209,14 +209,14 @@ dp_budgets_init(struct dprpc_agent *a, const struct dprpc_agent_conf *c)
 		DP_LOG(ERR,
 			"agent %s: kept_mbufs_max %u (at most half the pool of %u) or "
 			"kept_mbufs_peer_max %u (at most kept_mbufs_max) out of range",
-			a->name, a->kept_max, pool, a->kept_peer_max);
+			a->b.name, a->kept_max, pool, a->kept_peer_max);
 		return -EINVAL;
 	}
 	if (a->msg_peer_max < max_msg || a->msg_max < a->msg_peer_max) {
 		DP_LOG(ERR,
 			"agent %s: need max_msg_size %" PRIu64 " <= msg_bytes_peer_max %" PRIu64
 			" <= msg_bytes_max %" PRIu64,
-			a->name, max_msg, a->msg_peer_max, a->msg_max);
+			a->b.name, max_msg, a->msg_peer_max, a->msg_max);
 		return -EINVAL;
 	}
 	return 0;
@@ -251,7 +251,7 @@ dprpc_agent_create(const struct dprpc_agent_conf *c)
 		rte_errno = ENOMEM;
 		return NULL;
 	}
-	snprintf(a->name, sizeof(a->name), "%s", c->name);
+	snprintf(a->b.name, sizeof(a->b.name), "%s", c->name);
 	pthread_mutex_init(&a->reg_lock, NULL);
 	pthread_mutex_init(&a->sync_kept_lock, NULL);
 	a->io_lcore = DPRPC_LCORE_NONE;
@@ -263,64 +263,64 @@ dprpc_agent_create(const struct dprpc_agent_conf *c)
 		rte_errno = -rc;
 		return NULL;
 	}
-	rc = dp_world_parse(c->world, &a->world, err, sizeof(err));
+	rc = dp_world_parse(c->world, &a->b.world, err, sizeof(err));
 	if (rc != 0) {
-		DP_LOG(ERR, "agent %s: %s", a->name, err);
+		DP_LOG(ERR, "agent %s: %s", a->b.name, err);
 		goto fail;
 	}
 	rank = -ENOENT;
-	for (unsigned int i = 0; i < a->world.n; i++)
-		if (strcmp(a->world.w[i].name, a->name) == 0)
+	for (unsigned int i = 0; i < a->b.world.n; i++)
+		if (strcmp(a->b.world.w[i].name, a->b.name) == 0)
 			rank = (int)i;
-	if (a->world.joiner && strcmp(a->world.self.name, a->name) == 0)
+	if (a->b.world.joiner && strcmp(a->b.world.self.name, a->b.name) == 0)
 		rank = DP_RANK_NONE; /* joins later (dprpc_world_join()) */
 	if (rank < 0) {
-		DP_LOG(ERR, "agent %s: not in the world map", a->name);
+		DP_LOG(ERR, "agent %s: not in the world map", a->b.name);
 		rc = -ENOENT;
 		goto fail;
 	}
-	a->world_cap = c->max_workers != 0 ? c->max_workers : DPRPC_MAX_WORKERS;
-	if (a->world_cap > DPRPC_MAX_WORKERS || a->world_cap < a->world.n) {
+	a->b.world_cap = c->max_workers != 0 ? c->max_workers : DPRPC_MAX_WORKERS;
+	if (a->b.world_cap > DPRPC_MAX_WORKERS || a->b.world_cap < a->b.world.n) {
 		DP_LOG(ERR, "agent %s: max_workers %u: want %u..%d (the map's workers and more)",
-			a->name, c->max_workers, a->world.n, DPRPC_MAX_WORKERS);
+			a->b.name, c->max_workers, a->b.world.n, DPRPC_MAX_WORKERS);
 		rc = -EINVAL;
 		goto fail;
 	}
 	a->join.port_owner = DP_RANK_NONE;
-	a->port.join_port = -1;
-	a->rank = (uint16_t)rank;
-	a->self_addr = rank == DP_RANK_NONE ? a->world.self.addr : a->world.addrs[rank];
-	a->session = dp_new_session();
-	a->rx_ctx = (struct dp_rx_ctx){.addrs = a->world.addrs,
-		.nb_workers = a->world.n,
-		.self_rank = a->rank,
-		.self = &a->self_addr};
+	a->b.port.join_port = -1;
+	a->b.rank = (uint16_t)rank;
+	a->b.self_addr = rank == DP_RANK_NONE ? a->b.world.self.addr : a->b.world.addrs[rank];
+	a->b.session = dp_new_session();
+	a->b.rx_ctx = (struct dp_rx_ctx){.addrs = a->b.world.addrs,
+		.nb_workers = a->b.world.n,
+		.self_rank = a->b.rank,
+		.self = &a->b.self_addr};
 	a->max_outstanding = c->max_outstanding;
 	a->max_msg = c->max_msg_size;
 	a->credits = c->credits;
 	a->default_timeout_us = c->default_timeout_us;
-	a->progress = dp_progress;
-	a->poll = dprpc_poll;
-	a->tsc_hz = rte_get_tsc_hz();
-	a->us_per_tsc_q32 = (uint64_t)((UINT64_C(1000000) << 32) / a->tsc_hz);
-	a->rto_tsc = (uint64_t)c->retransmit_us * a->tsc_hz / 1000000;
+	a->b.progress = dp_progress;
+	a->b.poll = dprpc_poll;
+	a->b.tsc_hz = rte_get_tsc_hz();
+	a->b.us_per_tsc_q32 = (uint64_t)((UINT64_C(1000000) << 32) / a->b.tsc_hz);
+	a->rto_tsc = (uint64_t)c->retransmit_us * a->b.tsc_hz / 1000000;
 	a->rto_max_tsc = a->rto_tsc * 64;
-	a->keepalive_tsc = dp_us_to_tsc(a, c->keepalive_us);
-	a->peer_timeout_tsc = dp_us_to_tsc(a, c->peer_timeout_us);
+	a->keepalive_tsc = dp_us_to_tsc(&a->b, c->keepalive_us);
+	a->peer_timeout_tsc = dp_us_to_tsc(&a->b, c->peer_timeout_us);
 	a->peer_event = c->peer_event;
 	a->peer_event_arg = c->peer_event_arg;
-	a->idle_pause = c->idle_pause_polls;
-	a->idle_yield = c->idle_yield_polls;
-	a->waiters_park = c->waiters_park;
-	a->idle_sleep = c->idle_sleep_polls;
-	a->idle_sleep_us = c->idle_sleep_us;
+	a->b.idle_pause = c->idle_pause_polls;
+	a->b.idle_yield = c->idle_yield_polls;
+	a->b.waiters_park = c->waiters_park;
+	a->b.idle_sleep = c->idle_sleep_polls;
+	a->b.idle_sleep_us = c->idle_sleep_us;
 	/* Timeouts are checked every 100 us: that is their resolution. */
-	a->timer_period_tsc = a->tsc_hz / 10000;
-	a->link_answered_wait_tsc = a->tsc_hz / 1000 * DP_LINK_ANSWERED_WAIT_MS;
-	a->next_timer_tsc = rte_rdtsc() + a->timer_period_tsc;
-	a->stall_tsc = a->tsc_hz / 1000000 * DP_STALL_US;
+	a->b.timer_period_tsc = a->b.tsc_hz / 10000;
+	a->link_answered_wait_tsc = a->b.tsc_hz / 1000 * DP_LINK_ANSWERED_WAIT_MS;
+	a->next_timer_tsc = rte_rdtsc() + a->b.timer_period_tsc;
+	a->b.stall_tsc = a->b.tsc_hz / 1000000 * DP_STALL_US;
 	/* Not shared yet: the first tick is due now (dp_expire_stalled()). */
-	dp_store_relaxed(&a->tick_tsc, rte_rdtsc());
+	dp_store_relaxed(&a->b.tick_tsc, rte_rdtsc());
 
 	rc = dp_pools_init(a, c);
 	if (rc != 0)
@@ -328,25 +328,25 @@ dprpc_agent_create(const struct dprpc_agent_conf *c)
 	rc = dp_budgets_init(a, c);
 	if (rc != 0)
 		goto fail;
-	rc = dp_ext_init_all(a, c);
+	rc = dp_ext_init_all(&a->b, c);
 	if (rc != 0)
 		goto fail;
 	rc = dp_peers_init(a);
 	if (rc != 0)
 		goto fail;
-	dp_fault_init(&a->ftx, &c->fault_tx, a->mp, a->tsc_hz);
-	dp_fault_init(&a->frx, &c->fault_rx, a->mp, a->tsc_hz);
+	dp_fault_init(&a->b.ftx, &c->fault_tx, a->b.mp, a->b.tsc_hz);
+	dp_fault_init(&a->b.frx, &c->fault_rx, a->b.mp, a->b.tsc_hz);
 	rc = dp_handlers_init(a, c);
 	if (rc != 0)
 		goto fail;
 	/* What the ports read of the agent (struct dp_ports). */
-	a->port.name = a->name;
-	a->port.instance = a->instance;
-	a->port.tsc_hz = a->tsc_hz;
-	a->port.mp = a->mp;
-	a->port.world = &a->world;
-	a->port.world_cap = a->world_cap;
-	rc = dp_port_open(&a->port, c, a->rank);
+	a->b.port.name = a->b.name;
+	a->b.port.instance = a->b.instance;
+	a->b.port.tsc_hz = a->b.tsc_hz;
+	a->b.port.mp = a->b.mp;
+	a->b.port.world = &a->b.world;
+	a->b.port.world_cap = a->b.world_cap;
+	rc = dp_port_open(&a->b.port, c, a->b.rank);
 	if (rc != 0)
 		goto fail;
 	a->io_lcore = c->io_lcore;

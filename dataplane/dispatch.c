@@ -58,23 +58,23 @@ dp_handler_returned(struct dprpc_request *req, const struct dp_handler *h, int r
 		/* A long name truncates the message, like any message. */
 		if (snprintf(msg, sizeof(msg),
 			    "handler '%s' on worker %s returned without replying", h->name,
-			    a->name) < 0)
+			    a->b.name) < 0)
 			msg[0] = '\0';
 		if (dp_reply_error_or_drop(req, -EPROTO, msg))
-			dp_count_mt(&a->st.handler_unanswered, 1);
+			dp_count_mt(&a->b.st.handler_unanswered, 1);
 		return;
 	}
 	if (rc < 0) {
-		snprintf(msg, sizeof(msg), "handler '%s' on worker %s failed: %s", h->name, a->name,
-			strerror(-rc));
+		snprintf(msg, sizeof(msg), "handler '%s' on worker %s failed: %s", h->name,
+			a->b.name, strerror(-rc));
 		if (!dp_reply_error_or_drop(req, rc, msg))
-			dp_count_mt(&a->st.handler_error_after_reply, 1);
+			dp_count_mt(&a->b.st.handler_error_after_reply, 1);
 		return;
 	}
-	dp_count_mt(&a->st.handler_bad_return, 1);
+	dp_count_mt(&a->b.st.handler_bad_return, 1);
 	if (snprintf(msg, sizeof(msg),
 		    "handler '%s' on worker %s returned %d: not 0, DPRPC_DEFERRED or an errno",
-		    h->name, a->name, rc) < 0)
+		    h->name, a->b.name, rc) < 0)
 		msg[0] = '\0';
 	(void)dp_reply_error_or_drop(req, -EPROTO, msg);
 }
@@ -152,10 +152,10 @@ dp_run_handler(struct dprpc_request *req)
 struct dprpc_request *__rte_hot
 dp_req_new(struct dprpc_agent *a, const struct dp_parsed *p)
 {
-	struct dprpc_request *req = dp_req_pool_get(&a->rq);
+	struct dprpc_request *req = dp_req_pool_get(&a->b.rq);
 
 	if (req == NULL) {
-		dp_count(&a->st.drops[DPRPC_DROP_NO_REQUEST], 1);
+		dp_count(&a->b.st.drops[DPRPC_DROP_NO_REQUEST], 1);
 		return NULL;
 	}
 	req->agent = a;
@@ -170,7 +170,7 @@ dp_req_new(struct dprpc_agent *a, const struct dp_parsed *p)
 	req->req_num = p->req_num;
 	req->handler_id = p->handler_id;
 	req->src_session = p->session;
-	req->rx_tsc = a->now_tsc;
+	req->rx_tsc = a->b.now_tsc;
 	req->hook = NULL;
 	req->in_val = NULL;
 	req->in_len = 0;
@@ -178,11 +178,12 @@ dp_req_new(struct dprpc_agent *a, const struct dp_parsed *p)
 	req->tx = NULL;
 	req->h = dp_handler_find(a, p->handler_id);
 	req->deadline_tsc =
-		p->budget == 0 ? 0 : a->now_tsc + dp_us_to_tsc(a, dp_budget_decode(p->budget));
+		p->budget == 0 ? 0
+			       : a->b.now_tsc + dp_us_to_tsc(&a->b, dp_budget_decode(p->budget));
 	/* Relaxed: published with the rest by the hand-over (above). */
 	atomic_store_explicit(&req->cancelled, 0, memory_order_relaxed);
 	req->retry_hint = 0;
-	req->stream = (p->flags & DP_REQ_STREAM) != 0 && p->src != a->rank;
+	req->stream = (p->flags & DP_REQ_STREAM) != 0 && p->src != a->b.rank;
 	if (unlikely(req->stream)) {
 		/* Its window: the caller's (at least 1), of which at most our
 		 * credits (dp_stream.h). */
@@ -192,7 +193,7 @@ dp_req_new(struct dprpc_agent *a, const struct dp_parsed *p)
 		/* Relaxed: published with the rest by the hand-over. */
 		atomic_store_explicit(&req->st_limit, req->st_window, memory_order_relaxed);
 	}
-	if (p->src != a->rank)
+	if (p->src != a->b.rank)
 		a->peers[p->src].srv_taken++; /* poller only (struct dp_peer) */
 	return req;
 }
@@ -237,7 +238,7 @@ dp_pool_wait_tsc(const struct dprpc_agent *a)
 uint16_t
 dp_retry_hint(const struct dprpc_agent *a)
 {
-	uint64_t us = dp_tsc_to_us(a, dp_pool_wait_tsc(a));
+	uint64_t us = dp_tsc_to_us(&a->b, dp_pool_wait_tsc(a));
 
 	return dp_budget_encode(RTE_MAX(us, (uint64_t)DP_RETRY_MIN_US));
 }
@@ -253,14 +254,14 @@ dp_req_unrunnable(struct dprpc_request *req)
 
 	/* Relaxed: a hint (struct dprpc_request). */
 	if (atomic_load_explicit(&req->cancelled, memory_order_relaxed) & DP_REQ_CANCELLED) {
-		dp_count_mt(&a->st.requests_cancelled, 1);
+		dp_count_mt(&a->b.st.requests_cancelled, 1);
 		dp_request_free(req);
 		return false;
 	}
-	dp_count_mt(&a->st.requests_expired, 1);
+	dp_count_mt(&a->b.st.requests_expired, 1);
 	/* A long name truncates the message, like any message. */
 	if (snprintf(msg, sizeof(msg),
-		    "worker %s did not run '%s': its deadline passed while queued", a->name,
+		    "worker %s did not run '%s': its deadline passed while queued", a->b.name,
 		    req->h->name) < 0)
 		msg[0] = '\0';
 	(void)dp_reply_error_or_drop(req, -ETIME, msg);
@@ -314,7 +315,7 @@ dp_req_begin(struct dprpc_request *req, uint64_t now)
 static bool
 dp_inline_late(struct dprpc_agent *a, struct dprpc_request *req, uint64_t now)
 {
-	uint64_t age = a->rx_handler_tsc, us;
+	uint64_t age = a->b.rx_handler_tsc, us;
 	char msg[DPRPC_ERRMSG_MAX];
 
 	/* Behind, the handlers before @req in its burst took time: checked
@@ -327,12 +328,12 @@ dp_inline_late(struct dprpc_agent *a, struct dprpc_request *req, uint64_t now)
 	/* Beyond the bound by the TSC, which also counts a handler's time
 	 * off the poller's CPU: the poller's CPU time since it is behind
 	 * caps it. */
-	age = RTE_MIN(age, dp_rx_behind_cpu(a, now));
+	age = RTE_MIN(age, dp_rx_behind_cpu(&a->b, now));
 	if (age <= a->inline_max_tsc)
 		return false;
-	dp_count(&a->st.rejected_inline, 1);
-	us = RTE_MIN(dp_tsc_to_us(a, age), (uint64_t)UINT32_MAX);
-	snprintf(msg, sizeof(msg), "worker %s: inline backlog %" PRIu64 " us old", a->name, us);
+	dp_count(&a->b.st.rejected_inline, 1);
+	us = RTE_MIN(dp_tsc_to_us(&a->b, age), (uint64_t)UINT32_MAX);
+	snprintf(msg, sizeof(msg), "worker %s: inline backlog %" PRIu64 " us old", a->b.name, us);
 	req->retry_hint = dp_budget_encode(RTE_MAX(us, (uint64_t)DP_RETRY_MIN_US));
 	dp_reply_error_or_drop(req, -EBUSY, msg);
 	return true;
@@ -346,14 +347,14 @@ dp_inline_late(struct dprpc_agent *a, struct dprpc_request *req, uint64_t now)
 static bool __rte_noinline
 dp_pool_slow(struct dprpc_agent *a, struct dprpc_request *req, const struct dp_hlcore *hl)
 {
-	uint64_t wait = dp_hl_queued(hl) * dp_hl_service(hl, a->now_tsc), us;
+	uint64_t wait = dp_hl_queued(hl) * dp_hl_service(hl, a->b.now_tsc), us;
 	char msg[DPRPC_ERRMSG_MAX];
 
 	if (wait <= a->queue_delay_max_tsc)
 		return false;
-	dp_count(&a->st.rejected_delay, 1);
-	us = RTE_MIN(dp_tsc_to_us(a, wait), (uint64_t)UINT32_MAX);
-	snprintf(msg, sizeof(msg), "worker %s: handler queue %" PRIu64 " us long", a->name, us);
+	dp_count(&a->b.st.rejected_delay, 1);
+	us = RTE_MIN(dp_tsc_to_us(&a->b, wait), (uint64_t)UINT32_MAX);
+	snprintf(msg, sizeof(msg), "worker %s: handler queue %" PRIu64 " us long", a->b.name, us);
 	req->retry_hint = dp_budget_encode(RTE_MAX(us, (uint64_t)DP_RETRY_MIN_US));
 	dp_reply_error_or_drop(req, -EBUSY, msg);
 	return true;
@@ -371,7 +372,7 @@ dp_run_behind(struct dprpc_agent *a, struct dprpc_request *req)
 	if (!req->h->internal && dp_inline_late(a, req, t0))
 		return;
 	dp_run(req, true);
-	a->rx_handler_tsc += rte_rdtsc() - t0;
+	a->b.rx_handler_tsc += rte_rdtsc() - t0;
 }
 
 uint64_t __rte_hot
@@ -383,25 +384,25 @@ dp_req_start(struct dprpc_agent *a, struct dprpc_request *req)
 	uint64_t wait;
 
 	if (h == NULL) {
-		dp_count(&a->st.requests_unknown, 1);
+		dp_count(&a->b.st.requests_unknown, 1);
 		snprintf(msg, sizeof(msg), "no handler with id 0x%08x on worker %s",
-			req->handler_id, a->name);
+			req->handler_id, a->b.name);
 		dp_reply_error_or_drop(req, -ENOENT, msg);
 		return 0;
 	}
 	/* Relaxed: dp_refuse_calls() publishes nothing but the flag; a
 	 * request racing with it is served or refused, either is right. */
-	if (unlikely(dp_load_relaxed(&a->refusing)) && !h->internal) {
-		snprintf(msg, sizeof(msg), "worker %s is shutting down", a->name);
+	if (unlikely(dp_load_relaxed(&a->b.refusing)) && !h->internal) {
+		snprintf(msg, sizeof(msg), "worker %s is shutting down", a->b.name);
 		dp_reply_error_or_drop(req, -ESHUTDOWN, msg);
 		return 0;
 	}
-	dp_count(&a->st.requests_handled, 1);
+	dp_count(&a->b.st.requests_handled, 1);
 	/* A multi-frame request waited for its last frame: it may be late. */
-	if (unlikely(!dp_req_runnable(req, a->now_tsc)))
+	if (unlikely(!dp_req_runnable(req, a->b.now_tsc)))
 		return 0;
 	if (h->mode == DPRPC_HANDLER_INLINE) {
-		if (unlikely(a->rx_backlog))
+		if (unlikely(a->b.rx_backlog))
 			dp_run_behind(a, req);
 		else
 			dp_run(req, true); /* taken by dp_req_new(), handed to nobody */
@@ -417,16 +418,16 @@ dp_req_start(struct dprpc_agent *a, struct dprpc_request *req)
 	 * lcore may take it, and the count change, at once. */
 	wait = rte_ring_count(hl->ring);
 	if (wait >= a->hl_queue_max || rte_ring_sp_enqueue(hl->ring, req) != 0) {
-		dp_count(&a->st.drops[DPRPC_DROP_HANDLER_FULL], 1);
-		dp_count(&a->st.rejected_pool, 1);
-		snprintf(msg, sizeof(msg), "handler pool of worker %s is full", a->name);
+		dp_count(&a->b.st.drops[DPRPC_DROP_HANDLER_FULL], 1);
+		dp_count(&a->b.st.rejected_pool, 1);
+		snprintf(msg, sizeof(msg), "handler pool of worker %s is full", a->b.name);
 		req->retry_hint = dp_retry_hint(a);
 		dp_reply_error_or_drop(req, -EBUSY, msg);
 		return 0;
 	}
 	a->hl_next = a->hl_next + 1 == a->nb_hl ? 0 : a->hl_next + 1;
 	/* Relaxed: an estimate (struct dp_hlcore). */
-	return (wait + dp_load_relaxed(&hl->burst_left) + 1) * dp_hl_service(hl, a->now_tsc);
+	return (wait + dp_load_relaxed(&hl->burst_left) + 1) * dp_hl_service(hl, a->b.now_tsc);
 }
 
 int
@@ -444,7 +445,7 @@ dp_redispatch(struct dprpc_request *req, uint32_t handler_id, const void *payloa
 	 * (answered or released, counted), which is this call's success. */
 	if (unlikely(!dp_req_runnable(req, rte_rdtsc())))
 		return 0;
-	if (h->mode == DPRPC_HANDLER_INLINE || dp_tls_poller != a) {
+	if (h->mode == DPRPC_HANDLER_INLINE || dp_tls_poller != &a->b) {
 		dp_run_handler(req);
 		return 0;
 	}
@@ -465,10 +466,10 @@ dp_lcore_handler(void *arg)
 	uint64_t t0, t1, avg;
 
 	/* Acquire: pairs with the release store of stop in destroy. */
-	while (!atomic_load_explicit(&a->stop, memory_order_acquire)) {
+	while (!atomic_load_explicit(&a->b.stop, memory_order_acquire)) {
 		n = rte_ring_sc_dequeue_burst(hl->ring, (void **)reqs, DP_RX_BURST, NULL);
 		if (n == 0) {
-			dp_idle(a, &empty);
+			dp_idle(&a->b, &empty);
 			continue;
 		}
 		empty = 0;

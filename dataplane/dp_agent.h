@@ -1,12 +1,7 @@
 /* SPDX-License-Identifier: BSD-3-Clause */
 /*
- * Agent internals, shared by the dataplane's files.  Never installed.
- *
- * One thread at a time polls an agent (the holder of agent->polling): it
- * alone touches the port's queues, tx_buf and the slots.  Any thread hands
- * calls and replies to it through tx_ring; handler lcores take requests from
- * their own rings.  Every mbuf has one owner at a time, passed on with it:
- * the ledger of who owns and frees each one is docs/mbuf-ownership.md.
+ * Agent internals, shared by the dataplane's files above its base layer
+ * (dp_base.h), which the agent begins with.  Never installed.
  */
 #ifndef DP_AGENT_H
 #define DP_AGENT_H
@@ -28,6 +23,7 @@
 #include <dprpc/dprpc_future.h>
 #include <dprpc/dprpc_rpc.h>
 
+#include "dp_base.h"
 #include "dp_ext.h"
 #include "dp_fault.h"
 #include "dp_handler.h"
@@ -39,42 +35,6 @@
 #include "dp_wire.h"
 #include "dprpc_atomic.h"
 
-#define DP_RX_BURST  32
-#define DP_RX_MIN    4 /* frames received per poll even with tx_buf full */
-#define DP_RING_SIZE 4096
-/*
- * The mempool driver of the agent's own pools (mbufs, requests; the future
- * pool makes the same choice in future.c): HTS rings (head/tail sync).
- * Any thread takes from and returns to them, and threads that EAL did not
- * create have no per-lcore cache (until dp_thread_lcore() registers them;
- * the request pool has none at all), so each of their gets and puts is a
- * ring operation.  DPDK's default MP/MC ring makes each operation wait, in
- * order, until every earlier one has finished: with more threads than
- * cores one preempted mid-operation makes the others spin behind it one
- * after the other, each needing the CPU the next one waits for (perf
- * lateness: four application threads on two cores, all four in the mbuf
- * ring's dequeue under dprpc_rpc_async_id(), for up to 0.6 s).  HTS lets
- * one operation at a time in: a preempted one holds the others until it
- * runs again, but it is the only thread that needs the CPU for that.  RTS
- * (relaxed tail sync), which lets the others go on, is not safe for a
- * pool: while a preempted get holds the consumer tail back, a put of
- * objects taken since can find the ring full, and the mempool drops them
- * silently (seen: 12% of a pool gone in 5 s with six threads; the
- * lock-free stack driver's put can fail the same way while a preempted
- * get has not given its list elements back).  An HTS ring is FIFO like
- * the classic one.  Figures: perf/RESULTS.md.
- */
-#define DP_POOL_OPS "ring_mt_hts"
-/* Staged frames are handed to the port as soon as this many are waiting,
- * not only at the end of a poll: a burst of replies (or of calls issued
- * from completion callbacks) then overlaps with the peer's work instead of
- * alternating with it.  See perf/RESULTS.md. */
-#define DP_TX_FLUSH_AT 4
-/* A poller whose timer has not ticked for this long is stalled: threads
- * waiting on the agent's futures fail the calls this long past their
- * deadline themselves (dp_expire_stalled(), progress.c; a call's expiry,
- * fut_set_expiry()).  Five timer periods. */
-#define DP_STALL_US 500
 /* Incarnation ids of a peer remembered after it restarted (struct dp_peer). */
 #define DP_RETIRED 4
 
@@ -294,81 +254,9 @@ struct dprpc_request {
 	_Atomic uint32_t st_limit;
 };
 
-/* Counters.  All but reply_nombuf and the handler contract's are written
- * by the poller alone (dp_count: a relaxed load and store, no locked
- * instruction) and read by anyone (relaxed). */
-struct dp_stats {
-	_Atomic uint64_t rx_frames, tx_frames, tx_retries, tx_dropped, tx_discarded;
-	_Atomic uint64_t calls_sent, calls_ok, calls_failed, calls_timed_out;
-	_Atomic uint64_t requests_handled, requests_unknown, requests_resent, retransmits;
-	_Atomic uint64_t keepalives, peers_down, peers_restarted, peers_left, links_closed;
-	_Atomic uint64_t msgs_sent, msgs_received, frames_resent, acks_sent, credits_cut;
-	_Atomic uint64_t msgs_live; /* multi-frame messages held by slots */
-	/* The server's holdings for all peers: gauges, up and down (struct
-	 * dp_peer's srv_kept and srv_bytes summed), read back by the poller
-	 * against the budgets. */
-	_Atomic uint64_t kept_mbufs, msg_bytes;
-	_Atomic uint64_t keeps_refused, reclaimed_mbufs, reclaimed_msgs;
-	_Atomic uint64_t drops[DPRPC_DROP_MAX];
-	_Atomic uint64_t reply_nombuf; /* any thread: dp_count_mt */
-	/* Handler contract violations, any thread: dp_count_mt. */
-	_Atomic uint64_t reply_again, handler_unanswered, handler_error_after_reply;
-	_Atomic uint64_t handler_bad_return;
-	/* Serving under load (docs/serving.md).  Written by the poller
-	 * (dp_count) but requests_expired and requests_cancelled, which the
-	 * handler lcores add to too (dp_count_mt). */
-	_Atomic uint64_t requests_expired;	     /* not run: the deadline passed while queued */
-	_Atomic uint64_t requests_cancelled;	     /* not run: cancelled while queued */
-	_Atomic uint64_t cancels_received;	     /* CANCEL frames naming a request we hold */
-	_Atomic uint64_t calls_cancelled;	     /* calls the application cancelled */
-	_Atomic uint64_t cancels_resent;	     /* CANCELs sent again, unanswered */
-	_Atomic uint64_t holds_sent, holds_received; /* HELD answers (poller) */
-	_Atomic uint64_t rejected_pool, rejected_peer, rejected_requests; /* -EBUSY answers */
-	_Atomic uint64_t rejected_inline; /* -EBUSY: the inline backlog (poller) */
-	/* -EBUSY from a handler, dprpc_reply_busy() (any thread: dp_count_mt) */
-	_Atomic uint64_t rejected_handler;
-	_Atomic uint64_t rejected_delay; /* -EBUSY: queue_delay_max_us (poller) */
-	/* Server streaming (dp_stream.h): the first two written by the
-	 * threads that send chunks (dp_count_mt), the others by the poller. */
-	_Atomic uint64_t stream_chunks_sent, stream_window_full;
-	_Atomic uint64_t stream_frames_resent, stream_chunks_received;
-};
-
 struct dprpc_agent {
-	char name[DPRPC_NAME_MAX];
-	uint16_t rank;
-	uint64_t session; /* our incarnation, random (dp_new_session()) */
-	unsigned int instance;
-	/* The world.  Its size, world.n, grows as workers join (join.c):
-	 * written by the poller alone (with release, after the new worker's
-	 * entry, peer and port are set), read by other threads with acquire
-	 * (dp_world_n()).  world_cap: conf.max_workers, the size of peers[]
-	 * (never reallocated). */
-	struct dp_world world;
-	unsigned int world_cap;
-	struct dp_addr self_addr; /* ours: also world.addrs[rank] once in the world */
+	struct dp_base b; /* first: the agent is its base too (dp_base_of()) */
 	struct dp_join join;
-	struct dp_rx_ctx rx_ctx;
-
-	struct rte_mempool *mp;
-	bool own_mp;
-	struct dprpc_future_pool *fpool;
-	/* Set at creation for the layers below the poll loop, which is the
-	 * agent's: its progress hook (dp_progress()), handed as data to
-	 * every call's future (fut_new_call()); and its poll (dprpc_poll()),
-	 * run by a reply that finds tx_ring full when nobody polls
-	 * (dp_submit(): a cold path). */
-	int (*progress)(void *agent);
-	int (*poll)(struct dprpc_agent *a, unsigned int budget);
-	struct dp_req_pool rq; /* incoming requests (req_pool.c) */
-
-	/* Submitted calls, off-thread replies: any thread enqueues, in RTS
-	 * mode (a producer preempted mid-enqueue lets the others complete
-	 * theirs; its frames and theirs show once it finishes), the poller
-	 * dequeues (SC: its tail is exact, so RTS cannot make the ring look
-	 * full, see DP_POOL_OPS).  rte_ring_enqueue() only: the _mp_ variant
-	 * would run the classic algorithm on an RTS ring. */
-	struct rte_ring *tx_ring;
 
 	/* Handler registry: open addressing, power-of-two size, never
 	 * shrinks; writers serialised by reg_lock, readers lock-free. */
@@ -381,58 +269,25 @@ struct dprpc_agent {
 	 * applied: requests queued to one handler lcore, and requests of one
 	 * caller held at once (queued, running or deferred). */
 	unsigned int hl_queue_max, peer_req_max;
-	/* The inline backlog (conf.inline_wait_max_us, poller only,
-	 * dp_rx_behind()): the bound in TSC cycles (UINT64_MAX: none);
-	 * whether the last rx burst came back full (frames may be left in the
-	 * port's queue); the thread (its dp_tls_poller's address) and its CPU
-	 * time (TSC cycles) at the first of the current run of full bursts;
-	 * the TSC the poller is behind since, its CPU time counted only; and
-	 * the TSC cycles it has run inline handlers for since
-	 * (dp_run_behind()). */
+	/* The inline backlog's bound (conf.inline_wait_max_us, the backlog
+	 * itself: struct dp_base) in TSC cycles (UINT64_MAX: none). */
 	uint64_t inline_max_tsc;
 	/* conf.queue_delay_max_us in TSC cycles, 0: off (dp_pool_slow()). */
 	uint64_t queue_delay_max_tsc;
 	/* conf.service_time_us in TSC cycles, 0: none declared
 	 * (dp_hl_service()). */
 	uint64_t service_declared_tsc;
-	bool rx_backlog;
-	const void *rx_behind_thread;
-	uint64_t rx_behind_cpu, rx_behind_tsc, rx_handler_tsc;
-	/* now_tsc of the last poll that left frames unread (a full burst,
-	 * dp_rx_behind()): a peer's frames may wait among them, so
-	 * dp_liveness() does not judge silence on that poll. */
-	uint64_t rx_full_tsc;
 	struct dp_hlcore hl[DPRPC_MAX_HANDLER_LCORES];
 	unsigned int io_lcore;
-	bool io_launched;
-	bool waiters_park; /* conf.waiters_park */
-	atomic_bool stop;  /* tells the lcores to return; release/acquire */
-	/* dp_refuse_calls(): the application's calls and requests are refused
-	 * with ESHUTDOWN (relaxed both ways: only the flag matters). */
-	atomic_bool refusing;
 
-	/* The poll flag: exchanged to true with acquire by the thread that
-	 * polls, stored false with release when it stops, so one poller's
-	 * writes to poller-only state happen before the next one's reads. */
-	atomic_bool polling;
 	/* A call's future was cancelled (dp_client_cancel_kick(), any
 	 * thread; exchanged by the poller, which then frees its slot and
 	 * sends the CANCEL in that poll, dp_client_cancels()). */
 	atomic_bool cancel_kick;
-	uint64_t next_timer_tsc, timer_period_tsc, tsc_hz;
+	uint64_t next_timer_tsc;
 	/* DP_LINK_ANSWERED_WAIT_MS in TSC cycles (dp_link_awaits_close());
 	 * a field so that a test can lengthen it. */
 	uint64_t link_answered_wait_tsc;
-	/* Microseconds per TSC tick in 32.32 fixed point, rounded down
-	 * (dp_tsc_to_us_floor()): no division on the path of a call. */
-	uint64_t us_per_tsc_q32;
-	/* The TSC of the poller's last timer tick, written by the poller and
-	 * read by any thread (relaxed: a hint, see dp_expire_stalled()); and
-	 * how old it may be before waiters fire the timeouts themselves. */
-	_Atomic uint64_t tick_tsc;
-	uint64_t stall_tsc;
-
-	struct dp_fault ftx, frx; /* fault injection, poller only */
 
 	struct dp_peer *peers;
 	unsigned int max_outstanding;
@@ -450,10 +305,6 @@ struct dprpc_agent {
 	uint64_t keepalive_tsc, peer_timeout_tsc; /* 0: off */
 	dprpc_peer_event_t peer_event;
 	void *peer_event_arg;
-	uint64_t now_tsc; /* TSC at the start of the current poll */
-	unsigned int idle_pause, idle_yield, idle_sleep, idle_sleep_us;
-
-	struct dp_stats st;
 
 	/* Responses kept by rpc_sync for their threads, at most one per
 	 * thread (call.c); the list under sync_kept_lock: the slow path of a
@@ -461,66 +312,23 @@ struct dprpc_agent {
 	pthread_mutex_t sync_kept_lock;
 	struct dp_sync_kept *sync_kept;
 
-	/* Extensions' states, in the order of dp_extensions[] (dp_ext.h). */
-	void *ext[DP_EXT_MAX];
-
 	/* The rendezvous (rendezvous.c).  rdv_end_tsc: the end of the
 	 * rendezvous window, before which a worker never heard from is not
 	 * declared down (0: none); written by the thread that creates the
 	 * agent or waits for its world, read by the poller (relaxed: a
-	 * time, nothing is published through it).  rdv_waiters: threads in
-	 * dprpc_world_wait(); while there are any, the poller pings every
-	 * worker not heard from yet (relaxed: a hint, the wait itself reads
-	 * the peers' states). */
+	 * time, nothing is published through it).  The threads waiting for
+	 * the world: struct dp_base's startup_waiters. */
 	_Atomic uint64_t rdv_end_tsc;
-	atomic_uint rdv_waiters;
 	/* A thread is in dprpc_world_leave(): the poller sends LEAVE to the
 	 * workers that have not acknowledged it (relaxed: a hint, as
-	 * rdv_waiters). */
+	 * startup_waiters). */
 	atomic_bool leaving;
 	uint64_t rdv_ping_tsc; /* poller only: the last round of pings */
-
-	struct dp_ports port; /* the ports (dp_port.h) */
 };
-
-/* The world's size, on any thread (struct dprpc_agent): the entries,
- * peers and ports of the ranks below it are set. */
-static inline unsigned int
-dp_world_n(const struct dprpc_agent *a)
-{
-	return __atomic_load_n(&a->world.n, __ATOMIC_ACQUIRE);
-}
 
 /* peer.c: the state towards peer @p, allocated (the world's creation, or
  * the poller as @p joins): 0 or -ENOMEM. */
 int dp_peer_init(struct dprpc_agent *a, unsigned int p);
-
-/* The agent whose poll loop runs on this thread, if any. */
-/* initial-exec: a plain %fs-relative access, no __tls_get_addr call per
- * poll (the library is linked at start-up, not dlopen'ed late). */
-extern __thread struct dprpc_agent *dp_tls_poller __attribute__((tls_model("initial-exec")));
-
-/* Become the poller.  Acquire: pairs with the release store in
- * dp_poll_unlock() by the previous poller, so its writes to slots, tx_buf
- * and the queues are visible to us.  Inline, as it was in the poll loop's
- * file: dprpc_poll() takes and gives back the flag without a call. */
-static inline bool
-dp_poll_trylock(struct dprpc_agent *a)
-{
-	if (atomic_exchange_explicit(&a->polling, true, memory_order_acquire))
-		return false;
-	dp_tls_poller = a;
-	return true;
-}
-
-static inline void
-dp_poll_unlock(struct dprpc_agent *a)
-{
-	dp_rcu_poll_end();
-	dp_tls_poller = NULL;
-	/* Release: pairs with the acquire exchange in dp_poll_trylock(). */
-	atomic_store_explicit(&a->polling, false, memory_order_release);
-}
 
 /* The handler registered under wire id @id, NULL if none (handler.c).
  * Any thread, no lock.  Inline: the poller looks up every request's
@@ -574,112 +382,12 @@ void dp_peers_free(struct dprpc_agent *a);
 void dp_agent_free(struct dprpc_agent *a);
 int dp_lcores_launch(struct dprpc_agent *a);
 void dp_lcores_stop(struct dprpc_agent *a);
-/* ext.c: run every extension's op (dp_ext.h) on @a, in the order of
- * dp_extensions[] (free: the reverse).  init stops at the first that fails
- * and returns its error (free releases what the others made); held returns
- * the sum of the requests the extensions keep; peer_event tells those that
- * have the op what happened to peer @rank, on the poller.  The others run
- * on the thread that creates or destroys the agent. */
-int dp_ext_init_all(struct dprpc_agent *a, const struct dprpc_agent_conf *c);
-void dp_ext_closing_all(struct dprpc_agent *a);
-unsigned int dp_ext_held_all(struct dprpc_agent *a);
-void dp_ext_quiesce_all(struct dprpc_agent *a);
-void dp_ext_free_all(struct dprpc_agent *a);
-void dp_ext_peer_event(struct dprpc_agent *a, unsigned int rank, enum dp_peer_event ev);
-
 /* telemetry.c */
 void dp_telemetry_register(void);
 
 /* call.c: release the responses kept for dprpc_rpc_sync_take() (the
  * agent's teardown, before its pools go). */
 void dp_sync_kept_free(struct dprpc_agent *a);
-
-/* A counter written by the poller only.  Relaxed: statistics publish
- * nothing; a single writer needs no read-modify-write. */
-static inline void
-dp_count(_Atomic uint64_t *c, uint64_t v)
-{
-	dp_counter_add(c, v);
-}
-
-/* A counter written by any thread. */
-static inline void
-dp_count_mt(_Atomic uint64_t *c, uint64_t v)
-{
-	atomic_fetch_add_explicit(c, v, memory_order_relaxed);
-}
-
-/* Count a frame dropped for @why and free it.  The poller. */
-static inline void
-dp_drop_frame(struct dprpc_agent *a, struct rte_mbuf *m, enum dprpc_drop_reason why)
-{
-	dp_count(&a->st.drops[why], 1);
-	rte_pktmbuf_free(m);
-}
-
-/* Incoming requests taken and not yet answered. */
-static inline unsigned int
-dp_requests_in_use(const struct dprpc_agent *a)
-{
-	return dp_req_pool_in_use(&a->rq);
-}
-
-/* Once per call (its deadline): a 64-bit product divided by a constant,
- * which the compiler turns into a multiply, whenever it cannot overflow
- * (under 2^30 us, 17 minutes, with a TSC under 2^34 Hz); the 128-bit
- * division, a libgcc call of tens of cycles (0.6% of a busy caller's
- * samples), only beyond.  Saturates at UINT64_MAX: a timeout of more
- * cycles than 64 bits hold (2^64 / tsc_hz seconds, 146 years at 4 GHz:
- * e.g. UINT64_MAX - 1 us meant as "for ever") is not wrapped around. */
-static inline uint64_t
-dp_us_to_tsc(const struct dprpc_agent *a, uint64_t us)
-{
-	__uint128_t t;
-
-	if (likely(us < (UINT64_C(1) << 30) && a->tsc_hz < (UINT64_C(1) << 34)))
-		return us * a->tsc_hz / 1000000;
-	t = (__uint128_t)us * a->tsc_hz / 1000000;
-	return t > UINT64_MAX ? UINT64_MAX : (uint64_t)t;
-}
-
-/* The TSC deadline @us microseconds after @now, as struct dp_call_meta
- * keeps it: 0, no deadline, for @us 0 and for a deadline the TSC never
- * reaches (beyond UINT64_MAX: saturated to "none" rather than wrapped
- * into the past, where it would expire at once). */
-static inline uint64_t
-dp_deadline_tsc(const struct dprpc_agent *a, uint64_t now, uint64_t us)
-{
-	uint64_t t;
-
-	if (us == 0)
-		return 0;
-	t = dp_us_to_tsc(a, us);
-	return t >= UINT64_MAX - now ? 0 : now + t;
-}
-
-/* Microseconds in @tsc cycles, rounded down: a 64-bit product below 2^44
- * cycles (hours), the 128-bit division beyond. */
-static inline uint64_t
-dp_tsc_to_us(const struct dprpc_agent *a, uint64_t tsc)
-{
-	if (likely(tsc < (UINT64_C(1) << 44)))
-		return tsc * 1000000 / a->tsc_hz;
-	return (uint64_t)((__uint128_t)tsc * 1000000 / a->tsc_hz);
-}
-
-/* @tsc in microseconds, never rounded up (a deadline's time left: nobody
- * is told it has more time than it has), by a multiplication. */
-static inline uint64_t
-dp_tsc_to_us_floor(const struct dprpc_agent *a, uint64_t tsc)
-{
-	return (uint64_t)(((__uint128_t)tsc * a->us_per_tsc_q32) >> 32);
-}
-
-static inline uint64_t
-dp_tsc_to_ns(const struct dprpc_agent *a, uint64_t tsc)
-{
-	return (uint64_t)((__uint128_t)tsc * 1000000000u / a->tsc_hz);
-}
 
 /* The slot types of the client and the server, which struct dp_peer points
  * to (and tests look into): included last, as their inline functions use

@@ -132,7 +132,7 @@ dp_expire_stalled(struct dprpc_agent *a)
 	uint64_t now = rte_rdtsc();
 
 	/* Relaxed: a hint; fut_expire() decides on the futures themselves. */
-	if (now - dp_load_relaxed(&a->tick_tsc) < a->stall_tsc)
+	if (now - dp_load_relaxed(&a->b.tick_tsc) < a->b.stall_tsc)
 		return;
 	dp_expire_stalled_scan(a, now);
 }
@@ -145,7 +145,7 @@ dp_peer_answered(struct dprpc_agent *a, struct dp_peer *peer, uint32_t req_num)
 {
 	if ((int32_t)(req_num - peer->ans_req) > 0)
 		peer->ans_req = req_num;
-	peer->ans_tsc = a->now_tsc;
+	peer->ans_tsc = a->b.now_tsc;
 }
 
 /* A round-trip sample @r of @peer: the adaptive resend timeout (RFC 6298,
@@ -166,7 +166,7 @@ dp_rtt_sample(struct dprpc_agent *a, struct dp_peer *peer, uint64_t r)
 		srtt = (7 * srtt + r) / 8;
 	}
 	dp_store_relaxed(&peer->srtt_tsc, srtt);
-	rto = srtt + RTE_MAX(a->timer_period_tsc, 4 * peer->rttvar_tsc);
+	rto = srtt + RTE_MAX(a->b.timer_period_tsc, 4 * peer->rttvar_tsc);
 	dp_store_relaxed(&peer->rto_tsc, RTE_MIN(rto, a->rto_max_tsc));
 }
 
@@ -181,7 +181,7 @@ dp_rtt_of(const struct dprpc_agent *a, const struct dp_parsed *p, uint64_t elaps
 
 	if (likely(p->budget == 0) || p->status == EBUSY)
 		return elapsed;
-	held = dp_us_to_tsc(a, dp_budget_decode(p->budget));
+	held = dp_us_to_tsc(&a->b, dp_budget_decode(p->budget));
 	return elapsed > held ? elapsed - held : 0;
 }
 
@@ -204,7 +204,7 @@ dp_handle_response(struct dprpc_agent *a, struct rte_mbuf *m, const struct dp_pa
 	uint32_t n;
 
 	if (p->slot >= a->max_outstanding) {
-		dp_drop_frame(a, m, DPRPC_DROP_STALE);
+		dp_drop_frame(&a->b, m, DPRPC_DROP_STALE);
 		return;
 	}
 	dp_peer_answered(a, peer, p->req_num);
@@ -217,7 +217,7 @@ dp_handle_response(struct dprpc_agent *a, struct rte_mbuf *m, const struct dp_pa
 		 * its CANCEL_ACK says which. */
 		if (unlikely(s->cancel) && s->req_num == p->req_num && p->status == 0)
 			dp_slot_cancel_done(a, peer, s, DPRPC_CANCEL_STARTED);
-		dp_drop_frame(a, m, DPRPC_DROP_STALE);
+		dp_drop_frame(&a->b, m, DPRPC_DROP_STALE);
 		return;
 	}
 	if (p->pkt_cnt > 1) {
@@ -226,8 +226,8 @@ dp_handle_response(struct dprpc_agent *a, struct rte_mbuf *m, const struct dp_pa
 	}
 	/* now_tsc, read as this poll began, is after the request went
 	 * (sent_tsc: in an earlier poll, or by a caller before it). */
-	if (s->sent_tsc != 0 && (int64_t)(a->now_tsc - s->sent_tsc) >= 0)
-		dp_rtt_sample(a, peer, dp_rtt_of(a, p, a->now_tsc - s->sent_tsc));
+	if (s->sent_tsc != 0 && (int64_t)(a->b.now_tsc - s->sent_tsc) >= 0)
+		dp_rtt_sample(a, peer, dp_rtt_of(a, p, a->b.now_tsc - s->sent_tsc));
 	fut = dp_slot_release(a, peer, s);
 	if (unlikely(fut_cancelled(fut))) {
 		/* Its caller cancelled it before the answer came (the timer
@@ -236,9 +236,9 @@ dp_handle_response(struct dprpc_agent *a, struct rte_mbuf *m, const struct dp_pa
 						    ? DPRPC_CANCEL_STOPPED
 						    : DPRPC_CANCEL_STARTED);
 		rte_pktmbuf_free(m);
-		(void)fut_fail_consume(fut, -ECANCELED, a->rank, NULL); /* drops our ref */
-		dp_count(&a->st.calls_failed, 1);
-		dp_count(&a->st.calls_cancelled, 1);
+		(void)fut_fail_consume(fut, -ECANCELED, a->b.rank, NULL); /* drops our ref */
+		dp_count(&a->b.st.calls_failed, 1);
+		dp_count(&a->b.st.calls_cancelled, 1);
 		return;
 	}
 	if (p->status == 0) {
@@ -246,13 +246,13 @@ dp_handle_response(struct dprpc_agent *a, struct rte_mbuf *m, const struct dp_pa
 		 * agent's reference is dropped by the completion itself. */
 		if (fut_complete_consume(fut, p->payload_len ? p->payload : NULL, p->payload_len,
 			    dp_value_free_mbuf, m) == 0) {
-			dp_count(&a->st.calls_ok, 1);
+			dp_count(&a->b.st.calls_ok, 1);
 		} else {
 			/* Failed past its deadline by dp_expire_stalled() or a
 			 * waiter (fut_set_expiry()). */
 			rte_pktmbuf_free(m);
-			dp_count(&a->st.calls_failed, 1);
-			dp_count(&a->st.calls_timed_out, 1);
+			dp_count(&a->b.st.calls_failed, 1);
+			dp_count(&a->b.st.calls_timed_out, 1);
 		}
 	} else {
 		n = RTE_MIN(p->payload_len, (uint32_t)sizeof(msg) - 1);
@@ -268,7 +268,7 @@ dp_handle_response(struct dprpc_agent *a, struct rte_mbuf *m, const struct dp_pa
 			p->status == EBUSY ? (uint32_t)RTE_MIN(dp_budget_decode(p->budget),
 						     (uint64_t)UINT32_MAX)
 					   : 0);
-		dp_count(&a->st.calls_failed, 1);
+		dp_count(&a->b.st.calls_failed, 1);
 	}
 }
 

@@ -105,13 +105,13 @@ dp_check_session(struct dprpc_agent *a, const struct dp_parsed *p)
 	peer->session = p->session;
 	dp_peer_addressable(peer);
 	dp_srv_reset(a, peer);
-	dp_count(&a->st.peers_restarted, 1);
-	snprintf(msg, sizeof(msg), "worker %s restarted", a->world.w[p->src].name);
+	dp_count(&a->b.st.peers_restarted, 1);
+	snprintf(msg, sizeof(msg), "worker %s restarted", a->b.world.w[p->src].name);
 	/* The calls fail, and every frame still queued for the old
 	 * incarnation goes (dp_tx_purge()): requests of those calls,
 	 * responses and ACKs for a client that is gone. */
 	dp_fail_peer_slots(a, p->src, -ECONNRESET, msg);
-	dp_ext_peer_event(a, p->src, DP_PEER_EV_RESTARTED);
+	dp_ext_peer_event(&a->b, p->src, DP_PEER_EV_RESTARTED);
 	return true;
 }
 
@@ -124,7 +124,7 @@ dp_peer_heard(struct dprpc_agent *a, unsigned int p)
 	 * which other threads read as a snapshot (struct dp_peer). */
 	uint8_t was = dp_load_relaxed(&peer->state);
 
-	peer->last_rx_tsc = a->now_tsc;
+	peer->last_rx_tsc = a->b.now_tsc;
 	peer->silent_since_tsc = 0;
 	if (was == DPRPC_PEER_UP)
 		return;
@@ -134,7 +134,7 @@ dp_peer_heard(struct dprpc_agent *a, unsigned int p)
 	dp_store_relaxed(&peer->state, DPRPC_PEER_UP);
 	dp_peer_addressable(peer);
 	if (was == DPRPC_PEER_DOWN)
-		dp_ext_peer_event(a, p, DP_PEER_EV_UP);
+		dp_ext_peer_event(&a->b, p, DP_PEER_EV_UP);
 	if (was == DPRPC_PEER_DOWN && a->peer_event != NULL)
 		a->peer_event(a, p, true, a->peer_event_arg);
 }

@@ -137,7 +137,7 @@ void dp_send_ack(struct dprpc_agent *a, unsigned int to, uint8_t of_type, uint16
 static inline void
 dp_msgs_live(struct dprpc_agent *a, int d)
 {
-	dp_count(&a->st.msgs_live, (uint64_t)(int64_t)d);
+	dp_count(&a->b.st.msgs_live, (uint64_t)(int64_t)d);
 }
 
 #endif /* DP_MSG_H */

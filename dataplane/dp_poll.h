@@ -2,7 +2,7 @@
 /*
  * The poll loop (poll.c) and the poll flag (poll_lock.c).  Whoever holds
  * the poll flag (agent->polling) is the poller: dp_poll_trylock() and
- * dp_poll_unlock() (inline, dp_agent.h) take and give it back, from any
+ * dp_poll_unlock() (inline, dp_base.h) take and give it back, from any
  * thread; dp_rx_frame() runs on the poller; dp_idle() is any loop's
  * back-off; dp_lcore_io() is an io lcore's loop.  dp_on_poller() and
  * dp_progress() are declared in dp_ext.h.
@@ -14,6 +14,7 @@
 #include <stdint.h>
 
 struct dprpc_agent;
+struct dp_base;
 struct dprpc_future;
 struct rte_mbuf;
 
@@ -30,16 +31,16 @@ bool dp_poll_until_done(struct dprpc_agent *a, const struct dprpc_future *fut);
  * -EBUSY); dp_inline_late() asks this before it refuses a request.
  * rx_behind_tsc is set again from it.  The TSC age if the clock cannot be
  * read or another thread started the run of full bursts.  The poller. */
-uint64_t dp_rx_behind_cpu(struct dprpc_agent *a, uint64_t now);
+uint64_t dp_rx_behind_cpu(struct dp_base *a, uint64_t now);
 /* A full rx burst: the poller may be behind (poll_lock.c). */
-void dp_rx_behind(struct dprpc_agent *a);
+void dp_rx_behind(struct dp_base *a);
 /* The rx demux: a frame received, or looped back to ourselves. */
 void dp_rx_frame(struct dprpc_agent *a, struct rte_mbuf *m);
-void dp_idle(const struct dprpc_agent *a, unsigned int *empty);
+void dp_idle(const struct dp_base *a, unsigned int *empty);
 /* Whether dp_idle()'s step after @empty empty polls sleeps: after
  * idle_sleep of them, or after idle_pause while a thread waits in
  * dprpc_world_wait() on @a (poll_lock.c). */
-bool dp_idle_sleeps(const struct dprpc_agent *a, unsigned int empty);
+bool dp_idle_sleeps(const struct dp_base *a, unsigned int empty);
 
 /* One step of a waiting thread (a rendezvous, a leave, a join): -ETIMEDOUT
  * once the TSC reaches @deadline; else 0, having polled @a (unless an io

@@ -80,14 +80,14 @@ static inline void
 dp_srv_kept_add(struct dprpc_agent *a, struct dp_peer *peer, int d)
 {
 	peer->srv_kept += (unsigned int)d;
-	dp_count(&a->st.kept_mbufs, (uint64_t)(int64_t)d);
+	dp_count(&a->b.st.kept_mbufs, (uint64_t)(int64_t)d);
 }
 
 static inline void
 dp_srv_bytes_add(struct dprpc_agent *a, struct dp_peer *peer, int64_t d)
 {
 	peer->srv_bytes += (uint64_t)d;
-	dp_count(&a->st.msg_bytes, (uint64_t)d);
+	dp_count(&a->b.st.msg_bytes, (uint64_t)d);
 }
 
 /* May another response to @peer be kept by reference? */
@@ -97,7 +97,7 @@ dp_srv_may_keep_mbuf(const struct dprpc_agent *a, const struct dp_peer *peer)
 	/* Relaxed: the poller's own writes, read back (struct dp_stats, and
 	 * state in struct dp_peer). */
 	return peer->srv_kept < a->kept_peer_max &&
-	       dp_load_relaxed(&a->st.kept_mbufs) < a->kept_max &&
+	       dp_load_relaxed(&a->b.st.kept_mbufs) < a->kept_max &&
 	       dp_load_relaxed(&peer->state) < DPRPC_PEER_DOWN; /* nor LEFT */
 }
 
@@ -145,7 +145,7 @@ dp_srv_over_budget(const struct dprpc_agent *a, const struct dp_peer *peer,
 
 	/* Relaxed: the poller's own gauge, read back (struct dp_stats). */
 	if (likely(peer->srv_bytes + need <= a->msg_peer_max &&
-		    dp_load_relaxed(&a->st.msg_bytes) + need <= a->msg_max))
+		    dp_load_relaxed(&a->b.st.msg_bytes) + need <= a->msg_max))
 		return false;
 	return dp_srv_over_budget_exact(a, peer, e, need);
 }

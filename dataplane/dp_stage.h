@@ -12,24 +12,24 @@
 #include <stdbool.h>
 #include <stdint.h>
 
-#include "dp_agent.h"
+#include "dp_base.h"
 
-struct rte_mbuf *dp_frame_alloc(struct dprpc_agent *a, uint32_t len, uint8_t **frame);
-void dp_stage_out(struct dprpc_agent *a, struct rte_mbuf *m);
-void dp_stage_port(struct dprpc_agent *a, struct rte_mbuf *m);
-unsigned int dp_tx_flush(struct dprpc_agent *a);
+struct rte_mbuf *dp_frame_alloc(struct dp_base *a, uint32_t len, uint8_t **frame);
+void dp_stage_out(struct dp_base *a, struct rte_mbuf *m);
+void dp_stage_port(struct dp_base *a, struct rte_mbuf *m);
+unsigned int dp_tx_flush(struct dp_base *a);
 /* Whether the port that reaches worker @to can stage one more frame:
  * its tx_buf not full once what it holds was offered to the port.  A
  * resend asks first: with no room it would be parked on tx_ring
  * (dp_stage_port()), where the resends of a peer that stopped reading
  * piled up, one per call and backoff, until calls could not be submitted
  * (-ENOBUFS). */
-bool dp_tx_room(struct dprpc_agent *a, unsigned int to);
+bool dp_tx_room(struct dp_base *a, unsigned int to);
 
 /* The most frames staged for any one port.  Inline, as it was in the
  * file of its caller (dp_drain_tx_ring(), every poll). */
 static inline unsigned int
-dp_tx_fill(const struct dprpc_agent *a)
+dp_tx_fill(const struct dp_base *a)
 {
 	unsigned int i, n = a->port.ports[0].tx_n;
 
@@ -44,7 +44,7 @@ dp_tx_fill(const struct dprpc_agent *a)
  * flush every DP_TX_FLUSH_AT frames is dp_tx_flush(), out of line (with
  * one port it flushes that one).  False: dp_stage_out() must stage it. */
 static __rte_always_inline bool
-dp_stage_fast(struct dprpc_agent *a, struct rte_mbuf *m)
+dp_stage_fast(struct dp_base *a, struct rte_mbuf *m)
 {
 	struct dp_port *pt = &a->port.ports[0];
 
@@ -58,7 +58,7 @@ dp_stage_fast(struct dprpc_agent *a, struct rte_mbuf *m)
 
 /* Free a stale frame, counted in tx_discarded. */
 static inline void
-dp_tx_discard(struct dprpc_agent *a, struct rte_mbuf *m)
+dp_tx_discard(struct dp_base *a, struct rte_mbuf *m)
 {
 	dp_count(&a->st.tx_discarded, 1);
 	rte_pktmbuf_free(m);

@@ -8,11 +8,12 @@
 #include <stdbool.h>
 #include <stdint.h>
 
-#include "dp_agent.h"
+#include "dp_base.h"
 
 void *
-dp_ext_state(const struct dprpc_agent *a, const struct dp_ext_ops *ops)
+dp_ext_state(const struct dprpc_agent *agent, const struct dp_ext_ops *ops)
 {
+	const struct dp_base *a = dp_base_of(agent);
 	unsigned int i;
 
 	for (i = 0; i < DP_EXT_MAX && dp_extensions[i] != NULL; i++)
@@ -22,28 +23,36 @@ dp_ext_state(const struct dprpc_agent *a, const struct dp_ext_ops *ops)
 }
 
 unsigned int
-dp_agent_instance(const struct dprpc_agent *a)
+dp_agent_instance(const struct dprpc_agent *agent)
 {
+	const struct dp_base *a = dp_base_of(agent);
+
 	return a->instance;
 }
 
 bool
-dp_agent_has_io_lcore(const struct dprpc_agent *a)
+dp_agent_has_io_lcore(const struct dprpc_agent *agent)
 {
+	const struct dp_base *a = dp_base_of(agent);
+
 	return a->io_launched;
 }
 
 void
-dp_refuse_calls(struct dprpc_agent *a)
+dp_refuse_calls(struct dprpc_agent *agent)
 {
+	struct dp_base *a = dp_base_of(agent);
+
 	/* Relaxed: only the flag matters; its readers (dprpc_rpc_async_id(),
 	 * dp_req_start()) serve or refuse what races with it. */
 	atomic_store_explicit(&a->refusing, true, memory_order_relaxed);
 }
 
 bool
-dp_agent_refusing(const struct dprpc_agent *a)
+dp_agent_refusing(const struct dprpc_agent *agent)
 {
+	const struct dp_base *a = dp_base_of(agent);
+
 	/* Relaxed: as in dp_refuse_calls(). */
 	return atomic_load_explicit(&a->refusing, memory_order_relaxed);
 }
@@ -51,13 +60,13 @@ dp_agent_refusing(const struct dprpc_agent *a)
 /* Each extension's init, in order; stops at the first that fails (its
  * state, and the others', are released by dp_ext_free_all()). */
 int
-dp_ext_init_all(struct dprpc_agent *a, const struct dprpc_agent_conf *c)
+dp_ext_init_all(struct dp_base *a, const struct dprpc_agent_conf *c)
 {
 	unsigned int i;
 	int rc;
 
 	for (i = 0; i < DP_EXT_MAX && dp_extensions[i] != NULL; i++) {
-		rc = dp_extensions[i]->init(a, c, &a->ext[i]);
+		rc = dp_extensions[i]->init(dp_agent_handle(a), c, &a->ext[i]);
 		if (rc != 0)
 			return rc;
 	}
@@ -65,7 +74,7 @@ dp_ext_init_all(struct dprpc_agent *a, const struct dprpc_agent_conf *c)
 }
 
 void
-dp_ext_closing_all(struct dprpc_agent *a)
+dp_ext_closing_all(struct dp_base *a)
 {
 	unsigned int i;
 
@@ -76,7 +85,7 @@ dp_ext_closing_all(struct dprpc_agent *a)
 
 /* The requests the extensions keep and will answer when quiesced. */
 unsigned int
-dp_ext_held_all(struct dprpc_agent *a)
+dp_ext_held_all(struct dp_base *a)
 {
 	unsigned int i, n = 0;
 
@@ -87,7 +96,7 @@ dp_ext_held_all(struct dprpc_agent *a)
 }
 
 void
-dp_ext_quiesce_all(struct dprpc_agent *a)
+dp_ext_quiesce_all(struct dp_base *a)
 {
 	unsigned int i;
 
@@ -97,7 +106,7 @@ dp_ext_quiesce_all(struct dprpc_agent *a)
 }
 
 void
-dp_ext_peer_event(struct dprpc_agent *a, unsigned int rank, enum dp_peer_event ev)
+dp_ext_peer_event(struct dp_base *a, unsigned int rank, enum dp_peer_event ev)
 {
 	unsigned int i;
 
@@ -108,7 +117,7 @@ dp_ext_peer_event(struct dprpc_agent *a, unsigned int rank, enum dp_peer_event e
 
 /* In reverse order of init. */
 void
-dp_ext_free_all(struct dprpc_agent *a)
+dp_ext_free_all(struct dp_base *a)
 {
 	unsigned int i = 0;
 

@@ -7,11 +7,15 @@
 #include <limits.h>
 #include <string.h>
 
-#include "dp_agent.h"
+#include <rte_errno.h>
+
+#include "dp_base.h"
 
 unsigned int
-dprpc_agent_rank(const struct dprpc_agent *a)
+dprpc_agent_rank(const struct dprpc_agent *agent)
 {
+	const struct dp_base *a = dp_base_of(agent);
+
 	if (a == NULL) {
 		rte_errno = EINVAL;
 		return UINT_MAX;
@@ -20,8 +24,10 @@ dprpc_agent_rank(const struct dprpc_agent *a)
 }
 
 const char *
-dprpc_agent_name(const struct dprpc_agent *a)
+dprpc_agent_name(const struct dprpc_agent *agent)
 {
+	const struct dp_base *a = dp_base_of(agent);
+
 	if (a == NULL) {
 		rte_errno = EINVAL;
 		return NULL;
@@ -30,8 +36,10 @@ dprpc_agent_name(const struct dprpc_agent *a)
 }
 
 unsigned int
-dprpc_world_size(const struct dprpc_agent *a)
+dprpc_world_size(const struct dprpc_agent *agent)
 {
+	const struct dp_base *a = dp_base_of(agent);
+
 	if (a == NULL) {
 		rte_errno = EINVAL;
 		return 0;
@@ -40,8 +48,9 @@ dprpc_world_size(const struct dprpc_agent *a)
 }
 
 int
-dprpc_worker_rank(const struct dprpc_agent *a, const char *name)
+dprpc_worker_rank(const struct dprpc_agent *agent, const char *name)
 {
+	const struct dp_base *a = dp_base_of(agent);
 	unsigned int i, n;
 
 	if (a == NULL || name == NULL)
@@ -53,8 +62,10 @@ dprpc_worker_rank(const struct dprpc_agent *a, const char *name)
 }
 
 const char *
-dprpc_worker_name(const struct dprpc_agent *a, unsigned int rank)
+dprpc_worker_name(const struct dprpc_agent *agent, unsigned int rank)
 {
+	const struct dp_base *a = dp_base_of(agent);
+
 	if (a == NULL || rank >= dp_world_n(a)) {
 		rte_errno = a == NULL ? EINVAL : ENOENT;
 		return NULL;
@@ -63,8 +74,10 @@ dprpc_worker_name(const struct dprpc_agent *a, unsigned int rank)
 }
 
 uint16_t
-dprpc_agent_port(const struct dprpc_agent *a)
+dprpc_agent_port(const struct dprpc_agent *agent)
 {
+	const struct dp_base *a = dp_base_of(agent);
+
 	if (a == NULL) {
 		rte_errno = EINVAL;
 		return UINT16_MAX;

@@ -25,7 +25,7 @@
 bool
 dp_join_reachable(const struct dprpc_agent *a)
 {
-	return a->port.has_default_port || a->world.mesh_dir[0] != '\0';
+	return a->b.port.has_default_port || a->b.world.mesh_dir[0] != '\0';
 }
 
 /* The assigner as this worker sees it: the lowest rank up, or its own;
@@ -36,12 +36,12 @@ dp_join_assigner(const struct dprpc_agent *a, const char *joiner)
 {
 	unsigned int r;
 
-	for (r = 0; r < a->rank; r++)
+	for (r = 0; r < a->b.rank; r++)
 		/* Relaxed: the poller's own write, read back. */
 		if (dp_load_relaxed(&a->peers[r].state) == DPRPC_PEER_UP &&
-			strcmp(a->world.w[r].name, joiner) != 0)
+			strcmp(a->b.world.w[r].name, joiner) != 0)
 			return r;
-	return a->rank;
+	return a->b.rank;
 }
 
 static int
@@ -49,8 +49,8 @@ dp_join_find(const struct dprpc_agent *a, const struct dp_world_entry *e, bool *
 {
 	unsigned int r;
 
-	for (r = 0; r < a->world.n; r++) {
-		const struct dp_world_entry *w = &a->world.w[r];
+	for (r = 0; r < a->b.world.n; r++) {
+		const struct dp_world_entry *w = &a->b.world.w[r];
 		bool addr = w->addr.ip == e->addr.ip && w->addr.port == e->addr.port;
 
 		if (strcmp(w->name, e->name) == 0 || addr) {
@@ -94,26 +94,26 @@ dp_join_install(
 {
 	int rc;
 
-	if (r >= a->world_cap)
+	if (r >= a->b.world_cap)
 		return -ENOSPC;
-	a->world.w[r] = *e;
-	a->world.addrs[r] = e->addr;
+	a->b.world.w[r] = *e;
+	a->b.world.addrs[r] = e->addr;
 	rc = dp_join_peer(a, r);
 	if (rc != 0)
 		return rc;
 	/* Its memif link hot-plugged here (the poller owns the ports; a
 	 * memif server's probe and start wait for nobody), or the default
 	 * port. */
-	rc = dp_port_link_add(&a->port, a->rank, r);
+	rc = dp_port_link_add(&a->b.port, a->b.rank, r);
 	if (rc != 0)
 		return rc;
 	a->join.session[r] = session;
-	a->rx_ctx.nb_workers = r + 1;
+	a->b.rx_ctx.nb_workers = r + 1;
 	/* Release: the entry, peer and port above before the size (pairs
 	 * with the acquire load in dp_world_n()). */
-	__atomic_store_n(&a->world.n, r + 1, __ATOMIC_RELEASE);
-	DP_LOG(INFO, "agent %s: worker %s joined the world as rank %u", a->name, e->name, r);
-	dp_ext_peer_event(a, r, DP_PEER_EV_JOINED);
+	__atomic_store_n(&a->b.world.n, r + 1, __ATOMIC_RELEASE);
+	DP_LOG(INFO, "agent %s: worker %s joined the world as rank %u", a->b.name, e->name, r);
+	dp_ext_peer_event(&a->b, r, DP_PEER_EV_JOINED);
 	if (a->peer_event != NULL)
 		a->peer_event(a, r, true, a->peer_event_arg);
 	return 0;
@@ -128,7 +128,7 @@ dp_join_answer(struct dprpc_agent *a, const struct dp_join_msg *q, unsigned int 
 	struct dp_join_msg *ack = (struct dp_join_msg *)buf;
 	struct dp_join_entry *ents = (struct dp_join_entry *)(ack + 1);
 	struct dp_world_entry joiner;
-	unsigned int have = rte_be_to_cpu_16(q->have), n = a->world.n, count = 0, i;
+	unsigned int have = rte_be_to_cpu_16(q->have), n = a->b.world.n, count = 0, i;
 	uint8_t tmpl[DP_L2L4_LEN], *states;
 
 	*ack = *q;
@@ -138,10 +138,10 @@ dp_join_answer(struct dprpc_agent *a, const struct dp_join_msg *q, unsigned int 
 		count = RTE_MIN(n - have, (unsigned int)DP_JOIN_PAGE);
 	states = (uint8_t *)(ents + count);
 	for (i = 0; i < count; i++) {
-		dp_join_entry_out(&ents[i], &a->world.w[have + i]);
+		dp_join_entry_out(&ents[i], &a->b.world.w[have + i]);
 		/* Relaxed: the poller's own write, read back. */
-		states[i] = have + i != a->rank && dp_load_relaxed(&a->peers[have + i].state) ==
-							   DPRPC_PEER_LEFT
+		states[i] = have + i != a->b.rank && dp_load_relaxed(&a->peers[have + i].state) ==
+							     DPRPC_PEER_LEFT
 				    ? DPRPC_PEER_LEFT
 				    : 0;
 	}
@@ -149,12 +149,12 @@ dp_join_answer(struct dprpc_agent *a, const struct dp_join_msg *q, unsigned int 
 	ack->count = rte_cpu_to_be_16((uint16_t)count);
 	/* The last page through our join port: hang up once this incarnation
 	 * of the joiner is heard from (dp_join_timer()). */
-	if (status == 0 && have + count >= n && a->port.join_port >= 0 && rank < n) {
+	if (status == 0 && have + count >= n && a->b.port.join_port >= 0 && rank < n) {
 		a->join.port_owner = (uint16_t)rank;
 		a->join.port_owner_session = rte_be_to_cpu_64(q->session);
 	}
 	dp_join_entry_in(&joiner, &q->joiner);
-	dp_l2l4_template(tmpl, &a->self_addr, &joiner.addr);
+	dp_l2l4_template(tmpl, &a->b.self_addr, &joiner.addr);
 	dp_join_send(a, tmpl, DP_RANK_NONE, rte_be_to_cpu_64(q->session), DP_CTRL_JOIN_ACK, ack,
 		(uint32_t)(sizeof(*ack) + count * (sizeof(*ents) + 1)));
 }
@@ -166,7 +166,7 @@ dp_join_done(struct dprpc_agent *a, const struct dp_join_msg *q, unsigned int vi
 {
 	struct dp_join_msg d = *q;
 
-	if (via == a->rank) {
+	if (via == a->b.rank) {
 		dp_join_answer(a, q, rank, status);
 		return;
 	}
@@ -187,14 +187,14 @@ dp_join_announced(struct dprpc_agent *a, unsigned int r, bool send)
 	bool all = true;
 
 	memset(&msg, 0, sizeof(msg));
-	dp_join_entry_out(&msg.joiner, &a->world.w[r]);
+	dp_join_entry_out(&msg.joiner, &a->b.world.w[r]);
 	msg.session = rte_cpu_to_be_64(a->join.session[r]);
 	msg.rank = rte_cpu_to_be_16((uint16_t)r);
-	for (m = 0; m < a->world.n; m++) {
+	for (m = 0; m < a->b.world.n; m++) {
 		/* Relaxed: the poller's own write, read back. */
 		uint8_t st = dp_load_relaxed(&a->peers[m].state);
 
-		if (m == r || m == a->rank || (m > r && a->join.announcing[m]) ||
+		if (m == r || m == a->b.rank || (m > r && a->join.announcing[m]) ||
 			st == DPRPC_PEER_DOWN || st == DPRPC_PEER_LEFT ||
 			(a->join.acked[r] & (UINT64_C(1) << m)) != 0)
 			continue;
@@ -216,8 +216,8 @@ dp_join_announced(struct dprpc_agent *a, unsigned int r, bool send)
 static void
 dp_join_rejoin(struct dprpc_agent *a, unsigned int r, uint64_t session)
 {
-	DP_LOG(INFO, "agent %s: worker %s joins again (restarted) as rank %u", a->name,
-		a->world.w[r].name, r);
+	DP_LOG(INFO, "agent %s: worker %s joins again (restarted) as rank %u", a->b.name,
+		a->b.world.w[r].name, r);
 	a->join.prev_session[r] = a->join.session[r];
 	a->join.session[r] = session;
 	a->join.acked[r] = 0;
@@ -246,7 +246,7 @@ dp_join_assign(struct dprpc_agent *a, const struct dp_join_msg *q, unsigned int 
 	if (r >= 0) {
 		/* Another worker under a taken name or address; or one of
 		 * the two members in this exchange, which are up. */
-		if (!same || (unsigned int)r == a->rank || (unsigned int)r == via) {
+		if (!same || (unsigned int)r == a->b.rank || (unsigned int)r == via) {
 			dp_join_done(a, q, via, 0, EEXIST);
 			return;
 		}
@@ -254,7 +254,7 @@ dp_join_assign(struct dprpc_agent *a, const struct dp_join_msg *q, unsigned int 
 			/* A late JOIN of an incarnation already replaced. */
 			if (session == a->join.prev_session[r] ||
 				dp_session_retired(&a->peers[r], session)) {
-				dp_count(&a->st.drops[DPRPC_DROP_OLD_SESSION], 1);
+				dp_count(&a->b.st.drops[DPRPC_DROP_OLD_SESSION], 1);
 				return;
 			}
 			dp_join_rejoin(a, (unsigned int)r, session);
@@ -265,10 +265,10 @@ dp_join_assign(struct dprpc_agent *a, const struct dp_join_msg *q, unsigned int 
 			dp_join_done(a, q, via, (unsigned int)r, 0);
 		return;
 	}
-	r = (int)a->world.n;
+	r = (int)a->b.world.n;
 	rc = dp_join_install(a, (unsigned int)r, &e, session);
 	if (rc != 0) {
-		DP_LOG(WARNING, "agent %s: worker %s cannot join: %s", a->name, e.name,
+		DP_LOG(WARNING, "agent %s: worker %s cannot join: %s", a->b.name, e.name,
 			strerror(-rc));
 		dp_join_done(a, q, via, 0, -rc);
 		return;
@@ -290,29 +290,29 @@ dp_join_announce_rx(struct dprpc_agent *a, unsigned int from, const struct dp_jo
 	int rc;
 
 	dp_join_entry_in(&e, &q->joiner);
-	if (r > a->world.n) {
+	if (r > a->b.world.n) {
 		/* Out of order: the ones before it first (resent). */
-		dp_count(&a->st.drops[DPRPC_DROP_FOREIGN], 1);
+		dp_count(&a->b.st.drops[DPRPC_DROP_FOREIGN], 1);
 		return;
 	}
-	if (r < a->world.n) {
-		if (strcmp(a->world.w[r].name, e.name) != 0) {
+	if (r < a->b.world.n) {
+		if (strcmp(a->b.world.w[r].name, e.name) != 0) {
 			DP_LOG(ERR, "agent %s: told %s joined as rank %u, which is %s here",
-				a->name, e.name, r, a->world.w[r].name);
-			dp_count(&a->st.drops[DPRPC_DROP_FOREIGN], 1);
+				a->b.name, e.name, r, a->b.world.w[r].name);
+			dp_count(&a->b.st.drops[DPRPC_DROP_FOREIGN], 1);
 			return;
 		}
 		/* A duplicate, or the worker joined again (restarted): its
 		 * incarnation, should this member assign ranks later. */
-		if (r != a->rank)
+		if (r != a->b.rank)
 			a->join.session[r] = rte_be_to_cpu_64(q->session);
 	} else {
 		rc = dp_join_reachable(a) ? dp_join_install(a, r, &e, rte_be_to_cpu_64(q->session))
 					  : -EOPNOTSUPP;
 		if (rc != 0) {
 			DP_LOG(ERR, "agent %s: worker %s joined as rank %u, not installed: %s",
-				a->name, e.name, r, strerror(-rc));
-			dp_count(&a->st.drops[DPRPC_DROP_FOREIGN], 1);
+				a->b.name, e.name, r, strerror(-rc));
+			dp_count(&a->b.st.drops[DPRPC_DROP_FOREIGN], 1);
 			return;
 		}
 	}

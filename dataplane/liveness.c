@@ -88,13 +88,13 @@ dp_send_control(struct dprpc_agent *a, unsigned int to, enum dp_ctrl_op op)
 {
 	struct dp_hdr_fields f = {
 		.type = DP_FRAME_CONTROL,
-		.src = a->rank,
+		.src = a->b.rank,
 		.dst = (uint16_t)to,
-		.session = a->session,
+		.session = a->b.session,
 		.dst_session = a->peers[to].session, /* 0 while not known */
 		.handler_id = op,
 	};
-	struct rte_mbuf *m = rte_pktmbuf_alloc(a->mp);
+	struct rte_mbuf *m = rte_pktmbuf_alloc(a->b.mp);
 	uint8_t *frame;
 
 	if (m == NULL)
@@ -111,23 +111,23 @@ dp_send_slot_ctrl(struct dprpc_agent *a, unsigned int to, uint16_t slot, uint32_
 {
 	struct dp_hdr_fields f = {
 		.type = DP_FRAME_CONTROL,
-		.src = a->rank,
+		.src = a->b.rank,
 		.dst = (uint16_t)to,
 		.slot = slot,
-		.session = a->session,
+		.session = a->b.session,
 		.dst_session = a->peers[to].session,
 		.req_num = req_num,
 		.handler_id = op,
 		.flags = flags,
 		.budget = budget,
 	};
-	struct rte_mbuf *m = rte_pktmbuf_alloc(a->mp);
+	struct rte_mbuf *m = rte_pktmbuf_alloc(a->b.mp);
 	uint8_t *frame;
 
 	if (m == NULL) {
 		/* As if lost: a CANCEL wanting its answer is resent; one
 		 * that is not lets the request run, its answer stale. */
-		dp_count(&a->st.tx_dropped, 1);
+		dp_count(&a->b.st.tx_dropped, 1);
 		return;
 	}
 	frame = (uint8_t *)rte_pktmbuf_append(m, DP_HDRS_LEN);
@@ -150,7 +150,7 @@ dp_hello(struct dprpc_agent *a, unsigned int p, uint64_t now, uint64_t interval)
 	if (peer->last_ping_tsc != 0 && now - peer->last_ping_tsc < RTE_MAX(interval, 1u))
 		return;
 	peer->last_ping_tsc = now;
-	dp_count(&a->st.keepalives, 1);
+	dp_count(&a->b.st.keepalives, 1);
 	dp_send_control(a, p, DP_CTRL_PING);
 }
 
@@ -163,16 +163,16 @@ dp_nudge(struct dprpc_agent *a, unsigned int src)
 	 * sees our restart (or learns us) now rather than at its next
 	 * keep-alive.  One per timer period and peer: a window of requests
 	 * in flight needs one answer, not one each. */
-	if (peer->nudge_tsc != 0 && a->now_tsc - peer->nudge_tsc < a->timer_period_tsc)
+	if (peer->nudge_tsc != 0 && a->b.now_tsc - peer->nudge_tsc < a->b.timer_period_tsc)
 		return;
-	peer->nudge_tsc = a->now_tsc;
+	peer->nudge_tsc = a->b.now_tsc;
 	dp_send_control(a, src, DP_CTRL_PONG);
 }
 
 void
 dp_wrong_incarnation(struct dprpc_agent *a, struct rte_mbuf *m, const struct dp_parsed *p)
 {
-	dp_drop_frame(a, m, DPRPC_DROP_WRONG_INCARNATION);
+	dp_drop_frame(&a->b, m, DPRPC_DROP_WRONG_INCARNATION);
 	if (p->type == DP_FRAME_REQUEST)
 		dp_nudge(a, p->src);
 }
@@ -185,15 +185,15 @@ dp_peer_down(struct dprpc_agent *a, unsigned int p, uint64_t silent_tsc)
 	/* Relaxed: the poller is the only writer of state (struct dp_peer). */
 	dp_store_relaxed(&a->peers[p].state, DPRPC_PEER_DOWN);
 	dp_peer_addressable(&a->peers[p]);
-	dp_count(&a->st.peers_down, 1);
+	dp_count(&a->b.st.peers_down, 1);
 	snprintf(msg, sizeof(msg), "worker %s is down: nothing heard for %" PRIu64 " ms",
-		a->world.w[p].name, silent_tsc * 1000 / a->tsc_hz);
+		a->b.world.w[p].name, silent_tsc * 1000 / a->b.tsc_hz);
 	dp_fail_peer_slots(a, p, -EHOSTDOWN, msg);
 	/* What the server side holds for it goes too (docs/reliability.md,
 	 * "Budgets and reclaim"). */
 	dp_srv_reclaim(a, p);
 	dp_srv_cancel_all(a, p); /* nobody waits for those answers */
-	dp_ext_peer_event(a, p, DP_PEER_EV_DOWN);
+	dp_ext_peer_event(&a->b, p, DP_PEER_EV_DOWN);
 	if (a->peer_event != NULL)
 		a->peer_event(a, p, false, a->peer_event_arg);
 }
@@ -209,13 +209,13 @@ dp_peer_left(struct dprpc_agent *a, unsigned int p)
 	dp_store_relaxed(&peer->state, DPRPC_PEER_LEFT);
 	dp_peer_addressable(peer);
 	peer->left_session = peer->session;
-	dp_count(&a->st.peers_left, 1);
-	snprintf(msg, sizeof(msg), "worker %s left the world", a->world.w[p].name);
+	dp_count(&a->b.st.peers_left, 1);
+	snprintf(msg, sizeof(msg), "worker %s left the world", a->b.world.w[p].name);
 	dp_fail_peer_slots(a, p, -ESHUTDOWN, msg);
 	/* What the server side holds for it goes, as at peer-down. */
 	dp_srv_reclaim(a, p);
 	/* For the extensions it is gone as a worker declared down is. */
-	dp_ext_peer_event(a, p, DP_PEER_EV_DOWN);
+	dp_ext_peer_event(&a->b, p, DP_PEER_EV_DOWN);
 }
 
 void
@@ -225,17 +225,17 @@ dp_liveness(struct dprpc_agent *a, uint64_t now)
 	 * a silent peer's may be among them, so it is declared down only
 	 * once they are read, or at twice the timeout. */
 	uint64_t timeout =
-		a->rx_full_tsc == a->now_tsc ? 2 * a->peer_timeout_tsc : a->peer_timeout_tsc;
+		a->b.rx_full_tsc == a->b.now_tsc ? 2 * a->peer_timeout_tsc : a->peer_timeout_tsc;
 	unsigned int p;
 
-	for (p = 0; p < a->world.n; p++) {
+	for (p = 0; p < a->b.world.n; p++) {
 		struct dp_peer *peer = &a->peers[p];
 		/* Relaxed: the poller's own write, read back. */
 		uint8_t state = dp_load_relaxed(&peer->state);
 		bool busy = peer->nb_free != a->max_outstanding;
 		uint64_t since;
 
-		if (p == a->rank || (state == DPRPC_PEER_UNKNOWN && !busy) ||
+		if (p == a->b.rank || (state == DPRPC_PEER_UNKNOWN && !busy) ||
 			state == DPRPC_PEER_LEFT)
 			continue;
 		if (state == DPRPC_PEER_DOWN) {
@@ -262,7 +262,7 @@ dp_liveness(struct dprpc_agent *a, uint64_t now)
 		if (a->keepalive_tsc != 0 && now - since >= a->keepalive_tsc &&
 			now - peer->last_ping_tsc >= a->keepalive_tsc) {
 			peer->last_ping_tsc = now;
-			dp_count(&a->st.keepalives, 1);
+			dp_count(&a->b.st.keepalives, 1);
 			dp_send_control(a, p, DP_CTRL_PING);
 		}
 	}

@@ -43,23 +43,23 @@ dp_msg_complete(struct dprpc_agent *a, struct dp_peer *peer, struct dp_slot *s, 
 	struct dprpc_future *fut = dp_slot_release(a, peer, s);
 	char msg[DPRPC_ERRMSG_MAX];
 
-	dp_count(&a->st.msgs_received, 1);
+	dp_count(&a->b.st.msgs_received, 1);
 	if (status == 0) {
 		if (fut_complete_consume(fut, buf, len, free_fn, arg) == 0) {
-			dp_count(&a->st.calls_ok, 1);
+			dp_count(&a->b.st.calls_ok, 1);
 		} else {
 			/* Failed past its deadline by dp_expire_stalled() or a
 			 * waiter (fut_set_expiry()), as in dp_handle_response(). */
 			free_fn(arg);
-			dp_count(&a->st.calls_failed, 1);
-			dp_count(&a->st.calls_timed_out, 1);
+			dp_count(&a->b.st.calls_failed, 1);
+			dp_count(&a->b.st.calls_timed_out, 1);
 		}
 		return;
 	}
 	snprintf(msg, sizeof(msg), "%.*s", (int)RTE_MIN(len, sizeof(msg) - 1), (const char *)buf);
 	fut_fail_consume(fut, -(int)RTE_MIN(status, (uint32_t)INT32_MAX), src, msg);
 	free_fn(arg);
-	dp_count(&a->st.calls_failed, 1);
+	dp_count(&a->b.st.calls_failed, 1);
 }
 
 static struct dp_rxmsg *
@@ -132,8 +132,8 @@ dp_rxmsg_add(struct dp_rxmsg *r, const struct dp_parsed *p, bool *dup)
 static uint16_t
 dp_grant(struct dprpc_agent *a)
 {
-	if (rte_mempool_avail_count(a->mp) < a->mp->size / 4) {
-		dp_count(&a->st.credits_cut, 1);
+	if (rte_mempool_avail_count(a->b.mp) < a->b.mp->size / 4) {
+		dp_count(&a->b.st.credits_cut, 1);
 		return (uint16_t)RTE_MAX(a->credits / 8, 1u);
 	}
 	return (uint16_t)a->credits;
@@ -145,10 +145,10 @@ dp_send_ack(struct dprpc_agent *a, unsigned int to, uint8_t of_type, uint16_t sl
 {
 	struct dp_hdr_fields f = {
 		.type = DP_FRAME_ACK,
-		.src = a->rank,
+		.src = a->b.rank,
 		.dst = (uint16_t)to,
 		.slot = slot,
-		.session = a->session,
+		.session = a->b.session,
 		.dst_session = a->peers[to].session,
 		.req_num = req_num,
 		.status = of_type,
@@ -160,17 +160,17 @@ dp_send_ack(struct dprpc_agent *a, unsigned int to, uint8_t of_type, uint16_t sl
 	struct rte_mbuf *m;
 	uint8_t *frame;
 
-	if (to == a->rank)
+	if (to == a->b.rank)
 		return; /* the loopback loses nothing */
-	m = rte_pktmbuf_alloc(a->mp);
+	m = rte_pktmbuf_alloc(a->b.mp);
 	if (m == NULL)
 		return; /* the sender's timer makes up for it */
 	f.credits = dp_grant(a);
 	frame = (uint8_t *)rte_pktmbuf_append(m, DP_HDRS_LEN);
 	dp_frame_write_hdr(frame, a->peers[to].tmpl, &f, 0);
 	dp_meta_plain(m);
-	dp_count(&a->st.acks_sent, 1);
-	dp_stage_out(a, m);
+	dp_count(&a->b.st.acks_sent, 1);
+	dp_stage_out(&a->b, m);
 }
 
 /* After storing a frame that did not complete @r: acknowledge the frames
@@ -213,7 +213,7 @@ dp_msg_deliver_request(struct dprpc_agent *a, struct dp_srv_slot *e, const struc
 	/* The request object owns it now (bounded by max_requests). */
 	dp_srv_bytes_add(a, &a->peers[p->src], -(int64_t)r->len);
 	dp_msgs_live(a, -1);
-	dp_count(&a->st.msgs_received, 1);
+	dp_count(&a->b.st.msgs_received, 1);
 	dp_send_ack(a, p->src, DP_FRAME_REQUEST, p->slot, p->req_num, r->n, r->n, r->n, 0);
 	req->rx = r;
 	req->payload = r->buf;
@@ -230,7 +230,7 @@ dp_msg_refuse(struct dprpc_agent *a, struct dp_srv_slot *e, const struct dp_pars
 	struct dprpc_request *req;
 	char msg[DPRPC_ERRMSG_MAX];
 
-	dp_count(&a->st.drops[DPRPC_DROP_TOO_BIG], 1);
+	dp_count(&a->b.st.drops[DPRPC_DROP_TOO_BIG], 1);
 	req = dp_req_new(a, p);
 	if (req == NULL)
 		return;
@@ -240,7 +240,7 @@ dp_msg_refuse(struct dprpc_agent *a, struct dp_srv_slot *e, const struct dp_pars
 	req->payload = NULL;
 	req->len = 0;
 	snprintf(msg, sizeof(msg), "request of %u bytes exceeds max_msg_size %u of worker %s",
-		p->msg_len, a->max_msg, a->name);
+		p->msg_len, a->max_msg, a->b.name);
 	dp_reply_error_or_drop(req, -EMSGSIZE, msg);
 }
 
@@ -258,7 +258,7 @@ dp_msg_rx_request(struct dprpc_agent *a, struct rte_mbuf *m, const struct dp_par
 	if (e == NULL) {
 		/* Nothing to keep the slot's state in: as if lost, the
 		 * client's resend tries again. */
-		dp_count(&a->st.drops[DPRPC_DROP_NO_MEMORY], 1);
+		dp_count(&a->b.st.drops[DPRPC_DROP_NO_MEMORY], 1);
 		rte_pktmbuf_free(m);
 		return;
 	}
@@ -272,11 +272,11 @@ dp_msg_rx_request(struct dprpc_agent *a, struct rte_mbuf *m, const struct dp_par
 		if (e->state == DP_SRV_DONE && p->pkt_idx + 1u == p->pkt_cnt &&
 			dp_msg_resend_response(a, p->src, p->slot))
 			return;
-		dp_count(&a->st.drops[DPRPC_DROP_DUPLICATE], 1);
+		dp_count(&a->b.st.drops[DPRPC_DROP_DUPLICATE], 1);
 		return;
 	}
 	if (e->state != DP_SRV_EMPTY && (int32_t)(p->req_num - e->req_num) < 0) {
-		dp_count(&a->st.drops[DPRPC_DROP_DUPLICATE], 1);
+		dp_count(&a->b.st.drops[DPRPC_DROP_DUPLICATE], 1);
 		rte_pktmbuf_free(m);
 		return;
 	}
@@ -295,13 +295,13 @@ dp_msg_rx_request(struct dprpc_agent *a, struct rte_mbuf *m, const struct dp_par
 		snprintf(msg, sizeof(msg),
 			"worker %s refused a request of %u bytes: %" PRIu64
 			" bytes of messages held for %s",
-			a->name, p->msg_len, peer->srv_bytes, a->world.w[p->src].name);
+			a->b.name, p->msg_len, peer->srv_bytes, a->b.world.w[p->src].name);
 		dp_srv_refuse(a, peer, e, p, -ENOBUFS, msg, 0);
 		return;
 	}
 	rx = dp_rxmsg_new(p);
 	if (rx == NULL) {
-		dp_count(&a->st.drops[DPRPC_DROP_NO_MEMORY], 1);
+		dp_count(&a->b.st.drops[DPRPC_DROP_NO_MEMORY], 1);
 		rte_pktmbuf_free(m);
 		return;
 	}
@@ -315,11 +315,11 @@ add:
 	rc = dp_rxmsg_add(e->rx, p, &dup);
 	rte_pktmbuf_free(m);
 	if (rc < 0) {
-		dp_count(&a->st.drops[DPRPC_DROP_BAD_LENGTH], 1);
+		dp_count(&a->b.st.drops[DPRPC_DROP_BAD_LENGTH], 1);
 		return;
 	}
 	if (dup && rc == 0)
-		dp_count(&a->st.drops[DPRPC_DROP_DUPLICATE], 1);
+		dp_count(&a->b.st.drops[DPRPC_DROP_DUPLICATE], 1);
 	if (rc == 0 || !dp_msg_deliver_request(a, e, p))
 		dp_rxmsg_ack(a, e->rx, p, dup);
 }
@@ -338,21 +338,21 @@ dp_msg_rx_response(
 	if (s->rx == NULL) {
 		if (p->msg_len > a->max_msg) {
 			rte_pktmbuf_free(m);
-			dp_count(&a->st.drops[DPRPC_DROP_TOO_BIG], 1);
+			dp_count(&a->b.st.drops[DPRPC_DROP_TOO_BIG], 1);
 			/* Let the server drop it, and fail the call. */
 			dp_send_ack(a, p->src, DP_FRAME_RESPONSE, p->slot, p->req_num, p->pkt_cnt,
 				p->pkt_cnt, p->pkt_cnt, 0);
 			snprintf(msg, sizeof(msg),
 				"response of %u bytes from %s exceeds max_msg_size %u", p->msg_len,
-				a->world.w[p->src].name, a->max_msg);
+				a->b.world.w[p->src].name, a->max_msg);
 			fut = dp_slot_release(a, peer, s);
-			fut_fail_consume(fut, -EMSGSIZE, a->rank, msg);
-			dp_count(&a->st.calls_failed, 1);
+			fut_fail_consume(fut, -EMSGSIZE, a->b.rank, msg);
+			dp_count(&a->b.st.calls_failed, 1);
 			return;
 		}
 		s->rx = dp_rxmsg_new(p);
 		if (s->rx == NULL) {
-			dp_count(&a->st.drops[DPRPC_DROP_NO_MEMORY], 1);
+			dp_count(&a->b.st.drops[DPRPC_DROP_NO_MEMORY], 1);
 			rte_pktmbuf_free(m);
 			return;
 		}
@@ -361,16 +361,16 @@ dp_msg_rx_response(
 	rc = dp_rxmsg_add(s->rx, p, &dup);
 	rte_pktmbuf_free(m);
 	if (rc < 0) {
-		dp_count(&a->st.drops[DPRPC_DROP_BAD_LENGTH], 1);
+		dp_count(&a->b.st.drops[DPRPC_DROP_BAD_LENGTH], 1);
 		return;
 	}
 	if (dup)
-		dp_count(&a->st.drops[DPRPC_DROP_DUPLICATE], 1);
+		dp_count(&a->b.st.drops[DPRPC_DROP_DUPLICATE], 1);
 	if (!dup && s->rto_tsc != 0) {
 		/* Progress: the resend timer starts over. */
 		/* Relaxed: poller-written, read here by the poller. */
 		s->rto_tsc = dp_load_relaxed(&a->peers[p->src].rto_tsc);
-		s->rtx_tsc = a->now_tsc + s->rto_tsc;
+		s->rtx_tsc = a->b.now_tsc + s->rto_tsc;
 	}
 	if (rc == 0) {
 		dp_rxmsg_ack(a, s->rx, p, dup);

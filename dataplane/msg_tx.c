@@ -81,7 +81,7 @@ dp_txmsg_put(struct dp_txmsg *t)
 struct rte_mbuf *
 dp_carrier_new(struct dprpc_agent *a, struct dp_txmsg *t)
 {
-	struct rte_mbuf *m = rte_pktmbuf_alloc(a->mp);
+	struct rte_mbuf *m = rte_pktmbuf_alloc(a->b.mp);
 	uint8_t *frame;
 
 	if (m == NULL)
@@ -105,7 +105,7 @@ dp_txmsg_frame(struct dprpc_agent *a, struct dp_txmsg *t, uint32_t i, bool probe
 	struct rte_mbuf *ms[2];
 	uint8_t *frame;
 
-	if (rte_pktmbuf_alloc_bulk(a->mp, ms, 2) != 0)
+	if (rte_pktmbuf_alloc_bulk(a->b.mp, ms, 2) != 0)
 		return false;
 	frame = (uint8_t *)rte_pktmbuf_append(ms[0], DP_HDRS_LEN);
 	f.pkt_idx = (uint16_t)i;
@@ -129,13 +129,13 @@ dp_txmsg_frame(struct dprpc_agent *a, struct dp_txmsg *t, uint32_t i, bool probe
 	rte_pktmbuf_chain(ms[0], ms[1]);
 	dp_meta_plain(ms[0]);
 	if (i < t->hi)
-		dp_count(&a->st.frames_resent, 1);
+		dp_count(&a->b.st.frames_resent, 1);
 	else
 		t->hi = i + 1;
-	if (f.dst == a->rank)
+	if (f.dst == a->b.rank)
 		dp_rx_local(a, ms[0]);
 	else
-		dp_stage_out(a, ms[0]);
+		dp_stage_out(&a->b, ms[0]);
 	return true;
 }
 
@@ -162,7 +162,7 @@ dp_txmsg_rewind(struct dprpc_agent *a, struct dp_txmsg *t)
 void
 dp_self_fail(struct dprpc_agent *a, uint16_t slot, uint32_t req_num, int code, const char *why)
 {
-	struct dp_peer *peer = &a->peers[a->rank];
+	struct dp_peer *peer = &a->peers[a->b.rank];
 	struct dp_slot *s;
 
 	if (slot >= a->max_outstanding)
@@ -170,8 +170,8 @@ dp_self_fail(struct dprpc_agent *a, uint16_t slot, uint32_t req_num, int code, c
 	s = &peer->slots[slot];
 	if (s->fut == NULL || s->req_num != req_num)
 		return;
-	fut_fail_consume(dp_slot_release(a, peer, s), code, a->rank, why);
-	dp_count(&a->st.calls_failed, 1);
+	fut_fail_consume(dp_slot_release(a, peer, s), code, a->b.rank, why);
+	dp_count(&a->b.st.calls_failed, 1);
 }
 
 static void
@@ -187,8 +187,8 @@ dp_msg_self_request(struct dprpc_agent *a, struct dp_txmsg *t)
 {
 	struct dp_parsed p = {
 		.type = DP_FRAME_REQUEST,
-		.src = a->rank,
-		.session = a->session,
+		.src = a->b.rank,
+		.session = a->b.session,
 		.slot = t->f.slot,
 		.req_num = t->f.req_num,
 		.handler_id = t->f.handler_id,
@@ -205,7 +205,7 @@ dp_msg_self_request(struct dprpc_agent *a, struct dp_txmsg *t)
 		dp_txmsg_put(t);
 		return;
 	}
-	dp_count(&a->st.msgs_received, 1);
+	dp_count(&a->b.st.msgs_received, 1);
 	req->tx = t;
 	dp_req_start(a, req);
 }
@@ -213,21 +213,21 @@ dp_msg_self_request(struct dprpc_agent *a, struct dp_txmsg *t)
 static void
 dp_msg_self_response(struct dprpc_agent *a, struct dp_txmsg *t)
 {
-	struct dp_peer *peer = &a->peers[a->rank];
+	struct dp_peer *peer = &a->peers[a->b.rank];
 	struct dp_slot *s = t->f.slot < a->max_outstanding ? &peer->slots[t->f.slot] : NULL;
 
 	if (s == NULL || s->fut == NULL || s->req_num != t->f.req_num) {
 		dp_txmsg_put(t); /* the call timed out meanwhile */
 		return;
 	}
-	dp_msg_complete(a, peer, s, a->rank, t->f.status, t->buf, t->len, dp_txmsg_put_cb, t);
+	dp_msg_complete(a, peer, s, a->b.rank, t->f.status, t->buf, t->len, dp_txmsg_put_cb, t);
 }
 
 void
 dp_msg_start_call(struct dprpc_agent *a, struct dp_slot *s, struct dp_txmsg *t)
 {
-	dp_count(&a->st.msgs_sent, 1);
-	if (t->f.dst == a->rank) {
+	dp_count(&a->b.st.msgs_sent, 1);
+	if (t->f.dst == a->b.rank) {
 		dp_msg_self_request(a, t);
 		return;
 	}
@@ -249,8 +249,8 @@ dp_msg_start_response(struct dprpc_agent *a, struct dp_txmsg *t)
 	struct dp_peer *peer;
 	struct dp_srv_slot *e;
 
-	dp_count(&a->st.msgs_sent, 1);
-	if (t->f.dst == a->rank) {
+	dp_count(&a->b.st.msgs_sent, 1);
+	if (t->f.dst == a->b.rank) {
 		dp_msg_self_response(a, t);
 		return;
 	}
@@ -302,11 +302,11 @@ dp_msg_rx_ack(struct dprpc_agent *a, struct rte_mbuf *m, const struct dp_parsed 
 		/* The client asks for the rest of a response that was
 		 * reclaimed (dp_srv_reclaim()): the error kept instead. */
 		if (!dp_msg_resend_response(a, p->src, p->slot))
-			dp_count(&a->st.drops[DPRPC_DROP_STALE], 1);
+			dp_count(&a->b.st.drops[DPRPC_DROP_STALE], 1);
 		return;
 	}
 	if (t == NULL || p->pkt_cnt != t->n) {
-		dp_count(&a->st.drops[DPRPC_DROP_STALE], 1);
+		dp_count(&a->b.st.drops[DPRPC_DROP_STALE], 1);
 		return;
 	}
 	if (cum > t->acked) {
@@ -316,7 +316,7 @@ dp_msg_rx_ack(struct dprpc_agent *a, struct rte_mbuf *m, const struct dp_parsed 
 		if (s != NULL && s->rto_tsc != 0) {
 			/* Relaxed: poller-written, read by the poller. */
 			s->rto_tsc = dp_load_relaxed(&peer->rto_tsc);
-			s->rtx_tsc = a->now_tsc + s->rto_tsc;
+			s->rtx_tsc = a->b.now_tsc + s->rto_tsc;
 		}
 	}
 	if (e != NULL && t->acked == t->n) {
@@ -383,13 +383,13 @@ dp_msg_resend_response(struct dprpc_agent *a, unsigned int from, uint16_t slot)
 	struct dp_srv_slot *e = &a->peers[from].srv[slot];
 
 	if (e->tx != NULL) {
-		dp_count(&a->st.requests_resent, 1);
+		dp_count(&a->b.st.requests_resent, 1);
 		dp_txmsg_rewind(a, e->tx);
 		return true;
 	}
 	if (dp_kept_send(a, &e->resp, dp_keep_area(&a->peers[from], slot, true), DP_FRAME_RESPONSE,
 		    from, slot, e->req_num, 0)) {
-		dp_count(&a->st.requests_resent, 1);
+		dp_count(&a->b.st.requests_resent, 1);
 		return true;
 	}
 	return false;

@@ -21,9 +21,9 @@ dp_peer_init(struct dprpc_agent *a, unsigned int p)
 	struct dp_peer *peer = &a->peers[p];
 	unsigned int i;
 
-	dp_l2l4_template(peer->tmpl, &a->self_addr, &a->world.addrs[p]);
+	dp_l2l4_template(peer->tmpl, &a->b.self_addr, &a->b.world.addrs[p]);
 	snprintf(peer->expire_msg, sizeof(peer->expire_msg), "call to %s timed out",
-		a->world.w[p].name);
+		a->b.world.w[p].name);
 	peer->slots = calloc(a->max_outstanding, sizeof(*peer->slots));
 	peer->free_slots = calloc(a->max_outstanding, sizeof(*peer->free_slots));
 	/* Each slot's area on its own cache lines: a kept frame is
@@ -54,10 +54,10 @@ dp_peers_init(struct dprpc_agent *a)
 	unsigned int p;
 	int rc;
 
-	a->peers = calloc(a->world_cap, sizeof(*a->peers));
+	a->peers = calloc(a->b.world_cap, sizeof(*a->peers));
 	if (a->peers == NULL)
 		return -ENOMEM;
-	for (p = 0; p < a->world.n; p++) {
+	for (p = 0; p < a->b.world.n; p++) {
 		rc = dp_peer_init(a, p);
 		if (rc != 0)
 			return rc;
@@ -72,7 +72,7 @@ dp_peers_free(struct dprpc_agent *a)
 
 	if (a->peers == NULL)
 		return;
-	for (p = 0; p < a->world_cap; p++) {
+	for (p = 0; p < a->b.world_cap; p++) {
 		free(a->peers[p].slots);
 		free(a->peers[p].free_slots);
 		free(a->peers[p].srv);
@@ -88,9 +88,9 @@ dprpc_worker_state(const struct dprpc_agent *a, unsigned int rank)
 {
 	if (a == NULL)
 		return -EINVAL;
-	if (rank >= dp_world_n(a))
+	if (rank >= dp_world_n(&a->b))
 		return -ENOENT;
-	if (rank == a->rank)
+	if (rank == a->b.rank)
 		return DPRPC_PEER_UP;
 	/* Relaxed: a snapshot of a poller-written state; publishes nothing. */
 	return dp_load_relaxed(&a->peers[rank].state);
@@ -101,11 +101,11 @@ dprpc_worker_rtt(const struct dprpc_agent *a, unsigned int rank, struct dprpc_wo
 {
 	if (a == NULL || rtt == NULL)
 		return -EINVAL;
-	if (rank >= dp_world_n(a) || rank == a->rank)
+	if (rank >= dp_world_n(&a->b) || rank == a->b.rank)
 		return -ENOENT;
 	/* Relaxed: snapshots of the poller's estimates (dp_agent.h). */
-	rtt->srtt_ns = dp_tsc_to_ns(a, dp_load_relaxed(&a->peers[rank].srtt_tsc));
-	rtt->rto_ns = dp_tsc_to_ns(a, dp_load_relaxed(&a->peers[rank].rto_tsc));
+	rtt->srtt_ns = dp_tsc_to_ns(&a->b, dp_load_relaxed(&a->peers[rank].srtt_tsc));
+	rtt->rto_ns = dp_tsc_to_ns(&a->b, dp_load_relaxed(&a->peers[rank].rto_tsc));
 	return 0;
 }
 

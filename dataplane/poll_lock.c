@@ -29,15 +29,15 @@
 
 #include <rte_pause.h>
 
-#include "dp_agent.h"
+#include "dp_base.h"
 #include "dp_poll.h"
 #include "dprpc_atomic.h"
 
-__thread struct dprpc_agent *dp_tls_poller __attribute__((tls_model("initial-exec")));
+__thread struct dp_base *dp_tls_poller __attribute__((tls_model("initial-exec")));
 
 /* The thread's CPU time in TSC cycles (0 if it cannot be read). */
 static uint64_t
-dp_thread_cpu_tsc(const struct dprpc_agent *a)
+dp_thread_cpu_tsc(const struct dp_base *a)
 {
 	struct timespec ts;
 
@@ -59,7 +59,7 @@ dp_thread_cpu_tsc(const struct dprpc_agent *a)
  * request refused by the handlers' time reads the clock again,
  * dp_rx_behind_cpu()).  One clock read per full burst, none otherwise. */
 void __rte_noinline
-dp_rx_behind(struct dprpc_agent *a)
+dp_rx_behind(struct dp_base *a)
 {
 	uint64_t cpu = dp_thread_cpu_tsc(a);
 
@@ -74,7 +74,7 @@ dp_rx_behind(struct dprpc_agent *a)
 }
 
 uint64_t
-dp_rx_behind_cpu(struct dprpc_agent *a, uint64_t now)
+dp_rx_behind_cpu(struct dp_base *a, uint64_t now)
 {
 	uint64_t cpu;
 
@@ -90,12 +90,12 @@ dp_rx_behind_cpu(struct dprpc_agent *a, uint64_t now)
 bool
 dp_on_poller(const struct dprpc_agent *a)
 {
-	return dp_tls_poller == a;
+	return dp_tls_poller == dp_base_of(a);
 }
 
 /* Whether the next idle step sleeps.  After idle_sleep empty polls; and
  * after idle_pause of them while a thread waits in dprpc_world_wait()
- * (rdv_waiters): the agent then waits only for the world's start-up
+ * (startup_waiters): the agent then waits only for the world's start-up
  * messages, and its CPU goes to the start-up of the workers that share it.
  * A frame resets the count, so a poller with work never sleeps.  Not while
  * the world ends (a leave, a shutdown): a poller asleep then made the
@@ -106,17 +106,17 @@ dp_on_poller(const struct dprpc_agent *a)
  * calls made the shutdown no shorter: every LEAVE and its answer was read
  * up to idle_sleep_us later (perf/RESULTS.md). */
 bool
-dp_idle_sleeps(const struct dprpc_agent *a, unsigned int empty)
+dp_idle_sleeps(const struct dp_base *a, unsigned int empty)
 {
 	if (empty + 1 >= a->idle_sleep)
 		return true;
-	/* Relaxed: a hint (struct dprpc_agent); a stale read costs one step
+	/* Relaxed: a hint (struct dp_base); a stale read costs one step
 	 * of the back-off. */
-	return empty + 1 >= a->idle_pause && dp_load_relaxed(&a->rdv_waiters) != 0;
+	return empty + 1 >= a->idle_pause && dp_load_relaxed(&a->startup_waiters) != 0;
 }
 
 void
-dp_idle(const struct dprpc_agent *a, unsigned int *empty)
+dp_idle(const struct dp_base *a, unsigned int *empty)
 {
 	unsigned int e = ++*empty;
 

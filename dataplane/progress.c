@@ -33,7 +33,7 @@ dp_expire_stalled_scan(struct dprpc_agent *a, uint64_t now)
 {
 	unsigned int p, i;
 
-	for (p = 0; p < dp_world_n(a); p++) {
+	for (p = 0; p < dp_world_n(&a->b); p++) {
 		struct dp_peer *peer = &a->peers[p];
 
 		for (i = 0; i < a->max_outstanding; i++) {
@@ -43,7 +43,7 @@ dp_expire_stalled_scan(struct dprpc_agent *a, uint64_t now)
 				atomic_load_explicit(&peer->slots[i].watch, memory_order_acquire);
 
 			if (f != NULL)
-				(void)fut_expire(f, now, a->rank, peer->expire_msg);
+				(void)fut_expire(f, now, a->b.rank, peer->expire_msg);
 		}
 	}
 }

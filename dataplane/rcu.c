@@ -11,7 +11,7 @@
 
 #include <urcu/urcu-qsbr.h>
 
-#include "dp_agent.h"
+#include "dp_base.h"
 #include "dp_rcu.h"
 
 enum dp_rcu_state {

@@ -73,20 +73,20 @@ dp_link_gone(const struct dp_port *pt, unsigned int p)
 void
 dp_rendezvous_timer(struct dprpc_agent *a, uint64_t now)
 {
-	/* Relaxed, both: hints (struct dprpc_agent). */
+	/* Relaxed, both: hints (struct dprpc_agent, struct dp_base). */
 	bool leaving = dp_load_relaxed(&a->leaving);
-	bool waiting = dp_load_relaxed(&a->rdv_waiters) != 0;
+	bool waiting = dp_load_relaxed(&a->b.startup_waiters) != 0;
 	unsigned int p;
 
-	if (a->rdv_ping_tsc != 0 && now - a->rdv_ping_tsc < a->tsc_hz / 1000 * DP_RDV_PING_MS)
+	if (a->rdv_ping_tsc != 0 && now - a->rdv_ping_tsc < a->b.tsc_hz / 1000 * DP_RDV_PING_MS)
 		return;
 	a->rdv_ping_tsc = now;
-	for (p = 0; p < a->world.n; p++) {
+	for (p = 0; p < a->b.world.n; p++) {
 		/* Relaxed: the poller's own write, read back. */
 		uint8_t state = dp_load_relaxed(&a->peers[p].state);
-		const struct dp_port *pt = &a->port.ports[a->port.peer_port[p]];
+		const struct dp_port *pt = &a->b.port.ports[a->b.port.peer_port[p]];
 
-		if (p == a->rank)
+		if (p == a->b.rank)
 			continue;
 		if (leaving && dp_link_gone(pt, p)) {
 			/* Relaxed: flags (struct dp_peer). */
@@ -113,7 +113,7 @@ dp_rendezvous_timer(struct dprpc_agent *a, uint64_t now)
 			/* Relaxed: a flag (struct dp_peer). */
 			atomic_store_explicit(&a->peers[p].leave_sent, true, memory_order_relaxed);
 		} else if (waiting && state != DPRPC_PEER_UP) {
-			dp_count(&a->st.keepalives, 1);
+			dp_count(&a->b.st.keepalives, 1);
 			dp_send_control(a, p, DP_CTRL_PING);
 		}
 	}
@@ -122,7 +122,7 @@ dp_rendezvous_timer(struct dprpc_agent *a, uint64_t now)
 void
 dp_link_answer(struct dprpc_agent *a, unsigned int p, uint32_t op)
 {
-	struct dp_port *pt = &a->port.ports[a->port.peer_port[p]];
+	struct dp_port *pt = &a->b.port.ports[a->b.port.peer_port[p]];
 	unsigned int i;
 
 	/* The answer is the last use of the link: out before the link goes
@@ -131,7 +131,7 @@ dp_link_answer(struct dprpc_agent *a, unsigned int p, uint32_t op)
 	 * same, and a lost answer costs that worker its wait only. */
 	dp_send_control(a, p, op);
 	for (i = 0; i < DP_LINK_CLOSE_FLUSH_TRIES; i++) {
-		(void)dp_tx_flush(a);
+		(void)dp_tx_flush(&a->b);
 		if (pt->tx_n == 0)
 			break;
 		rte_pause();
@@ -147,7 +147,7 @@ dp_leave_rx(struct dprpc_agent *a, unsigned int p, uint32_t op)
 	if (op == DP_CTRL_LEAVE) {
 		/* Relaxed: the poller's own write, read back. */
 		bool first = dp_load_relaxed(&a->peers[p].state) != DPRPC_PEER_LEFT;
-		struct dp_port *pt = &a->port.ports[a->port.peer_port[p]];
+		struct dp_port *pt = &a->b.port.ports[a->b.port.peer_port[p]];
 
 		/* Relaxed, both: flags (struct dprpc_agent, struct dp_peer). */
 		bool crossed = dp_load_relaxed(&a->leaving) &&
@@ -172,14 +172,14 @@ dp_leave_rx(struct dprpc_agent *a, unsigned int p, uint32_t op)
 		 * on either side, unmapped the rings under our rx_burst). */
 		if (pt->quiet)
 			return; /* answered already (a second LEAVE in one burst) */
-		if (crossed && a->rank > p) {
+		if (crossed && a->b.rank > p) {
 			/* Relaxed: a flag (struct dp_peer); our leave waits. */
 			atomic_store_explicit(&a->peers[p].answer_due, true, memory_order_relaxed);
 			return;
 		}
 		dp_link_answer(a, p, DP_CTRL_LEAVE_ACK);
 	} else if (op == DP_CTRL_LEAVE_ACK) {
-		struct dp_port *pt = &a->port.ports[a->port.peer_port[p]];
+		struct dp_port *pt = &a->b.port.ports[a->b.port.peer_port[p]];
 
 		/* Its own memif link goes quiet too: it forgot us and will
 		 * close its end once we closed ours (link_close.c); we read
@@ -200,7 +200,7 @@ dp_leave_begin(struct dprpc_agent *a)
 
 	/* Relaxed, here and in dp_leave_end(): flags (struct dp_peer,
 	 * dprpc_agent). */
-	for (p = 0; p < dp_world_n(a); p++) {
+	for (p = 0; p < dp_world_n(&a->b); p++) {
 		atomic_store_explicit(&a->peers[p].leave_acked, false, memory_order_relaxed);
 		atomic_store_explicit(&a->peers[p].leave_sent, false, memory_order_relaxed);
 		atomic_store_explicit(&a->peers[p].answer_due, false, memory_order_relaxed);
@@ -218,8 +218,8 @@ dp_leave_told(struct dprpc_agent *a)
 	 * those whose LEAVE crossed ours answered it if they owe it. */
 	/* Acquire: pairs with the release stores of leave_acked and
 	 * answer_due in dp_leave_rx(). */
-	for (p = 0; p < dp_world_n(a) && all; p++)
-		all = p == a->rank ||
+	for (p = 0; p < dp_world_n(&a->b) && all; p++)
+		all = p == a->b.rank ||
 		      ((dp_load_relaxed(&a->peers[p].state) != DPRPC_PEER_UP ||
 			       atomic_load_explicit(
 				       &a->peers[p].leave_acked, memory_order_acquire)) &&
@@ -244,19 +244,19 @@ dp_world_formed(const struct dprpc_agent *a, char *missing, size_t len)
 
 	if (len > 0)
 		missing[0] = '\0';
-	for (p = 0; p < dp_world_n(a); p++) {
+	for (p = 0; p < dp_world_n(&a->b); p++) {
 		int n;
 
 		/* Relaxed: a snapshot of the poller's write (struct dp_peer). */
 		uint8_t state = dp_load_relaxed(&a->peers[p].state);
 
-		if (p == a->rank || state == DPRPC_PEER_UP || state == DPRPC_PEER_LEFT)
+		if (p == a->b.rank || state == DPRPC_PEER_UP || state == DPRPC_PEER_LEFT)
 			continue;
 		formed = false;
 		if (len == 0 || used >= len)
 			continue;
 		n = snprintf(missing + used, len - used, "%s%s", used == 0 ? "" : ", ",
-			a->world.w[p].name);
+			a->b.world.w[p].name);
 		if (n < 0 || (size_t)n >= len - used) {
 			/* Cut: end with "..." where it fits. */
 			if (len >= 4)
@@ -284,7 +284,7 @@ dp_rdv_extend(struct dprpc_agent *a, uint64_t end)
 static void
 dp_worker_info_fill(const struct dprpc_agent *a, unsigned int r, struct dprpc_worker_info *info)
 {
-	const struct dp_world_entry *e = &a->world.w[r];
+	const struct dp_world_entry *e = &a->b.world.w[r];
 
 	memset(info, 0, sizeof(*info));
 	memcpy(info->name, e->name, sizeof(info->name));
@@ -292,9 +292,9 @@ dp_worker_info_fill(const struct dprpc_agent *a, unsigned int r, struct dprpc_wo
 	memcpy(info->mac, e->addr.mac.addr_bytes, sizeof(info->mac));
 	info->ipv4 = e->addr.ip;
 	info->udp_port = rte_be_to_cpu_16(e->addr.port);
-	info->port_id = a->port.ports[a->port.peer_port[r]].id;
+	info->port_id = a->b.port.ports[a->b.port.peer_port[r]].id;
 	/* Relaxed: a snapshot of the poller's write (struct dp_peer). */
-	info->state = r == a->rank ? DPRPC_PEER_UP : dp_load_relaxed(&a->peers[r].state);
+	info->state = r == a->b.rank ? DPRPC_PEER_UP : dp_load_relaxed(&a->peers[r].state);
 }
 
 int
@@ -305,13 +305,13 @@ dprpc_get_worker_info(const struct dprpc_agent *a, const char *name, struct dprp
 	if (a == NULL || info == NULL)
 		return -EINVAL;
 	if (name == NULL) {
-		if (a->rank >= dp_world_n(a))
+		if (a->b.rank >= dp_world_n(&a->b))
 			return -ENOENT; /* not joined yet (dprpc_world_join()) */
-		dp_worker_info_fill(a, a->rank, info);
+		dp_worker_info_fill(a, a->b.rank, info);
 		return 0;
 	}
-	for (r = 0; r < dp_world_n(a); r++) {
-		if (strcmp(a->world.w[r].name, name) == 0) {
+	for (r = 0; r < dp_world_n(&a->b); r++) {
+		if (strcmp(a->b.world.w[r].name, name) == 0) {
 			dp_worker_info_fill(a, r, info);
 			return 0;
 		}
@@ -327,7 +327,7 @@ dprpc_get_worker_infos(
 
 	if (a == NULL || (infos == NULL && cap != 0))
 		return -EINVAL;
-	n = dp_world_n(a); /* one size for the fill and the answer */
+	n = dp_world_n(&a->b); /* one size for the fill and the answer */
 	for (r = 0; r < n && r < cap; r++)
 		dp_worker_info_fill(a, r, &infos[r]);
 	return (int)n;

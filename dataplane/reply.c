@@ -50,8 +50,8 @@ dp_req_release(struct dprpc_request *req)
 	if (req->hook != NULL)
 		req->hook->release(req);
 	/* Calls to self are not bounded per peer. */
-	if (req->src != a->rank) {
-		if (dp_tls_poller == a)
+	if (req->src != a->b.rank) {
+		if (dp_tls_poller == &a->b)
 			a->peers[req->src].srv_freed_here++;
 		else
 			/* Relaxed: a bound only (struct dp_peer). */
@@ -69,7 +69,7 @@ dp_req_release(struct dprpc_request *req)
 	 * lock between pollers); from another thread, the pool's ring
 	 * (release on enqueue, acquire on the poller's dequeue, req_pool.c). */
 	atomic_store_explicit(&req->state, DP_REQ_FREE, memory_order_relaxed);
-	dp_req_pool_put(&a->rq, req, dp_tls_poller == a);
+	dp_req_pool_put(&a->b.rq, req, dp_tls_poller == &a->b);
 }
 
 /* Claim the answer of @req: LIVE -> REPLYING.  -EALREADY if it was
@@ -147,10 +147,10 @@ dp_respond_iov(struct dprpc_request *req, uint32_t status, const struct iovec *i
 	struct rte_mbuf *m = req->m;
 	struct dp_hdr_fields f = {
 		.type = DP_FRAME_RESPONSE,
-		.src = a->rank,
+		.src = a->b.rank,
 		.dst = req->src,
 		.slot = req->slot,
-		.session = a->session,
+		.session = a->b.session,
 		.dst_session = req->src_session,
 		.req_num = req->req_num,
 		.handler_id = req->handler_id,
@@ -173,9 +173,9 @@ dp_respond_iov(struct dprpc_request *req, uint32_t status, const struct iovec *i
 		/* How long it was held, for the caller's round-trip sample
 		 * (dp_handle_response()); on the poller, an inline handler's
 		 * poll is the one that took the request. */
-		now = dp_tls_poller == a ? a->now_tsc : rte_rdtsc();
-		if (now - req->rx_tsc >= a->tsc_hz / 1000000)
-			f.budget = dp_hold_encode(dp_tsc_to_us(a, now - req->rx_tsc));
+		now = dp_tls_poller == &a->b ? a->b.now_tsc : rte_rdtsc();
+		if (now - req->rx_tsc >= a->b.tsc_hz / 1000000)
+			f.budget = dp_hold_encode(dp_tsc_to_us(&a->b, now - req->rx_tsc));
 	}
 	if (req->hook != NULL) {
 		const void *data = cnt > 0 ? iov[0].iov_base : NULL;
@@ -199,14 +199,14 @@ dp_respond_iov(struct dprpc_request *req, uint32_t status, const struct iovec *i
 		return 0;
 	}
 	/* Parts may lie in the request's payload: only one is moved in place. */
-	if (cnt <= 1 && dp_tls_poller == a && m != NULL && rte_mbuf_refcnt_read(m) == 1 &&
+	if (cnt <= 1 && dp_tls_poller == &a->b && m != NULL && rte_mbuf_refcnt_read(m) == 1 &&
 		RTE_MBUF_DIRECT(m) && m->data_off + DP_HDRS_LEN + len <= m->buf_len) {
 		req->m = NULL;
 		m->data_len = (uint16_t)(DP_HDRS_LEN + len);
 		m->pkt_len = m->data_len;
 		frame = rte_pktmbuf_mtod(m, uint8_t *);
 	} else {
-		m = dp_frame_alloc(a, len, &frame);
+		m = dp_frame_alloc(&a->b, len, &frame);
 		if (m == NULL)
 			return -ENOBUFS;
 	}
@@ -232,7 +232,7 @@ dp_reply_claim(struct dprpc_request *req)
 {
 	if (dp_req_claim(req) == 0)
 		return 0;
-	dp_count_mt(&req->agent->st.reply_again, 1);
+	dp_count_mt(&req->agent->b.st.reply_again, 1);
 	return -EALREADY;
 }
 
@@ -354,7 +354,7 @@ dprpc_reply_busy(struct dprpc_request *req, uint32_t retry_after_us, const char 
 		dp_req_unclaim(req);
 		return rc;
 	}
-	dp_count_mt(&a->st.rejected_handler, 1); /* req may be reused by now */
+	dp_count_mt(&a->b.st.rejected_handler, 1); /* req may be reused by now */
 	return 0;
 }
 
@@ -381,7 +381,7 @@ dprpc_reply_expired(struct dprpc_request *req, const char *msg)
 		dp_req_unclaim(req);
 		return rc;
 	}
-	dp_count_mt(&a->st.requests_expired, 1);
+	dp_count_mt(&a->b.st.requests_expired, 1);
 	return 1;
 }
 
@@ -398,15 +398,15 @@ dp_reply_error_or_drop(struct dprpc_request *req, int code, const char *msg)
 	struct dprpc_agent *a = req->agent;
 	uint16_t slot = req->slot;
 	uint32_t req_num = req->req_num;
-	bool self = req->src == a->rank;
+	bool self = req->src == a->b.rank;
 
 	if (dp_req_claim(req) != 0)
 		return false;
 	if (dp_respond_error(req, code, msg) != -ENOBUFS)
 		return true;
-	dp_count_mt(&a->st.reply_nombuf, 1);
+	dp_count_mt(&a->b.st.reply_nombuf, 1);
 	dp_req_done(req); /* released unanswered */
-	if (self && dp_tls_poller == a)
+	if (self && dp_tls_poller == &a->b)
 		dp_self_fail(a, slot, req_num, code, msg);
 	return true;
 }

@@ -155,7 +155,7 @@ dprpc_request_remaining_us(const struct dprpc_request *req)
 	if (req->deadline_tsc == 0)
 		return DPRPC_NO_DEADLINE;
 	now = rte_rdtsc();
-	return now >= req->deadline_tsc ? 0 : dp_tsc_to_us(req->agent, req->deadline_tsc - now);
+	return now >= req->deadline_tsc ? 0 : dp_tsc_to_us(&req->agent->b, req->deadline_tsc - now);
 }
 
 uint64_t

@@ -24,11 +24,11 @@ dp_rx_private(struct dprpc_agent *a, struct rte_mbuf *m)
 	const void *from;
 	uint8_t *data;
 
-	if (m->pkt_len > (uint32_t)rte_pktmbuf_data_room_size(a->mp) - RTE_PKTMBUF_HEADROOM) {
-		dp_drop_frame(a, m, DPRPC_DROP_UNSUPPORTED);
+	if (m->pkt_len > (uint32_t)rte_pktmbuf_data_room_size(a->b.mp) - RTE_PKTMBUF_HEADROOM) {
+		dp_drop_frame(&a->b, m, DPRPC_DROP_UNSUPPORTED);
 		return NULL;
 	}
-	copy = rte_pktmbuf_alloc(a->mp);
+	copy = rte_pktmbuf_alloc(a->b.mp);
 	if (copy != NULL) {
 		data = (uint8_t *)rte_pktmbuf_append(copy, (uint16_t)m->pkt_len);
 		from = rte_pktmbuf_read(m, 0, m->pkt_len, data); /* copies if chained */
@@ -37,7 +37,7 @@ dp_rx_private(struct dprpc_agent *a, struct rte_mbuf *m)
 	}
 	rte_pktmbuf_free(m);
 	if (copy == NULL)
-		dp_count(&a->st.drops[DPRPC_DROP_NO_REQUEST], 1);
+		dp_count(&a->b.st.drops[DPRPC_DROP_NO_REQUEST], 1);
 	return copy;
 }
 
@@ -53,8 +53,8 @@ dp_rx_local(struct dprpc_agent *a, struct rte_mbuf *m)
 			return;
 	}
 	if (!dp_frame_parse(
-		    rte_pktmbuf_mtod(m, const uint8_t *), m->data_len, &a->rx_ctx, &p, &why)) {
-		dp_drop_frame(a, m, why);
+		    rte_pktmbuf_mtod(m, const uint8_t *), m->data_len, &a->b.rx_ctx, &p, &why)) {
+		dp_drop_frame(&a->b, m, why);
 		return;
 	}
 	/* Ours: addressed to our rank, from it.  Neither the checks of a

@@ -84,7 +84,7 @@ dp_srv_refuse(struct dprpc_agent *a, struct dp_peer *peer, struct dp_srv_slot *e
 	uint32_t v;
 
 	if (code == -ENOBUFS)
-		dp_count(&a->st.drops[DPRPC_DROP_OVER_BUDGET], 1);
+		dp_count(&a->b.st.drops[DPRPC_DROP_OVER_BUDGET], 1);
 	dp_msg_srv_clear(a, peer, e); /* the peer moved on */
 	e->req_num = p->req_num;
 	e->state = DP_SRV_DONE;
@@ -112,7 +112,7 @@ dp_srv_over_budget_exact(const struct dprpc_agent *a, const struct dp_peer *peer
 	const struct dp_srv_slot *e, uint64_t need)
 {
 	/* Relaxed: the poller's own gauge, read back (struct dp_stats). */
-	uint64_t total = dp_load_relaxed(&a->st.msg_bytes), freed = dp_srv_slot_bytes(e);
+	uint64_t total = dp_load_relaxed(&a->b.st.msg_bytes), freed = dp_srv_slot_bytes(e);
 
 	return peer->srv_bytes - freed + need > a->msg_peer_max ||
 	       total - freed + need > a->msg_max;
@@ -136,25 +136,25 @@ dp_srv_reclaim(struct dprpc_agent *a, unsigned int p)
 			e->state = DP_SRV_DONE;
 			snprintf(msg, sizeof(msg),
 				"worker %s dropped the request half received: %s was declared down",
-				a->name, a->world.w[p].name);
+				a->b.name, a->b.world.w[p].name);
 			dp_srv_keep_error(peer, e, handler_id, -ENOBUFS, msg);
-			dp_count(&a->st.reclaimed_msgs, 1);
+			dp_count(&a->b.st.reclaimed_msgs, 1);
 		} else if (e->state == DP_SRV_DONE && (e->tx != NULL || e->resp.m != NULL)) {
 			/* Run: a resend must not run it again. */
 			if (e->tx != NULL) {
 				handler_id = e->tx->f.handler_id;
-				dp_count(&a->st.reclaimed_msgs, 1);
+				dp_count(&a->b.st.reclaimed_msgs, 1);
 			} else {
 				handler_id = rte_be_to_cpu_32(
 					dp_frame_hdr(rte_pktmbuf_mtod(e->resp.m, uint8_t *))
 						->handler_id);
-				dp_count(&a->st.reclaimed_mbufs, 1);
+				dp_count(&a->b.st.reclaimed_mbufs, 1);
 			}
 			dp_msg_srv_clear(a, peer, e);
 			e->state = DP_SRV_DONE;
 			snprintf(msg, sizeof(msg),
 				"worker %s no longer holds the response: %s was declared down",
-				a->name, a->world.w[p].name);
+				a->b.name, a->b.world.w[p].name);
 			dp_srv_keep_error(peer, e, handler_id, -ENODATA, msg);
 		} else if (e->st != NULL) {
 			/* A stream: its request was flagged cancelled
@@ -209,20 +209,20 @@ dp_srv_keep_refused(
 {
 	char msg[DP_KEEP_BYTES - 8]; /* what a kept answer holds */
 
-	dp_count(&a->st.keeps_refused, 1);
+	dp_count(&a->b.st.keeps_refused, 1);
 	/* Relaxed: the poller's own write, read back (struct dp_peer). */
 	if (dp_load_relaxed(&peer->state) >= DPRPC_PEER_DOWN)
 		snprintf(msg, sizeof(msg),
 			"worker %s ran the request but no longer holds its response: "
 			"%s %s",
-			a->name, a->world.w[peer - a->peers].name,
+			a->b.name, a->b.world.w[peer - a->peers].name,
 			dp_load_relaxed(&peer->state) == DPRPC_PEER_DOWN ? "was declared down"
 									 : "left the world");
 	else
 		snprintf(msg, sizeof(msg),
 			"worker %s ran the request but no longer holds its response "
 			"(over its kept_mbufs budget)",
-			a->name);
+			a->b.name);
 	dp_srv_keep_error(peer, e, handler_id, -ENODATA, msg);
 }
 
@@ -302,10 +302,10 @@ dp_kept_send(struct dprpc_agent *a, const struct dp_kept *k, const uint8_t *area
 {
 	struct dp_hdr_fields f = {
 		.type = type,
-		.src = a->rank,
+		.src = a->b.rank,
 		.dst = (uint16_t)to,
 		.slot = slot,
-		.session = a->session,
+		.session = a->b.session,
 		.dst_session = a->peers[to].session,
 		.req_num = req_num,
 		.budget = budget,
@@ -318,7 +318,7 @@ dp_kept_send(struct dprpc_agent *a, const struct dp_kept *k, const uint8_t *area
 		/* One more for the PMD, paired with its free's decrement. */
 		rte_mbuf_refcnt_update(m, 1);
 	} else {
-		if (k->len < 8 || (m = dp_frame_alloc(a, k->len - 8u, &frame)) == NULL)
+		if (k->len < 8 || (m = dp_frame_alloc(&a->b, k->len - 8u, &frame)) == NULL)
 			return false;
 		memcpy(&v, area, 4);
 		f.handler_id = rte_be_to_cpu_32(v);
@@ -347,9 +347,9 @@ dp_kept_free_mbuf(struct dp_kept *k)
 static void
 dp_srv_held(struct dprpc_agent *a, unsigned int src, uint16_t slot, uint32_t req_num, uint64_t wait)
 {
-	dp_count(&a->st.holds_sent, 1);
+	dp_count(&a->b.st.holds_sent, 1);
 	dp_send_slot_ctrl(a, src, slot, req_num, DP_CTRL_HELD, 0,
-		dp_budget_encode(RTE_MAX(dp_tsc_to_us(a, wait), (uint64_t)1)));
+		dp_budget_encode(RTE_MAX(dp_tsc_to_us(&a->b, wait), (uint64_t)1)));
 }
 
 /* Decide on a request from a peer: true to run it; false if it was a
@@ -370,11 +370,11 @@ dp_srv_check(
 	if (d == 0 && e->state == DP_SRV_RUNNING && e->st == NULL) {
 		/* A copy of a request still queued or running: its caller's
 		 * timer fired before the answer; tell it we have it. */
-		dp_count(&a->st.drops[DPRPC_DROP_DUPLICATE], 1);
+		dp_count(&a->b.st.drops[DPRPC_DROP_DUPLICATE], 1);
 		dp_srv_held(a, p->src, p->slot, p->req_num, dp_pool_wait_tsc(a));
 	} else if (d != 0 || e->state != DP_SRV_DONE ||
 		   !dp_msg_resend_response(a, p->src, p->slot)) {
-		dp_count(&a->st.drops[DPRPC_DROP_DUPLICATE], 1);
+		dp_count(&a->b.st.drops[DPRPC_DROP_DUPLICATE], 1);
 	}
 	rte_pktmbuf_free(m);
 	return false;
@@ -389,8 +389,8 @@ dp_srv_refuse_busy(struct dprpc_agent *a, struct dp_peer *peer, struct dp_srv_sl
 	char msg[DP_KEEP_BYTES - 8]; /* what a kept answer holds */
 
 	snprintf(msg, sizeof(msg),
-		"worker %s refused the request: %" PRIu64 " bytes of messages held for %s", a->name,
-		peer->srv_bytes, a->world.w[p->src].name);
+		"worker %s refused the request: %" PRIu64 " bytes of messages held for %s",
+		a->b.name, peer->srv_bytes, a->b.world.w[p->src].name);
 	dp_srv_refuse(a, peer, e, p, -ENOBUFS, msg, 0);
 }
 
@@ -403,7 +403,7 @@ dp_srv_refuse_overload(struct dprpc_agent *a, struct dp_peer *peer, struct dp_sr
 {
 	char msg[DP_KEEP_BYTES - 8]; /* what a kept answer holds */
 
-	snprintf(msg, sizeof(msg), "worker %s is overloaded: too many requests held %s", a->name,
+	snprintf(msg, sizeof(msg), "worker %s is overloaded: too many requests held %s", a->b.name,
 		what);
 	dp_srv_refuse(a, peer, e, p, -EBUSY, msg, dp_retry_hint(a));
 }
@@ -423,7 +423,7 @@ dp_dispatch_request(struct dprpc_agent *a, struct rte_mbuf *m, const struct dp_p
 	}
 	/* Calls to self never cross the port: nothing to de-duplicate.  The
 	 * frame's session is the peer's current one (dp_check_session()). */
-	if (p->src != a->rank) {
+	if (p->src != a->b.rank) {
 		peer = &a->peers[p->src];
 		e = dp_srv_slot(peer, p->slot);
 		if (unlikely(e == NULL)) {
@@ -431,7 +431,7 @@ dp_dispatch_request(struct dprpc_agent *a, struct rte_mbuf *m, const struct dp_p
 			 * lost (the caller's resend tries again), rather than
 			 * run it unguarded or answer that it did not run (a
 			 * later copy might). */
-			dp_count(&a->st.drops[DPRPC_DROP_NO_MEMORY], 1);
+			dp_count(&a->b.st.drops[DPRPC_DROP_NO_MEMORY], 1);
 			rte_pktmbuf_free(m);
 			return;
 		}
@@ -445,7 +445,7 @@ dp_dispatch_request(struct dprpc_agent *a, struct rte_mbuf *m, const struct dp_p
 	}
 	if (unlikely(peer != NULL && dp_srv_live(peer) >= a->peer_req_max)) {
 		rte_pktmbuf_free(m);
-		dp_count(&a->st.rejected_peer, 1);
+		dp_count(&a->b.st.rejected_peer, 1);
 		dp_srv_refuse_overload(a, peer, e, p, "for this caller");
 		return;
 	}
@@ -454,7 +454,7 @@ dp_dispatch_request(struct dprpc_agent *a, struct rte_mbuf *m, const struct dp_p
 		st = dp_stream_srv_new(a, p);
 		if (st == NULL) {
 			rte_pktmbuf_free(m);
-			dp_count(&a->st.drops[DPRPC_DROP_NO_MEMORY], 1);
+			dp_count(&a->b.st.drops[DPRPC_DROP_NO_MEMORY], 1);
 			dp_srv_refuse(a, peer, e, p, -ENOMEM, "no memory for the stream", 0);
 			return;
 		}
@@ -466,12 +466,12 @@ dp_dispatch_request(struct dprpc_agent *a, struct rte_mbuf *m, const struct dp_p
 			free(st->q);
 			free(st);
 		}
-		if (p->src == a->rank) {
+		if (p->src == a->b.rank) {
 			dp_self_fail(a, p->slot, p->req_num, -ENOBUFS,
 				"no request object free for a call to self");
 			return;
 		}
-		dp_count(&a->st.rejected_requests, 1);
+		dp_count(&a->b.st.rejected_requests, 1);
 		dp_srv_refuse_overload(a, peer, e, p, "in all");
 		return;
 	}
@@ -487,7 +487,7 @@ dp_dispatch_request(struct dprpc_agent *a, struct rte_mbuf *m, const struct dp_p
 	/* Queued behind work that outlasts half a timer period: the caller's
 	 * resend timeout, a round trip plus at least one period, would fire
 	 * first.  A stream's caller has its own timer. */
-	if (wait > a->timer_period_tsc / 2 && e != NULL && st == NULL)
+	if (wait > a->b.timer_period_tsc / 2 && e != NULL && st == NULL)
 		dp_srv_held(a, p->src, p->slot, p->req_num, wait);
 }
 
@@ -546,8 +546,8 @@ dp_srv_cancel_held(struct dprpc_agent *a, struct dp_peer *peer, struct dp_srv_sl
 		e->state = DP_SRV_DONE;
 		snprintf(msg, sizeof(msg), "cancelled by the caller");
 		dp_srv_keep_error(peer, e, handler_id, -ECANCELED, msg);
-		dp_count(&a->st.cancels_received, 1);
-		dp_count(&a->st.requests_cancelled, 1);
+		dp_count(&a->b.st.cancels_received, 1);
+		dp_count(&a->b.st.requests_cancelled, 1);
 		return e->cancel = DP_SRV_CANCEL_STOPPED;
 	}
 	req = dp_srv_live_req(a, p->src, p->slot, e);
@@ -571,7 +571,7 @@ dp_srv_cancel_held(struct dprpc_agent *a, struct dp_peer *peer, struct dp_srv_sl
 	}
 	f = dp_req_cancel(req);
 	if (!(f & DP_REQ_CANCELLED))
-		dp_count(&a->st.cancels_received, 1);
+		dp_count(&a->b.st.cancels_received, 1);
 	return e->cancel = (f & DP_REQ_STARTED) ? DP_SRV_CANCEL_STARTED : DP_SRV_CANCEL_STOPPED;
 }
 
@@ -584,18 +584,18 @@ dp_srv_cancel(struct dprpc_agent *a, const struct dp_parsed *p)
 	int32_t d;
 
 	/* No server slot for a call to self (it is never sent). */
-	if (p->src == a->rank)
+	if (p->src == a->b.rank)
 		return;
 	/* Addressed to another incarnation of ours: tell the caller which
 	 * one we are; seeing our restart, it lets its calls go. */
-	if (p->dst_session != a->session) {
-		dp_count(&a->st.drops[DPRPC_DROP_WRONG_INCARNATION], 1);
+	if (p->dst_session != a->b.session) {
+		dp_count(&a->b.st.drops[DPRPC_DROP_WRONG_INCARNATION], 1);
 		dp_nudge(a, p->src);
 		return;
 	}
 	e = dp_srv_slot(peer, p->slot);
 	if (unlikely(e == NULL)) {
-		dp_count(&a->st.drops[DPRPC_DROP_NO_MEMORY], 1); /* resent, or stale */
+		dp_count(&a->b.st.drops[DPRPC_DROP_NO_MEMORY], 1); /* resent, or stale */
 		return;
 	}
 	/* Serial-number order: request numbers wrap. */
@@ -608,11 +608,11 @@ dp_srv_cancel(struct dprpc_agent *a, const struct dp_parsed *p)
 		e->req_num = p->req_num;
 		e->state = DP_SRV_DONE;
 		dp_srv_keep_error(peer, e, 0, -ECANCELED, "cancelled by the caller");
-		dp_count(&a->st.cancels_received, 1);
+		dp_count(&a->b.st.cancels_received, 1);
 		found = e->cancel = DP_SRV_CANCEL_STOPPED;
 	} else if (d < 0) {
 		/* For a request before the slot's last: the caller moved on. */
-		dp_count(&a->st.drops[DPRPC_DROP_DUPLICATE], 1);
+		dp_count(&a->b.st.drops[DPRPC_DROP_DUPLICATE], 1);
 		return;
 	} else {
 		found = dp_srv_cancel_held(a, peer, e, p);

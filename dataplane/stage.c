@@ -12,13 +12,13 @@
 #include <rte_cycles.h>
 #include <rte_ethdev.h>
 
-#include "dp_agent.h"
+#include "dp_base.h"
 #include "dp_stage.h"
 #include "dprpc_atomic.h"
 #include "dprpc_lcore.h"
 
 struct rte_mbuf *__rte_hot
-dp_frame_alloc(struct dprpc_agent *a, uint32_t len, uint8_t **frame)
+dp_frame_alloc(struct dp_base *a, uint32_t len, uint8_t **frame)
 {
 	struct rte_mbuf *m = dprpc_mbuf_alloc(a->mp);
 
@@ -34,7 +34,7 @@ dp_frame_alloc(struct dprpc_agent *a, uint32_t len, uint8_t **frame)
 
 /* Hand @pt's staged frames to its tx queue (inlined into both callers). */
 static __rte_always_inline unsigned int
-dp_tx_flush_port(struct dprpc_agent *a, struct dp_port *pt)
+dp_tx_flush_port(struct dp_base *a, struct dp_port *pt)
 {
 	uint16_t sent;
 
@@ -62,7 +62,7 @@ dp_tx_flush_port(struct dprpc_agent *a, struct dp_port *pt)
 }
 
 unsigned int __rte_hot
-dp_tx_flush(struct dprpc_agent *a)
+dp_tx_flush(struct dp_base *a)
 {
 	unsigned int i, sent = dp_tx_flush_port(a, &a->port.ports[0]);
 
@@ -72,7 +72,7 @@ dp_tx_flush(struct dprpc_agent *a)
 }
 
 bool
-dp_tx_room(struct dprpc_agent *a, unsigned int to)
+dp_tx_room(struct dp_base *a, unsigned int to)
 {
 	struct dp_port *pt =
 		&a->port.ports[a->port.nb_ports > 1 && to < a->world.n ? a->port.peer_port[to] : 0];
@@ -84,7 +84,7 @@ dp_tx_room(struct dprpc_agent *a, unsigned int to)
 
 /* A frame for the wire: through the transmit faults to the port. */
 void
-dp_stage_out(struct dprpc_agent *a, struct rte_mbuf *m)
+dp_stage_out(struct dp_base *a, struct rte_mbuf *m)
 {
 	struct rte_mbuf *out[2];
 	unsigned int i, n;
@@ -102,7 +102,7 @@ dp_stage_out(struct dprpc_agent *a, struct rte_mbuf *m)
 /* Stage a frame for the port that reaches its destination (faults
  * already applied).  With one port, that is all there is to choose. */
 void __rte_hot
-dp_stage_port(struct dprpc_agent *a, struct rte_mbuf *m)
+dp_stage_port(struct dp_base *a, struct rte_mbuf *m)
 {
 	struct dp_port *pt = &a->port.ports[0];
 

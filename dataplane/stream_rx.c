@@ -198,7 +198,7 @@ dp_stream_call(struct dprpc_agent *a, const char *to, const char *handler, const
 
 	if (rank < 0)
 		return NULL;
-	if ((unsigned int)rank == a->rank) {
+	if ((unsigned int)rank == a->b.rank) {
 		rte_errno = ENOTSUP;
 		return NULL;
 	}
@@ -323,7 +323,7 @@ dp_stream_park(struct dprpc_stream *s, uint64_t deadline)
 		now = rte_rdtsc();
 		if (now >= deadline)
 			return;
-		rel = RTE_MIN(rel, (dp_tsc_to_us(s->a, deadline - now) + 1) * 1000);
+		rel = RTE_MIN(rel, (dp_tsc_to_us(&s->a->b, deadline - now) + 1) * 1000);
 	}
 	/* seq_cst: the reader's half of the Dekker pair (dp_stream_wake()). */
 	atomic_fetch_add_explicit(&s->waiters, 1, memory_order_seq_cst);
@@ -360,10 +360,10 @@ dp_stream_ack(struct dprpc_agent *a, unsigned int to, uint16_t slot, uint32_t re
 	uint32_t limit = atomic_load_explicit(&st->consumed, memory_order_relaxed) + st->window;
 	struct dp_hdr_fields f = {
 		.type = DP_FRAME_STREAM_ACK,
-		.src = a->rank,
+		.src = a->b.rank,
 		.dst = (uint16_t)to,
 		.slot = slot,
-		.session = a->session,
+		.session = a->b.session,
 		.dst_session = a->peers[to].session,
 		.req_num = req_num,
 		.handler_id = st->cum,
@@ -376,14 +376,14 @@ dp_stream_ack(struct dprpc_agent *a, unsigned int to, uint16_t slot, uint32_t re
 
 	st->ack_cum = st->cum;
 	st->ack_limit = limit;
-	m = dp_frame_alloc(a, 0, &frame);
+	m = dp_frame_alloc(&a->b, 0, &frame);
 	if (m == NULL) {
-		dp_count(&a->st.tx_dropped, 1); /* the caller's probe says it again */
+		dp_count(&a->b.st.tx_dropped, 1); /* the caller's probe says it again */
 		return;
 	}
 	dp_frame_write(frame, a->peers[to].tmpl, &f, NULL, 0);
 	dp_meta_plain(m);
-	dp_count(&a->st.acks_sent, 1);
+	dp_count(&a->b.st.acks_sent, 1);
 	dp_stage_tx(a, m);
 }
 
@@ -394,10 +394,10 @@ static void
 dp_stream_stale(struct dprpc_agent *a, const struct dp_parsed *p)
 {
 	struct dp_hdr_fields f = {
-		.src = a->rank,
+		.src = a->b.rank,
 		.dst = p->src,
 		.slot = p->slot,
-		.session = a->session,
+		.session = a->b.session,
 		.dst_session = a->peers[p->src].session,
 		.req_num = p->req_num,
 	};
@@ -412,7 +412,7 @@ dp_stream_stale(struct dprpc_agent *a, const struct dp_parsed *p)
 		dp_send_cancel(a, p->src, p->slot, p->req_num);
 		return;
 	}
-	m = dp_frame_alloc(a, 0, &frame);
+	m = dp_frame_alloc(&a->b, 0, &frame);
 	if (m == NULL)
 		return;
 	dp_frame_write(frame, a->peers[p->src].tmpl, &f, NULL, 0);
@@ -429,14 +429,14 @@ dp_stream_finish(struct dprpc_agent *a, unsigned int src, struct dp_slot *s, int
 	struct dprpc_future *fut = dp_slot_release(a, &a->peers[src], s);
 
 	if (code == 0 && fut_complete_consume(fut, NULL, 0, NULL, NULL) == 0) {
-		dp_count(&a->st.calls_ok, 1);
+		dp_count(&a->b.st.calls_ok, 1);
 		return;
 	}
 	if (code != 0)
 		(void)fut_fail_consume(fut, code, origin, msg);
-	dp_count(&a->st.calls_failed, 1);
+	dp_count(&a->b.st.calls_failed, 1);
 	if (code == -ECANCELED)
-		dp_count(&a->st.calls_cancelled, 1);
+		dp_count(&a->b.st.calls_cancelled, 1);
 }
 
 /* Hand a whole chunk (@c, @frames frames) to the application.  False if
@@ -451,7 +451,7 @@ dp_stream_deliver(
 	char msg[DPRPC_ERRMSG_MAX];
 	int rc;
 
-	dp_count(&a->st.stream_chunks_received, 1);
+	dp_count(&a->b.st.stream_chunks_received, 1);
 	if (st->on_chunk == NULL) {
 		if (rte_ring_sp_enqueue(st->ready, c) == 0) {
 			dp_stream_wake(st);
@@ -460,9 +460,9 @@ dp_stream_deliver(
 		/* More than the window unconsumed: the server broke it. */
 		dp_chunk_free(c);
 		snprintf(msg, sizeof(msg), "worker %s sent beyond the stream's window",
-			a->world.w[src].name);
+			a->b.world.w[src].name);
 		dp_send_cancel(a, src, (uint16_t)(s - a->peers[src].slots), s->req_num);
-		dp_stream_finish(a, src, s, -EPROTO, a->rank, msg);
+		dp_stream_finish(a, src, s, -EPROTO, a->b.rank, msg);
 		return false;
 	}
 	dp_chunk_data(c, &data, &len);
@@ -475,7 +475,7 @@ dp_stream_deliver(
 	if (rc == 0)
 		return true;
 	dp_send_cancel(a, src, (uint16_t)(s - a->peers[src].slots), s->req_num);
-	dp_stream_finish(a, src, s, -ECANCELED, a->rank, "the chunk callback stopped the stream");
+	dp_stream_finish(a, src, s, -ECANCELED, a->b.rank, "the chunk callback stopped the stream");
 	return false;
 }
 
@@ -509,9 +509,9 @@ dp_stream_take_frame(struct dprpc_agent *a, unsigned int src, struct dp_slot *s,
 	if (need > a->max_msg) {
 		rte_pktmbuf_free(m);
 		snprintf(msg, sizeof(msg), "a chunk from %s exceeds max_msg_size %u",
-			a->world.w[src].name, a->max_msg);
+			a->b.world.w[src].name, a->max_msg);
 		dp_send_cancel(a, src, (uint16_t)(s - a->peers[src].slots), s->req_num);
-		dp_stream_finish(a, src, s, -EMSGSIZE, a->rank, msg);
+		dp_stream_finish(a, src, s, -EMSGSIZE, a->b.rank, msg);
 		return false;
 	}
 	if (b == NULL || need > b->cap) {
@@ -523,7 +523,8 @@ dp_stream_take_frame(struct dprpc_agent *a, unsigned int src, struct dp_slot *s,
 		if (nb == NULL) {
 			rte_pktmbuf_free(m);
 			dp_send_cancel(a, src, (uint16_t)(s - a->peers[src].slots), s->req_num);
-			dp_stream_finish(a, src, s, -ENOMEM, a->rank, "no memory to join a chunk");
+			dp_stream_finish(
+				a, src, s, -ENOMEM, a->b.rank, "no memory to join a chunk");
 			return false;
 		}
 		if (b == NULL) {
@@ -554,12 +555,12 @@ dp_stream_rx_chunk(struct dprpc_agent *a, struct rte_mbuf *m, const struct dp_pa
 	struct dp_slot *s;
 	uint64_t rto;
 
-	if (p->src == a->rank || p->slot >= a->max_outstanding ||
+	if (p->src == a->b.rank || p->slot >= a->max_outstanding ||
 		(s = &peer->slots[p->slot])->fut == NULL || s->req_num != p->req_num ||
 		s->st == NULL) {
-		if (p->src != a->rank)
+		if (p->src != a->b.rank)
 			dp_stream_stale(a, p);
-		dp_drop_frame(a, m, DPRPC_DROP_STALE);
+		dp_drop_frame(&a->b, m, DPRPC_DROP_STALE);
 		return;
 	}
 	if (unlikely(fut_cancelled(s->fut))) {
@@ -573,12 +574,12 @@ dp_stream_rx_chunk(struct dprpc_agent *a, struct rte_mbuf *m, const struct dp_pa
 	if ((int32_t)d < 0 || (d > 0 && d < st->cap && st->held[seq & (st->cap - 1)] != NULL)) {
 		/* Had it: the server resent it (our acknowledgement may have
 		 * been lost: say it again). */
-		dp_drop_frame(a, m, DPRPC_DROP_DUPLICATE);
+		dp_drop_frame(&a->b, m, DPRPC_DROP_DUPLICATE);
 		dp_stream_ack(a, p->src, p->slot, p->req_num, st, 0);
 		return;
 	}
 	if (d >= st->cap) {
-		dp_drop_frame(a, m, DPRPC_DROP_STALE); /* beyond what we hold: resent later */
+		dp_drop_frame(&a->b, m, DPRPC_DROP_STALE); /* beyond what we hold: resent later */
 		return;
 	}
 	/* The payload only: the chunk's bytes, aligned (dp_rpc_rx()). */
@@ -620,7 +621,7 @@ dp_stream_rx_chunk(struct dprpc_agent *a, struct rte_mbuf *m, const struct dp_pa
 		if (s->rto_tsc != 0) {
 			rto = dp_load_relaxed(&peer->rto_tsc); /* poller-written */
 			s->rto_tsc = rto;
-			s->rtx_tsc = a->now_tsc + rto;
+			s->rtx_tsc = a->b.now_tsc + rto;
 		}
 	}
 	q = RTE_MAX(st->window / 4, 1u);
@@ -667,6 +668,6 @@ dp_stream_timer(struct dprpc_agent *a, unsigned int p, unsigned int i, uint64_t 
 	s->rto_tsc = RTE_MIN(s->rto_tsc * 2, a->rto_max_tsc);
 	s->rtx_tsc = now + s->rto_tsc;
 	dp_stream_ack(a, p, (uint16_t)i, s->req_num, st, DP_SACK_PROBE);
-	dp_count(&a->st.retransmits, 1);
+	dp_count(&a->b.st.retransmits, 1);
 	return true;
 }

@@ -48,10 +48,10 @@ dp_stream_frame(struct dprpc_request *req, struct rte_mbuf *m, uint32_t seq, uin
 	struct dprpc_agent *a = req->agent;
 	struct dp_hdr_fields f = {
 		.type = DP_FRAME_CHUNK,
-		.src = a->rank,
+		.src = a->b.rank,
 		.dst = req->src,
 		.slot = req->slot,
-		.session = a->session,
+		.session = a->b.session,
 		.dst_session = req->src_session,
 		.req_num = req->req_num,
 		.handler_id = seq,
@@ -95,7 +95,7 @@ dp_stream_send(struct dprpc_request *req, const void *data, size_t len, bool cou
 	out = req->st_next - consumed;
 	if (out > 0 && out + k > req->st_weff) {
 		if (count)
-			dp_count_mt(&a->st.stream_window_full, 1);
+			dp_count_mt(&a->b.st.stream_window_full, 1);
 		return -EAGAIN;
 	}
 	dp_thread_lcore(); /* mempool caches for this thread */
@@ -105,7 +105,7 @@ dp_stream_send(struct dprpc_request *req, const void *data, size_t len, bool cou
 			return -ENOBUFS;
 	}
 	/* All or nothing: a chunk is never sent in part. */
-	if (rte_pktmbuf_alloc_bulk(a->mp, ms, k) != 0) {
+	if (rte_pktmbuf_alloc_bulk(a->b.mp, ms, k) != 0) {
 		if (ms != small)
 			free(ms);
 		return -ENOBUFS;
@@ -121,7 +121,7 @@ dp_stream_send(struct dprpc_request *req, const void *data, size_t len, bool cou
 		dp_submit(a, ms[i], true);
 	if (ms != small)
 		free(ms);
-	dp_count_mt(&a->st.stream_chunks_sent, 1);
+	dp_count_mt(&a->b.st.stream_chunks_sent, 1);
 	return 0;
 }
 
@@ -152,11 +152,11 @@ dprpc_stream_end(struct dprpc_request *req, int status)
 		st = (uint32_t)(status < 0 ? -status : status);
 		n = (uint32_t)snprintf(msg, sizeof(msg),
 			"handler '%s' on worker %s ended the stream: %s",
-			req->h != NULL ? req->h->name : "?", a->name, strerror((int)st));
+			req->h != NULL ? req->h->name : "?", a->b.name, strerror((int)st));
 		n = RTE_MIN(n, (uint32_t)sizeof(msg) - 1);
 	}
 	dp_thread_lcore(); /* mempool caches for this thread */
-	m = rte_pktmbuf_alloc(a->mp);
+	m = rte_pktmbuf_alloc(a->b.mp);
 	if (m == NULL) {
 		dp_req_unclaim(req);
 		return -ENOBUFS;
@@ -250,20 +250,20 @@ dp_stream_stage(struct dprpc_agent *a, struct rte_mbuf *m, const struct dp_wire_
 			dp_srv_keep_error(peer, e, rte_be_to_cpu_32(h->handler_id), -ECANCELED,
 				"the stream was cancelled");
 		}
-		dp_tx_discard(a, m);
+		dp_tx_discard(&a->b, m);
 		return;
 	}
 	st = e->st;
 	off = seq - st->base;
 	if ((int32_t)off < 0) {
-		dp_stage_out(a, m); /* acknowledged already: a resend parked on tx_ring */
+		dp_stage_out(&a->b, m); /* acknowledged already: a resend parked on tx_ring */
 		return;
 	}
 	if (off >= st->cap && !dp_stream_grow(st, off + 1)) {
 		/* Not kept: if lost, the caller's probes cannot get it back,
 		 * and the stream ends by its timeout. */
-		dp_count(&a->st.drops[DPRPC_DROP_NO_MEMORY], 1);
-		dp_stage_out(a, m);
+		dp_count(&a->b.st.drops[DPRPC_DROP_NO_MEMORY], 1);
+		dp_stage_out(&a->b, m);
 		return;
 	}
 	q = &st->q[seq & (st->cap - 1)];
@@ -283,7 +283,7 @@ dp_stream_stage(struct dprpc_agent *a, struct rte_mbuf *m, const struct dp_wire_
 		st->end_seq = seq;
 		st->end_status = rte_be_to_cpu_32(h->status);
 	}
-	dp_stage_out(a, m);
+	dp_stage_out(&a->b, m);
 }
 
 /* Send frame @seq of @st again, if kept. */
@@ -298,22 +298,22 @@ dp_stream_resend(struct dprpc_agent *a, struct dp_srv_stream *st, uint32_t seq)
 	if (m == NULL)
 		return;
 	rte_mbuf_refcnt_update(m, 1); /* for the PMD, paired with its free */
-	dp_count(&a->st.stream_frames_resent, 1);
-	dp_stage_out(a, m);
+	dp_count(&a->b.st.stream_frames_resent, 1);
+	dp_stage_out(&a->b, m);
 }
 
 void
 dp_stream_rx_ack(struct dprpc_agent *a, struct rte_mbuf *m, const struct dp_parsed *p)
 {
 	struct dp_peer *peer = &a->peers[p->src];
-	struct dp_srv_slot *e = p->src != a->rank ? dp_srv_find(peer, p->slot) : NULL;
+	struct dp_srv_slot *e = p->src != a->b.rank ? dp_srv_find(peer, p->slot) : NULL;
 	uint32_t cum = p->handler_id, s, from;
 	struct dprpc_request *req;
 	struct dp_srv_stream *st;
 
 	rte_pktmbuf_free(m);
 	if (e == NULL || e->st == NULL || e->state != DP_SRV_RUNNING || e->req_num != p->req_num) {
-		dp_count(&a->st.drops[DPRPC_DROP_STALE], 1);
+		dp_count(&a->b.st.drops[DPRPC_DROP_STALE], 1);
 		return;
 	}
 	st = e->st;

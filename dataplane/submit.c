@@ -4,7 +4,7 @@
  * the tx_buf of the port that reaches their destination (stage.c), or
  * looped back when addressed to ourselves.
  *
- * tx_ring is multi-producer (RTS mode, see struct dprpc_agent),
+ * tx_ring is multi-producer (RTS mode, see struct dp_base),
  * single-consumer:
  *  - Invariants.  Any thread enqueues (dp_submit(); the poller too, when
  *    dp_stage_port() parks a frame the port pushed back); only the poller
@@ -58,25 +58,25 @@
 int __rte_hot
 dp_submit(struct dprpc_agent *a, struct rte_mbuf *m, bool must)
 {
-	if (dp_tls_poller == a) {
+	if (dp_tls_poller == &a->b) {
 		if (dp_meta(m)->fut != NULL)
 			/* Only dp_call() submits a call's frame (its caller
-			 * has no future yet): fresh.  a->now_tsc: inside a
+			 * has no future yet): fresh.  a->b.now_tsc: inside a
 			 * poll, just read. */
-			dp_start_call(a, m, a->now_tsc, true);
+			dp_start_call(a, m, a->b.now_tsc, true);
 		else
 			dp_stage_tx(a, m);
 		return 0;
 	}
 	/* rte_ring_enqueue(): follows the ring's RTS mode (the _mp_ variant
 	 * would not). */
-	while (rte_ring_enqueue(a->tx_ring, m) != 0) {
+	while (rte_ring_enqueue(a->b.tx_ring, m) != 0) {
 		if (!must)
 			return -ENOBUFS;
 		/* The poller drains the ring; when nobody polls (caller-driven
 		 * mode) poll ourselves. */
-		if (!a->io_launched)
-			a->poll(a, DP_RX_BURST);
+		if (!a->b.io_launched)
+			a->b.poll(a, DP_RX_BURST);
 		rte_pause();
 	}
 	return 0;
@@ -103,7 +103,7 @@ dp_stage_tx(struct dprpc_agent *a, struct rte_mbuf *m)
 		dp_msg_start_response(a, t);
 		return;
 	}
-	if (rte_be_to_cpu_16(h->dst_worker) == a->rank) {
+	if (rte_be_to_cpu_16(h->dst_worker) == a->b.rank) {
 		dp_loopback(a, m);
 		return;
 	}
@@ -113,8 +113,8 @@ dp_stage_tx(struct dprpc_agent *a, struct rte_mbuf *m)
 		dp_stream_stage(a, m, h); /* kept until acknowledged, then out */
 		return;
 	}
-	if (!dp_stage_fast(a, m))
-		dp_stage_out(a, m);
+	if (!dp_stage_fast(&a->b, m))
+		dp_stage_out(&a->b, m);
 }
 
 bool
@@ -125,7 +125,7 @@ dp_tx_stale(struct dprpc_agent *a, struct rte_mbuf *m)
 	const struct dp_peer *peer;
 	const struct dp_slot *s;
 
-	if (h->type == DP_FRAME_CONTROL || dst == a->rank || dst >= a->world.n)
+	if (h->type == DP_FRAME_CONTROL || dst == a->b.rank || dst >= a->b.world.n)
 		return false;
 	peer = &a->peers[dst];
 	/* Addressed to an incarnation of the peer that is gone. */
@@ -157,7 +157,7 @@ dp_tx_stale_for(void *arg, struct rte_mbuf *m)
 void
 dp_tx_purge(struct dprpc_agent *a, unsigned int p)
 {
-	struct dp_port *pt = &a->port.ports[a->port.peer_port[p]];
+	struct dp_port *pt = &a->b.port.ports[a->b.port.peer_port[p]];
 	unsigned int i, n = 0;
 
 	for (i = 0; i < pt->tx_n; i++) {
@@ -166,13 +166,13 @@ dp_tx_purge(struct dprpc_agent *a, unsigned int p)
 		if (rte_be_to_cpu_16(dp_frame_hdr(rte_pktmbuf_mtod(m, uint8_t *))->dst_worker) ==
 				p &&
 			dp_tx_stale(a, m))
-			dp_tx_discard(a, m);
+			dp_tx_discard(&a->b, m);
 		else
 			pt->tx_buf[n++] = m;
 	}
 	pt->tx_n = n;
-	if (unlikely(a->ftx.n_held > 0))
-		dp_count(&a->st.tx_discarded, dp_fault_purge(&a->ftx, dp_tx_stale_for, a));
+	if (unlikely(a->b.ftx.n_held > 0))
+		dp_count(&a->b.st.tx_discarded, dp_fault_purge(&a->b.ftx, dp_tx_stale_for, a));
 }
 
 unsigned int __rte_hot
@@ -187,17 +187,17 @@ dp_drain_tx_ring(struct dprpc_agent *a)
 	 * peer held calls here for seconds past it (perf lateness).  Once
 	 * started, its frame is parked back on this ring by dp_stage_port()
 	 * if it finds no room, and the timer watches its deadline. */
-	room = DP_TX_BUF - dp_tx_fill(a);
+	room = DP_TX_BUF - dp_tx_fill(&a->b);
 	room = room > DP_RX_BURST ? RTE_MIN(room - DP_RX_BURST, (unsigned int)DP_RX_BURST)
 				  : DP_RX_MIN;
-	n = rte_ring_sc_dequeue_burst(a->tx_ring, (void **)ms, room, NULL);
+	n = rte_ring_sc_dequeue_burst(a->b.tx_ring, (void **)ms, room, NULL);
 	for (i = 0; i < n; i++) {
 		struct dp_call_meta *meta = dp_meta(ms[i]);
 
 		if (meta->fut != NULL)
-			dp_start_call(a, ms[i], a->now_tsc, false);
+			dp_start_call(a, ms[i], a->b.now_tsc, false);
 		else if (unlikely(meta->tx == NULL && dp_tx_stale(a, ms[i])))
-			dp_tx_discard(a, ms[i]); /* parked here, its call gone since */
+			dp_tx_discard(&a->b, ms[i]); /* parked here, its call gone since */
 		else
 			dp_stage_tx(a, ms[i]);
 	}

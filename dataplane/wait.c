@@ -39,7 +39,7 @@ dp_wait_step(struct dprpc_agent *a, uint64_t deadline)
 {
 	if (rte_rdtsc() >= deadline)
 		return -ETIMEDOUT;
-	if (a->io_launched || dprpc_poll(a, DP_RX_BURST) <= 0)
+	if (a->b.io_launched || dprpc_poll(a, DP_RX_BURST) <= 0)
 		usleep(100);
 	return 0;
 }
@@ -61,7 +61,7 @@ dprpc_rpc_sync_id(struct dprpc_agent *a, unsigned int to, uint32_t handler_id, c
 	if (out == NULL && out_len != NULL && *out_len > 0)
 		return -EINVAL; /* a capacity without a buffer: nothing sent */
 	/* The poller cannot wait for its own agent: nobody would poll. */
-	if (a != NULL && dp_tls_poller == a)
+	if (a != NULL && dp_tls_poller == &a->b)
 		return -EDEADLK;
 	fut = dprpc_rpc_async_id(a, to, handler_id, data, len, timeout_us);
 	if (fut == NULL)
@@ -107,7 +107,7 @@ dprpc_stream_next(struct dprpc_stream *s, const void **data, size_t *len, uint64
 		return dp_stream_look(s, data, len);
 	}
 	if (timeout_us != DPRPC_TIMEOUT_NONE)
-		deadline = dp_deadline_tsc(s->a, rte_rdtsc(), timeout_us);
+		deadline = dp_deadline_tsc(&s->a->b, rte_rdtsc(), timeout_us);
 	/* As dprpc_future_wait() (fut_wait_until()) with dp_progress() as its
 	 * hook: while the hook polls (>= 0: nobody else does) keep calling
 	 * it, yielding after each empty poll once past the spins; while
@@ -157,15 +157,15 @@ dprpc_stream_send_wait(struct dprpc_request *req, const void *data, size_t len, 
 	rc = dp_stream_send(req, data, len, true);
 	if (rc != -EAGAIN)
 		return rc;
-	if (dp_tls_poller == a)
+	if (dp_tls_poller == &a->b)
 		return -EDEADLK; /* the window opens only by this thread's polls */
 	if (timeout_us == DPRPC_TIMEOUT_DEFAULT)
 		timeout_us = a->default_timeout_us;
-	deadline = dp_deadline_tsc(a, rte_rdtsc(), timeout_us);
+	deadline = dp_deadline_tsc(&a->b, rte_rdtsc(), timeout_us);
 	for (unsigned int n = 0;; n++) {
 		if (deadline != 0 && rte_rdtsc() >= deadline)
 			return -ETIMEDOUT;
-		if (!a->io_launched && dprpc_poll(a, 32) > 0)
+		if (!a->b.io_launched && dprpc_poll(a, 32) > 0)
 			n = 0;
 		else if (n < DP_SEND_WAIT_SPINS)
 			rte_pause();
@@ -188,12 +188,12 @@ dprpc_world_wait(struct dprpc_agent *a, uint64_t timeout_us, char *missing, size
 	if (dp_on_poller(a))
 		return -EDEADLK;
 	dp_thread_lcore();
-	deadline = dp_deadline_tsc(a, rte_rdtsc(), timeout_us);
+	deadline = dp_deadline_tsc(&a->b, rte_rdtsc(), timeout_us);
 	if (deadline == 0)
 		deadline = UINT64_MAX; /* none */
 	dp_rdv_extend(a, deadline);
-	/* Relaxed: a hint for the poller's timer (struct dprpc_agent). */
-	atomic_fetch_add_explicit(&a->rdv_waiters, 1, memory_order_relaxed);
+	/* Relaxed: a hint for the poller's timer (struct dp_base). */
+	atomic_fetch_add_explicit(&a->b.startup_waiters, 1, memory_order_relaxed);
 	for (;;) {
 		if (dp_world_formed(a, missing, len)) {
 			rc = 0;
@@ -204,10 +204,10 @@ dprpc_world_wait(struct dprpc_agent *a, uint64_t timeout_us, char *missing, size
 		if (rc != 0)
 			break;
 	}
-	atomic_fetch_sub_explicit(&a->rdv_waiters, 1, memory_order_relaxed);
+	atomic_fetch_sub_explicit(&a->b.startup_waiters, 1, memory_order_relaxed);
 	if (rc != 0)
 		DP_LOG(ERR, "agent %s: the world did not form in time: never heard from %s",
-			a->name, len > 0 ? missing : "(names not asked for)");
+			a->b.name, len > 0 ? missing : "(names not asked for)");
 	return rc;
 }
 
@@ -222,7 +222,7 @@ dprpc_world_leave(struct dprpc_agent *a, uint64_t timeout_us)
 	if (dp_on_poller(a))
 		return -EDEADLK;
 	dp_thread_lcore();
-	deadline = dp_deadline_tsc(a, rte_rdtsc(), timeout_us);
+	deadline = dp_deadline_tsc(&a->b, rte_rdtsc(), timeout_us);
 	if (deadline == 0)
 		deadline = UINT64_MAX; /* none */
 	dp_leave_begin(a);
@@ -250,17 +250,17 @@ dprpc_world_join(struct dprpc_agent *a, const char *member, uint64_t timeout_us)
 	if (a == NULL || member == NULL)
 		return -EINVAL;
 	if (dp_world_parse_member(member, &m, err, sizeof(err)) != 0) {
-		DP_LOG(ERR, "agent %s: %s", a->name, err);
+		DP_LOG(ERR, "agent %s: %s", a->b.name, err);
 		return -EINVAL;
 	}
-	if (!a->world.joiner || dp_world_n(a) != 0)
+	if (!a->b.world.joiner || dp_world_n(&a->b) != 0)
 		return -EALREADY;
 	if (dp_on_poller(a))
 		return -EDEADLK;
 	rc = dp_join_begin(a, &m);
 	if (rc != 0)
 		return rc;
-	deadline = dp_deadline_tsc(a, rte_rdtsc(), timeout_us);
+	deadline = dp_deadline_tsc(&a->b, rte_rdtsc(), timeout_us);
 	if (deadline == 0)
 		deadline = UINT64_MAX; /* none */
 	for (;;) {
@@ -279,14 +279,15 @@ dprpc_world_join(struct dprpc_agent *a, const char *member, uint64_t timeout_us)
 		uint64_t now = rte_rdtsc(), left = 0;
 
 		if (deadline != UINT64_MAX)
-			left = now < deadline ? RTE_MAX(dp_tsc_to_us(a, deadline - now), 1u) : 1;
+			left = now < deadline ? RTE_MAX(dp_tsc_to_us(&a->b, deadline - now), 1u)
+					      : 1;
 		rc = dprpc_world_wait(a, left, NULL, 0);
 		if (rc == 0)
 			rc = 1;
 	}
 	dp_join_release(a);
 	if (rc < 0 && rc != -ETIMEDOUT)
-		DP_LOG(ERR, "agent %s: joining through %s refused: %s", a->name, m.name,
+		DP_LOG(ERR, "agent %s: joining through %s refused: %s", a->b.name, m.name,
 			strerror(-rc));
 	return rc == 1 ? 0 : rc;
 }
@@ -298,15 +299,15 @@ dprpc_agent_wait_link(struct dprpc_agent *a, uint64_t timeout_us)
 
 	if (a == NULL)
 		return -EINVAL;
-	deadline = dp_deadline_tsc(a, rte_rdtsc(), timeout_us);
+	deadline = dp_deadline_tsc(&a->b, rte_rdtsc(), timeout_us);
 	if (deadline == 0)
 		deadline = UINT64_MAX; /* none */
 	for (;;) {
-		if (dp_ports_link_up(&a->port))
+		if (dp_ports_link_up(&a->b.port))
 			return 0;
 		if (rte_rdtsc() >= deadline)
 			return -ETIMEDOUT;
-		if (!a->io_launched)
+		if (!a->b.io_launched)
 			(void)dprpc_poll(a, DP_RX_BURST);
 		usleep(1000);
 	}

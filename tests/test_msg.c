@@ -771,8 +771,8 @@ Test(msg, stray_acks_are_dropped)
 
 	start_agents(NULL, NULL);
 	echo_one(a, "b", 10, 1); /* b learns a's session */
-	f.session = a->session;
-	f.dst_session = b->session;
+	f.session = dp_base_of(a)->session;
+	f.dst_session = dp_base_of(b)->session;
 	m = rte_pktmbuf_alloc(mp);
 	frame = (uint8_t *)rte_pktmbuf_append(m, DP_HDRS_LEN);
 	dp_frame_write_hdr(frame, a->peers[1].tmpl, &f, 0);
@@ -857,8 +857,8 @@ Test(msg, handler_id_zero_from_the_wire_is_unknown)
 
 	start_agents(NULL, NULL);
 	echo_one(a, "b", 10, 1); /* each side has heard the other's incarnation */
-	f.session = a->session;
-	f.dst_session = b->session;
+	f.session = dp_base_of(a)->session;
+	f.dst_session = dp_base_of(b)->session;
 	f.slot = (uint16_t)(a->max_outstanding - 1);
 	f.req_num = 1;
 	f.handler_id = 0;
@@ -902,8 +902,8 @@ Test(msg, failed_reassembly_keeps_the_answered_request)
 	while (n < RTE_DIM(eaten) && (eaten[n] = rte_malloc(NULL, 4 * MIB, 0)) != NULL)
 		n++;
 	cr_assert_lt(n, RTE_DIM(eaten));
-	f.session = a->session;
-	f.dst_session = b->session;
+	f.session = dp_base_of(a)->session;
+	f.dst_session = dp_base_of(b)->session;
 	f.slot = (uint16_t)slot;
 	f.req_num = req_num + 1;
 	f.handler_id = dprpc_handler_id("echo");
@@ -1097,7 +1097,7 @@ Test(msg, destroy_releases_queued_messages)
 	} while (s.requests_handled < RTE_DIM(fs));
 	cr_assert_eq(pthread_create(&th, NULL, destroy_b, NULL), 0);
 	/* destroy told the lcores to stop: it waits for the handler lcore */
-	while (!atomic_load(&b->stop))
+	while (!atomic_load(&dp_base_of(b)->stop))
 		usleep(100);
 	atomic_store(&release_slow, true);
 	cr_assert_eq(pthread_join(th, &rc), 0);

@@ -377,8 +377,8 @@ Test(restart, first_request_waits_for_the_peers_incarnation)
 	cr_assert_eq(atomic_load(&runs[7]), 0u);
 	dprpc_poll(a, 32);
 	h = peek_frame(pair.ab, DP_FRAME_REQUEST);
-	cr_assert_eq(rte_be_to_cpu_64(h.dst_session), b->session);
-	cr_assert_eq(rte_be_to_cpu_64(h.session), a->session);
+	cr_assert_eq(rte_be_to_cpu_64(h.dst_session), dp_base_of(b)->session);
+	cr_assert_eq(rte_be_to_cpu_64(h.session), dp_base_of(a)->session);
 	cr_assert_eq(wait_pumping(f), 0);
 	dprpc_future_put(f);
 	cr_assert_eq(atomic_load(&runs[7]), 1u);
@@ -387,7 +387,7 @@ Test(restart, first_request_waits_for_the_peers_incarnation)
 	f = dprpc_rpc_async(a, "b", "job", &id, sizeof(id), 0);
 	cr_assert_not_null(f);
 	h = peek_frame(pair.ab, DP_FRAME_REQUEST);
-	cr_assert_eq(rte_be_to_cpu_64(h.dst_session), b->session);
+	cr_assert_eq(rte_be_to_cpu_64(h.dst_session), dp_base_of(b)->session);
 	cr_assert_eq(wait_pumping(f), 0);
 	dprpc_future_put(f);
 	cr_assert_eq(atomic_load(&runs[8]), 1u);
@@ -435,15 +435,15 @@ Test(restart, requests_for_another_incarnation_are_never_run)
 	dprpc_future_put(fut);
 	dpt_ring_drain(pair.ab);
 	dpt_ring_drain(pair.ba);
-	wrong[0] = 0;		   /* a sender that never heard from b */
-	wrong[1] = b->session ^ 1; /* b's previous incarnation, say */
+	wrong[0] = 0;			       /* a sender that never heard from b */
+	wrong[1] = dp_base_of(b)->session ^ 1; /* b's previous incarnation, say */
 	for (i = 0; i < 2; i++) {
 		id = 100 + i;
 		f = (struct dp_hdr_fields){.type = DP_FRAME_REQUEST,
 			.src = 0,
 			.dst = 1,
 			.slot = (uint16_t)(40 + i),
-			.session = a->session,
+			.session = dp_base_of(a)->session,
 			.dst_session = wrong[i],
 			.req_num = 5,
 			.handler_id = dprpc_handler_id("job")};
@@ -451,8 +451,8 @@ Test(restart, requests_for_another_incarnation_are_never_run)
 		dprpc_poll(b, 32);
 		h = take_frame(pair.ba, DP_FRAME_CONTROL);
 		cr_assert_eq(rte_be_to_cpu_32(h.handler_id), (uint32_t)DP_CTRL_PONG);
-		cr_assert_eq(rte_be_to_cpu_64(h.session), b->session);
-		cr_assert_eq(rte_be_to_cpu_64(h.dst_session), a->session);
+		cr_assert_eq(rte_be_to_cpu_64(h.session), dp_base_of(b)->session);
+		cr_assert_eq(rte_be_to_cpu_64(h.dst_session), dp_base_of(a)->session);
 		usleep(200); /* past the PONGs' rate limit */
 	}
 	/* The first frame of a two-frame request for another incarnation. */
@@ -470,8 +470,8 @@ Test(restart, requests_for_another_incarnation_are_never_run)
 		.src = 0,
 		.dst = 1,
 		.slot = 43,
-		.session = a->session,
-		.dst_session = b->session,
+		.session = dp_base_of(a)->session,
+		.dst_session = dp_base_of(b)->session,
 		.req_num = 5,
 		.handler_id = dprpc_handler_id("job")};
 	inject(pair.ab, a, 1, &f, &id, sizeof(id));
@@ -489,8 +489,8 @@ Test(restart, requests_for_another_incarnation_are_never_run)
 		.src = 1,
 		.dst = 0,
 		.slot = 0,
-		.session = b->session,
-		.dst_session = a->session + 1,
+		.session = dp_base_of(b)->session,
+		.dst_session = dp_base_of(a)->session + 1,
 		.req_num = 5};
 	inject(pair.ba, b, 0, &f, "x", 1);
 	dprpc_poll(a, 32);
@@ -588,15 +588,15 @@ Test(restart, held_requests_for_a_restarted_peer_are_discarded)
 		fs[i] = dprpc_rpc_async(a, "b", "job", &id, sizeof(id), 0);
 		cr_assert_not_null(fs[i]);
 	}
-	cr_assert_eq(a->ftx.n_held, (unsigned int)N);
+	cr_assert_eq(dp_base_of(a)->ftx.n_held, (unsigned int)N);
 	kill_b();
 	b = make("b", pair.port_b, 64, 0, 0, 0, NULL);
 	/* The new b's first word to a (as a PING of its would be answered). */
 	h = (struct dp_hdr_fields){.type = DP_FRAME_CONTROL,
 		.src = 1,
 		.dst = 0,
-		.session = b->session,
-		.dst_session = a->session,
+		.session = dp_base_of(b)->session,
+		.dst_session = dp_base_of(a)->session,
 		.handler_id = DP_CTRL_PONG};
 	inject(pair.ba, b, 0, &h, NULL, 0);
 	dprpc_poll(a, 32);
@@ -604,7 +604,7 @@ Test(restart, held_requests_for_a_restarted_peer_are_discarded)
 		cr_assert_eq(dprpc_future_wait(fs[i], 0), -ECONNRESET, "call %u", i);
 		dprpc_future_put(fs[i]);
 	}
-	cr_assert_eq(a->ftx.n_held, 0u);
+	cr_assert_eq(dp_base_of(a)->ftx.n_held, 0u);
 	pump_for_us(150 * 1000);
 	cr_assert_eq(atomic_load(&runs_total), 0u, "the new b ran %u requests of the old one",
 		atomic_load(&runs_total));

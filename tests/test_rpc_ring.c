@@ -960,7 +960,7 @@ Test(rpc_ring, restarted_peer_is_recognised)
 	/* a learns b's first incarnation. */
 	cr_assert_eq(dprpc_rpc_sync(a, "b", "echo", "1", 1, 0, NULL, NULL, NULL), 0);
 	cr_assert_eq(atomic_load(&handler_runs), 1u);
-	old_session = b->session;
+	old_session = dp_base_of(b)->session;
 	/* A second incarnation that never polls: a's call stays pending and a
 	 * keeps resending it (the request and its resends wait in the ring). */
 	replace_b(false);
@@ -999,7 +999,7 @@ Test(rpc_ring, restarted_peer_is_recognised)
 		.dst = 0,
 		.session = old_session,
 		.handler_id = DP_CTRL_PONG};
-	dp_l2l4_template(tmpl, &a->world.addrs[1], &a->world.addrs[0]);
+	dp_l2l4_template(tmpl, &dp_base_of(a)->world.addrs[1], &dp_base_of(a)->world.addrs[0]);
 	m = rte_pktmbuf_alloc(mp);
 	cr_assert_not_null(m);
 	dp_frame_write((uint8_t *)rte_pktmbuf_append(m, DP_HDRS_LEN), tmpl, &hf, NULL, 0);
@@ -1033,7 +1033,7 @@ late_pong_from(uint64_t id)
 	uint8_t tmpl[DP_L2L4_LEN];
 	struct rte_mbuf *m;
 
-	dp_l2l4_template(tmpl, &a->world.addrs[1], &a->world.addrs[0]);
+	dp_l2l4_template(tmpl, &dp_base_of(a)->world.addrs[1], &dp_base_of(a)->world.addrs[0]);
 	m = rte_pktmbuf_alloc(mp);
 	cr_assert_not_null(m);
 	dp_frame_write((uint8_t *)rte_pktmbuf_append(m, DP_HDRS_LEN), tmpl, &hf, NULL, 0);
@@ -1343,7 +1343,7 @@ Test(rpc_ring, huge_timeouts_mean_no_deadline, .timeout = 60)
  * beyond the TSC's range is none (0), whatever the TSC's frequency. */
 Test(tsc, us_to_tsc_and_deadlines_saturate)
 {
-	static struct dprpc_agent fake;
+	static struct dp_base fake;
 	const uint64_t hzs[] = {
 		UINT64_C(1000000000), UINT64_C(2500000000), (UINT64_C(1) << 34) + 1};
 	const uint64_t big = UINT64_C(1) << 40; /* 12.7 days: no overflow */
@@ -1873,7 +1873,7 @@ Test(rpc_ring, waiter_fails_its_call_at_the_deadline_while_the_poller_stalls)
 	struct stall_wait w = {.wait_us = 10 * 1000 * 1000};
 	pthread_t t;
 
-	cr_assert(dp_poll_trylock(a)); /* the stalled poller */
+	cr_assert(dp_poll_trylock(dp_base_of(a))); /* the stalled poller */
 	/* The flag is held: the call waits in tx_ring, without a slot. */
 	w.f = dprpc_rpc_async(a, "b", "echo", "x", 1, 20000);
 	cr_assert_not_null(w.f);
@@ -1883,7 +1883,7 @@ Test(rpc_ring, waiter_fails_its_call_at_the_deadline_while_the_poller_stalls)
 	cr_assert_eq(dprpc_future_state(w.f), DPRPC_FUTURE_FAILED);
 	cr_assert_eq(dprpc_future_error(w.f)->origin, 0);
 	cr_assert_str_eq(dprpc_future_error(w.f)->msg, "call to b timed out");
-	dp_poll_unlock(a);
+	dp_poll_unlock(dp_base_of(a));
 	dprpc_future_put(w.f);
 	/* The poller starts it now and drops the answer: nothing is left. */
 	cr_assert_eq(dprpc_rpc_sync(a, "b", "echo", "y", 1, 0, NULL, NULL, NULL), 0);
@@ -1904,7 +1904,7 @@ Test(rpc_ring, stalled_poller_calls_fail_at_their_deadline_from_a_waiting_thread
 	cb_only = dprpc_rpc_async(a, "b", "park", "x", 1, 20000);
 	cr_assert_not_null(cb_only);
 	cr_assert_eq(dprpc_future_add_callback(cb_only, stall_cb, NULL), 0);
-	cr_assert(dp_poll_trylock(a)); /* the stalled poller */
+	cr_assert(dp_poll_trylock(dp_base_of(a))); /* the stalled poller */
 	/* Another thread waits on another call of the agent (in tx_ring). */
 	w.f = dprpc_rpc_async(a, "b", "echo", "z", 1, 0);
 	cr_assert_not_null(w.f);
@@ -1915,7 +1915,7 @@ Test(rpc_ring, stalled_poller_calls_fail_at_their_deadline_from_a_waiting_thread
 	cr_assert_eq(atomic_load(&stall_cb_code), -ETIMEDOUT);
 	cr_assert(!atomic_load(&stall_cb_on_poller));
 	cr_assert_str_eq(dprpc_future_error(cb_only)->msg, "call to b timed out");
-	dp_poll_unlock(a);
+	dp_poll_unlock(dp_base_of(a));
 	/* The poller runs again: the echo completes, the timer frees the slot
 	 * of the failed call (its failure stays the one seen). */
 	cr_assert_eq(dprpc_future_wait(w.f, 0), 0);

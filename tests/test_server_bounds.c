@@ -270,7 +270,7 @@ forge_request(const char *handler, uint16_t slot, uint32_t req_num, const void *
 		.dst = 1,
 		.slot = slot,
 		.session = A_SESSION,
-		.dst_session = b->session,
+		.dst_session = dp_base_of(b)->session,
 		.req_num = req_num,
 		.handler_id = dprpc_handler_id(handler),
 	};
@@ -290,7 +290,7 @@ forge_msg_frame(uint16_t slot, uint32_t req_num, uint32_t msg_len, uint32_t idx)
 		.dst = 1,
 		.slot = slot,
 		.session = A_SESSION,
-		.dst_session = b->session,
+		.dst_session = dp_base_of(b)->session,
 		.req_num = req_num,
 		.handler_id = dprpc_handler_id("echo"),
 		.msg_len = msg_len,

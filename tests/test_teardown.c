@@ -221,29 +221,29 @@ Test(teardown, idle_poller_sleeps_early_while_its_world_forms)
 	struct dprpc_agent *a = calloc(1, sizeof(*a));
 
 	cr_assert_not_null(a);
-	a->idle_pause = 256;
-	a->idle_yield = 4096;
-	a->idle_sleep = 32768;
+	dp_base_of(a)->idle_pause = 256;
+	dp_base_of(a)->idle_yield = 4096;
+	dp_base_of(a)->idle_sleep = 32768;
 	/* Serving: busy, then pauses and yields, sleeping only after
 	 * idle_sleep empty polls. */
-	cr_assert_not(dp_idle_sleeps(a, 0));
-	cr_assert_not(dp_idle_sleeps(a, 300));
-	cr_assert_not(dp_idle_sleeps(a, 32766));
-	cr_assert(dp_idle_sleeps(a, 32767));
+	cr_assert_not(dp_idle_sleeps(dp_base_of(a), 0));
+	cr_assert_not(dp_idle_sleeps(dp_base_of(a), 300));
+	cr_assert_not(dp_idle_sleeps(dp_base_of(a), 32766));
+	cr_assert(dp_idle_sleeps(dp_base_of(a), 32767));
 	/* Calls refused (a shutdown) or a leave: the poller stays as quick
 	 * as when serving (a peer's LEAVE_ACK is read at once). */
-	atomic_store(&a->refusing, true);
+	atomic_store(&dp_base_of(a)->refusing, true);
 	atomic_store(&a->leaving, true);
-	cr_assert_not(dp_idle_sleeps(a, 300));
-	cr_assert_not(dp_idle_sleeps(a, 32766));
-	cr_assert(dp_idle_sleeps(a, 32767));
-	atomic_store(&a->refusing, false);
+	cr_assert_not(dp_idle_sleeps(dp_base_of(a), 300));
+	cr_assert_not(dp_idle_sleeps(dp_base_of(a), 32766));
+	cr_assert(dp_idle_sleeps(dp_base_of(a), 32767));
+	atomic_store(&dp_base_of(a)->refusing, false);
 	atomic_store(&a->leaving, false);
 	/* A thread in dprpc_world_wait(). */
-	atomic_store(&a->rdv_waiters, 1);
-	cr_assert_not(dp_idle_sleeps(a, 10));
-	cr_assert(dp_idle_sleeps(a, 300));
-	atomic_store(&a->rdv_waiters, 0);
-	cr_assert_not(dp_idle_sleeps(a, 300));
+	atomic_store(&dp_base_of(a)->startup_waiters, 1);
+	cr_assert_not(dp_idle_sleeps(dp_base_of(a), 10));
+	cr_assert(dp_idle_sleeps(dp_base_of(a), 300));
+	atomic_store(&dp_base_of(a)->startup_waiters, 0);
+	cr_assert_not(dp_idle_sleeps(dp_base_of(a), 300));
 	free(a);
 }

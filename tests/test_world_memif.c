@@ -611,7 +611,7 @@ Test(world_links, a_link_server_names_its_socket_once_started)
 	struct stat sp, sb;
 
 	links_agents(2, true);
-	pt = &la[0]->port.ports[la[0]->port.peer_port[1]];
+	pt = &dp_base_of(la[0])->port.ports[dp_base_of(la[0])->port.peer_port[1]];
 	cr_assert(pt->link && !pt->client && pt->started, "a is the server of the a-b link");
 	snprintf(path, sizeof(path), "%s", pt->sock);
 	snprintf(bound, sizeof(bound), "%s" DP_SOCK_ALIAS, path);
@@ -869,7 +869,9 @@ Test(world_links, a_leaver_closes_its_links_before_the_workers_that_answered_it)
 	 * its LEAVE (their pollers wrote the times: atomic loads). */
 	for (unsigned int k = 1; k < 3; k++) {
 		uint64_t answer =
-			__atomic_load_n(&la[k]->port.ports[la[k]->port.peer_port[0]].answered_tsc,
+			__atomic_load_n(&dp_base_of(la[k])
+						 ->port.ports[dp_base_of(la[k])->port.peer_port[0]]
+						 .answered_tsc,
 				__ATOMIC_RELAXED);
 
 		cr_assert_gt(answer, 0u, "%s never answered a's LEAVE", lnames[k]);
@@ -927,7 +929,8 @@ Test(world_links, a_destroy_closes_the_links_it_is_done_with_before_it_waits_for
 	 * LINK_LINGER_MS after its answer to c's LEAVE (b's poller wrote the
 	 * answer's time: an atomic load). */
 	answer = __atomic_load_n(
-		&la[1]->port.ports[la[1]->port.peer_port[2]].answered_tsc, __ATOMIC_RELAXED);
+		&dp_base_of(la[1])->port.ports[dp_base_of(la[1])->port.peer_port[2]].answered_tsc,
+		__ATOMIC_RELAXED);
 	end = answer + la[1]->link_answered_wait_tsc;
 	cr_assert_eq(dprpc_get_worker_infos(la[0], ia, 3), 3);
 	cr_assert_eq(dprpc_get_worker_infos(la[2], ic, 3), 3);
@@ -1018,8 +1021,12 @@ Test(world_links, leavers_at_once_one_end_of_each_link_answers)
 	 * atomic loads (the pollers still run, the fields are theirs). */
 	for (unsigned int i = 0; i < 3; i++) {
 		for (unsigned int j = i + 1; j < 3; j++) {
-			struct dp_port *pi = &la[i]->port.ports[la[i]->port.peer_port[j]];
-			struct dp_port *pj = &la[j]->port.ports[la[j]->port.peer_port[i]];
+			struct dp_port *pi =
+				&dp_base_of(la[i])
+					 ->port.ports[dp_base_of(la[i])->port.peer_port[j]];
+			struct dp_port *pj =
+				&dp_base_of(la[j])
+					 ->port.ports[dp_base_of(la[j])->port.peer_port[i]];
 			bool qi = false, qj = false, ai = false, aj = false;
 
 			for (int k = 0; k < 10000; k++) {
@@ -1084,8 +1091,8 @@ links_pair_unpolled(struct dp_port **pa, struct dp_port **pb)
 		cr_assert_eq(pthread_join(w[k].t, NULL), 0);
 		cr_assert_eq(w[k].rc, 0, "%s: rendezvous %d", lnames[k], w[k].rc);
 	}
-	*pa = &la[0]->port.ports[la[0]->port.peer_port[1]];
-	*pb = &la[1]->port.ports[la[1]->port.peer_port[0]];
+	*pa = &dp_base_of(la[0])->port.ports[dp_base_of(la[0])->port.peer_port[1]];
+	*pb = &dp_base_of(la[1])->port.ports[dp_base_of(la[1])->port.peer_port[0]];
 	cr_assert((*pa)->link && (*pb)->link);
 }
 

@@ -151,7 +151,7 @@ fail(const char *what, unsigned long long got, unsigned long long limit)
 static void
 check_budgets(const struct dprpc_agent *b)
 {
-	uint64_t kept = dp_load_relaxed(&b->st.kept_mbufs);
+	uint64_t kept = dp_load_relaxed(&dp_base_of(b)->st.kept_mbufs);
 	unsigned int p;
 
 	if (kept > KEPT)
@@ -201,14 +201,17 @@ recount(const struct dprpc_agent *b)
 		bytes += pb;
 		rx_all += prx;
 	}
-	if (kept != dp_load_relaxed(&b->st.kept_mbufs))
-		fail("kept_mbufs differs from a recount", dp_load_relaxed(&b->st.kept_mbufs), kept);
-	if (bytes != dp_load_relaxed(&b->st.msg_bytes))
-		fail("msg_bytes differs from a recount", dp_load_relaxed(&b->st.msg_bytes), bytes);
+	if (kept != dp_load_relaxed(&dp_base_of(b)->st.kept_mbufs))
+		fail("kept_mbufs differs from a recount",
+			dp_load_relaxed(&dp_base_of(b)->st.kept_mbufs), kept);
+	if (bytes != dp_load_relaxed(&dp_base_of(b)->st.msg_bytes))
+		fail("msg_bytes differs from a recount",
+			dp_load_relaxed(&dp_base_of(b)->st.msg_bytes), bytes);
 	if (rx_all > TOTAL_MSG)
 		fail("reassembly bytes", rx_all, TOTAL_MSG);
-	if (live != dp_load_relaxed(&b->st.msgs_live))
-		fail("msgs_live differs from a recount", dp_load_relaxed(&b->st.msgs_live), live);
+	if (live != dp_load_relaxed(&dp_base_of(b)->st.msgs_live))
+		fail("msgs_live differs from a recount",
+			dp_load_relaxed(&dp_base_of(b)->st.msgs_live), live);
 }
 
 /* What dp_peer_down() does to the server side of caller @p. */
@@ -268,7 +271,7 @@ fuzz_op(struct dprpc_agent *b, const uint8_t *in)
 		.dst = 1,
 		.slot = slot,
 		.session = 0x1000 + src,
-		.dst_session = b->session,
+		.dst_session = dp_base_of(b)->session,
 		.req_num = 1000 + (uint32_t)(int8_t)in[3],
 	};
 	const struct dp_srv_slot *e;
@@ -365,10 +368,11 @@ LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
 	peer_down(b, 2);
 	poll_b(b);
 	recount(b);
-	if (dp_load_relaxed(&b->st.msgs_live) != 0)
-		fail("messages live after reclaim", dp_load_relaxed(&b->st.msgs_live), 0);
-	if (dp_requests_in_use(b) != 0)
-		fail("requests in use", dp_requests_in_use(b), 0);
+	if (dp_load_relaxed(&dp_base_of(b)->st.msgs_live) != 0)
+		fail("messages live after reclaim", dp_load_relaxed(&dp_base_of(b)->st.msgs_live),
+			0);
+	if (dp_requests_in_use(dp_base_of(b)) != 0)
+		fail("requests in use", dp_requests_in_use(dp_base_of(b)), 0);
 	dpt_ring_drain(to_b);
 	dpt_ring_drain(from_b);
 	if (rte_mempool_in_use_count(mp) != 0)
