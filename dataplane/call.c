@@ -19,7 +19,7 @@
 #include <rte_errno.h>
 #include <rte_mbuf.h>
 
-#include "dp_agent.h"
+#include "dp_rpc.h"
 #include "dp_client.h"
 #include "dp_eal.h"
 #include "dp_handler.h"
@@ -34,7 +34,7 @@
  * caller), or with @st a stream's call (dp_stream.h).  Inlined into every
  * entry point: an ordinary call's copy has no stream to test for. */
 static __rte_always_inline struct dprpc_future *
-dp_call_inline(struct dprpc_agent *a, unsigned int to, uint32_t handler_id, const struct iovec *iov,
+dp_call_inline(struct dp_rpc *a, unsigned int to, uint32_t handler_id, const struct iovec *iov,
 	unsigned int cnt, size_t len, uint64_t timeout_us, struct dprpc_stream *st)
 {
 	struct dp_hdr_fields f;
@@ -99,7 +99,7 @@ dp_call_inline(struct dprpc_agent *a, unsigned int to, uint32_t handler_id, cons
 	 * us, also frees the slot: left to it when it runs, a call's slot is
 	 * free once its caller sees -ETIMEDOUT.  Saturated like the deadline:
 	 * an expiry past UINT64_MAX is never. */
-	fut = fut_new_call(a->b.fpool, a->b.progress, a,
+	fut = fut_new_call(a->b.fpool, a->b.progress, dp_agent_handle(&a->b),
 		deadline == 0				  ? 0
 		: deadline >= UINT64_MAX - a->b.stall_tsc ? UINT64_MAX
 							  : deadline + a->b.stall_tsc,
@@ -175,9 +175,10 @@ fail_outstanding:
 }
 
 struct dprpc_future *__rte_hot
-dprpc_rpc_async_id(struct dprpc_agent *a, unsigned int to, uint32_t handler_id, const void *data,
-	size_t len, uint64_t timeout_us)
+dprpc_rpc_async_id(struct dprpc_agent *agent, unsigned int to, uint32_t handler_id,
+	const void *data, size_t len, uint64_t timeout_us)
 {
+	struct dp_rpc *a = dp_rpc_of(agent);
 	struct iovec v = {.iov_base = (void *)(uintptr_t)data, .iov_len = len};
 
 	if (data == NULL && len > 0) {
@@ -188,9 +189,10 @@ dprpc_rpc_async_id(struct dprpc_agent *a, unsigned int to, uint32_t handler_id, 
 }
 
 struct dprpc_future *
-dprpc_rpc_async_iov(struct dprpc_agent *a, unsigned int to, uint32_t handler_id,
+dprpc_rpc_async_iov(struct dprpc_agent *agent, unsigned int to, uint32_t handler_id,
 	const struct iovec *iov, unsigned int iovcnt, uint64_t timeout_us)
 {
+	struct dp_rpc *a = dp_rpc_of(agent);
 	size_t len;
 	int rc = dp_iov_len(iov, iovcnt, DPRPC_IOV_MAX, &len);
 
@@ -202,7 +204,7 @@ dprpc_rpc_async_iov(struct dprpc_agent *a, unsigned int to, uint32_t handler_id,
 }
 
 struct dprpc_future *
-dp_call(struct dprpc_agent *a, unsigned int to, uint32_t handler_id, const void *data, size_t len,
+dp_call(struct dp_rpc *a, unsigned int to, uint32_t handler_id, const void *data, size_t len,
 	uint64_t timeout_us, struct dprpc_stream *st)
 {
 	struct iovec v = {.iov_base = (void *)(uintptr_t)data, .iov_len = len};
@@ -215,15 +217,16 @@ dp_call(struct dprpc_agent *a, unsigned int to, uint32_t handler_id, const void 
 }
 
 int
-dp_resolve(const struct dprpc_agent *a, const char *to, const char *hname)
+dp_resolve(const struct dprpc_agent *agent, const char *to, const char *hname)
 {
+	const struct dp_rpc *a = dp_rpc_of(agent);
 	int rank;
 
 	if (a == NULL || to == NULL || hname == NULL) {
 		rte_errno = EINVAL;
 		return -1;
 	}
-	rank = dprpc_worker_rank(a, to);
+	rank = dprpc_worker_rank(agent, to);
 	if (rank < 0) {
 		rte_errno = -rank;
 		return -1;
@@ -232,14 +235,14 @@ dp_resolve(const struct dprpc_agent *a, const char *to, const char *hname)
 }
 
 struct dprpc_future *
-dprpc_rpc_async(struct dprpc_agent *a, const char *to, const char *handler, const void *data,
+dprpc_rpc_async(struct dprpc_agent *agent, const char *to, const char *handler, const void *data,
 	size_t len, uint64_t timeout_us)
 {
-	int rank = dp_resolve(a, to, handler);
+	int rank = dp_resolve(agent, to, handler);
 
 	return rank < 0 ? NULL
-			: dprpc_rpc_async_id(a, (unsigned int)rank, dprpc_handler_id(handler), data,
-				  len, timeout_us);
+			: dprpc_rpc_async_id(agent, (unsigned int)rank, dprpc_handler_id(handler),
+				  data, len, timeout_us);
 }
 
 /* Numbers that tell threads apart for their kept responses: never
@@ -262,7 +265,7 @@ dp_thread_id(void)
 /* Where the link to thread @me's kept response is (*result NULL: none).
  * Under sync_kept_lock. */
 static struct dp_sync_kept **
-dp_sync_kept_find(struct dprpc_agent *a, uint64_t me)
+dp_sync_kept_find(struct dp_rpc *a, uint64_t me)
 {
 	struct dp_sync_kept **pp;
 
@@ -276,7 +279,7 @@ dp_sync_kept_find(struct dprpc_agent *a, uint64_t me)
  * calling thread, releasing what it kept before.  False, with @fut still
  * the caller's, when no memory is left for the record. */
 static bool
-dp_sync_keep(struct dprpc_agent *a, struct dprpc_future *fut)
+dp_sync_keep(struct dp_rpc *a, struct dprpc_future *fut)
 {
 	struct dp_sync_kept *n = malloc(sizeof(*n)), **pp;
 	struct dprpc_future *old = NULL;
@@ -303,7 +306,7 @@ dp_sync_keep(struct dprpc_agent *a, struct dprpc_future *fut)
 
 /* Thread @me's kept record, unlinked; NULL if none. */
 static struct dp_sync_kept *
-dp_sync_unkeep(struct dprpc_agent *a, uint64_t me)
+dp_sync_unkeep(struct dp_rpc *a, uint64_t me)
 {
 	struct dp_sync_kept **pp, *k;
 
@@ -317,7 +320,7 @@ dp_sync_unkeep(struct dprpc_agent *a, uint64_t me)
 }
 
 void
-dp_sync_kept_free(struct dprpc_agent *a)
+dp_sync_kept_free(struct dp_rpc *a)
 {
 	struct dp_sync_kept *k, *next;
 
@@ -335,7 +338,7 @@ dp_sync_kept_free(struct dprpc_agent *a)
 /* dp_sync_wait() (wait.c); a response longer than *out_len is kept for the
  * calling thread when @keep (rpc_sync), else released. */
 int
-dp_sync_finish(struct dprpc_agent *a, struct dprpc_future *fut, uint64_t timeout_us, void *out,
+dp_sync_finish(struct dp_rpc *a, struct dprpc_future *fut, uint64_t timeout_us, void *out,
 	size_t *out_len, struct dprpc_error *err, bool keep)
 {
 	const void *val;
@@ -371,8 +374,9 @@ dp_sync_finish(struct dprpc_agent *a, struct dprpc_future *fut, uint64_t timeout
 }
 
 int
-dprpc_rpc_sync_take(struct dprpc_agent *a, void *out, size_t *out_len)
+dprpc_rpc_sync_take(struct dprpc_agent *agent, void *out, size_t *out_len)
 {
+	struct dp_rpc *a = dp_rpc_of(agent);
 	struct dp_sync_kept **pp, *k;
 	const void *val;
 	size_t vlen;
@@ -404,8 +408,9 @@ dprpc_rpc_sync_take(struct dprpc_agent *a, void *out, size_t *out_len)
 }
 
 struct dprpc_future *
-dprpc_rpc_sync_take_future(struct dprpc_agent *a)
+dprpc_rpc_sync_take_future(struct dprpc_agent *agent)
 {
+	struct dp_rpc *a = dp_rpc_of(agent);
 	struct dprpc_future *fut;
 	struct dp_sync_kept *k;
 

@@ -26,7 +26,7 @@
 
 #include <rte_mbuf.h>
 
-#include "dp_agent.h"
+#include "dp_rpc.h"
 #include "dp_client.h"
 #include "dp_handler.h"
 #include "dp_liveness.h"
@@ -47,7 +47,7 @@ dp_value_free_mbuf(void *m)
 /* Let go of what slot @s holds (its request, messages, stream) and
  * return the future it held (agent's ref); the slot itself stays taken. */
 static inline struct dprpc_future *__rte_hot
-dp_slot_empty(struct dprpc_agent *a, struct dp_slot *s)
+dp_slot_empty(struct dp_rpc *a, struct dp_slot *s)
 {
 	struct dprpc_future *fut = s->fut;
 
@@ -66,7 +66,7 @@ dp_slot_empty(struct dprpc_agent *a, struct dp_slot *s)
 
 /* Release slot @s of @peer and return the future it held (agent's ref). */
 struct dprpc_future *__rte_hot
-dp_slot_release(struct dprpc_agent *a, struct dp_peer *peer, struct dp_slot *s)
+dp_slot_release(struct dp_rpc *a, struct dp_peer *peer, struct dp_slot *s)
 {
 	struct dprpc_future *fut = dp_slot_empty(a, s);
 
@@ -82,10 +82,9 @@ dp_slot_release(struct dprpc_agent *a, struct dp_peer *peer, struct dp_slot *s)
  * round trip, so that the server's answer at its deadline (-ETIME) still
  * reaches us before our own timer fails the call with -ETIMEDOUT. */
 static uint16_t
-dp_call_budget(
-	const struct dprpc_agent *a, const struct dp_peer *peer, uint64_t deadline, uint64_t now)
+dp_call_budget(const struct dp_rpc *a, const struct dp_peer *peer, uint64_t deadline, uint64_t now)
 {
-	/* Relaxed: poller-written, read by the poller (dp_agent.h). */
+	/* Relaxed: poller-written, read by the poller (dp_rpc.h). */
 	uint64_t left, rtt = dp_load_relaxed(&peer->srtt_tsc);
 
 	if (deadline == 0)
@@ -115,7 +114,7 @@ dp_keep_request(struct dp_peer *peer, struct dp_slot *s, struct rte_mbuf *m)
  * the caller checked): fail it at once rather than send its request to a
  * peer whose calls were failed. */
 static void
-dp_call_refuse(struct dprpc_agent *a, struct rte_mbuf *m, unsigned int to)
+dp_call_refuse(struct dp_rpc *a, struct rte_mbuf *m, unsigned int to)
 {
 	struct dp_call_meta *meta = dp_meta(m);
 	char msg[DPRPC_ERRMSG_MAX];
@@ -140,8 +139,8 @@ dp_call_refuse(struct dprpc_agent *a, struct rte_mbuf *m, unsigned int to)
  * message.  @parked: the request is not sent now, its timers start when
  * it is (dp_client_unpark()). */
 static inline struct dp_slot *
-dp_slot_start(struct dprpc_agent *a, struct dp_peer *peer, struct rte_mbuf *m,
-	struct dp_call_meta *meta, bool remote, bool parked, uint64_t now)
+dp_slot_start(struct dp_rpc *a, struct dp_peer *peer, struct rte_mbuf *m, struct dp_call_meta *meta,
+	bool remote, bool parked, uint64_t now)
 {
 	struct dp_wire_hdr *h = dp_frame_hdr(rte_pktmbuf_mtod(m, uint8_t *));
 	struct dp_slot *s;
@@ -194,8 +193,8 @@ dp_slot_start(struct dprpc_agent *a, struct dp_peer *peer, struct rte_mbuf *m,
  * and the peer pinged); dp_client_unpark() sends it when the peer is first
  * heard from.  Apart: the common path stays small. */
 static void __rte_noinline __rte_cold
-dp_start_call_unready(struct dprpc_agent *a, struct rte_mbuf *m, struct dp_peer *peer,
-	unsigned int to, uint64_t now)
+dp_start_call_unready(
+	struct dp_rpc *a, struct rte_mbuf *m, struct dp_peer *peer, unsigned int to, uint64_t now)
 {
 	struct dp_call_meta *meta = dp_meta(m);
 	struct dp_txmsg *t = meta->tx;
@@ -230,7 +229,7 @@ dp_start_call_unready(struct dprpc_agent *a, struct rte_mbuf *m, struct dp_peer 
 		dp_keep_request(peer, s, m);
 		rte_pktmbuf_free(m);
 	}
-	/* Relaxed: poller-written, read by the poller (dp_agent.h). */
+	/* Relaxed: poller-written, read by the poller (dp_rpc.h). */
 	dp_hello(a, to, now, dp_load_relaxed(&peer->rto_tsc));
 }
 
@@ -239,7 +238,7 @@ dp_start_call_unready(struct dprpc_agent *a, struct rte_mbuf *m, struct dp_peer 
  * across restarts).  Towards a peer that is down or not heard from yet:
  * dp_start_call_unready(). */
 void __rte_hot
-dp_start_call(struct dprpc_agent *a, struct rte_mbuf *m, uint64_t now, bool fresh)
+dp_start_call(struct dp_rpc *a, struct rte_mbuf *m, uint64_t now, bool fresh)
 {
 	struct dp_wire_hdr *h = dp_frame_hdr(rte_pktmbuf_mtod(m, uint8_t *));
 	struct dp_call_meta *meta = dp_meta(m);
@@ -268,7 +267,7 @@ dp_start_call(struct dprpc_agent *a, struct rte_mbuf *m, uint64_t now, bool fres
 }
 
 void
-dp_client_unpark(struct dprpc_agent *a, unsigned int p)
+dp_client_unpark(struct dp_rpc *a, unsigned int p)
 {
 	struct dp_peer *peer = &a->peers[p];
 	unsigned int i;
@@ -324,7 +323,7 @@ dp_client_unpark(struct dprpc_agent *a, unsigned int p)
  * With resends off (a lossless link assumed) it is sent once and the
  * slot freed at once. */
 void
-dp_slot_cancelled(struct dprpc_agent *a, unsigned int p, unsigned int i)
+dp_slot_cancelled(struct dp_rpc *a, unsigned int p, unsigned int i)
 {
 	struct dp_peer *peer = &a->peers[p];
 	struct dp_slot *s = &peer->slots[i];
@@ -362,7 +361,7 @@ dp_slot_cancelled(struct dprpc_agent *a, unsigned int p, unsigned int i)
 }
 
 void
-dp_slot_cancel_done(struct dprpc_agent *a, struct dp_peer *peer, struct dp_slot *s, int outcome)
+dp_slot_cancel_done(struct dp_rpc *a, struct dp_peer *peer, struct dp_slot *s, int outcome)
 {
 	struct dprpc_future *fut = s->cancel_fut;
 
@@ -375,7 +374,7 @@ dp_slot_cancel_done(struct dprpc_agent *a, struct dp_peer *peer, struct dp_slot 
 }
 
 void
-dp_client_cancel_acked(struct dprpc_agent *a, struct rte_mbuf *m, const struct dp_parsed *p)
+dp_client_cancel_acked(struct dp_rpc *a, struct rte_mbuf *m, const struct dp_parsed *p)
 {
 	struct dp_peer *peer = &a->peers[p->src];
 	struct dp_slot *s;
@@ -394,7 +393,7 @@ dp_client_cancel_acked(struct dprpc_agent *a, struct rte_mbuf *m, const struct d
 }
 
 void
-dp_client_held(struct dprpc_agent *a, struct rte_mbuf *m, const struct dp_parsed *p)
+dp_client_held(struct dp_rpc *a, struct rte_mbuf *m, const struct dp_parsed *p)
 {
 	struct dp_peer *peer = &a->peers[p->src];
 	uint64_t wait, rto;
@@ -425,7 +424,7 @@ dp_client_held(struct dprpc_agent *a, struct rte_mbuf *m, const struct dp_parsed
 /* Slot @i of peer @p waits for the answer to its CANCEL: send it again,
  * backing off as a call's resend does. */
 static void
-dp_cancel_resend(struct dprpc_agent *a, unsigned int p, unsigned int i, uint64_t now)
+dp_cancel_resend(struct dp_rpc *a, unsigned int p, unsigned int i, uint64_t now)
 {
 	struct dp_slot *s = &a->peers[p].slots[i];
 
@@ -438,7 +437,7 @@ dp_cancel_resend(struct dprpc_agent *a, unsigned int p, unsigned int i, uint64_t
 void
 dp_client_cancel_kick(void *arg)
 {
-	struct dprpc_agent *a = arg;
+	struct dp_rpc *a = arg;
 
 	/* Release: the cancelled state, stored before, is seen by the
 	 * poller that exchanges the flag. */
@@ -446,7 +445,7 @@ dp_client_cancel_kick(void *arg)
 }
 
 unsigned int
-dp_client_cancels(struct dprpc_agent *a)
+dp_client_cancels(struct dp_rpc *a)
 {
 	unsigned int p, i, n = 0;
 
@@ -475,7 +474,7 @@ dp_client_cancels(struct dprpc_agent *a)
  * a timeout).  Otherwise the slot waits: the peer answers, in order, what
  * it took before. */
 static bool
-dp_slot_lost(struct dprpc_agent *a, struct dp_peer *peer, const struct dp_slot *s, uint64_t now)
+dp_slot_lost(struct dp_rpc *a, struct dp_peer *peer, const struct dp_slot *s, uint64_t now)
 {
 	uint64_t rto = dp_load_relaxed(&peer->rto_tsc); /* poller-written */
 
@@ -490,7 +489,7 @@ dp_slot_lost(struct dprpc_agent *a, struct dp_peer *peer, const struct dp_slot *
 /* The calls' timers, once per timer period (dp_run_timers()): resend what
  * is late, fail what timed out, free what was cancelled. */
 unsigned int
-dp_client_timers(struct dprpc_agent *a, uint64_t now)
+dp_client_timers(struct dp_rpc *a, uint64_t now)
 {
 	unsigned int p, i, n = 0;
 	char msg[DPRPC_ERRMSG_MAX];
@@ -605,7 +604,7 @@ dp_client_timers(struct dprpc_agent *a, uint64_t now)
 }
 
 void
-dp_fail_peer_slots(struct dprpc_agent *a, unsigned int p, int code, const char *msg)
+dp_fail_peer_slots(struct dp_rpc *a, unsigned int p, int code, const char *msg)
 {
 	unsigned int i;
 
@@ -627,7 +626,7 @@ dp_fail_peer_slots(struct dprpc_agent *a, unsigned int p, int code, const char *
 }
 
 void
-dp_fail_all_slots(struct dprpc_agent *a, int code, const char *msg)
+dp_fail_all_slots(struct dp_rpc *a, int code, const char *msg)
 {
 	unsigned int p;
 
@@ -636,8 +635,7 @@ dp_fail_all_slots(struct dprpc_agent *a, int code, const char *msg)
 }
 
 void
-dp_unknown_handler_msg(
-	const struct dprpc_agent *a, unsigned int src, uint32_t id, char *msg, size_t cap)
+dp_unknown_handler_msg(const struct dp_rpc *a, unsigned int src, uint32_t id, char *msg, size_t cap)
 {
 	static const char server[] = "no handler with id "; /* dp_req_start()'s */
 	char name[DPRPC_HANDLER_NAME_MAX];

@@ -103,54 +103,54 @@ dp_pools_init(struct dprpc_agent *a, const struct dprpc_agent_conf *c)
 	int rc;
 
 	if (c->mbuf_pool != NULL) {
-		a->b.mp = c->mbuf_pool;
+		a->r.b.mp = c->mbuf_pool;
 	} else {
-		snprintf(name, sizeof(name), "dprpc%u_mb", a->b.instance);
-		a->b.mp = dp_mbuf_pool_create(name, c->nb_mbufs, c->socket_id, c->port_id);
-		if (a->b.mp == NULL)
+		snprintf(name, sizeof(name), "dprpc%u_mb", a->r.b.instance);
+		a->r.b.mp = dp_mbuf_pool_create(name, c->nb_mbufs, c->socket_id, c->port_id);
+		if (a->r.b.mp == NULL)
 			return -rte_errno;
-		a->b.own_mp = true;
+		a->r.b.own_mp = true;
 	}
 	/* A FIFO, never a LIFO cache, so that a late reply finds its object
 	 * FREE for as long as possible (req_pool.c; the guarantee is in
 	 * dprpc_rpc.h). */
-	snprintf(name, sizeof(name), "dprpc%u_rq", a->b.instance);
+	snprintf(name, sizeof(name), "dprpc%u_rq", a->r.b.instance);
 	rc = dp_req_pool_init(
-		&a->b.rq, name, c->max_requests, sizeof(struct dprpc_request), c->socket_id);
+		&a->r.b.rq, name, c->max_requests, sizeof(struct dprpc_request), c->socket_id);
 	if (rc != 0)
 		return rc;
 	/* The map's workers; those that join share the pool (a call that
 	 * finds it empty fails -ENOBUFS). */
-	nfut = RTE_MAX(a->b.world.n, 2u) * a->max_outstanding * 2 + 1024;
-	snprintf(name, sizeof(name), "dprpc%u_fut", a->b.instance);
-	a->b.fpool = fut_pool_create_mempool(name, nfut, nfut, c->socket_id);
-	if (a->b.fpool != NULL)
-		fut_pool_set_cancel_hook(a->b.fpool, dp_client_cancel_kick, a);
-	if (a->b.fpool == NULL)
+	nfut = RTE_MAX(a->r.b.world.n, 2u) * a->r.max_outstanding * 2 + 1024;
+	snprintf(name, sizeof(name), "dprpc%u_fut", a->r.b.instance);
+	a->r.b.fpool = fut_pool_create_mempool(name, nfut, nfut, c->socket_id);
+	if (a->r.b.fpool != NULL)
+		fut_pool_set_cancel_hook(a->r.b.fpool, dp_client_cancel_kick, &a->r);
+	if (a->r.b.fpool == NULL)
 		return -rte_errno;
-	snprintf(name, sizeof(name), "dprpc%u_tx", a->b.instance);
-	a->b.tx_ring = rte_ring_create(
+	snprintf(name, sizeof(name), "dprpc%u_tx", a->r.b.instance);
+	a->r.b.tx_ring = rte_ring_create(
 		name, DP_RING_SIZE, c->socket_id, RING_F_MP_RTS_ENQ | RING_F_SC_DEQ);
-	if (a->b.tx_ring == NULL)
+	if (a->r.b.tx_ring == NULL)
 		return -rte_errno;
 	for (sz = 2; sz < c->max_handlers * 2; sz <<= 1)
 		;
-	a->handlers = calloc(sz, sizeof(*a->handlers));
-	if (a->handlers == NULL)
+	a->r.handlers = calloc(sz, sizeof(*a->r.handlers));
+	if (a->r.handlers == NULL)
 		return -ENOMEM;
-	a->handler_mask = sz - 1;
-	a->max_handlers = c->max_handlers;
+	a->r.handler_mask = sz - 1;
+	a->r.max_handlers = c->max_handlers;
 	for (i = 0; i < c->nb_handler_lcores; i++) {
-		struct dp_hlcore *hl = &a->hl[i];
+		struct dp_hlcore *hl = &a->r.hl[i];
 
-		snprintf(name, sizeof(name), "dprpc%u_h%u", a->b.instance, i);
+		snprintf(name, sizeof(name), "dprpc%u_h%u", a->r.b.instance, i);
 		hl->ring = rte_ring_create(
 			name, DP_RING_SIZE, c->socket_id, RING_F_SP_ENQ | RING_F_SC_DEQ);
 		if (hl->ring == NULL)
 			return -rte_errno;
-		hl->agent = a;
+		hl->rpc = &a->r;
 		hl->lcore = c->handler_lcores[i];
-		a->nb_hl++;
+		a->r.nb_hl++;
 	}
 	return 0;
 }
@@ -164,7 +164,8 @@ dp_handlers_init(struct dprpc_agent *a, const struct dprpc_agent_conf *c)
 	int rc;
 
 	if (c->nb_handlers > 0 && c->handlers == NULL) {
-		DP_LOG(ERR, "agent %s: nb_handlers %u with no handlers", a->b.name, c->nb_handlers);
+		DP_LOG(ERR, "agent %s: nb_handlers %u with no handlers", a->r.b.name,
+			c->nb_handlers);
 		return -EINVAL;
 	}
 	for (i = 0; i < c->nb_handlers; i++) {
@@ -172,7 +173,7 @@ dp_handlers_init(struct dprpc_agent *a, const struct dprpc_agent_conf *c)
 
 		rc = dp_register(a, d->name, d->fn, d->arg, d->mode, false);
 		if (rc != 0) {
-			DP_LOG(ERR, "agent %s: handlers[%u] (%s): %s", a->b.name, i,
+			DP_LOG(ERR, "agent %s: handlers[%u] (%s): %s", a->r.b.name, i,
 				d->name != NULL ? d->name : "no name", strerror(-rc));
 			return -EINVAL;
 		}
@@ -185,38 +186,41 @@ dp_handlers_init(struct dprpc_agent *a, const struct dprpc_agent_conf *c)
 static int
 dp_budgets_init(struct dprpc_agent *a, const struct dprpc_agent_conf *c)
 {
-	unsigned int pool = a->b.mp->size;
+	unsigned int pool = a->r.b.mp->size;
 	uint64_t max_msg = c->max_msg_size;
 	unsigned int kept_default = RTE_MAX(pool / 4, c->kept_mbufs_peer_max);
 
-	a->hl_queue_max = c->handler_queue_max != 0 ? c->handler_queue_max : DP_RING_SIZE - 1;
-	a->peer_req_max = c->peer_requests_max != 0 ? c->peer_requests_max : c->max_requests;
-	a->inline_max_tsc = c->inline_wait_max_us == DPRPC_INLINE_WAIT_UNBOUNDED
-				    ? UINT64_MAX
-				    : dp_us_to_tsc(&a->b, c->inline_wait_max_us != 0
-								  ? c->inline_wait_max_us
-								  : DPRPC_INLINE_WAIT_DEFAULT_US);
-	a->queue_delay_max_tsc =
-		c->queue_delay_max_us != 0 ? dp_us_to_tsc(&a->b, c->queue_delay_max_us) : 0;
-	a->service_declared_tsc = dp_us_to_tsc(&a->b, c->service_time_us);
-	a->kept_max = c->kept_mbufs_max != 0 ? c->kept_mbufs_max : RTE_MIN(kept_default, pool / 2);
-	a->kept_peer_max = c->kept_mbufs_peer_max != 0 ? c->kept_mbufs_peer_max : a->kept_max / 2;
-	a->msg_max = c->msg_bytes_max != 0 ? c->msg_bytes_max
-					   : RTE_MAX(16 * max_msg, c->msg_bytes_peer_max);
-	a->msg_peer_max = c->msg_bytes_peer_max != 0 ? c->msg_bytes_peer_max
-						     : RTE_MIN(4 * max_msg, a->msg_max);
-	if (a->kept_max > pool / 2 || a->kept_peer_max > a->kept_max) {
+	a->r.hl_queue_max = c->handler_queue_max != 0 ? c->handler_queue_max : DP_RING_SIZE - 1;
+	a->r.peer_req_max = c->peer_requests_max != 0 ? c->peer_requests_max : c->max_requests;
+	a->r.inline_max_tsc =
+		c->inline_wait_max_us == DPRPC_INLINE_WAIT_UNBOUNDED
+			? UINT64_MAX
+			: dp_us_to_tsc(&a->r.b, c->inline_wait_max_us != 0
+							? c->inline_wait_max_us
+							: DPRPC_INLINE_WAIT_DEFAULT_US);
+	a->r.queue_delay_max_tsc =
+		c->queue_delay_max_us != 0 ? dp_us_to_tsc(&a->r.b, c->queue_delay_max_us) : 0;
+	a->r.service_declared_tsc = dp_us_to_tsc(&a->r.b, c->service_time_us);
+	a->r.kept_max =
+		c->kept_mbufs_max != 0 ? c->kept_mbufs_max : RTE_MIN(kept_default, pool / 2);
+	a->r.kept_peer_max =
+		c->kept_mbufs_peer_max != 0 ? c->kept_mbufs_peer_max : a->r.kept_max / 2;
+	a->r.msg_max = c->msg_bytes_max != 0 ? c->msg_bytes_max
+					     : RTE_MAX(16 * max_msg, c->msg_bytes_peer_max);
+	a->r.msg_peer_max = c->msg_bytes_peer_max != 0 ? c->msg_bytes_peer_max
+						       : RTE_MIN(4 * max_msg, a->r.msg_max);
+	if (a->r.kept_max > pool / 2 || a->r.kept_peer_max > a->r.kept_max) {
 		DP_LOG(ERR,
 			"agent %s: kept_mbufs_max %u (at most half the pool of %u) or "
 			"kept_mbufs_peer_max %u (at most kept_mbufs_max) out of range",
-			a->b.name, a->kept_max, pool, a->kept_peer_max);
+			a->r.b.name, a->r.kept_max, pool, a->r.kept_peer_max);
 		return -EINVAL;
 	}
-	if (a->msg_peer_max < max_msg || a->msg_max < a->msg_peer_max) {
+	if (a->r.msg_peer_max < max_msg || a->r.msg_max < a->r.msg_peer_max) {
 		DP_LOG(ERR,
 			"agent %s: need max_msg_size %" PRIu64 " <= msg_bytes_peer_max %" PRIu64
 			" <= msg_bytes_max %" PRIu64,
-			a->b.name, max_msg, a->msg_peer_max, a->msg_max);
+			a->r.b.name, max_msg, a->r.msg_peer_max, a->r.msg_max);
 		return -EINVAL;
 	}
 	return 0;
@@ -251,76 +255,76 @@ dprpc_agent_create(const struct dprpc_agent_conf *c)
 		rte_errno = ENOMEM;
 		return NULL;
 	}
-	snprintf(a->b.name, sizeof(a->b.name), "%s", c->name);
-	pthread_mutex_init(&a->reg_lock, NULL);
-	pthread_mutex_init(&a->sync_kept_lock, NULL);
+	snprintf(a->r.b.name, sizeof(a->r.b.name), "%s", c->name);
+	pthread_mutex_init(&a->r.reg_lock, NULL);
+	pthread_mutex_init(&a->r.sync_kept_lock, NULL);
 	a->io_lcore = DPRPC_LCORE_NONE;
 	rc = dp_agent_name_take(a);
 	if (rc != 0) {
-		pthread_mutex_destroy(&a->reg_lock);
-		pthread_mutex_destroy(&a->sync_kept_lock);
+		pthread_mutex_destroy(&a->r.reg_lock);
+		pthread_mutex_destroy(&a->r.sync_kept_lock);
 		free(a);
 		rte_errno = -rc;
 		return NULL;
 	}
-	rc = dp_world_parse(c->world, &a->b.world, err, sizeof(err));
+	rc = dp_world_parse(c->world, &a->r.b.world, err, sizeof(err));
 	if (rc != 0) {
-		DP_LOG(ERR, "agent %s: %s", a->b.name, err);
+		DP_LOG(ERR, "agent %s: %s", a->r.b.name, err);
 		goto fail;
 	}
 	rank = -ENOENT;
-	for (unsigned int i = 0; i < a->b.world.n; i++)
-		if (strcmp(a->b.world.w[i].name, a->b.name) == 0)
+	for (unsigned int i = 0; i < a->r.b.world.n; i++)
+		if (strcmp(a->r.b.world.w[i].name, a->r.b.name) == 0)
 			rank = (int)i;
-	if (a->b.world.joiner && strcmp(a->b.world.self.name, a->b.name) == 0)
+	if (a->r.b.world.joiner && strcmp(a->r.b.world.self.name, a->r.b.name) == 0)
 		rank = DP_RANK_NONE; /* joins later (dprpc_world_join()) */
 	if (rank < 0) {
-		DP_LOG(ERR, "agent %s: not in the world map", a->b.name);
+		DP_LOG(ERR, "agent %s: not in the world map", a->r.b.name);
 		rc = -ENOENT;
 		goto fail;
 	}
-	a->b.world_cap = c->max_workers != 0 ? c->max_workers : DPRPC_MAX_WORKERS;
-	if (a->b.world_cap > DPRPC_MAX_WORKERS || a->b.world_cap < a->b.world.n) {
+	a->r.b.world_cap = c->max_workers != 0 ? c->max_workers : DPRPC_MAX_WORKERS;
+	if (a->r.b.world_cap > DPRPC_MAX_WORKERS || a->r.b.world_cap < a->r.b.world.n) {
 		DP_LOG(ERR, "agent %s: max_workers %u: want %u..%d (the map's workers and more)",
-			a->b.name, c->max_workers, a->b.world.n, DPRPC_MAX_WORKERS);
+			a->r.b.name, c->max_workers, a->r.b.world.n, DPRPC_MAX_WORKERS);
 		rc = -EINVAL;
 		goto fail;
 	}
 	a->join.port_owner = DP_RANK_NONE;
-	a->b.port.join_port = -1;
-	a->b.rank = (uint16_t)rank;
-	a->b.self_addr = rank == DP_RANK_NONE ? a->b.world.self.addr : a->b.world.addrs[rank];
-	a->b.session = dp_new_session();
-	a->b.rx_ctx = (struct dp_rx_ctx){.addrs = a->b.world.addrs,
-		.nb_workers = a->b.world.n,
-		.self_rank = a->b.rank,
-		.self = &a->b.self_addr};
-	a->max_outstanding = c->max_outstanding;
-	a->max_msg = c->max_msg_size;
-	a->credits = c->credits;
-	a->default_timeout_us = c->default_timeout_us;
-	a->b.progress = dp_progress;
-	a->b.poll = dprpc_poll;
-	a->b.tsc_hz = rte_get_tsc_hz();
-	a->b.us_per_tsc_q32 = (uint64_t)((UINT64_C(1000000) << 32) / a->b.tsc_hz);
-	a->rto_tsc = (uint64_t)c->retransmit_us * a->b.tsc_hz / 1000000;
-	a->rto_max_tsc = a->rto_tsc * 64;
-	a->keepalive_tsc = dp_us_to_tsc(&a->b, c->keepalive_us);
-	a->peer_timeout_tsc = dp_us_to_tsc(&a->b, c->peer_timeout_us);
-	a->peer_event = c->peer_event;
-	a->peer_event_arg = c->peer_event_arg;
-	a->b.idle_pause = c->idle_pause_polls;
-	a->b.idle_yield = c->idle_yield_polls;
-	a->b.waiters_park = c->waiters_park;
-	a->b.idle_sleep = c->idle_sleep_polls;
-	a->b.idle_sleep_us = c->idle_sleep_us;
+	a->r.b.port.join_port = -1;
+	a->r.b.rank = (uint16_t)rank;
+	a->r.b.self_addr = rank == DP_RANK_NONE ? a->r.b.world.self.addr : a->r.b.world.addrs[rank];
+	a->r.b.session = dp_new_session();
+	a->r.b.rx_ctx = (struct dp_rx_ctx){.addrs = a->r.b.world.addrs,
+		.nb_workers = a->r.b.world.n,
+		.self_rank = a->r.b.rank,
+		.self = &a->r.b.self_addr};
+	a->r.max_outstanding = c->max_outstanding;
+	a->r.max_msg = c->max_msg_size;
+	a->r.credits = c->credits;
+	a->r.default_timeout_us = c->default_timeout_us;
+	a->r.b.progress = dp_progress;
+	a->r.b.poll = dprpc_poll;
+	a->r.b.tsc_hz = rte_get_tsc_hz();
+	a->r.b.us_per_tsc_q32 = (uint64_t)((UINT64_C(1000000) << 32) / a->r.b.tsc_hz);
+	a->r.rto_tsc = (uint64_t)c->retransmit_us * a->r.b.tsc_hz / 1000000;
+	a->r.rto_max_tsc = a->r.rto_tsc * 64;
+	a->r.keepalive_tsc = dp_us_to_tsc(&a->r.b, c->keepalive_us);
+	a->r.peer_timeout_tsc = dp_us_to_tsc(&a->r.b, c->peer_timeout_us);
+	a->r.peer_event = c->peer_event;
+	a->r.peer_event_arg = c->peer_event_arg;
+	a->r.b.idle_pause = c->idle_pause_polls;
+	a->r.b.idle_yield = c->idle_yield_polls;
+	a->r.b.waiters_park = c->waiters_park;
+	a->r.b.idle_sleep = c->idle_sleep_polls;
+	a->r.b.idle_sleep_us = c->idle_sleep_us;
 	/* Timeouts are checked every 100 us: that is their resolution. */
-	a->b.timer_period_tsc = a->b.tsc_hz / 10000;
-	a->link_answered_wait_tsc = a->b.tsc_hz / 1000 * DP_LINK_ANSWERED_WAIT_MS;
-	a->next_timer_tsc = rte_rdtsc() + a->b.timer_period_tsc;
-	a->b.stall_tsc = a->b.tsc_hz / 1000000 * DP_STALL_US;
+	a->r.b.timer_period_tsc = a->r.b.tsc_hz / 10000;
+	a->link_answered_wait_tsc = a->r.b.tsc_hz / 1000 * DP_LINK_ANSWERED_WAIT_MS;
+	a->next_timer_tsc = rte_rdtsc() + a->r.b.timer_period_tsc;
+	a->r.b.stall_tsc = a->r.b.tsc_hz / 1000000 * DP_STALL_US;
 	/* Not shared yet: the first tick is due now (dp_expire_stalled()). */
-	dp_store_relaxed(&a->b.tick_tsc, rte_rdtsc());
+	dp_store_relaxed(&a->r.b.tick_tsc, rte_rdtsc());
 
 	rc = dp_pools_init(a, c);
 	if (rc != 0)
@@ -328,25 +332,25 @@ dprpc_agent_create(const struct dprpc_agent_conf *c)
 	rc = dp_budgets_init(a, c);
 	if (rc != 0)
 		goto fail;
-	rc = dp_ext_init_all(&a->b, c);
+	rc = dp_ext_init_all(&a->r.b, c);
 	if (rc != 0)
 		goto fail;
-	rc = dp_peers_init(a);
+	rc = dp_peers_init(&a->r);
 	if (rc != 0)
 		goto fail;
-	dp_fault_init(&a->b.ftx, &c->fault_tx, a->b.mp, a->b.tsc_hz);
-	dp_fault_init(&a->b.frx, &c->fault_rx, a->b.mp, a->b.tsc_hz);
+	dp_fault_init(&a->r.b.ftx, &c->fault_tx, a->r.b.mp, a->r.b.tsc_hz);
+	dp_fault_init(&a->r.b.frx, &c->fault_rx, a->r.b.mp, a->r.b.tsc_hz);
 	rc = dp_handlers_init(a, c);
 	if (rc != 0)
 		goto fail;
 	/* What the ports read of the agent (struct dp_ports). */
-	a->b.port.name = a->b.name;
-	a->b.port.instance = a->b.instance;
-	a->b.port.tsc_hz = a->b.tsc_hz;
-	a->b.port.mp = a->b.mp;
-	a->b.port.world = &a->b.world;
-	a->b.port.world_cap = a->b.world_cap;
-	rc = dp_port_open(&a->b.port, c, a->b.rank);
+	a->r.b.port.name = a->r.b.name;
+	a->r.b.port.instance = a->r.b.instance;
+	a->r.b.port.tsc_hz = a->r.b.tsc_hz;
+	a->r.b.port.mp = a->r.b.mp;
+	a->r.b.port.world = &a->r.b.world;
+	a->r.b.port.world_cap = a->r.b.world_cap;
+	rc = dp_port_open(&a->r.b.port, c, a->r.b.rank);
 	if (rc != 0)
 		goto fail;
 	a->io_lcore = c->io_lcore;

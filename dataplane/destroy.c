@@ -40,7 +40,7 @@ dp_drain_rings(struct dprpc_agent *a)
 	unsigned int i;
 
 	/* Calls never started and replies never sent. */
-	while (rte_ring_sc_dequeue(a->b.tx_ring, (void **)&m) == 0) {
+	while (rte_ring_sc_dequeue(a->r.b.tx_ring, (void **)&m) == 0) {
 		struct dp_call_meta *meta = dp_meta(m);
 		unsigned int dst =
 			rte_be_to_cpu_16(dp_frame_hdr(rte_pktmbuf_mtod(m, uint8_t *))->dst_worker);
@@ -48,24 +48,24 @@ dp_drain_rings(struct dprpc_agent *a)
 		dp_txmsg_put(meta->tx);
 		if (meta->fut != NULL) {
 			dp_stream_put(dp_stream_of(m)); /* a stream call's */
-			fut_fail_consume(meta->fut, -ESHUTDOWN, a->b.rank, "agent shut down");
+			fut_fail_consume(meta->fut, -ESHUTDOWN, a->r.b.rank, "agent shut down");
 			/* Relaxed: a bound only, pairs with nothing (as in
 			 * dp_slot_release()). */
 			atomic_fetch_sub_explicit(
-				&a->peers[dst].outstanding, 1, memory_order_relaxed);
-			dp_count(&a->b.st.calls_failed, 1);
+				&a->r.peers[dst].outstanding, 1, memory_order_relaxed);
+			dp_count(&a->r.b.st.calls_failed, 1);
 		}
 		rte_pktmbuf_free(m);
 	}
 	/* Requests queued to handler lcores that stopped: released unanswered
 	 * (their callers fail with the port gone). */
-	for (i = 0; i < a->nb_hl; i++) {
-		while (rte_ring_sc_dequeue(a->hl[i].ring, (void **)&req) == 0)
+	for (i = 0; i < a->r.nb_hl; i++) {
+		while (rte_ring_sc_dequeue(a->r.hl[i].ring, (void **)&req) == 0)
 			dp_request_free(req); /* its frame, message and hook too */
 	}
-	for (i = 0; i < a->b.port.nb_ports; i++)
-		while (a->b.port.ports[i].tx_n > 0)
-			rte_pktmbuf_free(a->b.port.ports[i].tx_buf[--a->b.port.ports[i].tx_n]);
+	for (i = 0; i < a->r.b.port.nb_ports; i++)
+		while (a->r.b.port.ports[i].tx_n > 0)
+			rte_pktmbuf_free(a->r.b.port.ports[i].tx_buf[--a->r.b.port.ports[i].tx_n]);
 }
 
 void
@@ -73,46 +73,46 @@ dp_agent_free(struct dprpc_agent *a)
 {
 	unsigned int i, in_use;
 
-	dp_ext_closing_all(&a->b);
-	dp_port_close(&a->b.port);
-	if (a->b.tx_ring != NULL)
+	dp_ext_closing_all(&a->r.b);
+	dp_port_close(&a->r.b.port);
+	if (a->r.b.tx_ring != NULL)
 		dp_drain_rings(a);
-	if (a->peers != NULL)
-		dp_fail_all_slots(a, -ESHUTDOWN, "agent shut down");
-	dp_fault_free(&a->b.ftx);
-	dp_fault_free(&a->b.frx);
-	if (a->peers != NULL)
-		for (i = 0; i < a->b.world.n; i++)
-			dp_srv_reset(a, &a->peers[i]);
-	dp_ext_free_all(&a->b);
+	if (a->r.peers != NULL)
+		dp_fail_all_slots(&a->r, -ESHUTDOWN, "agent shut down");
+	dp_fault_free(&a->r.b.ftx);
+	dp_fault_free(&a->r.b.frx);
+	if (a->r.peers != NULL)
+		for (i = 0; i < a->r.b.world.n; i++)
+			dp_srv_reset(&a->r, &a->r.peers[i]);
+	dp_ext_free_all(&a->r.b);
 	/* Their futures and response mbufs go back before the pools. */
-	dp_sync_kept_free(a);
-	for (i = 0; i < a->nb_hl; i++)
-		rte_ring_free(a->hl[i].ring);
-	rte_ring_free(a->b.tx_ring);
-	if (a->b.fpool != NULL) {
+	dp_sync_kept_free(&a->r);
+	for (i = 0; i < a->r.nb_hl; i++)
+		rte_ring_free(a->r.hl[i].ring);
+	rte_ring_free(a->r.b.tx_ring);
+	if (a->r.b.fpool != NULL) {
 		/* A future still held may be cancelled after the agent is
 		 * gone (the pool then outlives it). */
-		fut_pool_set_cancel_hook(a->b.fpool, NULL, NULL);
-		dprpc_future_pool_release(a->b.fpool);
+		fut_pool_set_cancel_hook(a->r.b.fpool, NULL, NULL);
+		dprpc_future_pool_release(a->r.b.fpool);
 	}
-	dp_req_pool_free(&a->b.rq);
-	if (a->b.own_mp) {
-		in_use = rte_mempool_in_use_count(a->b.mp);
+	dp_req_pool_free(&a->r.b.rq);
+	if (a->r.b.own_mp) {
+		in_use = rte_mempool_in_use_count(a->r.b.mp);
 		if (in_use == 0)
-			dprpc_mempool_free_idle(a->b.mp);
+			dprpc_mempool_free_idle(a->r.b.mp);
 		else
 			/* Response values still held by futures point into
 			 * these mbufs: leaking the pool is the safe choice. */
 			DP_LOG(WARNING,
 				"agent %s: %u mbufs still held (futures not put?); "
 				"mbuf pool leaked",
-				a->b.name, in_use);
+				a->r.b.name, in_use);
 	}
-	free(a->handlers);
-	dp_peers_free(a);
-	pthread_mutex_destroy(&a->reg_lock);
-	pthread_mutex_destroy(&a->sync_kept_lock);
+	free(a->r.handlers);
+	dp_peers_free(&a->r);
+	pthread_mutex_destroy(&a->r.reg_lock);
+	pthread_mutex_destroy(&a->r.sync_kept_lock);
 	dp_join_free(a);
 	dp_agent_name_drop(a);
 	free(a);
@@ -129,22 +129,23 @@ dp_lcores_launch(struct dprpc_agent *a)
 
 	/* Relaxed: rte_eal_remote_launch() hands the lcore its work through
 	 * EAL's own release/acquire pair, which publishes this store too. */
-	atomic_store_explicit(&a->b.stop, false, memory_order_relaxed);
-	for (i = 0; i < a->nb_hl; i++) {
-		if (rte_eal_remote_launch(dp_lcore_handler, &a->hl[i], a->hl[i].lcore) != 0) {
-			DP_LOG(ERR, "agent %s: cannot launch handler lcore %u", a->b.name,
-				a->hl[i].lcore);
+	atomic_store_explicit(&a->r.b.stop, false, memory_order_relaxed);
+	for (i = 0; i < a->r.nb_hl; i++) {
+		if (rte_eal_remote_launch(dp_lcore_handler, &a->r.hl[i], a->r.hl[i].lcore) != 0) {
+			DP_LOG(ERR, "agent %s: cannot launch handler lcore %u", a->r.b.name,
+				a->r.hl[i].lcore);
 			rc = -EBUSY;
 			continue;
 		}
-		a->hl[i].launched = true;
+		a->r.hl[i].launched = true;
 	}
 	if (a->io_lcore != DPRPC_LCORE_NONE) {
 		if (rte_eal_remote_launch(dp_lcore_io, a, a->io_lcore) != 0) {
-			DP_LOG(ERR, "agent %s: cannot launch io lcore %u", a->b.name, a->io_lcore);
+			DP_LOG(ERR, "agent %s: cannot launch io lcore %u", a->r.b.name,
+				a->io_lcore);
 			rc = -EBUSY;
 		} else {
-			a->b.io_launched = true;
+			a->r.b.io_launched = true;
 		}
 	}
 	return rc;
@@ -169,15 +170,15 @@ dp_lcores_stop(struct dprpc_agent *a)
 	unsigned int i;
 
 	/* Release: pairs with the acquire loads in the lcore loops. */
-	atomic_store_explicit(&a->b.stop, true, memory_order_release);
-	for (i = 0; i < a->nb_hl; i++) {
-		if (a->hl[i].launched)
-			dp_lcore_join(a->hl[i].lcore);
-		a->hl[i].launched = false;
+	atomic_store_explicit(&a->r.b.stop, true, memory_order_release);
+	for (i = 0; i < a->r.nb_hl; i++) {
+		if (a->r.hl[i].launched)
+			dp_lcore_join(a->r.hl[i].lcore);
+		a->r.hl[i].launched = false;
 	}
-	if (a->b.io_launched)
+	if (a->r.b.io_launched)
 		dp_lcore_join(a->io_lcore);
-	a->b.io_launched = false;
+	a->r.b.io_launched = false;
 }
 
 /* The requests the application keeps, deferred and unanswered: those in
@@ -188,10 +189,10 @@ dp_lcores_stop(struct dprpc_agent *a)
 static unsigned int
 dp_requests_held(struct dprpc_agent *a)
 {
-	unsigned int in_use = dp_requests_in_use(&a->b), other = dp_ext_held_all(&a->b), i;
+	unsigned int in_use = dp_requests_in_use(&a->r.b), other = dp_ext_held_all(&a->r.b), i;
 
-	for (i = 0; i < a->nb_hl; i++)
-		other += rte_ring_count(a->hl[i].ring);
+	for (i = 0; i < a->r.nb_hl; i++)
+		other += rte_ring_count(a->r.hl[i].ring);
 	return in_use > other ? in_use - other : 0;
 }
 
@@ -209,7 +210,7 @@ dprpc_agent_destroy(struct dprpc_agent *a)
 		/* Requests waiting for something that will never come (an
 		 * RRef value) are answered (-ESHUTDOWN) rather than left
 		 * deferred: the extensions counted them above. */
-		dp_ext_quiesce_all(&a->b);
+		dp_ext_quiesce_all(&a->r.b);
 		held = dp_requests_held(a);
 		if (held == 0) {
 			/* Its memif links' workers stop polling them first. */
@@ -218,15 +219,15 @@ dprpc_agent_destroy(struct dprpc_agent *a)
 			return 0;
 		}
 		/* Not expected: an extension kept more than it said. */
-		DP_LOG(ERR, "agent %s: requests still kept after quiesce", a->b.name);
+		DP_LOG(ERR, "agent %s: requests still kept after quiesce", a->r.b.name);
 	}
 	/* Deferred requests hold a pointer to the agent: refused, and the
 	 * agent left as it was, its lcores running again. */
-	DP_LOG(ERR, "agent %s: %u deferred requests unanswered, not destroyed", a->b.name, held);
+	DP_LOG(ERR, "agent %s: %u deferred requests unanswered, not destroyed", a->r.b.name, held);
 	if (dp_lcores_launch(a) != 0)
 		DP_LOG(ERR,
 			"agent %s: an lcore could not be restarted after the refused destroy; "
 			"the agent runs without it (dprpc_agent.h)",
-			a->b.name);
+			a->r.b.name);
 	return -EBUSY;
 }

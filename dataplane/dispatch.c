@@ -26,7 +26,7 @@
 #include <rte_mempool.h>
 #include <rte_ring.h>
 
-#include "dp_agent.h"
+#include "dp_rpc.h"
 #include "dp_eal.h"
 #include "dp_handler.h"
 #include "dp_msg.h"
@@ -46,7 +46,7 @@ __thread uint64_t dp_tls_bound_tsc __attribute__((tls_model("initial-exec")));
 static void
 dp_handler_returned(struct dprpc_request *req, const struct dp_handler *h, int rc)
 {
-	struct dprpc_agent *a = req->agent;
+	struct dp_rpc *a = req->rpc;
 	char msg[DPRPC_ERRMSG_MAX];
 
 	if (rc == 0) {
@@ -150,7 +150,7 @@ dp_run_handler(struct dprpc_request *req)
 /* A request object for @p (payload in place, no frame attached), or NULL
  * if the pool is empty (counted). */
 struct dprpc_request *__rte_hot
-dp_req_new(struct dprpc_agent *a, const struct dp_parsed *p)
+dp_req_new(struct dp_rpc *a, const struct dp_parsed *p)
 {
 	struct dprpc_request *req = dp_req_pool_get(&a->b.rq);
 
@@ -158,7 +158,7 @@ dp_req_new(struct dprpc_agent *a, const struct dp_parsed *p)
 		dp_count(&a->b.st.drops[DPRPC_DROP_NO_REQUEST], 1);
 		return NULL;
 	}
-	req->agent = a;
+	req->rpc = a;
 	/* Relaxed: the object is the poller's until it hands it over (a ring
 	 * or a run), which publishes this store with the rest. */
 	atomic_store_explicit(&req->state, DP_REQ_LIVE, memory_order_relaxed);
@@ -212,7 +212,7 @@ dp_hl_service(const struct dp_hlcore *hl, uint64_t now)
 	if (t != 0)
 		return t;
 	busy = dp_load_relaxed(&hl->busy_tsc);
-	return RTE_MAX(hl->agent->service_declared_tsc, busy != 0 && now > busy ? now - busy : 0);
+	return RTE_MAX(hl->rpc->service_declared_tsc, busy != 0 && now > busy ? now - busy : 0);
 }
 
 /* Requests waiting for handler lcore @hl: in its ring, and dequeued in
@@ -225,7 +225,7 @@ dp_hl_queued(const struct dp_hlcore *hl)
 }
 
 uint64_t
-dp_pool_wait_tsc(const struct dprpc_agent *a)
+dp_pool_wait_tsc(const struct dp_rpc *a)
 {
 	uint64_t wait = 0, now = rte_rdtsc();
 	unsigned int i;
@@ -236,7 +236,7 @@ dp_pool_wait_tsc(const struct dprpc_agent *a)
 }
 
 uint16_t
-dp_retry_hint(const struct dprpc_agent *a)
+dp_retry_hint(const struct dp_rpc *a)
 {
 	uint64_t us = dp_tsc_to_us(&a->b, dp_pool_wait_tsc(a));
 
@@ -249,7 +249,7 @@ dp_retry_hint(const struct dprpc_agent *a)
 static bool __rte_noinline
 dp_req_unrunnable(struct dprpc_request *req)
 {
-	struct dprpc_agent *a = req->agent;
+	struct dp_rpc *a = req->rpc;
 	char msg[DPRPC_ERRMSG_MAX];
 
 	/* Relaxed: a hint (struct dprpc_request). */
@@ -313,7 +313,7 @@ dp_req_begin(struct dprpc_request *req, uint64_t now)
  * that time as its retry-after hint (about the time the backlog needs to
  * drain), and true is returned.  @now: the TSC.  The poller. */
 static bool
-dp_inline_late(struct dprpc_agent *a, struct dprpc_request *req, uint64_t now)
+dp_inline_late(struct dp_rpc *a, struct dprpc_request *req, uint64_t now)
 {
 	uint64_t age = a->b.rx_handler_tsc, us;
 	char msg[DPRPC_ERRMSG_MAX];
@@ -345,7 +345,7 @@ dp_inline_late(struct dprpc_agent *a, struct dprpc_request *req, uint64_t now)
  * Beyond the bound it is answered -EBUSY unrun, that wait as its
  * retry-after hint, and true is returned.  The poller. */
 static bool __rte_noinline
-dp_pool_slow(struct dprpc_agent *a, struct dprpc_request *req, const struct dp_hlcore *hl)
+dp_pool_slow(struct dp_rpc *a, struct dprpc_request *req, const struct dp_hlcore *hl)
 {
 	uint64_t wait = dp_hl_queued(hl) * dp_hl_service(hl, a->b.now_tsc), us;
 	char msg[DPRPC_ERRMSG_MAX];
@@ -365,7 +365,7 @@ dp_pool_slow(struct dprpc_agent *a, struct dprpc_request *req, const struct dp_h
  * its run's time added to what the requests still queued wait behind
  * (rx_handler_tsc). */
 static void __rte_noinline __rte_hot
-dp_run_behind(struct dprpc_agent *a, struct dprpc_request *req)
+dp_run_behind(struct dp_rpc *a, struct dprpc_request *req)
 {
 	uint64_t t0 = rte_rdtsc();
 
@@ -376,7 +376,7 @@ dp_run_behind(struct dprpc_agent *a, struct dprpc_request *req)
 }
 
 uint64_t __rte_hot
-dp_req_start(struct dprpc_agent *a, struct dprpc_request *req)
+dp_req_start(struct dp_rpc *a, struct dprpc_request *req)
 {
 	const struct dp_handler *h = req->h;
 	char msg[DPRPC_ERRMSG_MAX];
@@ -433,7 +433,7 @@ dp_req_start(struct dprpc_agent *a, struct dprpc_request *req)
 int
 dp_redispatch(struct dprpc_request *req, uint32_t handler_id, const void *payload, uint32_t len)
 {
-	struct dprpc_agent *a = req->agent;
+	struct dp_rpc *a = req->rpc;
 	const struct dp_handler *h = dp_handler_find(a, handler_id);
 
 	if (h == NULL)
@@ -460,7 +460,7 @@ int
 dp_lcore_handler(void *arg)
 {
 	struct dp_hlcore *hl = arg;
-	struct dprpc_agent *a = hl->agent;
+	struct dp_rpc *a = hl->rpc;
 	struct dprpc_request *reqs[DP_RX_BURST];
 	unsigned int n, i, ran, empty = 0;
 	uint64_t t0, t1, avg;

@@ -8,9 +8,6 @@
  * (dp_rtt_sample()) are inline here: the rx demux (poll.c) runs them for
  * every response, as it did when they shared its file.
  */
-/* Before the guard: dp_agent.h includes this header at its end. */
-#include "dp_agent.h"
-
 #ifndef DP_CLIENT_H
 #define DP_CLIENT_H
 
@@ -21,6 +18,7 @@
 #include <rte_cycles.h>
 
 #include "dp_msg.h"
+#include "dp_rpc.h"
 #include "dp_server.h"
 #include "fut_internal.h"
 
@@ -74,52 +72,50 @@ struct dp_slot {
  * for @fut up to @timeout_us (0: no limit), copy its value out and put
  * it; a response longer than *@out_len is kept for the calling thread
  * when @keep (rpc_sync, dprpc_rpc_sync_take()), else released. */
-int dp_sync_finish(struct dprpc_agent *a, struct dprpc_future *fut, uint64_t timeout_us, void *out,
+int dp_sync_finish(struct dp_rpc *a, struct dprpc_future *fut, uint64_t timeout_us, void *out,
 	size_t *out_len, struct dprpc_error *err, bool keep);
 /* Frees a response's mbuf, the future's value (zero copy). */
 void dp_value_free_mbuf(void *m);
 /* Release slot @s of @peer and return the future it held (agent's ref). */
-struct dprpc_future *dp_slot_release(
-	struct dprpc_agent *a, struct dp_peer *peer, struct dp_slot *s);
+struct dprpc_future *dp_slot_release(struct dp_rpc *a, struct dp_peer *peer, struct dp_slot *s);
 /* Give a submitted request its slot and request number.  @fresh: its
  * future comes straight from dp_call() on this thread and was handed to
  * nobody yet, so it cannot have been cancelled (no check); false for a
  * call taken from tx_ring, whose caller holds the future already. */
-void dp_start_call(struct dprpc_agent *a, struct rte_mbuf *m, uint64_t now, bool fresh);
+void dp_start_call(struct dp_rpc *a, struct rte_mbuf *m, uint64_t now, bool fresh);
 /* The calls' timers, once per timer period (dp_run_timers()): resend what
  * is late, fail what timed out.  How many calls it resent or failed. */
-unsigned int dp_client_timers(struct dprpc_agent *a, uint64_t now);
-void dp_fail_all_slots(struct dprpc_agent *a, int code, const char *msg);
+unsigned int dp_client_timers(struct dp_rpc *a, uint64_t now);
+void dp_fail_all_slots(struct dp_rpc *a, int code, const char *msg);
 /* Fail every call pending towards @p with @code and @msg, and discard the
  * frames of theirs still queued (dp_tx_purge()). */
-void dp_fail_peer_slots(struct dprpc_agent *a, unsigned int p, int code, const char *msg);
+void dp_fail_peer_slots(struct dp_rpc *a, unsigned int p, int code, const char *msg);
 /* Slot @i of peer @p holds a call its caller cancelled: fail its future
  * and, if the request went out, send the server a CANCEL; with resends on
  * the slot is held (cancel) until the server answers, else freed. */
-void dp_slot_cancelled(struct dprpc_agent *a, unsigned int p, unsigned int i);
+void dp_slot_cancelled(struct dp_rpc *a, unsigned int p, unsigned int i);
 /* The agent @arg's pool hook (fut_pool_set_cancel_hook()): one of its
  * futures was cancelled.  Any thread. */
 void dp_client_cancel_kick(void *arg);
 /* After a kick: the calls whose futures were cancelled, their slots freed
  * and CANCELs sent now (dp_slot_cancelled()).  How many.  The poller. */
-unsigned int dp_client_cancels(struct dprpc_agent *a);
+unsigned int dp_client_cancels(struct dp_rpc *a);
 /* A CANCEL_ACK frame @m from the rx demux: frees the slot it names if
  * that slot still waits for it; else dropped as stale. */
-void dp_client_cancel_acked(struct dprpc_agent *a, struct rte_mbuf *m, const struct dp_parsed *p);
+void dp_client_cancel_acked(struct dp_rpc *a, struct rte_mbuf *m, const struct dp_parsed *p);
 /* Slot @s of @peer, held for its CANCEL, is answered, or no answer can
  * come: free it, its future told @outcome (enum dprpc_cancel_outcome). */
-void dp_slot_cancel_done(
-	struct dprpc_agent *a, struct dp_peer *peer, struct dp_slot *s, int outcome);
+void dp_slot_cancel_done(struct dp_rpc *a, struct dp_peer *peer, struct dp_slot *s, int outcome);
 /* A HELD frame @m from the rx demux: the server holds the call it names
  * and expects to answer it in p->budget microseconds (one naming no
  * pending call came late: ignored); consumes @m. */
-void dp_client_held(struct dprpc_agent *a, struct rte_mbuf *m, const struct dp_parsed *p);
+void dp_client_held(struct dp_rpc *a, struct rte_mbuf *m, const struct dp_parsed *p);
 /* @p's incarnation was just learnt: send the requests parked for it. */
-void dp_client_unpark(struct dprpc_agent *a, unsigned int p);
+void dp_client_unpark(struct dp_rpc *a, unsigned int p);
 
 /* progress.c: fail every started call past its expiry, at @now (the last
  * tick older than stall_tsc: dp_expire_stalled()).  Any thread. */
-void dp_expire_stalled_scan(struct dprpc_agent *a, uint64_t now);
+void dp_expire_stalled_scan(struct dp_rpc *a, uint64_t now);
 
 /* A waiter that finds the poll flag held (or an io lcore polling) fails
  * the calls past their expiry itself when the poller stalls (progress.c
@@ -127,7 +123,7 @@ void dp_expire_stalled_scan(struct dprpc_agent *a, uint64_t now);
  * (dp_progress()), as it did when this shared the poll loop's file.  Any
  * thread. */
 static inline void
-dp_expire_stalled(struct dprpc_agent *a)
+dp_expire_stalled(struct dp_rpc *a)
 {
 	uint64_t now = rte_rdtsc();
 
@@ -141,7 +137,7 @@ dp_expire_stalled(struct dprpc_agent *a)
  * CANCEL_ACK): it is not silent, and the calls it took before are not
  * lost (dp_slot_lost()). */
 static inline void
-dp_peer_answered(struct dprpc_agent *a, struct dp_peer *peer, uint32_t req_num)
+dp_peer_answered(struct dp_rpc *a, struct dp_peer *peer, uint32_t req_num)
 {
 	if ((int32_t)(req_num - peer->ans_req) > 0)
 		peer->ans_req = req_num;
@@ -151,9 +147,9 @@ dp_peer_answered(struct dprpc_agent *a, struct dp_peer *peer, uint32_t req_num)
 /* A round-trip sample @r of @peer: the adaptive resend timeout (RFC 6298,
  * see client.c). */
 static inline void
-dp_rtt_sample(struct dprpc_agent *a, struct dp_peer *peer, uint64_t r)
+dp_rtt_sample(struct dp_rpc *a, struct dp_peer *peer, uint64_t r)
 {
-	/* Relaxed: only the poller writes them (dp_agent.h). */
+	/* Relaxed: only the poller writes them (dp_rpc.h). */
 	uint64_t srtt = dp_load_relaxed(&peer->srtt_tsc);
 	uint64_t d, rto;
 
@@ -175,7 +171,7 @@ dp_rtt_sample(struct dprpc_agent *a, struct dp_peer *peer, uint64_t r)
  * it (the response's budget field, dp_wire.h), so that the resend timeout
  * measures the path, not the server's queue. */
 static inline uint64_t
-dp_rtt_of(const struct dprpc_agent *a, const struct dp_parsed *p, uint64_t elapsed)
+dp_rtt_of(const struct dp_rpc *a, const struct dp_parsed *p, uint64_t elapsed)
 {
 	uint64_t held;
 
@@ -190,12 +186,12 @@ dp_rtt_of(const struct dprpc_agent *a, const struct dp_parsed *p, uint64_t elaps
  * rewritten to name the handler, when this process knows the name
  * (client.c).  The failure path only. */
 void dp_unknown_handler_msg(
-	const struct dprpc_agent *a, unsigned int src, uint32_t id, char *msg, size_t cap);
+	const struct dp_rpc *a, unsigned int src, uint32_t id, char *msg, size_t cap);
 
 /* A response frame from the rx demux: a single-frame response completes
  * its call; a multi-frame one's frames go to its reassembly. */
 static inline void
-dp_handle_response(struct dprpc_agent *a, struct rte_mbuf *m, const struct dp_parsed *p)
+dp_handle_response(struct dp_rpc *a, struct rte_mbuf *m, const struct dp_parsed *p)
 {
 	struct dp_peer *peer = &a->peers[p->src];
 	struct dprpc_future *fut;

@@ -19,7 +19,7 @@
 
 #include <dprpc/dprpc_rpc.h>
 
-struct dprpc_agent;
+struct dp_rpc;
 struct dp_parsed;
 struct rte_ring;
 
@@ -37,7 +37,7 @@ struct dp_handler {
 };
 
 struct dp_hlcore {
-	struct dprpc_agent *agent;
+	struct dp_rpc *rpc;
 	unsigned int lcore;
 	struct rte_ring *ring; /* SP (poller) / SC (this lcore) */
 	/* Mean time one request took on this lcore, in TSC cycles, an EWMA
@@ -57,19 +57,19 @@ struct dp_hlcore {
 
 /* A request object for @p (payload in place, no frame attached), or NULL
  * if the pool is empty (counted). */
-struct dprpc_request *dp_req_new(struct dprpc_agent *a, const struct dp_parsed *p);
+struct dprpc_request *dp_req_new(struct dp_rpc *a, const struct dp_parsed *p);
 /* Run @req's handler inline or queue it to the pool, or answer that there
  * is no such handler or no room.  Queued to a handler lcore: about how
  * long it will wait there and run (TSC; 0 while the lcore's service time
  * is unknown); else 0. */
-uint64_t dp_req_start(struct dprpc_agent *a, struct dprpc_request *req);
+uint64_t dp_req_start(struct dp_rpc *a, struct dprpc_request *req);
 /* The name this process last computed handler id @id of
  * (dprpc_handler_id()), into @name: false if none is known.  Any thread;
  * takes a lock: for failure paths. */
 bool dp_handler_name(uint32_t id, char *name, size_t cap);
 /* True if @id is a handler an extension registered here (internal): the
  * calls and requests an agent refusing calls still lets through. */
-bool dp_handler_internal(const struct dprpc_agent *a, uint32_t id);
+bool dp_handler_internal(const struct dp_rpc *a, uint32_t id);
 /* The library's own error answer to @req (no handler, a failed handler, a
  * full pool): released unanswered if no mbuf can be had (counted).  False,
  * doing nothing, if @req was answered already. */
@@ -100,11 +100,11 @@ extern __thread uint64_t dp_tls_bound_tsc __attribute__((tls_model("initial-exec
  * they run, in TSC cycles: requests times each lcore's service time
  * (dp_hl_service()), spread over the lcores.  Any thread (an estimate:
  * relaxed loads and ring counts). */
-uint64_t dp_pool_wait_tsc(const struct dprpc_agent *a);
+uint64_t dp_pool_wait_tsc(const struct dp_rpc *a);
 /* The retry-after hint of an overload answer (encoded as a budget,
  * dp_wire.h): dp_pool_wait_tsc(), at least DP_RETRY_MIN_US.  Any
  * thread. */
 #define DP_RETRY_MIN_US 100
-uint16_t dp_retry_hint(const struct dprpc_agent *a);
+uint16_t dp_retry_hint(const struct dp_rpc *a);
 
 #endif /* DP_HANDLER_H */

@@ -14,7 +14,7 @@
 #include <stdint.h>
 #include <stdio.h>
 
-#include "dp_agent.h"
+#include "dp_rpc.h"
 #include "dp_client.h"
 #include "dp_server.h"
 
@@ -24,28 +24,28 @@ uint64_t dp_new_session(void);
  * the id handed out just before is changed all the same).  Any thread. */
 void dp_set_next_session(uint64_t id);
 /* Send a CONTROL frame (@op) to worker @to. */
-void dp_send_control(struct dprpc_agent *a, unsigned int to, enum dp_ctrl_op op);
+void dp_send_control(struct dp_rpc *a, unsigned int to, enum dp_ctrl_op op);
 /* Send @to a CONTROL frame @op (with @flags and @budget) naming the call
  * on @slot, request @req_num: a CANCEL, a CANCEL_ACK or a HELD. */
-void dp_send_slot_ctrl(struct dprpc_agent *a, unsigned int to, uint16_t slot, uint32_t req_num,
+void dp_send_slot_ctrl(struct dp_rpc *a, unsigned int to, uint16_t slot, uint32_t req_num,
 	enum dp_ctrl_op op, uint16_t flags, uint16_t budget);
 /* Tell @to that our call on @slot, request @req_num, was cancelled (a
  * CONTROL frame, DP_CTRL_CANCEL), once, wanting no answer. */
-void dp_send_cancel(struct dprpc_agent *a, unsigned int to, uint16_t slot, uint32_t req_num);
+void dp_send_cancel(struct dp_rpc *a, unsigned int to, uint16_t slot, uint32_t req_num);
 /* Ask peer @p for its incarnation (a PING, counted in keepalives) unless
  * one went less than @interval TSC ago: calls wait for its answer. */
-void dp_hello(struct dprpc_agent *a, unsigned int p, uint64_t now, uint64_t interval);
+void dp_hello(struct dp_rpc *a, unsigned int p, uint64_t now, uint64_t interval);
 /* A frame from @p->src addressed to another incarnation of ours (or to
  * none): dropped (wrong_incarnation); a request is answered by a PONG. */
-void dp_wrong_incarnation(struct dprpc_agent *a, struct rte_mbuf *m, const struct dp_parsed *p);
+void dp_wrong_incarnation(struct dp_rpc *a, struct rte_mbuf *m, const struct dp_parsed *p);
 /* Answer @src, which addressed us by another incarnation, with a PONG
  * (our incarnation), at most once per timer period. */
-void dp_nudge(struct dprpc_agent *a, unsigned int src);
+void dp_nudge(struct dp_rpc *a, unsigned int src);
 /* Keep-alives and peer time-outs, once per timer period (dp_run_timers()). */
-void dp_liveness(struct dprpc_agent *a, uint64_t now);
+void dp_liveness(struct dp_rpc *a, uint64_t now);
 /* Worker @p left the world (its LEAVE, rendezvous.c): forgotten, not
  * declared down. */
-void dp_peer_left(struct dprpc_agent *a, unsigned int p);
+void dp_peer_left(struct dp_rpc *a, unsigned int p);
 
 /* Whether @s is one of @peer's incarnations before its current one. */
 static inline bool
@@ -82,7 +82,7 @@ dp_peer_addressable(struct dp_peer *peer)
  * frame is involved, so no single lost frame can defeat it.
  */
 static inline bool
-dp_check_session(struct dprpc_agent *a, const struct dp_parsed *p)
+dp_check_session(struct dp_rpc *a, const struct dp_parsed *p)
 {
 	struct dp_peer *peer = &a->peers[p->src];
 	char msg[DPRPC_ERRMSG_MAX];
@@ -117,7 +117,7 @@ dp_check_session(struct dprpc_agent *a, const struct dp_parsed *p)
 
 /* A frame came from peer @p: it is up. */
 static inline void
-dp_peer_heard(struct dprpc_agent *a, unsigned int p)
+dp_peer_heard(struct dp_rpc *a, unsigned int p)
 {
 	struct dp_peer *peer = &a->peers[p];
 	/* Relaxed, here and below: the poller is the only writer of state,
@@ -136,7 +136,7 @@ dp_peer_heard(struct dprpc_agent *a, unsigned int p)
 	if (was == DPRPC_PEER_DOWN)
 		dp_ext_peer_event(&a->b, p, DP_PEER_EV_UP);
 	if (was == DPRPC_PEER_DOWN && a->peer_event != NULL)
-		a->peer_event(a, p, true, a->peer_event_arg);
+		a->peer_event(dp_agent_handle(&a->b), p, true, a->peer_event_arg);
 }
 
 #endif /* DP_LIVENESS_H */

@@ -49,10 +49,6 @@
  * Everything here runs on the poller, but dp_txmsg_new(), dp_carrier_new()
  * and dp_txmsg_put() (any thread).
  */
-/* Before the guard: dp_agent.h includes this header (through dp_client.h)
- * at its end. */
-#include "dp_agent.h"
-
 #ifndef DP_MSG_H
 #define DP_MSG_H
 
@@ -61,6 +57,7 @@
 
 #include <rte_mbuf.h>
 
+#include "dp_rpc.h"
 #include "dp_wire.h"
 
 #define DP_FRAG DPRPC_MAX_FRAME_PAYLOAD
@@ -100,42 +97,40 @@ struct dp_rxmsg {
 
 /* msg_tx.c */
 /* A message of @len bytes gathered from @cnt buffers. */
-struct dp_txmsg *dp_txmsg_new(const struct dprpc_agent *a, const struct dp_hdr_fields *f,
+struct dp_txmsg *dp_txmsg_new(const struct dp_rpc *a, const struct dp_hdr_fields *f,
 	const struct iovec *iov, unsigned int cnt, uint32_t len);
 void dp_txmsg_put(struct dp_txmsg *t);
-struct rte_mbuf *dp_carrier_new(struct dprpc_agent *a, struct dp_txmsg *t);
+struct rte_mbuf *dp_carrier_new(struct dp_rpc *a, struct dp_txmsg *t);
 /* Start a multi-frame call on slot @s: its frames go out at once, or, for
  * a parked slot, from dp_msg_send_parked() once the peer is heard from. */
-void dp_msg_start_call(struct dprpc_agent *a, struct dp_slot *s, struct dp_txmsg *t);
-void dp_msg_send_parked(struct dprpc_agent *a, struct dp_slot *s);
-void dp_msg_start_response(struct dprpc_agent *a, struct dp_txmsg *t);
-void dp_msg_rx_ack(struct dprpc_agent *a, struct rte_mbuf *m, const struct dp_parsed *p);
-void dp_msg_resend(struct dprpc_agent *a, unsigned int to, struct dp_slot *s);
-bool dp_msg_resend_response(struct dprpc_agent *a, unsigned int from, uint16_t slot);
-void dp_msg_slot_clear(struct dprpc_agent *a, struct dp_slot *s);
-void dp_self_fail(
-	struct dprpc_agent *a, uint16_t slot, uint32_t req_num, int code, const char *why);
+void dp_msg_start_call(struct dp_rpc *a, struct dp_slot *s, struct dp_txmsg *t);
+void dp_msg_send_parked(struct dp_rpc *a, struct dp_slot *s);
+void dp_msg_start_response(struct dp_rpc *a, struct dp_txmsg *t);
+void dp_msg_rx_ack(struct dp_rpc *a, struct rte_mbuf *m, const struct dp_parsed *p);
+void dp_msg_resend(struct dp_rpc *a, unsigned int to, struct dp_slot *s);
+bool dp_msg_resend_response(struct dp_rpc *a, unsigned int from, uint16_t slot);
+void dp_msg_slot_clear(struct dp_rpc *a, struct dp_slot *s);
+void dp_self_fail(struct dp_rpc *a, uint16_t slot, uint32_t req_num, int code, const char *why);
 
 /* msg_rx.c */
 void dp_rxmsg_free(void *r);
-void dp_msg_rx_request(struct dprpc_agent *a, struct rte_mbuf *m, const struct dp_parsed *p);
+void dp_msg_rx_request(struct dp_rpc *a, struct rte_mbuf *m, const struct dp_parsed *p);
 void dp_msg_rx_response(
-	struct dprpc_agent *a, struct dp_slot *s, struct rte_mbuf *m, const struct dp_parsed *p);
+	struct dp_rpc *a, struct dp_slot *s, struct rte_mbuf *m, const struct dp_parsed *p);
 /* Free what server slot @e of @peer holds (kept response, messages) and
  * mark it EMPTY; its req_num stays. */
-void dp_msg_srv_clear(struct dprpc_agent *a, struct dp_peer *peer, struct dp_srv_slot *e);
+void dp_msg_srv_clear(struct dp_rpc *a, struct dp_peer *peer, struct dp_srv_slot *e);
 /* Complete the call on slot @s of @peer with a whole response. */
-void dp_msg_complete(struct dprpc_agent *a, struct dp_peer *peer, struct dp_slot *s,
-	unsigned int src, uint32_t status, uint8_t *buf, uint32_t len, void (*free_fn)(void *),
-	void *arg);
+void dp_msg_complete(struct dp_rpc *a, struct dp_peer *peer, struct dp_slot *s, unsigned int src,
+	uint32_t status, uint8_t *buf, uint32_t len, void (*free_fn)(void *), void *arg);
 /* Acknowledge frames of a message of @of_type (or ask for an ACK, with
  * DP_ACK_PROBE in @flags): nothing to ourselves or without an mbuf. */
-void dp_send_ack(struct dprpc_agent *a, unsigned int to, uint8_t of_type, uint16_t slot,
+void dp_send_ack(struct dp_rpc *a, unsigned int to, uint8_t of_type, uint16_t slot,
 	uint32_t req_num, uint32_t cum, uint32_t hi, uint32_t n, uint16_t flags);
 
 /* Messages held by slots, up or down by @d. */
 static inline void
-dp_msgs_live(struct dprpc_agent *a, int d)
+dp_msgs_live(struct dp_rpc *a, int d)
 {
 	dp_count(&a->b.st.msgs_live, (uint64_t)(int64_t)d);
 }

@@ -15,7 +15,7 @@
 
 #include <rte_mbuf.h>
 
-#include "dp_agent.h"
+#include "dp_rpc.h"
 #include "dp_client.h"
 #include "dp_liveness.h"
 #include "dp_msg.h"
@@ -47,7 +47,7 @@ dp_align_payload(struct dp_parsed *p)
  * message's ACK, a stream's frames, a response or a request.  Consumes
  * @m. */
 static __rte_always_inline void
-dp_rpc_rx(struct dprpc_agent *a, struct rte_mbuf *m, struct dp_parsed *p)
+dp_rpc_rx(struct dp_rpc *a, struct rte_mbuf *m, struct dp_parsed *p)
 {
 	if (unlikely(p->type == DP_FRAME_CONTROL)) {
 		if (p->handler_id == DP_CTRL_CANCEL_ACK) {
@@ -84,9 +84,9 @@ dp_rpc_rx(struct dprpc_agent *a, struct rte_mbuf *m, struct dp_parsed *p)
 
 /* A frame in several segments or shared with its sender, made private
  * (rx.c); NULL if none can be had (counted). */
-struct rte_mbuf *dp_rx_private(struct dprpc_agent *a, struct rte_mbuf *m);
+struct rte_mbuf *dp_rx_private(struct dp_rpc *a, struct rte_mbuf *m);
 /* A frame addressed to ourselves (a call to self, its reply, a message's
  * frame), received without the wire: parsed and demuxed as if received. */
-void dp_rx_local(struct dprpc_agent *a, struct rte_mbuf *m);
+void dp_rx_local(struct dp_rpc *a, struct rte_mbuf *m);
 
 #endif /* DP_RX_H */

@@ -7,14 +7,13 @@
  * dp_kept, dp_keep(), dp_kept_send(), dp_kept_clear()) serve the client's
  * requests too.  Poller only.
  */
-/* Before the guard: dp_agent.h includes this header at its end. */
-#include "dp_agent.h"
-
 #ifndef DP_SERVER_H
 #define DP_SERVER_H
 
 #include <stdbool.h>
 #include <stdint.h>
+
+#include "dp_rpc.h"
 
 /*
  * A frame kept to be sent again (a client's request until its response, a
@@ -77,14 +76,14 @@ dp_keep_fits(const struct rte_mbuf *m)
  * these, so the counts are exact at any time.
  */
 static inline void
-dp_srv_kept_add(struct dprpc_agent *a, struct dp_peer *peer, int d)
+dp_srv_kept_add(struct dp_rpc *a, struct dp_peer *peer, int d)
 {
 	peer->srv_kept += (unsigned int)d;
 	dp_count(&a->b.st.kept_mbufs, (uint64_t)(int64_t)d);
 }
 
 static inline void
-dp_srv_bytes_add(struct dprpc_agent *a, struct dp_peer *peer, int64_t d)
+dp_srv_bytes_add(struct dp_rpc *a, struct dp_peer *peer, int64_t d)
 {
 	peer->srv_bytes += (uint64_t)d;
 	dp_count(&a->b.st.msg_bytes, (uint64_t)d);
@@ -92,7 +91,7 @@ dp_srv_bytes_add(struct dprpc_agent *a, struct dp_peer *peer, int64_t d)
 
 /* May another response to @peer be kept by reference? */
 static inline bool
-dp_srv_may_keep_mbuf(const struct dprpc_agent *a, const struct dp_peer *peer)
+dp_srv_may_keep_mbuf(const struct dp_rpc *a, const struct dp_peer *peer)
 {
 	/* Relaxed: the poller's own writes, read back (struct dp_stats, and
 	 * state in struct dp_peer). */
@@ -124,12 +123,12 @@ struct dp_srv_slot *dp_srv_slot(struct dp_peer *peer, uint16_t slot);
  * which leaves it as it was. */
 int dp_srv_grow(struct dp_peer *peer, unsigned int cap);
 /* Clear what the server keeps for @peer (it restarted, or the agent goes). */
-void dp_srv_reset(struct dprpc_agent *a, struct dp_peer *peer);
+void dp_srv_reset(struct dp_rpc *a, struct dp_peer *peer);
 /* Peer @p was declared down: free the responses kept for it and the
  * requests it left half received, keeping its slots' at-most-once state
  * (a resend is answered -ENODATA or -ENOBUFS). */
-void dp_srv_reclaim(struct dprpc_agent *a, unsigned int p);
-bool dp_srv_over_budget_exact(const struct dprpc_agent *a, const struct dp_peer *peer,
+void dp_srv_reclaim(struct dp_rpc *a, unsigned int p);
+bool dp_srv_over_budget_exact(const struct dp_rpc *a, const struct dp_peer *peer,
 	const struct dp_srv_slot *e, uint64_t need);
 
 /* True if a new request of @len message bytes (0: a single-frame one,
@@ -138,8 +137,8 @@ bool dp_srv_over_budget_exact(const struct dprpc_agent *a, const struct dp_peer 
  * holdings the request would free), is over the budgets: it must be
  * refused (dp_srv_refuse()).  Inline: every request from a peer asks. */
 static inline bool
-dp_srv_over_budget(const struct dprpc_agent *a, const struct dp_peer *peer,
-	const struct dp_srv_slot *e, uint32_t len)
+dp_srv_over_budget(const struct dp_rpc *a, const struct dp_peer *peer, const struct dp_srv_slot *e,
+	uint32_t len)
 {
 	uint64_t need = len > 0 ? len : 1;
 
@@ -154,20 +153,20 @@ dp_srv_over_budget(const struct dprpc_agent *a, const struct dp_peer *peer,
  * takes its req_num and keeps, and sends, the error answer @code
  * (negative errno) with @msg and the retry-after hint @hint (encoded as a
  * budget, 0: none), which its resends get too. */
-void dp_srv_refuse(struct dprpc_agent *a, struct dp_peer *peer, struct dp_srv_slot *e,
+void dp_srv_refuse(struct dp_rpc *a, struct dp_peer *peer, struct dp_srv_slot *e,
 	const struct dp_parsed *p, int code, const char *msg, uint16_t hint);
 /* A response of @e (handler @handler_id) that could not be kept by
  * reference (over the budgets, or its caller declared down): counted in
  * keeps_refused, the error -ENODATA kept for a resend instead. */
 void dp_srv_keep_refused(
-	struct dprpc_agent *a, struct dp_peer *peer, struct dp_srv_slot *e, uint32_t handler_id);
+	struct dp_rpc *a, struct dp_peer *peer, struct dp_srv_slot *e, uint32_t handler_id);
 /* Keep the error answer @code (negative errno) with @msg in @e's area,
  * instead of a response: e->resp must hold no mbuf. */
 void dp_srv_keep_error(struct dp_peer *peer, struct dp_srv_slot *e, uint32_t handler_id, int code,
 	const char *msg);
-void dp_keep_response(struct dprpc_agent *a, struct rte_mbuf *m, const struct dp_wire_hdr *h);
+void dp_keep_response(struct dp_rpc *a, struct rte_mbuf *m, const struct dp_wire_hdr *h);
 void dp_keep(struct dp_kept *k, uint8_t *area, struct rte_mbuf *m);
-bool dp_kept_send(struct dprpc_agent *a, const struct dp_kept *k, const uint8_t *area, uint8_t type,
+bool dp_kept_send(struct dp_rpc *a, const struct dp_kept *k, const uint8_t *area, uint8_t type,
 	unsigned int to, uint16_t slot, uint32_t req_num, uint16_t budget);
 void dp_kept_free_mbuf(struct dp_kept *k);
 
@@ -184,16 +183,16 @@ dp_kept_clear(struct dp_kept *k)
 /* A CANCEL frame @p from a caller: a request of its still being received
  * is dropped (kept answer -ECANCELED), one queued, running or deferred is
  * flagged (dprpc_request_cancelled(); a queued one is dropped unrun). */
-void dp_srv_cancel(struct dprpc_agent *a, const struct dp_parsed *p);
+void dp_srv_cancel(struct dp_rpc *a, const struct dp_parsed *p);
 /* Peer @p was declared down or restarted: flag every request of its that
  * this agent still holds as cancelled. */
-void dp_srv_cancel_all(struct dprpc_agent *a, unsigned int p);
+void dp_srv_cancel_all(struct dp_rpc *a, unsigned int p);
 /* @e's request object if it still is the RUNNING request of @e, slot
  * @slot of peer @p (it may have been answered and reused since); NULL
  * otherwise. */
 struct dprpc_request *dp_srv_live_req(
-	struct dprpc_agent *a, unsigned int p, unsigned int slot, struct dp_srv_slot *e);
+	struct dp_rpc *a, unsigned int p, unsigned int slot, struct dp_srv_slot *e);
 /* A request frame from the rx demux: at most once, then to its handler. */
-void dp_dispatch_request(struct dprpc_agent *a, struct rte_mbuf *m, const struct dp_parsed *p);
+void dp_dispatch_request(struct dp_rpc *a, struct rte_mbuf *m, const struct dp_parsed *p);
 
 #endif /* DP_SERVER_H */

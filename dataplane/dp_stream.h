@@ -45,7 +45,7 @@
 
 #include <dprpc/dprpc_stream.h>
 
-#include "dp_agent.h"
+#include "dp_rpc.h"
 
 /* The server's state of one stream, in its server slot (poller only). */
 struct dp_srv_stream {
@@ -65,7 +65,7 @@ struct dprpc_stream {
 	/* The slot's (or its request frame's, on the way to the slot) and
 	 * the iterator's.  acq_rel: the last one frees. */
 	_Atomic uint32_t refs;
-	struct dprpc_agent *a;
+	struct dp_rpc *a;
 	dprpc_chunk_fn on_chunk; /* NULL: an iterator */
 	void *arg;
 	struct dprpc_future *fut; /* an iterator: the application's reference */
@@ -120,7 +120,7 @@ dp_stream_field(struct rte_mbuf *m)
 
 /* call.c: dprpc_rpc_async_id() for a stream call of @st (NULL: an
  * ordinary call); a frame that goes carries a reference to @st. */
-struct dprpc_future *dp_call(struct dprpc_agent *a, unsigned int to, uint32_t handler_id,
+struct dprpc_future *dp_call(struct dp_rpc *a, unsigned int to, uint32_t handler_id,
 	const void *data, size_t len, uint64_t timeout_us, struct dprpc_stream *st);
 
 /* stream_rx.c (the caller) */
@@ -146,27 +146,27 @@ int dp_stream_look(struct dprpc_stream *s, const void **data, size_t *len);
 void dp_stream_park(struct dprpc_stream *s, uint64_t deadline);
 /* Slot @s is released: free what the poller holds of its stream, drop
  * the slot's reference. */
-void dp_stream_slot_clear(struct dprpc_agent *a, struct dp_slot *s);
+void dp_stream_slot_clear(struct dp_rpc *a, struct dp_slot *s);
 /* A CHUNK or STREAM_ACK frame from the rx demux. */
-void dp_stream_rx(struct dprpc_agent *a, struct rte_mbuf *m, const struct dp_parsed *p);
+void dp_stream_rx(struct dp_rpc *a, struct rte_mbuf *m, const struct dp_parsed *p);
 /* The timer of slot @i of peer @p, a stream: grant what the iterator
  * consumed; once started, probe instead of resending the request.  True
  * if it probed (the slot's resend is done for this tick). */
-bool dp_stream_timer(struct dprpc_agent *a, unsigned int p, unsigned int i, uint64_t now);
+bool dp_stream_timer(struct dp_rpc *a, unsigned int p, unsigned int i, uint64_t now);
 
 /* stream_tx.c (the server) */
 /* A stream request @p on server slot @e: its state, NULL if no memory. */
-struct dp_srv_stream *dp_stream_srv_new(const struct dprpc_agent *a, const struct dp_parsed *p);
+struct dp_srv_stream *dp_stream_srv_new(const struct dp_rpc *a, const struct dp_parsed *p);
 /* Free @e's stream: its kept frames, its state. */
-void dp_stream_srv_free(struct dprpc_agent *a, struct dp_peer *peer, struct dp_srv_slot *e);
+void dp_stream_srv_free(struct dp_rpc *a, struct dp_peer *peer, struct dp_srv_slot *e);
 /* A CHUNK frame to stage: kept in its stream, or discarded if the stream
  * is gone (cancelled, reset). */
-void dp_stream_stage(struct dprpc_agent *a, struct rte_mbuf *m, const struct dp_wire_hdr *h);
+void dp_stream_stage(struct dp_rpc *a, struct rte_mbuf *m, const struct dp_wire_hdr *h);
 /* Send a chunk of @len bytes of @data on @req's stream: 0, -EAGAIN (the
  * window is full; counted in stream_window_full with @count), or another
  * -errno.  Any thread that holds the request. */
 int dp_stream_send(struct dprpc_request *req, const void *data, size_t len, bool count);
 /* A STREAM_ACK from the caller. */
-void dp_stream_rx_ack(struct dprpc_agent *a, struct rte_mbuf *m, const struct dp_parsed *p);
+void dp_stream_rx_ack(struct dp_rpc *a, struct rte_mbuf *m, const struct dp_parsed *p);
 
 #endif /* DP_STREAM_H */

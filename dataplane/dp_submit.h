@@ -17,19 +17,19 @@
 #include <stdbool.h>
 #include <stdint.h>
 
-#include "dp_agent.h"
+#include "dp_rpc.h"
 #include "dp_stage.h"
 
-int dp_submit(struct dprpc_agent *a, struct rte_mbuf *m, bool must);
-unsigned int dp_drain_tx_ring(struct dprpc_agent *a);
-void dp_stage_tx(struct dprpc_agent *a, struct rte_mbuf *m);
+int dp_submit(struct dp_rpc *a, struct rte_mbuf *m, bool must);
+unsigned int dp_drain_tx_ring(struct dp_rpc *a);
+void dp_stage_tx(struct dp_rpc *a, struct rte_mbuf *m);
 /* Whether a frame staged earlier must not go out any more: addressed to an
  * incarnation of its peer that is gone, or a request whose call has ended
  * (failed as its peer went down, or restarted).  CONTROL frames always go. */
-bool dp_tx_stale(struct dprpc_agent *a, struct rte_mbuf *m);
+bool dp_tx_stale(struct dp_rpc *a, struct rte_mbuf *m);
 /* Discard the stale frames for peer @p still in tx_buf or held by the
  * transmit faults (dp_fail_peer_slots()). */
-void dp_tx_purge(struct dprpc_agent *a, unsigned int p);
+void dp_tx_purge(struct dp_rpc *a, unsigned int p);
 /* Register the mbuf dynamic fields in which every submitted frame carries
  * its struct dp_call_meta (dp_meta_offset, dp_meta()) and a stream call's
  * request frame its stream (dp_stream_offset): 0 or -rte_errno.

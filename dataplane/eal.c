@@ -22,9 +22,11 @@
 #include <rte_errno.h>
 #include <rte_lcore.h>
 
-#include "dp_agent.h"
+#include <dprpc/dprpc_agent.h>
+
 #include "dp_eal.h"
 #include "dp_intr.h"
+#include "dp_log.h"
 #include "dprpc_lcore.h"
 
 RTE_LOG_REGISTER(dp_logtype, dprpc.dataplane, INFO);

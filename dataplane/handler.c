@@ -26,7 +26,7 @@
 #include <rte_mempool.h>
 #include <rte_ring.h>
 
-#include "dp_agent.h"
+#include "dp_rpc.h"
 #include "dp_eal.h"
 #include "dp_handler.h"
 #include "dp_msg.h"
@@ -119,7 +119,7 @@ dprpc_handler_id(const char *name)
 }
 
 bool
-dp_handler_internal(const struct dprpc_agent *a, uint32_t id)
+dp_handler_internal(const struct dp_rpc *a, uint32_t id)
 {
 	const struct dp_handler *h = dp_handler_find(a, id);
 
@@ -130,9 +130,10 @@ dp_handler_internal(const struct dprpc_agent *a, uint32_t id)
 #define DP_RESERVED_PREFIX "dprpc."
 
 int
-dp_register(struct dprpc_agent *a, const char *name, dprpc_handler_t fn, void *arg,
+dp_register(struct dprpc_agent *agent, const char *name, dprpc_handler_t fn, void *arg,
 	enum dprpc_handler_mode mode, bool internal)
 {
+	struct dp_rpc *a = dp_rpc_of(agent);
 	unsigned int b, i;
 	uint32_t id;
 	size_t len;
@@ -184,8 +185,8 @@ dp_register(struct dprpc_agent *a, const char *name, dprpc_handler_t fn, void *a
 }
 
 int
-dprpc_register(struct dprpc_agent *a, const char *name, dprpc_handler_t fn, void *arg,
+dprpc_register(struct dprpc_agent *agent, const char *name, dprpc_handler_t fn, void *arg,
 	enum dprpc_handler_mode mode)
 {
-	return dp_register(a, name, fn, arg, mode, false);
+	return dp_register(agent, name, fn, arg, mode, false);
 }

@@ -63,8 +63,8 @@
 #include <rte_interrupts.h>
 #include <rte_lcore.h>
 
-#include "dp_agent.h"
 #include "dp_intr.h"
+#include "dp_log.h"
 
 /* How long to wait for the interrupt thread before giving the job back
  * (it runs a callback within microseconds; this is for a thread that

@@ -56,28 +56,28 @@ dp_join_send(struct dprpc_agent *a, const uint8_t *tmpl, uint16_t dst, uint64_t 
 {
 	struct dp_hdr_fields f = {
 		.type = DP_FRAME_CONTROL,
-		.src = a->b.rank,
+		.src = a->r.b.rank,
 		.dst = dst,
-		.session = a->b.session,
+		.session = a->r.b.session,
 		.dst_session = dst_session,
 		.handler_id = op,
 	};
-	struct rte_mbuf *m = rte_pktmbuf_alloc(a->b.mp);
+	struct rte_mbuf *m = rte_pktmbuf_alloc(a->r.b.mp);
 	uint8_t *frame;
 
 	if (m == NULL) {
-		dp_count(&a->b.st.tx_dropped, 1); /* resent with the next round */
+		dp_count(&a->r.b.st.tx_dropped, 1); /* resent with the next round */
 		return;
 	}
 	frame = (uint8_t *)rte_pktmbuf_append(m, DP_HDRS_LEN + len);
 	if (frame == NULL) {
 		rte_pktmbuf_free(m);
-		dp_count(&a->b.st.tx_dropped, 1);
+		dp_count(&a->r.b.st.tx_dropped, 1);
 		return;
 	}
 	dp_frame_write(frame, tmpl, &f, payload, len);
 	dp_meta_plain(m);
-	dp_stage_out(&a->b, m);
+	dp_stage_out(&a->r.b, m);
 }
 
 /* To member @r. */
@@ -85,7 +85,7 @@ void
 dp_join_send_member(struct dprpc_agent *a, unsigned int r, enum dp_ctrl_op op,
 	const struct dp_join_msg *msg, uint32_t len)
 {
-	dp_join_send(a, a->peers[r].tmpl, (uint16_t)r, a->peers[r].session, op, msg, len);
+	dp_join_send(a, a->r.peers[r].tmpl, (uint16_t)r, a->r.peers[r].session, op, msg, len);
 }
 
 /* The joiner: a page of members, or the refusal. */
@@ -101,12 +101,12 @@ dp_join_ack_rx(struct dprpc_agent *a, const struct dp_parsed *p, const struct dp
 	int status = rte_be_to_cpu_16(q->status);
 
 	if (!atomic_load_explicit(&j->active, memory_order_acquire) ||
-		p->dst_session != a->b.session || a->b.world.n != 0 ||
+		p->dst_session != a->r.b.session || a->r.b.world.n != 0 ||
 		/* Relaxed: only the poller stores status while active; this
 		 * is the poller reading its own store. */
 		atomic_load_explicit(&j->status, memory_order_relaxed) != 0 ||
 		p->payload_len != sizeof(*q) + count * (sizeof(*ents) + 1)) {
-		dp_count(&a->b.st.drops[DPRPC_DROP_FOREIGN], 1);
+		dp_count(&a->r.b.st.drops[DPRPC_DROP_FOREIGN], 1);
 		return;
 	}
 	if (status != 0) {
@@ -114,7 +114,7 @@ dp_join_ack_rx(struct dprpc_agent *a, const struct dp_parsed *p, const struct dp
 		atomic_store_explicit(&j->status, -status, memory_order_release);
 		return;
 	}
-	if (n > a->b.world_cap || rank >= n) {
+	if (n > a->r.b.world_cap || rank >= n) {
 		/* Release: pairs with the joining thread's acquire. */
 		atomic_store_explicit(&j->status, -ENOSPC, memory_order_release);
 		return;
@@ -131,27 +131,27 @@ dp_join_ack_rx(struct dprpc_agent *a, const struct dp_parsed *p, const struct dp
 		return;
 	/* Every member: the world, installed as the members install a
 	 * joiner; our own rank first. */
-	j->entries[rank] = a->b.world.self;
+	j->entries[rank] = a->r.b.world.self;
 	for (r = 0; r < j->n; r++) {
-		a->b.world.w[r] = j->entries[r];
-		a->b.world.addrs[r] = j->entries[r].addr;
+		a->r.b.world.w[r] = j->entries[r];
+		a->r.b.world.addrs[r] = j->entries[r].addr;
 	}
-	a->b.rank = (uint16_t)rank;
-	a->b.rx_ctx.self_rank = (uint16_t)rank;
+	a->r.b.rank = (uint16_t)rank;
+	a->r.b.rx_ctx.self_rank = (uint16_t)rank;
 	/* The member's join port is done with (its server hangs up once it
 	 * hears from us): never polled or restarted again. */
-	if (a->b.port.join_port >= 0) {
-		a->b.port.ports[a->b.port.join_port].retired = true;
-		a->b.port.ports[a->b.port.join_port].quiet = true;
-		a->b.port.ports[a->b.port.join_port].up = false;
+	if (a->r.b.port.join_port >= 0) {
+		a->r.b.port.ports[a->r.b.port.join_port].retired = true;
+		a->r.b.port.ports[a->r.b.port.join_port].quiet = true;
+		a->r.b.port.ports[a->r.b.port.join_port].up = false;
 	}
 	for (r = 0; r < j->n; r++) {
 		/* Our own peer too: calls to self take its slots. */
 		int rc = dp_join_peer(a, r);
 
 		if (rc == 0 && r != rank)
-			rc = dp_port_link_add(
-				&a->b.port, a->b.rank, r); /* a memif client, or the default port */
+			rc = dp_port_link_add(&a->r.b.port, a->r.b.rank,
+				r); /* a memif client, or the default port */
 		if (rc != 0) {
 			/* Release: pairs with the joining thread's acquire. */
 			atomic_store_explicit(&j->status, rc, memory_order_release);
@@ -161,22 +161,23 @@ dp_join_ack_rx(struct dprpc_agent *a, const struct dp_parsed *p, const struct dp
 		 * before this one joined again. */
 		if (j->left[r] == DPRPC_PEER_LEFT && r != rank) {
 			/* Relaxed: not published yet (world.n below). */
-			dp_store_relaxed(&a->peers[r].state, DPRPC_PEER_LEFT);
-			dp_peer_addressable(&a->peers[r]);
+			dp_store_relaxed(&a->r.peers[r].state, DPRPC_PEER_LEFT);
+			dp_peer_addressable(&a->r.peers[r]);
 		}
 	}
-	j->session[rank] = a->b.session;
+	j->session[rank] = a->r.b.session;
 	/* Named by later joiners in turn, over memif: a join port of its
 	 * own (a failure only logged: over the default port it needs none). */
-	if (a->b.world.mesh_dir[0] != '\0' && a->b.world_cap > j->n &&
-		dp_port_join_open(&a->b.port, NULL) != 0)
-		DP_LOG(WARNING, "agent %s: no join port: later joiners cannot name it", a->b.name);
-	a->b.rx_ctx.nb_workers = j->n;
+	if (a->r.b.world.mesh_dir[0] != '\0' && a->r.b.world_cap > j->n &&
+		dp_port_join_open(&a->r.b.port, NULL) != 0)
+		DP_LOG(WARNING, "agent %s: no join port: later joiners cannot name it",
+			a->r.b.name);
+	a->r.b.rx_ctx.nb_workers = j->n;
 	/* Release: pairs with dp_world_n(). */
-	__atomic_store_n(&a->b.world.n, j->n, __ATOMIC_RELEASE);
+	__atomic_store_n(&a->r.b.world.n, j->n, __ATOMIC_RELEASE);
 	/* The extensions learn our rank. */
-	dp_ext_peer_event(&a->b, rank, DP_PEER_EV_JOINED);
-	DP_LOG(INFO, "agent %s: joined a world of %u workers as rank %u", a->b.name, j->n, rank);
+	dp_ext_peer_event(&a->r.b, rank, DP_PEER_EV_JOINED);
+	DP_LOG(INFO, "agent %s: joined a world of %u workers as rank %u", a->r.b.name, j->n, rank);
 	/* Release: pairs with the joining thread's acquire. */
 	atomic_store_explicit(&j->status, 1, memory_order_release);
 }
@@ -189,7 +190,7 @@ dp_join_rx(struct dprpc_agent *a, const struct dp_parsed *p)
 	unsigned int via, assigner;
 
 	if (p->payload_len < sizeof(q)) {
-		dp_count(&a->b.st.drops[DPRPC_DROP_BAD_LENGTH], 1);
+		dp_count(&a->r.b.st.drops[DPRPC_DROP_BAD_LENGTH], 1);
 		return;
 	}
 	memcpy(&q, p->payload, sizeof(q));
@@ -200,9 +201,9 @@ dp_join_rx(struct dprpc_agent *a, const struct dp_parsed *p)
 		}
 		dp_join_entry_in(&e, &q.joiner);
 		/* A JOIN, from the worker it names, to a member. */
-		if (p->handler_id != DP_CTRL_JOIN || a->b.world.n == 0 ||
+		if (p->handler_id != DP_CTRL_JOIN || a->r.b.world.n == 0 ||
 			rte_be_to_cpu_64(q.session) != p->session) {
-			dp_count(&a->b.st.drops[DPRPC_DROP_FOREIGN], 1);
+			dp_count(&a->r.b.st.drops[DPRPC_DROP_FOREIGN], 1);
 			return;
 		}
 		if (!dp_join_reachable(a)) {
@@ -210,10 +211,10 @@ dp_join_rx(struct dprpc_agent *a, const struct dp_parsed *p)
 			return;
 		}
 		assigner = dp_join_assigner(a, e.name);
-		if (assigner == a->b.rank) {
-			dp_join_assign(a, &q, a->b.rank);
+		if (assigner == a->r.b.rank) {
+			dp_join_assign(a, &q, a->r.b.rank);
 		} else {
-			q.via = rte_cpu_to_be_16(a->b.rank);
+			q.via = rte_cpu_to_be_16(a->r.b.rank);
 			dp_join_send_member(a, assigner, DP_CTRL_JOIN_RELAY, &q, sizeof(q));
 		}
 		return;
@@ -222,7 +223,7 @@ dp_join_rx(struct dprpc_agent *a, const struct dp_parsed *p)
 	switch (p->handler_id) {
 	case DP_CTRL_JOIN_RELAY:
 		via = rte_be_to_cpu_16(q.via);
-		if (via >= a->b.world.n || via == a->b.rank)
+		if (via >= a->r.b.world.n || via == a->r.b.rank)
 			break;
 		dp_join_assign(a, &q, via);
 		return;
@@ -232,7 +233,7 @@ dp_join_rx(struct dprpc_agent *a, const struct dp_parsed *p)
 	case DP_CTRL_ANNOUNCE_ACK: {
 		unsigned int r = rte_be_to_cpu_16(q.rank);
 
-		if (r < a->b.world.n && p->src < 64) {
+		if (r < a->r.b.world.n && p->src < 64) {
 			a->join.acked[r] |= UINT64_C(1) << p->src;
 			if (a->join.announcing[r])
 				(void)dp_join_announced(a, r, false);
@@ -245,7 +246,7 @@ dp_join_rx(struct dprpc_agent *a, const struct dp_parsed *p)
 	default:
 		break;
 	}
-	dp_count(&a->b.st.drops[DPRPC_DROP_FOREIGN], 1);
+	dp_count(&a->r.b.st.drops[DPRPC_DROP_FOREIGN], 1);
 }
 
 bool
@@ -262,18 +263,18 @@ dp_join_timer(struct dprpc_agent *a, uint64_t now)
 	struct dp_join *j = &a->join;
 	unsigned int r;
 
-	if (j->announce_tsc != 0 && now - j->announce_tsc < a->b.tsc_hz / 1000 * DP_RDV_PING_MS)
+	if (j->announce_tsc != 0 && now - j->announce_tsc < a->r.b.tsc_hz / 1000 * DP_RDV_PING_MS)
 		return;
 	j->announce_tsc = now;
-	for (r = 0; r < a->b.world.n && j->nb_announcing != 0; r++)
+	for (r = 0; r < a->r.b.world.n && j->nb_announcing != 0; r++)
 		if (j->announcing[r])
 			(void)dp_join_announced(a, r, true);
 	/* Relaxed: the poller's own write, read back.  The joiner's incarnation
 	 * we answered, not an earlier one of the same rank. */
 	if (j->port_owner != DP_RANK_NONE &&
-		dp_load_relaxed(&a->peers[j->port_owner].state) != DPRPC_PEER_UNKNOWN &&
-		a->peers[j->port_owner].session == j->port_owner_session) {
-		dp_port_join_reset(&a->b.port);
+		dp_load_relaxed(&a->r.peers[j->port_owner].state) != DPRPC_PEER_UNKNOWN &&
+		a->r.peers[j->port_owner].session == j->port_owner_session) {
+		dp_port_join_reset(&a->r.b.port);
 		j->port_owner = DP_RANK_NONE;
 	}
 	/* Relaxed status: the poller reads its own store (it alone stores
@@ -284,23 +285,23 @@ dp_join_timer(struct dprpc_agent *a, uint64_t now)
 
 		/* Over memif: our client to the member's join port first,
 		 * then JOIN once its link is up (dp_ports_timer()). */
-		if (a->b.world.mesh_dir[0] != '\0') {
-			int rc = a->b.port.join_port >= 0
+		if (a->r.b.world.mesh_dir[0] != '\0') {
+			int rc = a->r.b.port.join_port >= 0
 					 ? 0
-					 : dp_port_join_open(&a->b.port, j->member);
+					 : dp_port_join_open(&a->r.b.port, j->member);
 
 			if (rc != 0) {
 				/* Release: pairs with the joining thread's acquire. */
 				atomic_store_explicit(&j->status, rc, memory_order_release);
 				return;
 			}
-			if (!a->b.port.ports[a->b.port.join_port].up)
+			if (!a->r.b.port.ports[a->r.b.port.join_port].up)
 				return;
 		}
 
 		memset(&q, 0, sizeof(q));
-		dp_join_entry_out(&q.joiner, &a->b.world.self);
-		q.session = rte_cpu_to_be_64(a->b.session);
+		dp_join_entry_out(&q.joiner, &a->r.b.world.self);
+		q.session = rte_cpu_to_be_64(a->r.b.session);
 		q.have = rte_cpu_to_be_16(j->have);
 		dp_join_send(a, j->tmpl, DP_RANK_NONE, 0, DP_CTRL_JOIN, &q, sizeof(q));
 	}
@@ -328,14 +329,14 @@ dp_join_begin(struct dprpc_agent *a, const struct dp_world_entry *m)
 		return -EBUSY;
 	dp_thread_lcore();
 	if (j->entries == NULL) {
-		j->entries = calloc(a->b.world_cap, sizeof(*j->entries));
-		j->left = calloc(a->b.world_cap, 1);
+		j->entries = calloc(a->r.b.world_cap, sizeof(*j->entries));
+		j->left = calloc(a->r.b.world_cap, 1);
 		if (j->entries == NULL || j->left == NULL) {
 			atomic_store_explicit(&j->claimed, false, memory_order_release);
 			return -ENOMEM;
 		}
 	}
-	dp_l2l4_template(j->tmpl, &a->b.self_addr, &m->addr);
+	dp_l2l4_template(j->tmpl, &a->r.b.self_addr, &m->addr);
 	memcpy(j->member, m->name, sizeof(j->member));
 	atomic_store_explicit(&j->status, 0, memory_order_relaxed);
 	/* Release: tmpl, entries and status before the poller sends. */

@@ -25,7 +25,7 @@
 bool
 dp_join_reachable(const struct dprpc_agent *a)
 {
-	return a->b.port.has_default_port || a->b.world.mesh_dir[0] != '\0';
+	return a->r.b.port.has_default_port || a->r.b.world.mesh_dir[0] != '\0';
 }
 
 /* The assigner as this worker sees it: the lowest rank up, or its own;
@@ -36,12 +36,12 @@ dp_join_assigner(const struct dprpc_agent *a, const char *joiner)
 {
 	unsigned int r;
 
-	for (r = 0; r < a->b.rank; r++)
+	for (r = 0; r < a->r.b.rank; r++)
 		/* Relaxed: the poller's own write, read back. */
-		if (dp_load_relaxed(&a->peers[r].state) == DPRPC_PEER_UP &&
-			strcmp(a->b.world.w[r].name, joiner) != 0)
+		if (dp_load_relaxed(&a->r.peers[r].state) == DPRPC_PEER_UP &&
+			strcmp(a->r.b.world.w[r].name, joiner) != 0)
 			return r;
-	return a->b.rank;
+	return a->r.b.rank;
 }
 
 static int
@@ -49,8 +49,8 @@ dp_join_find(const struct dprpc_agent *a, const struct dp_world_entry *e, bool *
 {
 	unsigned int r;
 
-	for (r = 0; r < a->b.world.n; r++) {
-		const struct dp_world_entry *w = &a->b.world.w[r];
+	for (r = 0; r < a->r.b.world.n; r++) {
+		const struct dp_world_entry *w = &a->r.b.world.w[r];
 		bool addr = w->addr.ip == e->addr.ip && w->addr.port == e->addr.port;
 
 		if (strcmp(w->name, e->name) == 0 || addr) {
@@ -68,7 +68,7 @@ dp_join_find(const struct dprpc_agent *a, const struct dp_world_entry *e, bool *
 int
 dp_join_peer(struct dprpc_agent *a, unsigned int r)
 {
-	struct dp_peer *peer = &a->peers[r];
+	struct dp_peer *peer = &a->r.peers[r];
 
 	if (peer->slots != NULL && peer->free_slots != NULL && peer->keep != NULL &&
 		peer->srv != NULL)
@@ -84,7 +84,7 @@ dp_join_peer(struct dprpc_agent *a, unsigned int r)
 	peer->srv = NULL;
 	peer->srv_keep = NULL;
 	peer->srv_cap = 0;
-	return dp_peer_init(a, r);
+	return dp_peer_init(&a->r, r);
 }
 
 /* Worker @e becomes rank @r == world.n (the poller): 0 or -errno. */
@@ -94,28 +94,28 @@ dp_join_install(
 {
 	int rc;
 
-	if (r >= a->b.world_cap)
+	if (r >= a->r.b.world_cap)
 		return -ENOSPC;
-	a->b.world.w[r] = *e;
-	a->b.world.addrs[r] = e->addr;
+	a->r.b.world.w[r] = *e;
+	a->r.b.world.addrs[r] = e->addr;
 	rc = dp_join_peer(a, r);
 	if (rc != 0)
 		return rc;
 	/* Its memif link hot-plugged here (the poller owns the ports; a
 	 * memif server's probe and start wait for nobody), or the default
 	 * port. */
-	rc = dp_port_link_add(&a->b.port, a->b.rank, r);
+	rc = dp_port_link_add(&a->r.b.port, a->r.b.rank, r);
 	if (rc != 0)
 		return rc;
 	a->join.session[r] = session;
-	a->b.rx_ctx.nb_workers = r + 1;
+	a->r.b.rx_ctx.nb_workers = r + 1;
 	/* Release: the entry, peer and port above before the size (pairs
 	 * with the acquire load in dp_world_n()). */
-	__atomic_store_n(&a->b.world.n, r + 1, __ATOMIC_RELEASE);
-	DP_LOG(INFO, "agent %s: worker %s joined the world as rank %u", a->b.name, e->name, r);
-	dp_ext_peer_event(&a->b, r, DP_PEER_EV_JOINED);
-	if (a->peer_event != NULL)
-		a->peer_event(a, r, true, a->peer_event_arg);
+	__atomic_store_n(&a->r.b.world.n, r + 1, __ATOMIC_RELEASE);
+	DP_LOG(INFO, "agent %s: worker %s joined the world as rank %u", a->r.b.name, e->name, r);
+	dp_ext_peer_event(&a->r.b, r, DP_PEER_EV_JOINED);
+	if (a->r.peer_event != NULL)
+		a->r.peer_event(a, r, true, a->r.peer_event_arg);
 	return 0;
 }
 
@@ -128,7 +128,7 @@ dp_join_answer(struct dprpc_agent *a, const struct dp_join_msg *q, unsigned int 
 	struct dp_join_msg *ack = (struct dp_join_msg *)buf;
 	struct dp_join_entry *ents = (struct dp_join_entry *)(ack + 1);
 	struct dp_world_entry joiner;
-	unsigned int have = rte_be_to_cpu_16(q->have), n = a->b.world.n, count = 0, i;
+	unsigned int have = rte_be_to_cpu_16(q->have), n = a->r.b.world.n, count = 0, i;
 	uint8_t tmpl[DP_L2L4_LEN], *states;
 
 	*ack = *q;
@@ -138,23 +138,24 @@ dp_join_answer(struct dprpc_agent *a, const struct dp_join_msg *q, unsigned int 
 		count = RTE_MIN(n - have, (unsigned int)DP_JOIN_PAGE);
 	states = (uint8_t *)(ents + count);
 	for (i = 0; i < count; i++) {
-		dp_join_entry_out(&ents[i], &a->b.world.w[have + i]);
+		dp_join_entry_out(&ents[i], &a->r.b.world.w[have + i]);
 		/* Relaxed: the poller's own write, read back. */
-		states[i] = have + i != a->b.rank && dp_load_relaxed(&a->peers[have + i].state) ==
-							     DPRPC_PEER_LEFT
-				    ? DPRPC_PEER_LEFT
-				    : 0;
+		states[i] =
+			have + i != a->r.b.rank && dp_load_relaxed(&a->r.peers[have + i].state) ==
+							   DPRPC_PEER_LEFT
+				? DPRPC_PEER_LEFT
+				: 0;
 	}
 	ack->world_n = rte_cpu_to_be_16((uint16_t)n);
 	ack->count = rte_cpu_to_be_16((uint16_t)count);
 	/* The last page through our join port: hang up once this incarnation
 	 * of the joiner is heard from (dp_join_timer()). */
-	if (status == 0 && have + count >= n && a->b.port.join_port >= 0 && rank < n) {
+	if (status == 0 && have + count >= n && a->r.b.port.join_port >= 0 && rank < n) {
 		a->join.port_owner = (uint16_t)rank;
 		a->join.port_owner_session = rte_be_to_cpu_64(q->session);
 	}
 	dp_join_entry_in(&joiner, &q->joiner);
-	dp_l2l4_template(tmpl, &a->b.self_addr, &joiner.addr);
+	dp_l2l4_template(tmpl, &a->r.b.self_addr, &joiner.addr);
 	dp_join_send(a, tmpl, DP_RANK_NONE, rte_be_to_cpu_64(q->session), DP_CTRL_JOIN_ACK, ack,
 		(uint32_t)(sizeof(*ack) + count * (sizeof(*ents) + 1)));
 }
@@ -166,7 +167,7 @@ dp_join_done(struct dprpc_agent *a, const struct dp_join_msg *q, unsigned int vi
 {
 	struct dp_join_msg d = *q;
 
-	if (via == a->b.rank) {
+	if (via == a->r.b.rank) {
 		dp_join_answer(a, q, rank, status);
 		return;
 	}
@@ -187,14 +188,14 @@ dp_join_announced(struct dprpc_agent *a, unsigned int r, bool send)
 	bool all = true;
 
 	memset(&msg, 0, sizeof(msg));
-	dp_join_entry_out(&msg.joiner, &a->b.world.w[r]);
+	dp_join_entry_out(&msg.joiner, &a->r.b.world.w[r]);
 	msg.session = rte_cpu_to_be_64(a->join.session[r]);
 	msg.rank = rte_cpu_to_be_16((uint16_t)r);
-	for (m = 0; m < a->b.world.n; m++) {
+	for (m = 0; m < a->r.b.world.n; m++) {
 		/* Relaxed: the poller's own write, read back. */
-		uint8_t st = dp_load_relaxed(&a->peers[m].state);
+		uint8_t st = dp_load_relaxed(&a->r.peers[m].state);
 
-		if (m == r || m == a->b.rank || (m > r && a->join.announcing[m]) ||
+		if (m == r || m == a->r.b.rank || (m > r && a->join.announcing[m]) ||
 			st == DPRPC_PEER_DOWN || st == DPRPC_PEER_LEFT ||
 			(a->join.acked[r] & (UINT64_C(1) << m)) != 0)
 			continue;
@@ -216,8 +217,8 @@ dp_join_announced(struct dprpc_agent *a, unsigned int r, bool send)
 static void
 dp_join_rejoin(struct dprpc_agent *a, unsigned int r, uint64_t session)
 {
-	DP_LOG(INFO, "agent %s: worker %s joins again (restarted) as rank %u", a->b.name,
-		a->b.world.w[r].name, r);
+	DP_LOG(INFO, "agent %s: worker %s joins again (restarted) as rank %u", a->r.b.name,
+		a->r.b.world.w[r].name, r);
 	a->join.prev_session[r] = a->join.session[r];
 	a->join.session[r] = session;
 	a->join.acked[r] = 0;
@@ -246,15 +247,15 @@ dp_join_assign(struct dprpc_agent *a, const struct dp_join_msg *q, unsigned int 
 	if (r >= 0) {
 		/* Another worker under a taken name or address; or one of
 		 * the two members in this exchange, which are up. */
-		if (!same || (unsigned int)r == a->b.rank || (unsigned int)r == via) {
+		if (!same || (unsigned int)r == a->r.b.rank || (unsigned int)r == via) {
 			dp_join_done(a, q, via, 0, EEXIST);
 			return;
 		}
 		if (a->join.session[r] != session) {
 			/* A late JOIN of an incarnation already replaced. */
 			if (session == a->join.prev_session[r] ||
-				dp_session_retired(&a->peers[r], session)) {
-				dp_count(&a->b.st.drops[DPRPC_DROP_OLD_SESSION], 1);
+				dp_session_retired(&a->r.peers[r], session)) {
+				dp_count(&a->r.b.st.drops[DPRPC_DROP_OLD_SESSION], 1);
 				return;
 			}
 			dp_join_rejoin(a, (unsigned int)r, session);
@@ -265,10 +266,10 @@ dp_join_assign(struct dprpc_agent *a, const struct dp_join_msg *q, unsigned int 
 			dp_join_done(a, q, via, (unsigned int)r, 0);
 		return;
 	}
-	r = (int)a->b.world.n;
+	r = (int)a->r.b.world.n;
 	rc = dp_join_install(a, (unsigned int)r, &e, session);
 	if (rc != 0) {
-		DP_LOG(WARNING, "agent %s: worker %s cannot join: %s", a->b.name, e.name,
+		DP_LOG(WARNING, "agent %s: worker %s cannot join: %s", a->r.b.name, e.name,
 			strerror(-rc));
 		dp_join_done(a, q, via, 0, -rc);
 		return;
@@ -290,29 +291,29 @@ dp_join_announce_rx(struct dprpc_agent *a, unsigned int from, const struct dp_jo
 	int rc;
 
 	dp_join_entry_in(&e, &q->joiner);
-	if (r > a->b.world.n) {
+	if (r > a->r.b.world.n) {
 		/* Out of order: the ones before it first (resent). */
-		dp_count(&a->b.st.drops[DPRPC_DROP_FOREIGN], 1);
+		dp_count(&a->r.b.st.drops[DPRPC_DROP_FOREIGN], 1);
 		return;
 	}
-	if (r < a->b.world.n) {
-		if (strcmp(a->b.world.w[r].name, e.name) != 0) {
+	if (r < a->r.b.world.n) {
+		if (strcmp(a->r.b.world.w[r].name, e.name) != 0) {
 			DP_LOG(ERR, "agent %s: told %s joined as rank %u, which is %s here",
-				a->b.name, e.name, r, a->b.world.w[r].name);
-			dp_count(&a->b.st.drops[DPRPC_DROP_FOREIGN], 1);
+				a->r.b.name, e.name, r, a->r.b.world.w[r].name);
+			dp_count(&a->r.b.st.drops[DPRPC_DROP_FOREIGN], 1);
 			return;
 		}
 		/* A duplicate, or the worker joined again (restarted): its
 		 * incarnation, should this member assign ranks later. */
-		if (r != a->b.rank)
+		if (r != a->r.b.rank)
 			a->join.session[r] = rte_be_to_cpu_64(q->session);
 	} else {
 		rc = dp_join_reachable(a) ? dp_join_install(a, r, &e, rte_be_to_cpu_64(q->session))
 					  : -EOPNOTSUPP;
 		if (rc != 0) {
 			DP_LOG(ERR, "agent %s: worker %s joined as rank %u, not installed: %s",
-				a->b.name, e.name, r, strerror(-rc));
-			dp_count(&a->b.st.drops[DPRPC_DROP_FOREIGN], 1);
+				a->r.b.name, e.name, r, strerror(-rc));
+			dp_count(&a->r.b.st.drops[DPRPC_DROP_FOREIGN], 1);
 			return;
 		}
 	}

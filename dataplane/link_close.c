@@ -103,7 +103,7 @@
 void
 dp_link_close_rx(struct dprpc_agent *a, unsigned int p, uint32_t op)
 {
-	struct dp_port *pt = &a->b.port.ports[a->b.port.peer_port[p]];
+	struct dp_port *pt = &a->r.b.port.ports[a->r.b.port.peer_port[p]];
 
 	if (!dp_own_link(pt, p))
 		return; /* not a link of its own: nothing to stop polling */
@@ -116,14 +116,14 @@ dp_link_close_rx(struct dprpc_agent *a, unsigned int p, uint32_t op)
 	/* Its CLOSE crossed ours (both ends closing): the end of the lower
 	 * rank answers, the other waits for that answer, so that one end
 	 * knows the other stopped reading and closes first. */
-	if (pt->closing && a->b.rank > p)
+	if (pt->closing && a->r.b.rank > p)
 		return;
 	dp_link_answer(a, p, DP_CTRL_CLOSE_ACK);
 	/* Gone as a link that went down is (dp_link_gone()), and quiet no
 	 * longer than DP_LINK_CLOSED_QUIET_MAX_MS after the answer should its
 	 * going down be missed (dp_ports_timer()). */
 	pt->peer_closed = true;
-	dp_count(&a->b.st.links_closed, 1);
+	dp_count(&a->r.b.st.links_closed, 1);
 }
 
 /* Whether @pt is a memif link dp_links_close() tells its worker about:
@@ -135,8 +135,8 @@ dp_link_to_close(const struct dprpc_agent *a, const struct dp_port *pt)
 {
 	struct rte_eth_link link;
 
-	if (!(pt->link || pt->one_peer) || pt->peer >= dp_world_n(&a->b) || pt->peer == a->b.rank ||
-		!pt->started || pt->pending || pt->quiet || pt->retired)
+	if (!(pt->link || pt->one_peer) || pt->peer >= dp_world_n(&a->r.b) ||
+		pt->peer == a->r.b.rank || !pt->started || pt->pending || pt->quiet || pt->retired)
 		return false;
 	return rte_eth_link_get_nowait(pt->id, &link) == 0 && link.link_status == RTE_ETH_LINK_UP;
 }
@@ -156,7 +156,7 @@ dp_link_close_read(struct dprpc_agent *a, struct dp_port *pt)
 	n = rte_eth_rx_burst(pt->id, pt->rxq, rx, DP_RX_BURST);
 	for (i = 0; i < n; i++) {
 		if (dp_frame_parse(rte_pktmbuf_mtod(rx[i], const uint8_t *), rx[i]->data_len,
-			    &a->b.rx_ctx, &p, &why) &&
+			    &a->r.b.rx_ctx, &p, &why) &&
 			p.type == DP_FRAME_CONTROL && p.src == pt->peer) {
 			if (p.handler_id == DP_CTRL_CLOSE || p.handler_id == DP_CTRL_CLOSE_ACK)
 				dp_link_close_rx(a, pt->peer, p.handler_id);
@@ -198,8 +198,8 @@ dp_links_close_done(struct dprpc_agent *a, uint64_t now)
 {
 	unsigned int i, n = 0;
 
-	for (i = 0; i < a->b.port.nb_ports; i++) {
-		struct dp_port *pt = &a->b.port.ports[i];
+	for (i = 0; i < a->r.b.port.nb_ports; i++) {
+		struct dp_port *pt = &a->r.b.port.ports[i];
 
 		if (!pt->link || pt->join || pt->retired || !(pt->started || pt->probed) ||
 			(pt->closing && !pt->quiet) || dp_link_awaits_close(a, pt, now))
@@ -209,18 +209,18 @@ dp_links_close_done(struct dprpc_agent *a, uint64_t now)
 		n++;
 	}
 	if (n > 0)
-		dp_ports_close_picked(&a->b.port);
+		dp_ports_close_picked(&a->r.b.port);
 }
 
 void
 dp_links_close(struct dprpc_agent *a)
 {
-	uint64_t now = rte_rdtsc(), ms = a->b.tsc_hz / 1000, end, resend = 0;
+	uint64_t now = rte_rdtsc(), ms = a->r.b.tsc_hz / 1000, end, resend = 0;
 	unsigned int i, left, telling, awaiting;
 	bool early = false;
 
-	for (i = 0, telling = 0; i < a->b.port.nb_ports; i++) {
-		struct dp_port *pt = &a->b.port.ports[i];
+	for (i = 0, telling = 0; i < a->r.b.port.nb_ports; i++) {
+		struct dp_port *pt = &a->r.b.port.ports[i];
 
 		pt->closing = dp_link_to_close(a, pt);
 		pt->close_acked = false;
@@ -233,14 +233,15 @@ dp_links_close(struct dprpc_agent *a)
 	end = now + ms * DP_LINK_CLOSE_WAIT_MS;
 	for (;;) {
 		if (telling > 0 && now >= resend && now < end) {
-			for (i = 0; i < a->b.port.nb_ports; i++)
-				if (a->b.port.ports[i].closing && !a->b.port.ports[i].quiet)
-					dp_send_control(a, a->b.port.ports[i].peer, DP_CTRL_CLOSE);
-			(void)dp_tx_flush(&a->b);
+			for (i = 0; i < a->r.b.port.nb_ports; i++)
+				if (a->r.b.port.ports[i].closing && !a->r.b.port.ports[i].quiet)
+					dp_send_control(
+						&a->r, a->r.b.port.ports[i].peer, DP_CTRL_CLOSE);
+			(void)dp_tx_flush(&a->r.b);
 			resend = now + ms * DP_LINK_CLOSE_RESEND_MS;
 		}
-		for (i = 0, left = 0, awaiting = 0; i < a->b.port.nb_ports; i++) {
-			struct dp_port *pt = &a->b.port.ports[i];
+		for (i = 0, left = 0, awaiting = 0; i < a->r.b.port.nb_ports; i++) {
+			struct dp_port *pt = &a->r.b.port.ports[i];
 
 			if (pt->closing && !pt->quiet && now < end) {
 				/* Answered, or down: neither read nor sent on
@@ -267,7 +268,7 @@ dp_links_close(struct dprpc_agent *a)
 		now = rte_rdtsc();
 	}
 	/* Nothing of the agent's touches them again before they close. */
-	for (i = 0; i < a->b.port.nb_ports; i++)
-		if (a->b.port.ports[i].closing)
-			dp_port_go_quiet(&a->b.port.ports[i]);
+	for (i = 0; i < a->r.b.port.nb_ports; i++)
+		if (a->r.b.port.ports[i].closing)
+			dp_port_go_quiet(&a->r.b.port.ports[i]);
 }

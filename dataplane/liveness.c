@@ -22,7 +22,7 @@
 #include <rte_cycles.h>
 #include <rte_mbuf.h>
 
-#include "dp_agent.h"
+#include "dp_rpc.h"
 #include "dp_client.h"
 #include "dp_liveness.h"
 #include "dp_server.h"
@@ -84,7 +84,7 @@ dp_set_next_session(uint64_t id)
 }
 
 void
-dp_send_control(struct dprpc_agent *a, unsigned int to, enum dp_ctrl_op op)
+dp_send_control(struct dp_rpc *a, unsigned int to, enum dp_ctrl_op op)
 {
 	struct dp_hdr_fields f = {
 		.type = DP_FRAME_CONTROL,
@@ -106,7 +106,7 @@ dp_send_control(struct dprpc_agent *a, unsigned int to, enum dp_ctrl_op op)
 }
 
 void
-dp_send_slot_ctrl(struct dprpc_agent *a, unsigned int to, uint16_t slot, uint32_t req_num,
+dp_send_slot_ctrl(struct dp_rpc *a, unsigned int to, uint16_t slot, uint32_t req_num,
 	enum dp_ctrl_op op, uint16_t flags, uint16_t budget)
 {
 	struct dp_hdr_fields f = {
@@ -137,13 +137,13 @@ dp_send_slot_ctrl(struct dprpc_agent *a, unsigned int to, uint16_t slot, uint32_
 }
 
 void
-dp_send_cancel(struct dprpc_agent *a, unsigned int to, uint16_t slot, uint32_t req_num)
+dp_send_cancel(struct dp_rpc *a, unsigned int to, uint16_t slot, uint32_t req_num)
 {
 	dp_send_slot_ctrl(a, to, slot, req_num, DP_CTRL_CANCEL, 0, 0);
 }
 
 void
-dp_hello(struct dprpc_agent *a, unsigned int p, uint64_t now, uint64_t interval)
+dp_hello(struct dp_rpc *a, unsigned int p, uint64_t now, uint64_t interval)
 {
 	struct dp_peer *peer = &a->peers[p];
 
@@ -155,7 +155,7 @@ dp_hello(struct dprpc_agent *a, unsigned int p, uint64_t now, uint64_t interval)
 }
 
 void
-dp_nudge(struct dprpc_agent *a, unsigned int src)
+dp_nudge(struct dp_rpc *a, unsigned int src)
 {
 	struct dp_peer *peer = &a->peers[src];
 
@@ -170,7 +170,7 @@ dp_nudge(struct dprpc_agent *a, unsigned int src)
 }
 
 void
-dp_wrong_incarnation(struct dprpc_agent *a, struct rte_mbuf *m, const struct dp_parsed *p)
+dp_wrong_incarnation(struct dp_rpc *a, struct rte_mbuf *m, const struct dp_parsed *p)
 {
 	dp_drop_frame(&a->b, m, DPRPC_DROP_WRONG_INCARNATION);
 	if (p->type == DP_FRAME_REQUEST)
@@ -178,7 +178,7 @@ dp_wrong_incarnation(struct dprpc_agent *a, struct rte_mbuf *m, const struct dp_
 }
 
 static void
-dp_peer_down(struct dprpc_agent *a, unsigned int p, uint64_t silent_tsc)
+dp_peer_down(struct dp_rpc *a, unsigned int p, uint64_t silent_tsc)
 {
 	char msg[DPRPC_ERRMSG_MAX];
 
@@ -195,12 +195,12 @@ dp_peer_down(struct dprpc_agent *a, unsigned int p, uint64_t silent_tsc)
 	dp_srv_cancel_all(a, p); /* nobody waits for those answers */
 	dp_ext_peer_event(&a->b, p, DP_PEER_EV_DOWN);
 	if (a->peer_event != NULL)
-		a->peer_event(a, p, false, a->peer_event_arg);
+		a->peer_event(dp_agent_handle(&a->b), p, false, a->peer_event_arg);
 }
 
 /* Worker @p left the world (its LEAVE): forgotten, not declared down. */
 void
-dp_peer_left(struct dprpc_agent *a, unsigned int p)
+dp_peer_left(struct dp_rpc *a, unsigned int p)
 {
 	struct dp_peer *peer = &a->peers[p];
 	char msg[DPRPC_ERRMSG_MAX];
@@ -219,7 +219,7 @@ dp_peer_left(struct dprpc_agent *a, unsigned int p)
 }
 
 void
-dp_liveness(struct dprpc_agent *a, uint64_t now)
+dp_liveness(struct dp_rpc *a, uint64_t now)
 {
 	/* This poll left frames unread (after this agent's own stall, say):
 	 * a silent peer's may be among them, so it is declared down only
@@ -249,7 +249,8 @@ dp_liveness(struct dprpc_agent *a, uint64_t now)
 			/* Never heard from: not declared down within the
 			 * rendezvous window, its silence counted from the
 			 * window's end (rendezvous.c).  Relaxed: a time. */
-			since = RTE_MAX(peer->silent_since_tsc, dp_load_relaxed(&a->rdv_end_tsc));
+			since = RTE_MAX(
+				peer->silent_since_tsc, dp_load_relaxed(&a->down_after_tsc));
 			if (since > now)
 				continue;
 		} else {

@@ -50,7 +50,7 @@
 #include <rte_mbuf.h>
 #include <rte_mempool.h>
 
-#include "dp_agent.h"
+#include "dp_log.h"
 #include "dp_mbuf_pool.h"
 #include "dprpc_hugemap.h"
 

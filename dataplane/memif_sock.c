@@ -16,7 +16,7 @@
 #include <sys/stat.h>
 #include <unistd.h>
 
-#include "dp_agent.h"
+#include "dp_log.h"
 #include "dp_port.h"
 
 #define DP_SO_ACCEPTCON 0x10000ul

@@ -68,8 +68,8 @@
 #include <rte_ethdev.h>
 #include <rte_lcore.h>
 
-#include "dp_agent.h"
 #include "dp_intr.h"
+#include "dp_log.h"
 #include "dp_port.h"
 #include "dp_port_int.h"
 

@@ -23,7 +23,7 @@
 #include <rte_mbuf.h>
 #include <rte_mempool.h>
 
-#include "dp_agent.h"
+#include "dp_rpc.h"
 #include "dp_client.h"
 #include "dp_handler.h"
 #include "dp_msg.h"
@@ -37,7 +37,7 @@
  * @buf as the value (freed by @free_fn(@arg) when the future is done with
  * it), or the error @status with @buf as its message. */
 void
-dp_msg_complete(struct dprpc_agent *a, struct dp_peer *peer, struct dp_slot *s, unsigned int src,
+dp_msg_complete(struct dp_rpc *a, struct dp_peer *peer, struct dp_slot *s, unsigned int src,
 	uint32_t status, uint8_t *buf, uint32_t len, void (*free_fn)(void *), void *arg)
 {
 	struct dprpc_future *fut = dp_slot_release(a, peer, s);
@@ -130,7 +130,7 @@ dp_rxmsg_add(struct dp_rxmsg *r, const struct dp_parsed *p, bool *dup)
 /* The window this agent grants: its credits, or an eighth of them while
  * its mbuf pool is under a quarter full (checked once per ACK). */
 static uint16_t
-dp_grant(struct dprpc_agent *a)
+dp_grant(struct dp_rpc *a)
 {
 	if (rte_mempool_avail_count(a->b.mp) < a->b.mp->size / 4) {
 		dp_count(&a->b.st.credits_cut, 1);
@@ -140,8 +140,8 @@ dp_grant(struct dprpc_agent *a)
 }
 
 void
-dp_send_ack(struct dprpc_agent *a, unsigned int to, uint8_t of_type, uint16_t slot,
-	uint32_t req_num, uint32_t cum, uint32_t hi, uint32_t n, uint16_t flags)
+dp_send_ack(struct dp_rpc *a, unsigned int to, uint8_t of_type, uint16_t slot, uint32_t req_num,
+	uint32_t cum, uint32_t hi, uint32_t n, uint16_t flags)
 {
 	struct dp_hdr_fields f = {
 		.type = DP_FRAME_ACK,
@@ -182,7 +182,7 @@ dp_send_ack(struct dprpc_agent *a, unsigned int to, uint8_t of_type, uint16_t sl
  * answer a sender that resends (it lost an ACK) once per quarter window of
  * duplicates. */
 static void
-dp_rxmsg_ack(struct dprpc_agent *a, struct dp_rxmsg *r, const struct dp_parsed *p, bool dup)
+dp_rxmsg_ack(struct dp_rpc *a, struct dp_rxmsg *r, const struct dp_parsed *p, bool dup)
 {
 	uint32_t quarter = RTE_MAX(a->credits / 4, 1u), half = RTE_MAX(a->credits / 2, 1u);
 	bool asked = (p->flags & DP_MSG_ACK_NOW) != 0;
@@ -200,7 +200,7 @@ dp_rxmsg_ack(struct dprpc_agent *a, struct dp_rxmsg *r, const struct dp_parsed *
 /* A whole request: hand it to its handler.  False if no request object is
  * free: it stays whole in its slot and the client's next resend retries. */
 static bool
-dp_msg_deliver_request(struct dprpc_agent *a, struct dp_srv_slot *e, const struct dp_parsed *p)
+dp_msg_deliver_request(struct dp_rpc *a, struct dp_srv_slot *e, const struct dp_parsed *p)
 {
 	struct dp_rxmsg *r = e->rx;
 	struct dprpc_request *req = dp_req_new(a, p);
@@ -225,7 +225,7 @@ dp_msg_deliver_request(struct dprpc_agent *a, struct dp_srv_slot *e, const struc
 /* Answer a request too long for this agent with -EMSGSIZE, kept as its
  * response like any other. */
 static void
-dp_msg_refuse(struct dprpc_agent *a, struct dp_srv_slot *e, const struct dp_parsed *p)
+dp_msg_refuse(struct dp_rpc *a, struct dp_srv_slot *e, const struct dp_parsed *p)
 {
 	struct dprpc_request *req;
 	char msg[DPRPC_ERRMSG_MAX];
@@ -245,7 +245,7 @@ dp_msg_refuse(struct dprpc_agent *a, struct dp_srv_slot *e, const struct dp_pars
 }
 
 void
-dp_msg_rx_request(struct dprpc_agent *a, struct rte_mbuf *m, const struct dp_parsed *p)
+dp_msg_rx_request(struct dp_rpc *a, struct rte_mbuf *m, const struct dp_parsed *p)
 {
 	struct dp_peer *peer = &a->peers[p->src];
 	char msg[DP_KEEP_BYTES - 8]; /* what a kept answer holds */
@@ -326,7 +326,7 @@ add:
 
 void
 dp_msg_rx_response(
-	struct dprpc_agent *a, struct dp_slot *s, struct rte_mbuf *m, const struct dp_parsed *p)
+	struct dp_rpc *a, struct dp_slot *s, struct rte_mbuf *m, const struct dp_parsed *p)
 {
 	struct dp_peer *peer = &a->peers[p->src];
 	char msg[DPRPC_ERRMSG_MAX];
@@ -386,7 +386,7 @@ dp_msg_rx_response(
 }
 
 void __rte_hot
-dp_msg_srv_clear(struct dprpc_agent *a, struct dp_peer *peer, struct dp_srv_slot *e)
+dp_msg_srv_clear(struct dp_rpc *a, struct dp_peer *peer, struct dp_srv_slot *e)
 {
 	if (e->resp.m != NULL)
 		dp_srv_kept_add(a, peer, -1);

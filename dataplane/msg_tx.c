@@ -21,7 +21,7 @@
 #include <rte_malloc.h>
 #include <rte_mbuf.h>
 
-#include "dp_agent.h"
+#include "dp_rpc.h"
 #include "dp_client.h"
 #include "dp_handler.h"
 #include "dp_msg.h"
@@ -40,7 +40,7 @@ dp_txmsg_free_cb(void *addr, void *opaque)
 }
 
 struct dp_txmsg *
-dp_txmsg_new(const struct dprpc_agent *a, const struct dp_hdr_fields *f, const struct iovec *iov,
+dp_txmsg_new(const struct dp_rpc *a, const struct dp_hdr_fields *f, const struct iovec *iov,
 	unsigned int cnt, uint32_t len)
 {
 	struct dp_txmsg *t = rte_malloc(NULL, sizeof(*t) + len, RTE_CACHE_LINE_SIZE);
@@ -79,7 +79,7 @@ dp_txmsg_put(struct dp_txmsg *t)
  * header-only frame (its destination is read by the poller) with the
  * message in its metadata. */
 struct rte_mbuf *
-dp_carrier_new(struct dprpc_agent *a, struct dp_txmsg *t)
+dp_carrier_new(struct dp_rpc *a, struct dp_txmsg *t)
 {
 	struct rte_mbuf *m = rte_pktmbuf_alloc(a->b.mp);
 	uint8_t *frame;
@@ -98,7 +98,7 @@ dp_carrier_new(struct dprpc_agent *a, struct dp_txmsg *t)
  * state: DP_MSG_PROBE): false if no mbuf could be had (the timer
  * resumes). */
 static bool
-dp_txmsg_frame(struct dprpc_agent *a, struct dp_txmsg *t, uint32_t i, bool probe)
+dp_txmsg_frame(struct dp_rpc *a, struct dp_txmsg *t, uint32_t i, bool probe)
 {
 	uint32_t off = i * DP_FRAG, len = RTE_MIN((uint32_t)DP_FRAG, t->len - off);
 	struct dp_hdr_fields f = t->f;
@@ -141,7 +141,7 @@ dp_txmsg_frame(struct dprpc_agent *a, struct dp_txmsg *t, uint32_t i, bool probe
 
 /* Send what the window allows. */
 static void
-dp_txmsg_pump(struct dprpc_agent *a, struct dp_txmsg *t)
+dp_txmsg_pump(struct dp_rpc *a, struct dp_txmsg *t)
 {
 	uint32_t end = RTE_MIN(t->n, t->acked + t->window);
 
@@ -151,7 +151,7 @@ dp_txmsg_pump(struct dprpc_agent *a, struct dp_txmsg *t)
 
 /* Go back to the first frame not acknowledged. */
 static void
-dp_txmsg_rewind(struct dprpc_agent *a, struct dp_txmsg *t)
+dp_txmsg_rewind(struct dp_rpc *a, struct dp_txmsg *t)
 {
 	t->next = t->acked;
 	dp_txmsg_pump(a, t);
@@ -160,7 +160,7 @@ dp_txmsg_rewind(struct dprpc_agent *a, struct dp_txmsg *t)
 /* Fail the call to self on slot @slot, if still pending: the loopback has
  * no timer to recover what it could not deliver. */
 void
-dp_self_fail(struct dprpc_agent *a, uint16_t slot, uint32_t req_num, int code, const char *why)
+dp_self_fail(struct dp_rpc *a, uint16_t slot, uint32_t req_num, int code, const char *why)
 {
 	struct dp_peer *peer = &a->peers[a->b.rank];
 	struct dp_slot *s;
@@ -183,7 +183,7 @@ dp_txmsg_put_cb(void *t)
 /* Calls to self skip the frames: the sender's copy of a message is handed
  * over whole, as the handler's payload or the future's value. */
 static void
-dp_msg_self_request(struct dprpc_agent *a, struct dp_txmsg *t)
+dp_msg_self_request(struct dp_rpc *a, struct dp_txmsg *t)
 {
 	struct dp_parsed p = {
 		.type = DP_FRAME_REQUEST,
@@ -211,7 +211,7 @@ dp_msg_self_request(struct dprpc_agent *a, struct dp_txmsg *t)
 }
 
 static void
-dp_msg_self_response(struct dprpc_agent *a, struct dp_txmsg *t)
+dp_msg_self_response(struct dp_rpc *a, struct dp_txmsg *t)
 {
 	struct dp_peer *peer = &a->peers[a->b.rank];
 	struct dp_slot *s = t->f.slot < a->max_outstanding ? &peer->slots[t->f.slot] : NULL;
@@ -224,7 +224,7 @@ dp_msg_self_response(struct dprpc_agent *a, struct dp_txmsg *t)
 }
 
 void
-dp_msg_start_call(struct dprpc_agent *a, struct dp_slot *s, struct dp_txmsg *t)
+dp_msg_start_call(struct dp_rpc *a, struct dp_slot *s, struct dp_txmsg *t)
 {
 	dp_count(&a->b.st.msgs_sent, 1);
 	if (t->f.dst == a->b.rank) {
@@ -238,13 +238,13 @@ dp_msg_start_call(struct dprpc_agent *a, struct dp_slot *s, struct dp_txmsg *t)
 }
 
 void
-dp_msg_send_parked(struct dprpc_agent *a, struct dp_slot *s)
+dp_msg_send_parked(struct dp_rpc *a, struct dp_slot *s)
 {
 	dp_txmsg_pump(a, s->tx);
 }
 
 void
-dp_msg_start_response(struct dprpc_agent *a, struct dp_txmsg *t)
+dp_msg_start_response(struct dp_rpc *a, struct dp_txmsg *t)
 {
 	struct dp_peer *peer;
 	struct dp_srv_slot *e;
@@ -279,7 +279,7 @@ dp_msg_start_response(struct dprpc_agent *a, struct dp_txmsg *t)
 
 /* An ACK: progress and credits from the receiver of one of our messages. */
 void
-dp_msg_rx_ack(struct dprpc_agent *a, struct rte_mbuf *m, const struct dp_parsed *p)
+dp_msg_rx_ack(struct dp_rpc *a, struct rte_mbuf *m, const struct dp_parsed *p)
 {
 	struct dp_peer *peer = &a->peers[p->src];
 	struct dp_slot *s = NULL;
@@ -354,7 +354,7 @@ dp_msg_rx_ack(struct dprpc_agent *a, struct rte_mbuf *m, const struct dp_parsed 
 /* The client's resend timer fired for slot @s (no response yet, or only
  * part of it). */
 void
-dp_msg_resend(struct dprpc_agent *a, unsigned int to, struct dp_slot *s)
+dp_msg_resend(struct dp_rpc *a, unsigned int to, struct dp_slot *s)
 {
 	struct dp_txmsg *t = s->tx;
 
@@ -378,7 +378,7 @@ dp_msg_resend(struct dprpc_agent *a, unsigned int to, struct dp_slot *s)
  * message: go back to what the client acknowledged.  False if the response
  * is gone (acknowledged whole). */
 bool
-dp_msg_resend_response(struct dprpc_agent *a, unsigned int from, uint16_t slot)
+dp_msg_resend_response(struct dp_rpc *a, unsigned int from, uint16_t slot)
 {
 	struct dp_srv_slot *e = &a->peers[from].srv[slot];
 
@@ -396,7 +396,7 @@ dp_msg_resend_response(struct dprpc_agent *a, unsigned int from, uint16_t slot)
 }
 
 void
-dp_msg_slot_clear(struct dprpc_agent *a, struct dp_slot *s)
+dp_msg_slot_clear(struct dp_rpc *a, struct dp_slot *s)
 {
 	if (s->tx != NULL) {
 		dp_txmsg_put(s->tx);

@@ -10,13 +10,13 @@
 
 #include <rte_random.h>
 
-#include "dp_agent.h"
+#include "dp_rpc.h"
 #include "dp_client.h"
 #include "dp_server.h"
 #include "dprpc_atomic.h"
 
 int
-dp_peer_init(struct dprpc_agent *a, unsigned int p)
+dp_peer_init(struct dp_rpc *a, unsigned int p)
 {
 	struct dp_peer *peer = &a->peers[p];
 	unsigned int i;
@@ -49,7 +49,7 @@ dp_peer_init(struct dprpc_agent *a, unsigned int p)
 /* peers[] for the world's capacity: joiners' entries are allocated as
  * they join (join.c), the array never moves. */
 int
-dp_peers_init(struct dprpc_agent *a)
+dp_peers_init(struct dp_rpc *a)
 {
 	unsigned int p;
 	int rc;
@@ -66,7 +66,7 @@ dp_peers_init(struct dprpc_agent *a)
 }
 
 void
-dp_peers_free(struct dprpc_agent *a)
+dp_peers_free(struct dp_rpc *a)
 {
 	unsigned int p;
 
@@ -84,8 +84,10 @@ dp_peers_free(struct dprpc_agent *a)
 }
 
 int
-dprpc_worker_state(const struct dprpc_agent *a, unsigned int rank)
+dprpc_worker_state(const struct dprpc_agent *agent, unsigned int rank)
 {
+	const struct dp_rpc *a = dp_rpc_of(agent);
+
 	if (a == NULL)
 		return -EINVAL;
 	if (rank >= dp_world_n(&a->b))
@@ -97,26 +99,32 @@ dprpc_worker_state(const struct dprpc_agent *a, unsigned int rank)
 }
 
 int
-dprpc_worker_rtt(const struct dprpc_agent *a, unsigned int rank, struct dprpc_worker_rtt *rtt)
+dprpc_worker_rtt(const struct dprpc_agent *agent, unsigned int rank, struct dprpc_worker_rtt *rtt)
 {
+	const struct dp_rpc *a = dp_rpc_of(agent);
+
 	if (a == NULL || rtt == NULL)
 		return -EINVAL;
 	if (rank >= dp_world_n(&a->b) || rank == a->b.rank)
 		return -ENOENT;
-	/* Relaxed: snapshots of the poller's estimates (dp_agent.h). */
+	/* Relaxed: snapshots of the poller's estimates (dp_rpc.h). */
 	rtt->srtt_ns = dp_tsc_to_ns(&a->b, dp_load_relaxed(&a->peers[rank].srtt_tsc));
 	rtt->rto_ns = dp_tsc_to_ns(&a->b, dp_load_relaxed(&a->peers[rank].rto_tsc));
 	return 0;
 }
 
 uint64_t
-dp_agent_default_timeout_us(const struct dprpc_agent *a)
+dp_agent_default_timeout_us(const struct dprpc_agent *agent)
 {
+	const struct dp_rpc *a = dp_rpc_of(agent);
+
 	return a->default_timeout_us;
 }
 
 uint32_t
-dp_agent_max_msg(const struct dprpc_agent *a)
+dp_agent_max_msg(const struct dprpc_agent *agent)
 {
+	const struct dp_rpc *a = dp_rpc_of(agent);
+
 	return a->max_msg;
 }

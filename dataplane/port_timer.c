@@ -14,7 +14,7 @@
 #include <rte_ethdev.h>
 #include <rte_kvargs.h>
 
-#include "dp_agent.h"
+#include "dp_log.h"
 #include "dp_port.h"
 #include "dp_port_int.h"
 

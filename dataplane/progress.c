@@ -24,12 +24,12 @@
  */
 #include <stdatomic.h>
 
-#include "dp_agent.h"
+#include "dp_rpc.h"
 #include "dp_client.h"
 #include "fut_internal.h"
 
 void
-dp_expire_stalled_scan(struct dprpc_agent *a, uint64_t now)
+dp_expire_stalled_scan(struct dp_rpc *a, uint64_t now)
 {
 	unsigned int p, i;
 

@@ -14,7 +14,7 @@
  * or has its PONG on the way, so a world whose workers all wait forms for
  * all of them, whatever the order in which they start.
  *
- * The rendezvous window (rdv_end_tsc): until the deadline of the latest
+ * The rendezvous window (down_after_tsc): until the deadline of the latest
  * dprpc_world_wait() (for ever if one waits without a timeout), a worker
  * never heard from is not declared down, whatever calls wait for it
  * (dp_liveness()); its silence counts from the window's end.  A worker that
@@ -75,25 +75,26 @@ dp_rendezvous_timer(struct dprpc_agent *a, uint64_t now)
 {
 	/* Relaxed, both: hints (struct dprpc_agent, struct dp_base). */
 	bool leaving = dp_load_relaxed(&a->leaving);
-	bool waiting = dp_load_relaxed(&a->b.startup_waiters) != 0;
+	bool waiting = dp_load_relaxed(&a->r.b.startup_waiters) != 0;
 	unsigned int p;
 
-	if (a->rdv_ping_tsc != 0 && now - a->rdv_ping_tsc < a->b.tsc_hz / 1000 * DP_RDV_PING_MS)
+	if (a->rdv_ping_tsc != 0 && now - a->rdv_ping_tsc < a->r.b.tsc_hz / 1000 * DP_RDV_PING_MS)
 		return;
 	a->rdv_ping_tsc = now;
-	for (p = 0; p < a->b.world.n; p++) {
+	for (p = 0; p < a->r.b.world.n; p++) {
 		/* Relaxed: the poller's own write, read back. */
-		uint8_t state = dp_load_relaxed(&a->peers[p].state);
-		const struct dp_port *pt = &a->b.port.ports[a->b.port.peer_port[p]];
+		uint8_t state = dp_load_relaxed(&a->r.peers[p].state);
+		const struct dp_port *pt = &a->r.b.port.ports[a->r.b.port.peer_port[p]];
 
-		if (p == a->b.rank)
+		if (p == a->r.b.rank)
 			continue;
 		if (leaving && dp_link_gone(pt, p)) {
 			/* Relaxed: flags (struct dp_peer). */
 			if (state == DPRPC_PEER_UP)
 				atomic_store_explicit(
-					&a->peers[p].leave_acked, true, memory_order_relaxed);
-			atomic_store_explicit(&a->peers[p].answer_due, false, memory_order_relaxed);
+					&a->r.peers[p].leave_acked, true, memory_order_relaxed);
+			atomic_store_explicit(
+				&a->r.peers[p].answer_due, false, memory_order_relaxed);
 			continue;
 		}
 		if (!pt->up)
@@ -103,18 +104,19 @@ dp_rendezvous_timer(struct dprpc_agent *a, uint64_t now)
 		 * had it (a LEAVE not sent: no mbuf, a full tx ring), else
 		 * neither would ever answer. */
 		if (leaving &&
-			atomic_load_explicit(&a->peers[p].answer_due, memory_order_relaxed)) {
-			dp_send_control(a, p, DP_CTRL_LEAVE);
+			atomic_load_explicit(&a->r.peers[p].answer_due, memory_order_relaxed)) {
+			dp_send_control(&a->r, p, DP_CTRL_LEAVE);
 			continue;
 		}
 		if (leaving && state == DPRPC_PEER_UP &&
-			!atomic_load_explicit(&a->peers[p].leave_acked, memory_order_relaxed)) {
-			dp_send_control(a, p, DP_CTRL_LEAVE);
+			!atomic_load_explicit(&a->r.peers[p].leave_acked, memory_order_relaxed)) {
+			dp_send_control(&a->r, p, DP_CTRL_LEAVE);
 			/* Relaxed: a flag (struct dp_peer). */
-			atomic_store_explicit(&a->peers[p].leave_sent, true, memory_order_relaxed);
+			atomic_store_explicit(
+				&a->r.peers[p].leave_sent, true, memory_order_relaxed);
 		} else if (waiting && state != DPRPC_PEER_UP) {
-			dp_count(&a->b.st.keepalives, 1);
-			dp_send_control(a, p, DP_CTRL_PING);
+			dp_count(&a->r.b.st.keepalives, 1);
+			dp_send_control(&a->r, p, DP_CTRL_PING);
 		}
 	}
 }
@@ -122,16 +124,16 @@ dp_rendezvous_timer(struct dprpc_agent *a, uint64_t now)
 void
 dp_link_answer(struct dprpc_agent *a, unsigned int p, uint32_t op)
 {
-	struct dp_port *pt = &a->b.port.ports[a->b.port.peer_port[p]];
+	struct dp_port *pt = &a->r.b.port.ports[a->r.b.port.peer_port[p]];
 	unsigned int i;
 
 	/* The answer is the last use of the link: out before the link goes
 	 * quiet (a quiet port's staged frames are dropped).  Its worker
 	 * reads its rx queue meanwhile, so room comes; bounded all the
 	 * same, and a lost answer costs that worker its wait only. */
-	dp_send_control(a, p, op);
+	dp_send_control(&a->r, p, op);
 	for (i = 0; i < DP_LINK_CLOSE_FLUSH_TRIES; i++) {
-		(void)dp_tx_flush(&a->b);
+		(void)dp_tx_flush(&a->r.b);
 		if (pt->tx_n == 0)
 			break;
 		rte_pause();
@@ -146,19 +148,20 @@ dp_leave_rx(struct dprpc_agent *a, unsigned int p, uint32_t op)
 {
 	if (op == DP_CTRL_LEAVE) {
 		/* Relaxed: the poller's own write, read back. */
-		bool first = dp_load_relaxed(&a->peers[p].state) != DPRPC_PEER_LEFT;
-		struct dp_port *pt = &a->b.port.ports[a->b.port.peer_port[p]];
+		bool first = dp_load_relaxed(&a->r.peers[p].state) != DPRPC_PEER_LEFT;
+		struct dp_port *pt = &a->r.b.port.ports[a->r.b.port.peer_port[p]];
 
 		/* Relaxed, both: flags (struct dprpc_agent, struct dp_peer). */
-		bool crossed = dp_load_relaxed(&a->leaving) &&
-			       atomic_load_explicit(&a->peers[p].leave_sent, memory_order_relaxed);
+		bool crossed =
+			dp_load_relaxed(&a->leaving) &&
+			atomic_load_explicit(&a->r.peers[p].leave_sent, memory_order_relaxed);
 
 		if (first)
-			dp_peer_left(a, p);
+			dp_peer_left(&a->r, p);
 		if (!dp_own_link(pt, p)) {
 			/* Every LEAVE is answered: the first answer may be
 			 * lost. */
-			dp_send_control(a, p, DP_CTRL_LEAVE_ACK);
+			dp_send_control(&a->r, p, DP_CTRL_LEAVE_ACK);
 			return;
 		}
 		/* Its own memif link: one end must learn that the other stopped
@@ -172,14 +175,15 @@ dp_leave_rx(struct dprpc_agent *a, unsigned int p, uint32_t op)
 		 * on either side, unmapped the rings under our rx_burst). */
 		if (pt->quiet)
 			return; /* answered already (a second LEAVE in one burst) */
-		if (crossed && a->b.rank > p) {
+		if (crossed && a->r.b.rank > p) {
 			/* Relaxed: a flag (struct dp_peer); our leave waits. */
-			atomic_store_explicit(&a->peers[p].answer_due, true, memory_order_relaxed);
+			atomic_store_explicit(
+				&a->r.peers[p].answer_due, true, memory_order_relaxed);
 			return;
 		}
 		dp_link_answer(a, p, DP_CTRL_LEAVE_ACK);
 	} else if (op == DP_CTRL_LEAVE_ACK) {
-		struct dp_port *pt = &a->b.port.ports[a->b.port.peer_port[p]];
+		struct dp_port *pt = &a->r.b.port.ports[a->r.b.port.peer_port[p]];
 
 		/* Its own memif link goes quiet too: it forgot us and will
 		 * close its end once we closed ours (link_close.c); we read
@@ -188,8 +192,8 @@ dp_leave_rx(struct dprpc_agent *a, unsigned int p, uint32_t op)
 			dp_port_go_quiet(pt);
 		/* Release, both: the link's quiet above is written before the
 		 * leaving thread, acquiring them, returns (struct dp_peer). */
-		atomic_store_explicit(&a->peers[p].leave_acked, true, memory_order_release);
-		atomic_store_explicit(&a->peers[p].answer_due, false, memory_order_release);
+		atomic_store_explicit(&a->r.peers[p].leave_acked, true, memory_order_release);
+		atomic_store_explicit(&a->r.peers[p].answer_due, false, memory_order_release);
 	}
 }
 
@@ -200,10 +204,10 @@ dp_leave_begin(struct dprpc_agent *a)
 
 	/* Relaxed, here and in dp_leave_end(): flags (struct dp_peer,
 	 * dprpc_agent). */
-	for (p = 0; p < dp_world_n(&a->b); p++) {
-		atomic_store_explicit(&a->peers[p].leave_acked, false, memory_order_relaxed);
-		atomic_store_explicit(&a->peers[p].leave_sent, false, memory_order_relaxed);
-		atomic_store_explicit(&a->peers[p].answer_due, false, memory_order_relaxed);
+	for (p = 0; p < dp_world_n(&a->r.b); p++) {
+		atomic_store_explicit(&a->r.peers[p].leave_acked, false, memory_order_relaxed);
+		atomic_store_explicit(&a->r.peers[p].leave_sent, false, memory_order_relaxed);
+		atomic_store_explicit(&a->r.peers[p].answer_due, false, memory_order_relaxed);
 	}
 	atomic_store_explicit(&a->leaving, true, memory_order_relaxed);
 }
@@ -218,12 +222,13 @@ dp_leave_told(struct dprpc_agent *a)
 	 * those whose LEAVE crossed ours answered it if they owe it. */
 	/* Acquire: pairs with the release stores of leave_acked and
 	 * answer_due in dp_leave_rx(). */
-	for (p = 0; p < dp_world_n(&a->b) && all; p++)
-		all = p == a->b.rank ||
-		      ((dp_load_relaxed(&a->peers[p].state) != DPRPC_PEER_UP ||
+	for (p = 0; p < dp_world_n(&a->r.b) && all; p++)
+		all = p == a->r.b.rank ||
+		      ((dp_load_relaxed(&a->r.peers[p].state) != DPRPC_PEER_UP ||
 			       atomic_load_explicit(
-				       &a->peers[p].leave_acked, memory_order_acquire)) &&
-			      !atomic_load_explicit(&a->peers[p].answer_due, memory_order_acquire));
+				       &a->r.peers[p].leave_acked, memory_order_acquire)) &&
+			      !atomic_load_explicit(
+				      &a->r.peers[p].answer_due, memory_order_acquire));
 	return all;
 }
 
@@ -244,19 +249,19 @@ dp_world_formed(const struct dprpc_agent *a, char *missing, size_t len)
 
 	if (len > 0)
 		missing[0] = '\0';
-	for (p = 0; p < dp_world_n(&a->b); p++) {
+	for (p = 0; p < dp_world_n(&a->r.b); p++) {
 		int n;
 
 		/* Relaxed: a snapshot of the poller's write (struct dp_peer). */
-		uint8_t state = dp_load_relaxed(&a->peers[p].state);
+		uint8_t state = dp_load_relaxed(&a->r.peers[p].state);
 
-		if (p == a->b.rank || state == DPRPC_PEER_UP || state == DPRPC_PEER_LEFT)
+		if (p == a->r.b.rank || state == DPRPC_PEER_UP || state == DPRPC_PEER_LEFT)
 			continue;
 		formed = false;
 		if (len == 0 || used >= len)
 			continue;
 		n = snprintf(missing + used, len - used, "%s%s", used == 0 ? "" : ", ",
-			a->b.world.w[p].name);
+			a->r.b.world.w[p].name);
 		if (n < 0 || (size_t)n >= len - used) {
 			/* Cut: end with "..." where it fits. */
 			if (len >= 4)
@@ -274,9 +279,9 @@ void
 dp_rdv_extend(struct dprpc_agent *a, uint64_t end)
 {
 	/* Relaxed: a time read by the poller, publishes nothing. */
-	uint64_t cur = dp_load_relaxed(&a->rdv_end_tsc);
+	uint64_t cur = dp_load_relaxed(&a->r.down_after_tsc);
 
-	while (cur < end && !atomic_compare_exchange_weak_explicit(&a->rdv_end_tsc, &cur, end,
+	while (cur < end && !atomic_compare_exchange_weak_explicit(&a->r.down_after_tsc, &cur, end,
 				    memory_order_relaxed, memory_order_relaxed))
 		;
 }
@@ -284,7 +289,7 @@ dp_rdv_extend(struct dprpc_agent *a, uint64_t end)
 static void
 dp_worker_info_fill(const struct dprpc_agent *a, unsigned int r, struct dprpc_worker_info *info)
 {
-	const struct dp_world_entry *e = &a->b.world.w[r];
+	const struct dp_world_entry *e = &a->r.b.world.w[r];
 
 	memset(info, 0, sizeof(*info));
 	memcpy(info->name, e->name, sizeof(info->name));
@@ -292,9 +297,9 @@ dp_worker_info_fill(const struct dprpc_agent *a, unsigned int r, struct dprpc_wo
 	memcpy(info->mac, e->addr.mac.addr_bytes, sizeof(info->mac));
 	info->ipv4 = e->addr.ip;
 	info->udp_port = rte_be_to_cpu_16(e->addr.port);
-	info->port_id = a->b.port.ports[a->b.port.peer_port[r]].id;
+	info->port_id = a->r.b.port.ports[a->r.b.port.peer_port[r]].id;
 	/* Relaxed: a snapshot of the poller's write (struct dp_peer). */
-	info->state = r == a->b.rank ? DPRPC_PEER_UP : dp_load_relaxed(&a->peers[r].state);
+	info->state = r == a->r.b.rank ? DPRPC_PEER_UP : dp_load_relaxed(&a->r.peers[r].state);
 }
 
 int
@@ -305,13 +310,13 @@ dprpc_get_worker_info(const struct dprpc_agent *a, const char *name, struct dprp
 	if (a == NULL || info == NULL)
 		return -EINVAL;
 	if (name == NULL) {
-		if (a->b.rank >= dp_world_n(&a->b))
+		if (a->r.b.rank >= dp_world_n(&a->r.b))
 			return -ENOENT; /* not joined yet (dprpc_world_join()) */
-		dp_worker_info_fill(a, a->b.rank, info);
+		dp_worker_info_fill(a, a->r.b.rank, info);
 		return 0;
 	}
-	for (r = 0; r < dp_world_n(&a->b); r++) {
-		if (strcmp(a->b.world.w[r].name, name) == 0) {
+	for (r = 0; r < dp_world_n(&a->r.b); r++) {
+		if (strcmp(a->r.b.world.w[r].name, name) == 0) {
 			dp_worker_info_fill(a, r, info);
 			return 0;
 		}
@@ -327,7 +332,7 @@ dprpc_get_worker_infos(
 
 	if (a == NULL || (infos == NULL && cap != 0))
 		return -EINVAL;
-	n = dp_world_n(&a->b); /* one size for the fill and the answer */
+	n = dp_world_n(&a->r.b); /* one size for the fill and the answer */
 	for (r = 0; r < n && r < cap; r++)
 		dp_worker_info_fill(a, r, &infos[r]);
 	return (int)n;

@@ -3,7 +3,7 @@
  * The reply path (handler.c has the overview), from any thread.
  *
  * The handler contract (dprpc_handler_t) is enforced, not assumed: a
- * request carries an atomic state (dp_agent.h: its phase and the number of
+ * request carries an atomic state (dp_rpc.h: its phase and the number of
  * handler runs executing it).  Every answer first claims the request
  * (LIVE -> REPLYING, one CAS), so exactly one answer is ever sent and a
  * second reply gets -EALREADY (counted) without touching anything else.
@@ -30,7 +30,7 @@
 #include <rte_mempool.h>
 #include <rte_ring.h>
 
-#include "dp_agent.h"
+#include "dp_rpc.h"
 #include "dp_eal.h"
 #include "dp_handler.h"
 #include "dp_msg.h"
@@ -45,7 +45,7 @@
 void __rte_hot
 dp_req_release(struct dprpc_request *req)
 {
-	struct dprpc_agent *a = req->agent;
+	struct dp_rpc *a = req->rpc;
 
 	if (req->hook != NULL)
 		req->hook->release(req);
@@ -143,7 +143,7 @@ static int __rte_hot
 dp_respond_iov(struct dprpc_request *req, uint32_t status, const struct iovec *iov,
 	unsigned int cnt, uint32_t len)
 {
-	struct dprpc_agent *a = req->agent;
+	struct dp_rpc *a = req->rpc;
 	struct rte_mbuf *m = req->m;
 	struct dp_hdr_fields f = {
 		.type = DP_FRAME_RESPONSE,
@@ -232,7 +232,7 @@ dp_reply_claim(struct dprpc_request *req)
 {
 	if (dp_req_claim(req) == 0)
 		return 0;
-	dp_count_mt(&req->agent->b.st.reply_again, 1);
+	dp_count_mt(&req->rpc->b.st.reply_again, 1);
 	return -EALREADY;
 }
 
@@ -246,7 +246,7 @@ dprpc_reply(struct dprpc_request *req, const void *data, size_t len)
 	rc = dp_reply_claim(req);
 	if (rc != 0)
 		return rc;
-	if (len > req->agent->max_msg)
+	if (len > req->rpc->max_msg)
 		rc = -EMSGSIZE;
 	else
 		rc = dp_respond(req, 0, data, (uint32_t)len);
@@ -270,7 +270,7 @@ dprpc_reply_iov(struct dprpc_request *req, const struct iovec *iov, unsigned int
 	rc = dp_reply_claim(req);
 	if (rc != 0)
 		return rc;
-	if (len > req->agent->max_msg) {
+	if (len > req->rpc->max_msg) {
 		dp_req_unclaim(req);
 		return -EMSGSIZE;
 	}
@@ -336,12 +336,12 @@ dprpc_reply_error(struct dprpc_request *req, int code, const char *msg)
 int
 dprpc_reply_busy(struct dprpc_request *req, uint32_t retry_after_us, const char *msg)
 {
-	struct dprpc_agent *a;
+	struct dp_rpc *a;
 	int rc;
 
 	if (req == NULL)
 		return -EINVAL;
-	a = req->agent;
+	a = req->rpc;
 	rc = dp_reply_claim(req);
 	if (rc != 0)
 		return rc;
@@ -361,12 +361,12 @@ dprpc_reply_busy(struct dprpc_request *req, uint32_t retry_after_us, const char 
 int
 dprpc_reply_expired(struct dprpc_request *req, const char *msg)
 {
-	struct dprpc_agent *a;
+	struct dp_rpc *a;
 	int rc;
 
 	if (req == NULL)
 		return -EINVAL;
-	a = req->agent;
+	a = req->rpc;
 	rc = dp_reply_claim(req);
 	if (rc != 0)
 		return rc;
@@ -395,7 +395,7 @@ dprpc_reply_expired(struct dprpc_request *req, const char *msg)
 bool
 dp_reply_error_or_drop(struct dprpc_request *req, int code, const char *msg)
 {
-	struct dprpc_agent *a = req->agent;
+	struct dp_rpc *a = req->rpc;
 	uint16_t slot = req->slot;
 	uint32_t req_num = req->req_num;
 	bool self = req->src == a->b.rank;

@@ -13,11 +13,12 @@
 #include <string.h>
 
 #include <rte_cycles.h>
+#include <rte_errno.h>
 #include <rte_mbuf.h>
 #include <rte_mempool.h>
 #include <rte_ring.h>
 
-#include "dp_agent.h"
+#include "dp_rpc.h"
 #include "dp_eal.h"
 #include "dp_handler.h"
 #include "dp_msg.h"
@@ -130,7 +131,7 @@ dprpc_request_agent(const struct dprpc_request *req)
 		rte_errno = EINVAL;
 		return NULL;
 	}
-	return req->agent;
+	return dp_agent_handle(&req->rpc->b);
 }
 
 uint64_t
@@ -155,7 +156,7 @@ dprpc_request_remaining_us(const struct dprpc_request *req)
 	if (req->deadline_tsc == 0)
 		return DPRPC_NO_DEADLINE;
 	now = rte_rdtsc();
-	return now >= req->deadline_tsc ? 0 : dp_tsc_to_us(&req->agent->b, req->deadline_tsc - now);
+	return now >= req->deadline_tsc ? 0 : dp_tsc_to_us(&req->rpc->b, req->deadline_tsc - now);
 }
 
 uint64_t
@@ -168,7 +169,7 @@ dprpc_request_timeout(const struct dprpc_request *req, uint64_t timeout_us)
 		return 0;
 	}
 	if (timeout_us == DPRPC_TIMEOUT_DEFAULT)
-		timeout_us = req->agent->default_timeout_us;
+		timeout_us = req->rpc->default_timeout_us;
 	left = dprpc_request_remaining_us(req);
 	if (left == DPRPC_NO_DEADLINE)
 		return timeout_us;

@@ -9,7 +9,7 @@
 
 #include <rte_mbuf.h>
 
-#include "dp_agent.h"
+#include "dp_rpc.h"
 #include "dp_rx.h"
 
 /* A frame in several segments (net_ring passes on the chains a
@@ -18,7 +18,7 @@
  * the payload may be moved in place, so work on a private, contiguous
  * copy.  NULL if none can be had (counted). */
 struct rte_mbuf *
-dp_rx_private(struct dprpc_agent *a, struct rte_mbuf *m)
+dp_rx_private(struct dp_rpc *a, struct rte_mbuf *m)
 {
 	struct rte_mbuf *copy;
 	const void *from;
@@ -42,7 +42,7 @@ dp_rx_private(struct dprpc_agent *a, struct rte_mbuf *m)
 }
 
 void __rte_hot
-dp_rx_local(struct dprpc_agent *a, struct rte_mbuf *m)
+dp_rx_local(struct dp_rpc *a, struct rte_mbuf *m)
 {
 	enum dprpc_drop_reason why;
 	struct dp_parsed p;

@@ -39,7 +39,7 @@
 #include <rte_common.h>
 #include <rte_mbuf.h>
 
-#include "dp_agent.h"
+#include "dp_rpc.h"
 #include "dp_handler.h"
 #include "dp_liveness.h"
 #include "dp_msg.h"
@@ -49,7 +49,7 @@
 #include "dprpc_lcore.h"
 
 void
-dp_srv_reset(struct dprpc_agent *a, struct dp_peer *peer)
+dp_srv_reset(struct dp_rpc *a, struct dp_peer *peer)
 {
 	unsigned int i;
 
@@ -77,7 +77,7 @@ dp_srv_keep_error(
 }
 
 void
-dp_srv_refuse(struct dprpc_agent *a, struct dp_peer *peer, struct dp_srv_slot *e,
+dp_srv_refuse(struct dp_rpc *a, struct dp_peer *peer, struct dp_srv_slot *e,
 	const struct dp_parsed *p, int code, const char *msg, uint16_t hint)
 {
 	uint8_t *area = dp_keep_area(peer, p->slot, true);
@@ -108,7 +108,7 @@ dp_srv_slot_bytes(const struct dp_srv_slot *e)
 /* dp_srv_over_budget() beyond its quick check: counting what the new
  * request frees, what its slot holds. */
 bool
-dp_srv_over_budget_exact(const struct dprpc_agent *a, const struct dp_peer *peer,
+dp_srv_over_budget_exact(const struct dp_rpc *a, const struct dp_peer *peer,
 	const struct dp_srv_slot *e, uint64_t need)
 {
 	/* Relaxed: the poller's own gauge, read back (struct dp_stats). */
@@ -119,7 +119,7 @@ dp_srv_over_budget_exact(const struct dprpc_agent *a, const struct dp_peer *peer
 }
 
 void
-dp_srv_reclaim(struct dprpc_agent *a, unsigned int p)
+dp_srv_reclaim(struct dp_rpc *a, unsigned int p)
 {
 	struct dp_peer *peer = &a->peers[p];
 	char msg[DP_KEEP_BYTES - 8]; /* what a kept answer holds */
@@ -205,7 +205,7 @@ dp_srv_slot(struct dp_peer *peer, uint16_t slot)
 
 void
 dp_srv_keep_refused(
-	struct dprpc_agent *a, struct dp_peer *peer, struct dp_srv_slot *e, uint32_t handler_id)
+	struct dp_rpc *a, struct dp_peer *peer, struct dp_srv_slot *e, uint32_t handler_id)
 {
 	char msg[DP_KEEP_BYTES - 8]; /* what a kept answer holds */
 
@@ -230,7 +230,7 @@ dp_srv_keep_refused(
  * slot is running, as a copy, or by reference within the budgets; else
  * keep the error a resend gets instead (the request is never run twice). */
 void __rte_hot
-dp_keep_response(struct dprpc_agent *a, struct rte_mbuf *m, const struct dp_wire_hdr *h)
+dp_keep_response(struct dp_rpc *a, struct rte_mbuf *m, const struct dp_wire_hdr *h)
 {
 	struct dp_peer *peer = &a->peers[rte_be_to_cpu_16(h->dst_worker)];
 	unsigned int slot = rte_be_to_cpu_16(h->slot);
@@ -297,7 +297,7 @@ dp_keep(struct dp_kept *k, uint8_t *area, struct rte_mbuf *m)
  * if nothing is kept or no mbuf could be had (the caller's timer or the
  * peer's next duplicate tries again). */
 bool
-dp_kept_send(struct dprpc_agent *a, const struct dp_kept *k, const uint8_t *area, uint8_t type,
+dp_kept_send(struct dp_rpc *a, const struct dp_kept *k, const uint8_t *area, uint8_t type,
 	unsigned int to, uint16_t slot, uint32_t req_num, uint16_t budget)
 {
 	struct dp_hdr_fields f = {
@@ -345,7 +345,7 @@ dp_kept_free_mbuf(struct dp_kept *k)
  * this agent holds it and expects to answer in @wait TSC cycles (a HELD):
  * its resend timer waits for that rather than for a round trip. */
 static void
-dp_srv_held(struct dprpc_agent *a, unsigned int src, uint16_t slot, uint32_t req_num, uint64_t wait)
+dp_srv_held(struct dp_rpc *a, unsigned int src, uint16_t slot, uint32_t req_num, uint64_t wait)
 {
 	dp_count(&a->b.st.holds_sent, 1);
 	dp_send_slot_ctrl(a, src, slot, req_num, DP_CTRL_HELD, 0,
@@ -356,8 +356,7 @@ dp_srv_held(struct dprpc_agent *a, unsigned int src, uint16_t slot, uint32_t req
  * duplicate (answered again, told it is held, or dropped; @m is
  * consumed). */
 static bool
-dp_srv_check(
-	struct dprpc_agent *a, struct rte_mbuf *m, struct dp_srv_slot *e, const struct dp_parsed *p)
+dp_srv_check(struct dp_rpc *a, struct rte_mbuf *m, struct dp_srv_slot *e, const struct dp_parsed *p)
 {
 	int32_t d;
 
@@ -383,8 +382,8 @@ dp_srv_check(
 /* A new request from @peer, which holds its budget in responses it has
  * not acknowledged: not run, answered -ENOBUFS. */
 static void __rte_cold
-dp_srv_refuse_busy(struct dprpc_agent *a, struct dp_peer *peer, struct dp_srv_slot *e,
-	const struct dp_parsed *p)
+dp_srv_refuse_busy(
+	struct dp_rpc *a, struct dp_peer *peer, struct dp_srv_slot *e, const struct dp_parsed *p)
 {
 	char msg[DP_KEEP_BYTES - 8]; /* what a kept answer holds */
 
@@ -398,7 +397,7 @@ dp_srv_refuse_busy(struct dprpc_agent *a, struct dp_peer *peer, struct dp_srv_sl
  * the caller's requests or all requests): not run, answered -EBUSY with a
  * retry-after hint. */
 static void __rte_cold
-dp_srv_refuse_overload(struct dprpc_agent *a, struct dp_peer *peer, struct dp_srv_slot *e,
+dp_srv_refuse_overload(struct dp_rpc *a, struct dp_peer *peer, struct dp_srv_slot *e,
 	const struct dp_parsed *p, const char *what)
 {
 	char msg[DP_KEEP_BYTES - 8]; /* what a kept answer holds */
@@ -409,7 +408,7 @@ dp_srv_refuse_overload(struct dprpc_agent *a, struct dp_peer *peer, struct dp_sr
 }
 
 void __rte_hot
-dp_dispatch_request(struct dprpc_agent *a, struct rte_mbuf *m, const struct dp_parsed *p)
+dp_dispatch_request(struct dp_rpc *a, struct rte_mbuf *m, const struct dp_parsed *p)
 {
 	struct dp_srv_slot *e = NULL;
 	struct dp_peer *peer = NULL;
@@ -497,7 +496,7 @@ dp_dispatch_request(struct dprpc_agent *a, struct rte_mbuf *m, const struct dp_p
  * so reading it here races with nothing; a reused object names a newer
  * request or another slot. */
 struct dprpc_request *
-dp_srv_live_req(struct dprpc_agent *a, unsigned int p, unsigned int slot, struct dp_srv_slot *e)
+dp_srv_live_req(struct dp_rpc *a, unsigned int p, unsigned int slot, struct dp_srv_slot *e)
 {
 	struct dprpc_request *req = e->req;
 
@@ -528,8 +527,8 @@ dp_req_cancel(struct dprpc_request *req)
  * (d == 0): act on it once; a copy sent again finds it done.  What it
  * found, as every copy's answer says it (enum dp_srv_cancel). */
 static uint8_t
-dp_srv_cancel_held(struct dprpc_agent *a, struct dp_peer *peer, struct dp_srv_slot *e,
-	const struct dp_parsed *p)
+dp_srv_cancel_held(
+	struct dp_rpc *a, struct dp_peer *peer, struct dp_srv_slot *e, const struct dp_parsed *p)
 {
 	struct dprpc_request *req;
 	char msg[DP_KEEP_BYTES - 8];
@@ -576,7 +575,7 @@ dp_srv_cancel_held(struct dprpc_agent *a, struct dp_peer *peer, struct dp_srv_sl
 }
 
 void
-dp_srv_cancel(struct dprpc_agent *a, const struct dp_parsed *p)
+dp_srv_cancel(struct dp_rpc *a, const struct dp_parsed *p)
 {
 	struct dp_peer *peer = &a->peers[p->src];
 	struct dp_srv_slot *e;
@@ -625,7 +624,7 @@ dp_srv_cancel(struct dprpc_agent *a, const struct dp_parsed *p)
 }
 
 void
-dp_srv_cancel_all(struct dprpc_agent *a, unsigned int p)
+dp_srv_cancel_all(struct dp_rpc *a, unsigned int p)
 {
 	struct dp_peer *peer = &a->peers[p];
 	struct dprpc_request *req;

@@ -32,7 +32,7 @@
 #include <rte_mbuf.h>
 #include <rte_ring.h>
 
-#include "dp_agent.h"
+#include "dp_rpc.h"
 #include "dp_client.h"
 #include "dp_eal.h"
 #include "dp_liveness.h"
@@ -119,7 +119,7 @@ dp_stream_put(struct dprpc_stream *st)
 }
 
 void
-dp_stream_slot_clear(struct dprpc_agent *a, struct dp_slot *s)
+dp_stream_slot_clear(struct dp_rpc *a, struct dp_slot *s)
 {
 	(void)a;
 	dp_stream_poller_free(s->st);
@@ -155,7 +155,7 @@ dp_stream_done_cb(struct dprpc_future *f, void *arg)
 
 /* A stream for a call of agent @a, with the creator's reference. */
 static struct dprpc_stream *
-dp_stream_new(struct dprpc_agent *a, dprpc_chunk_fn on_chunk, void *arg)
+dp_stream_new(struct dp_rpc *a, dprpc_chunk_fn on_chunk, void *arg)
 {
 	struct dprpc_stream *st = calloc(1, sizeof(*st));
 	unsigned int rsize;
@@ -191,10 +191,10 @@ fail:
 /* Start a stream call; the future (the caller's reference) or NULL with
  * rte_errno.  @st's creator reference stays the caller's. */
 static struct dprpc_future *
-dp_stream_call(struct dprpc_agent *a, const char *to, const char *handler, const void *data,
-	size_t len, uint64_t timeout_us, struct dprpc_stream *st)
+dp_stream_call(struct dp_rpc *a, const char *to, const char *handler, const void *data, size_t len,
+	uint64_t timeout_us, struct dprpc_stream *st)
 {
-	int rank = dp_resolve(a, to, handler);
+	int rank = dp_resolve(dp_agent_handle(&a->b), to, handler);
 
 	if (rank < 0)
 		return NULL;
@@ -210,9 +210,10 @@ dp_stream_call(struct dprpc_agent *a, const char *to, const char *handler, const
 }
 
 struct dprpc_future *
-dprpc_rpc_stream(struct dprpc_agent *a, const char *to, const char *handler, const void *data,
+dprpc_rpc_stream(struct dprpc_agent *agent, const char *to, const char *handler, const void *data,
 	size_t len, uint64_t timeout_us, dprpc_chunk_fn on_chunk, void *arg)
 {
+	struct dp_rpc *a = dp_rpc_of(agent);
 	struct dprpc_stream *st;
 	struct dprpc_future *f;
 
@@ -232,9 +233,10 @@ dprpc_rpc_stream(struct dprpc_agent *a, const char *to, const char *handler, con
 }
 
 struct dprpc_stream *
-dprpc_stream_open(struct dprpc_agent *a, const char *to, const char *handler, const void *data,
+dprpc_stream_open(struct dprpc_agent *agent, const char *to, const char *handler, const void *data,
 	size_t len, uint64_t timeout_us)
 {
+	struct dp_rpc *a = dp_rpc_of(agent);
 	struct dprpc_stream *st;
 	int err;
 
@@ -353,7 +355,7 @@ dprpc_stream_close(struct dprpc_stream *s)
 /* Acknowledge @st, slot @slot of peer @to (call @req_num): what came in
  * order, the limit its consumption grants, what is held beyond. */
 static void
-dp_stream_ack(struct dprpc_agent *a, unsigned int to, uint16_t slot, uint32_t req_num,
+dp_stream_ack(struct dp_rpc *a, unsigned int to, uint16_t slot, uint32_t req_num,
 	struct dprpc_stream *st, uint16_t flags)
 {
 	/* Relaxed: a bound only (struct dprpc_stream). */
@@ -391,7 +393,7 @@ dp_stream_ack(struct dprpc_agent *a, unsigned int to, uint16_t slot, uint32_t re
  * tell the server.  Its end: acknowledge it, so the server lets the
  * stream go; any other frame: cancel it. */
 static void
-dp_stream_stale(struct dprpc_agent *a, const struct dp_parsed *p)
+dp_stream_stale(struct dp_rpc *a, const struct dp_parsed *p)
 {
 	struct dp_hdr_fields f = {
 		.src = a->b.rank,
@@ -423,8 +425,8 @@ dp_stream_stale(struct dprpc_agent *a, const struct dp_parsed *p)
 /* End the stream of slot @s of peer @src: the slot is released and its
  * future completed (@code 0: done, empty) or failed with @code and @msg. */
 static void
-dp_stream_finish(struct dprpc_agent *a, unsigned int src, struct dp_slot *s, int code,
-	uint16_t origin, const char *msg)
+dp_stream_finish(struct dp_rpc *a, unsigned int src, struct dp_slot *s, int code, uint16_t origin,
+	const char *msg)
 {
 	struct dprpc_future *fut = dp_slot_release(a, &a->peers[src], s);
 
@@ -442,8 +444,7 @@ dp_stream_finish(struct dprpc_agent *a, unsigned int src, struct dp_slot *s, int
 /* Hand a whole chunk (@c, @frames frames) to the application.  False if
  * the stream ended here (the slot is released). */
 static bool
-dp_stream_deliver(
-	struct dprpc_agent *a, unsigned int src, struct dp_slot *s, void *c, uint32_t frames)
+dp_stream_deliver(struct dp_rpc *a, unsigned int src, struct dp_slot *s, void *c, uint32_t frames)
 {
 	struct dprpc_stream *st = s->st;
 	const void *data;
@@ -483,7 +484,7 @@ dp_stream_deliver(
  * @flags, @status; an end's payload is its message).  False if the
  * stream ended here. */
 static bool
-dp_stream_take_frame(struct dprpc_agent *a, unsigned int src, struct dp_slot *s, struct rte_mbuf *m,
+dp_stream_take_frame(struct dp_rpc *a, unsigned int src, struct dp_slot *s, struct rte_mbuf *m,
 	uint16_t flags, uint32_t status)
 {
 	struct dprpc_stream *st = s->st;
@@ -547,7 +548,7 @@ dp_stream_take_frame(struct dprpc_agent *a, unsigned int src, struct dp_slot *s,
 /* A CHUNK frame: deliver it in order, hold it beyond a gap, drop a
  * duplicate; acknowledge as dp_stream.h says. */
 static void
-dp_stream_rx_chunk(struct dprpc_agent *a, struct rte_mbuf *m, const struct dp_parsed *p)
+dp_stream_rx_chunk(struct dp_rpc *a, struct rte_mbuf *m, const struct dp_parsed *p)
 {
 	struct dp_peer *peer = &a->peers[p->src];
 	uint32_t seq = p->handler_id, d, q, idx;
@@ -640,7 +641,7 @@ dp_stream_rx_chunk(struct dprpc_agent *a, struct rte_mbuf *m, const struct dp_pa
 }
 
 void
-dp_stream_rx(struct dprpc_agent *a, struct rte_mbuf *m, const struct dp_parsed *p)
+dp_stream_rx(struct dp_rpc *a, struct rte_mbuf *m, const struct dp_parsed *p)
 {
 	if (p->type == DP_FRAME_STREAM_ACK)
 		dp_stream_rx_ack(a, m, p);
@@ -649,7 +650,7 @@ dp_stream_rx(struct dprpc_agent *a, struct rte_mbuf *m, const struct dp_parsed *
 }
 
 bool
-dp_stream_timer(struct dprpc_agent *a, unsigned int p, unsigned int i, uint64_t now)
+dp_stream_timer(struct dp_rpc *a, unsigned int p, unsigned int i, uint64_t now)
 {
 	struct dp_slot *s = &a->peers[p].slots[i];
 	struct dprpc_stream *st = s->st;

@@ -24,7 +24,7 @@
 #include <rte_mbuf.h>
 #include <rte_pause.h>
 
-#include "dp_agent.h"
+#include "dp_rpc.h"
 #include "dp_eal.h"
 #include "dp_handler.h"
 #include "dp_msg.h"
@@ -45,7 +45,7 @@ static void
 dp_stream_frame(struct dprpc_request *req, struct rte_mbuf *m, uint32_t seq, uint16_t flags,
 	uint32_t status, const void *data, uint32_t len)
 {
-	struct dprpc_agent *a = req->agent;
+	struct dp_rpc *a = req->rpc;
 	struct dp_hdr_fields f = {
 		.type = DP_FRAME_CHUNK,
 		.src = a->b.rank,
@@ -71,13 +71,13 @@ int
 dp_stream_send(struct dprpc_request *req, const void *data, size_t len, bool count)
 {
 	struct rte_mbuf *small[16], **ms = small;
-	struct dprpc_agent *a;
+	struct dp_rpc *a;
 	uint32_t k, i, out, consumed, off;
 	const uint8_t *p = data;
 
 	if (req == NULL || (data == NULL && len > 0))
 		return -EINVAL;
-	a = req->agent;
+	a = req->rpc;
 	if (!req->stream)
 		return -ENOTSUP;
 	/* Relaxed: a hint; the sender alone answers the request (one thread
@@ -134,7 +134,7 @@ dprpc_stream_send(struct dprpc_request *req, const void *data, size_t len)
 int
 dprpc_stream_end(struct dprpc_request *req, int status)
 {
-	struct dprpc_agent *a;
+	struct dp_rpc *a;
 	char msg[DPRPC_ERRMSG_MAX];
 	struct rte_mbuf *m;
 	uint32_t st = 0, n = 0;
@@ -142,7 +142,7 @@ dprpc_stream_end(struct dprpc_request *req, int status)
 
 	if (req == NULL)
 		return -EINVAL;
-	a = req->agent;
+	a = req->rpc;
 	if (!req->stream)
 		return -ENOTSUP;
 	rc = dp_reply_claim(req);
@@ -168,7 +168,7 @@ dprpc_stream_end(struct dprpc_request *req, int status)
 }
 
 struct dp_srv_stream *
-dp_stream_srv_new(const struct dprpc_agent *a, const struct dp_parsed *p)
+dp_stream_srv_new(const struct dp_rpc *a, const struct dp_parsed *p)
 {
 	uint32_t w = RTE_MAX(RTE_MIN((uint32_t)p->credits, a->credits), 1u);
 	struct dp_srv_stream *st = calloc(1, sizeof(*st));
@@ -188,8 +188,7 @@ dp_stream_srv_new(const struct dprpc_agent *a, const struct dp_parsed *p)
 
 /* Drop the kept frames of @st from its base up to @to (excluded). */
 static void
-dp_stream_release(
-	struct dprpc_agent *a, struct dp_peer *peer, struct dp_srv_stream *st, uint32_t to)
+dp_stream_release(struct dp_rpc *a, struct dp_peer *peer, struct dp_srv_stream *st, uint32_t to)
 {
 	for (; st->base != to; st->base++) {
 		struct rte_mbuf **q = &st->q[st->base & (st->cap - 1)];
@@ -203,7 +202,7 @@ dp_stream_release(
 }
 
 void
-dp_stream_srv_free(struct dprpc_agent *a, struct dp_peer *peer, struct dp_srv_slot *e)
+dp_stream_srv_free(struct dp_rpc *a, struct dp_peer *peer, struct dp_srv_slot *e)
 {
 	struct dp_srv_stream *st = e->st;
 
@@ -232,7 +231,7 @@ dp_stream_grow(struct dp_srv_stream *st, uint32_t need)
 }
 
 void
-dp_stream_stage(struct dprpc_agent *a, struct rte_mbuf *m, const struct dp_wire_hdr *h)
+dp_stream_stage(struct dp_rpc *a, struct rte_mbuf *m, const struct dp_wire_hdr *h)
 {
 	struct dp_peer *peer = &a->peers[rte_be_to_cpu_16(h->dst_worker)];
 	uint32_t req_num = rte_be_to_cpu_32(h->req_num), seq = rte_be_to_cpu_32(h->handler_id);
@@ -288,7 +287,7 @@ dp_stream_stage(struct dprpc_agent *a, struct rte_mbuf *m, const struct dp_wire_
 
 /* Send frame @seq of @st again, if kept. */
 static void
-dp_stream_resend(struct dprpc_agent *a, struct dp_srv_stream *st, uint32_t seq)
+dp_stream_resend(struct dp_rpc *a, struct dp_srv_stream *st, uint32_t seq)
 {
 	struct rte_mbuf *m;
 
@@ -303,7 +302,7 @@ dp_stream_resend(struct dprpc_agent *a, struct dp_srv_stream *st, uint32_t seq)
 }
 
 void
-dp_stream_rx_ack(struct dprpc_agent *a, struct rte_mbuf *m, const struct dp_parsed *p)
+dp_stream_rx_ack(struct dp_rpc *a, struct rte_mbuf *m, const struct dp_parsed *p)
 {
 	struct dp_peer *peer = &a->peers[p->src];
 	struct dp_srv_slot *e = p->src != a->b.rank ? dp_srv_find(peer, p->slot) : NULL;

@@ -40,7 +40,7 @@
 #include <rte_mbuf_dyn.h>
 #include <rte_pause.h>
 
-#include "dp_agent.h"
+#include "dp_rpc.h"
 #include "dp_client.h"
 #include "dp_msg.h"
 #include "dp_poll.h"
@@ -56,7 +56,7 @@
  * until it has room (a reply must not be lost); without it a full ring
  * fails with -ENOBUFS. */
 int __rte_hot
-dp_submit(struct dprpc_agent *a, struct rte_mbuf *m, bool must)
+dp_submit(struct dp_rpc *a, struct rte_mbuf *m, bool must)
 {
 	if (dp_tls_poller == &a->b) {
 		if (dp_meta(m)->fut != NULL)
@@ -76,7 +76,7 @@ dp_submit(struct dprpc_agent *a, struct rte_mbuf *m, bool must)
 		/* The poller drains the ring; when nobody polls (caller-driven
 		 * mode) poll ourselves. */
 		if (!a->b.io_launched)
-			a->b.poll(a, DP_RX_BURST);
+			a->b.poll(dp_agent_handle(&a->b), DP_RX_BURST);
 		rte_pause();
 	}
 	return 0;
@@ -85,13 +85,13 @@ dp_submit(struct dprpc_agent *a, struct rte_mbuf *m, bool must)
 /* A frame addressed to ourselves (a call to self, or its reply): deliver it
  * as if received, without the wire. */
 static void
-dp_loopback(struct dprpc_agent *a, struct rte_mbuf *m)
+dp_loopback(struct dp_rpc *a, struct rte_mbuf *m)
 {
 	dp_rx_local(a, m);
 }
 
 void __rte_hot
-dp_stage_tx(struct dprpc_agent *a, struct rte_mbuf *m)
+dp_stage_tx(struct dp_rpc *a, struct rte_mbuf *m)
 {
 	const struct dp_wire_hdr *h = dp_frame_hdr(rte_pktmbuf_mtod(m, uint8_t *));
 
@@ -118,7 +118,7 @@ dp_stage_tx(struct dprpc_agent *a, struct rte_mbuf *m)
 }
 
 bool
-dp_tx_stale(struct dprpc_agent *a, struct rte_mbuf *m)
+dp_tx_stale(struct dp_rpc *a, struct rte_mbuf *m)
 {
 	const struct dp_wire_hdr *h = dp_frame_hdr(rte_pktmbuf_mtod(m, uint8_t *));
 	unsigned int dst = rte_be_to_cpu_16(h->dst_worker), slot;
@@ -144,7 +144,7 @@ dp_tx_stale(struct dprpc_agent *a, struct rte_mbuf *m)
 static bool
 dp_tx_stale_for(void *arg, struct rte_mbuf *m)
 {
-	struct dprpc_agent *a = arg;
+	struct dp_rpc *a = arg;
 
 	return dp_tx_stale(a, m);
 }
@@ -155,7 +155,7 @@ dp_tx_stale_for(void *arg, struct rte_mbuf *m)
  * Frames the port has taken cannot be recalled: a restarted receiver
  * drops those addressed to its previous incarnation. */
 void
-dp_tx_purge(struct dprpc_agent *a, unsigned int p)
+dp_tx_purge(struct dp_rpc *a, unsigned int p)
 {
 	struct dp_port *pt = &a->b.port.ports[a->b.port.peer_port[p]];
 	unsigned int i, n = 0;
@@ -176,7 +176,7 @@ dp_tx_purge(struct dprpc_agent *a, unsigned int p)
 }
 
 unsigned int __rte_hot
-dp_drain_tx_ring(struct dprpc_agent *a)
+dp_drain_tx_ring(struct dp_rpc *a)
 {
 	struct rte_mbuf *ms[DP_RX_BURST];
 	unsigned int n, i, room;

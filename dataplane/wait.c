@@ -39,7 +39,7 @@ dp_wait_step(struct dprpc_agent *a, uint64_t deadline)
 {
 	if (rte_rdtsc() >= deadline)
 		return -ETIMEDOUT;
-	if (a->b.io_launched || dprpc_poll(a, DP_RX_BURST) <= 0)
+	if (a->r.b.io_launched || dprpc_poll(a, DP_RX_BURST) <= 0)
 		usleep(100);
 	return 0;
 }
@@ -49,7 +49,7 @@ dp_sync_wait(struct dprpc_agent *a, struct dprpc_future *fut, uint64_t timeout_u
 	size_t *out_len, struct dprpc_error *err)
 {
 	(void)dp_poll_until_done(a, fut);
-	return dp_sync_finish(a, fut, timeout_us, out, out_len, err, false);
+	return dp_sync_finish(&a->r, fut, timeout_us, out, out_len, err, false);
 }
 
 int
@@ -61,14 +61,14 @@ dprpc_rpc_sync_id(struct dprpc_agent *a, unsigned int to, uint32_t handler_id, c
 	if (out == NULL && out_len != NULL && *out_len > 0)
 		return -EINVAL; /* a capacity without a buffer: nothing sent */
 	/* The poller cannot wait for its own agent: nobody would poll. */
-	if (a != NULL && dp_tls_poller == &a->b)
+	if (a != NULL && dp_tls_poller == &a->r.b)
 		return -EDEADLK;
 	fut = dprpc_rpc_async_id(a, to, handler_id, data, len, timeout_us);
 	if (fut == NULL)
 		return -rte_errno;
 	/* A call's own timeout fails its future: then wait without a limit. */
 	(void)dp_poll_until_done(a, fut);
-	return dp_sync_finish(a, fut, 0, out, out_len, err, true);
+	return dp_sync_finish(&a->r, fut, 0, out, out_len, err, true);
 }
 
 int
@@ -103,7 +103,7 @@ dprpc_stream_next(struct dprpc_stream *s, const void **data, size_t *len, uint64
 	if (rc != -EAGAIN)
 		return rc;
 	if (timeout_us == DPRPC_STREAM_POLL) {
-		(void)dp_progress(s->a); /* polls unless another thread does */
+		(void)dp_progress(dp_agent_of(s->a)); /* polls unless another thread does */
 		return dp_stream_look(s, data, len);
 	}
 	if (timeout_us != DPRPC_TIMEOUT_NONE)
@@ -117,7 +117,7 @@ dprpc_stream_next(struct dprpc_stream *s, const void **data, size_t *len, uint64
 	 * while this thread waits. */
 	for (;;) {
 		if (polling) {
-			rc = dp_progress(s->a);
+			rc = dp_progress(dp_agent_of(s->a));
 			if (rc == -EDEADLK)
 				return -EDEADLK;
 			polling = rc >= 0;
@@ -127,7 +127,7 @@ dprpc_stream_next(struct dprpc_stream *s, const void **data, size_t *len, uint64
 			rte_pause();
 		} else {
 			dp_stream_park(s, deadline);
-			polling = dp_progress(s->a) >= 0;
+			polling = dp_progress(dp_agent_of(s->a)) >= 0;
 		}
 		if (spins < DP_STREAM_SPINS)
 			spins++;
@@ -153,19 +153,19 @@ dprpc_stream_send_wait(struct dprpc_request *req, const void *data, size_t len, 
 
 	if (req == NULL)
 		return -EINVAL;
-	a = req->agent;
+	a = dp_agent_of(req->rpc);
 	rc = dp_stream_send(req, data, len, true);
 	if (rc != -EAGAIN)
 		return rc;
-	if (dp_tls_poller == &a->b)
+	if (dp_tls_poller == &a->r.b)
 		return -EDEADLK; /* the window opens only by this thread's polls */
 	if (timeout_us == DPRPC_TIMEOUT_DEFAULT)
-		timeout_us = a->default_timeout_us;
-	deadline = dp_deadline_tsc(&a->b, rte_rdtsc(), timeout_us);
+		timeout_us = a->r.default_timeout_us;
+	deadline = dp_deadline_tsc(&a->r.b, rte_rdtsc(), timeout_us);
 	for (unsigned int n = 0;; n++) {
 		if (deadline != 0 && rte_rdtsc() >= deadline)
 			return -ETIMEDOUT;
-		if (!a->b.io_launched && dprpc_poll(a, 32) > 0)
+		if (!a->r.b.io_launched && dprpc_poll(a, 32) > 0)
 			n = 0;
 		else if (n < DP_SEND_WAIT_SPINS)
 			rte_pause();
@@ -188,12 +188,12 @@ dprpc_world_wait(struct dprpc_agent *a, uint64_t timeout_us, char *missing, size
 	if (dp_on_poller(a))
 		return -EDEADLK;
 	dp_thread_lcore();
-	deadline = dp_deadline_tsc(&a->b, rte_rdtsc(), timeout_us);
+	deadline = dp_deadline_tsc(&a->r.b, rte_rdtsc(), timeout_us);
 	if (deadline == 0)
 		deadline = UINT64_MAX; /* none */
 	dp_rdv_extend(a, deadline);
 	/* Relaxed: a hint for the poller's timer (struct dp_base). */
-	atomic_fetch_add_explicit(&a->b.startup_waiters, 1, memory_order_relaxed);
+	atomic_fetch_add_explicit(&a->r.b.startup_waiters, 1, memory_order_relaxed);
 	for (;;) {
 		if (dp_world_formed(a, missing, len)) {
 			rc = 0;
@@ -204,10 +204,10 @@ dprpc_world_wait(struct dprpc_agent *a, uint64_t timeout_us, char *missing, size
 		if (rc != 0)
 			break;
 	}
-	atomic_fetch_sub_explicit(&a->b.startup_waiters, 1, memory_order_relaxed);
+	atomic_fetch_sub_explicit(&a->r.b.startup_waiters, 1, memory_order_relaxed);
 	if (rc != 0)
 		DP_LOG(ERR, "agent %s: the world did not form in time: never heard from %s",
-			a->b.name, len > 0 ? missing : "(names not asked for)");
+			a->r.b.name, len > 0 ? missing : "(names not asked for)");
 	return rc;
 }
 
@@ -222,7 +222,7 @@ dprpc_world_leave(struct dprpc_agent *a, uint64_t timeout_us)
 	if (dp_on_poller(a))
 		return -EDEADLK;
 	dp_thread_lcore();
-	deadline = dp_deadline_tsc(&a->b, rte_rdtsc(), timeout_us);
+	deadline = dp_deadline_tsc(&a->r.b, rte_rdtsc(), timeout_us);
 	if (deadline == 0)
 		deadline = UINT64_MAX; /* none */
 	dp_leave_begin(a);
@@ -250,17 +250,17 @@ dprpc_world_join(struct dprpc_agent *a, const char *member, uint64_t timeout_us)
 	if (a == NULL || member == NULL)
 		return -EINVAL;
 	if (dp_world_parse_member(member, &m, err, sizeof(err)) != 0) {
-		DP_LOG(ERR, "agent %s: %s", a->b.name, err);
+		DP_LOG(ERR, "agent %s: %s", a->r.b.name, err);
 		return -EINVAL;
 	}
-	if (!a->b.world.joiner || dp_world_n(&a->b) != 0)
+	if (!a->r.b.world.joiner || dp_world_n(&a->r.b) != 0)
 		return -EALREADY;
 	if (dp_on_poller(a))
 		return -EDEADLK;
 	rc = dp_join_begin(a, &m);
 	if (rc != 0)
 		return rc;
-	deadline = dp_deadline_tsc(&a->b, rte_rdtsc(), timeout_us);
+	deadline = dp_deadline_tsc(&a->r.b, rte_rdtsc(), timeout_us);
 	if (deadline == 0)
 		deadline = UINT64_MAX; /* none */
 	for (;;) {
@@ -279,7 +279,7 @@ dprpc_world_join(struct dprpc_agent *a, const char *member, uint64_t timeout_us)
 		uint64_t now = rte_rdtsc(), left = 0;
 
 		if (deadline != UINT64_MAX)
-			left = now < deadline ? RTE_MAX(dp_tsc_to_us(&a->b, deadline - now), 1u)
+			left = now < deadline ? RTE_MAX(dp_tsc_to_us(&a->r.b, deadline - now), 1u)
 					      : 1;
 		rc = dprpc_world_wait(a, left, NULL, 0);
 		if (rc == 0)
@@ -287,7 +287,7 @@ dprpc_world_join(struct dprpc_agent *a, const char *member, uint64_t timeout_us)
 	}
 	dp_join_release(a);
 	if (rc < 0 && rc != -ETIMEDOUT)
-		DP_LOG(ERR, "agent %s: joining through %s refused: %s", a->b.name, m.name,
+		DP_LOG(ERR, "agent %s: joining through %s refused: %s", a->r.b.name, m.name,
 			strerror(-rc));
 	return rc == 1 ? 0 : rc;
 }
@@ -299,15 +299,15 @@ dprpc_agent_wait_link(struct dprpc_agent *a, uint64_t timeout_us)
 
 	if (a == NULL)
 		return -EINVAL;
-	deadline = dp_deadline_tsc(&a->b, rte_rdtsc(), timeout_us);
+	deadline = dp_deadline_tsc(&a->r.b, rte_rdtsc(), timeout_us);
 	if (deadline == 0)
 		deadline = UINT64_MAX; /* none */
 	for (;;) {
-		if (dp_ports_link_up(&a->b.port))
+		if (dp_ports_link_up(&a->r.b.port))
 			return 0;
 		if (rte_rdtsc() >= deadline)
 			return -ETIMEDOUT;
-		if (!a->b.io_launched)
+		if (!a->r.b.io_launched)
 			(void)dprpc_poll(a, DP_RX_BURST);
 		usleep(1000);
 	}

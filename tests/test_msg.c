@@ -775,13 +775,13 @@ Test(msg, stray_acks_are_dropped)
 	f.dst_session = dp_base_of(b)->session;
 	m = rte_pktmbuf_alloc(mp);
 	frame = (uint8_t *)rte_pktmbuf_append(m, DP_HDRS_LEN);
-	dp_frame_write_hdr(frame, a->peers[1].tmpl, &f, 0);
+	dp_frame_write_hdr(frame, dp_rpc_of(a)->peers[1].tmpl, &f, 0);
 	cr_assert_eq(rte_ring_enqueue(pair.ab, m), 0);
 	dpt_poll_until_drops(b, DPRPC_DROP_STALE, 1, &s);
 	f.pkt_idx = 10; /* beyond pkt_cnt */
 	m = rte_pktmbuf_alloc(mp);
 	frame = (uint8_t *)rte_pktmbuf_append(m, DP_HDRS_LEN);
-	dp_frame_write_hdr(frame, a->peers[1].tmpl, &f, 0);
+	dp_frame_write_hdr(frame, dp_rpc_of(a)->peers[1].tmpl, &f, 0);
 	cr_assert_eq(rte_ring_enqueue(pair.ab, m), 0);
 	dpt_poll_until_drops(b, DPRPC_DROP_BAD_LENGTH, 1, &s);
 	cr_assert_eq(s.drops[DPRPC_DROP_STALE], 1u);
@@ -841,7 +841,7 @@ inject(const struct dp_hdr_fields *f, const void *payload, uint32_t len)
 	cr_assert_not_null(m);
 	frame = (uint8_t *)rte_pktmbuf_append(m, DP_HDRS_LEN + len);
 	cr_assert_not_null(frame);
-	dp_frame_write(frame, a->peers[1].tmpl, f, payload, len);
+	dp_frame_write(frame, dp_rpc_of(a)->peers[1].tmpl, f, payload, len);
 	cr_assert_eq(rte_ring_enqueue(pair.ab, m), 0);
 }
 
@@ -859,7 +859,7 @@ Test(msg, handler_id_zero_from_the_wire_is_unknown)
 	echo_one(a, "b", 10, 1); /* each side has heard the other's incarnation */
 	f.session = dp_base_of(a)->session;
 	f.dst_session = dp_base_of(b)->session;
-	f.slot = (uint16_t)(a->max_outstanding - 1);
+	f.slot = (uint16_t)(dp_rpc_of(a)->max_outstanding - 1);
 	f.req_num = 1;
 	f.handler_id = 0;
 	inject(&f, "x", 1);
@@ -891,9 +891,9 @@ Test(msg, failed_reassembly_keeps_the_answered_request)
 	start_agents(NULL, &sb);
 	echo_one(a, "b", 10, 1);
 	cr_assert_eq(atomic_load(&runs), 1u);
-	for (slot = 0; slot < b->max_outstanding; slot++)
-		if (b->peers[0].srv[slot].state == DP_SRV_DONE) {
-			e = &b->peers[0].srv[slot];
+	for (slot = 0; slot < dp_rpc_of(b)->max_outstanding; slot++)
+		if (dp_rpc_of(b)->peers[0].srv[slot].state == DP_SRV_DONE) {
+			e = &dp_rpc_of(b)->peers[0].srv[slot];
 			req_num = e->req_num;
 			break;
 		}

@@ -406,7 +406,7 @@ inject(struct rte_ring *r, struct dprpc_agent *from, unsigned int to, const stru
 	cr_assert_not_null(m);
 	frame = (uint8_t *)rte_pktmbuf_append(m, (uint16_t)(DP_HDRS_LEN + len));
 	cr_assert_not_null(frame);
-	dp_frame_write(frame, from->peers[to].tmpl, f, payload, len);
+	dp_frame_write(frame, dp_rpc_of(from)->peers[to].tmpl, f, payload, len);
 	cr_assert_eq(rte_ring_enqueue(r, m), 0);
 }
 

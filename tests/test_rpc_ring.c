@@ -790,9 +790,9 @@ Test(rpc_ring, exhausted_mbufs_fail_cleanly)
 	/* a takes b's incarnation for known (as if it had heard from b before
 	 * b went): its requests go out at once, into a ring nobody reads,
 	 * instead of waiting for b to answer a PING. */
-	a->peers[1].session = 1;
-	a->peers[1].session_known = true;
-	a->peers[1].tx_session = 1; /* as dp_peer_addressable() would */
+	dp_rpc_of(a)->peers[1].session = 1;
+	dp_rpc_of(a)->peers[1].session_known = true;
+	dp_rpc_of(a)->peers[1].tx_session = 1; /* as dp_peer_addressable() would */
 	for (i = 0; i < 64; i++) {
 		fs[n] = dprpc_rpc_async(a, "b", "echo", "x", 1, 0);
 		if (fs[n] == NULL) {

@@ -385,9 +385,9 @@ Test(server_bounds, kept_responses_are_bounded)
 	unsigned int base, slot, sent = 0, peer_max, kept_c;
 
 	start(NULL);
-	peer_max = b->kept_peer_max;
-	cr_assert_eq(b->kept_max, 8191u / 4, "default: a quarter of the pool");
-	cr_assert_eq(peer_max, b->kept_max / 2);
+	peer_max = dp_rpc_of(b)->kept_peer_max;
+	cr_assert_eq(dp_rpc_of(b)->kept_max, 8191u / 4, "default: a quarter of the pool");
+	cr_assert_eq(peer_max, dp_rpc_of(b)->kept_max / 2);
 	cr_assert_eq(c_echo(sizeof(kib)), 0);
 	base = held_at_rest();
 	kept_c = usage(b).kept_mbufs;
@@ -407,9 +407,9 @@ Test(server_bounds, kept_responses_are_bounded)
 	cr_assert_eq(atomic_load(&runs), MANY_SLOTS + 2);
 	cr_assert_eq(to_a.ok, MANY_SLOTS, "each request answered once");
 	/* b holds exactly its per-caller budget for a. */
-	cr_assert_eq(b->peers[0].srv_kept, peer_max);
+	cr_assert_eq(dp_rpc_of(b)->peers[0].srv_kept, peer_max);
 	cr_assert_eq(usage(b).kept_mbufs, peer_max + kept_c);
-	cr_assert_leq(usage(b).kept_mbufs, b->kept_max);
+	cr_assert_leq(usage(b).kept_mbufs, dp_rpc_of(b)->kept_max);
 	cr_assert_eq(
 		held_at_rest(), base + peer_max, "mbufs in use: %u, base %u", held_at_rest(), base);
 	s = stats(b);
@@ -434,7 +434,7 @@ Test(server_bounds, kept_responses_are_bounded)
 	wait_a_down();
 	s = stats(b);
 	cr_assert_eq(s.reclaimed_mbufs, peer_max);
-	cr_assert_eq(b->peers[0].srv_kept, 0u);
+	cr_assert_eq(dp_rpc_of(b)->peers[0].srv_kept, 0u);
 	cr_assert_eq(usage(b).kept_mbufs, kept_c);
 	cr_assert_eq(held_at_rest(), base, "mbufs in use: %u, base %u", held_at_rest(), base);
 
@@ -644,6 +644,6 @@ Test(server_bounds, budgets_out_of_range_are_refused)
 			.max_msg = MIB,
 			.msg_bytes_peer_max = MIB,
 			.msg_bytes_max = MIB});
-	cr_assert_eq(b->kept_max, 8191u / 2);
-	cr_assert_eq(b->msg_peer_max, MIB);
+	cr_assert_eq(dp_rpc_of(b)->kept_max, 8191u / 2);
+	cr_assert_eq(dp_rpc_of(b)->msg_peer_max, MIB);
 }

@@ -1042,9 +1042,9 @@ Test(world_links, leavers_at_once_one_end_of_each_link_answers)
 			cr_expect_eq(ai + aj, 1, "%s-%s: %s answered, %s answered", lnames[i],
 				lnames[j], ai ? "" : "not", aj ? "" : "not");
 			cr_expect_not(atomic_load_explicit(
-				&la[i]->peers[j].answer_due, memory_order_relaxed));
+				&dp_rpc_of(la[i])->peers[j].answer_due, memory_order_relaxed));
 			cr_expect_not(atomic_load_explicit(
-				&la[j]->peers[i].answer_due, memory_order_relaxed));
+				&dp_rpc_of(la[j])->peers[i].answer_due, memory_order_relaxed));
 		}
 	}
 	for (unsigned int k = 0; k < 3; k++) {
@@ -1104,10 +1104,12 @@ leaves_cross_at_b(const struct dp_port *pb)
 {
 	for (unsigned int i = 0; i < 2; i++) {
 		atomic_store_explicit(&la[i]->leaving, true, memory_order_relaxed);
-		atomic_store_explicit(&la[i]->peers[1 - i].leave_sent, true, memory_order_relaxed);
+		atomic_store_explicit(
+			&dp_rpc_of(la[i])->peers[1 - i].leave_sent, true, memory_order_relaxed);
 	}
 	dp_leave_rx(la[1], 0, DP_CTRL_LEAVE);
-	cr_expect(atomic_load_explicit(&la[1]->peers[0].answer_due, memory_order_relaxed));
+	cr_expect(
+		atomic_load_explicit(&dp_rpc_of(la[1])->peers[0].answer_due, memory_order_relaxed));
 	cr_expect_not(pb->quiet || pb->answered, "b stopped reading before a's answer");
 }
 
@@ -1148,14 +1150,15 @@ Test(world_links, crossed_leaves_are_answered_by_the_lower_rank_alone)
 	leaves_cross_at_b(pb);
 	dp_leave_rx(la[0], 1, DP_CTRL_LEAVE);
 	cr_expect(pa->quiet && pa->answered, "a: quiet %d answered %d", pa->quiet, pa->answered);
-	cr_expect_eq(atomic_load_explicit(&la[0]->peers[1].state, memory_order_relaxed),
+	cr_expect_eq(atomic_load_explicit(&dp_rpc_of(la[0])->peers[1].state, memory_order_relaxed),
 		DPRPC_PEER_LEFT);
 	/* b reads a's answer. */
 	for (int k = 0; k < 100000 && !pb->quiet; k++)
 		(void)dprpc_poll(la[1], 32);
 	cr_expect(pb->quiet, "b never read a's answer");
 	cr_expect_not(pb->answered, "both ends answered");
-	cr_expect_not(atomic_load_explicit(&la[1]->peers[0].answer_due, memory_order_relaxed));
+	cr_expect_not(
+		atomic_load_explicit(&dp_rpc_of(la[1])->peers[0].answer_due, memory_order_relaxed));
 	for (unsigned int i = 0; i < 2; i++)
 		atomic_store_explicit(&la[i]->leaving, false, memory_order_relaxed);
 	answerer_closes_second();
@@ -1177,14 +1180,15 @@ Test(world_links, a_crossed_leave_that_was_lost_is_sent_again)
 	links_pair_unpolled(&pa, &pb);
 	leaves_cross_at_b(pb);
 	/* Both polled, for 10 s at most; b's LEAVE to a was never read. */
-	for (k = 0; k < 200000 &&
-		    atomic_load_explicit(&la[1]->peers[0].answer_due, memory_order_relaxed);
+	for (k = 0; k < 200000 && atomic_load_explicit(&dp_rpc_of(la[1])->peers[0].answer_due,
+					  memory_order_relaxed);
 		k++) {
 		(void)dprpc_poll(la[0], 32);
 		(void)dprpc_poll(la[1], 32);
 		usleep(50);
 	}
-	cr_expect_not(atomic_load_explicit(&la[1]->peers[0].answer_due, memory_order_relaxed),
+	cr_expect_not(
+		atomic_load_explicit(&dp_rpc_of(la[1])->peers[0].answer_due, memory_order_relaxed),
 		"b still waits for a's answer");
 	cr_expect(pa->quiet && pa->answered, "a: quiet %d answered %d", pa->quiet, pa->answered);
 	cr_expect(pb->quiet && !pb->answered, "b: quiet %d answered %d", pb->quiet, pb->answered);

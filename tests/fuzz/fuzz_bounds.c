@@ -157,8 +157,9 @@ check_budgets(const struct dprpc_agent *b)
 	if (kept > KEPT)
 		fail("kept mbufs", kept, KEPT);
 	for (p = 0; p < 3; p++)
-		if (b->peers[p].srv_kept > PEER_KEPT)
-			fail("kept mbufs of one caller", b->peers[p].srv_kept, PEER_KEPT);
+		if (dp_rpc_of(b)->peers[p].srv_kept > PEER_KEPT)
+			fail("kept mbufs of one caller", dp_rpc_of(b)->peers[p].srv_kept,
+				PEER_KEPT);
 }
 
 /* Recount what b's slots hold: the counts must match, and reassembly
@@ -170,7 +171,7 @@ recount(const struct dprpc_agent *b)
 	unsigned int p, i;
 
 	for (p = 0; p < 3; p++) {
-		const struct dp_peer *peer = &b->peers[p];
+		const struct dp_peer *peer = &dp_rpc_of(b)->peers[p];
 		uint64_t pk = 0, pb = 0, prx = 0;
 
 		for (i = 0; i < peer->srv_cap; i++) {
@@ -218,10 +219,11 @@ recount(const struct dprpc_agent *b)
 static void
 peer_down(struct dprpc_agent *b, unsigned int p)
 {
-	dp_store_relaxed(&b->peers[p].state, DPRPC_PEER_DOWN);
-	dp_srv_reclaim(b, p);
-	if (b->peers[p].srv_kept != 0 || b->peers[p].srv_bytes != 0)
-		fail("held after reclaim", b->peers[p].srv_kept + b->peers[p].srv_bytes, 0);
+	dp_store_relaxed(&dp_rpc_of(b)->peers[p].state, DPRPC_PEER_DOWN);
+	dp_srv_reclaim(dp_rpc_of(b), p);
+	if (dp_rpc_of(b)->peers[p].srv_kept != 0 || dp_rpc_of(b)->peers[p].srv_bytes != 0)
+		fail("held after reclaim",
+			dp_rpc_of(b)->peers[p].srv_kept + dp_rpc_of(b)->peers[p].srv_bytes, 0);
 }
 
 static void
@@ -302,7 +304,7 @@ fuzz_op(struct dprpc_agent *b, const uint8_t *in)
 	case 3:
 	case 7:
 		/* Aimed at the slot's response, if b sends one. */
-		e = dp_srv_find(&b->peers[src], slot);
+		e = dp_srv_find(&dp_rpc_of(b)->peers[src], slot);
 		cnt = e != NULL && e->tx != NULL ? e->tx->n : 1u + in[4] % 32;
 		if (e != NULL && (in[3] & 1))
 			f.req_num = e->req_num;

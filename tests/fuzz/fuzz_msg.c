@@ -131,7 +131,8 @@ fuzz_one_frame(struct dprpc_agent *b, const uint8_t *in, uint64_t session)
 	f.slot = slot;
 	f.session = session + (in[9] & 0x7f);
 	f.dst_session = (in[9] & 0x80) ? dp_base_of(b)->session + 1 : dp_base_of(b)->session;
-	f.req_num = (slot < 4 ? b->peers[0].slots[slot].req_num : 0) + (uint32_t)(int8_t)in[1];
+	f.req_num = (slot < 4 ? dp_rpc_of(b)->peers[0].slots[slot].req_num : 0) +
+		    (uint32_t)(int8_t)in[1];
 	f.flags = (uint16_t)((in[0] >> 3) & 3);
 	f.credits = in[6];
 	f.handler_id = (in[7] & 1) ? dprpc_handler_id("echo") : in[7];
