@@ -1,18 +1,23 @@
 /* SPDX-License-Identifier: BSD-3-Clause */
 /*
- * Agent internals, shared by the dataplane's files above its rpc layer
- * (dp_rpc.h), which the agent begins with.  Never installed.
+ * The agent (struct dprpc_agent, the public handle's type): its world
+ * layer (dp_membership.h), which begins with its rpc layer (dp_rpc.h),
+ * which begins with its base (dp_base.h), which ends with its ports
+ * (dp_port.h); then what only the agent's own files (the poll loop, the
+ * waits, creation and teardown, counters and telemetry) use.  Never
+ * installed.
  */
 #ifndef DP_AGENT_H
 #define DP_AGENT_H
 
 #include <stdatomic.h>
 #include <stdbool.h>
+#include <stddef.h>
 #include <stdint.h>
 
 #include <dprpc/dprpc_agent.h>
 
-#include "dp_join.h"
+#include "dp_membership.h"
 #include "dp_rpc.h"
 /* The slot types of the client and the server, which struct dp_peer points
  * to (and tests look into). */
@@ -20,19 +25,12 @@
 #include "dp_server.h"
 
 struct dprpc_agent {
-	struct dp_rpc r; /* first: the agent is its rpc layer too (dp_rpc_of()) */
-	struct dp_join join;
+	struct dp_membership m; /* first: the agent is all its layers too */
 	unsigned int io_lcore;
 	uint64_t next_timer_tsc;
-	/* DP_LINK_ANSWERED_WAIT_MS in TSC cycles (dp_link_awaits_close());
-	 * a field so that a test can lengthen it. */
-	uint64_t link_answered_wait_tsc;
-	/* A thread is in dprpc_world_leave(): the poller sends LEAVE to the
-	 * workers that have not acknowledged it (relaxed: a hint, as
-	 * startup_waiters). */
-	atomic_bool leaving;
-	uint64_t rdv_ping_tsc; /* poller only: the last round of pings */
 };
+
+_Static_assert(offsetof(struct dprpc_agent, m) == 0, "the agent begins with its world layer");
 
 /* The agent whose rpc layer is @r (an agent's, the handle's it was made
  * from): a cast, no load. */
@@ -41,6 +39,21 @@ dp_agent_of(struct dp_rpc *r)
 {
 	return (struct dprpc_agent *)(void *)r;
 }
+
+/* The poll loop (poll.c): for a synchronous caller, poll, holding the
+ * poll flag throughout (one exchange instead of one per poll), until @fut
+ * completes or the wait grows long; false if it did not (or could not)
+ * see it complete. */
+bool dp_poll_until_done(struct dprpc_agent *a, const struct dprpc_future *fut);
+/* The rx demux: a frame received (a frame looped back to ourselves goes to
+ * dp_rx_local(), dp_rx.h). */
+void dp_rx_frame(struct dprpc_agent *a, struct rte_mbuf *m);
+int dp_lcore_io(void *agent);
+/* wait.c: one step of a waiting thread (a rendezvous, a leave, a join):
+ * -ETIMEDOUT once the TSC reaches @deadline; else 0, having polled @a
+ * (unless an io lcore does) or slept 100 us when there was nothing to do.
+ * Any thread but @a's poller. */
+int dp_wait_step(struct dprpc_agent *a, uint64_t deadline);
 
 /* registry.c: call @fn on every agent of the process, under the registry
  * lock (an agent cannot be destroyed meanwhile; @fn must not block). */

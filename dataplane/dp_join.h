@@ -17,7 +17,7 @@
 
 #include "dp_wire.h"
 
-struct dprpc_agent;
+struct dp_membership;
 struct dp_parsed;
 struct rte_mbuf;
 
@@ -65,21 +65,21 @@ struct dp_join {
 /* A join frame (dst_worker DP_RANK_NONE) or a join operation between
  * members (handler_id DP_CTRL_JOIN and above); @m stays the caller's.
  * The poller. */
-void dp_join_rx(struct dprpc_agent *a, const struct dp_parsed *p);
+void dp_join_rx(struct dp_membership *a, const struct dp_parsed *p);
 /* Resend JOIN (joiner) and ANNOUNCE (assigner) every DP_RDV_PING_MS. */
-void dp_join_timer(struct dprpc_agent *a, uint64_t now);
+void dp_join_timer(struct dp_membership *a, uint64_t now);
 /* Whether the timer has anything to do (relaxed: a hint). */
-bool dp_join_busy(struct dprpc_agent *a);
+bool dp_join_busy(struct dp_membership *a);
 /* dprpc_world_join()'s steps (wait.c), the joining thread's: the join
  * claimed (-EBUSY: another thread joins) and started through member @m
  * (-ENOMEM); its status (0 while joining, 1 joined, or -errno refused);
  * the poller stops acting for it; the claim released. */
-int dp_join_begin(struct dprpc_agent *a, const struct dp_world_entry *m);
-int dp_join_status(struct dprpc_agent *a);
-void dp_join_stop(struct dprpc_agent *a);
-void dp_join_release(struct dprpc_agent *a);
+int dp_join_begin(struct dp_membership *a, const struct dp_world_entry *m);
+int dp_join_status(struct dp_membership *a);
+void dp_join_stop(struct dp_membership *a);
+void dp_join_release(struct dp_membership *a);
 /* Free what the joiner's side allocated (destroy). */
-void dp_join_free(struct dprpc_agent *a);
+void dp_join_free(struct dp_membership *a);
 
 /* What join.c and join_assign.c share, the poller's. */
 /* A world entry as a join frame carries it, and back. */
@@ -105,25 +105,25 @@ dp_join_entry_in(struct dp_world_entry *e, const struct dp_join_entry *o)
 /* join.c: send a join operation @op with @len payload bytes, headers
  * from @tmpl, to rank @dst (DP_RANK_NONE: a worker not in the world); to
  * member @r. */
-void dp_join_send(struct dprpc_agent *a, const uint8_t *tmpl, uint16_t dst, uint64_t dst_session,
+void dp_join_send(struct dp_membership *a, const uint8_t *tmpl, uint16_t dst, uint64_t dst_session,
 	enum dp_ctrl_op op, const void *payload, uint32_t len);
-void dp_join_send_member(struct dprpc_agent *a, unsigned int r, enum dp_ctrl_op op,
+void dp_join_send_member(struct dp_membership *a, unsigned int r, enum dp_ctrl_op op,
 	const struct dp_join_msg *msg, uint32_t len);
 /* join_assign.c: whether a joiner can be reached from here; the assigner
  * as this worker sees it (never the worker named @joiner); the state
  * towards @r, allocated once (0 or -ENOMEM). */
-bool dp_join_reachable(const struct dprpc_agent *a);
-unsigned int dp_join_assigner(const struct dprpc_agent *a, const char *joiner);
-int dp_join_peer(struct dprpc_agent *a, unsigned int r);
+bool dp_join_reachable(const struct dp_membership *a);
+unsigned int dp_join_assigner(const struct dp_membership *a, const char *joiner);
+int dp_join_peer(struct dp_membership *a, unsigned int r);
 /* join_assign.c: the answer to the joiner of @q (its rank and a page of
  * members, or the refusal @status); the JOIN @q at the assigner (ours, or
  * relayed by @via); an ANNOUNCE @q from @from at a member; whether every
  * other member acknowledged the announcement of @r (@send: announce it
  * again to those that did not). */
 void dp_join_answer(
-	struct dprpc_agent *a, const struct dp_join_msg *q, unsigned int rank, int status);
-void dp_join_assign(struct dprpc_agent *a, const struct dp_join_msg *q, unsigned int via);
-void dp_join_announce_rx(struct dprpc_agent *a, unsigned int from, const struct dp_join_msg *q);
-bool dp_join_announced(struct dprpc_agent *a, unsigned int r, bool send);
+	struct dp_membership *a, const struct dp_join_msg *q, unsigned int rank, int status);
+void dp_join_assign(struct dp_membership *a, const struct dp_join_msg *q, unsigned int via);
+void dp_join_announce_rx(struct dp_membership *a, unsigned int from, const struct dp_join_msg *q);
+bool dp_join_announced(struct dp_membership *a, unsigned int r, bool send);
 
 #endif /* DP_JOIN_H */

@@ -10,7 +10,7 @@
 
 #include <stdint.h>
 
-struct dprpc_agent;
+struct dp_membership;
 
 /* How long dprpc_agent_destroy() waits for the answers, and how often it
  * sends its CLOSE again meanwhile. */
@@ -24,12 +24,12 @@ struct dprpc_agent;
 
 /* A CONTROL CLOSE or CLOSE_ACK (@op) from worker @p, read by the poller
  * (or by dp_links_close()). */
-void dp_link_close_rx(struct dprpc_agent *a, unsigned int p, uint32_t op);
+void dp_link_close_rx(struct dp_membership *a, unsigned int p, uint32_t op);
 /* From dprpc_agent_destroy(), its lcores stopped and nothing else polling
  * @a: tell the worker at the other end of each memif link that is up and
  * polled, and wait for its answer; wait for the worker at the other end
  * of each link we answered to close its end (see link_close.c); every
  * such link is quiet afterwards. */
-void dp_links_close(struct dprpc_agent *a);
+void dp_links_close(struct dp_membership *a);
 
 #endif /* DP_LINK_CLOSE_H */

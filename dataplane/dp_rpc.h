@@ -138,24 +138,6 @@ struct dp_peer {
 	/* LEFT: the incarnation that left (dp_peer_left()); its frames do
 	 * not make it UP again, a new incarnation's do.  Poller only. */
 	uint64_t left_session;
-	/* While this agent leaves: the peer acknowledged our LEAVE.  Written
-	 * by the poller, read by the thread in dprpc_world_leave(): on its
-	 * LEAVE_ACK with a release store that publishes the link's quiet
-	 * (dp_leave_rx()), paired with that thread's acquire load; relaxed
-	 * where it only ends the wait (the link gone). */
-	atomic_bool leave_acked;
-	/* While this agent leaves: our LEAVE went to the peer (the poller's
-	 * timer sets it; dprpc_world_leave() clears it first; relaxed, as
-	 * leave_acked). */
-	atomic_bool leave_sent;
-	/* While this agent leaves: the peer's LEAVE crossed ours on its own
-	 * memif link and, ours being the higher rank, we did not answer it
-	 * but wait for its answer to ours, reading the link until it comes
-	 * (rendezvous.c): dprpc_world_leave() does not return before, and
-	 * the poller's timer sends our LEAVE again meanwhile.  Set and
-	 * cleared by the poller (its LEAVE_ACK, or the link gone), cleared
-	 * first by dprpc_world_leave(); ordered as leave_acked. */
-	atomic_bool answer_due;
 };
 
 /*

@@ -38,7 +38,7 @@
 
 #include <rte_cycles.h>
 
-#include "dp_agent.h"
+#include "dp_membership.h"
 #include "dp_eal.h"
 #include "dp_join.h"
 #include "dp_liveness.h"
@@ -51,7 +51,7 @@
 /* Send a join operation @op with @len payload bytes, headers from @tmpl,
  * to rank @dst (DP_RANK_NONE: a worker not in the world). */
 void
-dp_join_send(struct dprpc_agent *a, const uint8_t *tmpl, uint16_t dst, uint64_t dst_session,
+dp_join_send(struct dp_membership *a, const uint8_t *tmpl, uint16_t dst, uint64_t dst_session,
 	enum dp_ctrl_op op, const void *payload, uint32_t len)
 {
 	struct dp_hdr_fields f = {
@@ -82,7 +82,7 @@ dp_join_send(struct dprpc_agent *a, const uint8_t *tmpl, uint16_t dst, uint64_t 
 
 /* To member @r. */
 void
-dp_join_send_member(struct dprpc_agent *a, unsigned int r, enum dp_ctrl_op op,
+dp_join_send_member(struct dp_membership *a, unsigned int r, enum dp_ctrl_op op,
 	const struct dp_join_msg *msg, uint32_t len)
 {
 	dp_join_send(a, a->r.peers[r].tmpl, (uint16_t)r, a->r.peers[r].session, op, msg, len);
@@ -90,7 +90,7 @@ dp_join_send_member(struct dprpc_agent *a, unsigned int r, enum dp_ctrl_op op,
 
 /* The joiner: a page of members, or the refusal. */
 static void
-dp_join_ack_rx(struct dprpc_agent *a, const struct dp_parsed *p, const struct dp_join_msg *q)
+dp_join_ack_rx(struct dp_membership *a, const struct dp_parsed *p, const struct dp_join_msg *q)
 {
 	struct dp_join *j = &a->join;
 	/* Packed: read in place, whatever the payload's alignment. */
@@ -183,7 +183,7 @@ dp_join_ack_rx(struct dprpc_agent *a, const struct dp_parsed *p, const struct dp
 }
 
 void
-dp_join_rx(struct dprpc_agent *a, const struct dp_parsed *p)
+dp_join_rx(struct dp_membership *a, const struct dp_parsed *p)
 {
 	struct dp_join_msg q;
 	struct dp_world_entry e;
@@ -250,7 +250,7 @@ dp_join_rx(struct dprpc_agent *a, const struct dp_parsed *p)
 }
 
 bool
-dp_join_busy(struct dprpc_agent *a)
+dp_join_busy(struct dp_membership *a)
 {
 	/* Relaxed: a hint; the timer reads active again with acquire. */
 	return a->join.nb_announcing != 0 || a->join.port_owner != DP_RANK_NONE ||
@@ -258,7 +258,7 @@ dp_join_busy(struct dprpc_agent *a)
 }
 
 void
-dp_join_timer(struct dprpc_agent *a, uint64_t now)
+dp_join_timer(struct dp_membership *a, uint64_t now)
 {
 	struct dp_join *j = &a->join;
 	unsigned int r;
@@ -308,7 +308,7 @@ dp_join_timer(struct dprpc_agent *a, uint64_t now)
 }
 
 void
-dp_join_free(struct dprpc_agent *a)
+dp_join_free(struct dp_membership *a)
 {
 	free(a->join.entries);
 	free(a->join.left);
@@ -317,7 +317,7 @@ dp_join_free(struct dprpc_agent *a)
 }
 
 int
-dp_join_begin(struct dprpc_agent *a, const struct dp_world_entry *m)
+dp_join_begin(struct dp_membership *a, const struct dp_world_entry *m)
 {
 	struct dp_join *j = &a->join;
 	bool idle = false;
@@ -345,7 +345,7 @@ dp_join_begin(struct dprpc_agent *a, const struct dp_world_entry *m)
 }
 
 int
-dp_join_status(struct dprpc_agent *a)
+dp_join_status(struct dp_membership *a)
 {
 	/* Acquire: pairs with the poller's release (dp_join_ack_rx()):
 	 * the world it installed. */
@@ -353,7 +353,7 @@ dp_join_status(struct dprpc_agent *a)
 }
 
 void
-dp_join_stop(struct dprpc_agent *a)
+dp_join_stop(struct dp_membership *a)
 {
 	/* Relaxed: the poller stops acting for the join; nothing it reads
 	 * after this store was written for it. */
@@ -361,7 +361,7 @@ dp_join_stop(struct dprpc_agent *a)
 }
 
 void
-dp_join_release(struct dprpc_agent *a)
+dp_join_release(struct dp_membership *a)
 {
 	atomic_store_explicit(&a->join.claimed, false, memory_order_release);
 }

@@ -11,7 +11,7 @@
 
 #include <rte_cycles.h>
 
-#include "dp_agent.h"
+#include "dp_membership.h"
 #include "dp_eal.h"
 #include "dp_join.h"
 #include "dp_liveness.h"
@@ -23,7 +23,7 @@
 /* Whether a joiner can be reached from here: through the default port, or
  * a memif link of the map's mesh, hot-plugged as it joins. */
 bool
-dp_join_reachable(const struct dprpc_agent *a)
+dp_join_reachable(const struct dp_membership *a)
 {
 	return a->r.b.port.has_default_port || a->r.b.world.mesh_dir[0] != '\0';
 }
@@ -32,7 +32,7 @@ dp_join_reachable(const struct dprpc_agent *a)
  * never the worker named @joiner (it is joining again: that rank's old
  * incarnation cannot answer). */
 unsigned int
-dp_join_assigner(const struct dprpc_agent *a, const char *joiner)
+dp_join_assigner(const struct dp_membership *a, const char *joiner)
 {
 	unsigned int r;
 
@@ -45,7 +45,7 @@ dp_join_assigner(const struct dprpc_agent *a, const char *joiner)
 }
 
 static int
-dp_join_find(const struct dprpc_agent *a, const struct dp_world_entry *e, bool *same)
+dp_join_find(const struct dp_membership *a, const struct dp_world_entry *e, bool *same)
 {
 	unsigned int r;
 
@@ -66,7 +66,7 @@ dp_join_find(const struct dprpc_agent *a, const struct dp_world_entry *e, bool *
  * (its port) is made again on the next ANNOUNCE with it; one that failed
  * half-way through the allocations starts again from nothing. */
 int
-dp_join_peer(struct dprpc_agent *a, unsigned int r)
+dp_join_peer(struct dp_membership *a, unsigned int r)
 {
 	struct dp_peer *peer = &a->r.peers[r];
 
@@ -90,7 +90,7 @@ dp_join_peer(struct dprpc_agent *a, unsigned int r)
 /* Worker @e becomes rank @r == world.n (the poller): 0 or -errno. */
 static int
 dp_join_install(
-	struct dprpc_agent *a, unsigned int r, const struct dp_world_entry *e, uint64_t session)
+	struct dp_membership *a, unsigned int r, const struct dp_world_entry *e, uint64_t session)
 {
 	int rc;
 
@@ -115,14 +115,14 @@ dp_join_install(
 	DP_LOG(INFO, "agent %s: worker %s joined the world as rank %u", a->r.b.name, e->name, r);
 	dp_ext_peer_event(&a->r.b, r, DP_PEER_EV_JOINED);
 	if (a->r.peer_event != NULL)
-		a->r.peer_event(a, r, true, a->r.peer_event_arg);
+		a->r.peer_event(dp_agent_handle(&a->r.b), r, true, a->r.peer_event_arg);
 	return 0;
 }
 
 /* The answer to the joiner of @q: its rank and a page of members from
  * @q->have, or the refusal @status. */
 void
-dp_join_answer(struct dprpc_agent *a, const struct dp_join_msg *q, unsigned int rank, int status)
+dp_join_answer(struct dp_membership *a, const struct dp_join_msg *q, unsigned int rank, int status)
 {
 	uint8_t buf[DPRPC_MAX_FRAME_PAYLOAD];
 	struct dp_join_msg *ack = (struct dp_join_msg *)buf;
@@ -162,7 +162,7 @@ dp_join_answer(struct dprpc_agent *a, const struct dp_join_msg *q, unsigned int 
 
 /* Tell the member that relayed @q (@via, maybe ourselves) the outcome. */
 static void
-dp_join_done(struct dprpc_agent *a, const struct dp_join_msg *q, unsigned int via,
+dp_join_done(struct dp_membership *a, const struct dp_join_msg *q, unsigned int via,
 	unsigned int rank, int status)
 {
 	struct dp_join_msg d = *q;
@@ -181,7 +181,7 @@ dp_join_done(struct dprpc_agent *a, const struct dp_join_msg *q, unsigned int vi
  * (one joining again) that have their world, i.e. are not being announced
  * themselves (a joiner not answered yet cannot answer). */
 bool
-dp_join_announced(struct dprpc_agent *a, unsigned int r, bool send)
+dp_join_announced(struct dp_membership *a, unsigned int r, bool send)
 {
 	struct dp_join_msg msg;
 	unsigned int m;
@@ -215,7 +215,7 @@ dp_join_announced(struct dprpc_agent *a, unsigned int r, bool send)
  * new incarnation (ANNOUNCE) before it is answered.  The members see the
  * restart as any peer's when its frames come (dp_check_session()). */
 static void
-dp_join_rejoin(struct dprpc_agent *a, unsigned int r, uint64_t session)
+dp_join_rejoin(struct dp_membership *a, unsigned int r, uint64_t session)
 {
 	DP_LOG(INFO, "agent %s: worker %s joins again (restarted) as rank %u", a->r.b.name,
 		a->r.b.world.w[r].name, r);
@@ -231,7 +231,7 @@ dp_join_rejoin(struct dprpc_agent *a, unsigned int r, uint64_t session)
 
 /* The assigner: the JOIN @q (ours, or relayed by @via). */
 void
-dp_join_assign(struct dprpc_agent *a, const struct dp_join_msg *q, unsigned int via)
+dp_join_assign(struct dp_membership *a, const struct dp_join_msg *q, unsigned int via)
 {
 	struct dp_world_entry e;
 	uint64_t session = rte_be_to_cpu_64(q->session);
@@ -283,7 +283,7 @@ dp_join_assign(struct dprpc_agent *a, const struct dp_join_msg *q, unsigned int 
 
 /* A member: ANNOUNCE of rank @r. */
 void
-dp_join_announce_rx(struct dprpc_agent *a, unsigned int from, const struct dp_join_msg *q)
+dp_join_announce_rx(struct dp_membership *a, unsigned int from, const struct dp_join_msg *q)
 {
 	unsigned int r = rte_be_to_cpu_16(q->rank);
 	struct dp_world_entry e;

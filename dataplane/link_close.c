@@ -92,7 +92,7 @@
 #include <rte_ethdev.h>
 #include <rte_mbuf.h>
 
-#include "dp_agent.h"
+#include "dp_membership.h"
 #include "dp_link_close.h"
 #include "dp_liveness.h"
 #include "dp_port.h"
@@ -101,7 +101,7 @@
 #include "dprpc_atomic.h"
 
 void
-dp_link_close_rx(struct dprpc_agent *a, unsigned int p, uint32_t op)
+dp_link_close_rx(struct dp_membership *a, unsigned int p, uint32_t op)
 {
 	struct dp_port *pt = &a->r.b.port.ports[a->r.b.port.peer_port[p]];
 
@@ -131,7 +131,7 @@ dp_link_close_rx(struct dprpc_agent *a, unsigned int p, uint32_t op)
  * application's port_ready port, which the agent leaves open), up, and
  * still polled. */
 static bool
-dp_link_to_close(const struct dprpc_agent *a, const struct dp_port *pt)
+dp_link_to_close(const struct dp_membership *a, const struct dp_port *pt)
 {
 	struct rte_eth_link link;
 
@@ -146,7 +146,7 @@ dp_link_to_close(const struct dprpc_agent *a, const struct dp_port *pt)
  * ours is the lower rank (we answer it, dp_link_close_rx()); anything else
  * is dropped.  Whether done. */
 static bool
-dp_link_close_read(struct dprpc_agent *a, struct dp_port *pt)
+dp_link_close_read(struct dp_membership *a, struct dp_port *pt)
 {
 	struct rte_mbuf *rx[DP_RX_BURST];
 	enum dprpc_drop_reason why;
@@ -177,7 +177,7 @@ dp_link_close_read(struct dprpc_agent *a, struct dp_port *pt)
  * answer.  A port the agent did not start (the application's) is not
  * closed by the agent: nothing to wait for. */
 static bool
-dp_link_awaits_close(const struct dprpc_agent *a, const struct dp_port *pt, uint64_t now)
+dp_link_awaits_close(const struct dp_membership *a, const struct dp_port *pt, uint64_t now)
 {
 	struct rte_eth_link link;
 
@@ -194,7 +194,7 @@ dp_link_awaits_close(const struct dprpc_agent *a, const struct dp_port *pt, uint
  * with: neither told about (a CLOSE unanswered) nor waiting for its worker
  * to close first.  Each made quiet first. */
 static void
-dp_links_close_done(struct dprpc_agent *a, uint64_t now)
+dp_links_close_done(struct dp_membership *a, uint64_t now)
 {
 	unsigned int i, n = 0;
 
@@ -213,7 +213,7 @@ dp_links_close_done(struct dprpc_agent *a, uint64_t now)
 }
 
 void
-dp_links_close(struct dprpc_agent *a)
+dp_links_close(struct dp_membership *a)
 {
 	uint64_t now = rte_rdtsc(), ms = a->r.b.tsc_hz / 1000, end, resend = 0;
 	unsigned int i, left, telling, awaiting;

@@ -37,55 +37,55 @@ dp_rx_frame(struct dprpc_agent *a, struct rte_mbuf *m)
 	struct dp_parsed p;
 
 	if (unlikely(m->nb_segs != 1 || rte_mbuf_refcnt_read(m) > 1)) {
-		m = dp_rx_private(&a->r, m);
+		m = dp_rx_private(&a->m.r, m);
 		if (m == NULL)
 			return;
 	}
-	if (!dp_frame_parse(
-		    rte_pktmbuf_mtod(m, const uint8_t *), m->data_len, &a->r.b.rx_ctx, &p, &why)) {
-		dp_drop_frame(&a->r.b, m, why);
+	if (!dp_frame_parse(rte_pktmbuf_mtod(m, const uint8_t *), m->data_len, &a->m.r.b.rx_ctx, &p,
+		    &why)) {
+		dp_drop_frame(&a->m.r.b, m, why);
 		return;
 	}
 	if (unlikely(p.dst == DP_RANK_NONE)) {
 		/* A join frame, from or to a worker not in the world. */
-		dp_join_rx(a, &p);
+		dp_join_rx(&a->m, &p);
 		rte_pktmbuf_free(m);
 		return;
 	}
-	if (p.src != a->r.b.rank) {
-		if (!dp_check_session(&a->r, &p)) {
-			dp_drop_frame(&a->r.b, m, DPRPC_DROP_OLD_SESSION);
+	if (p.src != a->m.r.b.rank) {
+		if (!dp_check_session(&a->m.r, &p)) {
+			dp_drop_frame(&a->m.r.b, m, DPRPC_DROP_OLD_SESSION);
 			return;
 		}
-		dp_peer_heard(&a->r, p.src);
+		dp_peer_heard(&a->m.r, p.src);
 		/* Sent to a previous incarnation of ours, or to none: not
 		 * ours to act on (a request is never run, docs/reliability.md).
 		 * A PING or PONG is, whoever it names. */
-		if (unlikely(p.dst_session != a->r.b.session) && p.type != DP_FRAME_CONTROL) {
-			dp_wrong_incarnation(&a->r, m, &p);
+		if (unlikely(p.dst_session != a->m.r.b.session) && p.type != DP_FRAME_CONTROL) {
+			dp_wrong_incarnation(&a->m.r, m, &p);
 			return;
 		}
 	}
 	/* The world's operations between members (a LEAVE, a CLOSE, a join
 	 * operation); the rest is the calls' (dp_rpc_rx()). */
-	if (unlikely(p.type == DP_FRAME_CONTROL) && p.src != a->r.b.rank) {
+	if (unlikely(p.type == DP_FRAME_CONTROL) && p.src != a->m.r.b.rank) {
 		if (p.handler_id == DP_CTRL_LEAVE || p.handler_id == DP_CTRL_LEAVE_ACK) {
-			dp_leave_rx(a, p.src, p.handler_id);
+			dp_leave_rx(&a->m, p.src, p.handler_id);
 			rte_pktmbuf_free(m);
 			return;
 		}
 		if (p.handler_id == DP_CTRL_CLOSE || p.handler_id == DP_CTRL_CLOSE_ACK) {
-			dp_link_close_rx(a, p.src, p.handler_id);
+			dp_link_close_rx(&a->m, p.src, p.handler_id);
 			rte_pktmbuf_free(m);
 			return;
 		}
 		if (p.handler_id >= DP_CTRL_JOIN && p.handler_id <= DP_CTRL_JOIN_ACK) {
-			dp_join_rx(a, &p);
+			dp_join_rx(&a->m, &p);
 			rte_pktmbuf_free(m);
 			return;
 		}
 	}
-	dp_rpc_rx(&a->r, m, &p);
+	dp_rpc_rx(&a->m.r, m, &p);
 }
 
 /* Whether a received frame looks like a liveness CONTROL frame, not one
@@ -111,7 +111,7 @@ dp_rx_faulty(struct dprpc_agent *a, struct rte_mbuf **rx, unsigned int n)
 	unsigned int i, j, k;
 
 	for (i = 0; i < n; i++) {
-		k = dp_fault_one(&a->r.b.frx, rx[i], out, now, !dp_rx_looks_control(rx[i]));
+		k = dp_fault_one(&a->m.r.b.frx, rx[i], out, now, !dp_rx_looks_control(rx[i]));
 		for (j = 0; j < k; j++)
 			dp_rx_frame(a, out[j]);
 	}
@@ -125,16 +125,16 @@ dp_fault_release(struct dprpc_agent *a, uint64_t now)
 	struct rte_mbuf *ms[DP_FAULT_HELD];
 	unsigned int i, n, m;
 
-	n = dp_fault_due(&a->r.b.frx, ms, DP_FAULT_HELD, now);
+	n = dp_fault_due(&a->m.r.b.frx, ms, DP_FAULT_HELD, now);
 	for (i = 0; i < n; i++)
 		dp_rx_frame(a, ms[i]);
-	m = dp_fault_due(&a->r.b.ftx, ms, DP_FAULT_HELD, now);
+	m = dp_fault_due(&a->m.r.b.ftx, ms, DP_FAULT_HELD, now);
 	for (i = 0; i < m; i++) {
-		if (unlikely(dp_tx_stale(&a->r, ms[i])))
+		if (unlikely(dp_tx_stale(&a->m.r, ms[i])))
 			dp_tx_discard(
-				&a->r.b, ms[i]); /* its call or its peer's incarnation ended */
+				&a->m.r.b, ms[i]); /* its call or its peer's incarnation ended */
 		else
-			dp_stage_port(&a->r.b, ms[i]);
+			dp_stage_port(&a->m.r.b, ms[i]);
 	}
 	return n + m;
 }
@@ -147,35 +147,36 @@ dp_run_timers(struct dprpc_agent *a, uint64_t now)
 {
 	unsigned int i, n = 0;
 
-	a->next_timer_tsc = now + a->r.b.timer_period_tsc;
+	a->next_timer_tsc = now + a->m.r.b.timer_period_tsc;
 	/* Relaxed: a hint for dp_expire_stalled(). */
-	dp_store_relaxed(&a->r.b.tick_tsc, now);
+	dp_store_relaxed(&a->m.r.b.tick_tsc, now);
 	/* A link up: the rendezvous pings its worker at the next tick rather
 	 * than up to DP_RDV_PING_MS later. */
-	if (unlikely(a->r.b.port.nb_link_ports != 0 || a->r.b.port.ports[0].one_peer ||
-		     a->r.b.port.ports[0].restart) &&
-		dp_ports_timer(&a->r.b.port, now))
-		a->rdv_ping_tsc = 0;
-	if (unlikely(dp_load_relaxed(&a->r.b.startup_waiters) != 0 || dp_load_relaxed(&a->leaving)))
-		dp_rendezvous_timer(a, now);
-	if (unlikely(dp_join_busy(a)))
-		dp_join_timer(a, now);
+	if (unlikely(a->m.r.b.port.nb_link_ports != 0 || a->m.r.b.port.ports[0].one_peer ||
+		     a->m.r.b.port.ports[0].restart) &&
+		dp_ports_timer(&a->m.r.b.port, now))
+		a->m.rdv_ping_tsc = 0;
+	if (unlikely(dp_load_relaxed(&a->m.r.b.startup_waiters) != 0 ||
+		     dp_load_relaxed(&a->m.leaving)))
+		dp_rendezvous_timer(&a->m, now);
+	if (unlikely(dp_join_busy(&a->m)))
+		dp_join_timer(&a->m, now);
 	/* A member's join port (join.c): joiners are not in a hurry, it is
 	 * received from once a tick, off the path of every poll. */
-	if (unlikely(a->r.b.port.join_port > 0)) {
-		struct dp_port *pt = &a->r.b.port.ports[a->r.b.port.join_port];
+	if (unlikely(a->m.r.b.port.join_port > 0)) {
+		struct dp_port *pt = &a->m.r.b.port.ports[a->m.r.b.port.join_port];
 
 		if (!pt->pending && !pt->retired)
 			n += dp_poll_port(a, pt, DP_RX_BURST);
 	}
-	dp_liveness(&a->r, now);
+	dp_liveness(&a->m.r, now);
 	/* This thread is between read-side sections: a quiescent state for
 	 * an io lcore or a poll that stays online (dp_rcu.h). */
 	dp_rcu_quiescent();
 	for (i = 0; i < DP_EXT_MAX && dp_extensions[i] != NULL; i++)
-		if (a->r.b.ext[i] != NULL)
-			n += dp_extensions[i]->timer(a->r.b.ext[i]);
-	n += dp_client_timers(&a->r, now);
+		if (a->m.r.b.ext[i] != NULL)
+			n += dp_extensions[i]->timer(a->m.r.b.ext[i]);
+	n += dp_client_timers(&a->m.r, now);
 	return n;
 }
 
@@ -188,7 +189,7 @@ dp_poll_port(struct dprpc_agent *a, struct dp_port *pt, unsigned int budget)
 	unsigned int n, i, room;
 
 	if (DP_TX_BUF - pt->tx_n < DP_RX_BURST)
-		dp_tx_flush(&a->r.b);
+		dp_tx_flush(&a->m.r.b);
 	/* Each frame received may stage one reply: receive no more than
 	 * tx_buf has room for, so the port's push-back reaches the peer.  But
 	 * never stop receiving: two workers whose tx queues are both full of
@@ -204,13 +205,13 @@ dp_poll_port(struct dprpc_agent *a, struct dp_port *pt, unsigned int budget)
 	budget = RTE_MIN(budget, room);
 	n = budget == 0 ? 0 : rte_eth_rx_burst(pt->id, pt->rxq, rx, (uint16_t)budget);
 	if (unlikely(n == budget) && budget != 0)
-		dp_rx_behind(&a->r.b);
+		dp_rx_behind(&a->m.r.b);
 	else
-		a->r.b.rx_backlog = false;
+		a->m.r.b.rx_backlog = false;
 	if (n > 0) {
 		/* Relaxed: a statistic (struct dp_stats). */
-		dp_counter_add(&a->r.b.st.rx_frames, n);
-		if (unlikely(a->r.b.frx.on)) {
+		dp_counter_add(&a->m.r.b.st.rx_frames, n);
+		if (unlikely(a->m.r.b.frx.on)) {
 			dp_rx_faulty(a, rx, n);
 		} else {
 			for (i = 0; i < n; i++) {
@@ -229,26 +230,26 @@ dp_poll_locked(struct dprpc_agent *a, unsigned int budget)
 	unsigned int i, work = 0;
 	uint64_t now;
 
-	a->r.b.now_tsc = rte_rdtsc();
-	if (likely(!a->r.b.port.ports[0].pending && !a->r.b.port.ports[0].quiet))
-		work += dp_poll_port(a, &a->r.b.port.ports[0], budget);
+	a->m.r.b.now_tsc = rte_rdtsc();
+	if (likely(!a->m.r.b.port.ports[0].pending && !a->m.r.b.port.ports[0].quiet))
+		work += dp_poll_port(a, &a->m.r.b.port.ports[0], budget);
 	/* Further ports: the memif links of the world map (port_link.c); one
 	 * that is not started yet, or quiet, is left alone. */
-	for (i = 1; i < a->r.b.port.nb_ports; i++)
-		if (likely(!a->r.b.port.ports[i].pending && !a->r.b.port.ports[i].quiet &&
-			    !a->r.b.port.ports[i].join))
-			work += dp_poll_port(a, &a->r.b.port.ports[i], budget);
-	work += dp_drain_tx_ring(&a->r);
+	for (i = 1; i < a->m.r.b.port.nb_ports; i++)
+		if (likely(!a->m.r.b.port.ports[i].pending && !a->m.r.b.port.ports[i].quiet &&
+			    !a->m.r.b.port.ports[i].join))
+			work += dp_poll_port(a, &a->m.r.b.port.ports[i], budget);
+	work += dp_drain_tx_ring(&a->m.r);
 	/* Acquire: pairs with the kick's release. */
-	if (unlikely(dp_load_relaxed(&a->r.cancel_kick)) &&
-		atomic_exchange_explicit(&a->r.cancel_kick, false, memory_order_acquire))
-		work += dp_client_cancels(&a->r);
+	if (unlikely(dp_load_relaxed(&a->m.r.cancel_kick)) &&
+		atomic_exchange_explicit(&a->m.r.cancel_kick, false, memory_order_acquire))
+		work += dp_client_cancels(&a->m.r);
 	now = rte_rdtsc();
-	if (unlikely(a->r.b.frx.n_held + a->r.b.ftx.n_held > 0))
+	if (unlikely(a->m.r.b.frx.n_held + a->m.r.b.ftx.n_held > 0))
 		work += dp_fault_release(a, now);
 	if (now >= a->next_timer_tsc)
 		work += dp_run_timers(a, now);
-	dp_tx_flush(&a->r.b);
+	dp_tx_flush(&a->m.r.b);
 	return (int)work;
 }
 
@@ -260,10 +261,10 @@ dprpc_poll(struct dprpc_agent *a, unsigned int budget)
 	if (a == NULL)
 		return -EINVAL;
 	dp_thread_lcore(); /* mempool caches for this thread */
-	if (!dp_poll_trylock(&a->r.b))
+	if (!dp_poll_trylock(&a->m.r.b))
 		return -EBUSY;
 	n = dp_poll_locked(a, budget == 0 ? DP_RX_BURST : budget);
-	dp_poll_unlock(&a->r.b);
+	dp_poll_unlock(&a->m.r.b);
 	return n;
 }
 
@@ -272,19 +273,19 @@ dp_poll_until_done(struct dprpc_agent *a, const struct dprpc_future *fut)
 {
 	unsigned int empty = 0;
 
-	if (a->r.b.io_launched || dp_tls_poller == &a->r.b || !dp_poll_trylock(&a->r.b))
+	if (a->m.r.b.io_launched || dp_tls_poller == &a->m.r.b || !dp_poll_trylock(&a->m.r.b))
 		return false;
 	while (!dprpc_future_is_done(fut)) {
 		if (dp_poll_locked(a, DP_RX_BURST) > 0) {
 			empty = 0;
-		} else if (++empty >= a->r.b.idle_yield) {
+		} else if (++empty >= a->m.r.b.idle_yield) {
 			/* A long wait: stop hogging the flag and let the
 			 * generic wait (yield, park, other pollers) take over. */
-			dp_poll_unlock(&a->r.b);
+			dp_poll_unlock(&a->m.r.b);
 			return false;
 		}
 	}
-	dp_poll_unlock(&a->r.b);
+	dp_poll_unlock(&a->m.r.b);
 	return true;
 }
 
@@ -298,18 +299,18 @@ dp_progress(void *arg)
 	 * inline handler waiting) cannot poll recursively, and no other
 	 * thread polls while it waits: a deadlock, reported as such.  Tested
 	 * first: on the io lcore itself it is as much one. */
-	if (dp_tls_poller == &a->r.b)
+	if (dp_tls_poller == &a->m.r.b)
 		return -EDEADLK;
 	/* An io lcore polls: the waiter may park.  Whoever polls, if it
 	 * stalls, this waiter fails the calls past their expiry. */
-	n = a->r.b.io_launched ? -EBUSY : dprpc_poll(a, DP_RX_BURST);
+	n = a->m.r.b.io_launched ? -EBUSY : dprpc_poll(a, DP_RX_BURST);
 	if (n == -EBUSY)
-		dp_expire_stalled(&a->r);
+		dp_expire_stalled(&a->m.r);
 	/* The application polls too (conf.waiters_park): an empty poll lets
 	 * the waiter park, unless a message of several frames is in flight,
 	 * whose window moves only as fast as someone polls (parked in 150 us
 	 * slices, a 1 MiB call's waiter halved its rate).  Relaxed: a hint. */
-	if (n == 0 && a->r.b.waiters_park && dp_load_relaxed(&a->r.b.st.msgs_live) == 0)
+	if (n == 0 && a->m.r.b.waiters_park && dp_load_relaxed(&a->m.r.b.st.msgs_live) == 0)
 		return -1;
 	return n < 0 ? -1 : n;
 }
@@ -324,15 +325,15 @@ dp_lcore_io(void *arg)
 	 * quiescent states (dp_run_timers()); it goes offline to sleep. */
 	dp_rcu_online_begin();
 	/* Acquire: pairs with the release store of stop in destroy. */
-	while (!atomic_load_explicit(&a->r.b.stop, memory_order_acquire)) {
+	while (!atomic_load_explicit(&a->m.r.b.stop, memory_order_acquire)) {
 		if (dprpc_poll(a, DP_RX_BURST) > 0) {
 			empty = 0;
-		} else if (empty + 1 >= a->r.b.idle_yield || dp_idle_sleeps(&a->r.b, empty)) {
+		} else if (empty + 1 >= a->m.r.b.idle_yield || dp_idle_sleeps(&a->m.r.b, empty)) {
 			dp_rcu_sleep_begin();
-			dp_idle(&a->r.b, &empty);
+			dp_idle(&a->m.r.b, &empty);
 			dp_rcu_sleep_end();
 		} else {
-			dp_idle(&a->r.b, &empty);
+			dp_idle(&a->m.r.b, &empty);
 		}
 	}
 	dp_rcu_online_end();

@@ -27,7 +27,7 @@ dp_agent_name_take(struct dprpc_agent *a)
 		if (dp_agents[i] == NULL) {
 			if (free_i == RTE_DIM(dp_agents))
 				free_i = i;
-		} else if (strcmp(dp_agents[i]->r.b.name, a->r.b.name) == 0) {
+		} else if (strcmp(dp_agents[i]->m.r.b.name, a->m.r.b.name) == 0) {
 			rc = -EEXIST;
 		}
 	}
@@ -35,7 +35,7 @@ dp_agent_name_take(struct dprpc_agent *a)
 		rc = -ENOSPC;
 	if (rc == 0) {
 		dp_agents[free_i] = a;
-		a->r.b.instance = dp_instances++;
+		a->m.r.b.instance = dp_instances++;
 	}
 	pthread_mutex_unlock(&dp_agents_lock);
 	return rc;

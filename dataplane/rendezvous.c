@@ -37,7 +37,7 @@
 #include <rte_cycles.h>
 #include <rte_pause.h>
 
-#include "dp_agent.h"
+#include "dp_membership.h"
 #include "dp_client.h"
 #include "dp_eal.h"
 #include "dp_link_close.h"
@@ -71,7 +71,7 @@ dp_link_gone(const struct dp_port *pt, unsigned int p)
 }
 
 void
-dp_rendezvous_timer(struct dprpc_agent *a, uint64_t now)
+dp_rendezvous_timer(struct dp_membership *a, uint64_t now)
 {
 	/* Relaxed, both: hints (struct dprpc_agent, struct dp_base). */
 	bool leaving = dp_load_relaxed(&a->leaving);
@@ -92,9 +92,8 @@ dp_rendezvous_timer(struct dprpc_agent *a, uint64_t now)
 			/* Relaxed: flags (struct dp_peer). */
 			if (state == DPRPC_PEER_UP)
 				atomic_store_explicit(
-					&a->r.peers[p].leave_acked, true, memory_order_relaxed);
-			atomic_store_explicit(
-				&a->r.peers[p].answer_due, false, memory_order_relaxed);
+					&a->leave[p].leave_acked, true, memory_order_relaxed);
+			atomic_store_explicit(&a->leave[p].answer_due, false, memory_order_relaxed);
 			continue;
 		}
 		if (!pt->up)
@@ -104,16 +103,15 @@ dp_rendezvous_timer(struct dprpc_agent *a, uint64_t now)
 		 * had it (a LEAVE not sent: no mbuf, a full tx ring), else
 		 * neither would ever answer. */
 		if (leaving &&
-			atomic_load_explicit(&a->r.peers[p].answer_due, memory_order_relaxed)) {
+			atomic_load_explicit(&a->leave[p].answer_due, memory_order_relaxed)) {
 			dp_send_control(&a->r, p, DP_CTRL_LEAVE);
 			continue;
 		}
 		if (leaving && state == DPRPC_PEER_UP &&
-			!atomic_load_explicit(&a->r.peers[p].leave_acked, memory_order_relaxed)) {
+			!atomic_load_explicit(&a->leave[p].leave_acked, memory_order_relaxed)) {
 			dp_send_control(&a->r, p, DP_CTRL_LEAVE);
 			/* Relaxed: a flag (struct dp_peer). */
-			atomic_store_explicit(
-				&a->r.peers[p].leave_sent, true, memory_order_relaxed);
+			atomic_store_explicit(&a->leave[p].leave_sent, true, memory_order_relaxed);
 		} else if (waiting && state != DPRPC_PEER_UP) {
 			dp_count(&a->r.b.st.keepalives, 1);
 			dp_send_control(&a->r, p, DP_CTRL_PING);
@@ -122,7 +120,7 @@ dp_rendezvous_timer(struct dprpc_agent *a, uint64_t now)
 }
 
 void
-dp_link_answer(struct dprpc_agent *a, unsigned int p, uint32_t op)
+dp_link_answer(struct dp_membership *a, unsigned int p, uint32_t op)
 {
 	struct dp_port *pt = &a->r.b.port.ports[a->r.b.port.peer_port[p]];
 	unsigned int i;
@@ -144,7 +142,7 @@ dp_link_answer(struct dprpc_agent *a, unsigned int p, uint32_t op)
 }
 
 void
-dp_leave_rx(struct dprpc_agent *a, unsigned int p, uint32_t op)
+dp_leave_rx(struct dp_membership *a, unsigned int p, uint32_t op)
 {
 	if (op == DP_CTRL_LEAVE) {
 		/* Relaxed: the poller's own write, read back. */
@@ -152,9 +150,8 @@ dp_leave_rx(struct dprpc_agent *a, unsigned int p, uint32_t op)
 		struct dp_port *pt = &a->r.b.port.ports[a->r.b.port.peer_port[p]];
 
 		/* Relaxed, both: flags (struct dprpc_agent, struct dp_peer). */
-		bool crossed =
-			dp_load_relaxed(&a->leaving) &&
-			atomic_load_explicit(&a->r.peers[p].leave_sent, memory_order_relaxed);
+		bool crossed = dp_load_relaxed(&a->leaving) &&
+			       atomic_load_explicit(&a->leave[p].leave_sent, memory_order_relaxed);
 
 		if (first)
 			dp_peer_left(&a->r, p);
@@ -177,8 +174,7 @@ dp_leave_rx(struct dprpc_agent *a, unsigned int p, uint32_t op)
 			return; /* answered already (a second LEAVE in one burst) */
 		if (crossed && a->r.b.rank > p) {
 			/* Relaxed: a flag (struct dp_peer); our leave waits. */
-			atomic_store_explicit(
-				&a->r.peers[p].answer_due, true, memory_order_relaxed);
+			atomic_store_explicit(&a->leave[p].answer_due, true, memory_order_relaxed);
 			return;
 		}
 		dp_link_answer(a, p, DP_CTRL_LEAVE_ACK);
@@ -192,28 +188,28 @@ dp_leave_rx(struct dprpc_agent *a, unsigned int p, uint32_t op)
 			dp_port_go_quiet(pt);
 		/* Release, both: the link's quiet above is written before the
 		 * leaving thread, acquiring them, returns (struct dp_peer). */
-		atomic_store_explicit(&a->r.peers[p].leave_acked, true, memory_order_release);
-		atomic_store_explicit(&a->r.peers[p].answer_due, false, memory_order_release);
+		atomic_store_explicit(&a->leave[p].leave_acked, true, memory_order_release);
+		atomic_store_explicit(&a->leave[p].answer_due, false, memory_order_release);
 	}
 }
 
 void
-dp_leave_begin(struct dprpc_agent *a)
+dp_leave_begin(struct dp_membership *a)
 {
 	unsigned int p;
 
 	/* Relaxed, here and in dp_leave_end(): flags (struct dp_peer,
 	 * dprpc_agent). */
 	for (p = 0; p < dp_world_n(&a->r.b); p++) {
-		atomic_store_explicit(&a->r.peers[p].leave_acked, false, memory_order_relaxed);
-		atomic_store_explicit(&a->r.peers[p].leave_sent, false, memory_order_relaxed);
-		atomic_store_explicit(&a->r.peers[p].answer_due, false, memory_order_relaxed);
+		atomic_store_explicit(&a->leave[p].leave_acked, false, memory_order_relaxed);
+		atomic_store_explicit(&a->leave[p].leave_sent, false, memory_order_relaxed);
+		atomic_store_explicit(&a->leave[p].answer_due, false, memory_order_relaxed);
 	}
 	atomic_store_explicit(&a->leaving, true, memory_order_relaxed);
 }
 
 bool
-dp_leave_told(struct dprpc_agent *a)
+dp_leave_told(struct dp_membership *a)
 {
 	unsigned int p;
 	bool all = true;
@@ -226,14 +222,13 @@ dp_leave_told(struct dprpc_agent *a)
 		all = p == a->r.b.rank ||
 		      ((dp_load_relaxed(&a->r.peers[p].state) != DPRPC_PEER_UP ||
 			       atomic_load_explicit(
-				       &a->r.peers[p].leave_acked, memory_order_acquire)) &&
-			      !atomic_load_explicit(
-				      &a->r.peers[p].answer_due, memory_order_acquire));
+				       &a->leave[p].leave_acked, memory_order_acquire)) &&
+			      !atomic_load_explicit(&a->leave[p].answer_due, memory_order_acquire));
 	return all;
 }
 
 void
-dp_leave_end(struct dprpc_agent *a)
+dp_leave_end(struct dp_membership *a)
 {
 	atomic_store_explicit(&a->leaving, false, memory_order_relaxed);
 }
@@ -241,7 +236,7 @@ dp_leave_end(struct dprpc_agent *a)
 /* Whether every worker is up, or was and left since; the names of the
  * others into @missing (", " between them; "..." when they do not fit). */
 bool
-dp_world_formed(const struct dprpc_agent *a, char *missing, size_t len)
+dp_world_formed(const struct dp_membership *a, char *missing, size_t len)
 {
 	size_t used = 0;
 	unsigned int p;
@@ -276,7 +271,7 @@ dp_world_formed(const struct dprpc_agent *a, char *missing, size_t len)
 
 /* Raise the window's end to @end (several threads may wait at once). */
 void
-dp_rdv_extend(struct dprpc_agent *a, uint64_t end)
+dp_rdv_extend(struct dp_membership *a, uint64_t end)
 {
 	/* Relaxed: a time read by the poller, publishes nothing. */
 	uint64_t cur = dp_load_relaxed(&a->r.down_after_tsc);
@@ -287,7 +282,7 @@ dp_rdv_extend(struct dprpc_agent *a, uint64_t end)
 }
 
 static void
-dp_worker_info_fill(const struct dprpc_agent *a, unsigned int r, struct dprpc_worker_info *info)
+dp_worker_info_fill(const struct dp_membership *a, unsigned int r, struct dprpc_worker_info *info)
 {
 	const struct dp_world_entry *e = &a->r.b.world.w[r];
 
@@ -303,8 +298,10 @@ dp_worker_info_fill(const struct dprpc_agent *a, unsigned int r, struct dprpc_wo
 }
 
 int
-dprpc_get_worker_info(const struct dprpc_agent *a, const char *name, struct dprpc_worker_info *info)
+dprpc_get_worker_info(
+	const struct dprpc_agent *agent, const char *name, struct dprpc_worker_info *info)
 {
+	const struct dp_membership *a = dp_membership_of(agent);
 	unsigned int r;
 
 	if (a == NULL || info == NULL)
@@ -326,8 +323,9 @@ dprpc_get_worker_info(const struct dprpc_agent *a, const char *name, struct dprp
 
 int
 dprpc_get_worker_infos(
-	const struct dprpc_agent *a, struct dprpc_worker_info *infos, unsigned int cap)
+	const struct dprpc_agent *agent, struct dprpc_worker_info *infos, unsigned int cap)
 {
+	const struct dp_membership *a = dp_membership_of(agent);
 	unsigned int r, n;
 
 	if (a == NULL || (infos == NULL && cap != 0))

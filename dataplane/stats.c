@@ -53,71 +53,71 @@ dprpc_agent_stats_get(const struct dprpc_agent *a, struct dprpc_agent_stats *s)
 		return -EINVAL;
 	memset(s, 0, sizeof(*s));
 	/* Relaxed: statistics publish nothing (struct dp_stats). */
-	s->rx_frames = dp_load_relaxed(&a->r.b.st.rx_frames);
-	s->tx_frames = dp_load_relaxed(&a->r.b.st.tx_frames);
-	s->tx_retries = dp_load_relaxed(&a->r.b.st.tx_retries);
-	s->tx_dropped = dp_load_relaxed(&a->r.b.st.tx_dropped);
-	s->tx_discarded = dp_load_relaxed(&a->r.b.st.tx_discarded);
-	s->reply_nombuf = dp_load_relaxed(&a->r.b.st.reply_nombuf);
-	s->requests_resent = dp_load_relaxed(&a->r.b.st.requests_resent);
-	s->retransmits = dp_load_relaxed(&a->r.b.st.retransmits);
-	s->keepalives = dp_load_relaxed(&a->r.b.st.keepalives);
-	s->peers_down = dp_load_relaxed(&a->r.b.st.peers_down);
-	s->peers_restarted = dp_load_relaxed(&a->r.b.st.peers_restarted);
-	s->peers_left = dp_load_relaxed(&a->r.b.st.peers_left);
-	s->links_closed = dp_load_relaxed(&a->r.b.st.links_closed);
-	s->msgs_sent = dp_load_relaxed(&a->r.b.st.msgs_sent);
-	s->msgs_received = dp_load_relaxed(&a->r.b.st.msgs_received);
-	s->frames_resent = dp_load_relaxed(&a->r.b.st.frames_resent);
-	s->acks_sent = dp_load_relaxed(&a->r.b.st.acks_sent);
-	s->credits_cut = dp_load_relaxed(&a->r.b.st.credits_cut);
-	s->keeps_refused = dp_load_relaxed(&a->r.b.st.keeps_refused);
-	s->reclaimed_mbufs = dp_load_relaxed(&a->r.b.st.reclaimed_mbufs);
-	s->reclaimed_msgs = dp_load_relaxed(&a->r.b.st.reclaimed_msgs);
+	s->rx_frames = dp_load_relaxed(&a->m.r.b.st.rx_frames);
+	s->tx_frames = dp_load_relaxed(&a->m.r.b.st.tx_frames);
+	s->tx_retries = dp_load_relaxed(&a->m.r.b.st.tx_retries);
+	s->tx_dropped = dp_load_relaxed(&a->m.r.b.st.tx_dropped);
+	s->tx_discarded = dp_load_relaxed(&a->m.r.b.st.tx_discarded);
+	s->reply_nombuf = dp_load_relaxed(&a->m.r.b.st.reply_nombuf);
+	s->requests_resent = dp_load_relaxed(&a->m.r.b.st.requests_resent);
+	s->retransmits = dp_load_relaxed(&a->m.r.b.st.retransmits);
+	s->keepalives = dp_load_relaxed(&a->m.r.b.st.keepalives);
+	s->peers_down = dp_load_relaxed(&a->m.r.b.st.peers_down);
+	s->peers_restarted = dp_load_relaxed(&a->m.r.b.st.peers_restarted);
+	s->peers_left = dp_load_relaxed(&a->m.r.b.st.peers_left);
+	s->links_closed = dp_load_relaxed(&a->m.r.b.st.links_closed);
+	s->msgs_sent = dp_load_relaxed(&a->m.r.b.st.msgs_sent);
+	s->msgs_received = dp_load_relaxed(&a->m.r.b.st.msgs_received);
+	s->frames_resent = dp_load_relaxed(&a->m.r.b.st.frames_resent);
+	s->acks_sent = dp_load_relaxed(&a->m.r.b.st.acks_sent);
+	s->credits_cut = dp_load_relaxed(&a->m.r.b.st.credits_cut);
+	s->keeps_refused = dp_load_relaxed(&a->m.r.b.st.keeps_refused);
+	s->reclaimed_mbufs = dp_load_relaxed(&a->m.r.b.st.reclaimed_mbufs);
+	s->reclaimed_msgs = dp_load_relaxed(&a->m.r.b.st.reclaimed_msgs);
 	/* Plain reads of poller-written counters: statistics, may lag. */
-	s->fault_dropped = a->r.b.ftx.dropped + a->r.b.frx.dropped;
-	s->fault_duplicated = a->r.b.ftx.duplicated + a->r.b.frx.duplicated;
-	s->fault_reordered = a->r.b.ftx.reordered + a->r.b.frx.reordered;
-	s->fault_delayed = a->r.b.ftx.delayed + a->r.b.frx.delayed;
-	s->calls_sent = dp_load_relaxed(&a->r.b.st.calls_sent);
-	s->calls_ok = dp_load_relaxed(&a->r.b.st.calls_ok);
-	s->calls_failed = dp_load_relaxed(&a->r.b.st.calls_failed);
-	s->calls_timed_out = dp_load_relaxed(&a->r.b.st.calls_timed_out);
-	s->requests_handled = dp_load_relaxed(&a->r.b.st.requests_handled);
-	s->requests_unknown = dp_load_relaxed(&a->r.b.st.requests_unknown);
+	s->fault_dropped = a->m.r.b.ftx.dropped + a->m.r.b.frx.dropped;
+	s->fault_duplicated = a->m.r.b.ftx.duplicated + a->m.r.b.frx.duplicated;
+	s->fault_reordered = a->m.r.b.ftx.reordered + a->m.r.b.frx.reordered;
+	s->fault_delayed = a->m.r.b.ftx.delayed + a->m.r.b.frx.delayed;
+	s->calls_sent = dp_load_relaxed(&a->m.r.b.st.calls_sent);
+	s->calls_ok = dp_load_relaxed(&a->m.r.b.st.calls_ok);
+	s->calls_failed = dp_load_relaxed(&a->m.r.b.st.calls_failed);
+	s->calls_timed_out = dp_load_relaxed(&a->m.r.b.st.calls_timed_out);
+	s->requests_handled = dp_load_relaxed(&a->m.r.b.st.requests_handled);
+	s->requests_unknown = dp_load_relaxed(&a->m.r.b.st.requests_unknown);
 	for (i = 0; i < DPRPC_DROP_MAX; i++) {
-		s->drops[i] = dp_load_relaxed(&a->r.b.st.drops[i]);
+		s->drops[i] = dp_load_relaxed(&a->m.r.b.st.drops[i]);
 		s->dropped += s->drops[i];
 	}
-	s->reply_again = dp_load_relaxed(&a->r.b.st.reply_again);
-	s->handler_unanswered = dp_load_relaxed(&a->r.b.st.handler_unanswered);
-	s->handler_error_after_reply = dp_load_relaxed(&a->r.b.st.handler_error_after_reply);
-	s->handler_bad_return = dp_load_relaxed(&a->r.b.st.handler_bad_return);
+	s->reply_again = dp_load_relaxed(&a->m.r.b.st.reply_again);
+	s->handler_unanswered = dp_load_relaxed(&a->m.r.b.st.handler_unanswered);
+	s->handler_error_after_reply = dp_load_relaxed(&a->m.r.b.st.handler_error_after_reply);
+	s->handler_bad_return = dp_load_relaxed(&a->m.r.b.st.handler_bad_return);
 	s->handler_misuse = s->reply_again + s->handler_unanswered + s->handler_error_after_reply +
 			    s->handler_bad_return;
-	s->requests_expired = dp_load_relaxed(&a->r.b.st.requests_expired);
-	s->requests_cancelled = dp_load_relaxed(&a->r.b.st.requests_cancelled);
-	s->cancels_received = dp_load_relaxed(&a->r.b.st.cancels_received);
-	s->calls_cancelled = dp_load_relaxed(&a->r.b.st.calls_cancelled);
-	s->cancels_resent = dp_load_relaxed(&a->r.b.st.cancels_resent);
-	s->holds_sent = dp_load_relaxed(&a->r.b.st.holds_sent);
-	s->holds_received = dp_load_relaxed(&a->r.b.st.holds_received);
-	s->rejected_pool = dp_load_relaxed(&a->r.b.st.rejected_pool);
-	s->rejected_peer = dp_load_relaxed(&a->r.b.st.rejected_peer);
-	s->rejected_inline = dp_load_relaxed(&a->r.b.st.rejected_inline);
-	s->rejected_requests = dp_load_relaxed(&a->r.b.st.rejected_requests);
-	s->rejected_handler = dp_load_relaxed(&a->r.b.st.rejected_handler);
-	s->rejected_delay = dp_load_relaxed(&a->r.b.st.rejected_delay);
+	s->requests_expired = dp_load_relaxed(&a->m.r.b.st.requests_expired);
+	s->requests_cancelled = dp_load_relaxed(&a->m.r.b.st.requests_cancelled);
+	s->cancels_received = dp_load_relaxed(&a->m.r.b.st.cancels_received);
+	s->calls_cancelled = dp_load_relaxed(&a->m.r.b.st.calls_cancelled);
+	s->cancels_resent = dp_load_relaxed(&a->m.r.b.st.cancels_resent);
+	s->holds_sent = dp_load_relaxed(&a->m.r.b.st.holds_sent);
+	s->holds_received = dp_load_relaxed(&a->m.r.b.st.holds_received);
+	s->rejected_pool = dp_load_relaxed(&a->m.r.b.st.rejected_pool);
+	s->rejected_peer = dp_load_relaxed(&a->m.r.b.st.rejected_peer);
+	s->rejected_inline = dp_load_relaxed(&a->m.r.b.st.rejected_inline);
+	s->rejected_requests = dp_load_relaxed(&a->m.r.b.st.rejected_requests);
+	s->rejected_handler = dp_load_relaxed(&a->m.r.b.st.rejected_handler);
+	s->rejected_delay = dp_load_relaxed(&a->m.r.b.st.rejected_delay);
 	s->rejected_overload = s->rejected_pool + s->rejected_peer + s->rejected_requests +
 			       s->rejected_inline + s->rejected_handler + s->rejected_delay;
 	s->queue_depth = 0;
-	for (i = 0; i < a->r.nb_hl; i++)
-		s->queue_depth += rte_ring_count(a->r.hl[i].ring);
-	s->requests_held = dp_requests_in_use(&a->r.b);
-	s->stream_chunks_sent = dp_load_relaxed(&a->r.b.st.stream_chunks_sent);
-	s->stream_window_full = dp_load_relaxed(&a->r.b.st.stream_window_full);
-	s->stream_frames_resent = dp_load_relaxed(&a->r.b.st.stream_frames_resent);
-	s->stream_chunks_received = dp_load_relaxed(&a->r.b.st.stream_chunks_received);
+	for (i = 0; i < a->m.r.nb_hl; i++)
+		s->queue_depth += rte_ring_count(a->m.r.hl[i].ring);
+	s->requests_held = dp_requests_in_use(&a->m.r.b);
+	s->stream_chunks_sent = dp_load_relaxed(&a->m.r.b.st.stream_chunks_sent);
+	s->stream_window_full = dp_load_relaxed(&a->m.r.b.st.stream_window_full);
+	s->stream_frames_resent = dp_load_relaxed(&a->m.r.b.st.stream_frames_resent);
+	s->stream_chunks_received = dp_load_relaxed(&a->m.r.b.st.stream_chunks_received);
 	return 0;
 }
 
@@ -129,15 +129,15 @@ dprpc_agent_usage(const struct dprpc_agent *a, struct dprpc_agent_usage *u)
 	if (a == NULL || u == NULL)
 		return -EINVAL;
 	memset(u, 0, sizeof(*u));
-	u->futures = dprpc_future_pool_in_use(a->r.b.fpool);
-	u->requests = dp_requests_in_use(&a->r.b);
-	u->mbufs = a->r.b.own_mp ? rte_mempool_in_use_count(a->r.b.mp) : 0;
+	u->futures = dprpc_future_pool_in_use(a->m.r.b.fpool);
+	u->requests = dp_requests_in_use(&a->m.r.b);
+	u->mbufs = a->m.r.b.own_mp ? rte_mempool_in_use_count(a->m.r.b.mp) : 0;
 	/* Relaxed: counters for leak checks, exact only when quiescent. */
-	for (p = 0; p < dp_world_n(&a->r.b); p++)
-		u->calls += dp_load_relaxed(&a->r.peers[p].outstanding);
-	u->messages = (unsigned int)dp_load_relaxed(&a->r.b.st.msgs_live);
-	u->kept_mbufs = (unsigned int)dp_load_relaxed(&a->r.b.st.kept_mbufs);
-	u->msg_bytes = dp_load_relaxed(&a->r.b.st.msg_bytes);
+	for (p = 0; p < dp_world_n(&a->m.r.b); p++)
+		u->calls += dp_load_relaxed(&a->m.r.peers[p].outstanding);
+	u->messages = (unsigned int)dp_load_relaxed(&a->m.r.b.st.msgs_live);
+	u->kept_mbufs = (unsigned int)dp_load_relaxed(&a->m.r.b.st.kept_mbufs);
+	u->msg_bytes = dp_load_relaxed(&a->m.r.b.st.msg_bytes);
 	return 0;
 }
 
@@ -155,9 +155,9 @@ dprpc_agent_dump(const struct dprpc_agent *a, FILE *f)
 	fprintf(f,
 		"agent %s rank %u/%u port %u session 0x%016" PRIx64
 		" io_lcore %d handler_lcores %u\n",
-		a->r.b.name, a->r.b.rank, dp_world_n(&a->r.b), a->r.b.port.ports[0].id,
-		a->r.b.session, a->io_lcore == DPRPC_LCORE_NONE ? -1 : (int)a->io_lcore,
-		a->r.nb_hl);
+		a->m.r.b.name, a->m.r.b.rank, dp_world_n(&a->m.r.b), a->m.r.b.port.ports[0].id,
+		a->m.r.b.session, a->io_lcore == DPRPC_LCORE_NONE ? -1 : (int)a->io_lcore,
+		a->m.r.nb_hl);
 	fprintf(f,
 		"  frames rx %" PRIu64 " tx %" PRIu64 " tx_retries %" PRIu64 " tx_dropped %" PRIu64
 		" tx_discarded %" PRIu64 "\n",
@@ -181,8 +181,8 @@ dprpc_agent_dump(const struct dprpc_agent *a, FILE *f)
 		"  held for callers: kept mbufs %u of %u (%u per caller), message bytes %" PRIu64
 		" of %" PRIu64 " (%" PRIu64 " per caller); keeps_refused %" PRIu64
 		" reclaimed mbufs %" PRIu64 " messages %" PRIu64 "\n",
-		u.kept_mbufs, a->r.kept_max, a->r.kept_peer_max, u.msg_bytes, a->r.msg_max,
-		a->r.msg_peer_max, s.keeps_refused, s.reclaimed_mbufs, s.reclaimed_msgs);
+		u.kept_mbufs, a->m.r.kept_max, a->m.r.kept_peer_max, u.msg_bytes, a->m.r.msg_max,
+		a->m.r.msg_peer_max, s.keeps_refused, s.reclaimed_mbufs, s.reclaimed_msgs);
 	fprintf(f,
 		"  load: queue_depth %" PRIu64 " requests_held %" PRIu64 " expired %" PRIu64
 		" cancelled %" PRIu64 " cancels_received %" PRIu64 " calls_cancelled %" PRIu64
@@ -204,25 +204,26 @@ dprpc_agent_dump(const struct dprpc_agent *a, FILE *f)
 			fprintf(f, " %s=%" PRIu64, dprpc_drop_reason_str(i), s.drops[i]);
 	fprintf(f,
 		"\n  in use: futures %u requests %u mbufs %u calls %u messages %u; handlers %u\n",
-		u.futures, u.requests, u.mbufs, u.calls, u.messages, a->r.nb_handlers);
-	for (i = 0; i < dp_world_n(&a->r.b); i++) {
+		u.futures, u.requests, u.mbufs, u.calls, u.messages, a->m.r.nb_handlers);
+	for (i = 0; i < dp_world_n(&a->m.r.b); i++) {
 		struct dprpc_worker_rtt r = {0, 0};
 
 		(void)dprpc_worker_rtt(a, i, &r); /* zeros for ourselves */
 		fprintf(f,
 			"  worker %u %s " RTE_ETHER_ADDR_PRT_FMT
 			" port %u srtt %.1f us rto %.1f us",
-			i, a->r.b.world.w[i].name,
-			RTE_ETHER_ADDR_BYTES(&a->r.b.world.w[i].addr.mac),
-			rte_be_to_cpu_16(a->r.b.world.w[i].addr.port), r.srtt_ns / 1e3,
+			i, a->m.r.b.world.w[i].name,
+			RTE_ETHER_ADDR_BYTES(&a->m.r.b.world.w[i].addr.mac),
+			rte_be_to_cpu_16(a->m.r.b.world.w[i].addr.port), r.srtt_ns / 1e3,
 			r.rto_ns / 1e3);
 		/* Several ports (docs/worlds.md): which one reaches it (fixed
 		 * at creation). */
-		if (a->r.b.port.nb_ports > 1 && i != a->r.b.rank)
+		if (a->m.r.b.port.nb_ports > 1 && i != a->m.r.b.rank)
 			fprintf(f, " via ethdev port %u%s",
-				a->r.b.port.ports[a->r.b.port.peer_port[i]].id,
-				a->r.b.port.ports[a->r.b.port.peer_port[i]].link ? " (memif link)"
-										 : "");
+				a->m.r.b.port.ports[a->m.r.b.port.peer_port[i]].id,
+				a->m.r.b.port.ports[a->m.r.b.port.peer_port[i]].link
+					? " (memif link)"
+					: "");
 		fputc('\n', f);
 	}
 }

@@ -21,7 +21,7 @@
 static void
 dp_tel_add_name(struct dprpc_agent *a, void *arg)
 {
-	rte_tel_data_add_array_string(arg, a->r.b.name);
+	rte_tel_data_add_array_string(arg, a->m.r.b.name);
 }
 
 static int
@@ -50,15 +50,15 @@ dp_tel_add_stats(struct dprpc_agent *a, void *arg)
 	char key[48];
 	unsigned int i;
 
-	if (q->found || strcmp(a->r.b.name, q->name) != 0)
+	if (q->found || strcmp(a->m.r.b.name, q->name) != 0)
 		return;
 	q->found = true;
 	dprpc_agent_stats_get(a, &s);
 	dprpc_agent_usage(a, &u);
 	rte_tel_data_start_dict(d);
-	rte_tel_data_add_dict_string(d, "name", a->r.b.name);
-	rte_tel_data_add_dict_int(d, "rank", a->r.b.rank);
-	rte_tel_data_add_dict_int(d, "world_size", (int)dp_world_n(&a->r.b));
+	rte_tel_data_add_dict_string(d, "name", a->m.r.b.name);
+	rte_tel_data_add_dict_int(d, "rank", a->m.r.b.rank);
+	rte_tel_data_add_dict_int(d, "world_size", (int)dp_world_n(&a->m.r.b));
 	rte_tel_data_add_dict_u64(d, "rx_frames", s.rx_frames);
 	rte_tel_data_add_dict_u64(d, "tx_frames", s.tx_frames);
 	rte_tel_data_add_dict_u64(d, "tx_retries", s.tx_retries);

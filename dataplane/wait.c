@@ -39,7 +39,7 @@ dp_wait_step(struct dprpc_agent *a, uint64_t deadline)
 {
 	if (rte_rdtsc() >= deadline)
 		return -ETIMEDOUT;
-	if (a->r.b.io_launched || dprpc_poll(a, DP_RX_BURST) <= 0)
+	if (a->m.r.b.io_launched || dprpc_poll(a, DP_RX_BURST) <= 0)
 		usleep(100);
 	return 0;
 }
@@ -49,7 +49,7 @@ dp_sync_wait(struct dprpc_agent *a, struct dprpc_future *fut, uint64_t timeout_u
 	size_t *out_len, struct dprpc_error *err)
 {
 	(void)dp_poll_until_done(a, fut);
-	return dp_sync_finish(&a->r, fut, timeout_us, out, out_len, err, false);
+	return dp_sync_finish(&a->m.r, fut, timeout_us, out, out_len, err, false);
 }
 
 int
@@ -61,14 +61,14 @@ dprpc_rpc_sync_id(struct dprpc_agent *a, unsigned int to, uint32_t handler_id, c
 	if (out == NULL && out_len != NULL && *out_len > 0)
 		return -EINVAL; /* a capacity without a buffer: nothing sent */
 	/* The poller cannot wait for its own agent: nobody would poll. */
-	if (a != NULL && dp_tls_poller == &a->r.b)
+	if (a != NULL && dp_tls_poller == &a->m.r.b)
 		return -EDEADLK;
 	fut = dprpc_rpc_async_id(a, to, handler_id, data, len, timeout_us);
 	if (fut == NULL)
 		return -rte_errno;
 	/* A call's own timeout fails its future: then wait without a limit. */
 	(void)dp_poll_until_done(a, fut);
-	return dp_sync_finish(&a->r, fut, 0, out, out_len, err, true);
+	return dp_sync_finish(&a->m.r, fut, 0, out, out_len, err, true);
 }
 
 int
@@ -157,15 +157,15 @@ dprpc_stream_send_wait(struct dprpc_request *req, const void *data, size_t len, 
 	rc = dp_stream_send(req, data, len, true);
 	if (rc != -EAGAIN)
 		return rc;
-	if (dp_tls_poller == &a->r.b)
+	if (dp_tls_poller == &a->m.r.b)
 		return -EDEADLK; /* the window opens only by this thread's polls */
 	if (timeout_us == DPRPC_TIMEOUT_DEFAULT)
-		timeout_us = a->r.default_timeout_us;
-	deadline = dp_deadline_tsc(&a->r.b, rte_rdtsc(), timeout_us);
+		timeout_us = a->m.r.default_timeout_us;
+	deadline = dp_deadline_tsc(&a->m.r.b, rte_rdtsc(), timeout_us);
 	for (unsigned int n = 0;; n++) {
 		if (deadline != 0 && rte_rdtsc() >= deadline)
 			return -ETIMEDOUT;
-		if (!a->r.b.io_launched && dprpc_poll(a, 32) > 0)
+		if (!a->m.r.b.io_launched && dprpc_poll(a, 32) > 0)
 			n = 0;
 		else if (n < DP_SEND_WAIT_SPINS)
 			rte_pause();
@@ -188,14 +188,14 @@ dprpc_world_wait(struct dprpc_agent *a, uint64_t timeout_us, char *missing, size
 	if (dp_on_poller(a))
 		return -EDEADLK;
 	dp_thread_lcore();
-	deadline = dp_deadline_tsc(&a->r.b, rte_rdtsc(), timeout_us);
+	deadline = dp_deadline_tsc(&a->m.r.b, rte_rdtsc(), timeout_us);
 	if (deadline == 0)
 		deadline = UINT64_MAX; /* none */
-	dp_rdv_extend(a, deadline);
+	dp_rdv_extend(&a->m, deadline);
 	/* Relaxed: a hint for the poller's timer (struct dp_base). */
-	atomic_fetch_add_explicit(&a->r.b.startup_waiters, 1, memory_order_relaxed);
+	atomic_fetch_add_explicit(&a->m.r.b.startup_waiters, 1, memory_order_relaxed);
 	for (;;) {
-		if (dp_world_formed(a, missing, len)) {
+		if (dp_world_formed(&a->m, missing, len)) {
 			rc = 0;
 			break;
 		}
@@ -204,10 +204,10 @@ dprpc_world_wait(struct dprpc_agent *a, uint64_t timeout_us, char *missing, size
 		if (rc != 0)
 			break;
 	}
-	atomic_fetch_sub_explicit(&a->r.b.startup_waiters, 1, memory_order_relaxed);
+	atomic_fetch_sub_explicit(&a->m.r.b.startup_waiters, 1, memory_order_relaxed);
 	if (rc != 0)
 		DP_LOG(ERR, "agent %s: the world did not form in time: never heard from %s",
-			a->r.b.name, len > 0 ? missing : "(names not asked for)");
+			a->m.r.b.name, len > 0 ? missing : "(names not asked for)");
 	return rc;
 }
 
@@ -222,12 +222,12 @@ dprpc_world_leave(struct dprpc_agent *a, uint64_t timeout_us)
 	if (dp_on_poller(a))
 		return -EDEADLK;
 	dp_thread_lcore();
-	deadline = dp_deadline_tsc(&a->r.b, rte_rdtsc(), timeout_us);
+	deadline = dp_deadline_tsc(&a->m.r.b, rte_rdtsc(), timeout_us);
 	if (deadline == 0)
 		deadline = UINT64_MAX; /* none */
-	dp_leave_begin(a);
+	dp_leave_begin(&a->m);
 	for (;;) {
-		if (dp_leave_told(a)) {
+		if (dp_leave_told(&a->m)) {
 			rc = 0;
 			break;
 		}
@@ -235,7 +235,7 @@ dprpc_world_leave(struct dprpc_agent *a, uint64_t timeout_us)
 		if (rc != 0)
 			break;
 	}
-	dp_leave_end(a);
+	dp_leave_end(&a->m);
 	return rc;
 }
 
@@ -250,28 +250,28 @@ dprpc_world_join(struct dprpc_agent *a, const char *member, uint64_t timeout_us)
 	if (a == NULL || member == NULL)
 		return -EINVAL;
 	if (dp_world_parse_member(member, &m, err, sizeof(err)) != 0) {
-		DP_LOG(ERR, "agent %s: %s", a->r.b.name, err);
+		DP_LOG(ERR, "agent %s: %s", a->m.r.b.name, err);
 		return -EINVAL;
 	}
-	if (!a->r.b.world.joiner || dp_world_n(&a->r.b) != 0)
+	if (!a->m.r.b.world.joiner || dp_world_n(&a->m.r.b) != 0)
 		return -EALREADY;
 	if (dp_on_poller(a))
 		return -EDEADLK;
-	rc = dp_join_begin(a, &m);
+	rc = dp_join_begin(&a->m, &m);
 	if (rc != 0)
 		return rc;
-	deadline = dp_deadline_tsc(&a->r.b, rte_rdtsc(), timeout_us);
+	deadline = dp_deadline_tsc(&a->m.r.b, rte_rdtsc(), timeout_us);
 	if (deadline == 0)
 		deadline = UINT64_MAX; /* none */
 	for (;;) {
-		rc = dp_join_status(a);
+		rc = dp_join_status(&a->m);
 		if (rc != 0)
 			break;
 		rc = dp_wait_step(a, deadline);
 		if (rc != 0)
 			break;
 	}
-	dp_join_stop(a);
+	dp_join_stop(&a->m);
 	/* Joined: hear from every member (the rendezvous), so that each has
 	 * heard from us too: the member we named then frees its join port
 	 * for the next joiner, and the memif links just plugged are up. */
@@ -279,15 +279,15 @@ dprpc_world_join(struct dprpc_agent *a, const char *member, uint64_t timeout_us)
 		uint64_t now = rte_rdtsc(), left = 0;
 
 		if (deadline != UINT64_MAX)
-			left = now < deadline ? RTE_MAX(dp_tsc_to_us(&a->r.b, deadline - now), 1u)
+			left = now < deadline ? RTE_MAX(dp_tsc_to_us(&a->m.r.b, deadline - now), 1u)
 					      : 1;
 		rc = dprpc_world_wait(a, left, NULL, 0);
 		if (rc == 0)
 			rc = 1;
 	}
-	dp_join_release(a);
+	dp_join_release(&a->m);
 	if (rc < 0 && rc != -ETIMEDOUT)
-		DP_LOG(ERR, "agent %s: joining through %s refused: %s", a->r.b.name, m.name,
+		DP_LOG(ERR, "agent %s: joining through %s refused: %s", a->m.r.b.name, m.name,
 			strerror(-rc));
 	return rc == 1 ? 0 : rc;
 }
@@ -299,15 +299,15 @@ dprpc_agent_wait_link(struct dprpc_agent *a, uint64_t timeout_us)
 
 	if (a == NULL)
 		return -EINVAL;
-	deadline = dp_deadline_tsc(&a->r.b, rte_rdtsc(), timeout_us);
+	deadline = dp_deadline_tsc(&a->m.r.b, rte_rdtsc(), timeout_us);
 	if (deadline == 0)
 		deadline = UINT64_MAX; /* none */
 	for (;;) {
-		if (dp_ports_link_up(&a->r.b.port))
+		if (dp_ports_link_up(&a->m.r.b.port))
 			return 0;
 		if (rte_rdtsc() >= deadline)
 			return -ETIMEDOUT;
-		if (!a->r.b.io_launched)
+		if (!a->m.r.b.io_launched)
 			(void)dprpc_poll(a, DP_RX_BURST);
 		usleep(1000);
 	}

@@ -54,7 +54,7 @@ FLAT = {
 	'dp_handler.h': 'rpc', 'dp_rpc.h': 'rpc',
 	'rendezvous.c': 'world', 'join.c': 'world', 'join_assign.c': 'world', 'link_close.c': 'world',
 	'dp_rendezvous.h': 'world', 'dp_join.h': 'world',
-	'dp_link_close.h': 'world',
+	'dp_link_close.h': 'world', 'dp_membership.h': 'world',
 	'create.c': 'agent', 'destroy.c': 'agent', 'registry.c': 'agent',
 	'poll.c': 'agent', 'wait.c': 'agent', 'stats.c': 'agent',
 	'telemetry.c': 'agent', 'dp_agent.h': 'agent',
@@ -63,13 +63,7 @@ FLAT = {
 # Ratchets: today's findings, allowed until they are gone.
 ALLOW_SYMBOLS = {}
 ALLOW_CYCLES = []
-ALLOW_UP_INCLUDES = {
-	'dp_rendezvous.h': {'dp_agent.h'},
-	'join.c': {'dp_agent.h'},
-	'join_assign.c': {'dp_agent.h'},
-	'link_close.c': {'dp_agent.h'},
-	'rendezvous.c': {'dp_agent.h'},
-}
+ALLOW_UP_INCLUDES = {}
 ALLOW_LONG = set()
 
 

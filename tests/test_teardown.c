@@ -233,12 +233,12 @@ Test(teardown, idle_poller_sleeps_early_while_its_world_forms)
 	/* Calls refused (a shutdown) or a leave: the poller stays as quick
 	 * as when serving (a peer's LEAVE_ACK is read at once). */
 	atomic_store(&dp_base_of(a)->refusing, true);
-	atomic_store(&a->leaving, true);
+	atomic_store(&dp_membership_of(a)->leaving, true);
 	cr_assert_not(dp_idle_sleeps(dp_base_of(a), 300));
 	cr_assert_not(dp_idle_sleeps(dp_base_of(a), 32766));
 	cr_assert(dp_idle_sleeps(dp_base_of(a), 32767));
 	atomic_store(&dp_base_of(a)->refusing, false);
-	atomic_store(&a->leaving, false);
+	atomic_store(&dp_membership_of(a)->leaving, false);
 	/* A thread in dprpc_world_wait(). */
 	atomic_store(&dp_base_of(a)->startup_waiters, 1);
 	cr_assert_not(dp_idle_sleeps(dp_base_of(a), 10));

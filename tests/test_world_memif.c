@@ -545,7 +545,8 @@ static void
 links_linger(void)
 {
 	for (unsigned int i = 0; i < 3; i++)
-		la[i]->link_answered_wait_tsc = rte_get_tsc_hz() / 1000 * LINK_LINGER_MS;
+		dp_membership_of(la[i])->link_answered_wait_tsc =
+			rte_get_tsc_hz() / 1000 * LINK_LINGER_MS;
 }
 
 Test(world_links, three_agents_in_one_process_each_peer_through_its_own_port)
@@ -875,7 +876,7 @@ Test(world_links, a_leaver_closes_its_links_before_the_workers_that_answered_it)
 				__ATOMIC_RELAXED);
 
 		cr_assert_gt(answer, 0u, "%s never answered a's LEAVE", lnames[k]);
-		end = RTE_MIN(end, answer + la[k]->link_answered_wait_tsc);
+		end = RTE_MIN(end, answer + dp_membership_of(la[k])->link_answered_wait_tsc);
 	}
 	for (unsigned int k = 0; k < 2; k++) {
 		atomic_init(&d[k].done, false);
@@ -931,7 +932,7 @@ Test(world_links, a_destroy_closes_the_links_it_is_done_with_before_it_waits_for
 	answer = __atomic_load_n(
 		&dp_base_of(la[1])->port.ports[dp_base_of(la[1])->port.peer_port[2]].answered_tsc,
 		__ATOMIC_RELAXED);
-	end = answer + la[1]->link_answered_wait_tsc;
+	end = answer + dp_membership_of(la[1])->link_answered_wait_tsc;
 	cr_assert_eq(dprpc_get_worker_infos(la[0], ia, 3), 3);
 	cr_assert_eq(dprpc_get_worker_infos(la[2], ic, 3), 3);
 	atomic_init(&d.done, false);
@@ -1041,10 +1042,12 @@ Test(world_links, leavers_at_once_one_end_of_each_link_answers)
 			cr_expect(qi && qj, "%s-%s: quiet %d %d", lnames[i], lnames[j], qi, qj);
 			cr_expect_eq(ai + aj, 1, "%s-%s: %s answered, %s answered", lnames[i],
 				lnames[j], ai ? "" : "not", aj ? "" : "not");
-			cr_expect_not(atomic_load_explicit(
-				&dp_rpc_of(la[i])->peers[j].answer_due, memory_order_relaxed));
-			cr_expect_not(atomic_load_explicit(
-				&dp_rpc_of(la[j])->peers[i].answer_due, memory_order_relaxed));
+			cr_expect_not(
+				atomic_load_explicit(&dp_membership_of(la[i])->leave[j].answer_due,
+					memory_order_relaxed));
+			cr_expect_not(
+				atomic_load_explicit(&dp_membership_of(la[j])->leave[i].answer_due,
+					memory_order_relaxed));
 		}
 	}
 	for (unsigned int k = 0; k < 3; k++) {
@@ -1103,13 +1106,14 @@ static void
 leaves_cross_at_b(const struct dp_port *pb)
 {
 	for (unsigned int i = 0; i < 2; i++) {
-		atomic_store_explicit(&la[i]->leaving, true, memory_order_relaxed);
 		atomic_store_explicit(
-			&dp_rpc_of(la[i])->peers[1 - i].leave_sent, true, memory_order_relaxed);
+			&dp_membership_of(la[i])->leaving, true, memory_order_relaxed);
+		atomic_store_explicit(&dp_membership_of(la[i])->leave[1 - i].leave_sent, true,
+			memory_order_relaxed);
 	}
-	dp_leave_rx(la[1], 0, DP_CTRL_LEAVE);
-	cr_expect(
-		atomic_load_explicit(&dp_rpc_of(la[1])->peers[0].answer_due, memory_order_relaxed));
+	dp_leave_rx(dp_membership_of(la[1]), 0, DP_CTRL_LEAVE);
+	cr_expect(atomic_load_explicit(
+		&dp_membership_of(la[1])->leave[0].answer_due, memory_order_relaxed));
 	cr_expect_not(pb->quiet || pb->answered, "b stopped reading before a's answer");
 }
 
@@ -1148,7 +1152,7 @@ Test(world_links, crossed_leaves_are_answered_by_the_lower_rank_alone)
 
 	links_pair_unpolled(&pa, &pb);
 	leaves_cross_at_b(pb);
-	dp_leave_rx(la[0], 1, DP_CTRL_LEAVE);
+	dp_leave_rx(dp_membership_of(la[0]), 1, DP_CTRL_LEAVE);
 	cr_expect(pa->quiet && pa->answered, "a: quiet %d answered %d", pa->quiet, pa->answered);
 	cr_expect_eq(atomic_load_explicit(&dp_rpc_of(la[0])->peers[1].state, memory_order_relaxed),
 		DPRPC_PEER_LEFT);
@@ -1157,10 +1161,11 @@ Test(world_links, crossed_leaves_are_answered_by_the_lower_rank_alone)
 		(void)dprpc_poll(la[1], 32);
 	cr_expect(pb->quiet, "b never read a's answer");
 	cr_expect_not(pb->answered, "both ends answered");
-	cr_expect_not(
-		atomic_load_explicit(&dp_rpc_of(la[1])->peers[0].answer_due, memory_order_relaxed));
+	cr_expect_not(atomic_load_explicit(
+		&dp_membership_of(la[1])->leave[0].answer_due, memory_order_relaxed));
 	for (unsigned int i = 0; i < 2; i++)
-		atomic_store_explicit(&la[i]->leaving, false, memory_order_relaxed);
+		atomic_store_explicit(
+			&dp_membership_of(la[i])->leaving, false, memory_order_relaxed);
 	answerer_closes_second();
 }
 
@@ -1180,20 +1185,22 @@ Test(world_links, a_crossed_leave_that_was_lost_is_sent_again)
 	links_pair_unpolled(&pa, &pb);
 	leaves_cross_at_b(pb);
 	/* Both polled, for 10 s at most; b's LEAVE to a was never read. */
-	for (k = 0; k < 200000 && atomic_load_explicit(&dp_rpc_of(la[1])->peers[0].answer_due,
-					  memory_order_relaxed);
+	for (k = 0;
+		k < 200000 && atomic_load_explicit(&dp_membership_of(la[1])->leave[0].answer_due,
+				      memory_order_relaxed);
 		k++) {
 		(void)dprpc_poll(la[0], 32);
 		(void)dprpc_poll(la[1], 32);
 		usleep(50);
 	}
-	cr_expect_not(
-		atomic_load_explicit(&dp_rpc_of(la[1])->peers[0].answer_due, memory_order_relaxed),
+	cr_expect_not(atomic_load_explicit(
+			      &dp_membership_of(la[1])->leave[0].answer_due, memory_order_relaxed),
 		"b still waits for a's answer");
 	cr_expect(pa->quiet && pa->answered, "a: quiet %d answered %d", pa->quiet, pa->answered);
 	cr_expect(pb->quiet && !pb->answered, "b: quiet %d answered %d", pb->quiet, pb->answered);
 	for (unsigned int i = 0; i < 2; i++)
-		atomic_store_explicit(&la[i]->leaving, false, memory_order_relaxed);
+		atomic_store_explicit(
+			&dp_membership_of(la[i])->leaving, false, memory_order_relaxed);
 	answerer_closes_second();
 }
 
@@ -1214,10 +1221,10 @@ Test(world_links, crossed_closes_are_answered_by_the_lower_rank_alone)
 	links_pair_unpolled(&pa, &pb);
 	pa->closing = pb->closing = true;
 	pa->close_acked = pb->close_acked = false;
-	dp_link_close_rx(la[1], 0, DP_CTRL_CLOSE);
+	dp_link_close_rx(dp_membership_of(la[1]), 0, DP_CTRL_CLOSE);
 	cr_expect_not(pb->quiet || pb->answered || pb->close_acked,
 		"b: quiet %d answered %d acked %d", pb->quiet, pb->answered, pb->close_acked);
-	dp_link_close_rx(la[0], 1, DP_CTRL_CLOSE);
+	dp_link_close_rx(dp_membership_of(la[0]), 1, DP_CTRL_CLOSE);
 	cr_expect(pa->quiet && pa->answered, "a: quiet %d answered %d", pa->quiet, pa->answered);
 	cr_assert_eq(dprpc_agent_stats_get(la[0], &st), 0);
 	cr_expect_eq(st.links_closed, 1);
