@@ -2,7 +2,7 @@
 /*
  * Large private blocks of the process's own memory, on transparent huge
  * pages where the kernel gives them: the agent's mbuf pool when nothing
- * can DMA into it (dataplane/mbuf_pool.c) and the plain future pools
+ * can DMA into it (dataplane/port/mbuf_pool.c) and the plain future pools
  * (future/future.c, the RRef futures of every agent).
  *
  * Why.  Such a block is made at every agent's creation and freed at every

@@ -16,7 +16,7 @@
  * Invariants.  dprpc_tls_lcore_id is DPRPC_LCORE_ASK (its initial value:
  * ask EAL, rte_lcore_id(), as DPDK's own functions do) or an lcore id that
  * stays the thread's for as long as the variable holds it.  Only
- * dp_thread_lcore_slow() (dataplane/eal.c) sets an id, and only one that
+ * dp_thread_lcore_slow() (dataplane/port/eal.c) sets an id, and only one that
  * cannot be taken away under us: an EAL lcore's, whose id is fixed, or
  * the one it registered the thread for itself, which its key destructor
  * gives back (setting DPRPC_LCORE_ASK first) when the thread exits.  A

@@ -1,7 +1,7 @@
 /* SPDX-License-Identifier: BSD-3-Clause */
 /*
  * Freeing a mempool whose objects are all back, without DPDK 22.11's walk
- * of every object: the agent's mbuf pool (dataplane/destroy.c) and the
+ * of every object: the agent's mbuf pool (dataplane/agent/destroy.c) and the
  * any-thread future pools (future/future.c).
  *
  * Why.  rte_mempool_free() (22.11, rte_mempool_free_memchunks()) takes

@@ -16,12 +16,19 @@ below it.
   check_layers.py relative SRC         no quoted #include with a path in it
                                        ("../rpc/dp_rpc.h" would bypass the
                                        include folders)
+  check_layers.py upward   SRC BUILD   tests/layers/upward.c, a file of the
+                                       base layer that includes dp_rpc.h,
+                                       fails to compile with the base
+                                       layer's flags (those of base/stage.c,
+                                       which compiles): dp_rpc.h not found
 
 Each prints what it found and exits 1 on a finding not in its allowlist
 below, or on an allowlisted one that is gone (the lists only shrink).
 """
+import json
 import os
 import re
+import shlex
 import subprocess
 import sys
 
@@ -31,34 +38,9 @@ MAX_LINES = 700
 # dataplane/ext/: the extension interface, below every layer.
 EXT = 'ext'
 
-# Files directly in dataplane/ (until they move into the layers' folders):
-# the layer each belongs to.
-FLAT = {
-	'codec.c': 'wire', 'world.c': 'wire', 'dp_wire.h': 'wire',
-	'port_open.c': 'port', 'port_link.c': 'port', 'port_timer.c': 'port',
-	'port_close.c': 'port', 'memif_unhook.c': 'port', 'intr.c': 'port',
-	'memif_sock.c': 'port', 'eal.c': 'port', 'mbuf_pool.c': 'port',
-	'fault.c': 'port', 'dp_port.h': 'port', 'dp_intr.h': 'port',
-	'dp_eal.h': 'port', 'dp_fault.h': 'port', 'dp_mbuf_pool.h': 'port',
-	'dp_port_int.h': 'port',
-	'rcu.c': 'base', 'req_pool.c': 'base', 'ext.c': 'base', 'poll_lock.c': 'base',
-	'info.c': 'base',
-	'dp_req_pool.h': 'base', 'dp_poll.h': 'base', 'dp_base.h': 'base',
-	'submit.c': 'rpc', 'stage.c': 'base', 'rx.c': 'rpc', 'progress.c': 'rpc',
-	'call.c': 'rpc', 'client.c': 'rpc', 'server.c': 'rpc',
-	'handler.c': 'rpc', 'request.c': 'rpc', 'reply.c': 'rpc',
-	'dispatch.c': 'rpc', 'peer.c': 'rpc', 'liveness.c': 'rpc', 'msg_rx.c': 'rpc',
-	'msg_tx.c': 'rpc', 'stream_rx.c': 'rpc', 'stream_tx.c': 'rpc',
-	'dp_submit.h': 'rpc', 'dp_stage.h': 'base', 'dp_rx.h': 'rpc', 'dp_client.h': 'rpc', 'dp_server.h': 'rpc',
-	'dp_msg.h': 'rpc', 'dp_stream.h': 'rpc', 'dp_liveness.h': 'rpc',
-	'dp_handler.h': 'rpc', 'dp_rpc.h': 'rpc',
-	'rendezvous.c': 'world', 'join.c': 'world', 'join_assign.c': 'world', 'link_close.c': 'world',
-	'dp_rendezvous.h': 'world', 'dp_join.h': 'world',
-	'dp_link_close.h': 'world', 'dp_membership.h': 'world',
-	'create.c': 'agent', 'destroy.c': 'agent', 'registry.c': 'agent',
-	'poll.c': 'agent', 'wait.c': 'agent', 'stats.c': 'agent',
-	'telemetry.c': 'agent', 'dp_agent.h': 'agent',
-}
+# Every file of the dataplane is in the folder of its layer (a layer's
+# memif2211/ folder is that layer's); none directly in dataplane/.
+FLAT = {}
 
 # Ratchets: today's findings, allowed until they are gone.
 ALLOW_SYMBOLS = {}
@@ -245,6 +227,49 @@ def check_relative(src):
 	return bad
 
 
+def check_upward(src, build):
+	with open(os.path.join(build, 'compile_commands.json')) as fh:
+		cmds = json.load(fh)
+	base = [c for c in cmds if c['file'].endswith('dataplane/base/stage.c')
+		and 'libdprpc_dp_base' in c['output']]
+	if len(base) != 1:
+		print('no compile command for dataplane/base/stage.c')
+		return 1
+	c = base[0]
+	args = shlex.split(c['command'])
+	out, skip = [], False
+	for a in args:
+		if skip:
+			skip = False
+			continue
+		if a in ('-MD',):
+			continue
+		if a in ('-MQ', '-MF', '-o', '-c'):
+			skip = True
+			continue
+		out.append(a)
+	stage = os.path.join(c['directory'], c['file'])
+	bad = [x for x in out if os.path.abspath(os.path.join(c['directory'], x)) == os.path.abspath(stage)]
+	out = [x for x in out if x not in bad]
+	upward = os.path.join(src, 'tests', 'layers', 'upward.c')
+	run = lambda f: subprocess.run(out + ['-fsyntax-only', '-fdiagnostics-color=never', f], cwd=c['directory'],
+		capture_output=True, text=True)
+	ctl = run(stage)
+	if ctl.returncode != 0:
+		print('the control, base/stage.c, does not compile:\n' + ctl.stderr)
+		return 1
+	up = run(upward)
+	print(up.stderr.strip())
+	if up.returncode == 0:
+		print('tests/layers/upward.c compiled: the base layer sees dp_rpc.h')
+		return 1
+	if not re.search(r"dp_rpc\.h'? file not found|dp_rpc\.h: No such file", up.stderr):
+		print('tests/layers/upward.c failed, but not for want of dp_rpc.h')
+		return 1
+	print('upward: the base layer cannot include dp_rpc.h, as it must not')
+	return 0
+
+
 def main():
 	if len(sys.argv) < 3:
 		print(__doc__)
@@ -262,6 +287,8 @@ def main():
 		rc = check_lines(src)
 	elif what == 'relative':
 		rc = check_relative(src)
+	elif what == 'upward':
+		rc = check_upward(src, sys.argv[3])
 	else:
 		print(__doc__)
 		return 2

@@ -1,15 +1,15 @@
 /* SPDX-License-Identifier: BSD-3-Clause */
 /*
  * The pieces an agent's start-up and teardown rest on:
- *  - where its own mbuf pool lives (dataplane/mbuf_pool.c): a private
+ *  - where its own mbuf pool lives (dataplane/port/mbuf_pool.c): a private
  *    mapping when nothing can DMA into it (no hugepages, IOVA as VA, virtual
  *    ports only), the EAL heap otherwise; either way every mbuf usable and
  *    the pool freed whole;
- *  - jobs on the EAL interrupt thread (dataplane/intr.c): run there, once
+ *  - jobs on the EAL interrupt thread (dataplane/port/memif2211/intr.c): run there, once
  *    each, never from that thread itself, and the settling rounds that
  *    dprpc_eal_cleanup() waits for;
  *  - the idle back-off of an agent whose world forms (dp_idle_sleeps(),
- *    dataplane/poll_lock.c): it sleeps as soon as it is idle, and only then.
+ *    dataplane/base/poll_lock.c): it sleeps as soon as it is idle, and only then.
  */
 #include <errno.h>
 #include <pthread.h>

@@ -1,6 +1,6 @@
 /* SPDX-License-Identifier: BSD-3-Clause */
 /*
- * libFuzzer target for the reassembly path (dataplane/msg_rx.c): a worker is
+ * libFuzzer target for the reassembly path (dataplane/rpc/msg_rx.c): a worker is
  * fed frames of multi-frame requests, responses and ACKs, shaped by the
  * input, through its real rx path (a net_ring port and dprpc_poll()).
  *

@@ -1,7 +1,7 @@
 #!/usr/bin/env python3
 # SPDX-License-Identifier: BSD-3-Clause
 """Write fuzz_frame's seed frames (tests/fuzz/corpus/) in the current wire
-format (dataplane/dp_wire.h, docs/wire.md).  Run it again whenever the
+format (dataplane/wire/dp_wire.h, docs/wire.md).  Run it again whenever the
 header changes:
 
     python3 tests/fuzz/make_corpus.py tests/fuzz/corpus

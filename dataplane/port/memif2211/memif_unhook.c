@@ -70,6 +70,7 @@
 
 #include "dp_intr.h"
 #include "dp_log.h"
+#include "dp_memif2211.h"
 #include "dp_port.h"
 #include "dp_port_int.h"
 

@@ -200,10 +200,6 @@ int dp_port_link_add(struct dp_ports *a, unsigned int self, unsigned int r);
 int dp_port_join_open(struct dp_ports *a, const char *member);
 /* A member hangs up on the joiner it answered and listens again. */
 void dp_port_join_reset(struct dp_ports *a);
-/* memif_sock.c: before a memif server binds @path, remove a socket file
- * there that nobody listens on (a killed process's); 0, -EADDRINUSE
- * (logged) if a live process listens on it, or another -errno. */
-int dp_memif_sock_reclaim(struct dp_ports *a, const char *path);
 
 /* Whether @pt is worker @p's own memif link: a link port of the world
  * map, or the default port when it reaches @p alone (dp_port.one_peer). */

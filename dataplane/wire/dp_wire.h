@@ -448,7 +448,7 @@ dp_frame_hdr(uint8_t *frame)
 int dp_wire_hdr_str(const struct dp_wire_hdr *h, char *buf, size_t size);
 
 /* Parse "NAME RANK MAC IPV4 PORT" lines ("NAME RANK" for a worker only
- * memif links reach: its address made from its rank, world.c), and the
+ * memif links reach: its address made from its rank, world_map.c), and the
  * "link" and "mesh" lines that say which memif link reaches whom; see
  * dprpc_agent_conf.world. */
 /* The UDP port of a worker line without an address. */

@@ -15,6 +15,7 @@
 #include <rte_kvargs.h>
 
 #include "dp_log.h"
+#include "dp_memif2211.h"
 #include "dp_port.h"
 #include "dp_port_int.h"
 

@@ -1,7 +1,7 @@
 /* SPDX-License-Identifier: BSD-3-Clause */
 /*
  * What the port's files share (port_open.c, port_link.c, port_timer.c,
- * port_close.c, memif_unhook.c):
+ * port_close.c, memif2211/):
  * the steps of opening a port, which the link ports and the timer take
  * again.  Never included outside them.
  */
@@ -35,9 +35,5 @@ void dp_port_default_peer(struct dp_ports *a, unsigned int self);
  * of the ports picked (close_now); on the interrupt thread with memif
  * ports (memif_unhook.c). */
 void dp_ports_stop_close(struct dp_ports *a);
-/* memif_unhook.c: the memif work-around's close of the ports picked: the
- * server sockets unhooked, then dp_ports_stop_close(), on the EAL interrupt
- * thread (or in place if it cannot be reached), waited for. */
-void dp_on_intr(struct dp_ports *a);
 
 #endif /* DP_PORT_INT_H */

@@ -17,6 +17,7 @@
 #include <unistd.h>
 
 #include "dp_log.h"
+#include "dp_memif2211.h"
 #include "dp_port.h"
 
 #define DP_SO_ACCEPTCON 0x10000ul
