@@ -613,7 +613,8 @@ Test(world_links, a_link_server_names_its_socket_once_started)
 
 	links_agents(2, true);
 	pt = &dp_base_of(la[0])->port.ports[dp_base_of(la[0])->port.peer_port[1]];
-	cr_assert(pt->link && !pt->client && pt->started, "a is the server of the a-b link");
+	cr_assert(pt->kind == DP_PORT_LINK && !pt->client && pt->started,
+		"a is the server of the a-b link");
 	snprintf(path, sizeof(path), "%s", pt->sock);
 	snprintf(bound, sizeof(bound), "%s" DP_SOCK_ALIAS, path);
 	cr_assert_eq(dp_memif_role(pt->id, &ms), 1);
@@ -1096,7 +1097,7 @@ links_pair_unpolled(struct dp_port **pa, struct dp_port **pb)
 	}
 	*pa = &dp_base_of(la[0])->port.ports[dp_base_of(la[0])->port.peer_port[1]];
 	*pb = &dp_base_of(la[1])->port.ports[dp_base_of(la[1])->port.peer_port[0]];
-	cr_assert((*pa)->link && (*pb)->link);
+	cr_assert((*pa)->kind == DP_PORT_LINK && (*pb)->kind == DP_PORT_LINK);
 }
 
 /* a and b both leaving, each having sent its LEAVE (nobody polls: the

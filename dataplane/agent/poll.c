@@ -237,7 +237,7 @@ dp_poll_locked(struct dprpc_agent *a, unsigned int budget)
 	 * that is not started yet, or quiet, is left alone. */
 	for (i = 1; i < a->m.r.b.port.nb_ports; i++)
 		if (likely(!a->m.r.b.port.ports[i].pending && !a->m.r.b.port.ports[i].quiet &&
-			    !a->m.r.b.port.ports[i].join))
+			    a->m.r.b.port.ports[i].kind != DP_PORT_JOIN))
 			work += dp_poll_port(a, &a->m.r.b.port.ports[i], budget);
 	work += dp_drain_tx_ring(&a->m.r);
 	/* Acquire: pairs with the kick's release. */

@@ -221,7 +221,8 @@ dprpc_agent_dump(const struct dprpc_agent *a, FILE *f)
 		if (a->m.r.b.port.nb_ports > 1 && i != a->m.r.b.rank)
 			fprintf(f, " via ethdev port %u%s",
 				a->m.r.b.port.ports[a->m.r.b.port.peer_port[i]].id,
-				a->m.r.b.port.ports[a->m.r.b.port.peer_port[i]].link
+				a->m.r.b.port.ports[a->m.r.b.port.peer_port[i]].kind !=
+						DP_PORT_DEFAULT
 					? " (memif link)"
 					: "");
 		fputc('\n', f);

@@ -44,6 +44,18 @@ struct dp_memif_sock {
  * the path itself being named once its port is started (port_open.c). */
 #define DP_SOCK_ALIAS "~"
 
+/* What a port is, fixed at its creation (struct dp_port.kind). */
+enum dp_port_kind {
+	DP_PORT_DEFAULT, /* ports[0]: conf.vdev or conf.port_id */
+	DP_PORT_LINK,	 /* a memif link of the world map (link port) */
+	/* A join port (join.c, agent->join_port), a link port too: a
+	 * member's memif server for joiners, polled on the timer tick only
+	 * (dp_run_timers()), or a joiner's client to the member it names,
+	 * retired (never polled, sent on or restarted again) once it
+	 * joined. */
+	DP_PORT_JOIN,
+};
+
 struct dp_port {
 	unsigned int tx_n; /* frames staged in tx_buf */
 	uint16_t id, rxq, txq;
@@ -53,8 +65,9 @@ struct dp_port {
 	 * frames for it are dropped (tx_dropped) rather than left to pile
 	 * up, and a client whose server does not listen yet (pending) is
 	 * started again by the timer (dp_ports_timer()).  A pending port,
-	 * a link's or the default one (restart), is not polled. */
-	bool link;
+	 * a link's or the default one (restart), is not polled.  kind: enum
+	 * dp_port_kind (a link port: not DP_PORT_DEFAULT). */
+	uint8_t kind;
 	bool pending;
 	bool up; /* not a link port: always true */
 	/* A link port whose worker is the memif client, or a pending default
@@ -102,12 +115,7 @@ struct dp_port {
 	 * worker at the other end stopped its port (dp_ports_timer()). */
 	bool lost;
 	bool carrier; /* a one_peer port: its link as the timer last saw it */
-	/* A join port (join.c, agent->join_port): a member's memif server
-	 * for joiners, polled on the timer tick only (dp_run_timers()), or
-	 * a joiner's client to the member it names, retired (never polled,
-	 * sent on or restarted again) once it joined. */
-	bool join;
-	bool retired;
+	bool retired; /* a joiner's join port, once it joined (DP_PORT_JOIN) */
 	/* Picked for the close that runs next (port_close.c): every port at
 	 * dp_port_close(), the links done early at dp_ports_close_picked(). */
 	bool close_now;

@@ -66,7 +66,7 @@ dp_port_link_one(struct dp_ports *a, unsigned int self, unsigned int r, bool hav
 		return -ENOSPC;
 	pt = &a->ports[a->nb_ports];
 	memset(pt, 0, offsetof(struct dp_port, tx_buf));
-	pt->link = true;
+	pt->kind = DP_PORT_LINK;
 	pt->client = !server;
 	pt->peer = (uint16_t)r;
 	memcpy(pt->sock, path, sizeof(pt->sock));
@@ -183,8 +183,7 @@ dp_port_join_open(struct dp_ports *a, const char *member)
 	}
 	pt = &a->ports[a->nb_ports];
 	memset(pt, 0, offsetof(struct dp_port, tx_buf));
-	pt->link = true;
-	pt->join = true;
+	pt->kind = DP_PORT_JOIN;
 	pt->client = !server;
 	pt->peer = DP_RANK_NONE;
 	memcpy(pt->sock, path, sizeof(pt->sock));
@@ -222,7 +221,7 @@ dp_port_join_reset(struct dp_ports *a)
 bool
 dp_own_link(const struct dp_port *pt, unsigned int p)
 {
-	return (pt->link || pt->one_peer) && pt->peer == p;
+	return (pt->kind != DP_PORT_DEFAULT || pt->one_peer) && pt->peer == p;
 }
 
 void

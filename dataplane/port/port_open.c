@@ -174,7 +174,7 @@ dp_port_setup(struct dp_ports *a, struct dp_port *pt, uint16_t port)
 		rc = rte_eth_tx_queue_setup(port, 0, 1024, rte_eth_dev_socket_id(port), NULL);
 	if (rc == 0) {
 		rc = rte_eth_dev_start(port);
-		if (rc != 0 && pt->link) {
+		if (rc != 0 && pt->kind != DP_PORT_DEFAULT) {
 			pt->pending = true;
 			return 0;
 		}
@@ -409,6 +409,6 @@ dp_port_open(struct dp_ports *a, const struct dprpc_agent_conf *c, unsigned int 
 		a->ports[0].pending = true;
 	/* Link ports count as down until the timer has seen them up. */
 	for (i = 0; i < a->nb_ports; i++)
-		a->ports[i].up = !a->ports[i].link;
+		a->ports[i].up = a->ports[i].kind == DP_PORT_DEFAULT;
 	return 0;
 }

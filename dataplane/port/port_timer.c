@@ -143,7 +143,7 @@ dp_ports_timer(struct dp_ports *a, uint64_t now)
 			dp_port_one_peer_timer(a, pt, now);
 			continue;
 		}
-		if (!pt->link || pt->retired)
+		if (pt->kind == DP_PORT_DEFAULT || pt->retired)
 			continue;
 		if (dp_port_waits(pt, now))
 			continue;
@@ -191,7 +191,8 @@ dp_ports_timer(struct dp_ports *a, uint64_t now)
 				"agent %s: memif link to %s not up %d ms after connecting: "
 				"connecting again",
 				a->name,
-				pt->join ? "a member's join socket" : a->world->w[pt->peer].name,
+				pt->kind == DP_PORT_JOIN ? "a member's join socket"
+							 : a->world->w[pt->peer].name,
 				DP_LINK_RESTART_MS);
 			(void)rte_eth_dev_stop(pt->id);
 			pt->started = false;
@@ -213,7 +214,7 @@ dp_ports_link_up(struct dp_ports *a)
 	unsigned int n = __atomic_load_n(&a->nb_ports, __ATOMIC_ACQUIRE);
 
 	for (i = 0; i < n; i++)
-		if (a->ports[i].join)
+		if (a->ports[i].kind == DP_PORT_JOIN)
 			continue;
 		else if (rte_eth_link_get_nowait(a->ports[i].id, &link) != 0 ||
 			 link.link_status != RTE_ETH_LINK_UP)

@@ -135,7 +135,7 @@ dp_link_to_close(const struct dp_membership *a, const struct dp_port *pt)
 {
 	struct rte_eth_link link;
 
-	if (!(pt->link || pt->one_peer) || pt->peer >= dp_world_n(&a->r.b) ||
+	if ((pt->kind == DP_PORT_DEFAULT && !pt->one_peer) || pt->peer >= dp_world_n(&a->r.b) ||
 		pt->peer == a->r.b.rank || !pt->started || pt->pending || pt->quiet || pt->retired)
 		return false;
 	return rte_eth_link_get_nowait(pt->id, &link) == 0 && link.link_status == RTE_ETH_LINK_UP;
@@ -201,7 +201,7 @@ dp_links_close_done(struct dp_membership *a, uint64_t now)
 	for (i = 0; i < a->r.b.port.nb_ports; i++) {
 		struct dp_port *pt = &a->r.b.port.ports[i];
 
-		if (!pt->link || pt->join || pt->retired || !(pt->started || pt->probed) ||
+		if (pt->kind != DP_PORT_LINK || pt->retired || !(pt->started || pt->probed) ||
 			(pt->closing && !pt->quiet) || dp_link_awaits_close(a, pt, now))
 			continue;
 		dp_port_go_quiet(pt);
