@@ -1032,10 +1032,13 @@ Test(world_links, leavers_at_once_one_end_of_each_link_answers)
 			bool qi = false, qj = false, ai = false, aj = false;
 
 			for (int k = 0; k < 10000; k++) {
-				qi = __atomic_load_n(&pi->quiet, __ATOMIC_RELAXED);
-				qj = __atomic_load_n(&pj->quiet, __ATOMIC_RELAXED);
-				ai = __atomic_load_n(&pi->answered, __ATOMIC_RELAXED);
-				aj = __atomic_load_n(&pj->answered, __ATOMIC_RELAXED);
+				uint8_t si = __atomic_load_n(&pi->state, __ATOMIC_RELAXED);
+				uint8_t sj = __atomic_load_n(&pj->state, __ATOMIC_RELAXED);
+
+				qi = si >= DP_LINK_QUIET;
+				qj = sj >= DP_LINK_QUIET;
+				ai = si == DP_LINK_ANSWERED || si == DP_LINK_CLOSED;
+				aj = sj == DP_LINK_ANSWERED || sj == DP_LINK_CLOSED;
 				if (qi && qj && ai + aj == 1)
 					break;
 				usleep(1000);
@@ -1100,6 +1103,13 @@ links_pair_unpolled(struct dp_port **pa, struct dp_port **pb)
 	cr_assert((*pa)->kind == DP_PORT_LINK && (*pb)->kind == DP_PORT_LINK);
 }
 
+/* Whether @pt's end answered its worker's last word (its LEAVE or CLOSE). */
+static bool
+port_answered(const struct dp_port *pt)
+{
+	return pt->state == DP_LINK_ANSWERED || pt->state == DP_LINK_CLOSED;
+}
+
 /* a and b both leaving, each having sent its LEAVE (nobody polls: the
  * test is the poller); b reads a's: b, the higher rank, does not answer,
  * waits for a's answer and reads on (@pb, its end of the link). */
@@ -1115,7 +1125,8 @@ leaves_cross_at_b(const struct dp_port *pb)
 	dp_leave_rx(dp_membership_of(la[1]), 0, DP_CTRL_LEAVE);
 	cr_expect(atomic_load_explicit(
 		&dp_membership_of(la[1])->leave[0].answer_due, memory_order_relaxed));
-	cr_expect_not(pb->quiet || pb->answered, "b stopped reading before a's answer");
+	cr_expect_not(
+		dp_port_quiet(pb), "b stopped reading before a's answer (state %u)", pb->state);
 }
 
 /* a, which answered, destroys its agent first: it closes only after b. */
@@ -1154,14 +1165,14 @@ Test(world_links, crossed_leaves_are_answered_by_the_lower_rank_alone)
 	links_pair_unpolled(&pa, &pb);
 	leaves_cross_at_b(pb);
 	dp_leave_rx(dp_membership_of(la[0]), 1, DP_CTRL_LEAVE);
-	cr_expect(pa->quiet && pa->answered, "a: quiet %d answered %d", pa->quiet, pa->answered);
+	cr_expect(port_answered(pa), "a: state %u", pa->state);
 	cr_expect_eq(atomic_load_explicit(&dp_rpc_of(la[0])->peers[1].state, memory_order_relaxed),
 		DPRPC_PEER_LEFT);
 	/* b reads a's answer. */
-	for (int k = 0; k < 100000 && !pb->quiet; k++)
+	for (int k = 0; k < 100000 && !dp_port_quiet(pb); k++)
 		(void)dprpc_poll(la[1], 32);
-	cr_expect(pb->quiet, "b never read a's answer");
-	cr_expect_not(pb->answered, "both ends answered");
+	cr_expect(dp_port_quiet(pb), "b never read a's answer");
+	cr_expect_not(port_answered(pb), "both ends answered");
 	cr_expect_not(atomic_load_explicit(
 		&dp_membership_of(la[1])->leave[0].answer_due, memory_order_relaxed));
 	for (unsigned int i = 0; i < 2; i++)
@@ -1197,8 +1208,8 @@ Test(world_links, a_crossed_leave_that_was_lost_is_sent_again)
 	cr_expect_not(atomic_load_explicit(
 			      &dp_membership_of(la[1])->leave[0].answer_due, memory_order_relaxed),
 		"b still waits for a's answer");
-	cr_expect(pa->quiet && pa->answered, "a: quiet %d answered %d", pa->quiet, pa->answered);
-	cr_expect(pb->quiet && !pb->answered, "b: quiet %d answered %d", pb->quiet, pb->answered);
+	cr_expect(port_answered(pa), "a: state %u", pa->state);
+	cr_expect(pb->state == DP_LINK_QUIET, "b: state %u", pb->state);
 	for (unsigned int i = 0; i < 2; i++)
 		atomic_store_explicit(
 			&dp_membership_of(la[i])->leaving, false, memory_order_relaxed);
@@ -1220,23 +1231,23 @@ Test(world_links, crossed_closes_are_answered_by_the_lower_rank_alone)
 	struct dp_port *pa, *pb;
 
 	links_pair_unpolled(&pa, &pb);
-	pa->closing = pb->closing = true;
+	dp_port_set_state(pa, DP_LINK_CLOSING);
+	dp_port_set_state(pb, DP_LINK_CLOSING);
 	pa->close_acked = pb->close_acked = false;
 	dp_link_close_rx(dp_membership_of(la[1]), 0, DP_CTRL_CLOSE);
-	cr_expect_not(pb->quiet || pb->answered || pb->close_acked,
-		"b: quiet %d answered %d acked %d", pb->quiet, pb->answered, pb->close_acked);
+	cr_expect_not(dp_port_quiet(pb) || pb->close_acked, "b: state %u acked %d", pb->state,
+		pb->close_acked);
 	dp_link_close_rx(dp_membership_of(la[0]), 1, DP_CTRL_CLOSE);
-	cr_expect(pa->quiet && pa->answered, "a: quiet %d answered %d", pa->quiet, pa->answered);
+	cr_expect(port_answered(pa), "a: state %u", pa->state);
 	cr_assert_eq(dprpc_agent_stats_get(la[0], &st), 0);
 	cr_expect_eq(st.links_closed, 1);
 	/* b reads a's answer. */
 	for (int k = 0; k < 100000 && !pb->close_acked; k++)
 		(void)dprpc_poll(la[1], 32);
 	cr_expect(pb->close_acked, "b never read a's answer");
-	cr_expect_not(pb->answered, "both ends answered");
+	cr_expect_not(port_answered(pb), "both ends answered");
 	/* As dp_links_close() leaves them. */
 	dp_port_go_quiet(pb);
-	pa->closing = pb->closing = false;
 	answerer_closes_second();
 }
 

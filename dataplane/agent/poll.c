@@ -166,7 +166,7 @@ dp_run_timers(struct dprpc_agent *a, uint64_t now)
 	if (unlikely(a->m.r.b.port.join_port > 0)) {
 		struct dp_port *pt = &a->m.r.b.port.ports[a->m.r.b.port.join_port];
 
-		if (!pt->pending && !pt->retired)
+		if (pt->state != DP_LINK_PENDING && pt->state != DP_LINK_RETIRED)
 			n += dp_poll_port(a, pt, DP_RX_BURST);
 	}
 	dp_liveness(&a->m.r, now);
@@ -231,12 +231,12 @@ dp_poll_locked(struct dprpc_agent *a, unsigned int budget)
 	uint64_t now;
 
 	a->m.r.b.now_tsc = rte_rdtsc();
-	if (likely(!a->m.r.b.port.ports[0].pending && !a->m.r.b.port.ports[0].quiet))
+	if (likely(a->m.r.b.port.ports[0].io & DP_IO_RXTX))
 		work += dp_poll_port(a, &a->m.r.b.port.ports[0], budget);
 	/* Further ports: the memif links of the world map (port_link.c); one
 	 * that is not started yet, or quiet, is left alone. */
 	for (i = 1; i < a->m.r.b.port.nb_ports; i++)
-		if (likely(!a->m.r.b.port.ports[i].pending && !a->m.r.b.port.ports[i].quiet &&
+		if (likely((a->m.r.b.port.ports[i].io & DP_IO_RXTX) &&
 			    a->m.r.b.port.ports[i].kind != DP_PORT_JOIN))
 			work += dp_poll_port(a, &a->m.r.b.port.ports[i], budget);
 	work += dp_drain_tx_ring(&a->m.r);

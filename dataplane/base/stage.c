@@ -40,7 +40,7 @@ dp_tx_flush_port(struct dp_base *a, struct dp_port *pt)
 
 	if (pt->tx_n == 0)
 		return 0;
-	if (unlikely(pt->quiet | pt->pending)) {
+	if (unlikely(!(pt->io & DP_IO_RXTX))) {
 		/* Its worker left (struct dp_port), or a default memif
 		 * client not started yet (no server listened): nothing goes
 		 * on it; calls resend. */
@@ -115,7 +115,7 @@ dp_stage_port(struct dp_base *a, struct rte_mbuf *m)
 		pt = &a->port.ports[dst < a->world.n	     ? a->port.peer_port[dst]
 				    : a->port.join_port >= 0 ? (unsigned int)a->port.join_port
 							     : 0];
-		if (unlikely(!pt->up)) {
+		if (unlikely(!(pt->io & DP_IO_UP))) {
 			/* A memif link not up yet (port_timer.c): nothing to pile
 			 * up for; the call resends. */
 			dp_count(&a->st.tx_dropped, 1);

@@ -44,6 +44,64 @@ struct dp_memif_sock {
  * the path itself being named once its port is started (port_open.c). */
 #define DP_SOCK_ALIAS "~"
 
+/*
+ * Where a port's link is in its life (struct dp_port.state), changed by
+ * dp_port_set_state() only:
+ *   LIVE      polled and sent on: started, or the application's port.
+ *   PENDING   not started, not polled: a memif client whose server does
+ *             not listen yet, started again by the timer (dp_ports_timer(),
+ *             retry_tsc); a joiner's default port until it joins.
+ *   CLOSING   dprpc_agent_destroy() told the worker at the other end that
+ *             it closes this link, and reads it for the answer
+ *             (link_close.c): polled by the destroy alone.
+ *   QUIET     neither polled nor sent on until its link has been down for
+ *             DP_LINK_QUIET_MS (quiet_tsc: when it was first seen down, 0
+ *             before): its worker gave the last answer to ours (LEAVE_ACK,
+ *             CLOSE_ACK), or dprpc_agent_destroy() is closing it.  DPDK
+ *             22.11's memif PMD tears a connection down on its interrupt
+ *             thread while rx_burst may read the same rings: a worker
+ *             polling the link of one that left crashed in rx_burst.
+ *   ANSWERED  quiet, and we answered the last word of the worker at the
+ *             other end (its LEAVE, at answered_tsc): it may still be
+ *             reading the answer, and our disconnect would unmap the rings
+ *             under its rx_burst.  dprpc_agent_destroy() closes the link
+ *             only once that worker closed its end (the link down), or
+ *             DP_LINK_ANSWERED_WAIT_MS after the answer (link_close.c).
+ *   CLOSED    as ANSWERED, the last word a CLOSE (the worker at the other
+ *             end told us it closes: link_close.c): quiet no longer than
+ *             DP_LINK_CLOSED_QUIET_MAX_MS after the answer should the timer
+ *             miss its link going down, and gone for a leave
+ *             (dp_link_gone()).
+ *   RETIRED   a joiner's join port once it joined: never polled, sent on or
+ *             restarted again.
+ * Transitions: LIVE <-> PENDING (a start that fails or succeeds, a client
+ * connected again: port_open.c, port_timer.c, dp_port_join_reset()); LIVE
+ * -> CLOSING (dp_links_close()); LIVE, PENDING or CLOSING -> QUIET
+ * (dp_port_go_quiet()); QUIET -> ANSWERED (dp_link_answer()) -> CLOSED
+ * (dp_link_close_rx()); QUIET, ANSWERED or CLOSED -> LIVE when the quiet
+ * ends (dp_ports_timer()); LIVE -> RETIRED (join.c).  Every state from
+ * QUIET on is quiet (dp_port_quiet()).  What the link itself does (up,
+ * lost, carrier) is the timer's reading, whatever the state.
+ */
+enum dp_link_state {
+	DP_LINK_LIVE,
+	DP_LINK_PENDING,
+	DP_LINK_CLOSING,
+	DP_LINK_QUIET,
+	DP_LINK_ANSWERED,
+	DP_LINK_CLOSED,
+	DP_LINK_RETIRED,
+};
+
+/* struct dp_port.io: what the poll loop and staging test, per poll and
+ * per frame, in one byte, kept by dp_port_set_state() and
+ * dp_port_set_up().  RXTX: the port is polled and its staged frames go
+ * to it (LIVE or CLOSING).  UP: its link as the timer last read it (a
+ * link port: until it is, frames for it are dropped, tx_dropped, rather
+ * than left to pile up; the default port: always). */
+#define DP_IO_RXTX 1u
+#define DP_IO_UP   2u
+
 /* What a port is, fixed at its creation (struct dp_port.kind). */
 enum dp_port_kind {
 	DP_PORT_DEFAULT, /* ports[0]: conf.vdev or conf.port_id */
@@ -58,18 +116,18 @@ enum dp_port_kind {
 
 struct dp_port {
 	unsigned int tx_n; /* frames staged in tx_buf */
+	uint8_t io;	   /* DP_IO_RXTX, DP_IO_UP: what the poll loop tests */
+	/* enum dp_link_state, dp_port_set_state() alone writes it.  A memif
+	 * link of the world map: until its link is up (dp_port_up()) frames
+	 * for it are dropped (tx_dropped) rather than left to pile up, and a
+	 * client whose server does not listen yet (PENDING) is started again
+	 * by the timer (dp_ports_timer()).  A pending port, a link's or the
+	 * default one (restart), is not polled. */
+	uint8_t state;
 	uint16_t id, rxq, txq;
 	bool probed;  /* we created it from a vdev string */
 	bool started; /* we configured and started it */
-	/* A memif link of the world map: until its link is up (up false)
-	 * frames for it are dropped (tx_dropped) rather than left to pile
-	 * up, and a client whose server does not listen yet (pending) is
-	 * started again by the timer (dp_ports_timer()).  A pending port,
-	 * a link's or the default one (restart), is not polled.  kind: enum
-	 * dp_port_kind (a link port: not DP_PORT_DEFAULT). */
-	uint8_t kind;
-	bool pending;
-	bool up; /* not a link port: always true */
+	uint8_t kind; /* enum dp_port_kind (a link port: not DP_PORT_DEFAULT) */
 	/* A link port whose worker is the memif client, or a pending default
 	 * memif client with a socket file (restart): dp_port_waits() looks
 	 * at its sock. */
@@ -87,35 +145,17 @@ struct dp_port {
 	 * (dp_ports_timer()); cleared once it is up. */
 	bool restart;
 	uint16_t peer; /* a link port or a one_peer port: the worker it reaches */
-	/* A link or one_peer port whose worker said its last word on it (its
-	 * LEAVE or CLOSE, answered: answered below), or gave the last answer
-	 * to ours (LEAVE_ACK, CLOSE_ACK), or that dprpc_agent_destroy() is
-	 * closing: neither polled nor sent on until its link has been down for
-	 * DP_LINK_QUIET_MS (quiet_tsc: when it was first seen down, 0
-	 * before).  DPDK 22.11's memif PMD tears a connection down on its
-	 * interrupt thread while rx_burst may read the same rings: a worker
-	 * polling the link of one that left crashed in rx_burst. */
-	bool quiet;
+	/* Quiet (enum dp_link_state): when its link was first seen down, 0
+	 * before. */
 	uint64_t quiet_tsc;
-	/* dprpc_agent_destroy() told the worker at the other end that it
-	 * closes this link (closing), and the worker answered (close_acked);
-	 * the worker at the other end told us so (peer_closed: we answered
-	 * it, at answered_tsc below): link_close.c. */
-	bool closing, close_acked, peer_closed;
-	/* We answered the last word of the worker at the other end (its
-	 * LEAVE or its CLOSE, at answered_tsc) and went quiet: it may still
-	 * be reading the answer, and our disconnect would unmap the rings
-	 * under its rx_burst.  dprpc_agent_destroy() closes the link only
-	 * once that worker closed its end (the link down), or
-	 * DP_LINK_ANSWERED_WAIT_MS after the answer (link_close.c).
-	 * Cleared when the quiet ends. */
-	bool answered;
+	/* CLOSING: the worker at the other end answered (link_close.c). */
+	bool close_acked;
+	/* ANSWERED or CLOSED: when we answered. */
 	uint64_t answered_tsc;
 	/* Its link was seen up, then down (and not up again since): the
 	 * worker at the other end stopped its port (dp_ports_timer()). */
 	bool lost;
 	bool carrier; /* a one_peer port: its link as the timer last saw it */
-	bool retired; /* a joiner's join port, once it joined (DP_PORT_JOIN) */
 	/* Picked for the close that runs next (port_close.c): every port at
 	 * dp_port_close(), the links done early at dp_ports_close_picked(). */
 	bool close_now;
@@ -133,6 +173,36 @@ struct dp_port {
 	bool alias, named;
 	struct rte_mbuf *tx_buf[DP_TX_BUF];
 };
+
+/* @pt's link enters @s (enum dp_link_state). */
+static inline void
+dp_port_set_state(struct dp_port *pt, enum dp_link_state s)
+{
+	pt->state = (uint8_t)s;
+	pt->io = (uint8_t)((pt->io & DP_IO_UP) |
+			   (s == DP_LINK_LIVE || s == DP_LINK_CLOSING ? DP_IO_RXTX : 0));
+}
+
+/* The timer read @pt's link @up (or something stands in for its
+ * reading: struct dp_port.io). */
+static inline void
+dp_port_set_up(struct dp_port *pt, bool up)
+{
+	pt->io = (uint8_t)((pt->io & DP_IO_RXTX) | (up ? DP_IO_UP : 0));
+}
+
+static inline bool
+dp_port_up(const struct dp_port *pt)
+{
+	return (pt->io & DP_IO_UP) != 0;
+}
+
+/* Neither polled nor sent on: QUIET and the states after it. */
+static inline bool
+dp_port_quiet(const struct dp_port *pt)
+{
+	return pt->state >= DP_LINK_QUIET;
+}
 
 /* The agent's ports.  What they read of the agent is copied in at its
  * creation, before dp_port_open(): its name (for the logs), instance
@@ -213,7 +283,7 @@ void dp_port_join_reset(struct dp_ports *a);
  * map, or the default port when it reaches @p alone (dp_port.one_peer). */
 bool dp_own_link(const struct dp_port *pt, unsigned int p);
 /* Neither poll nor send on @pt until its link has been down a while
- * (struct dp_port.quiet; dp_ports_timer() ends it).  The poller. */
+ * (dp_port_quiet(); dp_ports_timer() ends it).  The poller. */
 void dp_port_go_quiet(struct dp_port *pt);
 
 /* What ethdev port @id is, read from its device arguments with DPDK

@@ -66,6 +66,7 @@ dp_port_link_one(struct dp_ports *a, unsigned int self, unsigned int r, bool hav
 		return -ENOSPC;
 	pt = &a->ports[a->nb_ports];
 	memset(pt, 0, offsetof(struct dp_port, tx_buf));
+	dp_port_set_state(pt, DP_LINK_LIVE); /* down until the timer reads it up */
 	pt->kind = DP_PORT_LINK;
 	pt->client = !server;
 	pt->peer = (uint16_t)r;
@@ -183,6 +184,7 @@ dp_port_join_open(struct dp_ports *a, const char *member)
 	}
 	pt = &a->ports[a->nb_ports];
 	memset(pt, 0, offsetof(struct dp_port, tx_buf));
+	dp_port_set_state(pt, DP_LINK_LIVE); /* down until the timer reads it up */
 	pt->kind = DP_PORT_JOIN;
 	pt->client = !server;
 	pt->peer = DP_RANK_NONE;
@@ -208,12 +210,12 @@ dp_port_join_reset(struct dp_ports *a)
 	if (pt->started)
 		(void)rte_eth_dev_stop(pt->id);
 	pt->started = false;
-	pt->up = false;
+	dp_port_set_up(pt, false);
 	if (rte_eth_dev_start(pt->id) == 0) {
 		pt->started = true;
 		pt->start_tsc = rte_rdtsc();
 	} else {
-		pt->pending = true;
+		dp_port_set_state(pt, DP_LINK_PENDING);
 		pt->retry_tsc = rte_rdtsc();
 	}
 }
@@ -227,6 +229,8 @@ dp_own_link(const struct dp_port *pt, unsigned int p)
 void
 dp_port_go_quiet(struct dp_port *pt)
 {
-	pt->quiet = true;
+	/* Quiet already (ANSWERED, CLOSED, RETIRED): stays so. */
+	if (!dp_port_quiet(pt))
+		dp_port_set_state(pt, DP_LINK_QUIET);
 	pt->quiet_tsc = 0;
 }

@@ -175,7 +175,7 @@ dp_port_setup(struct dp_ports *a, struct dp_port *pt, uint16_t port)
 	if (rc == 0) {
 		rc = rte_eth_dev_start(port);
 		if (rc != 0 && pt->kind != DP_PORT_DEFAULT) {
-			pt->pending = true;
+			dp_port_set_state(pt, DP_LINK_PENDING);
 			return 0;
 		}
 		if (rc != 0 && pt->probed && dp_memif_role(port, &ms) == 0) {
@@ -186,7 +186,7 @@ dp_port_setup(struct dp_ports *a, struct dp_port *pt, uint16_t port)
 			/* Pending as a link's client is (dp_port_waits()): not
 			 * polled, and started again once its socket file exists;
 			 * one in the abstract namespace has none to look at. */
-			pt->pending = true;
+			dp_port_set_state(pt, DP_LINK_PENDING);
 			pt->client = !ms.abstract;
 			if (pt->client)
 				snprintf(pt->sock, sizeof(pt->sock), "%s", ms.path);
@@ -363,8 +363,10 @@ dp_port_open(struct dp_ports *a, const struct dprpc_agent_conf *c, unsigned int 
 	unsigned int i;
 	int rc;
 
-	for (i = 0; i < DP_MAX_PORTS; i++)
-		a->ports[i].up = true;
+	for (i = 0; i < DP_MAX_PORTS; i++) {
+		dp_port_set_state(&a->ports[i], DP_LINK_LIVE);
+		dp_port_set_up(&a->ports[i], true);
+	}
 	if (!c->port_ready && (c->rx_queue != 0 || c->tx_queue != 0)) {
 		DP_LOG(ERR,
 			"agent %s: rx_queue/tx_queue are the application's queues: they need "
@@ -406,9 +408,9 @@ dp_port_open(struct dp_ports *a, const struct dprpc_agent_conf *c, unsigned int 
 	/* A joiner over memif has no port until it joins (dprpc_world_join()
 	 * opens its join port as ports[0]): nothing to poll meanwhile. */
 	if (a->nb_ports == 0)
-		a->ports[0].pending = true;
+		dp_port_set_state(&a->ports[0], DP_LINK_PENDING);
 	/* Link ports count as down until the timer has seen them up. */
 	for (i = 0; i < a->nb_ports; i++)
-		a->ports[i].up = a->ports[i].kind == DP_PORT_DEFAULT;
+		dp_port_set_up(&a->ports[i], a->ports[i].kind == DP_PORT_DEFAULT);
 	return 0;
 }

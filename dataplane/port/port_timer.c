@@ -32,7 +32,7 @@ dp_port_waits(struct dp_port *pt, uint64_t now)
 {
 	struct stat sb;
 
-	if (!pt->pending)
+	if (pt->state != DP_LINK_PENDING)
 		return false;
 	if (pt->client && stat(pt->sock, &sb) != 0) {
 		pt->retry_tsc = 0;
@@ -49,19 +49,15 @@ dp_port_quiet_timer(struct dp_ports *a, struct dp_port *pt, bool up, uint64_t no
 	if (!up && pt->quiet_tsc == 0)
 		pt->quiet_tsc = now;
 	if (pt->quiet_tsc != 0 && now - pt->quiet_tsc >= a->tsc_hz / 1000 * DP_LINK_QUIET_MS) {
-		pt->quiet = false;
-		pt->peer_closed = false;
-		pt->answered = false;
-	} else if (pt->peer_closed && pt->quiet_tsc == 0 &&
+		dp_port_set_state(pt, DP_LINK_LIVE);
+	} else if (pt->state == DP_LINK_CLOSED && pt->quiet_tsc == 0 &&
 		   now >= pt->answered_tsc + a->tsc_hz / 1000 * DP_LINK_CLOSED_QUIET_MAX_MS) {
 		/* Closed by its worker (link_close.c), and never seen down
 		 * since: the link up now is its successor's. */
 		DP_LOG(NOTICE,
 			"agent %s: port %u closed by its worker %d ms ago is up: polled again",
 			a->name, pt->id, DP_LINK_CLOSED_QUIET_MAX_MS);
-		pt->quiet = false;
-		pt->peer_closed = false;
-		pt->answered = false;
+		dp_port_set_state(pt, DP_LINK_LIVE);
 	}
 }
 
@@ -85,9 +81,9 @@ dp_port_restart_timer(struct dp_ports *a, struct dp_port *pt, uint64_t now)
 		pt->restart = false;
 		return;
 	}
-	if (pt->quiet)
+	if (dp_port_quiet(pt))
 		return;
-	if (pt->pending) {
+	if (pt->state == DP_LINK_PENDING) {
 		if (dp_port_waits(pt, now))
 			return;
 		pt->retry_tsc = dp_default_retry_tsc(a, pt, now);
@@ -100,7 +96,7 @@ dp_port_restart_timer(struct dp_ports *a, struct dp_port *pt, uint64_t now)
 		(void)rte_eth_dev_stop(pt->id);
 	}
 	pt->started = rte_eth_dev_start(pt->id) == 0;
-	pt->pending = !pt->started;
+	dp_port_set_state(pt, pt->started ? DP_LINK_LIVE : DP_LINK_PENDING);
 	pt->start_tsc = now;
 	if (pt->started)
 		(void)rte_eth_promiscuous_enable(pt->id);
@@ -117,10 +113,10 @@ dp_port_one_peer_timer(struct dp_ports *a, struct dp_port *pt, uint64_t now)
 
 	if (up)
 		pt->lost = false;
-	else if (pt->carrier && !pt->quiet)
+	else if (pt->carrier && !dp_port_quiet(pt))
 		pt->lost = true;
 	pt->carrier = up;
-	if (pt->quiet)
+	if (dp_port_quiet(pt))
 		dp_port_quiet_timer(a, pt, up, now);
 }
 
@@ -129,7 +125,7 @@ dp_ports_timer(struct dp_ports *a, uint64_t now)
 {
 	struct rte_eth_link link;
 	unsigned int i;
-	bool was_up, came_up = false;
+	bool up, was_up, came_up = false;
 
 	if (now < a->link_check_tsc)
 		return false;
@@ -143,15 +139,15 @@ dp_ports_timer(struct dp_ports *a, uint64_t now)
 			dp_port_one_peer_timer(a, pt, now);
 			continue;
 		}
-		if (pt->kind == DP_PORT_DEFAULT || pt->retired)
+		if (pt->kind == DP_PORT_DEFAULT || pt->state == DP_LINK_RETIRED)
 			continue;
 		if (dp_port_waits(pt, now))
 			continue;
-		if (pt->pending) {
+		if (pt->state == DP_LINK_PENDING) {
 			pt->retry_tsc = now + a->tsc_hz / 1000 * DP_LINK_RETRY_MS;
 			if (rte_eth_dev_start(pt->id) != 0)
 				continue;
-			pt->pending = false;
+			dp_port_set_state(pt, DP_LINK_LIVE);
 			pt->started = true;
 			pt->start_tsc = now;
 			pt->retry_tsc = now; /* a server's name: at once, below */
@@ -163,29 +159,30 @@ dp_ports_timer(struct dp_ports *a, uint64_t now)
 			pt->retry_tsc = now + a->tsc_hz / 1000 * DP_LINK_RETRY_MS;
 			(void)dp_port_name_sock(a, pt);
 		}
-		was_up = pt->up;
-		pt->up = rte_eth_link_get_nowait(pt->id, &link) == 0 &&
-			 link.link_status == RTE_ETH_LINK_UP;
+		was_up = dp_port_up(pt);
+		up = rte_eth_link_get_nowait(pt->id, &link) == 0 &&
+		     link.link_status == RTE_ETH_LINK_UP;
+		dp_port_set_up(pt, up);
 		/* Up: the caller's rendezvous pings its worker at the next
 		 * tick (dp_run_timers()). */
-		if (pt->up && !was_up)
+		if (up && !was_up)
 			came_up = true;
-		if (pt->up)
+		if (up)
 			pt->lost = false;
-		else if (was_up && !pt->quiet)
+		else if (was_up && !dp_port_quiet(pt))
 			pt->lost = true;
-		if (pt->quiet) {
+		if (dp_port_quiet(pt)) {
 			/* Its worker left: used again once the PMD is done
 			 * with the disconnect (struct dp_port). */
-			dp_port_quiet_timer(a, pt, pt->up, now);
-			pt->up = false;
+			dp_port_quiet_timer(a, pt, up, now);
+			dp_port_set_up(pt, false);
 			continue;
 		}
 		/* A client connected but whose link never came up (its server
 		 * was not ready for the handshake: the PMD does not try again
 		 * by itself), or went down (its server went away): connect
 		 * again, as a client that could not start. */
-		if (!pt->up && pt->client && pt->started &&
+		if (!up && pt->client && pt->started &&
 			now - pt->start_tsc >= a->tsc_hz / 1000 * DP_LINK_RESTART_MS) {
 			DP_LOG(NOTICE,
 				"agent %s: memif link to %s not up %d ms after connecting: "
@@ -196,7 +193,7 @@ dp_ports_timer(struct dp_ports *a, uint64_t now)
 				DP_LINK_RESTART_MS);
 			(void)rte_eth_dev_stop(pt->id);
 			pt->started = false;
-			pt->pending = true;
+			dp_port_set_state(pt, DP_LINK_PENDING);
 			pt->retry_tsc = now;
 		}
 	}

@@ -141,9 +141,10 @@ dp_join_ack_rx(struct dp_membership *a, const struct dp_parsed *p, const struct 
 	/* The member's join port is done with (its server hangs up once it
 	 * hears from us): never polled or restarted again. */
 	if (a->r.b.port.join_port >= 0) {
-		a->r.b.port.ports[a->r.b.port.join_port].retired = true;
-		a->r.b.port.ports[a->r.b.port.join_port].quiet = true;
-		a->r.b.port.ports[a->r.b.port.join_port].up = false;
+		struct dp_port *pt = &a->r.b.port.ports[a->r.b.port.join_port];
+
+		dp_port_set_state(pt, DP_LINK_RETIRED);
+		dp_port_set_up(pt, false);
 	}
 	for (r = 0; r < j->n; r++) {
 		/* Our own peer too: calls to self take its slots. */
@@ -295,7 +296,7 @@ dp_join_timer(struct dp_membership *a, uint64_t now)
 				atomic_store_explicit(&j->status, rc, memory_order_release);
 				return;
 			}
-			if (!a->r.b.port.ports[a->r.b.port.join_port].up)
+			if (!dp_port_up(&a->r.b.port.ports[a->r.b.port.join_port]))
 				return;
 		}
 

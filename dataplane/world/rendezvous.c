@@ -67,7 +67,7 @@ dp_link_gone(const struct dp_port *pt, unsigned int p)
 {
 	/* Or its worker said it closes it (link_close.c): the link is quiet
 	 * from then on, and the timer no longer sets lost. */
-	return dp_own_link(pt, p) && (pt->lost || pt->peer_closed);
+	return dp_own_link(pt, p) && (pt->lost || pt->state == DP_LINK_CLOSED);
 }
 
 void
@@ -96,7 +96,7 @@ dp_rendezvous_timer(struct dp_membership *a, uint64_t now)
 			atomic_store_explicit(&a->leave[p].answer_due, false, memory_order_relaxed);
 			continue;
 		}
-		if (!pt->up)
+		if (!dp_port_up(pt))
 			continue;
 		/* Relaxed: a flag (struct dp_peer).  Its LEAVE crossed ours
 		 * and we wait for its answer: ours again, should it not have
@@ -137,7 +137,7 @@ dp_link_answer(struct dp_membership *a, unsigned int p, uint32_t op)
 		rte_pause();
 	}
 	dp_port_go_quiet(pt);
-	pt->answered = true;
+	dp_port_set_state(pt, DP_LINK_ANSWERED);
 	pt->answered_tsc = rte_rdtsc();
 }
 
@@ -170,7 +170,7 @@ dp_leave_rx(struct dp_membership *a, unsigned int p, uint32_t op)
 		 * keeps reading for that answer (a worker that forgot us on
 		 * our LEAVE and destroyed its agent at once, with no answer
 		 * on either side, unmapped the rings under our rx_burst). */
-		if (pt->quiet)
+		if (dp_port_quiet(pt))
 			return; /* answered already (a second LEAVE in one burst) */
 		if (crossed && a->r.b.rank > p) {
 			/* Relaxed: a flag (struct dp_peer); our leave waits. */
@@ -184,7 +184,7 @@ dp_leave_rx(struct dp_membership *a, unsigned int p, uint32_t op)
 		/* Its own memif link goes quiet too: it forgot us and will
 		 * close its end once we closed ours (link_close.c); we read
 		 * that link no more. */
-		if (dp_own_link(pt, p) && !pt->quiet)
+		if (dp_own_link(pt, p) && !dp_port_quiet(pt))
 			dp_port_go_quiet(pt);
 		/* Release, both: the link's quiet above is written before the
 		 * leaving thread, acquiring them, returns (struct dp_peer). */

@@ -18,7 +18,7 @@ struct dp_membership;
 #define DP_LINK_CLOSE_RESEND_MS 10
 
 /* How long dprpc_agent_destroy() keeps a link whose worker's last word it
- * answered (dp_port.answered) open for that worker to close its end
+ * answered (DP_LINK_ANSWERED) open for that worker to close its end
  * first, counted from the answer. */
 #define DP_LINK_ANSWERED_WAIT_MS 100
 

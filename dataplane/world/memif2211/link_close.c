@@ -22,7 +22,7 @@
  * each has answered CLOSE_ACK (resent every DP_LINK_CLOSE_RESEND_MS) or
  * its link went down, for at most DP_LINK_CLOSE_WAIT_MS.  The worker that
  * receives a CLOSE (dp_link_close_rx(), its poller) answers, flushes the
- * answer and makes the link quiet (struct dp_port.quiet): never polled
+ * answer and makes the link quiet (DP_LINK_QUIET, dp_port.h): never polled
  * nor sent on again until it has been down a while, or, should the timer
  * miss it going down (the closer's successor reconnecting between two
  * link checks), DP_LINK_CLOSED_QUIET_MAX_MS after the CLOSE.  It answers
@@ -111,18 +111,18 @@ dp_link_close_rx(struct dp_membership *a, unsigned int p, uint32_t op)
 		pt->close_acked = true; /* its answer: its last frame */
 		return;
 	}
-	if (pt->quiet)
+	if (dp_port_quiet(pt))
 		return; /* answered already: read no more */
 	/* Its CLOSE crossed ours (both ends closing): the end of the lower
 	 * rank answers, the other waits for that answer, so that one end
 	 * knows the other stopped reading and closes first. */
-	if (pt->closing && a->r.b.rank > p)
+	if (pt->state == DP_LINK_CLOSING && a->r.b.rank > p)
 		return;
 	dp_link_answer(a, p, DP_CTRL_CLOSE_ACK);
 	/* Gone as a link that went down is (dp_link_gone()), and quiet no
 	 * longer than DP_LINK_CLOSED_QUIET_MAX_MS after the answer should its
 	 * going down be missed (dp_ports_timer()). */
-	pt->peer_closed = true;
+	dp_port_set_state(pt, DP_LINK_CLOSED);
 	dp_count(&a->r.b.st.links_closed, 1);
 }
 
@@ -136,7 +136,8 @@ dp_link_to_close(const struct dp_membership *a, const struct dp_port *pt)
 	struct rte_eth_link link;
 
 	if ((pt->kind == DP_PORT_DEFAULT && !pt->one_peer) || pt->peer >= dp_world_n(&a->r.b) ||
-		pt->peer == a->r.b.rank || !pt->started || pt->pending || pt->quiet || pt->retired)
+		pt->peer == a->r.b.rank || !pt->started ||
+		(pt->state != DP_LINK_LIVE && pt->state != DP_LINK_CLOSING))
 		return false;
 	return rte_eth_link_get_nowait(pt->id, &link) == 0 && link.link_status == RTE_ETH_LINK_UP;
 }
@@ -168,11 +169,11 @@ dp_link_close_read(struct dp_membership *a, struct dp_port *pt)
 		rte_pktmbuf_free(rx[i]);
 	}
 	/* Answered, or (a crossed CLOSE of ours the lower) we answered. */
-	return pt->close_acked || pt->quiet;
+	return pt->close_acked || dp_port_quiet(pt);
 }
 
 /* Whether @pt is a link whose worker's last word we answered
- * (dp_port.answered) and whose end that worker has not closed yet: not
+ * (DP_LINK_ANSWERED or CLOSED) and whose end that worker has not closed yet: not
  * closed before it has, or before DP_LINK_ANSWERED_WAIT_MS since the
  * answer.  A port the agent did not start (the application's) is not
  * closed by the agent: nothing to wait for. */
@@ -183,7 +184,7 @@ dp_link_awaits_close(const struct dp_membership *a, const struct dp_port *pt, ui
 
 	/* A deadline, not a difference: an answer given in this pass of
 	 * dp_links_close() is later than its @now. */
-	if (!pt->quiet || !pt->answered || !pt->started || pt->retired ||
+	if ((pt->state != DP_LINK_ANSWERED && pt->state != DP_LINK_CLOSED) || !pt->started ||
 		now >= pt->answered_tsc + a->link_answered_wait_tsc)
 		return false;
 	return rte_eth_link_get_nowait(pt->id, &link) == 0 && link.link_status == RTE_ETH_LINK_UP;
@@ -201,8 +202,9 @@ dp_links_close_done(struct dp_membership *a, uint64_t now)
 	for (i = 0; i < a->r.b.port.nb_ports; i++) {
 		struct dp_port *pt = &a->r.b.port.ports[i];
 
-		if (pt->kind != DP_PORT_LINK || pt->retired || !(pt->started || pt->probed) ||
-			(pt->closing && !pt->quiet) || dp_link_awaits_close(a, pt, now))
+		if (pt->kind != DP_PORT_LINK || pt->state == DP_LINK_RETIRED ||
+			!(pt->started || pt->probed) || pt->state == DP_LINK_CLOSING ||
+			dp_link_awaits_close(a, pt, now))
 			continue;
 		dp_port_go_quiet(pt);
 		pt->close_now = true;
@@ -222,19 +224,22 @@ dp_links_close(struct dp_membership *a)
 	for (i = 0, telling = 0; i < a->r.b.port.nb_ports; i++) {
 		struct dp_port *pt = &a->r.b.port.ports[i];
 
-		pt->closing = dp_link_to_close(a, pt);
+		bool closing = dp_link_to_close(a, pt);
+
 		pt->close_acked = false;
 		/* Up as read just now: the timer's view (tx drops frames
 		 * for a link port it has not seen up) may lag by a tick. */
-		if (pt->closing)
-			pt->up = true;
-		telling += pt->closing;
+		if (closing) {
+			dp_port_set_state(pt, DP_LINK_CLOSING);
+			dp_port_set_up(pt, true);
+		}
+		telling += closing;
 	}
 	end = now + ms * DP_LINK_CLOSE_WAIT_MS;
 	for (;;) {
 		if (telling > 0 && now >= resend && now < end) {
 			for (i = 0; i < a->r.b.port.nb_ports; i++)
-				if (a->r.b.port.ports[i].closing && !a->r.b.port.ports[i].quiet)
+				if (a->r.b.port.ports[i].state == DP_LINK_CLOSING)
 					dp_send_control(
 						&a->r, a->r.b.port.ports[i].peer, DP_CTRL_CLOSE);
 			(void)dp_tx_flush(&a->r.b);
@@ -243,7 +248,7 @@ dp_links_close(struct dp_membership *a)
 		for (i = 0, left = 0, awaiting = 0; i < a->r.b.port.nb_ports; i++) {
 			struct dp_port *pt = &a->r.b.port.ports[i];
 
-			if (pt->closing && !pt->quiet && now < end) {
+			if (pt->state == DP_LINK_CLOSING && now < end) {
 				/* Answered, or down: neither read nor sent on
 				 * again. */
 				if (dp_link_close_read(a, pt) || !dp_link_to_close(a, pt))
@@ -267,8 +272,9 @@ dp_links_close(struct dp_membership *a)
 		usleep(20);
 		now = rte_rdtsc();
 	}
-	/* Nothing of the agent's touches them again before they close. */
+	/* Nothing of the agent's touches them again before they close (those
+	 * told and quiet since: quiet at once, quiet_tsc still 0). */
 	for (i = 0; i < a->r.b.port.nb_ports; i++)
-		if (a->r.b.port.ports[i].closing)
+		if (a->r.b.port.ports[i].state == DP_LINK_CLOSING)
 			dp_port_go_quiet(&a->r.b.port.ports[i]);
 }
