@@ -54,6 +54,9 @@
 #include <rte_cycles.h>
 
 #include <dprpc/dprpc_rpc.h>
+#include <dprpc/dprpc_handler.h>
+#include <dprpc/dprpc_stats.h>
+#include <dprpc/dprpc_world.h>
 
 #include "co_internal.h"
 

@@ -29,6 +29,8 @@
 
 #include <dprpc/dprpc_rpc.h>
 #include <dprpc/dprpc_rref.h>
+#include <dprpc/dprpc_agent.h>
+#include <dprpc/dprpc_stats.h>
 
 #include "co_internal.h"
 

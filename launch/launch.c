@@ -20,6 +20,7 @@
 #include <dprpc/dprpc_agent.h>
 #include <dprpc/dprpc_collective.h>
 #include <dprpc/dprpc_launch.h>
+#include <dprpc/dprpc_eal.h>
 
 #include "ln_internal.h"
 

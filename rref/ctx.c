@@ -36,6 +36,8 @@
 #include <urcu/rculfhash.h>
 
 #include <dprpc/dprpc_rref.h>
+#include <dprpc/dprpc_handler.h>
+#include <dprpc/dprpc_world.h>
 
 #include "dp_ext.h"
 #include "dp_rcu.h"

@@ -66,6 +66,10 @@
 #include <urcu/rculfhash.h>
 
 #include <dprpc/dprpc_rref.h>
+#include <dprpc/dprpc_agent.h>
+#include <dprpc/dprpc_handler.h>
+#include <dprpc/dprpc_stats.h>
+#include <dprpc/dprpc_world.h>
 
 #include "dp_ext.h"
 #include "dp_rcu.h"

@@ -13,6 +13,9 @@
 #include <criterion/criterion.h>
 
 #include "dp_wire.h"
+#include <dprpc/dprpc_conf.h>
+#include <dprpc/dprpc_rpc.h>
+#include <dprpc/dprpc_stats.h>
 
 #define WORLD3                                   \
 	"# three workers\n"                      \

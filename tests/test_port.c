@@ -1,6 +1,6 @@
 /* SPDX-License-Identifier: BSD-3-Clause */
 /*
- * What an agent does to the port it is given (dprpc_agent.h, struct
+ * What an agent does to the port it is given (dprpc_conf.h, struct
  * dprpc_agent_conf, "The port"): a port the application configured and
  * started (port_ready) is used on the queues named and is never
  * reconfigured, started or stopped; a port handed over stopped with at most

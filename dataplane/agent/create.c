@@ -33,6 +33,7 @@
 #include "fut_internal.h"
 #include "dprpc_atomic.h"
 #include "dprpc_mempool_free.h"
+#include <dprpc/dprpc_handler.h>
 
 void
 dprpc_agent_conf_init(struct dprpc_agent_conf *c)
@@ -113,7 +114,7 @@ dp_pools_init(struct dprpc_agent *a, const struct dprpc_agent_conf *c)
 	}
 	/* A FIFO, never a LIFO cache, so that a late reply finds its object
 	 * FREE for as long as possible (req_pool.c; the guarantee is in
-	 * dprpc_rpc.h). */
+	 * dprpc_handler.h). */
 	snprintf(name, sizeof(name), "dprpc%u_rq", a->m.r.b.instance);
 	rc = dp_req_pool_init(
 		&a->m.r.b.rq, name, c->max_requests, sizeof(struct dprpc_request), c->socket_id);

@@ -29,6 +29,7 @@
 #include "dp_stream.h"
 #include "dp_submit.h"
 #include "dprpc_atomic.h"
+#include <dprpc/dprpc_stats.h>
 
 void __rte_hot
 dp_rx_frame(struct dprpc_agent *a, struct rte_mbuf *m)

@@ -16,6 +16,7 @@
 
 #include "dp_agent.h"
 #include "dprpc_atomic.h"
+#include <dprpc/dprpc_stats.h>
 
 static const char *const dp_drop_names[DPRPC_DROP_MAX] = {
 	[DPRPC_DROP_TRUNCATED] = "truncated",

@@ -17,6 +17,9 @@
 #include <rte_telemetry.h>
 
 #include "dp_agent.h"
+#include <dprpc/dprpc_agent.h>
+#include <dprpc/dprpc_stats.h>
+#include <dprpc/dprpc_world.h>
 
 static void
 dp_tel_add_name(struct dprpc_agent *a, void *arg)

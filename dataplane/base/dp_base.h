@@ -28,6 +28,8 @@
 
 #include <dprpc/dprpc_agent.h>
 #include <dprpc/dprpc_future.h>
+#include <dprpc/dprpc_conf.h>
+#include <dprpc/dprpc_stats.h>
 
 #include "dp_ext.h"
 #include "dp_fault.h"

@@ -3,7 +3,7 @@
  * Request objects: a FIFO the poller owns, fed by a ring from other
  * threads.
  *
- * Two needs shape it.  A late reply (dprpc_rpc.h) must find its object
+ * Two needs shape it.  A late reply (dprpc_handler.h) must find its object
  * FREE for as long as possible, so a freed object is handed out again only
  * after every object that was already free when it was released: the
  * free list is FIFO, never a LIFO cache.  And the poller takes and frees

@@ -45,6 +45,7 @@
 #include <dprpc/dprpc_agent.h>
 #include <dprpc/dprpc_future.h>
 #include <dprpc/dprpc_rpc.h>
+#include <dprpc/dprpc_handler.h>
 
 #include "dp_log.h"
 
@@ -187,7 +188,7 @@ const void *dp_req_input(const struct dprpc_request *req, uint32_t *len);
  * calling thread whatever its mode.  -ENOENT (no such handler) or -EBUSY
  * (pool full): nothing ran, the request is still the caller's to answer.
  * A handler that passed its request on (here, or to a callback) returns
- * DPRPC_DEFERRED: the handler contract (dprpc_rpc.h) holds for reserved
+ * DPRPC_DEFERRED: the handler contract (dprpc_handler.h) holds for reserved
  * handlers too, and is enforced on them alike. */
 int dp_redispatch(
 	struct dprpc_request *req, uint32_t handler_id, const void *payload, uint32_t len);

@@ -1,7 +1,7 @@
 /* SPDX-License-Identifier: BSD-3-Clause */
 /*
  * EAL set-up (eal.c): dprpc_eal_init() and dprpc_eal_cleanup() (declared
- * in dprpc_agent.h); the mbuf dynamic fields are the calls' (submit.c).
+ * in dprpc_eal.h); the mbuf dynamic fields are the calls' (submit.c).
  * The thread that creates an agent.  The lcore ids of threads that EAL did
  * not create: any thread (dp_thread_lcore()).
  */

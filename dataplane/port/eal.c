@@ -23,6 +23,7 @@
 #include <rte_lcore.h>
 
 #include <dprpc/dprpc_agent.h>
+#include <dprpc/dprpc_eal.h>
 
 #include "dp_eal.h"
 #include "dp_intr.h"

@@ -37,6 +37,7 @@
 #include "fut_internal.h"
 #include "dprpc_atomic.h"
 #include "dprpc_lcore.h"
+#include <dprpc/dprpc_stats.h>
 
 void __rte_hot
 dp_value_free_mbuf(void *m)

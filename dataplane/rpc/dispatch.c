@@ -32,6 +32,8 @@
 #include "dp_msg.h"
 #include "dp_poll.h"
 #include "dprpc_lcore.h"
+#include <dprpc/dprpc_handler.h>
+#include <dprpc/dprpc_stats.h>
 
 /* The request whose handler runs on this thread (innermost run), for the
  * deadline of calls made from inside it (dprpc_rpc_async_id()). */
@@ -42,7 +44,7 @@ __thread uint64_t dp_tls_bound_tsc __attribute__((tls_model("initial-exec")));
  * run still holds: a negative errno is answered unless the handler
  * replied; 0 must follow a reply; nothing else is allowed.  A broken
  * contract is counted and, if the request is unanswered, answered -EPROTO
- * (documented in dprpc_rpc.h). */
+ * (documented in dprpc_handler.h). */
 static void
 dp_handler_returned(struct dprpc_request *req, const struct dp_handler *h, int rc)
 {

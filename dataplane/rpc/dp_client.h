@@ -21,6 +21,7 @@
 #include "dp_rpc.h"
 #include "dp_server.h"
 #include "fut_internal.h"
+#include <dprpc/dprpc_stats.h>
 
 /* A session slot: one call in flight towards a peer.  Poller only, but
  * for watch. */

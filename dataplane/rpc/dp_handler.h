@@ -18,6 +18,7 @@
 #include <stdint.h>
 
 #include <dprpc/dprpc_rpc.h>
+#include <dprpc/dprpc_handler.h>
 
 struct dp_rpc;
 struct dp_parsed;

@@ -32,6 +32,7 @@
 #include "dp_msg.h"
 #include "dp_poll.h"
 #include "dprpc_lcore.h"
+#include <dprpc/dprpc_handler.h>
 
 /*
  * The names this process computed handler ids of (dprpc_handler_id(), so

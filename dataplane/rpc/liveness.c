@@ -28,6 +28,7 @@
 #include "dp_server.h"
 #include "dp_submit.h"
 #include "dprpc_atomic.h"
+#include <dprpc/dprpc_stats.h>
 
 /* What dp_new_session() hands out, serialised: agents may be created by
  * several threads at once. */

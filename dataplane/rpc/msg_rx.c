@@ -32,6 +32,7 @@
 #include "dp_stage.h"
 #include "fut_internal.h"
 #include "dprpc_atomic.h"
+#include <dprpc/dprpc_stats.h>
 
 /* Complete the call on slot @s of @peer with a whole response: status 0 and
  * @buf as the value (freed by @free_fn(@arg) when the future is done with

@@ -31,6 +31,7 @@
 #include "dp_submit.h"
 #include "fut_internal.h"
 #include "dprpc_atomic.h"
+#include <dprpc/dprpc_stats.h>
 
 static void
 dp_txmsg_free_cb(void *addr, void *opaque)

@@ -37,6 +37,9 @@
 #include "dp_poll.h"
 #include "dp_submit.h"
 #include "dprpc_lcore.h"
+#include <dprpc/dprpc_conf.h>
+#include <dprpc/dprpc_handler.h>
+#include <dprpc/dprpc_stats.h>
 
 /* Give @req back to req_pool with what it holds: its hook's release, its
  * frame, its reassembled or self-sent message.  Once per object, by the

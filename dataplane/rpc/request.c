@@ -24,6 +24,7 @@
 #include "dp_msg.h"
 #include "dp_poll.h"
 #include "dprpc_lcore.h"
+#include <dprpc/dprpc_handler.h>
 
 const void *__rte_hot
 dprpc_request_payload(const struct dprpc_request *req, size_t *len)

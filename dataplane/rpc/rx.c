@@ -11,6 +11,7 @@
 
 #include "dp_rpc.h"
 #include "dp_rx.h"
+#include <dprpc/dprpc_stats.h>
 
 /* A frame in several segments (net_ring passes on the chains a
  * multi-frame message is sent as) or shared with its sender (net_ring

@@ -47,6 +47,7 @@
 #include "dp_stream.h"
 #include "dp_submit.h"
 #include "dprpc_lcore.h"
+#include <dprpc/dprpc_stats.h>
 
 void
 dp_srv_reset(struct dp_rpc *a, struct dp_peer *peer)

@@ -42,6 +42,7 @@
 #include "dp_submit.h"
 #include "fut_internal.h"
 #include "dprpc_atomic.h"
+#include <dprpc/dprpc_stats.h>
 
 #define DP_CHUNK_BIG 1u /* the low bit of a queued chunk: a struct dp_chunk_buf */
 

@@ -32,6 +32,7 @@
 #include "dp_stream.h"
 #include "dp_submit.h"
 #include "dprpc_atomic.h"
+#include <dprpc/dprpc_stats.h>
 
 /* Frames of a chunk of @len bytes (an empty chunk is one frame). */
 static inline uint32_t

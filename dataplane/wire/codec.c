@@ -13,6 +13,7 @@
 #include <rte_ip.h>
 
 #include "dp_wire.h"
+#include <dprpc/dprpc_stats.h>
 
 void
 dp_l2l4_template(uint8_t *tmpl, const struct dp_addr *src, const struct dp_addr *dst)

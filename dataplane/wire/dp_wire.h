@@ -82,6 +82,7 @@
 #include <rte_udp.h>
 
 #include <dprpc/dprpc_agent.h>
+#include <dprpc/dprpc_stats.h>
 
 #define DP_WIRE_MAGIC	0xD9C1
 #define DP_WIRE_VERSION 2

@@ -47,6 +47,7 @@
 #include "dp_rendezvous.h"
 #include "dp_stage.h"
 #include "dprpc_atomic.h"
+#include <dprpc/dprpc_stats.h>
 
 /* Send a join operation @op with @len payload bytes, headers from @tmpl,
  * to rank @dst (DP_RANK_NONE: a worker not in the world). */

@@ -19,6 +19,7 @@
 #include "dp_port.h"
 #include "dp_rendezvous.h"
 #include "dprpc_atomic.h"
+#include <dprpc/dprpc_stats.h>
 
 /* Whether a joiner can be reached from here: through the default port, or
  * a memif link of the map's mesh, hot-plugged as it joins. */

@@ -58,6 +58,7 @@
 
 #include <dprpc/dprpc_agent.h>
 #include <dprpc/dprpc_future.h>
+#include <dprpc/dprpc_handler.h>
 #include <dprpc/dprpc_rpc.h>
 
 #ifdef __cplusplus

@@ -1,7 +1,7 @@
 /* SPDX-License-Identifier: BSD-3-Clause */
 /*
  * dprpc._C: the CPython extension under the dprpc package, over the
- * public C API (dprpc_launch.h, dprpc_rpc.h, dprpc_future.h,
+ * public C API (dprpc_launch.h, dprpc_rpc.h, dprpc_handler.h, dprpc_future.h,
  * dprpc_rref.h, dprpc_collective.h, dprpc_stream.h).
  *
  * Threads and the GIL (docs/python.md).  The agent's io lcore polls and
