@@ -178,7 +178,7 @@ co_group_mask(const struct dprpc_agent *a, const char *const *workers, unsigned 
 			return -EINVAL;
 		*live = n == DPRPC_WORLD_LIVE;
 		*mask = world >= 64 ? UINT64_MAX : (1ull << world) - 1;
-		nb = dprpc_get_worker_infos(a, infos, DPRPC_MAX_WORKERS);
+		nb = dprpc_worker_info_list(a, infos, DPRPC_MAX_WORKERS);
 		for (i = 0; nb > 0 && i < (unsigned int)nb && i < 64; i++)
 			if (infos[i].state == DPRPC_PEER_LEFT)
 				*mask &= ~(1ull << infos[i].rank);

@@ -13,7 +13,7 @@
  * A barrier that fails (a worker never came, or died) is remembered and
  * returned, and the phases after it still run, each given at least one
  * poll, so that this worker always stops.  The drains read the agent's
- * public usage counts (dprpc_agent_usage()) and poll the agent themselves
+ * public usage counts (dprpc_agent_usage_get()) and poll the agent themselves
  * when no io lcore does (dprpc_poll() returns -EBUSY while another thread
  * polls: then they only wait).  Refusing calls is the agent's
  * (dp_refuse_calls()); the collectives' and RRefs' own messages still go,
@@ -55,7 +55,7 @@ co_drain(struct dprpc_agent *a, bool requests, uint64_t deadline)
 	struct dprpc_agent_usage u;
 
 	do {
-		if (dprpc_agent_usage(a, &u) == 0 && u.calls == 0 && (!requests || u.requests == 0))
+		if (dprpc_agent_usage_get(a, &u) == 0 && u.calls == 0 && (!requests || u.requests == 0))
 			return;
 		if (dp_agent_has_io_lcore(a) || dprpc_poll(a, 32) <= 0)
 			usleep(100);

@@ -91,7 +91,7 @@ owned(struct dprpc_request *req, void *arg)
 {
 	struct dprpc_rref_debug d;
 
-	dprpc_rref_debug_info(dprpc_request_agent(req), &d);
+	dprpc_rref_debug_get(dprpc_request_agent(req), &d);
 	return dprpc_reply(req, &d.num_owner_rrefs, sizeof(d.num_owner_rrefs));
 }
 

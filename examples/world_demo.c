@@ -303,7 +303,7 @@ rref_step(struct dprpc_agent *a)
 		/* Both users released: their deletions reach the owner, which
 		 * frees the value. */
 		for (int i = 0; i < 5000; i++) {
-			if (dprpc_rref_debug_info(a, &d) != 0)
+			if (dprpc_rref_debug_get(a, &d) != 0)
 				FAIL(20, "rref debug");
 			if (d.num_owner_rrefs == 0 && d.num_forks == 0)
 				break;
@@ -314,7 +314,7 @@ rref_step(struct dprpc_agent *a)
 				d.num_owner_rrefs, d.num_forks);
 		SAY("owner: both users released, value freed (0 RRefs, 0 users)");
 	}
-	if (dprpc_rref_debug_info(a, &d) != 0 || d.num_users != 0 || d.num_pending_forks != 0)
+	if (dprpc_rref_debug_get(a, &d) != 0 || d.num_users != 0 || d.num_pending_forks != 0)
 		FAIL(20, "RRef users left");
 }
 
@@ -513,7 +513,7 @@ grown:
 	for (int i = 0; i < 30000; i++) {
 		struct dprpc_worker_info all[DPRPC_MAX_WORKERS];
 
-		if (dprpc_get_worker_infos(a, all, DPRPC_MAX_WORKERS) != (int)nw)
+		if (dprpc_worker_info_list(a, all, DPRPC_MAX_WORKERS) != (int)nw)
 			FAIL(24, "worker infos");
 		wi = all[last];
 		if (wi.state == DPRPC_PEER_LEFT)

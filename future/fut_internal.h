@@ -69,7 +69,7 @@ bool fut_expire(struct dprpc_future *f, uint64_t now, uint16_t origin, const cha
  * value stays the caller's, as with the public calls).  @f must not be
  * NULL; the arguments are not checked. */
 int fut_complete_consume(struct dprpc_future *f, const void *data, size_t len,
-	dprpc_value_free_t free_fn, void *free_arg);
+	dprpc_value_free_fn_t free_fn, void *free_arg);
 int fut_fail_consume(struct dprpc_future *f, int code, uint16_t origin, const char *msg);
 /* fut_fail_consume() with the error's retry_after_us. */
 int fut_fail_consume_hint(struct dprpc_future *f, int code, uint16_t origin, const char *msg,

@@ -200,7 +200,7 @@ RTE_LOG_REGISTER(fut_logtype, dprpc.future, INFO);
 /* A registered callback. */
 struct fut_cb_node {
 	struct fut_cb_node *next;   /**< callback list link, newest first */
-	dprpc_future_cb_t cb;	    /**< the callback */
+	dprpc_callback_fn_t cb;	    /**< the callback */
 	void *arg;		    /**< its argument */
 	struct fut_cb_node *link;   /**< collect_all: next record of the result */
 	struct dprpc_future *owner; /**< collect_all: input the node is added to */
@@ -248,7 +248,7 @@ struct dprpc_future {
 	/* Written by the winner of fut_claim() before the final state. */
 	const void *data;
 	size_t len;
-	dprpc_value_free_t free_fn;
+	dprpc_value_free_fn_t free_fn;
 	void *free_arg;
 	void *copy; /* malloc'd by complete_copy, or NULL */
 
@@ -660,7 +660,7 @@ fut_run_callbacks(struct dprpc_future *f, struct fut_cb_node *list)
 	struct fut_cb_node *prev = NULL;
 	struct fut_cb_node *next;
 	struct fut_cb_node *n;
-	dprpc_future_cb_t cb;
+	dprpc_callback_fn_t cb;
 	void *arg;
 
 	while (list != NULL) {
@@ -1118,7 +1118,7 @@ dprpc_future_put(struct dprpc_future *f)
 }
 
 static int
-fut_complete(struct dprpc_future *f, const void *data, size_t len, dprpc_value_free_t free_fn,
+fut_complete(struct dprpc_future *f, const void *data, size_t len, dprpc_value_free_fn_t free_fn,
 	void *free_arg, bool consume)
 {
 	if (!fut_claim(f, !consume)) {
@@ -1136,7 +1136,7 @@ fut_complete(struct dprpc_future *f, const void *data, size_t len, dprpc_value_f
 
 int
 dprpc_future_complete(struct dprpc_future *f, const void *data, size_t len,
-	dprpc_value_free_t free_fn, void *free_arg)
+	dprpc_value_free_fn_t free_fn, void *free_arg)
 {
 	if (f == NULL || (data == NULL && len > 0))
 		return -EINVAL;
@@ -1145,7 +1145,7 @@ dprpc_future_complete(struct dprpc_future *f, const void *data, size_t len,
 
 int __rte_hot
 fut_complete_consume(struct dprpc_future *f, const void *data, size_t len,
-	dprpc_value_free_t free_fn, void *free_arg)
+	dprpc_value_free_fn_t free_fn, void *free_arg)
 {
 	return fut_complete(f, data, len, free_fn, free_arg, true);
 }
@@ -1352,7 +1352,7 @@ dprpc_future_set_progress(struct dprpc_future *f, dprpc_progress_fn_t fn, void *
 }
 
 int __rte_hot
-dprpc_future_add_callback(struct dprpc_future *f, dprpc_future_cb_t cb, void *arg)
+dprpc_future_add_callback(struct dprpc_future *f, dprpc_callback_fn_t cb, void *arg)
 {
 	struct fut_cb_node *n;
 

@@ -201,7 +201,7 @@ drain(struct dprpc_agent *a, struct dprpc_agent *b)
 	do {
 		dprpc_poll(a, 32);
 		usleep(100);
-		(void)dprpc_agent_usage(b, &u);
+		(void)dprpc_agent_usage_get(b, &u);
 	} while (u.requests != 0);
 }
 

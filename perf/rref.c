@@ -49,7 +49,7 @@ perf_h_rrefstat(struct dprpc_request *req, void *arg)
 	struct perf_rrefstat st;
 
 	(void)arg;
-	dprpc_rref_debug_info(dprpc_request_agent(req), &d);
+	dprpc_rref_debug_get(dprpc_request_agent(req), &d);
 	st.owners = d.num_owner_rrefs;
 	st.rss_kb = rss_kb();
 	return dprpc_reply(req, &st, sizeof(st));

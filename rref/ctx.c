@@ -56,7 +56,7 @@ rr_ctx_create(struct dprpc_agent *a, const struct dprpc_agent_conf *c, void **st
 {
 	static const struct {
 		const char *name;
-		dprpc_handler_t fn;
+		dprpc_handler_fn_t fn;
 		size_t off;
 	} handlers[] = {
 		{"dprpc.rref.remote", rr_h_remote, offsetof(struct rr_ctx, h_remote)},

@@ -1,6 +1,6 @@
 /* SPDX-License-Identifier: BSD-3-Clause */
 /*
- * Inspection and shutdown: dprpc_rref_debug_info(), dprpc_rref_list(),
+ * Inspection and shutdown: dprpc_rref_debug_get(), dprpc_rref_list(),
  * dprpc_rref_dump() and dprpc_rref_shutdown() (the tables: table.c).
  *
  * Design
@@ -50,7 +50,7 @@
 /* --- inspection and shutdown -------------------------------------------- */
 
 int
-dprpc_rref_debug_info(const struct dprpc_agent *a, struct dprpc_rref_debug *d)
+dprpc_rref_debug_get(const struct dprpc_agent *a, struct dprpc_rref_debug *d)
 {
 	struct rr_ctx *ctx;
 	struct cds_lfht_iter it;
@@ -140,7 +140,7 @@ dprpc_rref_dump(struct dprpc_agent *a, FILE *f)
 	struct dprpc_rref_debug d;
 	int n, i;
 
-	if (a == NULL || f == NULL || dprpc_rref_debug_info(a, &d) != 0)
+	if (a == NULL || f == NULL || dprpc_rref_debug_get(a, &d) != 0)
 		return;
 	fprintf(f,
 		"rrefs of %s: owned %" PRIu64 " (forks %" PRIu64 ", local handles %" PRIu64

@@ -444,7 +444,7 @@ rr_fetch_ready(struct dprpc_future *val, void *arg)
 /* Keep @req until @o's value is there (@cb answers it or passes it on).
  * Counted in requests_waiting until @cb runs (it may run at once). */
 static void
-rr_wait_value(struct dprpc_request *req, struct rr_owner *o, dprpc_future_cb_t cb)
+rr_wait_value(struct dprpc_request *req, struct rr_owner *o, dprpc_callback_fn_t cb)
 {
 	rr_inc(&o->ctx->requests_waiting);
 	if (dprpc_future_add_callback(o->val, cb, req) != 0) {

@@ -331,7 +331,7 @@ assert_quiescent(void)
 		if (x == NULL)
 			continue;
 		for (int k = 0; k < 5000; k++) {
-			cr_assert_eq(dprpc_agent_usage(x, &u), 0);
+			cr_assert_eq(dprpc_agent_usage_get(x, &u), 0);
 			if (u.futures == 0 && u.requests == 0 && u.calls == 0 && u.messages == 0)
 				break;
 			usleep(1000);
@@ -509,7 +509,7 @@ Test(collective, whole_world_leaves_out_a_worker_that_left)
 	for (int i = 0; i < 3; i++) {
 		struct dprpc_worker_info wi;
 
-		cr_assert_eq(dprpc_get_worker_info(atomic_load(&ag[i]), "d", &wi), 0);
+		cr_assert_eq(dprpc_worker_info_get(atomic_load(&ag[i]), "d", &wi), 0);
 		cr_assert_eq(
 			wi.state, DPRPC_PEER_LEFT, "%s sees d in state %d", names[i], wi.state);
 	}
@@ -582,7 +582,7 @@ Test(collective, same_group_twice_at_once_is_busy)
 	cr_assert_eq(pthread_create(&first.th, NULL, member_main, &first), 0);
 	/* Wait until a's call is at the leader (a itself): held there. */
 	for (int k = 0; k < 10000; k++) {
-		cr_assert_eq(dprpc_agent_usage(atomic_load(&ag[0]), &u), 0);
+		cr_assert_eq(dprpc_agent_usage_get(atomic_load(&ag[0]), &u), 0);
 		if (u.requests == 1)
 			break;
 		usleep(1000);

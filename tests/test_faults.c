@@ -517,19 +517,19 @@ Test(faults, resend_timeout_adapts_to_the_round_trip)
 
 	retransmit_us = 50000;
 	start_agents(&f, NULL);
-	cr_assert_eq(dprpc_worker_rtt(a, 1, &r0), 0);
+	cr_assert_eq(dprpc_worker_rtt_get(a, 1, &r0), 0);
 	cr_assert_eq(r0.srtt_ns, 0u);
 	cr_assert(r0.rto_ns > 50000000u - 1000 && r0.rto_ns < 50000000u + 1000, "%" PRIu64,
 		r0.rto_ns);
-	cr_assert_eq(dprpc_worker_rtt(a, 0, &r0), -ENOENT);
-	cr_assert_eq(dprpc_worker_rtt(a, 7, &r0), -ENOENT);
-	cr_assert_eq(dprpc_worker_rtt(NULL, 1, &r0), -EINVAL);
-	cr_assert_eq(dprpc_worker_rtt(a, 1, NULL), -EINVAL);
+	cr_assert_eq(dprpc_worker_rtt_get(a, 0, &r0), -ENOENT);
+	cr_assert_eq(dprpc_worker_rtt_get(a, 7, &r0), -ENOENT);
+	cr_assert_eq(dprpc_worker_rtt_get(NULL, 1, &r0), -EINVAL);
+	cr_assert_eq(dprpc_worker_rtt_get(a, 1, NULL), -EINVAL);
 	/* 50 calls, and more while a stall of this machine's sits in the
 	 * estimate (it decays by a quarter per call). */
 	for (i = 0; i < 10; i++) {
 		cr_assert_eq(run_calls(50, 0), 0u);
-		cr_assert_eq(dprpc_worker_rtt(a, 1, &r1), 0);
+		cr_assert_eq(dprpc_worker_rtt_get(a, 1, &r1), 0);
 		if (r1.rto_ns < 50000000u)
 			break;
 	}
@@ -540,7 +540,7 @@ Test(faults, resend_timeout_adapts_to_the_round_trip)
 	/* One call at a time until the lost frame's call (the 520th frame,
 	 * or earlier if a stall made a resend). */
 	for (i = 0; i < 600; i++) {
-		cr_assert_eq(dprpc_worker_rtt(a, 1, &before), 0);
+		cr_assert_eq(dprpc_worker_rtt_get(a, 1, &before), 0);
 		cr_assert_eq(run_calls(1, 0), 0u);
 		cr_assert_eq(dprpc_agent_stats_get(a, &s), 0);
 		if (s.fault_dropped == 1)
@@ -548,7 +548,7 @@ Test(faults, resend_timeout_adapts_to_the_round_trip)
 	}
 	cr_assert_eq(s.fault_dropped, 1u);
 	cr_assert_geq(s.retransmits, 1u);
-	cr_assert_eq(dprpc_worker_rtt(a, 1, &after), 0);
+	cr_assert_eq(dprpc_worker_rtt_get(a, 1, &after), 0);
 	cr_assert_geq(after.rto_ns, 2 * before.rto_ns - 2, "%" PRIu64 " after %" PRIu64,
 		after.rto_ns, before.rto_ns);
 	n += i + 1;
@@ -556,7 +556,7 @@ Test(faults, resend_timeout_adapts_to_the_round_trip)
 	for (i = 0; i < 10; i++) {
 		cr_assert_eq(run_calls(50, 0), 0u);
 		n += 50;
-		cr_assert_eq(dprpc_worker_rtt(a, 1, &r3), 0);
+		cr_assert_eq(dprpc_worker_rtt_get(a, 1, &r3), 0);
 		if (r3.rto_ns < 50000000u)
 			break;
 	}

@@ -4,7 +4,7 @@
  * net_ring pair: a is the caller (caller-driven progress, no resends), b
  * serves on io lcore 1 with a handler pool on lcore 2.
  *
- * handler_contract: handlers that break dprpc_handler_t (reply and fail,
+ * handler_contract: handlers that break dprpc_handler_fn_t (reply and fail,
  * return without replying, reply twice, return a stray value), inline and
  * pool: the caller gets exactly one answer, the misuse is counted once, a
  * second reply is -EALREADY, nothing leaks and b is destroyed.
@@ -158,7 +158,7 @@ h_add(struct dprpc_request *req, void *arg)
 
 static const struct {
 	const char *name;
-	dprpc_handler_t fn;
+	dprpc_handler_fn_t fn;
 	void *arg;
 } handlers[] = {
 	{"reply_then_eio", h_reply_then_eio, NULL},
@@ -239,7 +239,7 @@ b_requests(void)
 	struct dprpc_agent_usage u = {0};
 
 	for (int i = 0; i < 50000; i++) {
-		cr_assert_eq(dprpc_agent_usage(b, &u), 0);
+		cr_assert_eq(dprpc_agent_usage_get(b, &u), 0);
 		if (u.requests == 0)
 			break;
 		usleep(100);
@@ -254,7 +254,7 @@ teardown(void)
 	struct dprpc_agent_usage u;
 
 	if (a != NULL) {
-		cr_assert_eq(dprpc_agent_usage(a, &u), 0);
+		cr_assert_eq(dprpc_agent_usage_get(a, &u), 0);
 		cr_expect_eq(u.futures, 0u, "futures leaked on a: %u", u.futures);
 		cr_expect_eq(u.calls, 0u);
 		cr_assert_eq(dprpc_agent_destroy(a), 0);
@@ -485,7 +485,7 @@ dbg(struct dprpc_agent *x)
 {
 	struct dprpc_rref_debug d;
 
-	cr_assert_eq(dprpc_rref_debug_info(x, &d), 0);
+	cr_assert_eq(dprpc_rref_debug_get(x, &d), 0);
 	return d;
 }
 
@@ -496,7 +496,7 @@ wait_b_requests(unsigned int n)
 	struct dprpc_agent_usage u = {0};
 
 	for (int i = 0; i < 50000; i++) {
-		cr_assert_eq(dprpc_agent_usage(b, &u), 0);
+		cr_assert_eq(dprpc_agent_usage_get(b, &u), 0);
 		if (u.requests == n)
 			return;
 		dprpc_poll(a, 32);
@@ -513,7 +513,7 @@ wait_a_calls(unsigned int n)
 
 	for (int i = 0; i < 50000; i++) {
 		dprpc_poll(a, 32);
-		cr_assert_eq(dprpc_agent_usage(a, &u), 0);
+		cr_assert_eq(dprpc_agent_usage_get(a, &u), 0);
 		if (u.calls == n && u.futures == n)
 			return;
 		usleep(100);

@@ -197,7 +197,7 @@ assert_quiet(unsigned int i)
 {
 	struct dprpc_agent_usage u;
 
-	cr_assert_eq(dprpc_agent_usage(atomic_load(&ag[i]), &u), 0);
+	cr_assert_eq(dprpc_agent_usage_get(atomic_load(&ag[i]), &u), 0);
 	cr_assert_eq(u.calls, 0u, "%s: calls in use", names[i]);
 	cr_assert_eq(u.futures, 0u, "%s: futures in use", names[i]);
 	cr_assert_eq(u.requests, 0u, "%s: requests in use", names[i]);
@@ -214,7 +214,7 @@ Test(join, joiner_calls_everyone_and_everyone_calls_it)
 	d = make_agent(3, 0, NULL);
 	cr_assert_eq(dprpc_world_size(d), 0u);
 	cr_assert_eq(dprpc_worker_rank(d, "a"), -ENOENT);
-	cr_assert_eq(dprpc_get_worker_info(d, NULL, &infos[0]), -ENOENT);
+	cr_assert_eq(dprpc_worker_info_get(d, NULL, &infos[0]), -ENOENT);
 	cr_assert_eq(dprpc_world_join(d, member_of[1], TIMEOUT), 0);
 	cr_assert_eq(dprpc_world_join(d, member_of[1], TIMEOUT), -EALREADY);
 	cr_assert_eq(dprpc_agent_rank(d), 3u);
@@ -224,7 +224,7 @@ Test(join, joiner_calls_everyone_and_everyone_calls_it)
 
 		cr_assert_eq(dprpc_world_size(x), 4u, "%s", names[i]);
 		cr_assert_eq(dprpc_worker_rank(x, "d"), 3, "%s", names[i]);
-		cr_assert_eq(dprpc_get_worker_infos(x, infos, 8), 4);
+		cr_assert_eq(dprpc_worker_info_list(x, infos, 8), 4);
 		for (unsigned int r = 0; r < 4; r++) {
 			cr_assert_str_eq(infos[r].name, names[r]);
 			cr_assert_eq(infos[r].rank, r);
@@ -591,7 +591,7 @@ assert_memif_quiet(unsigned int i)
 
 	/* Exact once quiescent: an io lcore may still end a handler run. */
 	for (int k = 0; k < 2000; k++) {
-		cr_assert_eq(dprpc_agent_usage(atomic_load(&ag[i]), &u), 0);
+		cr_assert_eq(dprpc_agent_usage_get(atomic_load(&ag[i]), &u), 0);
 		if (u.futures == 0 && u.calls == 0 && u.requests == 0 && u.messages == 0)
 			break;
 		usleep(1000);
@@ -671,7 +671,7 @@ Test(join_memif, joiner_calls_everyone_and_everyone_calls_it)
 		struct dprpc_agent *x = atomic_load(&ag[i]);
 
 		cr_assert_eq(dprpc_world_size(x), 4u, "%s", names[i]);
-		cr_assert_eq(dprpc_get_worker_infos(x, infos, 8), 4);
+		cr_assert_eq(dprpc_worker_info_list(x, infos, 8), 4);
 		for (unsigned int r = 0; r < 4; r++) {
 			cr_assert_str_eq(infos[r].name, names[r]);
 			cr_assert_eq(infos[r].udp_port, 7001 + r);

@@ -265,7 +265,7 @@ Test(liveness, rref_operations_towards_a_silent_owner_fail)
 		usleep(100);
 	}
 	cr_assert_eq(n, 0, "RRef contexts left on a: %d", n);
-	cr_assert_eq(dprpc_rref_debug_info(a, &d), 0);
+	cr_assert_eq(dprpc_rref_debug_get(a, &d), 0);
 	cr_assert_eq(d.num_users + d.num_pending_users + d.num_pending_forks, 0u);
 }
 

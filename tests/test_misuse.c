@@ -282,18 +282,18 @@ Test(misuse, dprpc_world_join)
 	cr_assert_eq(rte_errno, EINVAL);
 }
 
-Test(misuse, dprpc_get_worker_info)
+Test(misuse, dprpc_worker_info_get)
 {
 	struct dprpc_worker_info info;
 
-	cr_assert_eq(dprpc_get_worker_info(NULL, "a", &info), -EINVAL);
-	cr_assert_eq(dprpc_get_worker_info(agent, "a", NULL), -EINVAL);
-	cr_assert_eq(dprpc_get_worker_info(agent, "nobody", &info), -ENOENT);
-	cr_assert_eq(dprpc_get_worker_info(agent, NULL, &info), 0);
+	cr_assert_eq(dprpc_worker_info_get(NULL, "a", &info), -EINVAL);
+	cr_assert_eq(dprpc_worker_info_get(agent, "a", NULL), -EINVAL);
+	cr_assert_eq(dprpc_worker_info_get(agent, "nobody", &info), -ENOENT);
+	cr_assert_eq(dprpc_worker_info_get(agent, NULL, &info), 0);
 	cr_assert_str_eq(info.name, "a");
 	cr_assert_eq(info.rank, 0u);
 	cr_assert_eq(info.state, DPRPC_PEER_UP);
-	cr_assert_eq(dprpc_get_worker_info(agent, "b", &info), 0);
+	cr_assert_eq(dprpc_worker_info_get(agent, "b", &info), 0);
 	cr_assert_eq(info.rank, 1u);
 	cr_assert_eq(info.udp_port, 7002);
 	cr_assert_eq(info.ipv4, htonl(0x0a000002));
@@ -301,29 +301,29 @@ Test(misuse, dprpc_get_worker_info)
 	cr_assert_eq(info.state, DPRPC_PEER_UNKNOWN);
 }
 
-Test(misuse, dprpc_get_worker_infos)
+Test(misuse, dprpc_worker_info_list)
 {
 	struct dprpc_worker_info infos[2];
 
 	memset(infos, 0xee, sizeof(infos));
-	cr_assert_eq(dprpc_get_worker_infos(NULL, infos, 2), -EINVAL);
-	cr_assert_eq(dprpc_get_worker_infos(agent, NULL, 1), -EINVAL);
-	cr_assert_eq(dprpc_get_worker_infos(agent, NULL, 0), 2);
+	cr_assert_eq(dprpc_worker_info_list(NULL, infos, 2), -EINVAL);
+	cr_assert_eq(dprpc_worker_info_list(agent, NULL, 1), -EINVAL);
+	cr_assert_eq(dprpc_worker_info_list(agent, NULL, 0), 2);
 	/* Only cap entries are filled; the world size is returned. */
-	cr_assert_eq(dprpc_get_worker_infos(agent, infos, 1), 2);
+	cr_assert_eq(dprpc_worker_info_list(agent, infos, 1), 2);
 	cr_assert_str_eq(infos[0].name, "a");
 	cr_assert_eq(infos[1].rank, 0xeeeeeeeeu);
-	cr_assert_eq(dprpc_get_worker_infos(agent, infos, 2), 2);
+	cr_assert_eq(dprpc_worker_info_list(agent, infos, 2), 2);
 	cr_assert_str_eq(infos[1].name, "b");
 }
 
-Test(misuse, dprpc_worker_rtt)
+Test(misuse, dprpc_worker_rtt_get)
 {
 	struct dprpc_worker_rtt rtt;
 
-	cr_assert_eq(dprpc_worker_rtt(NULL, 1, &rtt), -EINVAL);
-	cr_assert_eq(dprpc_worker_rtt(agent, 2, &rtt), -ENOENT);
-	cr_assert_eq(dprpc_worker_rtt(agent, 1, NULL), -EINVAL);
+	cr_assert_eq(dprpc_worker_rtt_get(NULL, 1, &rtt), -EINVAL);
+	cr_assert_eq(dprpc_worker_rtt_get(agent, 2, &rtt), -ENOENT);
+	cr_assert_eq(dprpc_worker_rtt_get(agent, 1, NULL), -EINVAL);
 }
 
 Test(misuse, dprpc_agent_stats_get)
@@ -334,12 +334,12 @@ Test(misuse, dprpc_agent_stats_get)
 	cr_assert_eq(dprpc_agent_stats_get(agent, NULL), -EINVAL);
 }
 
-Test(misuse, dprpc_agent_usage)
+Test(misuse, dprpc_agent_usage_get)
 {
 	struct dprpc_agent_usage u;
 
-	cr_assert_eq(dprpc_agent_usage(NULL, &u), -EINVAL);
-	cr_assert_eq(dprpc_agent_usage(agent, NULL), -EINVAL);
+	cr_assert_eq(dprpc_agent_usage_get(NULL, &u), -EINVAL);
+	cr_assert_eq(dprpc_agent_usage_get(agent, NULL), -EINVAL);
 }
 
 Test(misuse, dprpc_agent_dump)
@@ -1018,12 +1018,12 @@ Test(misuse, dprpc_rref_from_fork)
 	assert_null_errno(dprpc_rref_from_fork(agent, junk, sizeof(junk)), EPROTO);
 }
 
-Test(misuse, dprpc_rref_debug_info)
+Test(misuse, dprpc_rref_debug_get)
 {
 	struct dprpc_rref_debug d;
 
-	cr_assert_eq(dprpc_rref_debug_info(NULL, &d), -EINVAL);
-	cr_assert_eq(dprpc_rref_debug_info(agent, NULL), -EINVAL);
+	cr_assert_eq(dprpc_rref_debug_get(NULL, &d), -EINVAL);
+	cr_assert_eq(dprpc_rref_debug_get(agent, NULL), -EINVAL);
 }
 
 Test(misuse, dprpc_rref_list)

@@ -175,7 +175,7 @@ assert_idle(struct dprpc_agent *ag)
 {
 	struct dprpc_agent_usage u;
 
-	cr_assert_eq(dprpc_agent_usage(ag, &u), 0);
+	cr_assert_eq(dprpc_agent_usage_get(ag, &u), 0);
 	cr_expect_eq(u.futures, 0u, "futures in use: %u", u.futures);
 	cr_expect_eq(u.requests, 0u, "requests in use: %u", u.requests);
 	cr_expect_eq(u.calls, 0u, "calls in flight: %u", u.calls);
@@ -330,9 +330,9 @@ Test(msg, sizes_round_trip_byte_exact)
 	cr_assert_eq(sa.dropped - sa.drops[DPRPC_DROP_DUPLICATE] - sa.drops[DPRPC_DROP_STALE], 0u);
 	cr_assert_eq(sb.dropped - sb.drops[DPRPC_DROP_DUPLICATE] - sb.drops[DPRPC_DROP_STALE], 0u);
 	/* The server let go of each response once acknowledged whole. */
-	cr_assert_eq(dprpc_agent_usage(b, &u), 0);
+	cr_assert_eq(dprpc_agent_usage_get(b, &u), 0);
 	cr_assert_eq(u.messages, 0u);
-	cr_assert_eq(dprpc_agent_usage(a, &u), 0);
+	cr_assert_eq(dprpc_agent_usage_get(a, &u), 0);
 	cr_assert_eq(u.messages, 0u);
 }
 
@@ -487,8 +487,8 @@ Test(msg, held_payloads_outlive_their_requests)
 	 * too, which a busy machine may keep off its CPU (bounded, ~10 s). */
 	for (i = 0; i < 100000; i++) {
 		dprpc_poll(a, 32);
-		cr_assert_eq(dprpc_agent_usage(a, &ua), 0);
-		cr_assert_eq(dprpc_agent_usage(b, &ub), 0);
+		cr_assert_eq(dprpc_agent_usage_get(a, &ua), 0);
+		cr_assert_eq(dprpc_agent_usage_get(b, &ub), 0);
 		cr_assert_eq(rte_malloc_get_socket_stats(0, &h1), 0);
 		if (ua.messages == 0 && ub.messages == 0 && h1.alloc_count == h0.alloc_count)
 			break;
@@ -549,7 +549,7 @@ Test(msg, call_to_self)
 	echo_one(a, "a", 300 * 1000, 5);
 	echo_one(a, "a", 3000, 6);
 	cr_assert_eq(atomic_load(&runs), 2u);
-	cr_assert_eq(dprpc_agent_usage(a, &u), 0);
+	cr_assert_eq(dprpc_agent_usage_get(a, &u), 0);
 	cr_assert_eq(u.messages, 0u);
 }
 
@@ -611,7 +611,7 @@ Test(msg, response_over_client_limit)
 	cr_assert_eq(dprpc_rpc_sync(a, "b", "gen", q, sizeof(q), 0, out, &len, &err), -EMSGSIZE);
 	cr_assert(strstr(err.msg, "exceeds max_msg_size") != NULL, "%s", err.msg);
 	for (i = 0; i < 10000; i++) { /* bounded: 10 s */
-		cr_assert_eq(dprpc_agent_usage(b, &u), 0);
+		cr_assert_eq(dprpc_agent_usage_get(b, &u), 0);
 		if (u.messages == 0)
 			break;
 		usleep(1000);

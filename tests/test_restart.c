@@ -158,7 +158,7 @@ teardown(void)
 	if (b != NULL)
 		kill_b();
 	if (a != NULL) {
-		cr_assert_eq(dprpc_agent_usage(a, &u), 0);
+		cr_assert_eq(dprpc_agent_usage_get(a, &u), 0);
 		cr_expect_eq(u.futures, 0u, "futures leaked on a: %u", u.futures);
 		cr_expect_eq(u.calls, 0u);
 		cr_assert_eq(dprpc_agent_destroy(a), 0);
@@ -219,7 +219,7 @@ Test(restart, calls_in_flight_run_at_most_once_across_a_restart)
 	for (i = 0; i < 200000 && atomic_load(&runs_total) < SMALL + 2; i++)
 		pump();
 	cr_assert_geq(atomic_load(&runs_total), SMALL + 2u);
-	cr_assert_eq(dprpc_agent_usage(a, &u), 0);
+	cr_assert_eq(dprpc_agent_usage_get(a, &u), 0);
 	cr_assert_eq(u.calls, (unsigned int)NB, "calls completed before the restart");
 	kill_b();
 	b = make("b", pair.port_b, 64, 100 * 1000, 1000 * 1000, 1000, NULL);
@@ -234,7 +234,7 @@ Test(restart, calls_in_flight_run_at_most_once_across_a_restart)
 	for (i = 0; i < NB; i++)
 		cr_assert_leq(atomic_load(&runs[i]), 1u, "request %u ran %u times", i,
 			atomic_load(&runs[i]));
-	cr_assert_eq(dprpc_agent_usage(b, &u), 0);
+	cr_assert_eq(dprpc_agent_usage_get(b, &u), 0);
 	cr_assert_eq(u.messages, 0u, "the new b holds %u messages half received", u.messages);
 	cr_assert_eq(dprpc_agent_stats_get(b, &sb), 0);
 	cr_assert_eq(sb.requests_handled, 0u, "the new b ran requests of the old one");
@@ -482,7 +482,7 @@ Test(restart, requests_for_another_incarnation_are_never_run)
 	cr_assert_eq(atomic_load(&runs[102]), 1u);
 	cr_assert_eq(dprpc_agent_stats_get(b, &sb), 0);
 	cr_assert_eq(sb.drops[DPRPC_DROP_WRONG_INCARNATION], 3u);
-	cr_assert_eq(dprpc_agent_usage(b, &u), 0);
+	cr_assert_eq(dprpc_agent_usage_get(b, &u), 0);
 	cr_assert_eq(u.messages, 0u);
 	/* A response for another incarnation of a: dropped, not matched. */
 	f = (struct dp_hdr_fields){.type = DP_FRAME_RESPONSE,
@@ -534,14 +534,14 @@ Test(restart, half_received_request_is_freed_when_its_sender_goes_down)
 	/* b takes in what a sent (its first window), then a falls silent. */
 	for (i = 0; i < 100; i++)
 		dprpc_poll(b, 32);
-	cr_assert_eq(dprpc_agent_usage(b, &u), 0);
+	cr_assert_eq(dprpc_agent_usage_get(b, &u), 0);
 	cr_assert_eq(u.messages, 1u, "b holds no message half received");
 	for (i = 0; i < 100000 && dprpc_worker_state(b, 0) != DPRPC_PEER_DOWN; i++) {
 		dprpc_poll(b, 32);
 		usleep(50);
 	}
 	cr_assert_eq(dprpc_worker_state(b, 0), DPRPC_PEER_DOWN);
-	cr_assert_eq(dprpc_agent_usage(b, &u), 0);
+	cr_assert_eq(dprpc_agent_usage_get(b, &u), 0);
 	cr_assert_eq(u.messages, 0u, "b still holds %u messages of a, down", u.messages);
 	cr_assert_eq(atomic_load(&runs[id]), 0u);
 	/* a is back: its call learns the request never ran; again, it runs
@@ -556,7 +556,7 @@ Test(restart, half_received_request_is_freed_when_its_sender_goes_down)
 	cr_assert_eq(atomic_load(&runs[id]), 1u);
 	cr_assert_eq(dprpc_agent_stats_get(b, &sb), 0);
 	cr_assert_eq(sb.peers_down, 1u);
-	cr_assert_eq(dprpc_agent_usage(b, &u), 0);
+	cr_assert_eq(dprpc_agent_usage_get(b, &u), 0);
 	cr_assert_eq(u.messages, 0u);
 }
 

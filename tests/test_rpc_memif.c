@@ -93,9 +93,9 @@ server_main(void)
 		usleep(1000);
 	/* The last reply leaves (bounded, ~10 s: its io lcore may wait for a
 	 * CPU), and the request with it. */
-	for (int i = 0; i < 10000 && dprpc_agent_usage(srv, &u) == 0 && u.requests != 0; i++)
+	for (int i = 0; i < 10000 && dprpc_agent_usage_get(srv, &u) == 0 && u.requests != 0; i++)
 		usleep(1000);
-	if (dprpc_agent_usage(srv, &u) != 0 || u.requests != 0)
+	if (dprpc_agent_usage_get(srv, &u) != 0 || u.requests != 0)
 		_exit(13);
 	if (dprpc_agent_destroy(srv) != 0)
 		_exit(14);
@@ -150,7 +150,7 @@ teardown(void)
 	if (cli != NULL) {
 		/* Stop the server whatever happened in the test. */
 		(void)dprpc_rpc_sync(cli, "b", "quit", NULL, 0, 2000 * 1000, NULL, NULL, NULL);
-		cr_assert_eq(dprpc_agent_usage(cli, &u), 0);
+		cr_assert_eq(dprpc_agent_usage_get(cli, &u), 0);
 		cr_expect_eq(u.futures, 0u);
 		cr_expect_eq(u.calls, 0u);
 		cr_assert_eq(dprpc_agent_destroy(cli), 0);
@@ -225,7 +225,7 @@ Test(rpc_memif, large_messages_checksummed)
 	cr_assert_eq(dprpc_agent_stats_get(cli, &st), 0);
 	cr_assert_eq(st.msgs_sent, 2 * (RTE_DIM(sizes) - 1)); /* 1 KiB fits a frame */
 	cr_assert_eq(st.msgs_received, RTE_DIM(sizes) - 1);
-	cr_assert_eq(dprpc_agent_usage(cli, &u), 0);
+	cr_assert_eq(dprpc_agent_usage_get(cli, &u), 0);
 	cr_assert_eq(u.messages, 0u);
 	free(buf);
 	free(out);

@@ -136,7 +136,7 @@ teardown(void)
 	struct dprpc_agent_usage u;
 
 	if (a != NULL) {
-		cr_assert_eq(dprpc_agent_usage(a, &u), 0);
+		cr_assert_eq(dprpc_agent_usage_get(a, &u), 0);
 		cr_expect_eq(u.futures, 0u, "futures leaked on a: %u", u.futures);
 		cr_expect_eq(u.calls, 0u);
 		cr_assert_eq(dprpc_agent_destroy(a), 0);
@@ -146,7 +146,7 @@ teardown(void)
 		 * the answer went out: a may have had it first.  Bounded
 		 * (~10 s). */
 		for (int i = 0; i < 100000; i++) {
-			cr_assert_eq(dprpc_agent_usage(b, &u), 0);
+			cr_assert_eq(dprpc_agent_usage_get(b, &u), 0);
 			if (u.requests == 0)
 				break;
 			usleep(100);
@@ -415,7 +415,7 @@ Test(rpc_ring, timeout_fails_the_call_and_late_response_is_dropped)
 	cr_assert_eq(dprpc_rpc_sync(a, "b", "park", "x", 1, 20000, NULL, NULL, &err), -ETIMEDOUT);
 	cr_assert_eq(err.code, -ETIMEDOUT);
 	cr_assert_eq(err.origin, 0);
-	cr_assert_eq(dprpc_agent_usage(a, &u), 0);
+	cr_assert_eq(dprpc_agent_usage_get(a, &u), 0);
 	cr_assert_eq(u.calls, 0u);
 	cr_assert_eq(u.futures, 0u);
 	/* The handler answers after the caller gave up: counted stale. */
@@ -802,7 +802,7 @@ Test(rpc_ring, exhausted_mbufs_fail_cleanly)
 		n++;
 	}
 	cr_assert_lt(n, 64u, "the pool never ran dry");
-	cr_assert_eq(dprpc_agent_usage(a, &u), 0);
+	cr_assert_eq(dprpc_agent_usage_get(a, &u), 0);
 	cr_assert_eq(u.futures, n, "failed calls kept futures: %u for %u calls", u.futures, n);
 	cr_assert_eq(u.calls, n);
 	for (i = 0; i < n; i++)
@@ -1431,7 +1431,7 @@ Test(rpc_ring, emsgsize_keeps_the_response_for_take, .timeout = 60)
 	cr_assert_eq(dprpc_rpc_sync_take(a, out, &len), -ENOENT);
 	cr_assert_null(dprpc_rpc_sync_take_future(a));
 	cr_assert_eq(rte_errno, ENOENT);
-	cr_assert_eq(dprpc_agent_usage(a, &u), 0);
+	cr_assert_eq(dprpc_agent_usage_get(a, &u), 0);
 	cr_assert_eq(u.futures, 0u, "nothing kept any more");
 
 	/* A second -EMSGSIZE replaces (and releases) the first. */
@@ -1439,7 +1439,7 @@ Test(rpc_ring, emsgsize_keeps_the_response_for_take, .timeout = 60)
 	cr_assert_eq(dprpc_rpc_sync(a, "b", "big", NULL, 0, 0, out, &len, NULL), -EMSGSIZE);
 	len = 16;
 	cr_assert_eq(dprpc_rpc_sync(a, "b", "big", &seed, 1, 0, out, &len, NULL), -EMSGSIZE);
-	cr_assert_eq(dprpc_agent_usage(a, &u), 0);
+	cr_assert_eq(dprpc_agent_usage_get(a, &u), 0);
 	cr_assert_eq(u.futures, 1u, "one kept per thread");
 	/* Zero copy: the future itself. */
 	f = dprpc_rpc_sync_take_future(a);
@@ -1460,7 +1460,7 @@ Test(rpc_ring, emsgsize_keeps_the_response_for_take, .timeout = 60)
 	cr_assert_eq(dprpc_rpc_sync_take(a, out, &len), 0);
 	cr_assert_eq(len, (size_t)BIG_LEN);
 	cr_assert_eq(atomic_load(&big_runs), 4u);
-	cr_assert_eq(dprpc_agent_usage(a, &u), 0);
+	cr_assert_eq(dprpc_agent_usage_get(a, &u), 0);
 	cr_assert_eq(u.futures, 0u);
 	settle_a();
 }
@@ -1478,7 +1478,7 @@ Test(rpc_ring, kept_response_is_released_by_destroy, .timeout = 60)
 	cr_assert_eq(
 		dprpc_rpc_sync(a, "b", "echo", data, sizeof(data), 0, out, &len, NULL), -EMSGSIZE);
 	cr_assert_eq(len, sizeof(data));
-	cr_assert_eq(dprpc_agent_usage(a, &u), 0);
+	cr_assert_eq(dprpc_agent_usage_get(a, &u), 0);
 	cr_assert_eq(u.futures, 1u, "kept");
 	settle_a();
 	in_use = rte_mempool_in_use_count(mp);
@@ -1541,7 +1541,7 @@ Test(rpc_ring, each_thread_keeps_its_own_response, .timeout = 60)
 	cr_assert_eq(atomic_load(&big_runs), KEEP_THREADS);
 	/* This thread kept nothing. */
 	cr_assert_eq(dprpc_rpc_sync_take(a, out, &len), -ENOENT);
-	cr_assert_eq(dprpc_agent_usage(a, &u), 0);
+	cr_assert_eq(dprpc_agent_usage_get(a, &u), 0);
 	cr_assert_eq(u.futures, 0u);
 	settle_a();
 }
@@ -1745,7 +1745,7 @@ Test(rpc_ring, unpinned_threads_share_the_agents_own_pools, .timeout = 120)
 	/* Unregistered as they exited; what their caches hold is counted
 	 * as available, not in use. */
 	cr_assert_eq(rte_lcore_count(), lcores);
-	cr_assert_eq(dprpc_agent_usage(a, &u), 0);
+	cr_assert_eq(dprpc_agent_usage_get(a, &u), 0);
 	cr_assert_eq(u.futures, 0u);
 	cr_assert_eq(u.calls, 0u);
 	/* What is still on the wire comes back: a resend of a's (b late past
@@ -1753,7 +1753,7 @@ Test(rpc_ring, unpinned_threads_share_the_agents_own_pools, .timeout = 120)
 	 * freed yet.  Bounded (~10 s). */
 	for (int i = 0; i < 100000 && u.mbufs != 0; i++) {
 		usleep(100);
-		cr_assert_eq(dprpc_agent_usage(a, &u), 0);
+		cr_assert_eq(dprpc_agent_usage_get(a, &u), 0);
 	}
 	cr_assert_eq(u.mbufs, 0u, "%u mbufs lost", u.mbufs);
 }
@@ -1831,7 +1831,7 @@ Test(rpc_ring, a_thread_s_cached_lcore_id_is_one_it_keeps)
 	cr_assert_eq(s.id_after_unregister, LCORE_ID_ANY);
 	/* Both ids given back; nothing left in use. */
 	cr_assert_eq(rte_lcore_count(), lcores);
-	cr_assert_eq(dprpc_agent_usage(a, &u), 0);
+	cr_assert_eq(dprpc_agent_usage_get(a, &u), 0);
 	cr_assert_eq(u.futures, 0u);
 	cr_assert_eq(u.calls, 0u);
 }

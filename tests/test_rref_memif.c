@@ -192,7 +192,7 @@ h_debug(struct dprpc_request *req, void *arg)
 {
 	struct dprpc_rref_debug d;
 
-	dprpc_rref_debug_info(dprpc_request_agent(req), &d);
+	dprpc_rref_debug_get(dprpc_request_agent(req), &d);
 	return dprpc_reply(req, &d, sizeof(d));
 }
 
@@ -239,10 +239,10 @@ worker_main(unsigned int w)
 		usleep(1000);
 	/* The last reply leaves (bounded, ~10 s: its io lcore may wait for a
 	 * CPU), and the request with it. */
-	for (int i = 0; i < 10000 && dprpc_agent_usage(ag, &u) == 0 && u.requests != 0; i++)
+	for (int i = 0; i < 10000 && dprpc_agent_usage_get(ag, &u) == 0 && u.requests != 0; i++)
 		usleep(1000);
 	left = dprpc_rref_shutdown(ag, 10 * 1000 * 1000, DPRPC_RREF_REPORT_LEAKS);
-	if (dprpc_agent_usage(ag, &u) != 0 || u.requests != 0)
+	if (dprpc_agent_usage_get(ag, &u) != 0 || u.requests != 0)
 		_exit(13);
 	if (dprpc_agent_destroy(ag) != 0)
 		_exit(14);

@@ -40,7 +40,7 @@ dbg(struct dprpc_agent *x)
 {
 	struct dprpc_rref_debug d;
 
-	cr_assert_eq(dprpc_rref_debug_info(x, &d), 0);
+	cr_assert_eq(dprpc_rref_debug_get(x, &d), 0);
 	return d;
 }
 

@@ -290,7 +290,7 @@ teardown(void)
 	/* A test may end with a bookkeeping message (a DELETE's answer) still
 	 * on its way: let the agents settle (bounded) before counting. */
 	for (i = 0; i < 3; i++)
-		for (int k = 0; k < 2000 && ag[i] != NULL && dprpc_agent_usage(ag[i], &u) == 0 &&
+		for (int k = 0; k < 2000 && ag[i] != NULL && dprpc_agent_usage_get(ag[i], &u) == 0 &&
 				u.futures != 0;
 			k++)
 			usleep(1000);
@@ -299,7 +299,7 @@ teardown(void)
 	for (i = 0; i < 3; i++) {
 		if (ag[i] == NULL)
 			continue;
-		cr_assert_eq(dprpc_agent_usage(ag[i], &u), 0);
+		cr_assert_eq(dprpc_agent_usage_get(ag[i], &u), 0);
 		cr_expect_eq(u.futures, 0u, "futures left on %u: %u", i, u.futures);
 		cr_assert_eq(dprpc_agent_destroy(ag[i]), 0);
 		ag[i] = NULL;
@@ -315,7 +315,7 @@ dbg(struct dprpc_agent *x)
 {
 	struct dprpc_rref_debug d;
 
-	cr_assert_eq(dprpc_rref_debug_info(x, &d), 0);
+	cr_assert_eq(dprpc_rref_debug_get(x, &d), 0);
 	return d;
 }
 

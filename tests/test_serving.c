@@ -333,7 +333,7 @@ b_requests(void)
 	struct dprpc_agent_usage u = {0};
 
 	for (int i = 0; i < 100000; i++) {
-		cr_assert_eq(dprpc_agent_usage(b, &u), 0);
+		cr_assert_eq(dprpc_agent_usage_get(b, &u), 0);
 		if (u.requests == 0)
 			break;
 		usleep(100);
@@ -348,7 +348,7 @@ teardown(void)
 
 	atomic_store(&unblock, true);
 	if (a != NULL) {
-		cr_assert_eq(dprpc_agent_usage(a, &u), 0);
+		cr_assert_eq(dprpc_agent_usage_get(a, &u), 0);
 		cr_expect_eq(u.futures, 0u, "futures leaked on a: %u", u.futures);
 		cr_expect_eq(u.calls, 0u, "calls left on a: %u", u.calls);
 		cr_assert_eq(dprpc_agent_destroy(a), 0);
@@ -700,7 +700,7 @@ Test(serving_loss, cancel_under_loss)
 	/* a's timer frees the cancelled slots. */
 	for (i = 0; i < 100000; i++) {
 		dprpc_poll(a, 32);
-		cr_assert_eq(dprpc_agent_usage(a, &u), 0);
+		cr_assert_eq(dprpc_agent_usage_get(a, &u), 0);
 		if (u.calls == 0)
 			break;
 		usleep(100);
@@ -1072,7 +1072,7 @@ Test(serving_deep, cancel_while_queued_under_loss)
 	}
 	for (i = 0; i < 100000; i++) {
 		dprpc_poll(a, 32);
-		cr_assert_eq(dprpc_agent_usage(a, &u), 0);
+		cr_assert_eq(dprpc_agent_usage_get(a, &u), 0);
 		if (u.calls == 1)
 			break;
 		usleep(100);
@@ -1368,7 +1368,7 @@ Test(serving_held, a_busy_servers_callers_do_not_resend)
 	 * is a call's time less b's hold (1 ms or more): with every call
 	 * under 2 ms (and the echo under 1 ms) each is under 1 ms, and so is
 	 * their average.  A CPU stall longer than that says nothing. */
-	cr_assert_eq(dprpc_worker_rtt(a, 1, &rtt), 0);
+	cr_assert_eq(dprpc_worker_rtt_get(a, 1, &rtt), 0);
 	if (slowest < 2 * ms && slowest_echo < ms)
 		cr_assert_lt(rtt.srtt_ns, 1000000u, "srtt %" PRIu64 " ns", rtt.srtt_ns);
 	else

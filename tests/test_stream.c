@@ -140,7 +140,7 @@ usage(struct dprpc_agent *ag)
 {
 	struct dprpc_agent_usage u;
 
-	cr_assert_eq(dprpc_agent_usage(ag, &u), 0);
+	cr_assert_eq(dprpc_agent_usage_get(ag, &u), 0);
 	return u;
 }
 

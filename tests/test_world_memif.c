@@ -559,7 +559,7 @@ Test(world_links, three_agents_in_one_process_each_peer_through_its_own_port)
 
 	links_start();
 	/* a reaches b and c through two different ports, neither its own. */
-	cr_assert_eq(dprpc_get_worker_infos(la[0], info, 3), 3);
+	cr_assert_eq(dprpc_worker_info_list(la[0], info, 3), 3);
 	cr_assert_neq(info[1].port_id, info[2].port_id);
 	cr_assert_eq(info[0].port_id, dprpc_agent_port(la[0]));
 	cr_assert_eq(info[1].port_id, dprpc_agent_port(la[0]));
@@ -584,7 +584,7 @@ Test(world_links, three_agents_in_one_process_each_peer_through_its_own_port)
 		/* Exact once quiescent: the io lcore may still be ending the
 		 * last handler run (its request, and a call to self's future). */
 		for (int k = 0; k < 2000; k++) {
-			cr_assert_eq(dprpc_agent_usage(la[i], &u), 0);
+			cr_assert_eq(dprpc_agent_usage_get(la[i], &u), 0);
 			if (u.futures == 0 && u.calls == 0 && u.requests == 0)
 				break;
 			usleep(1000);
@@ -805,7 +805,7 @@ Test(world_links, workers_named_by_name_and_rank_alone_call_each_other)
 	for (unsigned int i = 0; i < 2; i++)
 		cr_assert_eq(dprpc_world_wait(la[i], 20 * 1000 * 1000, missing, sizeof(missing)), 0,
 			"%s misses %s", lnames[i], missing);
-	cr_assert_eq(dprpc_get_worker_info(la[0], "b", &info), 0);
+	cr_assert_eq(dprpc_worker_info_get(la[0], "b", &info), 0);
 	cr_expect_arr_eq(info.mac, mac_b, 6);
 	cr_expect_eq(info.ipv4, htonl(0x7f640002u), "b's IPv4 0x%08x", ntohl(info.ipv4));
 	cr_expect_eq(info.udp_port, 7000);
@@ -866,7 +866,7 @@ Test(world_links, a_leaver_closes_its_links_before_the_workers_that_answered_it)
 	links_start();
 	links_linger();
 	cr_assert_eq(dprpc_world_leave(la[0], 10 * 1000 * 1000), 0);
-	cr_assert_eq(dprpc_get_worker_infos(la[0], info, 3), 3);
+	cr_assert_eq(dprpc_worker_info_list(la[0], info, 3), 3);
 	/* The end of the sooner of b's and c's waits for a: their answers to
 	 * its LEAVE (their pollers wrote the times: atomic loads). */
 	for (unsigned int k = 1; k < 3; k++) {
@@ -934,8 +934,8 @@ Test(world_links, a_destroy_closes_the_links_it_is_done_with_before_it_waits_for
 		&dp_base_of(la[1])->port.ports[dp_base_of(la[1])->port.peer_port[2]].answered_tsc,
 		__ATOMIC_RELAXED);
 	end = answer + dp_membership_of(la[1])->link_answered_wait_tsc;
-	cr_assert_eq(dprpc_get_worker_infos(la[0], ia, 3), 3);
-	cr_assert_eq(dprpc_get_worker_infos(la[2], ic, 3), 3);
+	cr_assert_eq(dprpc_worker_info_list(la[0], ia, 3), 3);
+	cr_assert_eq(dprpc_worker_info_list(la[2], ic, 3), 3);
 	atomic_init(&d.done, false);
 	cr_assert_eq(pthread_create(&d.t, NULL, destroy_thread, &d), 0);
 	while (!down && !atomic_load_explicit(&d.done, memory_order_acquire)) {

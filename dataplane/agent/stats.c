@@ -1,7 +1,7 @@
 /* SPDX-License-Identifier: BSD-3-Clause */
 /*
  * Counters and dumps: the drop reasons' names, dprpc_agent_stats_get(),
- * dprpc_agent_usage() and dprpc_agent_dump().  Any thread: counters are
+ * dprpc_agent_usage_get() and dprpc_agent_dump().  Any thread: counters are
  * read relaxed (struct dp_stats), a snapshot that may lag the poller.
  */
 #include <errno.h>
@@ -123,7 +123,7 @@ dprpc_agent_stats_get(const struct dprpc_agent *a, struct dprpc_agent_stats *s)
 }
 
 int
-dprpc_agent_usage(const struct dprpc_agent *a, struct dprpc_agent_usage *u)
+dprpc_agent_usage_get(const struct dprpc_agent *a, struct dprpc_agent_usage *u)
 {
 	unsigned int p;
 
@@ -152,7 +152,7 @@ dprpc_agent_dump(const struct dprpc_agent *a, FILE *f)
 	if (a == NULL || f == NULL)
 		return;
 	dprpc_agent_stats_get(a, &s);
-	dprpc_agent_usage(a, &u);
+	dprpc_agent_usage_get(a, &u);
 	fprintf(f,
 		"agent %s rank %u/%u port %u session 0x%016" PRIx64
 		" io_lcore %d handler_lcores %u\n",
@@ -209,7 +209,7 @@ dprpc_agent_dump(const struct dprpc_agent *a, FILE *f)
 	for (i = 0; i < dp_world_n(&a->m.r.b); i++) {
 		struct dprpc_worker_rtt r = {0, 0};
 
-		(void)dprpc_worker_rtt(a, i, &r); /* zeros for ourselves */
+		(void)dprpc_worker_rtt_get(a, i, &r); /* zeros for ourselves */
 		fprintf(f,
 			"  worker %u %s " RTE_ETHER_ADDR_PRT_FMT
 			" port %u srtt %.1f us rto %.1f us",

@@ -57,7 +57,7 @@ dp_tel_add_stats(struct dprpc_agent *a, void *arg)
 		return;
 	q->found = true;
 	dprpc_agent_stats_get(a, &s);
-	dprpc_agent_usage(a, &u);
+	dprpc_agent_usage_get(a, &u);
 	rte_tel_data_start_dict(d);
 	rte_tel_data_add_dict_string(d, "name", a->m.r.b.name);
 	rte_tel_data_add_dict_int(d, "rank", a->m.r.b.rank);

@@ -155,7 +155,7 @@ int dp_sync_wait(struct dprpc_agent *a, struct dprpc_future *fut, uint64_t timeo
 
 /* Register a handler, reserved names ("dprpc." prefix) allowed when
  * @internal.  Errors as dprpc_register(). */
-int dp_register(struct dprpc_agent *a, const char *name, dprpc_handler_t fn, void *arg,
+int dp_register(struct dprpc_agent *a, const char *name, dprpc_handler_fn_t fn, void *arg,
 	enum dprpc_handler_mode mode, bool internal);
 
 /* Hooks a module sets on a request it holds (dp_req_set_hook()). */

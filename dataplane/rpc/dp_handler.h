@@ -32,7 +32,7 @@ struct dp_handler {
 	/* Registered by an extension (dp_register(..., internal = true)):
 	 * still served once the agent refuses calls (dp_refuse_calls()). */
 	bool internal;
-	dprpc_handler_t fn;
+	dprpc_handler_fn_t fn;
 	void *arg;
 	char name[DPRPC_HANDLER_NAME_MAX];
 };
@@ -76,7 +76,7 @@ bool dp_handler_internal(const struct dp_rpc *a, uint32_t id);
  * doing nothing, if @req was answered already. */
 bool dp_reply_error_or_drop(struct dprpc_request *req, int code, const char *msg);
 /* Run @req's handler on this thread and enforce its contract
- * (dprpc_handler_t): answer, count or keep the request as its return asks;
+ * (dprpc_handler_fn_t): answer, count or keep the request as its return asks;
  * the request goes back to the pool when this run ends if it was answered
  * and no other run holds it. */
 void dp_run_handler(struct dprpc_request *req);

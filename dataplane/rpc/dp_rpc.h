@@ -106,7 +106,7 @@ struct dp_peer {
 	/* The resend timeout for new calls to this peer, adaptive (RFC 6298
 	 * in TSC units; dp_rtt_sample() in dp_client.h): the smoothed round
 	 * trip (0 before the first sample) and its variation.  Written by the
-	 * poller; rto and srtt read by dprpc_worker_rtt() on any thread
+	 * poller; rto and srtt read by dprpc_worker_rtt_get() on any thread
 	 * (relaxed: a snapshot, nothing is published through them). */
 	_Atomic uint64_t rto_tsc, srtt_tsc;
 	uint64_t rttvar_tsc;
@@ -271,7 +271,7 @@ struct dp_rpc {
 	 * timeout grows to. */
 	uint64_t rto_tsc, rto_max_tsc;
 	uint64_t keepalive_tsc, peer_timeout_tsc; /* 0: off */
-	dprpc_peer_event_t peer_event;
+	dprpc_peer_event_fn_t peer_event;
 	void *peer_event_arg;
 
 	/* Responses kept by rpc_sync for their threads, at most one per

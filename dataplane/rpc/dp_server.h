@@ -68,7 +68,7 @@ dp_keep_fits(const struct rte_mbuf *m)
  * Budgets (docs/reliability.md, "Budgets and reclaim").  What the server
  * side holds for a peer is counted in the peer (srv_kept, srv_bytes) and
  * for all peers in the agent's gauges (st.kept_mbufs, st.msg_bytes), both
- * poller only (the gauges are read by dprpc_agent_usage() too):
+ * poller only (the gauges are read by dprpc_agent_usage_get() too):
  *  - srv_kept: server slots whose resp holds an mbuf reference;
  *  - srv_bytes: the lengths of the slots' rx (a request being reassembled,
  *    reserved whole at its first frame) and tx (a response until acked).

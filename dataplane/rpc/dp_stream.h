@@ -66,7 +66,7 @@ struct dprpc_stream {
 	 * the iterator's.  acq_rel: the last one frees. */
 	_Atomic uint32_t refs;
 	struct dp_rpc *a;
-	dprpc_chunk_fn on_chunk; /* NULL: an iterator */
+	dprpc_chunk_fn_t on_chunk; /* NULL: an iterator */
 	void *arg;
 	struct dprpc_future *fut; /* an iterator: the application's reference */
 	uint32_t window;	  /* frames; the request's credits */

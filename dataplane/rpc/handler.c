@@ -131,7 +131,7 @@ dp_handler_internal(const struct dp_rpc *a, uint32_t id)
 #define DP_RESERVED_PREFIX "dprpc."
 
 int
-dp_register(struct dprpc_agent *agent, const char *name, dprpc_handler_t fn, void *arg,
+dp_register(struct dprpc_agent *agent, const char *name, dprpc_handler_fn_t fn, void *arg,
 	enum dprpc_handler_mode mode, bool internal)
 {
 	struct dp_rpc *a = dp_rpc_of(agent);
@@ -186,7 +186,7 @@ dp_register(struct dprpc_agent *agent, const char *name, dprpc_handler_t fn, voi
 }
 
 int
-dprpc_register(struct dprpc_agent *agent, const char *name, dprpc_handler_t fn, void *arg,
+dprpc_register(struct dprpc_agent *agent, const char *name, dprpc_handler_fn_t fn, void *arg,
 	enum dprpc_handler_mode mode)
 {
 	return dp_register(agent, name, fn, arg, mode, false);

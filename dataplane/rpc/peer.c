@@ -2,7 +2,7 @@
 /*
  * The state towards each peer (struct dp_peer): allocated for the world
  * at creation and for a worker as it joins, freed with the agent; what the
- * application reads of it (dprpc_worker_state(), dprpc_worker_rtt()).
+ * application reads of it (dprpc_worker_state(), dprpc_worker_rtt_get()).
  */
 #include <errno.h>
 #include <stdio.h>
@@ -99,7 +99,7 @@ dprpc_worker_state(const struct dprpc_agent *agent, unsigned int rank)
 }
 
 int
-dprpc_worker_rtt(const struct dprpc_agent *agent, unsigned int rank, struct dprpc_worker_rtt *rtt)
+dprpc_worker_rtt_get(const struct dprpc_agent *agent, unsigned int rank, struct dprpc_worker_rtt *rtt)
 {
 	const struct dp_rpc *a = dp_rpc_of(agent);
 

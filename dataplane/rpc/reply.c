@@ -2,7 +2,7 @@
 /*
  * The reply path (handler.c has the overview), from any thread.
  *
- * The handler contract (dprpc_handler_t) is enforced, not assumed: a
+ * The handler contract (dprpc_handler_fn_t) is enforced, not assumed: a
  * request carries an atomic state (dp_rpc.h: its phase and the number of
  * handler runs executing it).  Every answer first claims the request
  * (LIVE -> REPLYING, one CAS), so exactly one answer is ever sent and a

@@ -156,7 +156,7 @@ dp_stream_done_cb(struct dprpc_future *f, void *arg)
 
 /* A stream for a call of agent @a, with the creator's reference. */
 static struct dprpc_stream *
-dp_stream_new(struct dp_rpc *a, dprpc_chunk_fn on_chunk, void *arg)
+dp_stream_new(struct dp_rpc *a, dprpc_chunk_fn_t on_chunk, void *arg)
 {
 	struct dprpc_stream *st = calloc(1, sizeof(*st));
 	unsigned int rsize;
@@ -212,7 +212,7 @@ dp_stream_call(struct dp_rpc *a, const char *to, const char *handler, const void
 
 struct dprpc_future *
 dprpc_rpc_stream(struct dprpc_agent *agent, const char *to, const char *handler, const void *data,
-	size_t len, uint64_t timeout_us, dprpc_chunk_fn on_chunk, void *arg)
+	size_t len, uint64_t timeout_us, dprpc_chunk_fn_t on_chunk, void *arg)
 {
 	struct dp_rpc *a = dp_rpc_of(agent);
 	struct dprpc_stream *st;

@@ -2,7 +2,7 @@
 /*
  * The start-up rendezvous (rendezvous.c; the waits in wait.c):
  * dprpc_world_wait() and the pings the poller sends meanwhile; the worker
- * descriptions (dprpc_get_worker_info()).
+ * descriptions (dprpc_worker_info_get()).
  */
 #ifndef DP_RENDEZVOUS_H
 #define DP_RENDEZVOUS_H

@@ -298,7 +298,7 @@ dp_worker_info_fill(const struct dp_membership *a, unsigned int r, struct dprpc_
 }
 
 int
-dprpc_get_worker_info(
+dprpc_worker_info_get(
 	const struct dprpc_agent *agent, const char *name, struct dprpc_worker_info *info)
 {
 	const struct dp_membership *a = dp_membership_of(agent);
@@ -322,7 +322,7 @@ dprpc_get_worker_info(
 }
 
 int
-dprpc_get_worker_infos(
+dprpc_worker_info_list(
 	const struct dprpc_agent *agent, struct dprpc_worker_info *infos, unsigned int cap)
 {
 	const struct dp_membership *a = dp_membership_of(agent);

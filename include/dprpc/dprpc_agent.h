@@ -173,7 +173,7 @@ const char *dprpc_agent_name(const struct dprpc_agent *agent);
 
 /** The ethdev port the agent uses (the application's if it gave one): its
  * default port, or with none its first memif link's (the port reaching
- * each worker: dprpc_get_worker_info()); UINT16_MAX, rte_errno EINVAL, for
+ * each worker: dprpc_worker_info_get()); UINT16_MAX, rte_errno EINVAL, for
  * a NULL agent. */
 uint16_t dprpc_agent_port(const struct dprpc_agent *agent);
 

@@ -250,7 +250,7 @@ struct dprpc_agent_conf {
 	uint32_t keepalive_us;
 	uint32_t peer_timeout_us;
 	/** Told of peers going down and coming back; may be NULL. */
-	dprpc_peer_event_t peer_event;
+	dprpc_peer_event_fn_t peer_event;
 	void *peer_event_arg;
 	/** RRefs: most values owned plus user references held at once by
 	 * this agent (each takes a future of a pool made up front); default

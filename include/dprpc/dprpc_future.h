@@ -70,7 +70,7 @@ struct dprpc_error {
  * Releases a value when the last reference to its future goes.
  * @param opaque the free_arg given with the value.
  */
-typedef void (*dprpc_value_free_t)(void *opaque);
+typedef void (*dprpc_value_free_fn_t)(void *opaque);
 
 /**
  * A completion callback.
@@ -83,7 +83,7 @@ typedef void (*dprpc_value_free_t)(void *opaque);
  * agent's future it runs on the polling thread, except for a call failed
  * with -ETIMEDOUT by a waiting thread (dprpc_rpc.h) and for -ESHUTDOWN.
  */
-typedef void (*dprpc_future_cb_t)(struct dprpc_future *f, void *arg);
+typedef void (*dprpc_callback_fn_t)(struct dprpc_future *f, void *arg);
 
 /** A then() step's return value meaning "I keep dst and complete it later"
  * (dprpc_then_fn_t); the value of a handler's DPRPC_DEFERRED. */
@@ -213,7 +213,7 @@ void dprpc_future_put(struct dprpc_future *f);
  * Ownership: on success the future owns the value.
  */
 int dprpc_future_complete(struct dprpc_future *f, const void *data, size_t len,
-	dprpc_value_free_t free_fn, void *free_arg);
+	dprpc_value_free_fn_t free_fn, void *free_arg);
 
 /**
  * Complete a future with a copy of a value.  The copy is made with malloc
@@ -265,7 +265,7 @@ enum dprpc_cancel_result {
  * answer, if any, is dropped here as stale).  A call not started yet is
  * never sent.  With retransmission on (dprpc_agent_conf.retransmit_us),
  * the CANCEL is resent on the network's round trip until the
- * destination answers it, and the slot stays taken (dprpc_agent_usage()
+ * destination answers it, and the slot stays taken (dprpc_agent_usage_get()
  * calls) until then, so a lost CANCEL does not let a queued request run,
  * and its answer says whether the request ran (dprpc_future_cancel_outcome());
  * with retransmission off it goes once.  Counted in calls_cancelled (and
@@ -385,7 +385,7 @@ void dprpc_future_set_progress(struct dprpc_future *f, dprpc_progress_fn_t fn, v
  * Thread context: any thread.  Memory order: the callback observes the
  * completed state, value and error (acquire).
  */
-int dprpc_future_add_callback(struct dprpc_future *f, dprpc_future_cb_t cb, void *arg);
+int dprpc_future_add_callback(struct dprpc_future *f, dprpc_callback_fn_t cb, void *arg);
 
 /**
  * Chain a step.  Returns a new pending future, from the same pool, with one

@@ -110,7 +110,7 @@ enum dprpc_handler_mode {
  * Thread context: the polling thread (inline) or a handler lcore (pool).
  * It must not block in either: to wait for something, defer.
  */
-typedef int (*dprpc_handler_t)(struct dprpc_request *req, void *arg);
+typedef int (*dprpc_handler_fn_t)(struct dprpc_request *req, void *arg);
 
 /**
  * Register a handler.
@@ -131,7 +131,7 @@ typedef int (*dprpc_handler_t)(struct dprpc_request *req, void *arg);
  * may call at once belong in dprpc_agent_conf.handlers, registered before
  * the agent receives anything.
  */
-int dprpc_register(struct dprpc_agent *agent, const char *name, dprpc_handler_t fn, void *arg,
+int dprpc_register(struct dprpc_agent *agent, const char *name, dprpc_handler_fn_t fn, void *arg,
 	enum dprpc_handler_mode mode);
 
 /**
@@ -141,7 +141,7 @@ int dprpc_register(struct dprpc_agent *agent, const char *name, dprpc_handler_t 
  */
 struct dprpc_handler_def {
 	const char *name;	      /**< as dprpc_register()'s @p name */
-	dprpc_handler_t fn;	      /**< the handler */
+	dprpc_handler_fn_t fn;	      /**< the handler */
 	void *arg;		      /**< passed to it */
 	enum dprpc_handler_mode mode; /**< DPRPC_HANDLER_INLINE or _POOL */
 };

@@ -37,7 +37,7 @@
  *               requests each); calling again may run it;
  *  -EMSGSIZE    the request or the response is over its receiver's
  *               max_msg_size;
- *  -EPROTO      the handler broke its contract (dprpc_handler_t): it
+ *  -EPROTO      the handler broke its contract (dprpc_handler_fn_t): it
  *               returned 0 without replying or deferring, or a positive
  *               value other than DPRPC_DEFERRED, without replying (the
  *               message names the handler and says which);
@@ -228,7 +228,7 @@ int dprpc_rpc_sync_id(struct dprpc_agent *agent, unsigned int to, uint32_t handl
  *
  * Each thread has at most one kept response per agent: a later -EMSGSIZE
  * of the same thread on the same agent replaces (and releases) it.  Until
- * taken it holds one of the agent's futures (dprpc_agent_usage()) and the
+ * taken it holds one of the agent's futures (dprpc_agent_usage_get()) and the
  * response's memory (an mbuf, or the reassembled message of a response of
  * several frames); dprpc_agent_destroy() releases whatever is left, e.g.
  * the response of a thread that ended without taking it.  (If no memory

@@ -376,7 +376,7 @@ struct dprpc_rref_debug {
 };
 
 /** Fill @p d.  @return 0 or -EINVAL. */
-int dprpc_rref_debug_info(const struct dprpc_agent *agent, struct dprpc_rref_debug *d);
+int dprpc_rref_debug_get(const struct dprpc_agent *agent, struct dprpc_rref_debug *d);
 
 /** What an entry of dprpc_rref_list() is. */
 enum dprpc_rref_kind {

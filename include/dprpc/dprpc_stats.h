@@ -116,7 +116,7 @@ struct dprpc_agent_stats {
 	uint64_t drops[DPRPC_DROP_MAX];
 	/** Injected faults (dprpc_fault_conf), transmit and receive together. */
 	uint64_t fault_dropped, fault_duplicated, fault_reordered, fault_delayed;
-	/** The handler contract broken (dprpc_handler_t in dprpc_handler.h), once
+	/** The handler contract broken (dprpc_handler_fn_t in dprpc_handler.h), once
 	 * per event; the caller got exactly one answer each time. */
 	uint64_t reply_again;		    /**< dprpc_reply() or dprpc_reply_error() on a
 					         request already answered: -EALREADY,
@@ -224,7 +224,7 @@ struct dprpc_agent_usage {
  * @return 0, or -EINVAL.
  * Thread context: any thread; exact only when the agent is quiescent.
  */
-int dprpc_agent_usage(const struct dprpc_agent *agent, struct dprpc_agent_usage *usage);
+int dprpc_agent_usage_get(const struct dprpc_agent *agent, struct dprpc_agent_usage *usage);
 
 #ifdef __cplusplus
 }

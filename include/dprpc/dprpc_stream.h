@@ -83,7 +83,7 @@ struct dprpc_stream;
  * a completion callback); while it runs, the chunk is not consumed, so a
  * slow callback slows the server down (flow control).
  */
-typedef int (*dprpc_chunk_fn)(const void *data, size_t len, void *arg);
+typedef int (*dprpc_chunk_fn_t)(const void *data, size_t len, void *arg);
 
 /**
  * Call a stream handler: each chunk goes to @p on_chunk in order.
@@ -118,7 +118,7 @@ typedef int (*dprpc_chunk_fn)(const void *data, size_t len, void *arg);
  */
 struct dprpc_future *dprpc_rpc_stream(struct dprpc_agent *agent, const char *to,
 	const char *handler, const void *data, size_t len, uint64_t timeout_us,
-	dprpc_chunk_fn on_chunk, void *arg);
+	dprpc_chunk_fn_t on_chunk, void *arg);
 
 /**
  * Call a stream handler and read its chunks with dprpc_stream_next().

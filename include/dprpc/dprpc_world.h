@@ -37,7 +37,7 @@ enum dprpc_peer_state {
  * at least the world size before it: the event DPRPC_PEER_JOINED, see
  * DPRPC_PEER_JOINED() below).  Runs on the polling thread; must not block.
  */
-typedef void (*dprpc_peer_event_t)(
+typedef void (*dprpc_peer_event_fn_t)(
 	struct dprpc_agent *agent, unsigned int rank, bool up, void *arg);
 
 /**
@@ -157,7 +157,7 @@ int dprpc_world_leave(struct dprpc_agent *agent, uint64_t timeout_us);
  * Then it waits until it has heard from every member (the rendezvous of
  * dprpc_world_wait(), within the same @p timeout_us).  When it returns 0
  * this agent has its rank (dprpc_agent_rank()), the world its size
- * (dprpc_world_size(), dprpc_get_worker_infos()), and calls go both ways
+ * (dprpc_world_size(), dprpc_worker_info_list()), and calls go both ways
  * by name and rank; it may leave as any worker
  * (dprpc_world_leave(), dprpc_shutdown()).  Resent JOINs (lost answers)
  * get the same rank.  A worker that joins under a name the world has, with
@@ -223,7 +223,7 @@ struct dprpc_worker_info {
  * join on: the world's size grows, dprpc_world_size()); the state is a
  * relaxed snapshot.
  */
-int dprpc_get_worker_info(
+int dprpc_worker_info_get(
 	const struct dprpc_agent *agent, const char *name, struct dprpc_worker_info *info);
 
 /**
@@ -233,9 +233,9 @@ int dprpc_get_worker_info(
  * @return the world size (which may exceed @p cap: only @p cap entries
  *         are filled); -EINVAL (NULL @p agent, or NULL @p infos with a
  *         non-zero @p cap).
- * Thread context: any, as dprpc_get_worker_info().
+ * Thread context: any, as dprpc_worker_info_get().
  */
-int dprpc_get_worker_infos(
+int dprpc_worker_info_list(
 	const struct dprpc_agent *agent, struct dprpc_worker_info *infos, unsigned int cap);
 
 /** What an agent has measured of the round trip to a worker. */
@@ -263,7 +263,7 @@ struct dprpc_worker_rtt {
  * Thread context: any.  Memory order: relaxed (a snapshot of what the
  * poller last computed; the two fields may come from different samples).
  */
-int dprpc_worker_rtt(
+int dprpc_worker_rtt_get(
 	const struct dprpc_agent *agent, unsigned int rank, struct dprpc_worker_rtt *rtt);
 
 #ifdef __cplusplus

@@ -1699,7 +1699,7 @@ shutdown_barrier(struct dprpc_agent *a, uint64_t timeout_us)
 	const char *names[DPRPC_MAX_WORKERS];
 	struct dprpc_coll_error ce;
 	unsigned int n = 0;
-	int nb = dprpc_get_worker_infos(a, infos, DPRPC_MAX_WORKERS);
+	int nb = dprpc_worker_info_list(a, infos, DPRPC_MAX_WORKERS);
 
 	for (int i = 0; i < nb && i < DPRPC_MAX_WORKERS; i++)
 		if (infos[i].state != DPRPC_PEER_LEFT)
@@ -1977,7 +1977,7 @@ m_worker_infos(PyObject *self, PyObject *unused)
 
 	if (need_agent() != 0)
 		return NULL;
-	n = dprpc_get_worker_infos(agent, infos, DPRPC_MAX_WORKERS);
+	n = dprpc_worker_info_list(agent, infos, DPRPC_MAX_WORKERS);
 	if (n < 0)
 		return raise_errno(n, NULL);
 	l = PyList_New(0);
@@ -2033,8 +2033,8 @@ m_debug_info(PyObject *self, PyObject *unused)
 
 	if (need_agent() != 0)
 		return NULL;
-	if (dprpc_agent_stats_get(agent, &s) != 0 || dprpc_rref_debug_info(agent, &r) != 0 ||
-		dprpc_agent_usage(agent, &u) != 0)
+	if (dprpc_agent_stats_get(agent, &s) != 0 || dprpc_rref_debug_get(agent, &r) != 0 ||
+		dprpc_agent_usage_get(agent, &u) != 0)
 		return raise_errno(EINVAL, "debug info");
 	pthread_mutex_lock(&wq.mu);
 	rejected = wq.rejected;

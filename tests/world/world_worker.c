@@ -324,8 +324,8 @@ main(int argc, char **argv)
 				(double)(t1.tv_nsec - t0.tv_nsec) / 1e6);
 		fflush(stdout);
 		/* Who is who: every worker, by rank. */
-		if (dprpc_get_worker_infos(a, infos, DPRPC_MAX_WORKERS) != (int)nw ||
-			dprpc_get_worker_info(a, NULL, &self) != 0 || self.rank != my_rank ||
+		if (dprpc_worker_info_list(a, infos, DPRPC_MAX_WORKERS) != (int)nw ||
+			dprpc_worker_info_get(a, NULL, &self) != 0 || self.rank != my_rank ||
 			strcmp(self.name, name) != 0)
 			FAIL(9, "worker infos");
 		for (i = 0; i < nw; i++) {
@@ -485,7 +485,7 @@ main(int argc, char **argv)
 	usleep(100 * 1000); /* the last replies leave */
 	/* Mbufs are counted after destroy: a frame staged for a worker
 	 * that has just left may still be waiting in a tx buffer here. */
-	if (dprpc_agent_usage(a, &u) != 0 || u.futures != 0 || u.requests != 0 || u.calls != 0 ||
+	if (dprpc_agent_usage_get(a, &u) != 0 || u.futures != 0 || u.requests != 0 || u.calls != 0 ||
 		u.messages != 0)
 		FAIL(15, "in use before destroy: futures %u requests %u calls %u messages %u",
 			u.futures, u.requests, u.calls, u.messages);
