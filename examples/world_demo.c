@@ -337,13 +337,14 @@ chain_step(struct dprpc_agent *a)
 	SAY("chain rank 0 -> 1 -> 2 -> 0, each hop deferred its reply: \"%s\"", out);
 }
 
-/* peer_event: a worker joined (DPRPC_PEER_JOINED), or one was declared
- * down or heard from again. */
+/* peer_event: a worker joined, or one went down, came back, restarted or
+ * left. */
 static void
-peer_event(struct dprpc_agent *a, unsigned int rank, bool up, void *arg)
+peer_event(struct dprpc_agent *a, unsigned int rank, enum dprpc_peer_event ev, void *arg)
 {
+	(void)a;
 	(void)arg;
-	if (up && DPRPC_PEER_JOINED(a, rank))
+	if (ev == DPRPC_PEER_EVENT_JOINED)
 		joined_rank = (int)rank;
 }
 

@@ -63,11 +63,11 @@ bg_loop(void *unused)
 }
 
 static void
-on_peer(struct dprpc_agent *x, unsigned int rank, bool up, void *arg)
+on_peer(struct dprpc_agent *x, unsigned int rank, enum dprpc_peer_event ev, void *arg)
 {
 	unsigned int i = (unsigned int)(uintptr_t)arg;
 
-	if (up && DPRPC_PEER_JOINED(x, rank)) {
+	if (ev == DPRPC_PEER_EVENT_JOINED) {
 		atomic_fetch_add(&joined_events[i], 1);
 		atomic_store(&joined_rank[i], rank);
 	} else {

@@ -32,14 +32,18 @@ static struct rte_mempool *mp;
 static struct dprpc_agent *a, *b;
 static pthread_t poller;
 static atomic_bool b_polls, b_stop, b_idle;
-static atomic_uint ups, downs;
+static atomic_uint ups, downs, lefts, others;
 static atomic_int last_rank = -1;
 
 static void
-on_peer(struct dprpc_agent *agent, unsigned int rank, bool up, void *arg)
+on_peer(struct dprpc_agent *agent, unsigned int rank, enum dprpc_peer_event ev, void *arg)
 {
 	atomic_store(&last_rank, (int)rank);
-	atomic_fetch_add(up ? &ups : &downs, 1);
+	atomic_fetch_add(ev == DPRPC_PEER_EVENT_UP     ? &ups
+			 : ev == DPRPC_PEER_EVENT_DOWN ? &downs
+			 : ev == DPRPC_PEER_EVENT_LEFT ? &lefts
+						       : &others,
+		1);
 }
 
 static void *
@@ -288,7 +292,7 @@ leave_b(void *arg)
 
 /* b leaves the world gracefully with a call of a's pending on it: a
  * forgets b without declaring it down (state LEFT, peers_left 1,
- * peers_down 0, no peer_event), the pending call fails -ESHUTDOWN and a new
+ * peers_down 0, peer_event LEFT), the pending call fails -ESHUTDOWN and a new
  * one at once; a silent b is then neither pinged nor declared down. */
 Test(liveness, graceful_leave_is_forgotten_not_declared_down)
 {
@@ -322,6 +326,8 @@ Test(liveness, graceful_leave_is_forgotten_not_declared_down)
 	cr_assert_eq(s0.peers_left, 1u);
 	cr_assert_eq(s0.peers_down, 0u);
 	cr_assert_eq(atomic_load(&downs), 0u);
+	cr_assert_eq(atomic_load(&lefts), 1u);
+	cr_assert_eq(atomic_load(&last_rank), 1);
 	/* b silent for three peer timeouts: still LEFT, never pinged. */
 	poll_a_for(1000); /* b's answer to the held request lands */
 	silence_b();
@@ -332,4 +338,6 @@ Test(liveness, graceful_leave_is_forgotten_not_declared_down)
 	cr_assert_eq(s.peers_down, 0u);
 	cr_assert_eq(s.keepalives, s0.keepalives);
 	cr_assert_eq(atomic_load(&downs), 0u);
+	cr_assert_eq(atomic_load(&lefts), 1u);
+	cr_assert_eq(atomic_load(&others), 0u);
 }

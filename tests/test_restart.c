@@ -35,6 +35,8 @@ static atomic_uint runs_total;
 static struct dprpc_request *parked[NB_IDS];
 static unsigned int nb_parked;
 static bool job_answers; /* reply at once instead of parking */
+/* a's peer_event calls, by event. */
+static atomic_uint a_events[DPRPC_PEER_EVENT_LEFT + 1];
 
 /* Counts its run for the id its payload starts with, then parks the
  * request (or answers it). */
@@ -57,6 +59,13 @@ h_job(struct dprpc_request *req, void *arg)
 		return dprpc_reply(req, &id, sizeof(id));
 	parked[nb_parked++] = req;
 	return DPRPC_DEFERRED;
+}
+
+static void
+on_peer(struct dprpc_agent *ag, unsigned int rank, enum dprpc_peer_event ev, void *arg)
+{
+	if (arg != NULL && ev <= DPRPC_PEER_EVENT_LEFT)
+		atomic_fetch_add(&a_events[ev], 1);
 }
 
 static struct dprpc_agent *
@@ -84,6 +93,8 @@ make(const char *name, int port, unsigned int max_out, uint32_t keepalive_us,
 	c.inline_wait_max_us = DPRPC_INLINE_WAIT_UNBOUNDED;
 	if (ftx != NULL)
 		c.fault_tx = *ftx;
+	c.peer_event = on_peer;
+	c.peer_event_arg = strcmp(name, "a") == 0 ? &a_events : NULL;
 	ag = dprpc_agent_create(&c);
 	cr_assert_not_null(ag, "agent %s: %s", name, rte_strerror(rte_errno));
 	cr_assert_eq(dprpc_register(ag, "job", h_job, NULL, DPRPC_HANDLER_INLINE), 0);
@@ -145,6 +156,7 @@ setup(void)
 	mp = dpt_pool_and_pair("dpt_restart", 8191, &pair);
 	cr_assert_not_null(mp);
 	memset(runs, 0, sizeof(runs));
+	memset(a_events, 0, sizeof(a_events));
 	atomic_store(&runs_total, 0);
 	nb_parked = 0;
 	job_answers = false;
@@ -242,6 +254,10 @@ Test(restart, calls_in_flight_run_at_most_once_across_a_restart)
 	cr_assert_eq(dprpc_agent_stats_get(a, &sa), 0);
 	cr_assert_eq(sa.peers_restarted, 1u);
 	cr_assert_eq(n_reset, (unsigned int)NB);
+	/* a's application was told of the restart, once, and of nothing else. */
+	cr_assert_eq(atomic_load(&a_events[DPRPC_PEER_EVENT_RESTARTED]), 1u);
+	cr_assert_eq(atomic_load(&a_events[DPRPC_PEER_EVENT_DOWN]), 0u);
+	cr_assert_eq(atomic_load(&a_events[DPRPC_PEER_EVENT_LEFT]), 0u);
 	/* The new incarnation serves new calls, each once. */
 	job_answers = true;
 	id = NB;

@@ -112,6 +112,7 @@ dp_check_session(struct dp_rpc *a, const struct dp_parsed *p)
 	 * responses and ACKs for a client that is gone. */
 	dp_fail_peer_slots(a, p->src, -ECONNRESET, msg);
 	dp_ext_peer_event(&a->b, p->src, DP_PEER_EV_RESTARTED);
+	dp_peer_tell(a, p->src, DPRPC_PEER_EVENT_RESTARTED);
 	return true;
 }
 
@@ -133,10 +134,10 @@ dp_peer_heard(struct dp_rpc *a, unsigned int p)
 		return;
 	dp_store_relaxed(&peer->state, DPRPC_PEER_UP);
 	dp_peer_addressable(peer);
-	if (was == DPRPC_PEER_DOWN)
+	if (was == DPRPC_PEER_DOWN) {
 		dp_ext_peer_event(&a->b, p, DP_PEER_EV_UP);
-	if (was == DPRPC_PEER_DOWN && a->peer_event != NULL)
-		a->peer_event(dp_agent_handle(&a->b), p, true, a->peer_event_arg);
+		dp_peer_tell(a, p, DPRPC_PEER_EVENT_UP);
+	}
 }
 
 #endif /* DP_LIVENESS_H */

@@ -355,4 +355,12 @@ void dp_peers_free(struct dp_rpc *a);
  * agent's teardown, before its pools go). */
 void dp_sync_kept_free(struct dp_rpc *a);
 
+/* Tell the application of a peer's event (conf.peer_event): on the poller. */
+static inline void
+dp_peer_tell(struct dp_rpc *a, unsigned int p, enum dprpc_peer_event ev)
+{
+	if (a->peer_event != NULL)
+		a->peer_event(dp_agent_handle(&a->b), p, ev, a->peer_event_arg);
+}
+
 #endif /* DP_RPC_H */

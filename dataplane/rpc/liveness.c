@@ -195,8 +195,7 @@ dp_peer_down(struct dp_rpc *a, unsigned int p, uint64_t silent_tsc)
 	dp_srv_reclaim(a, p);
 	dp_srv_cancel_all(a, p); /* nobody waits for those answers */
 	dp_ext_peer_event(&a->b, p, DP_PEER_EV_DOWN);
-	if (a->peer_event != NULL)
-		a->peer_event(dp_agent_handle(&a->b), p, false, a->peer_event_arg);
+	dp_peer_tell(a, p, DPRPC_PEER_EVENT_DOWN);
 }
 
 /* Worker @p left the world (its LEAVE): forgotten, not declared down. */
@@ -217,6 +216,7 @@ dp_peer_left(struct dp_rpc *a, unsigned int p)
 	dp_srv_reclaim(a, p);
 	/* For the extensions it is gone as a worker declared down is. */
 	dp_ext_peer_event(&a->b, p, DP_PEER_EV_DOWN);
+	dp_peer_tell(a, p, DPRPC_PEER_EVENT_LEFT);
 }
 
 void

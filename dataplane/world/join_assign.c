@@ -115,8 +115,7 @@ dp_join_install(
 	__atomic_store_n(&a->r.b.world.n, r + 1, __ATOMIC_RELEASE);
 	DP_LOG(INFO, "agent %s: worker %s joined the world as rank %u", a->r.b.name, e->name, r);
 	dp_ext_peer_event(&a->r.b, r, DP_PEER_EV_JOINED);
-	if (a->r.peer_event != NULL)
-		a->r.peer_event(dp_agent_handle(&a->r.b), r, true, a->r.peer_event_arg);
+	dp_peer_tell(&a->r, r, DPRPC_PEER_EVENT_JOINED);
 	return 0;
 }
 

@@ -249,7 +249,7 @@ struct dprpc_agent_conf {
 	 * declared down within the rendezvous window (dprpc_world_wait()). */
 	uint32_t keepalive_us;
 	uint32_t peer_timeout_us;
-	/** Told of peers going down and coming back; may be NULL. */
+	/** Told of the peers' events (enum dprpc_peer_event); may be NULL. */
 	dprpc_peer_event_fn_t peer_event;
 	void *peer_event_arg;
 	/** RRefs: most values owned plus user references held at once by

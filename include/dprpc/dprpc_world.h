@@ -30,24 +30,31 @@ enum dprpc_peer_state {
 	DPRPC_PEER_LEFT = 3,
 };
 
-/**
- * Called when a peer is declared down (@p up false: its pending calls have
- * just failed with -EHOSTDOWN), when a peer declared down is heard from
- * again (@p up true), and when a worker joins the world (@p up true, @p rank
- * at least the world size before it: the event DPRPC_PEER_JOINED, see
- * DPRPC_PEER_JOINED() below).  Runs on the polling thread; must not block.
- */
-typedef void (*dprpc_peer_event_fn_t)(
-	struct dprpc_agent *agent, unsigned int rank, bool up, void *arg);
+/** What happened to a peer, as the application's peer_event is told. */
+enum dprpc_peer_event {
+	/** Declared down (silent for peer_timeout_us): its pending calls have
+	 * just failed with -EHOSTDOWN; new ones fail until it is heard from. */
+	DPRPC_PEER_EVENT_DOWN = 0,
+	/** A peer declared down was heard from again, the same incarnation. */
+	DPRPC_PEER_EVENT_UP = 1,
+	/** A new incarnation of the peer was heard from (it restarted): the
+	 * calls pending to the old one have just failed with -ECONNRESET. */
+	DPRPC_PEER_EVENT_RESTARTED = 2,
+	/** A worker joined the world with this rank (dprpc_world_join()). */
+	DPRPC_PEER_EVENT_JOINED = 3,
+	/** The peer left the world gracefully (dprpc_world_leave()): its
+	 * pending calls have just failed with -ESHUTDOWN. */
+	DPRPC_PEER_EVENT_LEFT = 4,
+};
 
 /**
- * Whether a peer_event call with @p up true told of a worker that joined
- * the world (DPRPC_PEER_JOINED) rather than of one heard from again: true
- * while the joiner has not been heard from yet, which holds during the
- * call (the joiner is told its rank only after every member knows it).
- * Any thread; false for a NULL @p agent or an unknown @p rank.
+ * Told of an event of a peer (dprpc_agent_conf.peer_event): @p rank the
+ * peer's, @p event what happened.  A restarted peer that had been
+ * declared down is told RESTARTED, then UP.  Runs on the polling thread;
+ * must not block.
  */
-#define DPRPC_PEER_JOINED(agent, rank) (dprpc_worker_state((agent), (rank)) == DPRPC_PEER_UNKNOWN)
+typedef void (*dprpc_peer_event_fn_t)(
+	struct dprpc_agent *agent, unsigned int rank, enum dprpc_peer_event event, void *arg);
 
 /** Longest worker name, including the terminating NUL. */
 #define DPRPC_NAME_MAX 32
@@ -129,8 +136,8 @@ int dprpc_world_wait(struct dprpc_agent *agent, uint64_t timeout_us, char *missi
  * and new ones at once with ESHUTDOWN, what it holds for it as a server is
  * freed, it neither pings it nor declares it down any more, and frames of
  * this incarnation do not bring it back; a new incarnation (the worker
- * restarted) is UP again when heard from.  Its peer_event is not called:
- * nothing went down.  Call it once the worker's work is done (its own calls
+ * restarted) is UP again when heard from.  Its peer_event is told
+ * DPRPC_PEER_EVENT_LEFT (not DOWN).  Call it once the worker's work is done (its own calls
  * answered), then dprpc_agent_destroy(); meanwhile the agent still answers
  * requests.
  * @param timeout_us 0 waits without limit.
@@ -152,7 +159,7 @@ int dprpc_world_leave(struct dprpc_agent *agent, uint64_t timeout_us);
  * docs/worlds.md).  A CONTROL JOIN is sent
  * to it every 10 ms until answered; it relays to the world's assigner (its
  * lowest rank up), which gives the joiner the next unused rank, tells every
- * member (each calls its peer_event, DPRPC_PEER_JOINED) and, once all have
+ * member (each tells its peer_event DPRPC_PEER_EVENT_JOINED) and, once all have
  * acknowledged, has the member answer with the rank and every worker.
  * Then it waits until it has heard from every member (the rendezvous of
  * dprpc_world_wait(), within the same @p timeout_us).  When it returns 0

@@ -67,14 +67,16 @@ static atomic_uint downs, ups;
 static atomic_int down_rank = -1;
 
 static void
-on_peer(struct dprpc_agent *a, unsigned int rank, bool up, void *arg)
+on_peer(struct dprpc_agent *a, unsigned int rank, enum dprpc_peer_event ev, void *arg)
 {
 	(void)a;
 	(void)arg;
-	if (up) {
+	if (ev == DPRPC_PEER_EVENT_UP) {
 		atomic_fetch_add(&ups, 1);
 		return;
 	}
+	if (ev != DPRPC_PEER_EVENT_DOWN)
+		return;
 	atomic_store(&down_rank, (int)rank);
 	atomic_fetch_add(&downs, 1);
 }
