@@ -109,7 +109,7 @@ struct co_ctx {
 	unsigned int world_n;
 	uint32_t h_gather; /* dprpc_handler_id(CO_HANDLER) */
 	uint64_t tsc_hz;
-	bool shutdown_live; /* conf.shutdown_live: the shutdown's barrier */
+	bool shutdown_live; /* conf.liveness.shutdown_live: the shutdown's barrier */
 
 	/* Restarts of other workers (peer_event, the poller): restart_gen
 	 * counts them, restart_at[r] is its value at rank r's last.  A group

@@ -368,7 +368,7 @@ co_ctx_create(struct dprpc_agent *a, const struct dprpc_agent_conf *c, void **st
 	ctx->world_n = dprpc_world_size(a);
 	ctx->tsc_hz = rte_get_tsc_hz();
 	ctx->h_gather = dprpc_handler_id(CO_HANDLER);
-	ctx->shutdown_live = c->shutdown_live;
+	ctx->shutdown_live = c->liveness.shutdown_live;
 	/* Plain initialisation: the context is not shared until the agent
 	 * is (published with it). */
 	atomic_init(&ctx->held, 0);

@@ -1,7 +1,7 @@
 /* SPDX-License-Identifier: BSD-3-Clause */
 /*
  * Graceful shutdown (dprpc_shutdown(), PyTorch's shutdown(graceful)): a
- * barrier of the world (or of the live world, conf.shutdown_live), then the application's calls refused, what is in
+ * barrier of the world (or of the live world, conf.liveness.shutdown_live), then the application's calls refused, what is in
  * flight drained, RRefs released, the world left (dprpc_world_leave(): the
  * others forget this worker, none declares it down) and the agent
  * destroyed.
@@ -55,7 +55,8 @@ co_drain(struct dprpc_agent *a, bool requests, uint64_t deadline)
 	struct dprpc_agent_usage u;
 
 	do {
-		if (dprpc_agent_usage_get(a, &u) == 0 && u.calls == 0 && (!requests || u.requests == 0))
+		if (dprpc_agent_usage_get(a, &u) == 0 && u.calls == 0 &&
+			(!requests || u.requests == 0))
 			return;
 		if (dp_agent_has_io_lcore(a) || dprpc_poll(a, 32) <= 0)
 			usleep(100);
@@ -106,7 +107,7 @@ dprpc_shutdown(
 	deadline = timeout_us == 0 || until >= UINT64_MAX ? UINT64_MAX : (uint64_t)until;
 
 	/* 1. Everyone is done with its own work: the whole world, or the
-	 * live world (conf.shutdown_live: those declared down left out). */
+	 * live world (conf.liveness.shutdown_live: those declared down left out). */
 	ctx = dp_ext_state(a, &co_extension);
 	world = ctx != NULL && ctx->shutdown_live ? DPRPC_WORLD_LIVE : 0;
 	left = co_left_us(deadline);

@@ -32,14 +32,14 @@ main(int argc, char **argv)
 	rc |= rte_eth_dev_start(0);
 	dprpc_agent_conf_init(&c);
 	c.world = "a 0 02:00:00:00:00:01 10.0.0.1 7000; b 1 02:00:00:00:00:02 10.0.0.2 7000";
-	c.port_id = 0;
-	c.port_ready = true; /* configured and started by the application, which keeps it */
-	c.handlers = &(const struct dprpc_handler_def){.name = "ping", .fn = pong};
-	c.nb_handlers = 1;
+	c.port.id = 0;
+	c.port.ready = true; /* configured and started by the application, which keeps it */
+	c.serve.handlers = &(const struct dprpc_handler_def){.name = "ping", .fn = pong};
+	c.serve.nb_handlers = 1;
 	for (int i = 0; i < 2; i++) {
 		c.name = i ? "b" : "a";
-		c.rx_queue = 1 + i;
-		c.tx_queue = 2 - i;
+		c.port.rx_queue = 1 + i;
+		c.port.tx_queue = 2 - i;
 		ag[i] = rc == 0 ? dprpc_agent_create(&c) : NULL;
 	}
 	struct dprpc_future *f = dprpc_rpc_async(ag[0], "b", "ping", NULL, 0, 60000000);

@@ -40,8 +40,8 @@ main(int argc, char **argv)
 	dprpc_agent_conf_init(&conf);
 	conf.name = me;
 	conf.world = world; /* only memif links: no MAC, IPv4 or port to give */
-	conf.handlers = handlers;
-	conf.nb_handlers = 1;
+	conf.serve.handlers = handlers;
+	conf.serve.nb_handlers = 1;
 	a = dprpc_agent_create(&conf); /* makes the folder if it is missing */
 	if (a == NULL || dprpc_world_wait(a, 10 * 1000 * 1000, missing, sizeof(missing)) != 0) {
 		fprintf(stderr, "%s: no world (missing: %s)\n", me, a ? missing : "-");

@@ -311,7 +311,7 @@ main(int argc, char **argv)
 	dprpc_agent_conf_init(&conf);
 	conf.name = name;
 	conf.world = world;
-	conf.port_id = 0;
+	conf.port.id = 0;
 	a = dprpc_agent_create(&conf);
 	if (a == NULL) {
 		fprintf(stderr, "agent: %s\n", rte_strerror(rte_errno));

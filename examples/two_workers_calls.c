@@ -38,8 +38,9 @@ main(int argc, char **argv)
 	dprpc_agent_conf_init(&conf);
 	conf.name = me;
 	conf.world = world;
-	conf.handlers = &(const struct dprpc_handler_def){.name = "echo", .fn = echo}; /* inline */
-	conf.nb_handlers = 1;
+	conf.serve.handlers =
+		&(const struct dprpc_handler_def){.name = "echo", .fn = echo}; /* inline */
+	conf.serve.nb_handlers = 1;
 	struct dprpc_agent *a = dprpc_eal_init_local(NULL) == 0 ? dprpc_agent_create(&conf) : NULL;
 	const char *peer = a ? dprpc_worker_name(a, 1 - dprpc_agent_rank(a)) : "-"; /* the other */
 	int rc = dprpc_world_wait(a, 60000000, NULL, 0); /* the rendezvous: everyone is here */

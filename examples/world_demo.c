@@ -444,12 +444,12 @@ main(int argc, char **argv)
 	dprpc_agent_conf_init(&c);
 	c.name = name;
 	c.world = world;
-	c.io_lcore = 1;
-	c.peer_event = peer_event;
+	c.lcores.io = 1;
+	c.liveness.peer_event = peer_event;
 	/* Registered by create, before its io lcore lets the others hear
 	 * from this worker (and call it). */
-	c.handlers = handlers;
-	c.nb_handlers = sizeof(handlers) / sizeof(handlers[0]);
+	c.serve.handlers = handlers;
+	c.serve.nb_handlers = sizeof(handlers) / sizeof(handlers[0]);
 	a = dprpc_agent_create(&c);
 	if (a == NULL)
 		FAIL(3, "agent: %s", rte_strerror(rte_errno));

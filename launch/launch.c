@@ -41,6 +41,9 @@ dprpc_launch_conf_init(struct dprpc_launch_conf *conf)
 	memset(conf, 0, sizeof(*conf));
 	conf->rank = -1;
 	conf->world_size = -1;
+	conf->timeout_us = DPRPC_LAUNCH_TIMEOUT_DEFAULT_US;
+	conf->eal_mem_mb = DPRPC_LAUNCH_MEM_DEFAULT_MB;
+	conf->eal_lcores = 2;
 	dprpc_agent_conf_init(&conf->agent);
 }
 
@@ -107,8 +110,10 @@ ln_eal_up(const struct dprpc_launch_conf *c, unsigned int rank, char *err, size_
 	struct dprpc_eal_local_conf lc;
 	int argc = 0, rc;
 
-	if (c->eal_lcores > 2) {
-		ln_err(err, errlen, "eal_lcores %u: at most 2", c->eal_lcores);
+	if (c->eal_lcores < 1 || c->eal_lcores > 2 || c->eal_mem_mb == 0) {
+		ln_err(err, errlen,
+			"eal_lcores %u, eal_mem_mb %u: want 1 or 2 lcores, 1 MB or more",
+			c->eal_lcores, c->eal_mem_mb);
 		return -EINVAL;
 	}
 	if (c->eal_args == NULL) {
@@ -117,7 +122,7 @@ ln_eal_up(const struct dprpc_launch_conf *c, unsigned int rank, char *err, size_
 		snprintf(tag, sizeof(tag), "%u", rank);
 		dprpc_eal_local_conf_init(&lc);
 		lc.tag = tag;
-		lc.mem_mb = c->eal_mem_mb ? c->eal_mem_mb : DPRPC_LAUNCH_MEM_DEFAULT_MB;
+		lc.mem_mb = c->eal_mem_mb;
 		lc.lcores = c->eal_lcores;
 		rc = dprpc_eal_init_local(&lc);
 		if (rc < 0) {
@@ -251,11 +256,11 @@ dprpc_launch(const struct dprpc_launch_conf *c, char *err, size_t errlen)
 	ac = c->agent;
 	ac.name = c->name;
 	ac.world = c->world != NULL ? c->world : world;
-	if (ac.io_lcore == DPRPC_LCORE_NONE) {
+	if (ac.lcores.io == DPRPC_LCORE_NONE) {
 		unsigned int l = rte_get_next_lcore(-1, 1, 0);
 
 		if (l < RTE_MAX_LCORE)
-			ac.io_lcore = l;
+			ac.lcores.io = l;
 	}
 	a = dprpc_agent_create(&ac);
 	if (a == NULL) {
@@ -263,8 +268,7 @@ dprpc_launch(const struct dprpc_launch_conf *c, char *err, size_t errlen)
 		ln_err(err, errlen, "the agent: %s", rte_strerror(rte_errno));
 		goto fail;
 	}
-	rc = dprpc_world_wait(a, c->timeout_us ? c->timeout_us : DPRPC_LAUNCH_TIMEOUT_DEFAULT_US,
-		missing, sizeof(missing));
+	rc = dprpc_world_wait(a, c->timeout_us, missing, sizeof(missing));
 	if (rc < 0) {
 		ln_err(err, errlen, "rendezvous: %s%s%s", strerror(-rc),
 			rc == -ETIMEDOUT ? "; not heard from: " : "",

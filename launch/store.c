@@ -410,8 +410,7 @@ dprpc_store_rendezvous(const char *host, uint16_t port, const char *name, unsign
 	unsigned int world_size, const char *run_dir, uint64_t timeout_us, char *world, size_t cap,
 	char *err, size_t errlen)
 {
-	uint64_t deadline =
-		ln_now_us() + (timeout_us ? timeout_us : DPRPC_LAUNCH_TIMEOUT_DEFAULT_US);
+	uint64_t deadline = timeout_us != 0 ? ln_now_us() + timeout_us : UINT64_MAX;
 	struct sockaddr_in sa;
 	int lfd, rc, one = 1;
 

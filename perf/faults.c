@@ -14,7 +14,7 @@
  * refusal's retry-after hint beside the work then queued, the caller's
  * resends and the server's HELD answers, and the longest gap of the
  * caller's polling loop (a CPU stall shows there).  No loss: every resend
- * is one too many.  --declared-us: the server's conf.service_time_us
+ * is one too many.  --declared-us: the server's conf.serve.service_time_us
  * (default 0: none declared), what a cold pool hints before it has
  * measured a request.
  *
@@ -136,24 +136,24 @@ make_agent(const struct faults_opts *o, bool server)
 	dprpc_agent_conf_init(&c);
 	c.name = server ? "b" : "a";
 	c.world = FAULTS_WORLD;
-	c.port_id = server ? port_b : port_a;
-	c.mbuf_pool = mp;
-	c.keepalive_us = 0;
-	c.peer_timeout_us = 0;
-	c.max_outstanding = o->calls;
+	c.port.id = server ? port_b : port_a;
+	c.port.mbuf_pool = mp;
+	c.liveness.keepalive_us = 0;
+	c.liveness.peer_timeout_us = 0;
+	c.calls.max_outstanding = o->calls;
 	if (server) {
-		c.io_lcore = 1;
-		c.nb_handler_lcores = 1;
-		c.handler_lcores[0] = 2;
-		c.max_requests = 2 * o->calls;
-		c.peer_requests_max = 2 * o->calls;
-		c.handler_queue_max = o->cancel ? o->calls : o->queue;
-		c.service_time_us = o->declared_us;
+		c.lcores.io = 1;
+		c.lcores.nb_pool = 1;
+		c.lcores.pool[0] = 2;
+		c.serve.max_requests = 2 * o->calls;
+		c.serve.peer_requests_max = 2 * o->calls;
+		c.serve.handler_queue_max = o->cancel ? o->calls : o->queue;
+		c.serve.service_time_us = o->declared_us;
 	} else if (o->loss_ppm != 0) {
-		c.fault_tx.drop_ppm = o->loss_ppm;
-		c.fault_tx.seed = 16;
-		c.fault_rx.drop_ppm = o->loss_ppm;
-		c.fault_rx.seed = 61;
+		c.faults.tx.drop_ppm = o->loss_ppm;
+		c.faults.tx.seed = 16;
+		c.faults.rx.drop_ppm = o->loss_ppm;
+		c.faults.rx.seed = 61;
 	}
 	ag = dprpc_agent_create(&c);
 	if (ag == NULL)

@@ -132,13 +132,13 @@ perf_rpc_agent(const char *name, uint16_t port)
 	dprpc_agent_conf_init(&c);
 	c.name = name;
 	c.world = PERF_WORLD;
-	c.port_id = port;
-	c.max_outstanding = perf_max_outstanding;
-	c.default_timeout_us = 5 * 1000 * 1000;
+	c.port.id = port;
+	c.calls.max_outstanding = perf_max_outstanding;
+	c.calls.timeout_us = 5 * 1000 * 1000;
 	if (perf_retransmit_us >= 0)
-		c.retransmit_us = (uint32_t)perf_retransmit_us;
+		c.calls.retransmit_us = (uint32_t)perf_retransmit_us;
 	if (perf_inline_wait_us >= 0)
-		c.inline_wait_max_us = (uint32_t)perf_inline_wait_us;
+		c.serve.inline_wait_max_us = (uint32_t)perf_inline_wait_us;
 	a = dprpc_agent_create(&c);
 	if (a == NULL)
 		fprintf(stderr, "dprpc-perf: agent %s: %s\n", name, rte_strerror(rte_errno));

@@ -235,11 +235,11 @@ world_worker(const struct perf_opts *o, unsigned int i, unsigned int n, const ch
 	dprpc_agent_conf_init(&c);
 	c.name = name;
 	c.world = world;
-	c.io_lcore = 1;
-	c.handlers = &echo_def;
-	c.nb_handlers = 1;
+	c.lcores.io = 1;
+	c.serve.handlers = &echo_def;
+	c.serve.nb_handlers = 1;
 	if (o->retransmit_us >= 0)
-		c.retransmit_us = (uint64_t)o->retransmit_us;
+		c.calls.retransmit_us = (uint64_t)o->retransmit_us;
 	res->init_ns = mono_ns();
 	W.a = dprpc_agent_create(&c);
 	if (W.a == NULL) {

@@ -76,21 +76,21 @@ rr_ctx_create(struct dprpc_agent *a, const struct dprpc_agent_conf *c, void **st
 		return -ENOMEM;
 	ctx->a = a;
 	ctx->rank = (uint16_t)dprpc_agent_rank(a);
-	ctx->max_msg = c->max_msg_size;
-	ctx->value_free = c->rref_value_free;
-	ctx->value_free_arg = c->rref_value_free_arg;
+	ctx->max_msg = c->calls.max_msg_size;
+	ctx->value_free = c->rrefs.value_free;
+	ctx->value_free_arg = c->rrefs.value_free_arg;
 	*state = ctx;
 	/* Plain initialisation: the context is not shared until the agent
 	 * is (see the file comment). */
 	atomic_init(&ctx->next_id, 1);
 	/* Fork data never rebuilt lives the default timeout (peers.c). */
 	ctx->fork_timeout_tsc =
-		(uint64_t)((__uint128_t)c->default_timeout_us * rte_get_tsc_hz() / 1000000);
+		(uint64_t)((__uint128_t)c->calls.timeout_us * rte_get_tsc_hz() / 1000000);
 	ctx->sweep_period_tsc = RTE_MAX(ctx->fork_timeout_tsc / 8, rte_get_tsc_hz() / 1000);
 	ctx->sweep_period_tsc = RTE_MIN(ctx->sweep_period_tsc, rte_get_tsc_hz());
-	ctx->fpool = dprpc_future_pool_create(c->max_rrefs, c->max_rrefs * 2);
+	ctx->fpool = dprpc_future_pool_create(c->rrefs.max, c->rrefs.max * 2);
 	snprintf(name, sizeof(name), "dprr_%u", dp_agent_instance(a));
-	ctx->retry = rte_ring_create(name, RR_RETRY_RING, c->socket_id, RING_F_SC_DEQ);
+	ctx->retry = rte_ring_create(name, RR_RETRY_RING, c->port.socket_id, RING_F_SC_DEQ);
 	ctx->owners = cds_lfht_new_flavor(
 		1024, 1024, 0, CDS_LFHT_AUTO_RESIZE | CDS_LFHT_ACCOUNTING, &urcu_qsbr_flavor, NULL);
 	ctx->forks = cds_lfht_new_flavor(

@@ -241,7 +241,7 @@ struct rr_ctx {
 	 * rr_remove(), counted off by their callback (table.c).  The
 	 * teardown waits for 0 instead of a urcu_qsbr_barrier(). */
 	_Atomic uint64_t rcu_pending;
-	/* dprpc_agent_conf.rref_value_free and its argument (set at creation). */
+	/* dprpc_agent_conf.rrefs.value_free and its argument (set at creation). */
 	void (*value_free)(const void *value, size_t len, void *arg);
 	void *value_free_arg;
 };

@@ -260,7 +260,7 @@ h_echo(struct dprpc_request *req, void *arg)
 	return dpt_echo(req, arg);
 }
 
-/* conf.shutdown_live of the agents made from now on. */
+/* conf.liveness.shutdown_live of the agents made from now on. */
 static bool shutdown_live;
 
 static struct dprpc_agent *
@@ -272,18 +272,18 @@ make_agent(int i, uint32_t peer_timeout_us)
 	dprpc_agent_conf_init(&c);
 	c.name = names[i];
 	c.world = WORLD4;
-	c.port_id = sw.port[i];
-	c.mbuf_pool = mp;
-	c.max_outstanding = 256;
-	c.max_rrefs = 1024;
-	c.keepalive_us = 50 * 1000;
-	c.peer_timeout_us = peer_timeout_us;
-	c.shutdown_live = shutdown_live;
+	c.port.id = sw.port[i];
+	c.port.mbuf_pool = mp;
+	c.calls.max_outstanding = 256;
+	c.rrefs.max = 1024;
+	c.liveness.keepalive_us = 50 * 1000;
+	c.liveness.peer_timeout_us = peer_timeout_us;
+	c.liveness.shutdown_live = shutdown_live;
 	/* No bound on the inline backlog: under ASan in CI, a's poller
 	 * behind for 11.8 ms answered a nested fan-out -EBUSY ("worker a:
 	 * inline backlog 11801 us old", nested_fan_out_under_load).  These
 	 * tests are about collectives and nested calls, not overload. */
-	c.inline_wait_max_us = DPRPC_INLINE_WAIT_UNBOUNDED;
+	c.serve.inline_wait_max_us = DPRPC_INLINE_WAIT_UNBOUNDED;
 	x = dprpc_agent_create(&c);
 	cr_assert_not_null(x, "agent %s: %s", names[i], rte_strerror(rte_errno));
 	cr_assert_eq(dprpc_register(x, "chain", h_chain, NULL, DPRPC_HANDLER_INLINE), 0);
@@ -847,7 +847,7 @@ end_with_dead(int dead)
  * begin at once passes among them once the leader declares d down while
  * it waits (members a, b, c: d left out); once each declared d down, a
  * barrier of the whole world fails at once naming d, a second live gather
- * passes (#2), and their graceful shutdowns (conf.shutdown_live) return 0:
+ * passes (#2), and their graceful shutdowns (conf.liveness.shutdown_live) return 0:
  * a barrier waiting for d would have failed -ETIMEDOUT after 30 s, or
  * -EHOSTDOWN naming d. */
 Test(collective, live_world_leaves_out_a_member_declared_down)

@@ -53,11 +53,11 @@ make_agent(const char *name, const char *sock, bool server, struct rte_mempool *
 	dprpc_agent_conf_init(&c);
 	c.name = name;
 	c.world = DPT_WORLD2;
-	c.vdev = vdev;
-	c.mbuf_pool = mp;
-	c.io_lcore = server ? 1 : DPRPC_LCORE_NONE;
-	c.keepalive_us = 50 * 1000;
-	c.peer_timeout_us = peer_timeout_us;
+	c.port.vdev = vdev;
+	c.port.mbuf_pool = mp;
+	c.lcores.io = server ? 1 : DPRPC_LCORE_NONE;
+	c.liveness.keepalive_us = 50 * 1000;
+	c.liveness.peer_timeout_us = peer_timeout_us;
 	return dprpc_agent_create(&c);
 }
 

@@ -71,30 +71,30 @@ start_agents(const struct dprpc_fault_conf *a_tx, const struct dprpc_fault_conf 
 	dprpc_agent_conf_init(&c);
 	c.name = "a";
 	c.world = DPT_WORLD2;
-	c.port_id = pair.port_a;
-	c.mbuf_pool = mp;
-	c.retransmit_us = retransmit_us;
-	c.keepalive_us = 0;
-	c.peer_timeout_us = 0;
+	c.port.id = pair.port_a;
+	c.port.mbuf_pool = mp;
+	c.calls.retransmit_us = retransmit_us;
+	c.liveness.keepalive_us = 0;
+	c.liveness.peer_timeout_us = 0;
 	if (a_max_out != 0)
-		c.max_outstanding = a_max_out;
+		c.calls.max_outstanding = a_max_out;
 	if (a_tx != NULL)
-		c.fault_tx = *a_tx;
+		c.faults.tx = *a_tx;
 	a = dprpc_agent_create(&c);
 	cr_assert_not_null(a, "%s", rte_strerror(rte_errno));
 	dprpc_agent_conf_init(&c);
 	c.name = "b";
 	c.world = DPT_WORLD2;
-	c.port_id = pair.port_b;
-	c.mbuf_pool = mp;
-	c.io_lcore = 1;
-	c.retransmit_us = retransmit_us;
-	c.keepalive_us = 0;
-	c.peer_timeout_us = 0;
+	c.port.id = pair.port_b;
+	c.port.mbuf_pool = mp;
+	c.lcores.io = 1;
+	c.calls.retransmit_us = retransmit_us;
+	c.liveness.keepalive_us = 0;
+	c.liveness.peer_timeout_us = 0;
 	if (b_max_out != 0)
-		c.max_outstanding = b_max_out;
+		c.calls.max_outstanding = b_max_out;
 	if (b_tx != NULL)
-		c.fault_tx = *b_tx;
+		c.faults.tx = *b_tx;
 	b = dprpc_agent_create(&c);
 	cr_assert_not_null(b, "%s", rte_strerror(rte_errno));
 	cr_assert_eq(dprpc_register(b, "echo", dpt_counting_echo, &runs, DPRPC_HANDLER_INLINE), 0);

@@ -179,19 +179,19 @@ make_agent(const char *name, int port, bool server, const struct dprpc_fault_con
 	dprpc_agent_conf_init(&c);
 	c.name = name;
 	c.world = DPT_WORLD2;
-	c.port_id = port;
-	c.mbuf_pool = mp;
+	c.port.id = port;
+	c.port.mbuf_pool = mp;
 	/* No resends, no keep-alives: every frame is a call or its one
 	 * answer, so a second answer would show as a stale response. */
-	c.retransmit_us = 0;
-	c.keepalive_us = 0;
-	c.peer_timeout_us = 0;
+	c.calls.retransmit_us = 0;
+	c.liveness.keepalive_us = 0;
+	c.liveness.peer_timeout_us = 0;
 	if (ftx != NULL)
-		c.fault_tx = *ftx;
+		c.faults.tx = *ftx;
 	if (server) {
-		c.io_lcore = 1;
-		c.nb_handler_lcores = 1;
-		c.handler_lcores[0] = 2;
+		c.lcores.io = 1;
+		c.lcores.nb_pool = 1;
+		c.lcores.pool[0] = 2;
 	}
 	ag = dprpc_agent_create(&c);
 	cr_assert_not_null(ag, "agent %s: %s", name, rte_strerror(rte_errno));

@@ -93,14 +93,15 @@ make_agent(unsigned int i, unsigned int cap, const struct dprpc_fault_conf *frx)
 			names[i], i + 1, i + 1, i + 1);
 		c.world = world;
 	}
-	c.port_id = sw.port[i];
-	c.mbuf_pool = mp;
-	c.max_rrefs = 1024;
-	c.max_workers = cap;
-	c.peer_event = on_peer;
-	c.peer_event_arg = (void *)(uintptr_t)i;
+	c.port.id = sw.port[i];
+	c.port.mbuf_pool = mp;
+	c.rrefs.max = 1024;
+	if (cap != 0)
+		c.max_workers = cap;
+	c.liveness.peer_event = on_peer;
+	c.liveness.peer_event_arg = (void *)(uintptr_t)i;
 	if (frx != NULL)
-		c.fault_rx = *frx;
+		c.faults.rx = *frx;
 	x = dprpc_agent_create(&c);
 	cr_assert_not_null(x, "agent %s: %s", names[i], rte_strerror(rte_errno));
 	cr_assert_eq(
@@ -379,8 +380,8 @@ Test(join, address_taken_fails_eexist)
 	dprpc_agent_conf_init(&c);
 	c.name = "x";
 	c.world = "x - 02:00:00:00:00:04 10.0.0.1 7001";
-	c.port_id = sw.port[3];
-	c.mbuf_pool = mp;
+	c.port.id = sw.port[3];
+	c.port.mbuf_pool = mp;
 	x = dprpc_agent_create(&c);
 	cr_assert_not_null(x);
 	atomic_store(&ag[3], x);
@@ -442,8 +443,8 @@ Test(join, a_restarted_joiner_takes_its_rank_back)
 	dprpc_agent_conf_init(&c);
 	c.name = "d";
 	c.world = "d - 02:00:00:00:00:05 10.0.0.5 7005";
-	c.port_id = sw.port[4];
-	c.mbuf_pool = mp;
+	c.port.id = sw.port[4];
+	c.port.mbuf_pool = mp;
 	x = dprpc_agent_create(&c);
 	cr_assert_not_null(x, "%s", rte_strerror(rte_errno));
 	atomic_store(&ag[4], x);
@@ -547,11 +548,11 @@ make_memif_agent(unsigned int i)
 	dprpc_agent_conf_init(&c);
 	c.name = names[i];
 	c.world = world;
-	c.nb_mbufs = 4095;
-	c.peer_event = on_peer;
-	c.peer_event_arg = (void *)(uintptr_t)i;
+	c.port.nb_mbufs = 4095;
+	c.liveness.peer_event = on_peer;
+	c.liveness.peer_event_arg = (void *)(uintptr_t)i;
 	if (i < 3)
-		c.io_lcore = i + 1;
+		c.lcores.io = i + 1;
 	x = dprpc_agent_create(&c);
 	cr_assert_not_null(x, "agent %s: %s", names[i], rte_strerror(rte_errno));
 	cr_assert_eq(

@@ -41,11 +41,11 @@ setup(void)
 		dprpc_agent_conf_init(&c);
 		c.name = names[i];
 		c.world = DPT_WORLD3;
-		c.port_id = sw.port[i];
-		c.mbuf_pool = mp;
-		c.keepalive_us = 0;
-		c.retransmit_us = 0; /* no loss here: nothing to resend */
-		c.peer_timeout_us = i == 0 ? TIMEOUT_US : 0;
+		c.port.id = sw.port[i];
+		c.port.mbuf_pool = mp;
+		c.liveness.keepalive_us = 0;
+		c.calls.retransmit_us = 0; /* no loss here: nothing to resend */
+		c.liveness.peer_timeout_us = i == 0 ? TIMEOUT_US : 0;
 		ag[i] = dprpc_agent_create(&c);
 		cr_assert_not_null(ag[i], "%s: %s", names[i], rte_strerror(rte_errno));
 		cr_assert_eq(

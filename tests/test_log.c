@@ -183,7 +183,7 @@ Test(log, dataplane_messages_are_dprpc_dataplane)
 	dprpc_agent_conf_init(&c);
 	c.name = "zz";
 	c.world = DPT_WORLD2;
-	c.port_id = pair.port_a;
+	c.port.id = pair.port_a;
 	cr_assert_null(dprpc_agent_create(&c));
 	cr_assert_eq(rte_errno, ENOENT);
 	cr_assert_eq(captured("agent zz: not in the world map", &m), 1u);
@@ -193,6 +193,51 @@ Test(log, dataplane_messages_are_dprpc_dataplane)
 	cr_assert_eq(rte_log_set_level((uint32_t)dp, RTE_LOG_CRIT), 0);
 	cr_assert_null(dprpc_agent_create(&c));
 	cr_assert_eq(captured("agent zz: not in the world map", &m), 1u);
+}
+
+/* A value out of range fails the creation with EINVAL, the message naming
+ * the field and its range; a conf nobody filled says so. */
+Test(log, a_range_error_names_the_field_and_its_range)
+{
+	struct dprpc_agent_conf c;
+	struct dpt_ring_pair pair;
+	const struct msg *m = NULL;
+
+	eal_up(NULL);
+	cr_assert_eq(dpt_ring_pair(&pair), 0);
+	capture_start();
+	dprpc_agent_conf_init(&c);
+	c.name = "a";
+	c.world = DPT_WORLD2;
+	c.port.id = pair.port_a;
+	c.calls.credits = 0;
+	cr_assert_null(dprpc_agent_create(&c));
+	cr_assert_eq(rte_errno, EINVAL);
+	cr_assert_eq(captured("agent a: conf.calls.credits = 0 is out of range [1, 1024]", &m), 1u);
+	c.calls.credits = 64;
+	c.serve.handler_queue_max = 4096;
+	cr_assert_null(dprpc_agent_create(&c));
+	cr_assert_eq(
+		captured("agent a: conf.serve.handler_queue_max = 4096 is out of range [1, 4095]",
+			&m),
+		1u);
+	c.serve.handler_queue_max = 16;
+	c.serve.peer_requests_max = c.serve.max_requests + 1;
+	cr_assert_null(dprpc_agent_create(&c));
+	cr_assert_eq(
+		captured("agent a: conf.serve.peer_requests_max = 1025 is out of range [0, 1024]",
+			&m),
+		1u);
+	c.serve.peer_requests_max = DPRPC_CONF_AUTO;
+	c.max_workers = 1; /* the map has two */
+	cr_assert_null(dprpc_agent_create(&c));
+	cr_assert_eq(captured("agent a: conf.max_workers = 1 is out of range [2, 64]", &m), 1u);
+	memset(&c, 0, sizeof(c));
+	c.name = "a";
+	c.world = DPT_WORLD2;
+	cr_assert_null(dprpc_agent_create(&c));
+	cr_assert_eq(rte_errno, EINVAL);
+	cr_assert_eq(captured("agent a: conf not filled by dprpc_agent_conf_init()", &m), 1u);
 }
 
 /* rref/'s leak report, under dprpc.rref: a holds a user of b's RRef when
@@ -213,15 +258,15 @@ Test(log, rref_messages_are_dprpc_rref)
 	cr_assert_not_null(mp);
 	dprpc_agent_conf_init(&c);
 	c.world = DPT_WORLD2;
-	c.mbuf_pool = mp;
+	c.port.mbuf_pool = mp;
 	c.name = "a";
-	c.port_id = pair.port_a;
-	c.io_lcore = 1;
+	c.port.id = pair.port_a;
+	c.lcores.io = 1;
 	ag[0] = dprpc_agent_create(&c);
 	cr_assert_not_null(ag[0], "%s", rte_strerror(rte_errno));
 	c.name = "b";
-	c.port_id = pair.port_b;
-	c.io_lcore = 2;
+	c.port.id = pair.port_b;
+	c.lcores.io = 2;
 	ag[1] = dprpc_agent_create(&c);
 	cr_assert_not_null(ag[1], "%s", rte_strerror(rte_errno));
 	cr_assert_eq(dprpc_register(ag[1], "make", dpt_echo, NULL, DPRPC_HANDLER_INLINE), 0);

@@ -40,8 +40,8 @@ setup(void)
 	dprpc_agent_conf_init(&c);
 	c.name = "a";
 	c.world = DPT_WORLD2;
-	c.port_id = (uint16_t)pair.port_a;
-	c.mbuf_pool = mp;
+	c.port.id = (uint16_t)pair.port_a;
+	c.port.mbuf_pool = mp;
 	agent = dprpc_agent_create(&c);
 	cr_assert_not_null(agent, "%s", rte_strerror(rte_errno));
 	fpool = dprpc_future_pool_create(8, 8);
@@ -107,7 +107,8 @@ Test(misuse, dprpc_eal_local_conf_init)
 	dprpc_eal_local_conf_init(NULL); /* must not crash */
 	memset(&c, 0xff, sizeof(c));
 	dprpc_eal_local_conf_init(&c);
-	cr_assert(c.tag == NULL && c.mem_mb == 0 && c.lcores == 0 && c.args == NULL);
+	cr_assert(c.tag == NULL && c.mem_mb == DPRPC_EAL_LOCAL_MEM_DEFAULT_MB && c.lcores == 2 &&
+		  c.args == NULL);
 }
 
 Test(misuse, dprpc_eal_init_local)
@@ -126,6 +127,11 @@ Test(misuse, dprpc_eal_init_local)
 	c.lcores = 3;
 	cr_assert_eq(dprpc_eal_init_local(&c), -EINVAL);
 	c.lcores = 0;
+	cr_assert_eq(dprpc_eal_init_local(&c), -EINVAL);
+	c.lcores = 2;
+	c.mem_mb = 0;
+	cr_assert_eq(dprpc_eal_init_local(&c), -EINVAL);
+	c.mem_mb = DPRPC_EAL_LOCAL_MEM_DEFAULT_MB;
 	memset(longer, 'x', sizeof(longer) - 1);
 	longer[sizeof(longer) - 1] = '\0';
 	c.args = longer;
@@ -159,18 +165,18 @@ Test(misuse, dprpc_agent_create)
 	assert_null_errno(dprpc_agent_create(&c), EINVAL); /* no name, no world */
 	c.name = "b";					   /* "a" is the fixture's */
 	c.world = DPT_WORLD2;
-	c.port_id = 0;
-	c.max_outstanding = 0;
+	c.port.id = 0;
+	c.calls.max_outstanding = 0;
 	assert_null_errno(dprpc_agent_create(&c), EINVAL);
 	dprpc_agent_conf_init(&c);
 	c.name = "b";
 	c.world = NULL;
-	c.port_id = 0;
+	c.port.id = 0;
 	assert_null_errno(dprpc_agent_create(&c), EINVAL);
 	dprpc_agent_conf_init(&c);
 	c.name = "b";
 	c.world = DPT_WORLD2;
-	c.port_id = RTE_MAX_ETHPORTS; /* no such port */
+	c.port.id = RTE_MAX_ETHPORTS; /* no such port */
 	assert_null_errno(dprpc_agent_create(&c), EINVAL);
 }
 
@@ -265,15 +271,18 @@ Test(misuse, dprpc_world_join)
 	dprpc_agent_conf_init(&c);
 	c.name = "z";
 	c.world = DPT_WORLD2 "z 2 02:00:00:00:00:03 10.0.0.3 7003\n";
-	c.vdev = "net_null_jz";
+	c.port.vdev = "net_null_jz";
 	c.max_workers = 2; /* below the map's 3 */
 	cr_assert_null(dprpc_agent_create(&c));
 	cr_assert_eq(rte_errno, EINVAL);
 	c.max_workers = DPRPC_MAX_WORKERS + 1;
 	cr_assert_null(dprpc_agent_create(&c));
 	cr_assert_eq(rte_errno, EINVAL);
+	c.max_workers = 0; /* a value, not "the default" */
+	cr_assert_null(dprpc_agent_create(&c));
+	cr_assert_eq(rte_errno, EINVAL);
 	/* A joiner's map is its own line alone. */
-	c.max_workers = 0;
+	c.max_workers = DPRPC_MAX_WORKERS;
 	c.world = "z - 02:00:00:00:00:03 10.0.0.3 7003; z - 02:00:00:00:00:04 10.0.0.4 7004";
 	cr_assert_null(dprpc_agent_create(&c));
 	cr_assert_eq(rte_errno, EINVAL);
@@ -1134,7 +1143,7 @@ Test(misuse, dprpc_launch_conf_init)
 	cr_assert_eq(c.rank, -1);
 	cr_assert_eq(c.world_size, -1);
 	cr_assert_null(c.name);
-	cr_assert_eq(c.agent.io_lcore, DPRPC_LCORE_NONE);
+	cr_assert_eq(c.agent.lcores.io, DPRPC_LCORE_NONE);
 }
 
 Test(misuse, dprpc_store_rendezvous)

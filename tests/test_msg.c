@@ -120,29 +120,29 @@ make(const char *name, int port, unsigned int io_lcore, const struct side *s)
 	dprpc_agent_conf_init(&c);
 	c.name = name;
 	c.world = DPT_WORLD2;
-	c.port_id = port;
-	c.mbuf_pool = mp;
-	c.io_lcore = io_lcore;
-	c.keepalive_us = 0;
-	c.peer_timeout_us = 0;
+	c.port.id = port;
+	c.port.mbuf_pool = mp;
+	c.lcores.io = io_lcore;
+	c.liveness.keepalive_us = 0;
+	c.liveness.peer_timeout_us = 0;
 	if (s != NULL) {
-		c.fault_tx = s->tx;
+		c.faults.tx = s->tx;
 		if (s->max_msg != 0)
-			c.max_msg_size = s->max_msg;
+			c.calls.max_msg_size = s->max_msg;
 		if (s->retransmit_us != 0)
-			c.retransmit_us = s->retransmit_us;
+			c.calls.retransmit_us = s->retransmit_us;
 		if (s->no_retransmit)
-			c.retransmit_us = 0;
+			c.calls.retransmit_us = 0;
 		if (s->credits != 0)
-			c.credits = s->credits;
+			c.calls.credits = s->credits;
 		if (s->max_requests != 0)
-			c.max_requests = s->max_requests;
+			c.serve.max_requests = s->max_requests;
 		if (s->handler_lcore != 0) {
-			c.nb_handler_lcores = 1;
-			c.handler_lcores[0] = s->handler_lcore;
+			c.lcores.nb_pool = 1;
+			c.lcores.pool[0] = s->handler_lcore;
 		}
 		if (s->inline_wait_us != 0)
-			c.inline_wait_max_us = s->inline_wait_us;
+			c.serve.inline_wait_max_us = s->inline_wait_us;
 	}
 	ag = dprpc_agent_create(&c);
 	cr_assert_not_null(ag, "agent %s: %s", name, rte_strerror(rte_errno));
@@ -583,14 +583,14 @@ Test(msg, limits_give_emsgsize)
 	echo_one(a, "b", 60 * 1024, 3);
 	/* Configuration bounds. */
 	dprpc_agent_conf_init(&c);
-	cr_assert_eq(c.max_msg_size, DPRPC_MAX_MSG_DEFAULT);
+	cr_assert_eq(c.calls.max_msg_size, DPRPC_MAX_MSG_DEFAULT);
 	c.name = "c";
 	c.world = DPT_WORLD2;
-	c.port_id = pair.port_a;
-	c.max_msg_size = DPRPC_MAX_MSG_LIMIT + 1;
+	c.port.id = pair.port_a;
+	c.calls.max_msg_size = DPRPC_MAX_MSG_LIMIT + 1;
 	cr_assert_null(dprpc_agent_create(&c));
-	c.max_msg_size = DPRPC_MAX_MSG_DEFAULT;
-	c.credits = 0;
+	c.calls.max_msg_size = DPRPC_MAX_MSG_DEFAULT;
+	c.calls.credits = 0;
 	cr_assert_null(dprpc_agent_create(&c));
 	free(big);
 }

@@ -103,8 +103,8 @@ conf_for(struct dprpc_agent_conf *c, const char *name, int port)
 	dprpc_agent_conf_init(c);
 	c->name = name;
 	c->world = DPT_WORLD2;
-	c->port_id = port;
-	c->mbuf_pool = mp;
+	c->port.id = port;
+	c->port.mbuf_pool = mp;
 }
 
 /* Create must fail with @err. */
@@ -159,15 +159,15 @@ Test(port, ready_port_keeps_its_queues_and_stays_started)
 	port_b = rte_eth_from_rings("dpt_q_b", &q.tx[2], 1, &q.rx[2], 1, SOCKET_ID_ANY);
 	cr_assert_geq(port_b, 0);
 	conf_for(&c, "b", port_b);
-	c.io_lcore = 1;
+	c.lcores.io = 1;
 	b = dprpc_agent_create(&c);
 	cr_assert_not_null(b, "%s", rte_strerror(rte_errno));
 	cr_assert_eq(dprpc_register(b, "echo", dpt_echo, NULL, DPRPC_HANDLER_INLINE), 0);
 
 	conf_for(&c, "a", q.port);
-	c.port_ready = true;
-	c.rx_queue = 2;
-	c.tx_queue = 2;
+	c.port.ready = true;
+	c.port.rx_queue = 2;
+	c.port.tx_queue = 2;
 	a = dprpc_agent_create(&c);
 	cr_assert_not_null(a, "%s", rte_strerror(rte_errno));
 	expect_port(q.port, NQ, true);
@@ -201,17 +201,17 @@ Test(port, ready_port_bad_queue_is_refused_untouched)
 	quad_make(&q);
 	app_configure(q.port, NQ, true);
 	conf_for(&c, "a", q.port);
-	c.port_ready = true;
-	c.rx_queue = NQ;
-	c.tx_queue = 0;
+	c.port.ready = true;
+	c.port.rx_queue = NQ;
+	c.port.tx_queue = 0;
 	expect_refused(&c, EINVAL);
 	expect_port(q.port, NQ, true);
-	c.rx_queue = 0;
-	c.tx_queue = NQ;
+	c.port.rx_queue = 0;
+	c.port.tx_queue = NQ;
 	expect_refused(&c, EINVAL);
 	expect_port(q.port, NQ, true);
-	c.rx_queue = UINT16_MAX;
-	c.tx_queue = UINT16_MAX;
+	c.port.rx_queue = UINT16_MAX;
+	c.port.tx_queue = UINT16_MAX;
 	expect_refused(&c, EINVAL);
 	expect_port(q.port, NQ, true);
 	expect_app_queue0_works(&q);
@@ -226,9 +226,9 @@ Test(port, ready_port_not_started_is_refused)
 
 	quad_make(&q);
 	conf_for(&c, "a", q.port);
-	c.port_ready = true;
-	c.rx_queue = 1;
-	c.tx_queue = 1;
+	c.port.ready = true;
+	c.port.rx_queue = 1;
+	c.port.tx_queue = 1;
 	/* Never configured (net_ring reports its rings as queues). */
 	expect_refused(&c, EINVAL);
 	expect_port(q.port, NQ, false);
@@ -311,14 +311,14 @@ Test(port, invalid_port_id_is_refused)
 	cr_assert_eq(dpt_ring_pair(&pair), 0);
 	for (int ready = 0; ready < 2; ready++) {
 		conf_for(&c, "a", RTE_MAX_ETHPORTS - 1);
-		c.port_ready = ready;
+		c.port.ready = ready;
 		expect_refused(&c, EINVAL);
 		conf_for(&c, "a", RTE_MAX_ETHPORTS);
-		c.port_ready = ready;
+		c.port.ready = ready;
 		expect_refused(&c, EINVAL);
 		/* Not a uint16_t: not an alias of port_a. */
 		conf_for(&c, "a", 0x10000 + pair.port_a);
-		c.port_ready = ready;
+		c.port.ready = ready;
 		expect_refused(&c, EINVAL);
 	}
 	expect_port((uint16_t)pair.port_a, 1, false);
@@ -333,15 +333,15 @@ Test(port, queues_and_port_ready_need_the_applications_port)
 
 	cr_assert_eq(dpt_ring_pair(&pair), 0);
 	conf_for(&c, "a", pair.port_a);
-	c.rx_queue = 1;
+	c.port.rx_queue = 1;
 	expect_refused(&c, EINVAL);
-	c.rx_queue = 0;
-	c.tx_queue = 1;
+	c.port.rx_queue = 0;
+	c.port.tx_queue = 1;
 	expect_refused(&c, EINVAL);
 	expect_port((uint16_t)pair.port_a, 1, false);
 	conf_for(&c, "a", -1);
-	c.vdev = "net_ring_dpt_never";
-	c.port_ready = true;
+	c.port.vdev = "net_ring_dpt_never";
+	c.port.ready = true;
 	expect_refused(&c, EINVAL);
 	cr_assert_eq(rte_eth_dev_count_avail(), 2u, "a vdev was created");
 }

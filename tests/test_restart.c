@@ -78,23 +78,23 @@ make(const char *name, int port, unsigned int max_out, uint32_t keepalive_us,
 	dprpc_agent_conf_init(&c);
 	c.name = name;
 	c.world = DPT_WORLD2;
-	c.port_id = port;
-	c.mbuf_pool = mp;
-	c.max_outstanding = max_out;
-	c.keepalive_us = keepalive_us;
-	c.peer_timeout_us = peer_timeout_us;
-	c.retransmit_us = retransmit_us;
+	c.port.id = port;
+	c.port.mbuf_pool = mp;
+	c.calls.max_outstanding = max_out;
+	c.liveness.keepalive_us = keepalive_us;
+	c.liveness.peer_timeout_us = peer_timeout_us;
+	c.calls.retransmit_us = retransmit_us;
 	/* No bound on the inline backlog: the test thread polls both agents,
 	 * so b's poller CPU time counts a's polls too, and under ASan a ring
 	 * of 1023 requests (or the 256 KiB messages' frames) stayed unread
 	 * past the default 10 ms: b answered the rest -EBUSY ("b ran 895
 	 * requests, 1023 were on the wire", "calls completed before the
 	 * restart").  Overload is not what these tests are about. */
-	c.inline_wait_max_us = DPRPC_INLINE_WAIT_UNBOUNDED;
+	c.serve.inline_wait_max_us = DPRPC_INLINE_WAIT_UNBOUNDED;
 	if (ftx != NULL)
-		c.fault_tx = *ftx;
-	c.peer_event = on_peer;
-	c.peer_event_arg = strcmp(name, "a") == 0 ? &a_events : NULL;
+		c.faults.tx = *ftx;
+	c.liveness.peer_event = on_peer;
+	c.liveness.peer_event_arg = strcmp(name, "a") == 0 ? &a_events : NULL;
 	ag = dprpc_agent_create(&c);
 	cr_assert_not_null(ag, "agent %s: %s", name, rte_strerror(rte_errno));
 	cr_assert_eq(dprpc_register(ag, "job", h_job, NULL, DPRPC_HANDLER_INLINE), 0);

@@ -79,8 +79,8 @@ server_main(void)
 	dprpc_agent_conf_init(&c);
 	c.name = "b";
 	c.world = DPT_WORLD2;
-	c.vdev = vdev;
-	c.io_lcore = 1;
+	c.port.vdev = vdev;
+	c.lcores.io = 1;
 	srv = dprpc_agent_create(&c);
 	if (srv == NULL)
 		_exit(11);
@@ -126,7 +126,7 @@ setup(void)
 	dprpc_agent_conf_init(&c);
 	c.name = "a";
 	c.world = DPT_WORLD2;
-	c.vdev = vdev;
+	c.port.vdev = vdev;
 	/* The memif client's probe fails until the server listens. */
 	for (int i = 0; i < 20000 && access(sock_path, F_OK) != 0; i++)
 		usleep(1000);

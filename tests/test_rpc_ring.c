@@ -100,13 +100,13 @@ make_agent(const char *name, int port, unsigned int io_lcore, unsigned int max_o
 	dprpc_agent_conf_init(&c);
 	c.name = name;
 	c.world = DPT_WORLD2;
-	c.port_id = port;
-	c.mbuf_pool = mp;
-	c.io_lcore = io_lcore;
-	c.max_outstanding = max_out;
+	c.port.id = port;
+	c.port.mbuf_pool = mp;
+	c.lcores.io = io_lcore;
+	c.calls.max_outstanding = max_out;
 	if (io_lcore != DPRPC_LCORE_NONE) {
-		c.nb_handler_lcores = 1;
-		c.handler_lcores[0] = 2;
+		c.lcores.nb_pool = 1;
+		c.lcores.pool[0] = 2;
 	}
 	ag = dprpc_agent_create(&c);
 	cr_assert_not_null(ag, "agent %s: %s", name, rte_strerror(rte_errno));
@@ -593,7 +593,7 @@ clock_ns(clockid_t clock)
 }
 
 /*
- * conf.waiters_park: a thread waiting 200 ms for a call, while the
+ * conf.lcores.waiters_park: a thread waiting 200 ms for a call, while the
  * application's napping loop polls, parks once its polls find nothing:
  * it spends under a quarter of the wait on the CPU (here about a tenth;
  * a waiter that polls until its future completes takes the free poll and
@@ -613,9 +613,9 @@ Test(rpc_ring, parked_waiters_leave_the_polling_to_the_application)
 	dprpc_agent_conf_init(&c);
 	c.name = "a";
 	c.world = DPT_WORLD2;
-	c.port_id = pair.port_a;
-	c.mbuf_pool = mp;
-	c.waiters_park = true;
+	c.port.id = pair.port_a;
+	c.port.mbuf_pool = mp;
+	c.lcores.waiters_park = true;
 	a = dprpc_agent_create(&c);
 	cr_assert_not_null(a, "%s", rte_strerror(rte_errno));
 	for (int round = 0; round < 2; round++) {
@@ -751,9 +751,9 @@ Test(rpc_ring, caller_with_its_own_io_lcore)
 	dprpc_agent_conf_init(&c);
 	c.name = "a";
 	c.world = DPT_WORLD2;
-	c.port_id = pair.port_a;
-	c.mbuf_pool = mp;
-	c.io_lcore = 3;
+	c.port.id = pair.port_a;
+	c.port.mbuf_pool = mp;
+	c.lcores.io = 3;
 	a = dprpc_agent_create(&c);
 	cr_assert_not_null(a, "%s", rte_strerror(rte_errno));
 	for (int i = 0; i < 200; i++) {
@@ -783,8 +783,8 @@ Test(rpc_ring, exhausted_mbufs_fail_cleanly)
 	dprpc_agent_conf_init(&c);
 	c.name = "a";
 	c.world = DPT_WORLD2;
-	c.port_id = pair.port_a;
-	c.mbuf_pool = small;
+	c.port.id = pair.port_a;
+	c.port.mbuf_pool = small;
 	a = dprpc_agent_create(&c);
 	cr_assert_not_null(a);
 	/* a takes b's incarnation for known (as if it had heard from b before
@@ -827,9 +827,9 @@ b_conf_init(struct dprpc_agent_conf *c, unsigned int io_lcore)
 	dprpc_agent_conf_init(c);
 	c->name = "b";
 	c->world = DPT_WORLD2;
-	c->port_id = pair.port_b;
-	c->mbuf_pool = mp;
-	c->io_lcore = io_lcore;
+	c->port.id = pair.port_b;
+	c->port.mbuf_pool = mp;
+	c->lcores.io = io_lcore;
 }
 
 /* A new incarnation of b in place of the current one, polled by lcore 1 or by nobody. */
@@ -854,11 +854,11 @@ make_b_with(const struct dprpc_handler_def *defs, unsigned int n, bool pool)
 
 	b_conf_init(&c, 1);
 	if (pool) {
-		c.nb_handler_lcores = 1;
-		c.handler_lcores[0] = 2;
+		c.lcores.nb_pool = 1;
+		c.lcores.pool[0] = 2;
 	}
-	c.handlers = defs;
-	c.nb_handlers = n;
+	c.serve.handlers = defs;
+	c.serve.nb_handlers = n;
 	return dprpc_agent_create(&c);
 }
 
@@ -1564,11 +1564,11 @@ Test(rpc_ring, calls_queued_behind_a_full_port_still_time_out)
 	dprpc_agent_conf_init(&c);
 	c.name = "a";
 	c.world = DPT_WORLD2;
-	c.port_id = pair.port_a;
-	c.mbuf_pool = mp;
-	c.io_lcore = 3; /* every call goes through tx_ring */
-	c.max_outstanding = N;
-	c.peer_timeout_us = 0; /* b stays UP (not EHOSTDOWN) however slow this is */
+	c.port.id = pair.port_a;
+	c.port.mbuf_pool = mp;
+	c.lcores.io = 3; /* every call goes through tx_ring */
+	c.calls.max_outstanding = N;
+	c.liveness.peer_timeout_us = 0; /* b stays UP (not EHOSTDOWN) however slow this is */
 	a = dprpc_agent_create(&c);
 	cr_assert_not_null(a, "%s", rte_strerror(rte_errno));
 	cr_assert_eq(dprpc_rpc_sync(a, "b", "echo", "x", 1, 0, NULL, NULL, NULL), 0);
@@ -1621,11 +1621,11 @@ Test(rpc_ring, a_silent_peer_gets_probes_not_a_storm_of_resends)
 	dprpc_agent_conf_init(&c);
 	c.name = "a";
 	c.world = DPT_WORLD2;
-	c.port_id = pair.port_a;
-	c.mbuf_pool = mp;
-	c.io_lcore = 3;
-	c.max_outstanding = N1 + N2;
-	c.peer_timeout_us = 0; /* b stays UP however long this takes */
+	c.port.id = pair.port_a;
+	c.port.mbuf_pool = mp;
+	c.lcores.io = 3;
+	c.calls.max_outstanding = N1 + N2;
+	c.liveness.peer_timeout_us = 0; /* b stays UP however long this takes */
 	a = dprpc_agent_create(&c);
 	cr_assert_not_null(a, "%s", rte_strerror(rte_errno));
 	cr_assert_eq(dprpc_rpc_sync(a, "b", "echo", "x", 1, 0, NULL, NULL, NULL), 0);
@@ -1725,8 +1725,8 @@ Test(rpc_ring, unpinned_threads_share_the_agents_own_pools, .timeout = 120)
 	dprpc_agent_conf_init(&c);
 	c.name = "a";
 	c.world = DPT_WORLD2;
-	c.port_id = pair.port_a;
-	c.max_outstanding = OVERSUB_THREADS * OVERSUB_WINDOW;
+	c.port.id = pair.port_a;
+	c.calls.max_outstanding = OVERSUB_THREADS * OVERSUB_WINDOW;
 	a = dprpc_agent_create(&c); /* its own mbuf pool */
 	cr_assert_not_null(a, "%s", rte_strerror(rte_errno));
 	atomic_store(&oversub_failed, 0);

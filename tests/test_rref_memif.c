@@ -218,10 +218,10 @@ worker_main(unsigned int w)
 	dprpc_agent_conf_init(&c);
 	c.name = names[w];
 	c.world = DPT_WORLD3;
-	c.vdev = vdev;
-	c.io_lcore = 1;
-	c.nb_handler_lcores = 1;
-	c.handler_lcores[0] = 2;
+	c.port.vdev = vdev;
+	c.lcores.io = 1;
+	c.lcores.nb_pool = 1;
+	c.lcores.pool[0] = 2;
 	ag = dprpc_agent_create(&c);
 	if (ag == NULL)
 		_exit(11);
@@ -347,8 +347,8 @@ setup(void)
 	dprpc_agent_conf_init(&c);
 	c.name = "a";
 	c.world = DPT_WORLD3;
-	c.port_id = pair.port_a;
-	c.mbuf_pool = mp;
+	c.port.id = pair.port_a;
+	c.port.mbuf_pool = mp;
 	a = dprpc_agent_create(&c);
 	cr_assert_not_null(a, "%s", rte_strerror(rte_errno));
 	atomic_store(&stop_bg, false);

@@ -104,12 +104,12 @@ make_agent(int i, uint64_t default_timeout_us, uint32_t peer_timeout_us)
 	dprpc_agent_conf_init(&c);
 	c.name = names[i];
 	c.world = DPT_WORLD3;
-	c.port_id = sw.port[i];
-	c.mbuf_pool = mp;
-	c.max_rrefs = 1024;
-	c.keepalive_us = KEEPALIVE_US;
-	c.peer_timeout_us = peer_timeout_us;
-	c.default_timeout_us = default_timeout_us;
+	c.port.id = sw.port[i];
+	c.port.mbuf_pool = mp;
+	c.rrefs.max = 1024;
+	c.liveness.keepalive_us = KEEPALIVE_US;
+	c.liveness.peer_timeout_us = peer_timeout_us;
+	c.calls.timeout_us = default_timeout_us;
 	x = dprpc_agent_create(&c);
 	cr_assert_not_null(x, "agent %s: %s", names[i], rte_strerror(rte_errno));
 	cr_assert_eq(dprpc_register(x, "make", dpt_echo, NULL, DPRPC_HANDLER_INLINE), 0);
@@ -408,10 +408,10 @@ user_main(void)
 	dprpc_agent_conf_init(&c);
 	c.name = "b";
 	c.world = DPT_WORLD2;
-	c.vdev = vdev;
-	c.io_lcore = 1;
-	c.keepalive_us = KEEPALIVE_US;
-	c.peer_timeout_us = PEER_TIMEOUT_US;
+	c.port.vdev = vdev;
+	c.lcores.io = 1;
+	c.liveness.keepalive_us = KEEPALIVE_US;
+	c.liveness.peer_timeout_us = PEER_TIMEOUT_US;
 	b = dprpc_agent_create(&c);
 	if (b == NULL)
 		_exit(11);
@@ -446,9 +446,9 @@ memif_setup(void)
 	dprpc_agent_conf_init(&c);
 	c.name = "a";
 	c.world = DPT_WORLD2;
-	c.vdev = vdev;
-	c.keepalive_us = KEEPALIVE_US;
-	c.peer_timeout_us = PEER_TIMEOUT_US;
+	c.port.vdev = vdev;
+	c.liveness.keepalive_us = KEEPALIVE_US;
+	c.liveness.peer_timeout_us = PEER_TIMEOUT_US;
 	own = dprpc_agent_create(&c);
 	cr_assert_not_null(own, "%s", rte_strerror(rte_errno));
 	cr_assert_eq(dprpc_register(own, "make", dpt_echo, NULL, DPRPC_HANDLER_INLINE), 0);

@@ -254,17 +254,17 @@ setup(void)
 		dprpc_agent_conf_init(&c);
 		c.name = names[i];
 		c.world = DPT_WORLD3;
-		c.port_id = sw.port[i];
-		c.mbuf_pool = mp;
-		c.nb_mbufs = 2048;
-		c.max_rrefs = 4096;
+		c.port.id = sw.port[i];
+		c.port.mbuf_pool = mp;
+		c.port.nb_mbufs = 2048;
+		c.rrefs.max = 4096;
 		/* One lcore polls the three agents and runs their handlers,
 		 * which checksum values of up to 8 MiB: on a loaded machine
 		 * (ASan, other builds) that may keep a peer silent for over a
 		 * second.  No test here is about liveness. */
-		c.peer_timeout_us = 30 * 1000 * 1000;
-		c.rref_value_free = value_freed;
-		c.rref_value_free_arg = (void *)(uintptr_t)i;
+		c.liveness.peer_timeout_us = 30 * 1000 * 1000;
+		c.rrefs.value_free = value_freed;
+		c.rrefs.value_free_arg = (void *)(uintptr_t)i;
 		ag[i] = dprpc_agent_create(&c);
 		cr_assert_not_null(ag[i], "agent %s: %s", names[i], rte_strerror(rte_errno));
 		cr_assert_eq(dprpc_register(ag[i], "make", h_make, NULL, DPRPC_HANDLER_INLINE), 0);
@@ -290,8 +290,8 @@ teardown(void)
 	/* A test may end with a bookkeeping message (a DELETE's answer) still
 	 * on its way: let the agents settle (bounded) before counting. */
 	for (i = 0; i < 3; i++)
-		for (int k = 0; k < 2000 && ag[i] != NULL && dprpc_agent_usage_get(ag[i], &u) == 0 &&
-				u.futures != 0;
+		for (int k = 0; k < 2000 && ag[i] != NULL &&
+				dprpc_agent_usage_get(ag[i], &u) == 0 && u.futures != 0;
 			k++)
 			usleep(1000);
 	atomic_store(&stop_bg, true);

@@ -84,26 +84,26 @@ make(const char *name, unsigned int rank, const struct bounds_conf *bc)
 	dprpc_agent_conf_init(&conf);
 	conf.name = name;
 	conf.world = DPT_WORLD3;
-	conf.port_id = sw.port[rank];
-	conf.mbuf_pool = mp;
+	conf.port.id = sw.port[rank];
+	conf.port.mbuf_pool = mp;
 	/* b declares a down 6 s after its last frame: long enough that no
 	 * stall of this loaded machine does it (or c) early.  c never
 	 * declares b down. */
-	conf.keepalive_us = 100 * 1000;
-	conf.peer_timeout_us = rank == 1 ? B_PEER_TIMEOUT_US : 0;
+	conf.liveness.keepalive_us = 100 * 1000;
+	conf.liveness.peer_timeout_us = rank == 1 ? B_PEER_TIMEOUT_US : 0;
 	/* No bound on the inline backlog: this thread polls all three
 	 * agents, so b's poller CPU time counts the others' polls, and under
 	 * ASan 1 MiB messages left unread past the default 10 ms made b
 	 * answer -EBUSY (reassembly_is_bounded: 1 of 2 echoes).  These tests
 	 * are about the memory bounds, not overload. */
-	conf.inline_wait_max_us = DPRPC_INLINE_WAIT_UNBOUNDED;
+	conf.serve.inline_wait_max_us = DPRPC_INLINE_WAIT_UNBOUNDED;
 	if (bc != NULL) {
-		conf.kept_mbufs_max = bc->kept_mbufs_max;
-		conf.kept_mbufs_peer_max = bc->kept_mbufs_peer_max;
-		conf.msg_bytes_max = bc->msg_bytes_max;
-		conf.msg_bytes_peer_max = bc->msg_bytes_peer_max;
+		conf.budgets.kept_mbufs_max = bc->kept_mbufs_max;
+		conf.budgets.kept_mbufs_peer_max = bc->kept_mbufs_peer_max;
+		conf.budgets.msg_bytes_max = bc->msg_bytes_max;
+		conf.budgets.msg_bytes_peer_max = bc->msg_bytes_peer_max;
 		if (bc->max_msg != 0)
-			conf.max_msg_size = bc->max_msg;
+			conf.calls.max_msg_size = bc->max_msg;
 	}
 	ag = dprpc_agent_create(&conf);
 	cr_assert_not_null(ag, "agent %s: %s", name, rte_strerror(rte_errno));
@@ -626,14 +626,14 @@ Test(server_bounds, budgets_out_of_range_are_refused)
 		dprpc_agent_conf_init(&conf);
 		conf.name = "b";
 		conf.world = DPT_WORLD3;
-		conf.port_id = sw.port[1];
-		conf.mbuf_pool = mp;
-		conf.kept_mbufs_max = bad[i].kept_mbufs_max;
-		conf.kept_mbufs_peer_max = bad[i].kept_mbufs_peer_max;
-		conf.msg_bytes_max = bad[i].msg_bytes_max;
-		conf.msg_bytes_peer_max = bad[i].msg_bytes_peer_max;
+		conf.port.id = sw.port[1];
+		conf.port.mbuf_pool = mp;
+		conf.budgets.kept_mbufs_max = bad[i].kept_mbufs_max;
+		conf.budgets.kept_mbufs_peer_max = bad[i].kept_mbufs_peer_max;
+		conf.budgets.msg_bytes_max = bad[i].msg_bytes_max;
+		conf.budgets.msg_bytes_peer_max = bad[i].msg_bytes_peer_max;
 		if (bad[i].max_msg != 0)
-			conf.max_msg_size = bad[i].max_msg;
+			conf.calls.max_msg_size = bad[i].max_msg;
 		cr_assert_null(dprpc_agent_create(&conf), "case %u accepted", i);
 		cr_assert_eq(rte_errno, EINVAL, "case %u: %d", i, rte_errno);
 	}

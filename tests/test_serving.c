@@ -220,36 +220,36 @@ make_agent(const char *name, int port, bool server, bool lossy)
 	dprpc_agent_conf_init(&c);
 	c.name = name;
 	c.world = DPT_WORLD2;
-	c.port_id = port;
-	c.mbuf_pool = mp;
-	c.retransmit_us = lossy || resends ? 1000 : 0;
-	c.keepalive_us = 0;
-	c.peer_timeout_us = 0;
+	c.port.id = port;
+	c.port.mbuf_pool = mp;
+	c.calls.retransmit_us = lossy || resends ? 1000 : 0;
+	c.liveness.keepalive_us = 0;
+	c.liveness.peer_timeout_us = 0;
 	if (lossy) {
-		c.fault_tx.drop_ppm = 50000;
-		c.fault_tx.seed = 16;
-		c.fault_rx.drop_ppm = 50000;
-		c.fault_rx.seed = 61;
+		c.faults.tx.drop_ppm = 50000;
+		c.faults.tx.seed = 16;
+		c.faults.rx.drop_ppm = 50000;
+		c.faults.rx.seed = 61;
 	}
 	if (server) {
-		c.io_lcore = 1;
-		c.nb_handler_lcores = 1;
-		c.handler_lcores[0] = 2;
-		c.max_requests = 8;
-		c.peer_requests_max = 4;
-		c.handler_queue_max = 2;
-		c.inline_wait_max_us = 1000;
+		c.lcores.io = 1;
+		c.lcores.nb_pool = 1;
+		c.lcores.pool[0] = 2;
+		c.serve.max_requests = 8;
+		c.serve.peer_requests_max = 4;
+		c.serve.handler_queue_max = 2;
+		c.serve.inline_wait_max_us = 1000;
 		if (deep) {
-			c.max_requests = 512;
-			c.peer_requests_max = 512;
-			c.handler_queue_max = 256;
+			c.serve.max_requests = 512;
+			c.serve.peer_requests_max = 512;
+			c.serve.handler_queue_max = 256;
 		}
 		if (delay_bound)
-			c.queue_delay_max_us = 2000;
+			c.serve.queue_delay_max_us = 2000;
 		if (declared)
-			c.service_time_us = DECLARED_US;
+			c.serve.service_time_us = DECLARED_US;
 	} else if (deep) {
-		c.max_outstanding = 256;
+		c.calls.max_outstanding = 256;
 	}
 	ag = dprpc_agent_create(&c);
 	cr_assert_not_null(ag, "agent %s: %s", name, rte_strerror(rte_errno));

@@ -88,21 +88,21 @@ make_agent(const char *name, int port, bool server, bool lossy)
 	dprpc_agent_conf_init(&c);
 	c.name = name;
 	c.world = DPT_WORLD2;
-	c.port_id = port;
-	c.mbuf_pool = mp;
-	c.retransmit_us = lossy ? 1000 : 0;
-	c.keepalive_us = 0;
-	c.peer_timeout_us = 0;
-	c.credits = WINDOW;
+	c.port.id = port;
+	c.port.mbuf_pool = mp;
+	c.calls.retransmit_us = lossy ? 1000 : 0;
+	c.liveness.keepalive_us = 0;
+	c.liveness.peer_timeout_us = 0;
+	c.calls.credits = WINDOW;
 	if (lossy) {
-		c.fault_tx.drop_ppm = 50000;
-		c.fault_tx.seed = 16;
-		c.fault_rx.drop_ppm = 50000;
-		c.fault_rx.seed = 61;
+		c.faults.tx.drop_ppm = 50000;
+		c.faults.tx.seed = 16;
+		c.faults.rx.drop_ppm = 50000;
+		c.faults.rx.seed = 61;
 	}
 	if (server) {
-		c.io_lcore = 1;
-		c.credits = 64;
+		c.lcores.io = 1;
+		c.calls.credits = 64;
 	}
 	ag = dprpc_agent_create(&c);
 	cr_assert_not_null(ag, "agent %s: %s", name, rte_strerror(rte_errno));

@@ -39,8 +39,8 @@ setup(void)
 	dprpc_agent_conf_init(&c);
 	c.name = "a";
 	c.world = DPT_WORLD2;
-	c.port_id = pair.port_a;
-	c.mbuf_pool = mp;
+	c.port.id = pair.port_a;
+	c.port.mbuf_pool = mp;
 	agent = dprpc_agent_create(&c);
 	cr_assert_not_null(agent, "%s", rte_strerror(rte_errno));
 	cr_assert_eq(dprpc_register(agent, "echo", dpt_echo, NULL, DPRPC_HANDLER_INLINE), 0);

@@ -508,7 +508,7 @@ links_agents(unsigned int n, bool io)
 		dprpc_agent_conf_init(&c);
 		c.name = lnames[i];
 		c.world = lworld;
-		c.io_lcore = io ? i + 1 : DPRPC_LCORE_NONE;
+		c.lcores.io = io ? i + 1 : DPRPC_LCORE_NONE;
 		la[i] = dprpc_agent_create(&c);
 		cr_assert_not_null(la[i], "%s: %s", lnames[i], rte_strerror(rte_errno));
 	}
@@ -796,7 +796,7 @@ Test(world_links, workers_named_by_name_and_rank_alone_call_each_other)
 		dprpc_agent_conf_init(&c);
 		c.name = lnames[i];
 		c.world = lworld;
-		c.io_lcore = i + 1;
+		c.lcores.io = i + 1;
 		la[i] = dprpc_agent_create(&c);
 		cr_assert_not_null(la[i], "%s: %s", lnames[i], rte_strerror(rte_errno));
 		cr_assert_eq(
@@ -1309,8 +1309,8 @@ vdev_agent(const char *name, const char *vdev, unsigned int io_lcore)
 	dprpc_agent_conf_init(&c);
 	c.name = name;
 	c.world = DPT_WORLD2;
-	c.vdev = vdev;
-	c.io_lcore = io_lcore;
+	c.port.vdev = vdev;
+	c.lcores.io = io_lcore;
 	a = dprpc_agent_create(&c);
 	cr_assert_not_null(a, "%s: %s", vdev, rte_strerror(rte_errno));
 	return a;
@@ -1335,7 +1335,7 @@ Test(world_links, server_destroyed_while_a_client_is_half_way_closes_its_socket)
 	dprpc_agent_conf_init(&c);
 	c.name = "a"; /* rank 0: the server of links a-b and a-c */
 	c.world = lworld;
-	c.io_lcore = 1;
+	c.lcores.io = 1;
 	la[0] = dprpc_agent_create(&c);
 	cr_assert_not_null(la[0], "%s", rte_strerror(rte_errno));
 	snprintf(path, sizeof(path), "%s/a-b.sock", sock_dir);

@@ -19,6 +19,7 @@
 
 #include "dp_agent.h"
 #include "dp_client.h"
+#include "dp_conf.h"
 #include "dp_eal.h"
 #include "dp_handler.h"
 #include "dp_link_close.h"
@@ -35,67 +36,6 @@
 #include "dprpc_mempool_free.h"
 #include <dprpc/dprpc_handler.h>
 
-void
-dprpc_agent_conf_init(struct dprpc_agent_conf *c)
-{
-	if (c == NULL)
-		return;
-	memset(c, 0, sizeof(*c));
-	c->port_id = -1;
-	c->nb_mbufs = 8191;
-	c->socket_id = SOCKET_ID_ANY;
-	c->io_lcore = DPRPC_LCORE_NONE;
-	c->max_outstanding = 64;
-	c->default_timeout_us = 60ull * 1000 * 1000;
-	c->idle_pause_polls = 256;
-	c->idle_yield_polls = 4096;
-	c->idle_sleep_polls = 32768;
-	c->idle_sleep_us = 50;
-	c->max_handlers = 256;
-	c->max_requests = 1024;
-	c->retransmit_us = 1000;
-	c->max_msg_size = DPRPC_MAX_MSG_DEFAULT;
-	c->credits = 64;
-	c->keepalive_us = 100 * 1000;
-	c->peer_timeout_us = 1000 * 1000;
-	c->max_rrefs = 16384;
-}
-
-static int
-dp_check_conf(const struct dprpc_agent_conf *c)
-{
-	unsigned int i;
-
-	if (c->name == NULL || c->name[0] == '\0' || strlen(c->name) >= DPRPC_NAME_MAX) {
-		DP_LOG(ERR, "agent name missing or longer than %d bytes", DPRPC_NAME_MAX - 1);
-		return -EINVAL;
-	}
-	if (c->max_outstanding == 0 || c->max_outstanding > UINT16_MAX || c->max_handlers == 0 ||
-		c->max_handlers > (1u << 20) || c->max_requests == 0 || c->max_rrefs == 0 ||
-		c->max_rrefs > (1u << 24) || c->nb_handler_lcores > DPRPC_MAX_HANDLER_LCORES ||
-		c->nb_mbufs < 1024 || c->max_msg_size < DPRPC_MAX_FRAME_PAYLOAD ||
-		c->max_msg_size > DPRPC_MAX_MSG_LIMIT || c->credits == 0 || c->credits > 1024 ||
-		c->handler_queue_max > DP_RING_SIZE - 1 || c->peer_requests_max > c->max_requests) {
-		DP_LOG(ERR, "agent %s: configuration value out of range", c->name);
-		return -EINVAL;
-	}
-	for (i = 0; i < c->nb_handler_lcores; i++) {
-		if (!rte_lcore_is_enabled(c->handler_lcores[i]) ||
-			c->handler_lcores[i] == rte_get_main_lcore() ||
-			c->handler_lcores[i] == c->io_lcore) {
-			DP_LOG(ERR, "agent %s: handler lcore %u is not a free worker lcore",
-				c->name, c->handler_lcores[i]);
-			return -EBUSY;
-		}
-	}
-	if (c->io_lcore != DPRPC_LCORE_NONE &&
-		(!rte_lcore_is_enabled(c->io_lcore) || c->io_lcore == rte_get_main_lcore())) {
-		DP_LOG(ERR, "agent %s: io lcore %u is not a worker lcore", c->name, c->io_lcore);
-		return -EBUSY;
-	}
-	return 0;
-}
-
 static int
 dp_pools_init(struct dprpc_agent *a, const struct dprpc_agent_conf *c)
 {
@@ -103,11 +43,12 @@ dp_pools_init(struct dprpc_agent *a, const struct dprpc_agent_conf *c)
 	unsigned int nfut, i, sz;
 	int rc;
 
-	if (c->mbuf_pool != NULL) {
-		a->m.r.b.mp = c->mbuf_pool;
+	if (c->port.mbuf_pool != NULL) {
+		a->m.r.b.mp = c->port.mbuf_pool;
 	} else {
 		snprintf(name, sizeof(name), "dprpc%u_mb", a->m.r.b.instance);
-		a->m.r.b.mp = dp_mbuf_pool_create(name, c->nb_mbufs, c->socket_id, c->port_id);
+		a->m.r.b.mp =
+			dp_mbuf_pool_create(name, c->port.nb_mbufs, c->port.socket_id, c->port.id);
 		if (a->m.r.b.mp == NULL)
 			return -rte_errno;
 		a->m.r.b.own_mp = true;
@@ -116,47 +57,47 @@ dp_pools_init(struct dprpc_agent *a, const struct dprpc_agent_conf *c)
 	 * FREE for as long as possible (req_pool.c; the guarantee is in
 	 * dprpc_handler.h). */
 	snprintf(name, sizeof(name), "dprpc%u_rq", a->m.r.b.instance);
-	rc = dp_req_pool_init(
-		&a->m.r.b.rq, name, c->max_requests, sizeof(struct dprpc_request), c->socket_id);
+	rc = dp_req_pool_init(&a->m.r.b.rq, name, c->serve.max_requests,
+		sizeof(struct dprpc_request), c->port.socket_id);
 	if (rc != 0)
 		return rc;
 	/* The map's workers; those that join share the pool (a call that
 	 * finds it empty fails -ENOBUFS). */
 	nfut = RTE_MAX(a->m.r.b.world.n, 2u) * a->m.r.max_outstanding * 2 + 1024;
 	snprintf(name, sizeof(name), "dprpc%u_fut", a->m.r.b.instance);
-	a->m.r.b.fpool = fut_pool_create_mempool(name, nfut, nfut, c->socket_id);
+	a->m.r.b.fpool = fut_pool_create_mempool(name, nfut, nfut, c->port.socket_id);
 	if (a->m.r.b.fpool != NULL)
 		fut_pool_set_cancel_hook(a->m.r.b.fpool, dp_client_cancel_kick, &a->m.r);
 	if (a->m.r.b.fpool == NULL)
 		return -rte_errno;
 	snprintf(name, sizeof(name), "dprpc%u_tx", a->m.r.b.instance);
 	a->m.r.b.tx_ring = rte_ring_create(
-		name, DP_RING_SIZE, c->socket_id, RING_F_MP_RTS_ENQ | RING_F_SC_DEQ);
+		name, DP_RING_SIZE, c->port.socket_id, RING_F_MP_RTS_ENQ | RING_F_SC_DEQ);
 	if (a->m.r.b.tx_ring == NULL)
 		return -rte_errno;
-	for (sz = 2; sz < c->max_handlers * 2; sz <<= 1)
+	for (sz = 2; sz < c->serve.max_handlers * 2; sz <<= 1)
 		;
 	a->m.r.handlers = calloc(sz, sizeof(*a->m.r.handlers));
 	if (a->m.r.handlers == NULL)
 		return -ENOMEM;
 	a->m.r.handler_mask = sz - 1;
-	a->m.r.max_handlers = c->max_handlers;
-	for (i = 0; i < c->nb_handler_lcores; i++) {
+	a->m.r.max_handlers = c->serve.max_handlers;
+	for (i = 0; i < c->lcores.nb_pool; i++) {
 		struct dp_hlcore *hl = &a->m.r.hl[i];
 
 		snprintf(name, sizeof(name), "dprpc%u_h%u", a->m.r.b.instance, i);
 		hl->ring = rte_ring_create(
-			name, DP_RING_SIZE, c->socket_id, RING_F_SP_ENQ | RING_F_SC_DEQ);
+			name, DP_RING_SIZE, c->port.socket_id, RING_F_SP_ENQ | RING_F_SC_DEQ);
 		if (hl->ring == NULL)
 			return -rte_errno;
 		hl->rpc = &a->m.r;
-		hl->lcore = c->handler_lcores[i];
+		hl->lcore = c->lcores.pool[i];
 		a->m.r.nb_hl++;
 	}
 	return 0;
 }
 
-/* conf.handlers, registered before the port opens: no request can find
+/* conf.serve.handlers, registered before the port opens: no request can find
  * one of them missing.  EINVAL for any entry refused, logged by name. */
 static int
 dp_handlers_init(struct dprpc_agent *a, const struct dprpc_agent_conf *c)
@@ -164,13 +105,13 @@ dp_handlers_init(struct dprpc_agent *a, const struct dprpc_agent_conf *c)
 	unsigned int i;
 	int rc;
 
-	if (c->nb_handlers > 0 && c->handlers == NULL) {
+	if (c->serve.nb_handlers > 0 && c->serve.handlers == NULL) {
 		DP_LOG(ERR, "agent %s: nb_handlers %u with no handlers", a->m.r.b.name,
-			c->nb_handlers);
+			c->serve.nb_handlers);
 		return -EINVAL;
 	}
-	for (i = 0; i < c->nb_handlers; i++) {
-		const struct dprpc_handler_def *d = &c->handlers[i];
+	for (i = 0; i < c->serve.nb_handlers; i++) {
+		const struct dprpc_handler_def *d = &c->serve.handlers[i];
 
 		rc = dp_register(a, d->name, d->fn, d->arg, d->mode, false);
 		if (rc != 0) {
@@ -182,48 +123,29 @@ dp_handlers_init(struct dprpc_agent *a, const struct dprpc_agent_conf *c)
 	return 0;
 }
 
-/* The server's budgets (dprpc_agent_conf.kept_mbufs_max and the rest),
- * defaults applied, against the mbuf pool and max_msg_size. */
+/* The server's bounds and budgets, against the mbuf pool and max_msg_size. */
 static int
 dp_budgets_init(struct dprpc_agent *a, const struct dprpc_agent_conf *c)
 {
-	unsigned int pool = a->m.r.b.mp->size;
-	uint64_t max_msg = c->max_msg_size;
-	unsigned int kept_default = RTE_MAX(pool / 4, c->kept_mbufs_peer_max);
+	struct dp_budgets b;
+	int rc;
 
-	a->m.r.hl_queue_max = c->handler_queue_max != 0 ? c->handler_queue_max : DP_RING_SIZE - 1;
-	a->m.r.peer_req_max = c->peer_requests_max != 0 ? c->peer_requests_max : c->max_requests;
-	a->m.r.inline_max_tsc =
-		c->inline_wait_max_us == DPRPC_INLINE_WAIT_UNBOUNDED
-			? UINT64_MAX
-			: dp_us_to_tsc(&a->m.r.b, c->inline_wait_max_us != 0
-							  ? c->inline_wait_max_us
-							  : DPRPC_INLINE_WAIT_DEFAULT_US);
-	a->m.r.queue_delay_max_tsc =
-		c->queue_delay_max_us != 0 ? dp_us_to_tsc(&a->m.r.b, c->queue_delay_max_us) : 0;
-	a->m.r.service_declared_tsc = dp_us_to_tsc(&a->m.r.b, c->service_time_us);
-	a->m.r.kept_max =
-		c->kept_mbufs_max != 0 ? c->kept_mbufs_max : RTE_MIN(kept_default, pool / 2);
-	a->m.r.kept_peer_max =
-		c->kept_mbufs_peer_max != 0 ? c->kept_mbufs_peer_max : a->m.r.kept_max / 2;
-	a->m.r.msg_max = c->msg_bytes_max != 0 ? c->msg_bytes_max
-					       : RTE_MAX(16 * max_msg, c->msg_bytes_peer_max);
-	a->m.r.msg_peer_max = c->msg_bytes_peer_max != 0 ? c->msg_bytes_peer_max
-							 : RTE_MIN(4 * max_msg, a->m.r.msg_max);
-	if (a->m.r.kept_max > pool / 2 || a->m.r.kept_peer_max > a->m.r.kept_max) {
-		DP_LOG(ERR,
-			"agent %s: kept_mbufs_max %u (at most half the pool of %u) or "
-			"kept_mbufs_peer_max %u (at most kept_mbufs_max) out of range",
-			a->m.r.b.name, a->m.r.kept_max, pool, a->m.r.kept_peer_max);
-		return -EINVAL;
-	}
-	if (a->m.r.msg_peer_max < max_msg || a->m.r.msg_max < a->m.r.msg_peer_max) {
-		DP_LOG(ERR,
-			"agent %s: need max_msg_size %" PRIu64 " <= msg_bytes_peer_max %" PRIu64
-			" <= msg_bytes_max %" PRIu64,
-			a->m.r.b.name, max_msg, a->m.r.msg_peer_max, a->m.r.msg_max);
-		return -EINVAL;
-	}
+	rc = dp_conf_budgets(c, a->m.r.b.mp->size, &b);
+	if (rc != 0)
+		return rc;
+	a->m.r.hl_queue_max = c->serve.handler_queue_max;
+	a->m.r.peer_req_max = b.peer_requests_max;
+	a->m.r.inline_max_tsc = c->serve.inline_wait_max_us == DPRPC_INLINE_WAIT_UNBOUNDED
+					? UINT64_MAX
+					: dp_us_to_tsc(&a->m.r.b, c->serve.inline_wait_max_us);
+	a->m.r.queue_delay_max_tsc = c->serve.queue_delay_max_us != 0
+					     ? dp_us_to_tsc(&a->m.r.b, c->serve.queue_delay_max_us)
+					     : 0;
+	a->m.r.service_declared_tsc = dp_us_to_tsc(&a->m.r.b, c->serve.service_time_us);
+	a->m.r.kept_max = b.kept_max;
+	a->m.r.kept_peer_max = b.kept_peer_max;
+	a->m.r.msg_max = b.msg_max;
+	a->m.r.msg_peer_max = b.msg_peer_max;
 	return 0;
 }
 
@@ -238,7 +160,7 @@ dprpc_agent_create(const struct dprpc_agent_conf *c)
 		rte_errno = EINVAL;
 		return NULL;
 	}
-	rc = dp_check_conf(c);
+	rc = dp_conf_check(c);
 	if (rc != 0) {
 		rte_errno = -rc;
 		return NULL;
@@ -284,9 +206,11 @@ dprpc_agent_create(const struct dprpc_agent_conf *c)
 		rc = -ENOENT;
 		goto fail;
 	}
-	a->m.r.b.world_cap = c->max_workers != 0 ? c->max_workers : DPRPC_MAX_WORKERS;
-	if (a->m.r.b.world_cap > DPRPC_MAX_WORKERS || a->m.r.b.world_cap < a->m.r.b.world.n) {
-		DP_LOG(ERR, "agent %s: max_workers %u: want %u..%d (the map's workers and more)",
+	a->m.r.b.world_cap = c->max_workers;
+	if (a->m.r.b.world_cap < a->m.r.b.world.n) {
+		DP_LOG(ERR,
+			"agent %s: conf.max_workers = %u is out of range [%u, %d] (the map's "
+			"workers and more)",
 			a->m.r.b.name, c->max_workers, a->m.r.b.world.n, DPRPC_MAX_WORKERS);
 		rc = -EINVAL;
 		goto fail;
@@ -301,25 +225,25 @@ dprpc_agent_create(const struct dprpc_agent_conf *c)
 		.nb_workers = a->m.r.b.world.n,
 		.self_rank = a->m.r.b.rank,
 		.self = &a->m.r.b.self_addr};
-	a->m.r.max_outstanding = c->max_outstanding;
-	a->m.r.max_msg = c->max_msg_size;
-	a->m.r.credits = c->credits;
-	a->m.r.default_timeout_us = c->default_timeout_us;
+	a->m.r.max_outstanding = c->calls.max_outstanding;
+	a->m.r.max_msg = c->calls.max_msg_size;
+	a->m.r.credits = c->calls.credits;
+	a->m.r.default_timeout_us = c->calls.timeout_us;
 	a->m.r.b.progress = dp_progress;
 	a->m.r.b.poll = dprpc_poll;
 	a->m.r.b.tsc_hz = rte_get_tsc_hz();
 	a->m.r.b.us_per_tsc_q32 = (uint64_t)((UINT64_C(1000000) << 32) / a->m.r.b.tsc_hz);
-	a->m.r.rto_tsc = (uint64_t)c->retransmit_us * a->m.r.b.tsc_hz / 1000000;
+	a->m.r.rto_tsc = (uint64_t)c->calls.retransmit_us * a->m.r.b.tsc_hz / 1000000;
 	a->m.r.rto_max_tsc = a->m.r.rto_tsc * 64;
-	a->m.r.keepalive_tsc = dp_us_to_tsc(&a->m.r.b, c->keepalive_us);
-	a->m.r.peer_timeout_tsc = dp_us_to_tsc(&a->m.r.b, c->peer_timeout_us);
-	a->m.r.peer_event = c->peer_event;
-	a->m.r.peer_event_arg = c->peer_event_arg;
-	a->m.r.b.idle_pause = c->idle_pause_polls;
-	a->m.r.b.idle_yield = c->idle_yield_polls;
-	a->m.r.b.waiters_park = c->waiters_park;
-	a->m.r.b.idle_sleep = c->idle_sleep_polls;
-	a->m.r.b.idle_sleep_us = c->idle_sleep_us;
+	a->m.r.keepalive_tsc = dp_us_to_tsc(&a->m.r.b, c->liveness.keepalive_us);
+	a->m.r.peer_timeout_tsc = dp_us_to_tsc(&a->m.r.b, c->liveness.peer_timeout_us);
+	a->m.r.peer_event = c->liveness.peer_event;
+	a->m.r.peer_event_arg = c->liveness.peer_event_arg;
+	a->m.r.b.idle_pause = c->lcores.idle_pause_polls;
+	a->m.r.b.idle_yield = c->lcores.idle_yield_polls;
+	a->m.r.b.waiters_park = c->lcores.waiters_park;
+	a->m.r.b.idle_sleep = c->lcores.idle_sleep_polls;
+	a->m.r.b.idle_sleep_us = c->lcores.idle_sleep_us;
 	/* Timeouts are checked every 100 us: that is their resolution. */
 	a->m.r.b.timer_period_tsc = a->m.r.b.tsc_hz / 10000;
 	a->m.link_answered_wait_tsc = a->m.r.b.tsc_hz / 1000 * DP_LINK_ANSWERED_WAIT_MS;
@@ -340,8 +264,8 @@ dprpc_agent_create(const struct dprpc_agent_conf *c)
 	rc = dp_peers_init(&a->m.r);
 	if (rc != 0)
 		goto fail;
-	dp_fault_init(&a->m.r.b.ftx, &c->fault_tx, a->m.r.b.mp, a->m.r.b.tsc_hz);
-	dp_fault_init(&a->m.r.b.frx, &c->fault_rx, a->m.r.b.mp, a->m.r.b.tsc_hz);
+	dp_fault_init(&a->m.r.b.ftx, &c->faults.tx, a->m.r.b.mp, a->m.r.b.tsc_hz);
+	dp_fault_init(&a->m.r.b.frx, &c->faults.rx, a->m.r.b.mp, a->m.r.b.tsc_hz);
 	rc = dp_handlers_init(a, c);
 	if (rc != 0)
 		goto fail;
@@ -355,7 +279,7 @@ dprpc_agent_create(const struct dprpc_agent_conf *c)
 	rc = dp_port_open(&a->m.r.b.port, c, a->m.r.b.rank);
 	if (rc != 0)
 		goto fail;
-	a->io_lcore = c->io_lcore;
+	a->io_lcore = c->lcores.io;
 	rc = dp_lcores_launch(a);
 	if (rc != 0) {
 		dp_lcores_stop(a);

@@ -307,7 +307,7 @@ dp_progress(void *arg)
 	n = a->m.r.b.io_launched ? -EBUSY : dprpc_poll(a, DP_RX_BURST);
 	if (n == -EBUSY)
 		dp_expire_stalled(&a->m.r);
-	/* The application polls too (conf.waiters_park): an empty poll lets
+	/* The application polls too (conf.lcores.waiters_park): an empty poll lets
 	 * the waiter park, unless a message of several frames is in flight,
 	 * whose window moves only as fast as someone polls (parked in 150 us
 	 * slices, a 1 MiB call's waiter halved its rate).  Relaxed: a hint. */

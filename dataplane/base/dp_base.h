@@ -144,7 +144,7 @@ struct dp_base {
 	 * dp_liveness() does not judge silence on that poll. */
 	uint64_t rx_full_tsc;
 	bool io_launched;
-	bool waiters_park; /* conf.waiters_park */
+	bool waiters_park; /* conf.lcores.waiters_park */
 	atomic_bool stop;  /* tells the lcores to return; release/acquire */
 	/* dp_refuse_calls(): the application's calls and requests are refused
 	 * with ESHUTDOWN (relaxed both ways: only the flag matters). */

@@ -28,7 +28,7 @@
  * And on the poller, once every timer period (100 us):
  *   timer    retry deferred work; returns how much it did (0: nothing).
  * And on the poller, when the liveness of a peer changes (where the
- * application's conf.peer_event is told, and on a restart, which it is
+ * application's conf.liveness.peer_event is told, and on a restart, which it is
  * not told of):
  *   peer_event  (may be NULL) see enum dp_peer_event.  Must not block;
  *            may take read-side sections (dp_rcu_read_lock()) and send.
@@ -114,9 +114,9 @@ void *dp_ext_state(const struct dprpc_agent *a, const struct dp_ext_ops *ops);
 /* A number unique to @a among the agents this process ever created (for
  * naming DPDK objects).  Any thread. */
 unsigned int dp_agent_instance(const struct dprpc_agent *a);
-/* conf.default_timeout_us of @a.  Any thread. */
+/* conf.calls.timeout_us of @a.  Any thread. */
 uint64_t dp_agent_default_timeout_us(const struct dprpc_agent *a);
-/* conf.max_msg_size of @a.  Any thread. */
+/* conf.calls.max_msg_size of @a.  Any thread. */
 uint32_t dp_agent_max_msg(const struct dprpc_agent *a);
 /* True if @a's io lcore polls it (a waiter then need not poll). */
 bool dp_agent_has_io_lcore(const struct dprpc_agent *a);

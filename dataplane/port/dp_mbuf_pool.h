@@ -1,6 +1,6 @@
 /* SPDX-License-Identifier: BSD-3-Clause */
 /*
- * The mbuf pool an agent makes for itself (conf.mbuf_pool NULL).
+ * The mbuf pool an agent makes for itself (conf.port.mbuf_pool NULL).
  * mbuf_pool.c has the design: in the EAL heap, or in a private mapping
  * when nothing can need DMA into it.
  *

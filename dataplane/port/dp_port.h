@@ -1,9 +1,9 @@
 /* SPDX-License-Identifier: BSD-3-Clause */
 /*
- * The agent's port (port_open.c, port_link.c, port_timer.c): a vdev probed from conf.vdev, or a port of the
+ * The agent's port (port_open.c, port_link.c, port_timer.c): a vdev probed from conf.port.vdev, or a port of the
  * application's, handed over (configured and started by the agent) or
- * ready (conf.port_ready: configured and started by the application, only
- * its queues conf.rx_queue and conf.tx_queue used); stopped with the agent
+ * ready (conf.port.ready: configured and started by the application, only
+ * its queues conf.port.rx_queue and conf.port.tx_queue used); stopped with the agent
  * if the agent started it, and closed if it probed it (the contract: struct
  * dprpc_agent_conf's port_id); and a memif port per link of the world map
  * (port_open.c's top).  The thread that creates or destroys the agent, but
@@ -104,7 +104,7 @@ enum dp_link_state {
 
 /* What a port is, fixed at its creation (struct dp_port.kind). */
 enum dp_port_kind {
-	DP_PORT_DEFAULT, /* ports[0]: conf.vdev or conf.port_id */
+	DP_PORT_DEFAULT, /* ports[0]: conf.port.vdev or conf.port.id */
 	DP_PORT_LINK,	 /* a memif link of the world map (link port) */
 	/* A join port (join.c, agent->join_port), a link port too: a
 	 * member's memif server for joiners, polled on the timer tick only
@@ -139,7 +139,7 @@ struct dp_port {
 	 * stopped (the application may own it) but as restart says. */
 	bool one_peer;
 	bool memif; /* the default port is a memif port (dp_port_open()) */
-	/* The default port, a memif client the agent probed from conf.vdev,
+	/* The default port, a memif client the agent probed from conf.port.vdev,
 	 * whose link has not come up yet: connected again, as a link's client
 	 * is, when its link is not up DP_LINK_RESTART_MS after it started
 	 * (dp_ports_timer()); cleared once it is up. */
@@ -216,10 +216,10 @@ struct dp_ports {
 	struct rte_mempool *mp;
 	const struct dp_world *world;
 	unsigned int world_cap;
-	bool has_default_port; /* ports[0] is conf.vdev or conf.port_id */
+	bool has_default_port; /* ports[0] is conf.port.vdev or conf.port.id */
 	int join_port;	       /* index of the join port in ports[], or -1 */
-	/* The ports (port_open.c): ports[0] the default one (conf.vdev or
-	 * conf.port_id) when there is one, then one per memif link of the
+	/* The ports (port_open.c): ports[0] the default one (conf.port.vdev or
+	 * conf.port.id) when there is one, then one per memif link of the
 	 * world map.  peer_port[r]: the index of the port that reaches
 	 * worker r.  Fixed at creation; the ports' queues and tx buffers are
 	 * the poller's. */

@@ -240,6 +240,8 @@ dprpc_eal_local_conf_init(struct dprpc_eal_local_conf *conf)
 	if (conf == NULL)
 		return;
 	memset(conf, 0, sizeof(*conf));
+	conf->mem_mb = DPRPC_EAL_LOCAL_MEM_DEFAULT_MB;
+	conf->lcores = 2;
 }
 
 /* "0,1,...": the CPUs this process may run on, for --lcores. */
@@ -302,7 +304,7 @@ dprpc_eal_init_local(const struct dprpc_eal_local_conf *conf)
 		c = *conf;
 	else
 		dprpc_eal_local_conf_init(&c);
-	if ((c.tag != NULL && !dp_tag_ok(c.tag)) || c.lcores > 2)
+	if ((c.tag != NULL && !dp_tag_ok(c.tag)) || c.lcores < 1 || c.lcores > 2 || c.mem_mb == 0)
 		return -EINVAL;
 	if (c.args != NULL) {
 		if (strlen(c.args) >= sizeof(extra))
@@ -329,8 +331,7 @@ dprpc_eal_init_local(const struct dprpc_eal_local_conf *conf)
 	for (size_t i = 0; i < RTE_DIM(fixed); i++)
 		argv[argc++] = fixed[i];
 	if (own_mem) {
-		snprintf(mem, sizeof(mem), "%u",
-			c.mem_mb ? c.mem_mb : DPRPC_EAL_LOCAL_MEM_DEFAULT_MB);
+		snprintf(mem, sizeof(mem), "%u", c.mem_mb);
 		argv[argc++] = m_opt;
 		argv[argc++] = mem;
 	}

@@ -1,6 +1,6 @@
 /* SPDX-License-Identifier: BSD-3-Clause */
 /*
- * The mbuf pool an agent makes for itself (conf.mbuf_pool NULL): where its
+ * The mbuf pool an agent makes for itself (conf.port.mbuf_pool NULL): where its
  * memory comes from.
  *
  * Design

@@ -1,15 +1,15 @@
 /* SPDX-License-Identifier: BSD-3-Clause */
 /*
  * The agent's port, as struct dprpc_agent_conf documents it:
- *  - conf.vdev: the agent's own.  Probed, configured (one rx and one tx
+ *  - conf.port.vdev: the agent's own.  Probed, configured (one rx and one tx
  *    queue) and started at creation; stopped, closed and removed at destroy.
- *  - conf.port_id without port_ready: handed over by the application,
+ *  - conf.port.id without port_ready: handed over by the application,
  *    stopped, with at most one queue each way (never configured, or left so
  *    by an earlier agent).  The agent configures and starts it, and stops
  *    it at destroy (it stays configured; the port id is the application's).
  *    A port with more queues or started is the application's: refused with
  *    -EBUSY before anything is changed.
- *  - conf.port_id with port_ready: the application's, configured and
+ *  - conf.port.id with port_ready: the application's, configured and
  *    started.  The agent checks that rx_queue and tx_queue exist and run,
  *    uses them only, and never configures, starts, stops or closes it.
  * Every refusal is logged and leaves the port as it was.
@@ -94,19 +94,19 @@ dp_port_take_ready(
 		DP_LOG(ERR, "agent %s: port %u: no device info: %s", a->name, port, strerror(-rc));
 		return rc;
 	}
-	if (c->rx_queue >= info.nb_rx_queues || c->tx_queue >= info.nb_tx_queues) {
+	if (c->port.rx_queue >= info.nb_rx_queues || c->port.tx_queue >= info.nb_tx_queues) {
 		DP_LOG(ERR,
 			"agent %s: port %u has %u rx and %u tx queues: no rx queue %u or tx "
 			"queue %u",
-			a->name, port, info.nb_rx_queues, info.nb_tx_queues, c->rx_queue,
-			c->tx_queue);
+			a->name, port, info.nb_rx_queues, info.nb_tx_queues, c->port.rx_queue,
+			c->port.tx_queue);
 		return -EINVAL;
 	}
-	rc = dp_port_queues_run(a, port, c->rx_queue, c->tx_queue);
+	rc = dp_port_queues_run(a, port, c->port.rx_queue, c->port.tx_queue);
 	if (rc != 0)
 		return rc;
-	pt->rxq = c->rx_queue;
-	pt->txq = c->tx_queue;
+	pt->rxq = c->port.rx_queue;
+	pt->txq = c->port.tx_queue;
 	return 0;
 }
 
@@ -266,7 +266,7 @@ dp_memif_role(uint16_t id, struct dp_memif_sock *s)
 	return server;
 }
 
-/* The default port: conf.port_id or conf.vdev (see the top). */
+/* The default port: conf.port.id or conf.port.vdev (see the top). */
 static int
 dp_port_default(struct dp_ports *a, struct dp_port *pt, const struct dprpc_agent_conf *c)
 {
@@ -275,14 +275,14 @@ dp_port_default(struct dp_ports *a, struct dp_port *pt, const struct dprpc_agent
 	uint16_t port;
 	int rc;
 
-	if (c->port_id >= 0) {
-		if (c->port_id > UINT16_MAX || !rte_eth_dev_is_valid_port((uint16_t)c->port_id)) {
-			DP_LOG(ERR, "agent %s: no port %d", a->name, c->port_id);
+	if (c->port.id >= 0) {
+		if (c->port.id > UINT16_MAX || !rte_eth_dev_is_valid_port((uint16_t)c->port.id)) {
+			DP_LOG(ERR, "agent %s: no port %d", a->name, c->port.id);
 			return -EINVAL;
 		}
-		port = (uint16_t)c->port_id;
+		port = (uint16_t)c->port.id;
 		pt->id = port;
-		if (c->port_ready)
+		if (c->port.ready)
 			return dp_port_take_ready(a, pt, c, port);
 		rc = rte_eth_dev_info_get(port, &info);
 		if (rc != 0) {
@@ -300,13 +300,13 @@ dp_port_default(struct dp_ports *a, struct dp_port *pt, const struct dprpc_agent
 		}
 		return dp_port_setup(a, pt, port);
 	}
-	if (c->port_ready) {
+	if (c->port.ready) {
 		DP_LOG(ERR,
 			"agent %s: port_ready needs the application's port (port_id), not a vdev",
 			a->name);
 		return -EINVAL;
 	}
-	rc = dp_port_probe(a, pt, c->vdev);
+	rc = dp_port_probe(a, pt, c->port.vdev);
 	/* A memif client whose INIT reaches a server port not configured
 	 * yet is turned away by the PMD for good: connected again. */
 	pt->restart = rc == 0 && dp_memif_role(pt->id, &ms) == 0;
@@ -359,7 +359,7 @@ dp_mesh_dir_make(const struct dp_ports *a)
 int
 dp_port_open(struct dp_ports *a, const struct dprpc_agent_conf *c, unsigned int self)
 {
-	bool have_default = c->port_id >= 0 || c->vdev != NULL;
+	bool have_default = c->port.id >= 0 || c->port.vdev != NULL;
 	unsigned int i;
 	int rc;
 
@@ -367,7 +367,7 @@ dp_port_open(struct dp_ports *a, const struct dprpc_agent_conf *c, unsigned int 
 		dp_port_set_state(&a->ports[i], DP_LINK_LIVE);
 		dp_port_set_up(&a->ports[i], true);
 	}
-	if (!c->port_ready && (c->rx_queue != 0 || c->tx_queue != 0)) {
+	if (!c->port.ready && (c->port.rx_queue != 0 || c->port.tx_queue != 0)) {
 		DP_LOG(ERR,
 			"agent %s: rx_queue/tx_queue are the application's queues: they need "
 			"port_ready",

@@ -12,7 +12,7 @@
  * rule), srtt += (r - srtt) / 8, rttvar += (|srtt - r| - rttvar) / 4,
  * RTO = srtt + max(G, 4 rttvar), G being the period of the timer that
  * fires resends (100 us: a timeout is seen up to G late anyway), at most
- * rto_max.  Before the first sample the RTO is conf.retransmit_us.  A
+ * rto_max.  Before the first sample the RTO is conf.calls.retransmit_us.  A
  * resend doubles the peer's RTO until the next sample (dp_client_timers()),
  * so a path that became slower than the RTO (every call resent, so no
  * sample) is still learned.  With a fixed 1 ms timer a

@@ -202,7 +202,7 @@ dp_req_new(struct dp_rpc *a, const struct dp_parsed *p)
 
 /* Handler lcore @hl's service time (TSC): its EWMA, or, before its first
  * sample, the service time the application declared
- * (conf.service_time_us) or how long the request it runs has run so far
+ * (conf.serve.service_time_us) or how long the request it runs has run so far
  * (a lower bound that grows until the first request ends), the larger;
  * 0 if neither.  @now: the TSC.  Any thread (relaxed: an estimate,
  * struct dp_hlcore). */
@@ -305,7 +305,7 @@ dp_req_begin(struct dprpc_request *req, uint64_t now)
 	return dp_req_unrunnable(req);
 }
 
-/* The inline backlog's bounds (conf.inline_wait_max_us and the request's
+/* The inline backlog's bounds (conf.serve.inline_wait_max_us and the request's
  * deadline, docs/serving.md): asked only while the rx bursts come back
  * full.  A request whose deadline passed is answered -ETIME (true is
  * returned).  The poller has been behind since the first of them, and
@@ -341,7 +341,7 @@ dp_inline_late(struct dp_rpc *a, struct dprpc_request *req, uint64_t now)
 	return true;
 }
 
-/* The pool's queue-delay bound (conf.queue_delay_max_us, docs/serving.md):
+/* The pool's queue-delay bound (conf.serve.queue_delay_max_us, docs/serving.md):
  * @req would wait behind what handler lcore @hl has queued, that many
  * requests times its mean service time (the EWMA of dp_lcore_handler()).
  * Beyond the bound it is answered -EBUSY unrun, that wait as its

@@ -95,7 +95,7 @@ struct dp_peer {
 	unsigned int srv_kept;
 	uint64_t srv_bytes;
 	/* Request objects of the peer's calls held here, against
-	 * conf.peer_requests_max (dp_srv_live()): taken, counted by the
+	 * conf.serve.peer_requests_max (dp_srv_live()): taken, counted by the
 	 * poller; released on the poller (an inline handler's), counted by
 	 * it too; released on any other thread (handler lcores, deferred
 	 * replies), counted in srv_freed_away (relaxed: a bound only, nothing
@@ -238,16 +238,16 @@ struct dp_rpc {
 	struct dp_handler *handlers;
 
 	unsigned int nb_hl, hl_next;
-	/* conf.handler_queue_max and conf.peer_requests_max, defaults
+	/* conf.serve.handler_queue_max and conf.serve.peer_requests_max, defaults
 	 * applied: requests queued to one handler lcore, and requests of one
 	 * caller held at once (queued, running or deferred). */
 	unsigned int hl_queue_max, peer_req_max;
-	/* The inline backlog's bound (conf.inline_wait_max_us, the backlog
+	/* The inline backlog's bound (conf.serve.inline_wait_max_us, the backlog
 	 * itself: struct dp_base) in TSC cycles (UINT64_MAX: none). */
 	uint64_t inline_max_tsc;
-	/* conf.queue_delay_max_us in TSC cycles, 0: off (dp_pool_slow()). */
+	/* conf.serve.queue_delay_max_us in TSC cycles, 0: off (dp_pool_slow()). */
 	uint64_t queue_delay_max_tsc;
-	/* conf.service_time_us in TSC cycles, 0: none declared
+	/* conf.serve.service_time_us in TSC cycles, 0: none declared
 	 * (dp_hl_service()). */
 	uint64_t service_declared_tsc;
 	struct dp_hlcore hl[DPRPC_MAX_HANDLER_LCORES];
@@ -260,13 +260,13 @@ struct dp_rpc {
 	struct dp_peer *peers;
 	unsigned int max_outstanding;
 	uint64_t default_timeout_us;
-	uint32_t max_msg; /* conf.max_msg_size */
-	/* The server's budgets (conf.kept_mbufs_max and the rest, defaults
+	uint32_t max_msg; /* conf.calls.max_msg_size */
+	/* The server's budgets (conf.budgets.kept_mbufs_max and the rest, defaults
 	 * applied): mbufs kept as responses, bytes of messages held. */
 	unsigned int kept_max, kept_peer_max;
 	uint64_t msg_max, msg_peer_max;
-	uint32_t credits; /* conf.credits */
-	/* conf.retransmit_us: the first resend timeout towards a peer not
+	uint32_t credits; /* conf.calls.credits */
+	/* conf.calls.retransmit_us: the first resend timeout towards a peer not
 	 * measured yet (0: no retransmission), and 64 times it, the most a
 	 * timeout grows to. */
 	uint64_t rto_tsc, rto_max_tsc;
@@ -355,7 +355,7 @@ void dp_peers_free(struct dp_rpc *a);
  * agent's teardown, before its pools go). */
 void dp_sync_kept_free(struct dp_rpc *a);
 
-/* Tell the application of a peer's event (conf.peer_event): on the poller. */
+/* Tell the application of a peer's event (conf.liveness.peer_event): on the poller. */
 static inline void
 dp_peer_tell(struct dp_rpc *a, unsigned int p, enum dprpc_peer_event ev)
 {

@@ -23,7 +23,7 @@
  * socket, the second connects), "mesh" joins every pair that has no link
  * line by one (socket DIR/A-B.sock, A the lower rank and the server).
  * Every other worker is reached through the agent's default port
- * (conf.vdev or conf.port_id): one port on an L2 segment (a bridge, a
+ * (conf.port.vdev or conf.port.id): one port on an L2 segment (a bridge, a
  * net_ring switch) reaches all of them.  "link" and "mesh" are therefore
  * not worker names.
  */

@@ -237,11 +237,11 @@ main(int argc, char **argv)
 	dprpc_agent_conf_init(&conf);
 	conf.name = name;
 	conf.world = world;
-	conf.port_id = 0;
-	if (conf.max_outstanding < window + 1)
-		conf.max_outstanding = window + 1; /* and one for digits.stats */
-	if (open_mode && conf.max_outstanding < digits_open_inflight() + 1)
-		conf.max_outstanding = digits_open_inflight() + 1;
+	conf.port.id = 0;
+	if (conf.calls.max_outstanding < window + 1)
+		conf.calls.max_outstanding = window + 1; /* and one for digits.stats */
+	if (open_mode && conf.calls.max_outstanding < digits_open_inflight() + 1)
+		conf.calls.max_outstanding = digits_open_inflight() + 1;
 	a = dprpc_agent_create(&conf);
 	if (a == NULL) {
 		fprintf(stderr, "agent: %s\n", rte_strerror(rte_errno));

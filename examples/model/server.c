@@ -563,10 +563,10 @@ main(int argc, char **argv)
 	dprpc_agent_conf_init(&conf);
 	conf.name = name;
 	conf.world = world;
-	conf.port_id = 0;
+	conf.port.id = 0;
 	/* Every queued request is a request object held (deferred). */
-	if (conf.max_requests < s->nb_items + 64)
-		conf.max_requests = s->nb_items + 64;
+	if (conf.serve.max_requests < s->nb_items + 64)
+		conf.serve.max_requests = s->nb_items + 64;
 	s->agent = dprpc_agent_create(&conf);
 	if (s->agent == NULL) {
 		fprintf(stderr, "agent: %s\n", rte_strerror(rte_errno));

@@ -13,9 +13,9 @@
  * rx burst, parse, complete responses, dispatch requests, timers, tx flush.
  * It is driven in one of three ways:
  *  1. the application calls dprpc_poll() from its own lcore loop;
- *  2. the agent runs the poll loop on the EAL lcore conf.io_lcore;
+ *  2. the agent runs the poll loop on the EAL lcore conf.lcores.io;
  *  3. with neither, a thread waiting on one of the agent's futures polls
- *     (single-core mode, the default); with conf.waiters_park, only while
+ *     (single-core mode, the default); with conf.lcores.waiters_park, only while
  *     its polls find frames or a message of several frames is in flight:
  *     the application polls the agent meanwhile.
  *
@@ -57,12 +57,12 @@ struct dprpc_agent;
 
 /**
  * Create an agent: parse the world, create or take the port, configure and
- * start it (unless port_ready: see dprpc_agent_conf.port_id), create pools
- * and rings, register dprpc_agent_conf.handlers, and launch the io lcore
+ * start it (unless port_ready: see dprpc_agent_conf.port.id), create pools
+ * and rings, register dprpc_agent_conf.serve.handlers, and launch the io lcore
  * and handler lcores if configured.
  *
  * @return the agent, or NULL with rte_errno set: EINVAL (bad configuration
- *         or world map, a bad entry of conf.handlers, a port_id that names no port, port_ready queues the
+ *         or world map, a bad entry of conf.serve.handlers, a port_id that names no port, port_ready queues the
  *         port lacks or a port_ready port not started, a worker reached by
  *         no port; the reason is logged), ENOENT (name not in the world, a vdev that gave no
  *         port, or a mesh directory whose parent is missing), ENOTDIR (the
@@ -78,7 +78,7 @@ struct dprpc_agent;
  * Ownership: the caller owns the agent until dprpc_agent_destroy(); an
  * application's mempool, and its port given with port_ready, stay the
  * application's (a port handed over without port_ready is configured,
- * started and stopped by the agent: dprpc_agent_conf.port_id).
+ * started and stopped by the agent: dprpc_agent_conf.port.id).
  */
 struct dprpc_agent *dprpc_agent_create(const struct dprpc_agent_conf *conf);
 

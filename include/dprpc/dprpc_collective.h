@@ -172,7 +172,7 @@ void dprpc_gather_free(struct dprpc_gather *g);
  * DPRPC_TIMEOUT_NONE: no limit):
  *  1. a barrier of the whole world but the workers that left it
  *     (every worker still in it calls dprpc_shutdown()); with the agent's
- *     conf.shutdown_live, of the live world (DPRPC_WORLD_LIVE): the
+ *     conf.liveness.shutdown_live, of the live world (DPRPC_WORLD_LIVE): the
  *     workers declared down are left out rather than failing it;
  *  2. the application's new calls fail with ESHUTDOWN, and requests other
  *     workers still send to the application's handlers are answered

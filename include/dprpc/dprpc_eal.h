@@ -47,18 +47,17 @@ int dprpc_eal_init(int argc, char **argv);
 
 /**
  * What dprpc_eal_init_local() gives EAL.  Fill it with
- * dprpc_eal_local_conf_init() and change what you need.
+ * dprpc_eal_local_conf_init(), the one source of its defaults, and change
+ * what you need.
  */
 struct dprpc_eal_local_conf {
 	/** Names the process's EAL files: --file-prefix dprpc-PID-TAG, or
 	 * dprpc-PID for NULL (the default).  Up to 32 of [A-Za-z0-9_.-]. */
 	const char *tag;
-	/** EAL's memory (-m), in MB; 0 (the default):
-	 * DPRPC_EAL_LOCAL_MEM_DEFAULT_MB. */
+	/** EAL's memory (-m), in MB; default DPRPC_EAL_LOCAL_MEM_DEFAULT_MB. */
 	unsigned int mem_mb;
-	/** EAL lcores: 0 (the default) or 2: lcores 0 and 1, lcore 1 free
-	 * for an agent's io lcore (dprpc_agent_conf.io_lcore); 1: lcore 0
-	 * only.  Each floats over every CPU of the process's affinity (EAL
+	/** EAL lcores: 2 (the default): lcores 0 and 1, lcore 1 free for an
+	 * agent's io lcore (dprpc_lcore_conf.io); 1: lcore 0 only.  Each floats over every CPU of the process's affinity (EAL
 	 * pins no thread of the application).  At most 2. */
 	unsigned int lcores;
 	/**
@@ -86,14 +85,14 @@ void dprpc_eal_local_conf_init(struct dprpc_eal_local_conf *conf);
  * then @p conf's args.  CPUS are the CPUs of the process's affinity.  The
  * file prefix is the process's own, so several such processes run side
  * by side; dprpc_eal_cleanup() removes its runtime directory.  Devices
- * come from a vdev (dprpc_agent_conf.vdev, or --vdev in args) or the
+ * come from a vdev (dprpc_agent_conf.port.vdev, or --vdev in args) or the
  * world map's memif links: "w0 0; w1 1; mesh memif:/tmp/w" needs no more.
  *
  * @param conf  the set (dprpc_eal_local_conf_init()); NULL: the defaults.
  *              Read during the call only.
  * @return 0 (EAL up: now, or already, in which case nothing is done);
  *         -EINVAL (a tag that is too long or has other characters, lcores
- *         above 2, args too long or too many, or arguments EAL refuses);
+ *         not 1 or 2, mem_mb 0, args too long or too many, or arguments EAL refuses);
  *         or rte_eal_init()'s other negative errno.
  * Thread context: the main thread, once, before any other call (as
  * dprpc_eal_init()).

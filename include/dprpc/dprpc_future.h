@@ -263,7 +263,7 @@ enum dprpc_cancel_result {
  * destination with a CANCEL frame: a request still queued there is dropped
  * unrun, one running or deferred sees dprpc_request_cancelled() (its
  * answer, if any, is dropped here as stale).  A call not started yet is
- * never sent.  With retransmission on (dprpc_agent_conf.retransmit_us),
+ * never sent.  With retransmission on (dprpc_agent_conf.calls.retransmit_us),
  * the CANCEL is resent on the network's round trip until the
  * destination answers it, and the slot stays taken (dprpc_agent_usage_get()
  * calls) until then, so a lost CANCEL does not let a queued request run,
@@ -295,7 +295,7 @@ enum dprpc_cancel_outcome {
 	DPRPC_CANCEL_STARTED = 2,
 	/** No answer will come: the destination restarted or was declared
 	 * down first, the agent was destroyed, retransmission is off
-	 * (dprpc_agent_conf.retransmit_us 0: the CANCEL went once), or the
+	 * (dprpc_agent_conf.calls.retransmit_us 0: the CANCEL went once), or the
 	 * call was to the agent itself.  The request may have run. */
 	DPRPC_CANCEL_UNKNOWN = 3,
 };

@@ -128,14 +128,14 @@ typedef int (*dprpc_handler_fn_t)(struct dprpc_request *req, void *arg);
  * that arrives before it returns is answered -ENOENT: an agent with an io
  * lcore receives from the moment dprpc_agent_create() returns, and a
  * world's workers call as soon as they hear from it.  Handlers the others
- * may call at once belong in dprpc_agent_conf.handlers, registered before
+ * may call at once belong in dprpc_agent_conf.serve.handlers, registered before
  * the agent receives anything.
  */
 int dprpc_register(struct dprpc_agent *agent, const char *name, dprpc_handler_fn_t fn, void *arg,
 	enum dprpc_handler_mode mode);
 
 /**
- * A handler registered at the agent's creation (dprpc_agent_conf.handlers):
+ * A handler registered at the agent's creation (dprpc_agent_conf.serve.handlers):
  * the arguments of dprpc_register(), which dprpc_agent_create() applies
  * before the agent receives its first frame.
  */

@@ -12,8 +12,8 @@
  *
  * dprpc_launch_conf_init(&c);          // rank, world size, store from env://
  * c.name = "trainer0";
- * c.agent.handlers = defs;             // registered before anyone can call
- * c.agent.nb_handlers = n;
+ * c.agent.serve.handlers = defs;             // registered before anyone can call
+ * c.agent.serve.nb_handlers = n;
  * struct dprpc_agent *a = dprpc_launch(&c, err, sizeof(err));
  * ... dprpc_rpc_sync(a, "trainer1", ...) ...
  * dprpc_launch_shutdown(a, true, 0, NULL);
@@ -49,8 +49,9 @@ extern "C" {
 #define DPRPC_LAUNCH_WORLD_MAX 8192u
 
 /**
- * What dprpc_launch() needs.  Fill it with dprpc_launch_conf_init(), which
- * also fills @ref agent with dprpc_agent_conf_init()'s defaults.
+ * What dprpc_launch() needs.  Fill it with dprpc_launch_conf_init(), the
+ * one source of its defaults, which also fills @ref agent with
+ * dprpc_agent_conf_init()'s; every value is then taken as it is.
  */
 struct dprpc_launch_conf {
 	/** This worker's name (required): 1 to DPRPC_NAME_MAX - 1 of
@@ -68,7 +69,7 @@ struct dprpc_launch_conf {
 	 */
 	const char *init_method;
 	/** How long the store and the rendezvous (dprpc_world_wait()) may
-	 * take, each; 0: DPRPC_LAUNCH_TIMEOUT_DEFAULT_US. */
+	 * take, each; default DPRPC_LAUNCH_TIMEOUT_DEFAULT_US, 0: no limit. */
 	uint64_t timeout_us;
 	/** Where rank 0 makes the directory of the memif sockets: NULL:
 	 * $TMPDIR, else /tmp.  The socket paths must stay under 108 bytes:
@@ -86,15 +87,15 @@ struct dprpc_launch_conf {
 	 * eal_lcores lcores, lcore 1 (if any) the agent's io lcore.
 	 */
 	const char *eal_args;
-	/** Memory of the no-NIC EAL, in MB; 0: DPRPC_LAUNCH_MEM_DEFAULT_MB. */
+	/** Memory of the no-NIC EAL, in MB; default DPRPC_LAUNCH_MEM_DEFAULT_MB. */
 	unsigned int eal_mem_mb;
-	/** Lcores of the no-NIC EAL: 0 (the default) or 2, lcore 1 the io
+	/** Lcores of the no-NIC EAL: 2 (the default), lcore 1 the io
 	 * lcore; 1: no io lcore, the application polls (dprpc_poll(), and
 	 * its threads waiting on futures do).  At most 2. */
 	unsigned int eal_lcores;
 	/**
 	 * The agent's configuration.  dprpc_launch() sets name and world
-	 * (the store's), and io_lcore when it is DPRPC_LCORE_NONE: to the
+	 * (the store's), and lcores.io when it is DPRPC_LCORE_NONE: to the
 	 * first EAL worker lcore, if there is one.  The handlers given here
 	 * exist before any other worker can call this one.
 	 */
@@ -122,6 +123,7 @@ void dprpc_launch_conf_init(struct dprpc_launch_conf *conf);
  * @param name        this worker's name (as dprpc_launch_conf.name).
  * @param rank        0 to @p world_size - 1.
  * @param run_dir     as dprpc_launch_conf.run_dir (rank 0 only).
+ * @param timeout_us  how long it may take; 0: no limit.
  * @param world       receives the world map, NUL-terminated.
  * @param cap         its size; DPRPC_LAUNCH_WORLD_MAX always suffices.
  * @param err, errlen receive a message on failure (may be NULL, 0).
@@ -152,7 +154,7 @@ int dprpc_store_rendezvous(const char *host, uint16_t port, const char *name, un
  * @return the agent, or NULL with rte_errno: EINVAL (bad @p conf: a
  *         missing or bad name, rank or world size, an unreadable
  *         RANK/WORLD_SIZE/MASTER_PORT, a bad init_method, eal_args that
- *         EAL refuses, eal_lcores above 2), EALREADY (this process already has an agent made
+ *         EAL refuses, eal_lcores not 1 or 2, eal_mem_mb 0), EALREADY (this process already has an agent made
  *         by dprpc_launch()), ETIMEDOUT (the store or the rendezvous did
  *         not complete: @p err names the workers missing), or the errors
  *         of dprpc_store_rendezvous() and dprpc_agent_create().  After

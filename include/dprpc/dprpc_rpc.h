@@ -26,7 +26,7 @@
  *               is freed when the poller runs again;
  *  -ESHUTDOWN   the agent was destroyed with the call pending;
  *  -EHOSTDOWN   the destination was declared down (silent for
- *               dprpc_agent_conf.peer_timeout_us) while the call was
+ *               dprpc_agent_conf.liveness.peer_timeout_us) while the call was
  *               pending, or before the agent could start it; it may have
  *               run there (what was still queued here was not sent);
  *  -ECONNRESET  the destination restarted while the call was pending: the
@@ -43,19 +43,19 @@
  *               message names the handler and says which);
  *  -ENOBUFS     the destination did not run the request: it holds as many
  *               bytes of this caller's (or of all callers') messages as its
- *               budget allows (dprpc_agent_conf.msg_bytes_max), or it let
+ *               budget allows (dprpc_agent_conf.budgets.msg_bytes_max), or it let
  *               go of the request half received when it declared this
  *               caller down.  Calling again runs it;
  *  -ENODATA     the destination ran the request, but its response was lost
  *               and the destination no longer holds it (it was over its
- *               kept-response budget, dprpc_agent_conf.kept_mbufs_max, or
+ *               kept-response budget, dprpc_agent_conf.budgets.kept_mbufs_max, or
  *               it declared this caller down meanwhile).  The request is not
  *               run again by this call; calling again would;
  *  any negative errno a handler replied with (origin: the handler's worker,
  *  message: the handler's).
  *
  * A lost request or response is recovered by resending the request
- * (dprpc_agent_conf.retransmit_us); the destination runs each request at
+ * (dprpc_agent_conf.calls.retransmit_us); the destination runs each request at
  * most once and answers a duplicate from the response it kept (or with
  * -ENODATA if it could not keep it).  A call to a worker this agent has
  * never heard from waits one round trip before its request goes: the agent
@@ -77,7 +77,7 @@
 extern "C" {
 #endif
 
-/** Use the agent's default timeout (dprpc_agent_conf.default_timeout_us). */
+/** Use the agent's default timeout (dprpc_agent_conf.calls.timeout_us). */
 #define DPRPC_TIMEOUT_DEFAULT UINT64_MAX
 /** No timeout. */
 #define DPRPC_TIMEOUT_NONE 0
@@ -117,7 +117,7 @@ uint32_t dprpc_handler_id(const char *name);
  *                   Up to DPRPC_MAX_FRAME_PAYLOAD bytes travel in one
  *                   frame; a longer payload is copied once into DPDK heap
  *                   memory and sent as a multi-frame message, under flow
- *                   control (dprpc_agent_conf.credits) and with lost frames
+ *                   control (dprpc_agent_conf.calls.credits) and with lost frames
  *                   resent; the receiver reassembles it with one more copy.
  * @param timeout_us the call's timeout in microseconds, DPRPC_TIMEOUT_NONE,
  *                   or DPRPC_TIMEOUT_DEFAULT.  Any value works: one whose

@@ -46,7 +46,7 @@ enum dprpc_drop_reason {
 	DPRPC_DROP_WRONG_INCARNATION,
 	DPRPC_DROP_OVER_BUDGET, /**< a request not run because its caller (or
 				       all callers) hold their message budget
-				       (dprpc_agent_conf.msg_bytes_max): answered
+				       (dprpc_agent_conf.budgets.msg_bytes_max): answered
 				       -ENOBUFS */
 	DPRPC_DROP_MAX
 };

@@ -19,7 +19,7 @@
  * (dprpc_agent_stats.drops[DPRPC_DROP_DUPLICATE]), and the request runs
  * once however often it is resent.
  *
- * Flow control: the caller's window is its dprpc_agent_conf.credits (at
+ * Flow control: the caller's window is its dprpc_agent_conf.calls.credits (at
  * most the server's own credits), in frames: the server never has more
  * than a window of frames sent and not consumed by the caller (a chunk of
  * one frame is one frame; a longer chunk counts its frames, and one larger

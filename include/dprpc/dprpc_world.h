@@ -48,7 +48,7 @@ enum dprpc_peer_event {
 };
 
 /**
- * Told of an event of a peer (dprpc_agent_conf.peer_event): @p rank the
+ * Told of an event of a peer (dprpc_agent_conf.liveness.peer_event): @p rank the
  * peer's, @p event what happened.  A restarted peer that had been
  * declared down is told RESTARTED, then UP.  Runs on the polling thread;
  * must not block.
@@ -251,14 +251,14 @@ struct dprpc_worker_rtt {
 	 * 0 while none has been. */
 	uint64_t srtt_ns;
 	/** The resend timeout a new call to the worker starts with, in ns
-	 * (dprpc_agent_conf.retransmit_us until the first measurement; 0
+	 * (dprpc_agent_conf.calls.retransmit_us until the first measurement; 0
 	 * with retransmission off). */
 	uint64_t rto_ns;
 };
 
 /**
  * The round trip and resend timeout towards a worker (see
- * dprpc_agent_conf.retransmit_us), e.g. to tune timeouts or watch a path.
+ * dprpc_agent_conf.calls.retransmit_us), e.g. to tune timeouts or watch a path.
  * A round trip runs from the request's transmission to the poll that
  * receives the response, less the time the destination held the request
  * (its queue and handler, which the response states), so it includes

@@ -527,7 +527,7 @@ wq_rescue(void)
 	pthread_mutex_unlock(&wq.mu);
 }
 
-/* An owned RRef value is freed (dprpc_agent_conf.rref_value_free): have a
+/* An owned RRef value is freed (dprpc_agent_conf.rrefs.value_free): have a
  * worker thread drop the object behind it.  The value starts with the
  * package's header (flags, key: python/dprpc/_server.py, RVAL); key 0 is
  * a creation whose function raised.  Any thread; no GIL. */
@@ -1648,25 +1648,27 @@ m_init(PyObject *self, PyObject *args, PyObject *kw)
 	c.rank = rank;
 	c.world_size = world_size;
 	c.init_method = init_method;
-	c.timeout_us = timeout > 0 ? (uint64_t)(timeout * 1e6) : 0;
+	if (timeout > 0)
+		c.timeout_us = (uint64_t)(timeout * 1e6);
 	c.run_dir = run_dir;
 	c.eal_args = eal_args;
 	c.world = world;
-	c.agent.vdev = vdev;
-	c.agent.handlers = defs;
-	c.agent.nb_handlers = K_NB_HANDLERS;
-	c.agent.rref_value_free = value_freed;
+	c.agent.port.vdev = vdev;
+	c.agent.serve.handlers = defs;
+	c.agent.serve.nb_handlers = K_NB_HANDLERS;
+	c.agent.rrefs.value_free = value_freed;
 	/* The background poller polls: a long wait (shutdown's barrier, a
 	 * slow call) parks rather than spin, leaving the CPU to the workers. */
-	c.agent.waiters_park = true;
-	c.agent.default_timeout_us = rpc_timeout > 0 ? (uint64_t)(rpc_timeout * 1e6) : 0;
+	c.agent.lcores.waiters_park = true;
+	c.agent.calls.timeout_us = rpc_timeout > 0 ? (uint64_t)(rpc_timeout * 1e6) : 0;
 	if (max_msg != 0) {
-		c.agent.max_msg_size = max_msg;
-		c.agent.msg_bytes_peer_max = 4ull * max_msg;
-		c.agent.msg_bytes_max = 16ull * max_msg;
+		c.agent.calls.max_msg_size = max_msg;
+		c.agent.budgets.msg_bytes_peer_max = 4ull * max_msg;
+		c.agent.budgets.msg_bytes_max = 16ull * max_msg;
 	}
 	c.eal_lcores = 1;
-	c.eal_mem_mb = mem_mb;
+	if (mem_mb > 0)
+		c.eal_mem_mb = mem_mb;
 	err[0] = '\0';
 	Py_BEGIN_ALLOW_THREADS a = dprpc_launch(&c, err, sizeof(err));
 	Py_END_ALLOW_THREADS if (a == NULL) return raise_errno(rte_errno, err[0] ? err : NULL);

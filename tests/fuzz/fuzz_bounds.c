@@ -101,20 +101,20 @@ make_b(void)
 	dprpc_agent_conf_init(&c);
 	c.name = "b";
 	c.world = FUZZ_WORLD;
-	c.port_id = port_b;
-	c.mbuf_pool = mp;
-	c.max_outstanding = 4;
-	c.max_requests = 16;
-	c.max_rrefs = 64;
-	c.max_msg_size = MAX_MSG;
-	c.credits = 8;
-	c.keepalive_us = 0;
-	c.peer_timeout_us = 0; /* peer-downs come from the input only */
-	c.retransmit_us = 0;
-	c.kept_mbufs_max = KEPT;
-	c.kept_mbufs_peer_max = PEER_KEPT;
-	c.msg_bytes_max = TOTAL_MSG;
-	c.msg_bytes_peer_max = PEER_MSG;
+	c.port.id = port_b;
+	c.port.mbuf_pool = mp;
+	c.calls.max_outstanding = 4;
+	c.serve.max_requests = 16;
+	c.rrefs.max = 64;
+	c.calls.max_msg_size = MAX_MSG;
+	c.calls.credits = 8;
+	c.liveness.keepalive_us = 0;
+	c.liveness.peer_timeout_us = 0; /* peer-downs come from the input only */
+	c.calls.retransmit_us = 0;
+	c.budgets.kept_mbufs_max = KEPT;
+	c.budgets.kept_mbufs_peer_max = PEER_KEPT;
+	c.budgets.msg_bytes_max = TOTAL_MSG;
+	c.budgets.msg_bytes_peer_max = PEER_MSG;
 	b = dprpc_agent_create(&c);
 	if (b == NULL || dprpc_register(b, "echo", h_echo, NULL, DPRPC_HANDLER_INLINE) != 0 ||
 		dprpc_register(b, "gen", h_gen, NULL, DPRPC_HANDLER_INLINE) != 0 ||

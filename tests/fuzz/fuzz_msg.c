@@ -62,16 +62,16 @@ make_b(void)
 	dprpc_agent_conf_init(&c);
 	c.name = "b";
 	c.world = FUZZ_WORLD;
-	c.port_id = port_b;
-	c.mbuf_pool = mp;
-	c.max_outstanding = 4;
-	c.max_requests = 16;
-	c.max_rrefs = 64;
-	c.max_msg_size = 32 * DPRPC_MAX_FRAME_PAYLOAD; /* some inputs exceed it */
-	c.credits = 8;
-	c.keepalive_us = 0;
-	c.peer_timeout_us = 0;
-	c.retransmit_us = 1;
+	c.port.id = port_b;
+	c.port.mbuf_pool = mp;
+	c.calls.max_outstanding = 4;
+	c.serve.max_requests = 16;
+	c.rrefs.max = 64;
+	c.calls.max_msg_size = 32 * DPRPC_MAX_FRAME_PAYLOAD; /* some inputs exceed it */
+	c.calls.credits = 8;
+	c.liveness.keepalive_us = 0;
+	c.liveness.peer_timeout_us = 0;
+	c.calls.retransmit_us = 1;
 	b = dprpc_agent_create(&c);
 	if (b == NULL || dprpc_register(b, "echo", h_echo, NULL, DPRPC_HANDLER_INLINE) != 0)
 		abort();

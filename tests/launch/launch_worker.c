@@ -50,8 +50,8 @@ main(int argc, char **argv)
 	c.name = name;
 	c.run_dir = argv[4];
 	c.timeout_us = 60 * T_SEC;
-	c.agent.handlers = defs;
-	c.agent.nb_handlers = 1;
+	c.agent.serve.handlers = defs;
+	c.agent.serve.nb_handlers = 1;
 	a = dprpc_launch(&c, err, sizeof(err));
 	if (a == NULL) {
 		fprintf(stderr, "w%u: launch: %s\n", rank, err);

@@ -262,10 +262,10 @@ main(int argc, char **argv)
 	dprpc_agent_conf_init(&c);
 	c.name = strcmp(role, "server") == 0 ? "alice" : "bob";
 	c.world = world;
-	c.port_id = 0;
-	c.keepalive_us = timeout_ms * 1000 / 10;
-	c.peer_timeout_us = timeout_ms * 1000;
-	c.peer_event = on_peer;
+	c.port.id = 0;
+	c.liveness.keepalive_us = timeout_ms * 1000 / 10;
+	c.liveness.peer_timeout_us = timeout_ms * 1000;
+	c.liveness.peer_event = on_peer;
 	a = dprpc_agent_create(&c);
 	if (a == NULL) {
 		fprintf(stderr, "peer_death: agent: %s\n", rte_strerror(rte_errno));

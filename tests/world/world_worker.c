@@ -254,19 +254,19 @@ main(int argc, char **argv)
 	dprpc_agent_conf_init(&c);
 	c.name = name;
 	c.world = world;
-	c.port_id = port_id;
-	c.io_lcore = 1;
+	c.port.id = port_id;
+	c.lcores.io = 1;
 	/* Registered at creation: the others call as soon as they hear from
 	 * this worker, which its io lcore lets them do before create returns. */
-	c.handlers = handlers;
-	c.nb_handlers = sizeof(handlers) / sizeof(handlers[0]);
+	c.serve.handlers = handlers;
+	c.serve.nb_handlers = sizeof(handlers) / sizeof(handlers[0]);
 	/* Its own pool: what the agent leaves in use is counted after
 	 * destroy, when no frame can still be on its way out. */
 	mp = rte_pktmbuf_pool_create(
 		"ww_mp", 8191, 256, 0, RTE_MBUF_DEFAULT_BUF_SIZE, SOCKET_ID_ANY);
 	if (mp == NULL)
 		FAIL(3, "mbuf pool: %s", rte_strerror(rte_errno));
-	c.mbuf_pool = mp;
+	c.port.mbuf_pool = mp;
 	clock_gettime(CLOCK_MONOTONIC, &t0);
 	a = dprpc_agent_create(&c);
 	if (a == NULL)
@@ -485,8 +485,8 @@ main(int argc, char **argv)
 	usleep(100 * 1000); /* the last replies leave */
 	/* Mbufs are counted after destroy: a frame staged for a worker
 	 * that has just left may still be waiting in a tx buffer here. */
-	if (dprpc_agent_usage_get(a, &u) != 0 || u.futures != 0 || u.requests != 0 || u.calls != 0 ||
-		u.messages != 0)
+	if (dprpc_agent_usage_get(a, &u) != 0 || u.futures != 0 || u.requests != 0 ||
+		u.calls != 0 || u.messages != 0)
 		FAIL(15, "in use before destroy: futures %u requests %u calls %u messages %u",
 			u.futures, u.requests, u.calls, u.messages);
 	if (dprpc_agent_stats_get(a, &st) != 0 || st.calls_failed != 0 || st.peers_down != 0)
