@@ -66,22 +66,22 @@ co_names(const struct dprpc_agent *a, uint64_t mask, char *buf, size_t cap)
 }
 
 /* Fill @err (if any) and return @code. */
-static int co_error(struct dprpc_coll_error *err, int code, uint16_t origin, uint64_t workers,
+static int co_error(struct dprpc_error *err, int code, uint16_t origin, uint64_t workers,
 	const char *fmt, ...) __rte_format_printf(5, 6);
 
 static int
-co_error(struct dprpc_coll_error *err, int code, uint16_t origin, uint64_t workers, const char *fmt,
-	...)
+co_error(struct dprpc_error *err, int code, uint16_t origin, uint64_t workers, const char *fmt, ...)
 {
 	va_list ap;
 
 	if (err == NULL)
 		return code;
-	err->err.code = code;
-	err->err.origin = origin;
+	err->code = code;
+	err->origin = origin;
+	err->retry_after_us = 0;
 	err->workers = workers;
 	va_start(ap, fmt);
-	vsnprintf(err->err.msg, sizeof(err->err.msg), fmt, ap);
+	vsnprintf(err->msg, sizeof(err->msg), fmt, ap);
 	va_end(ap);
 	return code;
 }
@@ -202,8 +202,7 @@ co_group_mask(const struct dprpc_agent *a, const char *const *workers, unsigned 
  * an error. */
 static int
 co_take_answer(struct dprpc_agent *a, const uint8_t *p, size_t len, uint64_t group, bool live,
-	uint64_t seq, unsigned int leader, struct dprpc_gather **result,
-	struct dprpc_coll_error *err)
+	uint64_t seq, unsigned int leader, struct dprpc_gather **result, struct dprpc_error *err)
 {
 	const struct co_resp *r = (const struct co_resp *)p;
 	struct dprpc_gather *g;
@@ -330,7 +329,7 @@ co_left_us(uint64_t timeout_us, uint64_t start)
  * checked, not kept). */
 static int
 co_gather(struct dprpc_agent *a, const char *const *workers, unsigned int n, const void *value,
-	size_t len, uint64_t timeout_us, struct dprpc_gather **result, struct dprpc_coll_error *err)
+	size_t len, uint64_t timeout_us, struct dprpc_gather **result, struct dprpc_error *err)
 {
 	struct dprpc_gather *tmp = NULL;
 	struct dprpc_future *f;
@@ -438,7 +437,7 @@ out:
 int
 dprpc_all_gather(struct dprpc_agent *a, const char *const *workers, unsigned int n,
 	const void *value, size_t len, uint64_t timeout_us, struct dprpc_gather **result,
-	struct dprpc_coll_error *err)
+	struct dprpc_error *err)
 {
 	if (result == NULL)
 		return co_error(err, -EINVAL, DPRPC_ORIGIN_LOCAL, 0, "NULL result");
@@ -447,7 +446,7 @@ dprpc_all_gather(struct dprpc_agent *a, const char *const *workers, unsigned int
 
 int
 dprpc_barrier(struct dprpc_agent *a, const char *const *workers, unsigned int n,
-	uint64_t timeout_us, struct dprpc_coll_error *err)
+	uint64_t timeout_us, struct dprpc_error *err)
 {
 	return co_gather(a, workers, n, NULL, 0, timeout_us, NULL, err);
 }

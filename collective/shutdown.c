@@ -66,16 +66,15 @@ co_drain(struct dprpc_agent *a, bool requests, uint64_t deadline)
 /* Destroy @a: @rc, or -EBUSY (in @err) if the application still holds a
  * deferred request, the agent left as it is. */
 static int
-co_destroy(struct dprpc_agent *a, int rc, struct dprpc_coll_error *err)
+co_destroy(struct dprpc_agent *a, int rc, struct dprpc_error *err)
 {
 	int drc = dprpc_agent_destroy(a);
 
 	if (drc == 0)
 		return rc;
 	if (err != NULL) {
-		*err = (struct dprpc_coll_error){
-			.err = {.code = drc, .origin = DPRPC_ORIGIN_LOCAL}};
-		snprintf(err->err.msg, sizeof(err->err.msg),
+		*err = (struct dprpc_error){.code = drc, .origin = DPRPC_ORIGIN_LOCAL};
+		snprintf(err->msg, sizeof(err->msg),
 			"worker %s holds deferred requests unanswered: not destroyed",
 			dprpc_agent_name(a));
 	}
@@ -83,10 +82,9 @@ co_destroy(struct dprpc_agent *a, int rc, struct dprpc_coll_error *err)
 }
 
 int
-dprpc_shutdown(
-	struct dprpc_agent *a, bool graceful, uint64_t timeout_us, struct dprpc_coll_error *err)
+dprpc_shutdown(struct dprpc_agent *a, bool graceful, uint64_t timeout_us, struct dprpc_error *err)
 {
-	struct dprpc_coll_error berr;
+	struct dprpc_error berr;
 	const struct co_ctx *ctx;
 	uint64_t deadline, left;
 	__uint128_t until;
@@ -113,7 +111,7 @@ dprpc_shutdown(
 	left = co_left_us(deadline);
 	rc = dprpc_barrier(a, NULL, world, left == UINT64_MAX ? 0 : RTE_MAX(left, 1u), &berr);
 	if (rc != 0) {
-		CO_LOG(WARNING, "shutdown of %s: %s", dprpc_agent_name(a), berr.err.msg);
+		CO_LOG(WARNING, "shutdown of %s: %s", dprpc_agent_name(a), berr.msg);
 		if (err != NULL)
 			*err = berr;
 	}

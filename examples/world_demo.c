@@ -174,11 +174,11 @@ h_chain(struct dprpc_request *req, void *arg)
 static void
 barrier(struct dprpc_agent *a, const char *step)
 {
-	struct dprpc_coll_error e;
+	struct dprpc_error e;
 	int rc = dprpc_barrier(a, NULL, 0, TIMEOUT_US, &e);
 
 	if (rc != 0)
-		FAIL(30, "barrier after %s: %d (%s)", step, rc, e.err.msg);
+		FAIL(30, "barrier after %s: %d (%s)", step, rc, e.msg);
 }
 
 /* Rank 0 names the step; the barrier keeps the others' lines after it. */
@@ -225,13 +225,13 @@ static void
 gather(struct dprpc_agent *a)
 {
 	struct dprpc_gather *g = NULL;
-	struct dprpc_coll_error e;
+	struct dprpc_error e;
 	char v[64], line[512];
 	int n = snprintf(v, sizeof(v), "%s/pid %d", name, (int)getpid()), rc, off = 0;
 
 	rc = dprpc_all_gather(a, NULL, 0, v, (size_t)n + 1, TIMEOUT_US, &g, &e);
 	if (rc != 0)
-		FAIL(13, "all_gather: %d (%s)", rc, e.err.msg);
+		FAIL(13, "all_gather: %d (%s)", rc, e.msg);
 	for (unsigned int i = 0; i < nw; i++) {
 		size_t len;
 		const char *s = dprpc_gather_value(g, i, &len);
@@ -410,7 +410,7 @@ main(int argc, char **argv)
 	const char *world = NULL, *join = NULL, *signal = NULL;
 	struct dprpc_worker_info wi;
 	struct dprpc_agent_conf c;
-	struct dprpc_coll_error ce;
+	struct dprpc_error ce;
 	struct dprpc_agent *a;
 	char missing[256];
 	uint64_t t0;
@@ -537,7 +537,7 @@ grown:
 	t0 = now_us();
 	rc = dprpc_shutdown(a, true, TIMEOUT_US, &ce);
 	if (rc != 0)
-		FAIL(27, "shutdown: %d (%s)", rc, ce.err.msg);
+		FAIL(27, "shutdown: %d (%s)", rc, ce.msg);
 	SAY("shut down gracefully in %" PRIu64 " ms (barrier of %u, calls drained, agent "
 	    "destroyed)",
 		(now_us() - t0) / 1000, nw - 1);

@@ -266,6 +266,10 @@ struct dprpc_future {
 	} u;
 } __rte_cache_aligned;
 
+/* Six lines of 64 bytes; u, the error, ends in the sixth (at byte 368 of
+ * 384 with the error's workers): a larger error would take a seventh. */
+_Static_assert(sizeof(struct dprpc_future) <= 384, "a future outgrew its six cache lines");
+
 struct dprpc_future_pool {
 	/* 1 (owner) + futures in use; the block is freed when it reaches 0. */
 	_Atomic uint32_t refs;
@@ -1204,6 +1208,7 @@ fut_fail(struct dprpc_future *f, int code, uint16_t origin, const char *msg, boo
 	f->u.err.code = code;
 	f->u.err.origin = origin;
 	f->u.err.retry_after_us = retry_after_us;
+	f->u.err.workers = 0;
 	if (msg != NULL) {
 		n = strnlen(msg, DPRPC_ERRMSG_MAX - 1);
 		memcpy(f->u.err.msg, msg, n);

@@ -292,7 +292,7 @@ fail:
 
 int
 dprpc_launch_shutdown(
-	struct dprpc_agent *agent, bool graceful, uint64_t timeout_us, struct dprpc_coll_error *err)
+	struct dprpc_agent *agent, bool graceful, uint64_t timeout_us, struct dprpc_error *err)
 {
 	static char own[2 * DPRPC_MAX_WORKERS][PATH_MAX];
 	unsigned int n_own;

@@ -199,7 +199,7 @@ world_worker(const struct perf_opts *o, unsigned int i, unsigned int n, const ch
 	cpu_set_t one;
 	struct world_slot *slots;
 	struct dprpc_agent_conf c;
-	struct dprpc_coll_error ce;
+	struct dprpc_error ce;
 	char *argv[16];
 	unsigned int k, p, nb = 0;
 	uint64_t hz, t, cpu_ns;
@@ -255,7 +255,7 @@ world_worker(const struct perf_opts *o, unsigned int i, unsigned int n, const ch
 	}
 	rc = dprpc_barrier(W.a, NULL, 0, 60ull * 1000 * 1000, &ce);
 	if (rc != 0) {
-		fprintf(stderr, "dprpc-perf world %s: barrier: %s\n", name, ce.err.msg);
+		fprintf(stderr, "dprpc-perf world %s: barrier: %s\n", name, ce.msg);
 		return rc;
 	}
 	W.hid = dprpc_handler_id("echo");
@@ -315,7 +315,7 @@ world_worker(const struct perf_opts *o, unsigned int i, unsigned int n, const ch
 	/* The poller is gone: every request it handled is counted. */
 	res->handled = W.handled;
 	if (rc != 0) {
-		fprintf(stderr, "dprpc-perf world %s: shutdown: %d (%s)\n", name, rc, ce.err.msg);
+		fprintf(stderr, "dprpc-perf world %s: shutdown: %d (%s)\n", name, rc, ce.msg);
 		return rc;
 	}
 	dprpc_eal_cleanup();

@@ -389,7 +389,7 @@ struct member {
 	/* out */
 	int rc[64];
 	uint64_t seq[64], members[64];
-	struct dprpc_coll_error err;
+	struct dprpc_error err;
 	bool values_ok;
 };
 
@@ -484,7 +484,7 @@ Test(collective, all_gather_world_values_and_seq)
 	for (int i = 0; i < N; i++) {
 		for (unsigned int k = 0; k < 5; k++) {
 			cr_assert_eq(ms[i].rc[k], 0, "%s round %u: %d %s", names[i], k, ms[i].rc[k],
-				ms[i].err.err.msg);
+				ms[i].err.msg);
 			cr_assert_eq(ms[i].seq[k], k + 1, "%s round %u: seq %lu", names[i], k,
 				(unsigned long)ms[i].seq[k]);
 		}
@@ -519,7 +519,7 @@ Test(collective, whole_world_leaves_out_a_worker_that_left)
 			.i = i, .op = OP_GATHER, .timeout_us = 20 * 1000 * 1000, .rounds = 1};
 	run(ms, 3);
 	for (int i = 0; i < 3; i++) {
-		cr_assert_eq(ms[i].rc[0], 0, "%s: %d %s", names[i], ms[i].rc[0], ms[i].err.err.msg);
+		cr_assert_eq(ms[i].rc[0], 0, "%s: %d %s", names[i], ms[i].rc[0], ms[i].err.msg);
 		cr_assert_eq(ms[i].seq[0], 1);
 		cr_assert(ms[i].values_ok, "%s", names[i]);
 	}
@@ -551,8 +551,7 @@ Test(collective, concurrent_gathers_over_two_groups)
 	run(ms, n);
 	for (unsigned int j = 0; j < n; j++) {
 		for (unsigned int k = 0; k < 20; k++) {
-			cr_assert_eq(
-				ms[j].rc[k], 0, "member %u round %u: %s", j, k, ms[j].err.err.msg);
+			cr_assert_eq(ms[j].rc[k], 0, "member %u round %u: %s", j, k, ms[j].err.msg);
 			cr_assert_eq(ms[j].seq[k], k + 1);
 		}
 		cr_assert(ms[j].values_ok, "member %u saw a wrong value", j);
@@ -575,7 +574,7 @@ Test(collective, same_group_twice_at_once_is_busy)
 		.n = 2,
 		.timeout_us = 20 * 1000 * 1000,
 		.rounds = 1};
-	struct dprpc_coll_error e;
+	struct dprpc_error e;
 	struct dprpc_agent_usage u;
 
 	start_world(5 * 1000 * 1000);
@@ -592,8 +591,8 @@ Test(collective, same_group_twice_at_once_is_busy)
 	cr_assert_eq(e.workers, 0);
 	run(&late, 1);
 	pthread_join(first.th, NULL);
-	cr_assert_eq(first.rc[0], 0, "%s", first.err.err.msg);
-	cr_assert_eq(late.rc[0], 0, "%s", late.err.err.msg);
+	cr_assert_eq(first.rc[0], 0, "%s", first.err.msg);
+	cr_assert_eq(late.rc[0], 0, "%s", late.err.msg);
 	assert_quiescent();
 }
 
@@ -610,19 +609,18 @@ Test(collective, absent_worker_times_out_named)
 			.i = i, .op = OP_BARRIER, .timeout_us = 1000 * 1000, .rounds = 1};
 	run(ms, 3);
 	for (int i = 0; i < 3; i++) {
-		cr_assert_eq(ms[i].rc[0], -ETIMEDOUT, "%s: %d %s", names[i], ms[i].rc[0],
-			ms[i].err.err.msg);
+		cr_assert_eq(
+			ms[i].rc[0], -ETIMEDOUT, "%s: %d %s", names[i], ms[i].rc[0], ms[i].err.msg);
 		cr_assert_eq(ms[i].err.workers, 1ull << 3, "%s: workers %lx", names[i],
 			(unsigned long)ms[i].err.workers);
-		cr_assert_eq(ms[i].err.err.origin, 0); /* the leader decided */
-		cr_assert_not_null(
-			strstr(ms[i].err.err.msg, "d did not arrive"), "%s", ms[i].err.err.msg);
+		cr_assert_eq(ms[i].err.origin, 0); /* the leader decided */
+		cr_assert_not_null(strstr(ms[i].err.msg, "d did not arrive"), "%s", ms[i].err.msg);
 	}
 	/* d's first barrier is the one the others gave up on. */
 	ms[3] = (struct member){
 		.i = 3, .op = OP_BARRIER, .timeout_us = 20 * 1000 * 1000, .rounds = 1};
 	run(&ms[3], 1);
-	cr_assert_eq(ms[3].rc[0], -ETIMEDOUT, "%s", ms[3].err.err.msg);
+	cr_assert_eq(ms[3].rc[0], -ETIMEDOUT, "%s", ms[3].err.msg);
 	cr_assert_eq(ms[3].err.workers, 1ull << 3);
 	/* Sequence numbers agree again: everyone's second. */
 	for (int i = 0; i < N; i++)
@@ -630,7 +628,7 @@ Test(collective, absent_worker_times_out_named)
 			.i = i, .op = OP_GATHER, .timeout_us = 20 * 1000 * 1000, .rounds = 1};
 	run(ms, N);
 	for (int i = 0; i < N; i++) {
-		cr_assert_eq(ms[i].rc[0], 0, "%s: %s", names[i], ms[i].err.err.msg);
+		cr_assert_eq(ms[i].rc[0], 0, "%s: %s", names[i], ms[i].err.msg);
 		cr_assert_eq(ms[i].seq[0], 2);
 		cr_assert(ms[i].values_ok);
 	}
@@ -649,9 +647,9 @@ Test(collective, absent_leader_named)
 			.i = i, .op = OP_BARRIER, .timeout_us = 1000 * 1000, .rounds = 1};
 	run(&ms[1], 3);
 	for (int i = 1; i < N; i++) {
-		cr_assert_eq(ms[i].rc[0], -ETIMEDOUT, "%s: %s", names[i], ms[i].err.err.msg);
+		cr_assert_eq(ms[i].rc[0], -ETIMEDOUT, "%s: %s", names[i], ms[i].err.msg);
 		cr_assert_eq(ms[i].err.workers, 1ull << 0);
-		cr_assert_not_null(strstr(ms[i].err.err.msg, "a did not arrive"));
+		cr_assert_not_null(strstr(ms[i].err.msg, "a did not arrive"));
 	}
 	assert_quiescent();
 }
@@ -668,7 +666,7 @@ warm_up(void)
 			.i = i, .op = OP_BARRIER, .timeout_us = 20 * 1000 * 1000, .rounds = 1};
 	run(ms, N);
 	for (int i = 0; i < N; i++)
-		cr_assert_eq(ms[i].rc[0], 0, "%s: %s", names[i], ms[i].err.err.msg);
+		cr_assert_eq(ms[i].rc[0], 0, "%s: %s", names[i], ms[i].err.msg);
 }
 
 /* d dies (silent) before the barrier: the leader declares it down and
@@ -685,10 +683,10 @@ Test(collective, dead_member_named_hostdown)
 			.i = i, .op = OP_BARRIER, .timeout_us = 60 * 1000 * 1000, .rounds = 1};
 	run(ms, 3);
 	for (int i = 0; i < 3; i++) {
-		cr_assert_eq(ms[i].rc[0], -EHOSTDOWN, "%s: %d %s", names[i], ms[i].rc[0],
-			ms[i].err.err.msg);
+		cr_assert_eq(
+			ms[i].rc[0], -EHOSTDOWN, "%s: %d %s", names[i], ms[i].rc[0], ms[i].err.msg);
 		cr_assert_eq(ms[i].err.workers, 1ull << 3);
-		cr_assert_not_null(strstr(ms[i].err.err.msg, "d did not arrive (down)"));
+		cr_assert_not_null(strstr(ms[i].err.msg, "d did not arrive (down)"));
 	}
 	atomic_store(&owned[3], false);
 }
@@ -723,10 +721,10 @@ Test(collective, over_a_member_already_down_fails_at_once)
 		run(ms, 3);
 		for (int i = 0; i < 3; i++) {
 			cr_assert_eq(ms[i].rc[0], -EHOSTDOWN, "%s: %d %s", names[i], ms[i].rc[0],
-				ms[i].err.err.msg);
+				ms[i].err.msg);
 			cr_assert_eq(ms[i].err.workers, 1ull << 3);
-			cr_assert_not_null(strstr(ms[i].err.err.msg, "d did not arrive (down)"),
-				"%s", ms[i].err.err.msg);
+			cr_assert_not_null(strstr(ms[i].err.msg, "d did not arrive (down)"), "%s",
+				ms[i].err.msg);
 		}
 	}
 	/* The leader's graceful shutdown: its barrier fails at once, naming
@@ -736,7 +734,7 @@ Test(collective, over_a_member_already_down_fails_at_once)
 	ms[0] = (struct member){
 		.i = 0, .op = OP_SHUTDOWN, .own = true, .timeout_us = 3000 * 1000, .rounds = 1};
 	run(ms, 1);
-	cr_assert_eq(ms[0].rc[0], -EHOSTDOWN, "a: %d %s", ms[0].rc[0], ms[0].err.err.msg);
+	cr_assert_eq(ms[0].rc[0], -EHOSTDOWN, "a: %d %s", ms[0].rc[0], ms[0].err.msg);
 	cr_assert_eq(ms[0].err.workers, 1ull << 3);
 	atomic_store(&ag[0], NULL);
 	for (int i = 1; i < N; i++) {
@@ -789,8 +787,8 @@ live_round(int dead, enum op op, uint64_t seq)
 				.rounds = 1};
 	run(ms, n);
 	for (unsigned int k = 0; k < n; k++) {
-		cr_assert_eq(ms[k].rc[0], 0, "%s: %d %s", names[ms[k].i], ms[k].rc[0],
-			ms[k].err.err.msg);
+		cr_assert_eq(
+			ms[k].rc[0], 0, "%s: %d %s", names[ms[k].i], ms[k].rc[0], ms[k].err.msg);
 		if (op != OP_GATHER)
 			continue;
 		cr_assert_eq(ms[k].members[0], survivors, "%s: members 0x%lx", names[ms[k].i],
@@ -819,10 +817,10 @@ whole_world_fails_naming(int dead)
 	run(ms, n);
 	for (unsigned int k = 0; k < n; k++) {
 		cr_assert_eq(ms[k].rc[0], -EHOSTDOWN, "%s: %d %s", names[ms[k].i], ms[k].rc[0],
-			ms[k].err.err.msg);
+			ms[k].err.msg);
 		cr_assert_eq(ms[k].err.workers, 1ull << dead, "%s: workers 0x%lx", names[ms[k].i],
 			(unsigned long)ms[k].err.workers);
-		cr_assert_not_null(strstr(ms[k].err.err.msg, names[dead]), "%s", ms[k].err.err.msg);
+		cr_assert_not_null(strstr(ms[k].err.msg, names[dead]), "%s", ms[k].err.msg);
 	}
 }
 
@@ -899,10 +897,10 @@ Test(collective, dead_leader_named)
 			.i = i, .op = OP_GATHER, .timeout_us = 60 * 1000 * 1000, .rounds = 1};
 	run(&ms[1], 3);
 	for (int i = 1; i < N; i++) {
-		cr_assert_eq(ms[i].rc[0], -EHOSTDOWN, "%s: %d %s", names[i], ms[i].rc[0],
-			ms[i].err.err.msg);
+		cr_assert_eq(
+			ms[i].rc[0], -EHOSTDOWN, "%s: %d %s", names[i], ms[i].rc[0], ms[i].err.msg);
 		cr_assert_eq(ms[i].err.workers, 1ull << 0);
-		cr_assert_not_null(strstr(ms[i].err.err.msg, "leader a"), "%s", ms[i].err.err.msg);
+		cr_assert_not_null(strstr(ms[i].err.msg, "leader a"), "%s", ms[i].err.msg);
 	}
 	atomic_store(&owned[0], false);
 }
@@ -949,7 +947,7 @@ Test(collective, refusing_agent_refuses_application_calls_only)
 			.i = i, .op = OP_GATHER, .timeout_us = 20 * 1000 * 1000, .rounds = 1};
 	run(ms, N);
 	for (int i = 0; i < N; i++)
-		cr_assert_eq(ms[i].rc[0], 0, "%s: %s", names[i], ms[i].err.err.msg);
+		cr_assert_eq(ms[i].rc[0], 0, "%s: %s", names[i], ms[i].err.msg);
 	assert_quiescent();
 }
 
@@ -988,8 +986,8 @@ Test(collective, graceful_shutdown_then_new_world)
 		(void)rte_openlog_stream(NULL);
 		fclose(capture);
 		for (int i = 0; i < N; i++) {
-			cr_assert_eq(ms[i].rc[0], 0, "%s: %d %s", names[i], ms[i].rc[0],
-				ms[i].err.err.msg);
+			cr_assert_eq(
+				ms[i].rc[0], 0, "%s: %d %s", names[i], ms[i].rc[0], ms[i].err.msg);
 			/* The handles went with their agents. */
 			atomic_store(&ag[i], NULL);
 		}
@@ -1023,10 +1021,10 @@ Test(collective, shutdown_with_absent_worker_names_it_and_stops)
 			.rounds = 1};
 	run(ms, 3);
 	for (int i = 0; i < 3; i++) {
-		cr_assert_eq(ms[i].rc[0], -ETIMEDOUT, "%s: %d %s", names[i], ms[i].rc[0],
-			ms[i].err.err.msg);
+		cr_assert_eq(
+			ms[i].rc[0], -ETIMEDOUT, "%s: %d %s", names[i], ms[i].rc[0], ms[i].err.msg);
 		cr_assert_eq(ms[i].err.workers, 1ull << 3);
-		cr_assert_not_null(strstr(ms[i].err.err.msg, "d did not arrive"));
+		cr_assert_not_null(strstr(ms[i].err.msg, "d did not arrive"));
 		atomic_store(&ag[i], NULL);
 	}
 	/* d alone: not graceful, at once. */

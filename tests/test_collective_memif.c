@@ -259,12 +259,12 @@ Test(collective_memif, gather_barrier_shutdown_then_new_world)
 	start_child("b", CHILD_TWO_WORLDS);
 	mp = parent_eal();
 	for (int w = 0; w < 2; w++) {
-		struct dprpc_coll_error e;
+		struct dprpc_error e;
 		struct dprpc_agent *x = connect_world("a", w, mp, 1000 * 1000);
 
 		cr_assert_eq(gather_check(x), 0, "world %d: gather", w);
-		cr_assert_eq(dprpc_barrier(x, NULL, 0, 20 * 1000 * 1000, &e), 0, "%s", e.err.msg);
-		cr_assert_eq(dprpc_shutdown(x, true, 20 * 1000 * 1000, &e), 0, "%s", e.err.msg);
+		cr_assert_eq(dprpc_barrier(x, NULL, 0, 20 * 1000 * 1000, &e), 0, "%s", e.msg);
+		cr_assert_eq(dprpc_shutdown(x, true, 20 * 1000 * 1000, &e), 0, "%s", e.msg);
 		cr_assert_eq(rte_mempool_in_use_count(mp), 0u, "world %d: mbufs leaked", w);
 	}
 	st = wait_child();
@@ -287,7 +287,7 @@ kill_later(void *arg)
 static void
 killed_in_barrier(const char *me, const char *child_name, unsigned int child_rank)
 {
-	struct dprpc_coll_error e;
+	struct dprpc_error e;
 	struct rte_mempool *mp;
 	struct dprpc_agent *x;
 	pthread_t th;
@@ -299,14 +299,14 @@ killed_in_barrier(const char *me, const char *child_name, unsigned int child_ran
 	mp = parent_eal();
 	x = connect_world(me, 0, mp, 1000 * 1000);
 	cr_assert_eq(gather_check(x), 0);
-	cr_assert_eq(dprpc_barrier(x, NULL, 0, 20 * 1000 * 1000, &e), 0, "%s", e.err.msg);
+	cr_assert_eq(dprpc_barrier(x, NULL, 0, 20 * 1000 * 1000, &e), 0, "%s", e.msg);
 	cr_assert_eq(pthread_create(&th, NULL, kill_later, NULL), 0);
 	rc = dprpc_shutdown(x, true, 60 * 1000 * 1000, &e);
 	pthread_join(th, NULL);
 	/* Declared down after peer_timeout_us (1 s), not the 60 s. */
-	cr_assert_eq(rc, -EHOSTDOWN, "%d %s", rc, e.err.msg);
+	cr_assert_eq(rc, -EHOSTDOWN, "%d %s", rc, e.msg);
 	cr_assert_eq(e.workers, 1ull << child_rank, "workers %lx", (unsigned long)e.workers);
-	cr_assert_not_null(strstr(e.err.msg, child_name), "%s", e.err.msg);
+	cr_assert_not_null(strstr(e.msg, child_name), "%s", e.msg);
 	cr_assert_eq(rte_mempool_in_use_count(mp), 0u, "mbufs leaked");
 	st = wait_child();
 	cr_assert(WIFSIGNALED(st) && WTERMSIG(st) == SIGKILL, "child status 0x%x", st);
@@ -373,7 +373,7 @@ Test(collective_memif, leave_does_not_wait_for_a_worker_that_stopped_its_port)
  */
 Test(collective_memif, client_made_before_its_server_listens)
 {
-	struct dprpc_coll_error e;
+	struct dprpc_error e;
 	struct rte_mempool *mp;
 	struct dprpc_agent *x;
 	int st;
@@ -386,8 +386,8 @@ Test(collective_memif, client_made_before_its_server_listens)
 	cr_assert_eq(write(done_pipe[1], "g", 1), 1);
 	cr_assert_eq(dprpc_agent_wait_link(x, 20 * 1000 * 1000), 0, "the client never connected");
 	cr_assert_eq(gather_check(x), 0);
-	cr_assert_eq(dprpc_barrier(x, NULL, 0, 20 * 1000 * 1000, &e), 0, "%s", e.err.msg);
-	cr_assert_eq(dprpc_shutdown(x, true, 20 * 1000 * 1000, &e), 0, "%s", e.err.msg);
+	cr_assert_eq(dprpc_barrier(x, NULL, 0, 20 * 1000 * 1000, &e), 0, "%s", e.msg);
+	cr_assert_eq(dprpc_shutdown(x, true, 20 * 1000 * 1000, &e), 0, "%s", e.msg);
 	cr_assert_eq(rte_mempool_in_use_count(mp), 0u, "mbufs leaked");
 	st = wait_child();
 	cr_assert(WIFEXITED(st) && WEXITSTATUS(st) == 0, "child status 0x%x", st);

@@ -277,6 +277,7 @@ Test(future, fail_error_fields)
 	cr_assert_eq(e->code, -EREMOTEIO);
 	cr_assert_eq(e->origin, 7);
 	cr_assert_str_eq(e->msg, "remote boom");
+	cr_assert_eq(e->workers, 0, "set by collectives only");
 	cr_assert_null(dprpc_future_value(f, &len));
 	cr_assert_eq(len, 0);
 	cr_assert_eq(dprpc_future_wait(f, 0), -EREMOTEIO);

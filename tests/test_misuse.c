@@ -1061,7 +1061,7 @@ Test(misuse, dprpc_all_gather)
 	const char *const twice[] = {"a", "a"};
 	const char *const other[] = {"b"};
 	struct dprpc_gather *g = NULL;
-	struct dprpc_coll_error e;
+	struct dprpc_error e;
 	static char big[DPRPC_GATHER_VALUE_MAX + 1];
 
 	cr_assert_eq(dprpc_all_gather(NULL, NULL, 0, NULL, 0, 1000, &g, &e), -EINVAL);
@@ -1125,7 +1125,7 @@ Test(misuse, dprpc_gather_free)
 
 Test(misuse, dprpc_shutdown)
 {
-	struct dprpc_coll_error e = {.workers = 5};
+	struct dprpc_error e = {.workers = 5};
 
 	cr_assert_eq(dprpc_shutdown(NULL, true, 1000, &e), -EINVAL);
 	cr_assert_eq(dprpc_shutdown(NULL, false, 0, NULL), -EINVAL);
@@ -1199,7 +1199,7 @@ Test(misuse, dprpc_launch)
 
 Test(misuse, dprpc_launch_shutdown)
 {
-	struct dprpc_coll_error e = {.workers = 5};
+	struct dprpc_error e = {.workers = 5};
 
 	cr_assert_eq(dprpc_launch_shutdown(NULL, true, 1000, &e), -EINVAL);
 	/* An agent that dprpc_launch() did not make: untouched. */

@@ -477,12 +477,12 @@ finish:
 			 * so does this side, and the server's port stays open
 			 * until this side has read every answer (and the
 			 * other way round). */
-			struct dprpc_coll_error cerr = {0};
+			struct dprpc_error cerr = {0};
 
 			src = dprpc_shutdown(a, true, CTL_TIMEOUT_US, &cerr);
 			if (src != 0) {
 				fprintf(stderr, "%s: shutdown: %s %s\n", name, strerror(-src),
-					cerr.err.msg);
+					cerr.msg);
 				rc = 1;
 			}
 			a = NULL;

@@ -466,7 +466,7 @@ main(int argc, char **argv)
 	uint64_t max_delay_us = 0, end;
 	struct dprpc_agent_conf conf;
 	struct digits_stats st;
-	struct dprpc_coll_error cerr = {0};
+	struct dprpc_error cerr = {0};
 	int n, c, src, rc = 0;
 
 	n = dprpc_eal_init(argc, argv);
@@ -661,7 +661,7 @@ main(int argc, char **argv)
 	 * Otherwise the client is not waited for. */
 	src = dprpc_shutdown(s->agent, atomic_load(&s->stop), SHUTDOWN_TIMEOUT_US, &cerr);
 	if (src != 0) {
-		fprintf(stderr, "%s: shutdown: %s %s\n", name, strerror(-src), cerr.err.msg);
+		fprintf(stderr, "%s: shutdown: %s %s\n", name, strerror(-src), cerr.msg);
 		rc = 1;
 	}
 	mb_free(s->mb);

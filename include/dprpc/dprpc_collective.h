@@ -20,13 +20,19 @@
  * each with the whole set.  Nothing blocks the leader's poller: the
  * requests wait in a table it alone touches.
  *
- * Failures are reported with the workers concerned, never swallowed: a
- * collective whose members have not all arrived by the earliest deadline
- * among those that did fails for all of them with -ETIMEDOUT, naming the
- * absent ones; one whose absent member is declared down fails at once with
- * -EHOSTDOWN; a member arriving later for that sequence number is answered
- * the same failure at once.  A call to the leader that fails (the leader is
- * down, restarted, never answers) names the leader.
+ * Failures are reported with the workers concerned, never swallowed.  A
+ * failed collective fills the caller's struct dprpc_error (if any): code,
+ * origin (the worker that decided: the leader, or this worker), a message
+ * naming the workers concerned, and workers, their mask (bit r: rank r):
+ * those that did not arrive (-ETIMEDOUT, -EHOSTDOWN), or the leader when
+ * the call to it failed; 0 when no worker is to blame (-EINVAL, -EBUSY,
+ * -ENOMEM, ...).  A collective whose members have not all arrived by the
+ * earliest deadline among those that did fails for all of them with
+ * -ETIMEDOUT, naming the absent ones; one whose absent member is declared
+ * down fails at once with -EHOSTDOWN; a member arriving later for that
+ * sequence number is answered the same failure at once.  A call to the
+ * leader that fails (the leader is down, restarted, never answers) names
+ * the leader.
  *
  * The live world (workers NULL, n DPRPC_WORLD_LIVE) is the whole world less
  * the workers that left it and those declared down: the members up now.
@@ -72,18 +78,6 @@ extern "C" {
 
 /** The result of a dprpc_all_gather(): opaque, owned by the caller. */
 struct dprpc_gather;
-
-/** Why a collective failed, and the workers concerned. */
-struct dprpc_coll_error {
-	/** code (negative errno), origin (the worker that decided: the
-	 * leader, or this worker), message naming the workers concerned. */
-	struct dprpc_error err;
-	/** The workers concerned, one bit per rank (bit r: rank r): those
-	 * that did not arrive (-ETIMEDOUT, -EHOSTDOWN), or the leader when
-	 * the call to it failed; 0 when no worker is to blame (-EINVAL,
-	 * -EBUSY, -ENOMEM, ...). */
-	uint64_t workers;
-};
 
 /**
  * Gather one value from every member of a group, on every member
@@ -132,7 +126,7 @@ struct dprpc_coll_error {
  */
 int dprpc_all_gather(struct dprpc_agent *agent, const char *const *workers, unsigned int n,
 	const void *value, size_t len, uint64_t timeout_us, struct dprpc_gather **result,
-	struct dprpc_coll_error *err);
+	struct dprpc_error *err);
 
 /**
  * Wait until every member of a group has called it (PyTorch's _barrier):
@@ -140,7 +134,7 @@ int dprpc_all_gather(struct dprpc_agent *agent, const char *const *workers, unsi
  * @p err) and thread context it has.
  */
 int dprpc_barrier(struct dprpc_agent *agent, const char *const *workers, unsigned int n,
-	uint64_t timeout_us, struct dprpc_coll_error *err);
+	uint64_t timeout_us, struct dprpc_error *err);
 
 /**
  * The value member @p rank gave.
@@ -214,8 +208,8 @@ void dprpc_gather_free(struct dprpc_gather *g);
  * Thread context: as dprpc_agent_destroy() (not the agent's lcores or
  * callbacks), and no other call on the agent may follow.
  */
-int dprpc_shutdown(struct dprpc_agent *agent, bool graceful, uint64_t timeout_us,
-	struct dprpc_coll_error *err);
+int dprpc_shutdown(
+	struct dprpc_agent *agent, bool graceful, uint64_t timeout_us, struct dprpc_error *err);
 
 #ifdef __cplusplus
 }

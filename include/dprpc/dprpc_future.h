@@ -54,7 +54,9 @@ enum dprpc_future_state {
 #define DPRPC_ORIGIN_LOCAL UINT16_MAX
 
 /**
- * An error carried by a failed future (PyTorch's RemoteException).
+ * An error: the one a failed future carries (PyTorch's RemoteException),
+ * and the one every call taking a struct dprpc_error * fills in on failure
+ * (dprpc_rpc_sync(), the collectives, dprpc_shutdown(), ...).
  */
 struct dprpc_error {
 	int code;	 /**< negative errno, e.g. -ETIMEDOUT, -EREMOTEIO */
@@ -64,6 +66,9 @@ struct dprpc_error {
 	 * the time its queues need; 0: no hint).  0 for other errors. */
 	uint32_t retry_after_us;
 	char msg[DPRPC_ERRMSG_MAX]; /**< NUL-terminated message, may be empty */
+	/** The workers concerned, one bit per rank (bit r: rank r); set by
+	 * the collectives (dprpc_collective.h says which), 0 otherwise. */
+	uint64_t workers;
 };
 
 /**

@@ -177,8 +177,8 @@ struct dprpc_agent *dprpc_launch(const struct dprpc_launch_conf *conf, char *err
  *         dprpc_launch() did not make (nothing done).
  * Thread context: as dprpc_shutdown().
  */
-int dprpc_launch_shutdown(struct dprpc_agent *agent, bool graceful, uint64_t timeout_us,
-	struct dprpc_coll_error *err);
+int dprpc_launch_shutdown(
+	struct dprpc_agent *agent, bool graceful, uint64_t timeout_us, struct dprpc_error *err);
 
 #ifdef __cplusplus
 }

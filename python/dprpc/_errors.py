@@ -89,7 +89,7 @@ def _forget_names():
 
 
 def from_error(args):
-    r"""The Python exception for a C error tuple ``(code, origin, msg, retry_after_us[, workers])``."""
+    r"""The Python exception for a C error tuple ``(code, origin, msg, retry_after_us, workers)``."""
     code, origin, msg = args[0], args[1], args[2]
     where = _origin_name(origin)
     text = msg if msg else errno.errorcode.get(-code, str(code))

@@ -74,7 +74,8 @@ static uint64_t agent_gen;
 /* EAL is cleaned up (at exit): memory of futures is gone with it, and a
  * Future dropped later (a cycle the collector frees last) puts nothing. */
 static bool eal_down;
-/* dprpc._C.Error: (code, origin, msg, retry_after_us[, workers]). */
+/* dprpc._C.Error: (code, origin, msg, retry_after_us, workers), a struct
+ * dprpc_error's fields (error_args()). */
 static PyObject *ErrorType;
 /* pickle.loads, for Future.result(). */
 static PyObject *pickle_loads;
@@ -586,6 +587,28 @@ timeout_arg(PyObject *o, uint64_t *us)
 	return 0;
 }
 
+/* dprpc._C.Error's args for @e; @rc stands for a code of 0 (an error the
+ * call returning @rc did not fill). */
+static PyObject *
+error_args(const struct dprpc_error *e, int rc)
+{
+	return Py_BuildValue("(iIsIK)", e->code != 0 ? e->code : rc, (unsigned int)e->origin,
+		e->msg, (unsigned int)e->retry_after_us, (unsigned long long)e->workers);
+}
+
+/* Raise dprpc._C.Error for @e (error_args()); returns NULL. */
+static PyObject *
+raise_error(const struct dprpc_error *e, int rc)
+{
+	PyObject *v = error_args(e, rc);
+
+	if (v != NULL) {
+		PyErr_SetObject(ErrorType, v);
+		Py_DECREF(v);
+	}
+	return NULL;
+}
+
 static PyObject *
 raise_errno(int code, const char *what)
 {
@@ -593,8 +616,8 @@ raise_errno(int code, const char *what)
 
 	if (code < 0)
 		code = -code;
-	v = Py_BuildValue("(iIsI)", -code, (unsigned int)DPRPC_ORIGIN_LOCAL,
-		what != NULL ? what : strerror(code), 0u);
+	v = Py_BuildValue("(iIsIK)", -code, (unsigned int)DPRPC_ORIGIN_LOCAL,
+		what != NULL ? what : strerror(code), 0u, 0ull);
 	if (v != NULL) {
 		PyErr_SetObject(ErrorType, v);
 		Py_DECREF(v);
@@ -811,7 +834,7 @@ future_done(FutureObject *o, PyObject *unused)
 	return PyBool_FromLong(dprpc_future_is_done(o->f));
 }
 
-/* None while pending or done; (code, origin, msg, retry_after_us) if failed. */
+/* None while pending or done; dprpc._C.Error's args if failed. */
 static PyObject *
 future_error(FutureObject *o, PyObject *unused)
 {
@@ -819,8 +842,7 @@ future_error(FutureObject *o, PyObject *unused)
 
 	if (e == NULL)
 		Py_RETURN_NONE;
-	return Py_BuildValue("(iIsI)", e->code, (unsigned int)e->origin, e->msg,
-		(unsigned int)e->retry_after_us);
+	return error_args(e, e->code);
 }
 
 /* result() -> (tag, object) of a message value without out-of-band
@@ -834,16 +856,8 @@ future_result(FutureObject *o, PyObject *unused)
 	PyObject *mv, *obj;
 	size_t len;
 
-	if (e != NULL) {
-		PyObject *t = Py_BuildValue("(iIsI)", e->code, (unsigned int)e->origin, e->msg,
-			(unsigned int)e->retry_after_us);
-
-		if (t != NULL) {
-			PyErr_SetObject(ErrorType, t);
-			Py_DECREF(t);
-		}
-		return NULL;
-	}
+	if (e != NULL)
+		return raise_error(e, e->code);
 	v = dprpc_future_value(o->f, &len);
 	if (v == NULL || len < 8 || v[1] != 0)
 		Py_RETURN_NONE;
@@ -1553,17 +1567,10 @@ stream_next(StreamObject *o, PyObject *args)
 	{
 		struct dprpc_future *f = dprpc_stream_future(o->s);
 		const struct dprpc_error *e = f != NULL ? dprpc_future_error(f) : NULL;
-		PyObject *v;
 
 		if (e == NULL)
 			return raise_errno(rc, "stream");
-		v = Py_BuildValue("(iIsI)", e->code, (unsigned int)e->origin, e->msg,
-			(unsigned int)e->retry_after_us);
-		if (v != NULL) {
-			PyErr_SetObject(ErrorType, v);
-			Py_DECREF(v);
-		}
-		return NULL;
+		return raise_error(e, rc);
 	}
 }
 
@@ -1699,7 +1706,7 @@ shutdown_barrier(struct dprpc_agent *a, uint64_t timeout_us)
 {
 	struct dprpc_worker_info infos[DPRPC_MAX_WORKERS];
 	const char *names[DPRPC_MAX_WORKERS];
-	struct dprpc_coll_error ce;
+	struct dprpc_error ce;
 	unsigned int n = 0;
 	int nb = dprpc_worker_info_list(a, infos, DPRPC_MAX_WORKERS);
 
@@ -1714,7 +1721,7 @@ shutdown_barrier(struct dprpc_agent *a, uint64_t timeout_us)
 static PyObject *
 m_shutdown(PyObject *self, PyObject *args)
 {
-	struct dprpc_coll_error ce;
+	struct dprpc_error ce;
 	int graceful = 1, rc;
 	double timeout = 0;
 	struct dprpc_agent *a = agent;
@@ -1741,16 +1748,8 @@ m_shutdown(PyObject *self, PyObject *args)
 	}
 	agent = NULL;
 	agent_gen++;
-	if (rc < 0) {
-		PyObject *v = Py_BuildValue("(iIsI)", ce.err.code ? ce.err.code : rc,
-			(unsigned int)ce.err.origin, ce.err.msg, 0u);
-
-		if (v != NULL) {
-			PyErr_SetObject(ErrorType, v);
-			Py_DECREF(v);
-		}
-		return NULL;
-	}
+	if (rc < 0)
+		return raise_error(&ce, rc);
 	Py_RETURN_NONE;
 }
 
@@ -2099,26 +2098,13 @@ names_arg(PyObject *seq, const char **names, unsigned int *n)
 	return 0;
 }
 
-static PyObject *
-coll_raise(const struct dprpc_coll_error *e, int rc)
-{
-	PyObject *v = Py_BuildValue("(iIsIK)", e->err.code ? e->err.code : rc,
-		(unsigned int)e->err.origin, e->err.msg, 0u, (unsigned long long)e->workers);
-
-	if (v != NULL) {
-		PyErr_SetObject(ErrorType, v);
-		Py_DECREF(v);
-	}
-	return NULL;
-}
-
 /* all_gather(value, names, timeout) -> {rank: bytes} */
 static PyObject *
 m_all_gather(PyObject *self, PyObject *args)
 {
 	PyObject *value, *names_o, *seq, *to = Py_None, *d = NULL;
 	const char *names[DPRPC_MAX_WORKERS];
-	struct dprpc_coll_error ce;
+	struct dprpc_error ce;
 	struct dprpc_gather *g = NULL;
 	unsigned int n;
 	struct parts p;
@@ -2139,7 +2125,7 @@ m_all_gather(PyObject *self, PyObject *args)
 	Py_END_ALLOW_THREADS parts_release(&p);
 	Py_DECREF(seq);
 	if (rc != 0)
-		return coll_raise(&ce, rc);
+		return raise_error(&ce, rc);
 	d = PyDict_New();
 	for (unsigned int r = 0; d != NULL && r < DPRPC_MAX_WORKERS; r++) {
 		size_t len;
@@ -2165,7 +2151,7 @@ m_barrier(PyObject *self, PyObject *args)
 {
 	PyObject *names_o, *seq, *to = Py_None;
 	const char *names[DPRPC_MAX_WORKERS];
-	struct dprpc_coll_error ce;
+	struct dprpc_error ce;
 	unsigned int n;
 	uint64_t us;
 	int rc;
@@ -2183,7 +2169,7 @@ m_barrier(PyObject *self, PyObject *args)
 	Py_BEGIN_ALLOW_THREADS rc = dprpc_barrier(agent, names, n, us, &ce);
 	Py_END_ALLOW_THREADS Py_DECREF(seq);
 	if (rc != 0)
-		return coll_raise(&ce, rc);
+		return raise_error(&ce, rc);
 	Py_RETURN_NONE;
 }
 
@@ -2259,7 +2245,7 @@ PyInit__C(void)
 		k_ids[k] = dprpc_handler_id(k_names[k]);
 	wq.jobs_tail = &wq.jobs;
 	ErrorType = PyErr_NewExceptionWithDoc("dprpc._C.Error",
-		"A dprpc error: args (code, origin, message, retry_after_us[, workers]).", NULL,
+		"A dprpc error: args (code, origin, message, retry_after_us, workers).", NULL,
 		NULL);
 	if (ErrorType == NULL || PyModule_AddObjectRef(m, "Error", ErrorType) < 0 ||
 		PyModule_AddObjectRef(m, "Future", (PyObject *)&FutureType) < 0 ||

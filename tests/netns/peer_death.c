@@ -87,7 +87,7 @@ on_peer(struct dprpc_agent *a, unsigned int rank, enum dprpc_peer_event ev, void
 static int
 barrier(struct dprpc_agent *a, const char *who, const char *when)
 {
-	struct dprpc_coll_error ce;
+	struct dprpc_error ce;
 	char missing[64];
 	int rc;
 
@@ -98,7 +98,7 @@ barrier(struct dprpc_agent *a, const char *who, const char *when)
 	}
 	rc = dprpc_barrier(a, NULL, 0, 30 * 1000 * 1000, &ce);
 	if (rc != 0) {
-		fprintf(stderr, "%s: barrier %s: %d (%s)\n", who, when, rc, ce.err.msg);
+		fprintf(stderr, "%s: barrier %s: %d (%s)\n", who, when, rc, ce.msg);
 		return 1;
 	}
 	printf("%s: barrier %s passed\n", who, when);

@@ -146,11 +146,11 @@ put_mark(const char *mark_dir, int code)
 static void
 world_barrier(struct dprpc_agent *a, int code, const char *when)
 {
-	struct dprpc_coll_error ce;
+	struct dprpc_error ce;
 	int rc = dprpc_barrier(a, NULL, 0, CALL_TIMEOUT_US, &ce);
 
 	if (rc != 0)
-		FAIL(code, "barrier %s: %d (%s)", when, rc, ce.err.msg);
+		FAIL(code, "barrier %s: %d (%s)", when, rc, ce.msg);
 }
 
 static void
@@ -433,7 +433,7 @@ main(int argc, char **argv)
 		FAIL(23, "not killed");
 	}
 	if (killed != NULL) {
-		struct dprpc_coll_error ce;
+		struct dprpc_error ce;
 		int k = dprpc_worker_rank(a, killed);
 
 		if (k < 0)
@@ -444,13 +444,13 @@ main(int argc, char **argv)
 		 * naming it; the shutdown goes on and stops this worker. */
 		memset(&ce, 0, sizeof(ce));
 		rc = dprpc_shutdown(a, true, CALL_TIMEOUT_US, &ce);
-		if (rc != -EHOSTDOWN || ce.err.code != -EHOSTDOWN ||
-			ce.workers != UINT64_C(1) << k || strstr(ce.err.msg, killed) == NULL)
+		if (rc != -EHOSTDOWN || ce.code != -EHOSTDOWN || ce.workers != UINT64_C(1) << k ||
+			strstr(ce.msg, killed) == NULL)
 			FAIL(25,
 				"shutdown: %d, error %d, workers 0x%" PRIx64
 				" (%s): not -EHOSTDOWN "
 				"naming %s alone",
-				rc, ce.err.code, ce.workers, ce.err.msg, killed);
+				rc, ce.code, ce.workers, ce.msg, killed);
 		if (rte_mempool_in_use_count(mp) != 0)
 			FAIL(15, "%u mbufs still in use after shutdown",
 				rte_mempool_in_use_count(mp));
@@ -459,17 +459,17 @@ main(int argc, char **argv)
 		dprpc_eal_cleanup();
 		if (getenv("WORLD_PREFIX") != NULL && stat(rundir, &sb) == 0)
 			FAIL(18, "%s still there", rundir);
-		printf("%s: shut down without %s: %s\n", name, killed, ce.err.msg);
+		printf("%s: shut down without %s: %s\n", name, killed, ce.msg);
 		return 0;
 	}
 	if (shutdown) {
-		struct dprpc_coll_error ce;
+		struct dprpc_error ce;
 
 		/* Every worker's barrier must be answered: a leader that
 		 * destroys its agent at once must not lose an answer. */
 		rc = dprpc_shutdown(a, true, CALL_TIMEOUT_US, &ce);
 		if (rc != 0)
-			FAIL(22, "shutdown: %d (%s)", rc, ce.err.msg);
+			FAIL(22, "shutdown: %d (%s)", rc, ce.msg);
 		snprintf(rundir, sizeof(rundir), "/var/run/dpdk/%s", getenv("WORLD_PREFIX") ?: "");
 		dprpc_eal_cleanup();
 		if (getenv("WORLD_PREFIX") != NULL && stat(rundir, &sb) == 0)
