@@ -1,12 +1,13 @@
 /* SPDX-License-Identifier: BSD-3-Clause */
 /*
- * The callers' side of a collective: dprpc_all_gather(), dprpc_barrier()
- * and the result they return (dprpc_collective.h).
+ * The callers' side of a collective: dprpc_all_gather(), dprpc_barrier(),
+ * their _id forms and the result they return (dprpc_collective.h).
  *
  * Design
  * ======
  *
- * A call resolves the group to a mask of ranks, takes the group's next
+ * The by-name forms translate the names to ranks and call the _id forms.
+ * A call checks the ranks and makes them a mask, takes the group's next
  * sequence number on this worker (ctx->groups under ctx->lock: a mutex,
  * since only application threads come here; the poller never does, it is
  * refused -EDEADLK first), sends its value to the leader (the member of
@@ -22,6 +23,7 @@
  */
 #include <errno.h>
 #include <inttypes.h>
+#include <limits.h>
 #include <stdarg.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -160,11 +162,36 @@ co_seq_done(struct co_ctx *ctx, uint64_t group, bool live)
 	pthread_mutex_unlock(&ctx->lock);
 }
 
-/* The group's mask from @workers (NULL, 0: the world, less the workers
+/* What a name not in the world becomes: a rank beyond any world. */
+#define CO_RANK_NONE UINT_MAX
+
+/* @workers (@n names) as ranks in @ranks (DPRPC_MAX_WORKERS of them), a
+ * name not in the world as CO_RANK_NONE, which co_group_mask() refuses
+ * -ENOENT at the name's place in the list.  With @n 0 or over the world
+ * the names are not read, nor are the ranks by co_group_mask() (unless a
+ * join made the world larger meanwhile: hence CO_RANK_NONE there too).
+ * 0, or -EINVAL for a NULL name. */
+static int
+co_ranks_of(const struct dprpc_agent *a, const char *const *workers, unsigned int n,
+	unsigned int *ranks)
+{
+	unsigned int world = dprpc_world_size(a), i;
+
+	for (i = 0; workers != NULL && i < n && i < DPRPC_MAX_WORKERS; i++) {
+		int r = n <= world ? dprpc_worker_rank(a, workers[i]) : -ENOENT;
+
+		if (r == -EINVAL)
+			return r;
+		ranks[i] = r < 0 ? CO_RANK_NONE : (unsigned int)r;
+	}
+	return 0;
+}
+
+/* The group's mask from @ranks (NULL, 0: the world, less the workers
  * known to have left it: dprpc_world_leave(), DPRPC_PEER_LEFT; NULL,
  * DPRPC_WORLD_LIVE: the same mask, *live set). */
 static int
-co_group_mask(const struct dprpc_agent *a, const char *const *workers, unsigned int n,
+co_group_mask(const struct dprpc_agent *a, const unsigned int *ranks, unsigned int n,
 	uint64_t *mask, bool *live)
 {
 	struct dprpc_worker_info infos[DPRPC_MAX_WORKERS];
@@ -173,7 +200,7 @@ co_group_mask(const struct dprpc_agent *a, const char *const *workers, unsigned 
 
 	*mask = 0;
 	*live = false;
-	if (workers == NULL) {
+	if (ranks == NULL) {
 		if (n != 0 && n != DPRPC_WORLD_LIVE)
 			return -EINVAL;
 		*live = n == DPRPC_WORLD_LIVE;
@@ -187,13 +214,11 @@ co_group_mask(const struct dprpc_agent *a, const char *const *workers, unsigned 
 	if (n == 0 || n > world)
 		return -EINVAL;
 	for (i = 0; i < n; i++) {
-		int r = dprpc_worker_rank(a, workers[i]);
-
-		if (r < 0)
-			return r;
-		if ((*mask & (1ull << r)) != 0)
+		if (ranks[i] >= world)
+			return -ENOENT;
+		if ((*mask & (1ull << ranks[i])) != 0)
 			return -EINVAL;
-		*mask |= 1ull << r;
+		*mask |= 1ull << ranks[i];
 	}
 	return 0;
 }
@@ -325,10 +350,10 @@ co_left_us(uint64_t timeout_us, uint64_t start)
 	return timeout_us > spent ? timeout_us - spent : 1;
 }
 
-/* dprpc_all_gather() with @result NULL allowed (barrier: the answer is
+/* dprpc_all_gather_id() with @result NULL allowed (barrier: the answer is
  * checked, not kept). */
 static int
-co_gather(struct dprpc_agent *a, const char *const *workers, unsigned int n, const void *value,
+co_gather(struct dprpc_agent *a, const unsigned int *ranks, unsigned int n, const void *value,
 	size_t len, uint64_t timeout_us, struct dprpc_gather **result, struct dprpc_error *err)
 {
 	struct dprpc_gather *tmp = NULL;
@@ -349,9 +374,10 @@ co_gather(struct dprpc_agent *a, const char *const *workers, unsigned int n, con
 	ctx = dp_ext_state(a, &co_extension);
 	if (ctx == NULL)
 		return co_error(err, -EINVAL, DPRPC_ORIGIN_LOCAL, 0, "agent without collectives");
-	rc = co_group_mask(a, workers, n, &group, &live);
+	rc = co_group_mask(a, ranks, n, &group, &live);
 	if (rc != 0)
-		return co_error(err, rc, DPRPC_ORIGIN_LOCAL, 0, "bad group");
+		return co_error(err, rc, DPRPC_ORIGIN_LOCAL, 0,
+			rc == -ENOENT ? "bad group: a member not in the world" : "bad group");
 	me = dprpc_agent_rank(a);
 	if ((group & (1ull << me)) == 0)
 		return co_error(err, -EINVAL, DPRPC_ORIGIN_LOCAL, 0,
@@ -435,20 +461,46 @@ out:
 }
 
 int
-dprpc_all_gather(struct dprpc_agent *a, const char *const *workers, unsigned int n,
+dprpc_all_gather_id(struct dprpc_agent *a, const unsigned int *ranks, unsigned int n,
 	const void *value, size_t len, uint64_t timeout_us, struct dprpc_gather **result,
 	struct dprpc_error *err)
 {
 	if (result == NULL)
 		return co_error(err, -EINVAL, DPRPC_ORIGIN_LOCAL, 0, "NULL result");
-	return co_gather(a, workers, n, value, len, timeout_us, result, err);
+	return co_gather(a, ranks, n, value, len, timeout_us, result, err);
+}
+
+int
+dprpc_all_gather(struct dprpc_agent *a, const char *const *workers, unsigned int n,
+	const void *value, size_t len, uint64_t timeout_us, struct dprpc_gather **result,
+	struct dprpc_error *err)
+{
+	unsigned int ranks[DPRPC_MAX_WORKERS];
+	int rc = co_ranks_of(a, workers, n, ranks);
+
+	if (rc != 0)
+		return co_error(err, rc, DPRPC_ORIGIN_LOCAL, 0, "bad group: a NULL name");
+	return dprpc_all_gather_id(
+		a, workers != NULL ? ranks : NULL, n, value, len, timeout_us, result, err);
+}
+
+int
+dprpc_barrier_id(struct dprpc_agent *a, const unsigned int *ranks, unsigned int n,
+	uint64_t timeout_us, struct dprpc_error *err)
+{
+	return co_gather(a, ranks, n, NULL, 0, timeout_us, NULL, err);
 }
 
 int
 dprpc_barrier(struct dprpc_agent *a, const char *const *workers, unsigned int n,
 	uint64_t timeout_us, struct dprpc_error *err)
 {
-	return co_gather(a, workers, n, NULL, 0, timeout_us, NULL, err);
+	unsigned int ranks[DPRPC_MAX_WORKERS];
+	int rc = co_ranks_of(a, workers, n, ranks);
+
+	if (rc != 0)
+		return co_error(err, rc, DPRPC_ORIGIN_LOCAL, 0, "bad group: a NULL name");
+	return dprpc_barrier_id(a, workers != NULL ? ranks : NULL, n, timeout_us, err);
 }
 
 const void *

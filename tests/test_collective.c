@@ -10,6 +10,7 @@
  * member threads; its cases are independent and each short.
  */
 #include <errno.h>
+#include <limits.h>
 #include <pthread.h>
 #include <stdatomic.h>
 #include <stdio.h>
@@ -381,7 +382,9 @@ struct member {
 	pthread_t th;
 	int i; /* agent */
 	enum op op;
-	const char *const *group; /* NULL: the world */
+	const char *const *group;  /* NULL: the world */
+	bool by_rank;		   /* the _id forms, over ranks */
+	const unsigned int *ranks; /* their group (NULL: the world) */
 	unsigned int n;
 	uint64_t timeout_us;
 	unsigned int rounds; /* gathers in a row */
@@ -405,9 +408,12 @@ value_of(int i, unsigned int k, unsigned int tag, uint8_t *buf)
 	return len;
 }
 
+/* A group's tag: its first member's name's first letter (0: the world). */
 static unsigned int
 tag_of(const struct member *m)
 {
+	if (m->by_rank)
+		return m->ranks == NULL ? 0 : (unsigned int)names[m->ranks[0]][0];
 	return m->group == NULL ? 0 : (unsigned int)m->group[0][0];
 }
 
@@ -427,11 +433,19 @@ member_main(void *arg)
 
 		switch (m->op) {
 		case OP_GATHER:
-			m->rc[k] = dprpc_all_gather(
-				x, m->group, m->n, mine, len, m->timeout_us, &g, &m->err);
+			if (m->by_rank)
+				m->rc[k] = dprpc_all_gather_id(
+					x, m->ranks, m->n, mine, len, m->timeout_us, &g, &m->err);
+			else
+				m->rc[k] = dprpc_all_gather(
+					x, m->group, m->n, mine, len, m->timeout_us, &g, &m->err);
 			break;
 		case OP_BARRIER:
-			m->rc[k] = dprpc_barrier(x, m->group, m->n, m->timeout_us, &m->err);
+			if (m->by_rank)
+				m->rc[k] =
+					dprpc_barrier_id(x, m->ranks, m->n, m->timeout_us, &m->err);
+			else
+				m->rc[k] = dprpc_barrier(x, m->group, m->n, m->timeout_us, &m->err);
 			break;
 		case OP_SHUTDOWN:
 			m->rc[k] = dprpc_shutdown(x, true, m->timeout_us, &m->err);
@@ -490,6 +504,105 @@ Test(collective, all_gather_world_values_and_seq)
 		}
 		cr_assert(ms[i].values_ok, "%s saw a wrong value", names[i]);
 	}
+	assert_quiescent();
+}
+
+/* One group, {a, c, d}, given by names on a and by ranks on c and d, each
+ * listing it in another order: the calls meet, every member gets every
+ * member's value at its rank, and nothing of b. */
+Test(collective, all_gather_by_names_and_ranks_meet)
+{
+	static const char *const by_name[] = {"d", "a", "c"};
+	static const unsigned int on_c[] = {3, 0, 2}, on_d[] = {3, 2, 0};
+	struct member ms[3];
+
+	start_world(5 * 1000 * 1000);
+	ms[0] = (struct member){.i = 0, .group = by_name};
+	ms[1] = (struct member){.i = 2, .by_rank = true, .ranks = on_c};
+	ms[2] = (struct member){.i = 3, .by_rank = true, .ranks = on_d};
+	for (int j = 0; j < 3; j++) {
+		ms[j].op = OP_GATHER;
+		ms[j].n = 3;
+		ms[j].timeout_us = 20 * 1000 * 1000;
+		ms[j].rounds = 3;
+	}
+	run(ms, 3);
+	for (int j = 0; j < 3; j++) {
+		for (unsigned int k = 0; k < 3; k++) {
+			cr_assert_eq(ms[j].rc[k], 0, "%s round %u: %d %s", names[ms[j].i], k,
+				ms[j].rc[k], ms[j].err.msg);
+			cr_assert_eq(ms[j].seq[k], k + 1);
+			cr_assert_eq(ms[j].members[k], 0xdu, "%s: members 0x%lx", names[ms[j].i],
+				(unsigned long)ms[j].members[k]);
+		}
+		cr_assert(ms[j].values_ok, "%s saw a wrong value", names[ms[j].i]);
+	}
+	assert_quiescent();
+}
+
+/* NULL ranks with n 0 is the whole world, as NULL names are: barriers by
+ * rank and a gather by name are one group's collectives #1 to #3. */
+Test(collective, null_ranks_are_the_world)
+{
+	struct member ms[N];
+
+	start_world(5 * 1000 * 1000);
+	for (int i = 0; i < N; i++)
+		ms[i] = (struct member){.i = i,
+			.op = OP_BARRIER,
+			.by_rank = true,
+			.timeout_us = 20 * 1000 * 1000,
+			.rounds = 2};
+	run(ms, N);
+	for (int i = 0; i < N; i++) {
+		cr_assert_eq(ms[i].rc[0], 0, "%s: %s", names[i], ms[i].err.msg);
+		cr_assert_eq(ms[i].rc[1], 0, "%s: %s", names[i], ms[i].err.msg);
+		ms[i] = (struct member){
+			.i = i, .op = OP_GATHER, .timeout_us = 20 * 1000 * 1000, .rounds = 1};
+	}
+	run(ms, N);
+	for (int i = 0; i < N; i++) {
+		cr_assert_eq(ms[i].rc[0], 0, "%s: %s", names[i], ms[i].err.msg);
+		cr_assert_eq(ms[i].seq[0], 3, "%s: seq %lu", names[i], (unsigned long)ms[i].seq[0]);
+		cr_assert_eq(ms[i].members[0], (1u << N) - 1);
+		cr_assert(ms[i].values_ok, "%s saw a wrong value", names[i]);
+	}
+	assert_quiescent();
+}
+
+/* Groups by rank refused before anything is sent: a rank beyond the world
+ * -ENOENT (as a name not in it), a rank twice, more ranks than workers or
+ * a group without the caller -EINVAL; the error is this worker's, naming
+ * no worker, and the result untouched. */
+Test(collective, bad_ranks_refused)
+{
+	static const unsigned int beyond[] = {0, 4}, far[] = {1, UINT_MAX, 0};
+	static const unsigned int twice[] = {0, 2, 0}, five[] = {0, 1, 2, 3, 1};
+	static const unsigned int without_a[] = {1, 2, 3};
+	static const char *const unknown[] = {"a", "e"};
+	struct dprpc_gather *g = NULL;
+	struct dprpc_agent *a;
+	struct dprpc_error e;
+
+	start_world(5 * 1000 * 1000);
+	a = atomic_load(&ag[0]);
+	memset(&e, 0xff, sizeof(e));
+	cr_assert_eq(dprpc_all_gather_id(a, beyond, 2, "x", 1, 1000 * 1000, &g, &e), -ENOENT);
+	cr_assert_eq(e.code, -ENOENT);
+	cr_assert_eq(e.origin, DPRPC_ORIGIN_LOCAL);
+	cr_assert_eq(e.workers, 0);
+	cr_assert_eq(e.retry_after_us, 0);
+	cr_assert_eq(dprpc_all_gather(a, unknown, 2, "x", 1, 1000 * 1000, &g, &e), -ENOENT,
+		"a name not in the world: the same");
+	cr_assert_eq(dprpc_barrier_id(a, far, 3, 1000 * 1000, &e), -ENOENT);
+	cr_assert_eq(dprpc_all_gather_id(a, twice, 3, "x", 1, 1000 * 1000, &g, &e), -EINVAL);
+	cr_assert_eq(e.workers, 0);
+	cr_assert_eq(dprpc_barrier_id(a, twice, 3, 1000 * 1000, &e), -EINVAL);
+	cr_assert_eq(dprpc_barrier_id(a, five, 5, 1000 * 1000, &e), -EINVAL);
+	cr_assert_eq(dprpc_all_gather_id(a, without_a, 3, "x", 1, 1000 * 1000, &g, &e), -EINVAL);
+	cr_assert_not_null(strstr(e.msg, "not a member"), "%s", e.msg);
+	cr_assert_eq(dprpc_barrier_id(a, without_a, 3, 1000 * 1000, &e), -EINVAL);
+	cr_assert_null(g);
 	assert_quiescent();
 }
 

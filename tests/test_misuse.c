@@ -1060,6 +1060,7 @@ Test(misuse, dprpc_all_gather)
 	const char *const nobody[] = {"zz"};
 	const char *const twice[] = {"a", "a"};
 	const char *const other[] = {"b"};
+	const char *const unnamed[] = {"a", NULL};
 	struct dprpc_gather *g = NULL;
 	struct dprpc_error e;
 	static char big[DPRPC_GATHER_VALUE_MAX + 1];
@@ -1073,6 +1074,7 @@ Test(misuse, dprpc_all_gather)
 	cr_assert_eq(dprpc_all_gather(agent, twice, 3, "x", 1, 1000, &g, &e), -EINVAL);
 	cr_assert_eq(dprpc_all_gather(agent, twice, 2, "x", 1, 1000, &g, &e), -EINVAL);
 	cr_assert_eq(dprpc_all_gather(agent, nobody, 1, "x", 1, 1000, &g, &e), -ENOENT);
+	cr_assert_eq(dprpc_all_gather(agent, unnamed, 2, "x", 1, 1000, &g, &e), -EINVAL);
 	cr_assert_eq(dprpc_all_gather(agent, other, 1, "x", 1, 1000, &g, &e), -EINVAL);
 	cr_assert_eq(dprpc_all_gather(agent, NULL, 0, big, sizeof(big), 1000, &g, &e), -EMSGSIZE);
 	cr_assert_eq(dprpc_all_gather(agent, NULL, 0, big, sizeof(big), 1000, &g, NULL), -EMSGSIZE,
@@ -1091,6 +1093,52 @@ Test(misuse, dprpc_barrier)
 	/* DPRPC_WORLD_LIVE is a count only with NULL workers. */
 	cr_assert_eq(dprpc_barrier(agent, other, DPRPC_WORLD_LIVE, 1000, NULL), -EINVAL);
 	cr_assert_eq(dprpc_barrier(agent, NULL, DPRPC_WORLD_LIVE - 1, 1000, NULL), -EINVAL);
+}
+
+Test(misuse, dprpc_all_gather_id)
+{
+	const unsigned int beyond[] = {0, 2}, far[] = {UINT_MAX};
+	const unsigned int twice[] = {0, 0};
+	const unsigned int other[] = {1};
+	struct dprpc_gather *g = NULL;
+	struct dprpc_error e;
+	static char big[DPRPC_GATHER_VALUE_MAX + 1];
+
+	cr_assert_eq(dprpc_all_gather_id(NULL, NULL, 0, NULL, 0, 1000, &g, &e), -EINVAL);
+	cr_assert_eq(e.workers, 0);
+	cr_assert_eq(dprpc_all_gather_id(agent, NULL, 0, NULL, 0, 1000, NULL, &e), -EINVAL);
+	cr_assert_eq(dprpc_all_gather_id(agent, NULL, 0, NULL, 4, 1000, &g, &e), -EINVAL);
+	cr_assert_eq(dprpc_all_gather_id(agent, NULL, 2, "x", 1, 1000, &g, &e), -EINVAL);
+	cr_assert_eq(dprpc_all_gather_id(agent, twice, 0, "x", 1, 1000, &g, &e), -EINVAL);
+	cr_assert_eq(dprpc_all_gather_id(agent, twice, 3, "x", 1, 1000, &g, &e), -EINVAL);
+	cr_assert_eq(dprpc_all_gather_id(agent, twice, 2, "x", 1, 1000, &g, &e), -EINVAL);
+	cr_assert_eq(dprpc_all_gather_id(agent, beyond, 2, "x", 1, 1000, &g, &e), -ENOENT);
+	cr_assert_eq(dprpc_all_gather_id(agent, far, 1, "x", 1, 1000, &g, &e), -ENOENT);
+	cr_assert_eq(dprpc_all_gather_id(agent, other, 1, "x", 1, 1000, &g, &e), -EINVAL);
+	cr_assert_eq(
+		dprpc_all_gather_id(agent, other, DPRPC_WORLD_LIVE, "x", 1, 1000, &g, &e), -EINVAL);
+	cr_assert_eq(
+		dprpc_all_gather_id(agent, NULL, 0, big, sizeof(big), 1000, &g, &e), -EMSGSIZE);
+	cr_assert_eq(dprpc_all_gather_id(agent, NULL, 0, big, sizeof(big), 1000, &g, NULL),
+		-EMSGSIZE, "a NULL err is allowed");
+	cr_assert_null(g);
+}
+
+Test(misuse, dprpc_barrier_id)
+{
+	const unsigned int beyond[] = {0, 2};
+	const unsigned int twice[] = {0, 0};
+	const unsigned int other[] = {1};
+
+	cr_assert_eq(dprpc_barrier_id(NULL, NULL, 0, 1000, NULL), -EINVAL);
+	cr_assert_eq(dprpc_barrier_id(agent, NULL, 1, 1000, NULL), -EINVAL);
+	cr_assert_eq(dprpc_barrier_id(agent, beyond, 2, 1000, NULL), -ENOENT);
+	cr_assert_eq(dprpc_barrier_id(agent, twice, 2, 1000, NULL), -EINVAL);
+	cr_assert_eq(dprpc_barrier_id(agent, other, 1, 1000, NULL), -EINVAL);
+	cr_assert_eq(dprpc_barrier_id(agent, other, DPRPC_MAX_WORKERS + 1, 1000, NULL), -EINVAL);
+	/* DPRPC_WORLD_LIVE is a count only with NULL ranks. */
+	cr_assert_eq(dprpc_barrier_id(agent, other, DPRPC_WORLD_LIVE, 1000, NULL), -EINVAL);
+	cr_assert_eq(dprpc_barrier_id(agent, NULL, DPRPC_WORLD_LIVE - 1, 1000, NULL), -EINVAL);
 }
 
 Test(misuse, dprpc_gather_value)

@@ -5,15 +5,17 @@
  * _all_gather, _barrier, _wait_all_workers and shutdown(graceful)):
  * docs/collective.md in the source tree.
  *
- * A group is a list of worker names (NULL and 0: the whole world, less the
- * workers this worker knows to have left it, DPRPC_PEER_LEFT:
- * dprpc_world_leave(); NULL and DPRPC_WORLD_LIVE: the live world, below); the
- * calling worker must be in it.  Its leader is the member of lowest rank.
- * Every member calls dprpc_all_gather() (or dprpc_barrier()) with the same
- * group; each call carries the group's next sequence number on the calling
- * worker (one counter per group and worker, counting every call, failed
- * ones included), so the calls that meet are the k-th call of each member,
- * and collectives over different groups never mix, concurrent or not.
+ * A group is a set of workers, given as a list of names, or of ranks to
+ * the _id forms (NULL and 0: the whole world, less the workers this worker
+ * knows to have left it, DPRPC_PEER_LEFT: dprpc_world_leave(); NULL and
+ * DPRPC_WORLD_LIVE: the live world, below); the calling worker must be in
+ * it.  Its leader is the member of lowest rank.  Every member calls
+ * dprpc_all_gather() (or dprpc_barrier(), or their _id forms) with the
+ * same group, by names or by ranks, listed in any order; each call
+ * carries the group's next sequence number on the calling worker (one
+ * counter per group and worker, counting every call, failed ones
+ * included), so the calls that meet are the k-th call of each member, and
+ * collectives over different groups never mix, concurrent or not.
  * Each member sends its value to the leader (a call to the reserved
  * handler "dprpc.coll.gather"; the leader's own goes to itself); the leader
  * keeps the requests deferred and, once every member's has come, answers
@@ -76,7 +78,8 @@ extern "C" {
  */
 #define DPRPC_COLL_GRACE_US 250000u
 
-/** The result of a dprpc_all_gather(): opaque, owned by the caller. */
+/** The result of a dprpc_all_gather() (or _id()): opaque, owned by the
+ * caller. */
 struct dprpc_gather;
 
 /**
@@ -108,16 +111,18 @@ struct dprpc_gather;
  *         -EHOSTDOWN (an absent member was declared down, or the leader
  *         was: err->workers; over the live world: the leader and every
  *         member after it were, or this worker was left out as declared
- *         down by the leader: err->workers those left out); -ESHUTDOWN (the leader's agent was
- *         destroyed meanwhile); any other error of the call to the leader
- *         (dprpc_rpc.h; err->workers names the leader); -EMSGSIZE (@p len
- *         over DPRPC_GATHER_VALUE_MAX, or the set over a max_msg_size);
- *         -EBUSY (this worker is in another collective over the same group
- *         right now); -EDEADLK (called on the agent's polling thread:
- *         nothing sent); -EINVAL (NULL agent or result, NULL workers with
- *         n neither 0 nor DPRPC_WORLD_LIVE, n over the world, a name twice,
- *         the caller not a member, NULL value with len > 0); -ENOENT (a name not in the world);
- *         -ENOMEM.  A failure consumes the sequence number all the same.
+ *         down by the leader: err->workers those left out); -ESHUTDOWN
+ *         (the leader's agent was destroyed meanwhile); any other error of
+ *         the call to the leader (dprpc_rpc.h; err->workers names the
+ *         leader); -EMSGSIZE (@p len over DPRPC_GATHER_VALUE_MAX, or the
+ *         set over a max_msg_size); -EBUSY (this worker is in another
+ *         collective over the same group right now); -EDEADLK (called on
+ *         the agent's polling thread: nothing sent); -EINVAL (NULL agent
+ *         or result, NULL workers with n neither 0 nor DPRPC_WORLD_LIVE, n
+ *         over the world, a NULL name or a name twice, the caller not a
+ *         member, NULL value with len > 0); -ENOENT (a name not in the
+ *         world); -ENOMEM.  A failure consumes the sequence number all the
+ *         same.
  *
  * Thread context: any thread but the agent's polling thread (an inline
  * handler, a callback: -EDEADLK) and its handler lcores, which must not
@@ -129,11 +134,37 @@ int dprpc_all_gather(struct dprpc_agent *agent, const char *const *workers, unsi
 	struct dprpc_error *err);
 
 /**
+ * dprpc_all_gather() of a group given by ranks (dprpc_worker_rank()), for
+ * callers that keep ranks rather than names.
+ *
+ * @param ranks    the group's member ranks (@p n of them, each once, the
+ *                 caller's among them), read during the call only; NULL
+ *                 with @p n 0 or DPRPC_WORLD_LIVE: as dprpc_all_gather()'s
+ *                 NULL workers.
+ * @return as dprpc_all_gather() (every errno, @p err filled), with ranks
+ *         for names: -ENOENT for a rank not in the world (not below
+ *         dprpc_world_size()), -EINVAL for a rank twice.
+ *
+ * Thread context: as dprpc_all_gather().
+ */
+int dprpc_all_gather_id(struct dprpc_agent *agent, const unsigned int *ranks, unsigned int n,
+	const void *value, size_t len, uint64_t timeout_us, struct dprpc_gather **result,
+	struct dprpc_error *err);
+
+/**
  * Wait until every member of a group has called it (PyTorch's _barrier):
  * dprpc_all_gather() of empty values, whose returns (every errno, filled
  * @p err) and thread context it has.
  */
 int dprpc_barrier(struct dprpc_agent *agent, const char *const *workers, unsigned int n,
+	uint64_t timeout_us, struct dprpc_error *err);
+
+/**
+ * dprpc_barrier() of a group given by ranks: dprpc_all_gather_id() of
+ * empty values, whose @p ranks, returns (every errno, filled @p err) and
+ * thread context it has.
+ */
+int dprpc_barrier_id(struct dprpc_agent *agent, const unsigned int *ranks, unsigned int n,
 	uint64_t timeout_us, struct dprpc_error *err);
 
 /**
