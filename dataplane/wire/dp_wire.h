@@ -1,67 +1,30 @@
 /* SPDX-License-Identifier: BSD-3-Clause */
 /*
- * dprpc wire format, version 2 (docs/wire.md).
- *
- * A frame is Ethernet + IPv4 (no options, never fragmented) + UDP + the dprpc
- * header below + payload.  Every multi-byte field is big-endian; the header
- * is packed, has no bitfields, and its size is checked at compile time.
+ * dprpc wire format, version 2: Ethernet + IPv4 (no options, never
+ * fragmented) + UDP + this 52-byte header + payload.  Big-endian, packed,
+ * no bitfields.  Each field's meaning per frame type, and the flags:
+ * docs/wire.md, "The dprpc header".
  *
  *   off  size  field
  *     0     2  magic        DP_WIRE_MAGIC
  *     2     1  version      DP_WIRE_VERSION
  *     3     1  type         enum dp_frame_type
- *     4     2  flags        ACK frames: DP_ACK_NACK, DP_ACK_PROBE,
- *                           DP_ACK_ANSWER; frames of a multi-frame
- *                           message: DP_MSG_ACK_NOW, DP_MSG_PROBE; CONTROL
- *                           frames: none but a CANCEL's DP_CANCEL_ACK_WANTED
- *                           and a CANCEL_ACK's DP_CANCEL_STOPPED;
- *                           a REQUEST: DP_REQ_STREAM; a RESPONSE:
- *                           DP_RESP_UNRUN; CHUNK:
- *                           DP_CHUNK_LAST, DP_CHUNK_END; STREAM_ACK:
- *                           DP_SACK_NACK, DP_SACK_PROBE; unknown flags
- *                           ignored on receive
+ *     4     2  flags        per type (enum dp_*_flag); unknown ones ignored
  *     6     2  src_worker   sender's rank
  *     8     2  dst_worker   receiver's rank
- *    10     2  slot         session slot of the call (client's numbering)
+ *    10     2  slot         the call's session slot (client's numbering)
  *    12     4  req_num      request number within the slot
- *    16     8  session      sender's incarnation: a random id, never 0,
- *                           compared for equality only (docs/reliability.md)
- *    24     8  dst_session  the receiver's incarnation as the sender knows
- *                           it, 0 if it knows none (a CONTROL frame only)
- *    32     2  pkt_idx      index of this frame in its message; in an ACK,
- *                           how many frames the receiver holds in order
- *    34     2  pkt_cnt      frames in the message (an ACK: of the message
- *                           it acknowledges)
- *    36     4  msg_len      total message length (payload bytes).  Every
- *                           frame of a message but the last carries
- *                           DPRPC_MAX_FRAME_PAYLOAD bytes.  In an ACK: one
- *                           more than the highest frame index the receiver
- *                           holds (0: none), at most pkt_cnt
- *    40     4  handler_id   dprpc_handler_id() of the handler's name, or
- *                           the operation of a CONTROL frame; CHUNK: the
- *                           frame's sequence number in its stream;
- *                           STREAM_ACK: every frame below it received
- *    44     4  status       0, or a positive errno (responses); the payload
- *                           of an error response is the error message; in
- *                           an ACK, the type of the message acknowledged;
- *                           CHUNK with DP_CHUNK_END: the stream's final
- *                           status; STREAM_ACK: the first sequence number
- *                           the server may not send yet
- *    48     2  credits      in an ACK, frames the sender may have beyond
- *                           pkt_idx (its window); a stream's REQUEST: the
- *                           caller's window in frames; STREAM_ACK: frames
- *                           held beyond handler_id (1 + the highest held -
- *                           handler_id); 0 elsewhere
- *    50     2  budget       REQUEST: the caller's deadline as the time left
- *                           when the frame was made, in microseconds,
- *                           encoded (dp_budget_encode()); 0: no deadline.
- *                           A response with status EBUSY: the server's
- *                           retry-after hint, same encoding; any other
- *                           single-frame response: how long the server
- *                           held the request (taken to answered), same
- *                           encoding, 0 under 1 us.  A HELD: when the
- *                           server expects to answer, from now.  Other
- *                           CONTROL frames and ACKs: 0
+ *    16     8  session      sender's incarnation: random, never 0
+ *    24     8  dst_session  receiver's incarnation as the sender knows it
+ *    32     2  pkt_idx      frame index in its message; ACK: frames held
+ *    34     2  pkt_cnt      frames in the message
+ *    36     4  msg_len      message length; ACK: 1 + highest frame held
+ *    40     4  handler_id   handler; CONTROL: the operation; stream frames:
+ *                           a sequence number
+ *    44     4  status       0 or a positive errno; ACK: the type acknowledged
+ *    48     2  credits      a window (ACK, stream REQUEST, STREAM_ACK); else 0
+ *    50     2  budget       dp_budget_encode()d time: deadline, retry-after,
+ *                           hold time or HELD estimate; 0: none
  */
 #ifndef DP_WIRE_H
 #define DP_WIRE_H
@@ -410,11 +373,10 @@ void dp_frame_write_hdr(
 	uint8_t *frame, const uint8_t *tmpl, const struct dp_hdr_fields *f, uint32_t len);
 
 /* The ones' complement sum of the IPv4 header at @ip, @ihl bytes, folded
- * to 16 bits: 0xffff for a correct header.  The usual header (20 bytes) is
- * summed as five 32-bit words in a 64-bit accumulator, then folded, which
- * gives the sum of its 16-bit words (RFC 1071: the sum is independent of
- * byte order and word size); rte_raw_cksum()'s loop was a fifth of
- * dp_frame_parse().  A header with options takes rte_raw_cksum(). */
+ * to 16 bits: 0xffff for a correct header.  A 20-byte header is summed as
+ * five 32-bit words, then folded (RFC 1071: the sum does not depend on word
+ * size), cheaper than rte_raw_cksum()'s loop, which takes headers with
+ * options. */
 static inline uint16_t
 dp_ipv4_hdr_sum(const void *ip, uint32_t ihl)
 {

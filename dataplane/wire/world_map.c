@@ -13,19 +13,10 @@
  * file.  Ranks must be exactly 0..n-1; names and IPv4:port pairs are
  * unique.  Errors name the entry that is wrong.
  *
- * A worker line without an address ("NAME RANK") is a worker that only
- * memif links reach: its address is made from its rank (dp_world_derive()),
- * and a map in which some other worker would reach it through the default
- * port (no link line or mesh joins them) is refused, naming both.
- *
- * Which port reaches whom (dprpc_agent_conf.world): a "link" line joins two
- * workers by a memif link of their own (the first named listens on the
- * socket, the second connects), "mesh" joins every pair that has no link
- * line by one (socket DIR/A-B.sock, A the lower rank and the server).
- * Every other worker is reached through the agent's default port
- * (conf.port.vdev or conf.port.id): one port on an L2 segment (a bridge, a
- * net_ring switch) reaches all of them.  "link" and "mesh" are therefore
- * not worker names.
+ * "link" and "mesh" lines say which memif link reaches whom, anyone else
+ * is reached through the default port; "NAME RANK" is a worker only memif
+ * links reach, its address made from its rank (dp_world_derive()).  See
+ * docs/worlds.md, "Which port reaches whom".
  */
 #include <arpa/inet.h>
 #include <ctype.h>
