@@ -35,12 +35,10 @@ struct dp_fault {
 void dp_fault_init(struct dp_fault *f, const struct dprpc_fault_conf *c, struct rte_mempool *mp,
 	uint64_t tsc_hz);
 
-/* Pass one frame through the faults: it is dropped (freed), passed on, or
- * held back.  Writes what goes on now (0 to 2 frames: the frame and a
- * duplicate) to out[] and returns how many.  Only @numbered frames (a
- * call's, dp_frame_of_call()) meet faults and count towards drop_nth: not
- * liveness CONTROL frames, whose number depends on timing (a PING sent
- * again because its answer was late would shift every frame after it). */
+/* Pass one frame through the faults: dropped (freed), passed on, or held
+ * back.  Writes what goes on now (0 to 2 frames: it and a duplicate) to
+ * out[] and returns how many.  Only @numbered frames (a call's,
+ * dp_frame_of_call()) meet faults and count towards drop_nth. */
 unsigned int dp_fault_one(
 	struct dp_fault *f, struct rte_mbuf *m, struct rte_mbuf **out, uint64_t now, bool numbered);
 

@@ -1,13 +1,10 @@
 /* SPDX-License-Identifier: BSD-3-Clause */
 /*
- * The agent's port (port_open.c, port_link.c, port_timer.c): a vdev probed from conf.port.vdev, or a port of the
- * application's, handed over (configured and started by the agent) or
- * ready (conf.port.ready: configured and started by the application, only
- * its queues conf.port.rx_queue and conf.port.tx_queue used); stopped with the agent
- * if the agent started it, and closed if it probed it (the contract: struct
- * dprpc_agent_conf's port_id); and a memif port per link of the world map
- * (port_open.c's top).  The thread that creates or destroys the agent, but
- * dp_ports_timer() (the poller) and dp_ports_link_up() (any thread).
+ * The agent's ports: the default one (conf.vdev or conf.port_id, as struct
+ * dprpc_agent_conf says) and a memif port per link of the world map
+ * (docs/worlds.md, "Which port reaches whom").  The thread that creates or
+ * destroys the agent, but dp_ports_timer() (the poller) and
+ * dp_ports_link_up() (any thread).
  */
 #ifndef DP_PORT_H
 #define DP_PORT_H
@@ -37,9 +34,6 @@ struct dp_memif_sock {
 	bool abstract;
 };
 
-/* One of the agent's ports (port_open.c): what was done to it, its queues and
- * the frames staged for it.  The poller's, but for what creation and
- * destroy do. */
 /* What a memif link's server appends to its socket's path to bind it,
  * the path itself being named once its port is started (port_open.c). */
 #define DP_SOCK_ALIAS "~"
@@ -57,16 +51,13 @@ struct dp_memif_sock {
  *   QUIET     neither polled nor sent on until its link has been down for
  *             DP_LINK_QUIET_MS (quiet_tsc: when it was first seen down, 0
  *             before): its worker gave the last answer to ours (LEAVE_ACK,
- *             CLOSE_ACK), or dprpc_agent_destroy() is closing it.  DPDK
- *             22.11's memif PMD tears a connection down on its interrupt
- *             thread while rx_burst may read the same rings: a worker
- *             polling the link of one that left crashed in rx_burst.
- *   ANSWERED  quiet, and we answered the last word of the worker at the
- *             other end (its LEAVE, at answered_tsc): it may still be
- *             reading the answer, and our disconnect would unmap the rings
- *             under its rx_burst.  dprpc_agent_destroy() closes the link
- *             only once that worker closed its end (the link down), or
- *             DP_LINK_ANSWERED_WAIT_MS after the answer (link_close.c).
+ *             CLOSE_ACK), or dprpc_agent_destroy() is closing it; the
+ *             memif PMD may tear the rings down under a poll
+ *             (docs/worlds.md, "Leaving").
+ *   ANSWERED  quiet, and we answered the other end's LEAVE (answered_tsc),
+ *             which it may still be reading: dprpc_agent_destroy() closes
+ *             the link once that end closed it, or DP_LINK_ANSWERED_WAIT_MS
+ *             after the answer (link_close.c).
  *   CLOSED    as ANSWERED, the last word a CLOSE (the worker at the other
  *             end told us it closes: link_close.c): quiet no longer than
  *             DP_LINK_CLOSED_QUIET_MAX_MS after the answer should the timer
@@ -114,15 +105,13 @@ enum dp_port_kind {
 	DP_PORT_JOIN,
 };
 
+/* One of the agent's ports: what was done to it, its queues and the
+ * frames staged for it.  The poller's, but for what creation and destroy
+ * do. */
 struct dp_port {
 	unsigned int tx_n; /* frames staged in tx_buf */
 	uint8_t io;	   /* DP_IO_RXTX, DP_IO_UP: what the poll loop tests */
-	/* enum dp_link_state, dp_port_set_state() alone writes it.  A memif
-	 * link of the world map: until its link is up (dp_port_up()) frames
-	 * for it are dropped (tx_dropped) rather than left to pile up, and a
-	 * client whose server does not listen yet (PENDING) is started again
-	 * by the timer (dp_ports_timer()).  A pending port, a link's or the
-	 * default one (restart), is not polled. */
+	/* enum dp_link_state; dp_port_set_state() alone writes it. */
 	uint8_t state;
 	uint16_t id, rxq, txq;
 	bool probed;  /* we created it from a vdev string */
@@ -132,11 +121,9 @@ struct dp_port {
 	 * memif client with a socket file (restart): dp_port_waits() looks
 	 * at its sock. */
 	bool client;
-	/* The default port is a memif device and one worker only is reached
-	 * through it (dp_port_open()): it goes down only when that worker
-	 * stops its port, and is watched as a link port is (lost, quiet),
-	 * though never counted down (up) by the timer, nor started or
-	 * stopped (the application may own it) but as restart says. */
+	/* The default port is a memif device reaching one worker only
+	 * (dp_port_open()): watched as a link port is (lost, quiet), but
+	 * never counted down, started or stopped but as restart says. */
 	bool one_peer;
 	bool memif; /* the default port is a memif port (dp_port_open()) */
 	/* The default port, a memif client the agent probed from conf.port.vdev,
@@ -163,12 +150,9 @@ struct dp_port {
 	 * port last started (its link is restarted if it does not come up). */
 	uint64_t retry_tsc, start_tsc;
 	char vdev_name[RTE_DEV_NAME_MAX_LEN];
-	/* A link port: its memif socket (a client connects only once the
-	 * file exists: its server listens).  A server binds it as sock and
-	 * DP_SOCK_ALIAS (alias), and makes sock a second name of that file once its
-	 * port is started (named; unlinked at close): a client that found
-	 * the file before the server was ready for its handshake was turned
-	 * away for good (port_open.c). */
+	/* A link port: its memif socket, which a client connects to once the
+	 * file exists.  A server binds sock DP_SOCK_ALIAS (alias) and names
+	 * it sock once started (named; unlinked at close). */
 	char sock[DP_SOCK_PATH_MAX];
 	bool alias, named;
 	struct rte_mbuf *tx_buf[DP_TX_BUF];
@@ -218,11 +202,9 @@ struct dp_ports {
 	unsigned int world_cap;
 	bool has_default_port; /* ports[0] is conf.port.vdev or conf.port.id */
 	int join_port;	       /* index of the join port in ports[], or -1 */
-	/* The ports (port_open.c): ports[0] the default one (conf.port.vdev or
-	 * conf.port.id) when there is one, then one per memif link of the
-	 * world map.  peer_port[r]: the index of the port that reaches
-	 * worker r.  Fixed at creation; the ports' queues and tx buffers are
-	 * the poller's. */
+	/* ports[0] the default one when there is one, then one per memif
+	 * link; peer_port[r]: the port that reaches worker r.  The ports'
+	 * queues and tx buffers are the poller's. */
 	unsigned int nb_ports; /* grows on the poller (join.c): dp_port_publish() */
 	uint8_t peer_port[DPRPC_MAX_WORKERS];
 	/* Link ports' state checked (start retried, link read) no more often
@@ -253,9 +235,8 @@ struct dp_ports {
  * rank @self: 0, or a negative errno, logged (dp_port_close() undoes what
  * was done). */
 int dp_port_open(struct dp_ports *a, const struct dprpc_agent_conf *c, unsigned int self);
-/* Stop the port if we started it, and close it if we probed it
- * (port_close.c): with link ports, on the EAL interrupt thread, waited
- * for, working around DPDK 22.11's memif PMD (memif_unhook.c's top). */
+/* Stop the ports we started, close those we probed (port_close.c); with
+ * memif ports, on the EAL interrupt thread (memif_unhook.c). */
 void dp_port_close(struct dp_ports *a);
 /* As dp_port_close(), for the ports whose close_now is set only (memif
  * links dp_links_close() is done with while it waits for others). */

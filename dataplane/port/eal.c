@@ -33,24 +33,11 @@
 RTE_LOG_REGISTER(dp_logtype, dprpc.dataplane, INFO);
 
 /*
- * Mempool caches for threads that EAL did not create.  An EAL lcore takes
- * and returns mbufs, requests and futures through its per-lcore mempool
- * caches; a plain pthread has no lcore id, hence no cache, and each of its
- * gets and puts is an operation on the pool's shared ring, where a thread
- * preempted in the middle holds up the others (DP_POOL_OPS).  With four
- * application threads on two cores, dprpc_rpc_async_id() spent up to 21 ms
- * in fut_new_refs() and 35 ms in the mbuf allocation that way (perf
- * lateness).  So the first call into the agent from such a thread
- * registers it with EAL (rte_thread_register()): it gets an lcore id, and
- * with it a cache in every mempool, for the mbufs its poll loop frees too.
- * A key destructor unregisters it when it exits; the objects left in its
- * caches stay there, counted as available, for the next thread given the
- * same id.  When no id is left (RTE_MAX_LCORE) the thread goes on without.
- * The request pool has no cache at all (it must stay FIFO, create.c), so
- * for it nothing changes.  The library's own gets and puts find the
- * thread's cache through dprpc_tls_lcore_id (dprpc_lcore.h), set here to
- * an id only while it stays the thread's: an EAL lcore's, or one
- * registered here until the destructor.
+ * The first call into an agent from a thread EAL did not create registers
+ * it (rte_thread_register()), so its gets and puts use per-lcore mempool
+ * caches rather than the shared rings (docs/architecture.md, "Pools and
+ * preemption"); a key destructor unregisters it.  With no id left it goes
+ * on without.
  */
 __thread int8_t dp_tls_lcore __attribute__((tls_model("initial-exec")));
 /* The id whose caches the library's own gets and puts use (dprpc_lcore.h):
@@ -140,20 +127,9 @@ dprpc_eal_cleanup(void)
 }
 
 /*
- * The levels EAL starts with, below its own defaults for the types whose
- * messages a clean run prints about normal events (a two-worker memif run
- * of examples/hello_rpc printed eight lines, none about a fault):
- *  - lib.eal: "Detected CPU lcores", "Detected NUMA nodes", "Detected
- *    shared linkage of DPDK", "Physical addresses are unavailable,
- *    selecting IOVA as VA mode", "Selected IOVA mode 'VA'" (INFO), "Using
- *    --huge-unlink=never may create data leaks" (WARNING): errors only;
- *  - lib.telemetry: "No legacy callbacks, legacy socket not created"
- *    (WARNING): errors only;
- *  - pmd.net.memif: "Failed to register mp action callback: Operation not
- *    supported" at every probe under --no-shconf, and "Failed to connect
- *    socket" from a client started before its server (which the agent
- *    starts again), both logged as errors: critical only.  The agent
- *    logs its ports' real failures itself (dprpc.dataplane).
+ * The levels EAL starts with, below its defaults for the types that log
+ * normal events in a clean run (docs/launch.md, "Quiet by default"); the
+ * agent logs its ports' real failures itself.
  */
 static char dp_eal_quiet_levels[][40] = {
 	"--log-level=lib.eal:error",
@@ -197,13 +173,9 @@ dprpc_eal_init(int argc, char **argv)
 		return -EINVAL;
 	if (rte_lcore_count() != 0)
 		return 0; /* up (no lcore before init): rte_eal_init() would log it */
-	/*
-	 * The quiet levels go first, as --log-level options: rte_eal_init()
-	 * applies them in order, so the application's own come after and
-	 * win, and they reach the PMDs' log types, which a shared DPDK
-	 * registers only as it loads them, inside rte_eal_init()
-	 * (rte_log_set_level_pattern() beforehand would miss them).
-	 */
+	/* The quiet levels first, as options: the application's come after
+	 * and win, and options reach the PMDs' log types, which a shared DPDK
+	 * registers only inside rte_eal_init(). */
 	if (!dp_eal_global_level(argc, argv)) {
 		v = malloc(((size_t)argc + DP_EAL_QUIET_N + 1) * sizeof(*v));
 		if (v == NULL)

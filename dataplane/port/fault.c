@@ -60,12 +60,9 @@ dp_fault_one(
 	struct rte_mbuf *copy;
 	uint64_t nth;
 
-	/* A liveness CONTROL frame (ping, pong, leave) passes untouched and
-	 * takes no draw: how many there are depends on timing (keep-alives,
-	 * first-contact pings), and the calls' frames must meet the same
-	 * decisions for the same seed whatever the timing.  A CANCEL and its
-	 * CANCEL_ACK are a call's (dp_frame_of_call()): resent until
-	 * answered, they meet the faults. */
+	/* A liveness CONTROL frame passes untouched and takes no draw: their
+	 * number depends on timing, and a seed must give the calls' frames
+	 * (dp_frame_of_call()) the same decisions whatever the timing. */
 	if (!numbered) {
 		out[0] = m;
 		return 1;

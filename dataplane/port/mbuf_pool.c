@@ -10,26 +10,18 @@
  * RTE_MBUF_DEFAULT_BUF_SIZE, a 256-mbuf cache per lcore, less for a pool
  * under 512 mbufs):
  *
- *  - The EAL heap (rte_pktmbuf_pool_create_by_ops()), always right: it is
- *    the memory EAL maps for DMA (hugepages, or the VFIO mappings of
- *    --no-huge memory), so any port can fill and send these mbufs.
+ *  - The EAL heap (rte_pktmbuf_pool_create_by_ops()), always right: the
+ *    memory EAL maps for DMA, so any port can fill and send these mbufs.
  *  - A private mapping of this process (dprpc_hugemap.h), when nothing
- *    can need DMA into it: EAL runs without hugepages with IOVA as VA, and
- *    the agent's ports are virtual devices (its vdev, its memif links,
- *    memif ports of joiners; an application's port_id only if it is on
- *    the vdev bus).  Every such PMD copies or hands over pointers (memif's
- *    copy mode, af_packet, ring, tap); none reads an mbuf by IOVA.
+ *    can need DMA into it: EAL without hugepages, IOVA as VA, and only
+ *    virtual devices, which copy or hand pointers over and never read an
+ *    mbuf by IOVA (the conditions: docs/architecture.md, "Pools and
+ *    preemption").
  *
- * Why a second home.  Freeing the pool is part of every graceful shutdown.
- * DPDK 22.11's heap zeroes a freed element (malloc_elem_free(): a memset of
- * the whole 19 MB of the default pool), which cost 6.6 ms of CPU on this
- * machine, 10-16 ms of a 4-worker world's shutdown with two workers per
- * CPU.  Its first creation in a process faults in the heap's shared pages
- * one by one (32 ms).  The private mapping is returned with one munmap()
- * (0.6 ms with transparent huge pages, 1.4 ms without) and made in 5-10 ms;
- * the mbufs' addresses (buf_iova is the virtual address) and everything
- * the data path does with them are the same.  Measured by
- * `dprpc-perf -- world` (perf/RESULTS.md).
+ * Why a second home: DPDK 22.11's heap zeroes a freed element and faults
+ * a new one in page by page, on every world's start-up and shutdown; a
+ * private mapping is one mmap() and one munmap(), and the mbufs
+ * (buf_iova their virtual address) are the same to the data path.
  *
  * Ownership.  The mapping belongs to the pool: the mempool's memory chunk
  * free callback unmaps it when rte_mempool_free() runs (the agent's

@@ -19,14 +19,10 @@
 #include "dp_port.h"
 #include "dp_port_int.h"
 
-/* The rings of a link port: 2^8 = 256 descriptors each way (the PMD's
- * default is 2^10).  A link carries one peer's traffic, whose frames in
- * flight the senders bound (max_outstanding calls of a frame each, a
- * message's credits: 64 by default), and tx_buf absorbs a full ring.  Its
- * shared memory is 1 MB instead of 4 MB: made at connect and freed at the
- * close, on the interrupt thread, in every worker's start-up and shutdown
- * (a 4-worker world's shutdown: median 16.5 ms against 25 ms with 2^10,
- * 6 runs each, the same aggregate rate). */
+/* The rings of a link port: 2^8 descriptors each way, not the PMD's 2^10:
+ * one peer's frames in flight are bounded by its senders, tx_buf absorbs a
+ * full ring, and the 1 MB of shared memory (not 4) is made and freed in
+ * every start-up and shutdown (perf/RESULTS.md). */
 #define DP_LINK_RSIZE "8"
 
 /* Count port @pt (ports[nb_ports]) in: with release, as other threads
@@ -127,17 +123,10 @@ dp_port_link_add(struct dp_ports *a, unsigned int self, unsigned int r)
 }
 
 /*
- * Whether the default port is a memif port (closed as link ports are, on
- * the interrupt thread: port_close.c), and whether it reaches one worker
- * only: a memif device (a
- * point-to-point link, whoever created it) through which exactly one
- * other worker is reached.  That worker's leave is then handled as over
- * a link port of the world map (dp_port.one_peer): without it, a
- * two-worker world over an application's memif port lost the LEAVE_ACK
- * of a worker that destroyed its agent at once (the rings go with the
- * link), and the leaver waited for the peer timeout (1 s) in about half
- * of the shutdowns; and it polled the port while the PMD tore the
- * connection down.
+ * Whether the default port is a memif port (closed on the interrupt
+ * thread, as link ports are), and whether exactly one other worker is
+ * reached through it: that worker's leave is then handled as over a link
+ * port (dp_port.one_peer; docs/worlds.md, "Leaving").
  */
 void
 dp_port_default_peer(struct dp_ports *a, unsigned int self)

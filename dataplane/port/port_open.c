@@ -1,39 +1,9 @@
 /* SPDX-License-Identifier: BSD-3-Clause */
 /*
- * The agent's port, as struct dprpc_agent_conf documents it:
- *  - conf.port.vdev: the agent's own.  Probed, configured (one rx and one tx
- *    queue) and started at creation; stopped, closed and removed at destroy.
- *  - conf.port.id without port_ready: handed over by the application,
- *    stopped, with at most one queue each way (never configured, or left so
- *    by an earlier agent).  The agent configures and starts it, and stops
- *    it at destroy (it stays configured; the port id is the application's).
- *    A port with more queues or started is the application's: refused with
- *    -EBUSY before anything is changed.
- *  - conf.port.id with port_ready: the application's, configured and
- *    started.  The agent checks that rx_queue and tx_queue exist and run,
- *    uses them only, and never configures, starts, stops or closes it.
- * Every refusal is logged and leaves the port as it was.
- *
- * Several ports (docs/worlds.md).  The world map's "link" and "mesh" lines
- * give the agent a memif port of its own per link (dp_world_link_of()): the
- * agent probes "net_memif_dpI_R,role=server|client,rsize=8,socket=PATH"
- * (a server's PATH~, see below) for the worker of rank R, and treats it
- * as a vdev of its own.  ports[0] is the
- * default port when the configuration gives one; peer_port[] names the
- * port that reaches each worker, the default one unless a link does.  A
- * memif client whose server does not listen yet cannot start (the PMD
- * connects at start): its port is left pending, and dp_ports_timer() starts
- * it again every DP_LINK_RETRY_MS on the poller until it does, so workers
- * may start in any order.  A link's server binds its socket as PATH~ and
- * names it PATH, the file its client waits for, only once its port is
- * started (dp_port_name_sock()): the PMD listens from the probe but turns
- * away for good a handshake that comes before the start.  A client whose
- * link is not up DP_LINK_RESTART_MS after it started (it connected while
- * its server was not ready, or the server went away) is stopped and
- * started again the same way.  Until a link port's link is up, frames for
- * it are dropped and counted (tx_dropped), not piled up in its tx buffer:
- * the calls they belong to resend, and the rendezvous pings only workers
- * whose link is up.
+ * Opening the agent's ports: the default one, treated as
+ * dprpc_agent_conf.port_id documents, and the world map's memif links
+ * (port_link.c).  A memif client that cannot start yet is left pending for
+ * the timer (port_timer.c); docs/worlds.md, "Which port reaches whom".
  */
 #include <errno.h>
 #include <fcntl.h>
@@ -53,14 +23,11 @@
 
 /*
  * Whether the application's port runs queues @rxq and @txq: 0, -EINVAL, or
- * the errno of a failing ethdev call.  DPDK 22.11 has no public "is the
- * port started" query; rte_eth_dev_{rx,tx}_queue_start() answers it for a
- * queue below nb_{rx,tx}_queues: -EINVAL while the port is stopped (checked
- * before anything else, and as for a queue not set up or a hairpin queue,
- * which the agent cannot use either), -ENOTSUP on a started port whose PMD
- * has no per-queue start (the virtual ones), 0 on a started one whose queue
- * runs.  Its one effect: a queue the application set up with deferred start
- * is started, which is what the agent needs of its queues.
+ * the errno of a failing ethdev call.  DPDK 22.11 has no "is the port
+ * started" query: rte_eth_dev_{rx,tx}_queue_start() answers -EINVAL on a
+ * stopped port (or a queue not set up, or a hairpin one), -ENOTSUP on a
+ * started port whose PMD has no per-queue start, and starts a queue set up
+ * with deferred start, which the agent needs anyway.
  */
 static int
 dp_port_queues_run(struct dp_ports *a, uint16_t port, uint16_t rxq, uint16_t txq)
@@ -266,7 +233,7 @@ dp_memif_role(uint16_t id, struct dp_memif_sock *s)
 	return server;
 }
 
-/* The default port: conf.port.id or conf.port.vdev (see the top). */
+/* The default port: conf.port_id or conf.vdev. */
 static int
 dp_port_default(struct dp_ports *a, struct dp_port *pt, const struct dprpc_agent_conf *c)
 {
@@ -314,13 +281,10 @@ dp_port_default(struct dp_ports *a, struct dp_port *pt, const struct dprpc_agent
 }
 
 /*
- * The mesh's directory (the map's "mesh memif:DIR"), made if missing:
- * mode 0700, its parents not (a missing parent is more likely a typo than
- * a tree to grow).  0, or -errno with the reason logged: ENOENT (a parent
- * is missing), ENOTDIR (DIR, or a parent, is not a directory), EACCES (no
- * permission to make it, or to make sockets in it), or mkdir()'s errno.
- * Whoever made it, it is left in place at destroy: removing it is the
- * application's (dprpc_launch_shutdown() removes the one its store made).
+ * The mesh's directory, made if missing: mode 0700, not its parents (a
+ * missing parent is more likely a typo).  0, or -errno with the reason
+ * logged.  Never removed here: it is the application's (docs/worlds.md,
+ * "Which port reaches whom").
  */
 static int
 dp_mesh_dir_make(const struct dp_ports *a)

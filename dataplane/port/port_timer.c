@@ -20,12 +20,9 @@
 
 /*
  * Whether pending client port @pt waits: until its server's socket file
- * exists (checked at every link check, so a client connects within
- * DP_LINK_CHECK_MS of its server listening), then at most every
- * DP_LINK_RETRY_MS (a failed start is logged by the PMD).  A server
- * removes its socket file when it closes its port: a client whose worker
- * left does not connect to a server being torn down (DPDK 22.11's memif
- * PMD frees the listener while its interrupt thread may still accept).
+ * exists (looked at every link check), then at most every
+ * DP_LINK_RETRY_MS.  A closing server removes the file first, so no client
+ * connects to a server being torn down.
  */
 static bool
 dp_port_waits(struct dp_port *pt, uint64_t now)
@@ -62,14 +59,9 @@ dp_port_quiet_timer(struct dp_ports *a, struct dp_port *pt, bool up, uint64_t no
 }
 
 /* The default port, a memif client the agent probed (dp_port.restart):
- * stopped and started again when its link is not up DP_LINK_RESTART_MS
- * after it started, or, pending (it could not start: no server listened),
- * started again as a pending link client is (dp_port_waits(): once its
- * socket file exists; every DP_LINK_RESTART_MS in the abstract
- * namespace, which has no file, the PMD logging each failure), until its
- * link first comes up.  Not after: a server that went away is its worker
- * leaving or gone, and a client started again every 500 ms on a socket
- * nobody listens on only logs failures. */
+ * connected again as a link's client is until its link first comes up;
+ * after that, a server gone is its worker leaving or dead (docs/worlds.md,
+ * "Leaving"). */
 static void
 dp_port_restart_timer(struct dp_ports *a, struct dp_port *pt, uint64_t now)
 {

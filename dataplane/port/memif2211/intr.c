@@ -13,23 +13,13 @@
  * dp_intr (one at a time: dp_intr.lock) and started by a write to the
  * eventfd.
  *
- * Why never unregistered.  Every registration or unregistration makes the
- * interrupt thread rebuild its epoll set from every registered source,
- * reading each source's interrupt handle.  The memif PMD leaves sources
- * registered whose handles it freed (the listener of a server socket,
- * defect 2 in memif_unhook.c); those handles lie in the EAL heap, which is
- * readable until rte_eal_cleanup() unmaps it.  A rebuild the interrupt
- * thread has not run yet when the process calls rte_eal_cleanup() runs on
- * the unmapped heap: the worker dies with SIGSEGV in rte_intr_fd_get().
- * The earlier design registered its callback for each close and
- * unregistered it at the end, so every close left such a rebuild pending;
- * once the rest of the teardown got faster (no 19 MB memset freeing the
- * mbuf pool: mbuf_pool.c), the process reached rte_eal_cleanup() before
- * the interrupt thread, on a CPU shared with three other workers, had run
- * it: 2 runs of 20 of `dprpc-perf -- world --workers 4` lost a worker, 0
- * of 20 with the heap pool.  A permanent source adds no rebuild, and
- * dp_intr_settle() waits for the rebuilds that others (the PMD's own
- * unregistrations in the close) made pending.
+ * Why never unregistered.  Each registration or unregistration makes the
+ * interrupt thread rebuild its epoll set, reading every source's handle,
+ * the memif PMD's freed ones among them (defect 2 in memif_unhook.c): a
+ * rebuild still pending when rte_eal_cleanup() unmaps the heap kills the
+ * process.  A permanent source adds none, and dp_intr_settle() waits for
+ * those the PMD's own unregistrations leave (docs/worlds.md, "Closing
+ * memif ports").
  *
  * Rounds.  The interrupt thread serves a batch of ready descriptors per
  * epoll_wait(); a rebuild runs when the batch reaches the notification

@@ -1,14 +1,10 @@
 /* SPDX-License-Identifier: BSD-3-Clause */
 /*
- * A memif server's socket file left by a process that died.  A killed
- * worker leaves its link and join sockets behind, and DPDK 22.11's memif
- * PMD cannot bind a path that exists: the restarted worker's
- * dprpc_agent_create() failed, reported as EPERM (the PMD returns -1).
- * Before a server port is probed, a socket file nobody listens on is
- * removed; one a live process listens on is reported as in use.  Who
- * listens is read from /proc/net/unix (a listening socket has the
- * __SO_ACCEPTCON flag, 0x10000), not by connecting: a connection would
- * start a handshake with a live server.
+ * A memif server's socket file left by a process that died, which DPDK
+ * 22.11's memif PMD cannot bind again (docs/worlds.md, "Which port reaches
+ * whom").  Who listens is read from /proc/net/unix (__SO_ACCEPTCON,
+ * 0x10000), not by connecting: that would start a handshake with a live
+ * server.
  */
 #include <errno.h>
 #include <stdio.h>

@@ -1,53 +1,25 @@
 /* SPDX-License-Identifier: BSD-3-Clause */
 /*
- * The two defects of DPDK 22.11's memif PMD that closing the agent's
- * ports (port_close.c) works around (docs/worlds.md, "Closing memif
- * ports"):
+ * The two defects of DPDK 22.11's memif PMD that closing the agent's ports
+ * (port_close.c) works around (docs/worlds.md, "Closing memif ports"):
  *
- *  1. memif_disconnect() (rte_eth_dev_stop(), and the interrupt thread's
- *     handling of a peer's disconnect or EOF) does not wait for the
- *     interrupt thread: when rte_intr_callback_unregister() answers -EAGAIN
- *     (the control channel's callback is running) it only defers the
- *     channel's free, and the callback goes on with its device.  A peer
- *     that closes its end while this agent closes its port makes both
- *     threads run memif_disconnect() on the same device: the interrupt
- *     thread freed the regions a second time, or read the device's
- *     process_private after rte_eth_dev_close() freed it (worker SIGSEGV in
- *     1 of 6 runs of world_memif's shutdown tests).
- *  2. memif_socket_remove_device() (rte_eth_dev_close() of a server's last
- *     port on a socket) frees the listener and its interrupt handle without
- *     unregistering memif_listener_handler() or closing the listening
- *     socket; a control channel accepted but not assigned to a device yet
- *     keeps a pointer to the freed listener.  A client that connects just
- *     before the socket file goes makes the interrupt thread run the
- *     listener's callback on freed memory (seen: "Failed to accept
- *     connection request on socket fd -1", 1849 times, then SIGSEGV).
+ *  1. memif_disconnect() does not wait for the interrupt thread: on -EAGAIN
+ *     from rte_intr_callback_unregister() it only defers the channel's
+ *     free, and the running callback goes on with the device, so a peer's
+ *     disconnect and our close can both free it.
+ *  2. memif_socket_remove_device() frees a server socket's listener and its
+ *     interrupt handle without unregistering its callback or closing the
+ *     socket; a channel accepted but not yet given a device keeps it.
  *
- * The work-around: when any of the agent's ports is a memif port (a link,
- * or a default port whose driver is net_memif: dp_port.memif), every stop
- * and close of its ports runs on the
- * EAL interrupt thread (a job of ours: dp_on_intr(), dp_intr.h), which runs
- * the PMD's callbacks one at a time: none of them is running while a port goes, so
- * memif_disconnect() unregisters the control channel at once (no -EAGAIN)
- * and no callback is left with the device.  Before that, in an earlier
- * round (an earlier epoll batch of the interrupt thread: the events it
- * handles in the round that closes the port were gathered after the
- * sockets were replaced, so none is for them), every socket the process
- * holds that is bound to the socket of a memif server port the agent
- * probed (the listener, and the control channels it accepted) has an
- * eventfd put in its place with dup3(): the socket closes (the client sees
- * its peer go), and the file descriptor number the PMD's forgotten
- * callbacks are registered on is never readable again.  Not a socket that
- * another memif server port of the process listens on too: the PMD keeps
- * its listener for that port (dp_memif_sock_shared()).  That descriptor
- * stays open until the process ends (one per server port, plus any channel
- * caught half-way): it
- * must, as the interrupt thread adds every registered descriptor to its
- * epoll set again each time the set changes (a closed one is fatal).
- * The PMD's unregistrations leave a rebuild of the interrupt thread's
- * epoll set pending, which reads the freed handles of defect 2: harmless
- * until rte_eal_cleanup() unmaps the EAL heap, so dprpc_eal_cleanup() waits
- * for it first (dp_intr_settle(), intr.c).
+ * The work-around, for an agent with any memif port (dp_port.memif): the
+ * ports' stop and close run on the EAL interrupt thread (dp_on_intr()),
+ * where no PMD callback runs meanwhile (1).  One round earlier, every
+ * socket bound to the socket of a memif server port the agent probed (and
+ * no other port of the process listens on) is replaced by an eventfd with
+ * dup3() (2), kept open for good: the interrupt thread adds every
+ * registered descriptor to its epoll set again whenever the set changes.
+ * dprpc_eal_cleanup() waits for the rebuilds the PMD's unregistrations
+ * leave pending (dp_intr_settle(), intr.c).
  *
  * The thread that destroys the agent (dp_agent_free()); on the interrupt
  * thread itself (an agent destroyed from an alarm) everything runs in
