@@ -5,7 +5,7 @@
  * fault injection, extensions' states, and its ports (struct dp_ports).
  * Every layer above embeds the one below as its first member, the agent
  * last (dp_agent.h): a function of this layer takes the agent as its base,
- * at the same address, so its code is what it was on the flat agent.
+ * at the same address: a cast, no load.
  * Never installed.
  *
  * One thread at a time polls an agent (the holder of agent->polling): it
@@ -221,8 +221,7 @@ extern __thread struct dp_base *dp_tls_poller __attribute__((tls_model("initial-
 
 /* Become the poller.  Acquire: pairs with the release store in
  * dp_poll_unlock() by the previous poller, so its writes to slots, tx_buf
- * and the queues are visible to us.  Inline, as it was in the poll loop's
- * file: dprpc_poll() takes and gives back the flag without a call. */
+ * and the queues are visible to us.  Inline: no call per poll. */
 static inline bool
 dp_poll_trylock(struct dp_base *a)
 {
@@ -284,13 +283,10 @@ dp_requests_in_use(const struct dp_base *a)
 	return dp_req_pool_in_use(&a->rq);
 }
 
-/* Once per call (its deadline): a 64-bit product divided by a constant,
- * which the compiler turns into a multiply, whenever it cannot overflow
- * (under 2^30 us, 17 minutes, with a TSC under 2^34 Hz); the 128-bit
- * division, a libgcc call of tens of cycles (0.6% of a busy caller's
- * samples), only beyond.  Saturates at UINT64_MAX: a timeout of more
- * cycles than 64 bits hold (2^64 / tsc_hz seconds, 146 years at 4 GHz:
- * e.g. UINT64_MAX - 1 us meant as "for ever") is not wrapped around. */
+/* Once per call (its deadline): a 64-bit product divided by a constant (a
+ * multiply) whenever it cannot overflow (under 2^30 us with a TSC under
+ * 2^34 Hz); the 128-bit division, a libgcc call, only beyond.  Saturates
+ * at UINT64_MAX, so a timeout meant as "for ever" does not wrap. */
 static inline uint64_t
 dp_us_to_tsc(const struct dp_base *a, uint64_t us)
 {

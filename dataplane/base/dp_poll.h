@@ -15,15 +15,11 @@
 
 struct dp_base;
 
-/* How long the poller has been behind on its rx queue (dp_rx_behind()),
- * its thread's CPU time alone, read from the clock now (@now: the TSC).
- * The TSC age the poller keeps between clock reads (@now less
- * rx_behind_tsc) runs on through the poll, so it also counts any time the
- * poller spent off its CPU in the middle of a burst (20 ms seen on a
- * loaded machine: the requests after it in the burst were refused
- * -EBUSY); dp_inline_late() asks this before it refuses a request.
- * rx_behind_tsc is set again from it.  The TSC age if the clock cannot be
- * read or another thread started the run of full bursts.  The poller. */
+/* How long the poller has been behind on its rx queue (dp_rx_behind()) in
+ * its thread's CPU time, read now (@now: the TSC): the TSC age kept between
+ * reads also counts time off the CPU, so dp_inline_late() asks this before
+ * it refuses a request; rx_behind_tsc is set again from it.  The TSC age if
+ * the clock cannot be read or another thread began the run.  The poller. */
 uint64_t dp_rx_behind_cpu(struct dp_base *a, uint64_t now);
 /* A full rx burst: the poller may be behind (poll_lock.c). */
 void dp_rx_behind(struct dp_base *a);

@@ -18,16 +18,14 @@ struct rte_mbuf *dp_frame_alloc(struct dp_base *a, uint32_t len, uint8_t **frame
 void dp_stage_out(struct dp_base *a, struct rte_mbuf *m);
 void dp_stage_port(struct dp_base *a, struct rte_mbuf *m);
 unsigned int dp_tx_flush(struct dp_base *a);
-/* Whether the port that reaches worker @to can stage one more frame:
- * its tx_buf not full once what it holds was offered to the port.  A
- * resend asks first: with no room it would be parked on tx_ring
- * (dp_stage_port()), where the resends of a peer that stopped reading
- * piled up, one per call and backoff, until calls could not be submitted
- * (-ENOBUFS). */
+/* Whether the port that reaches worker @to can stage one more frame once
+ * what it holds was offered to the port.  A resend asks first: parked on
+ * tx_ring, a silent peer's resends would pile up until calls could not be
+ * submitted (-ENOBUFS). */
 bool dp_tx_room(struct dp_base *a, unsigned int to);
 
-/* The most frames staged for any one port.  Inline, as it was in the
- * file of its caller (dp_drain_tx_ring(), every poll). */
+/* The most frames staged for any one port.  Inline: dp_drain_tx_ring()
+ * asks every poll. */
 static inline unsigned int
 dp_tx_fill(const struct dp_base *a)
 {

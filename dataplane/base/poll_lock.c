@@ -47,17 +47,11 @@ dp_thread_cpu_tsc(const struct dp_base *a)
 }
 
 /* A full rx burst: frames may be left in the port's queue, the poller is
- * behind (dp_inline_late()).  From the first of a run of full bursts on
- * one thread, what the requests still queued wait behind is the inline
- * handlers run since (rx_handler_tsc, dp_run_behind()), capped by the
- * poller thread's CPU time since, so a poller taken off its CPU (a loaded
- * machine) is not counted as behind for it.  Receiving frames is not
- * counted: the port's ring bounds how many wait, and a large message's
- * own frames (an 8 MiB request, 47 ms of them under ASan) are not work
- * it waits behind.  rx_behind_tsc is set so that the TSC less it is the
- * CPU time (within a burst the TSC runs on, time off the CPU included: a
- * request refused by the handlers' time reads the clock again,
- * dp_rx_behind_cpu()).  One clock read per full burst, none otherwise. */
+ * behind (dp_inline_late()).  From the first of a run of full bursts, the
+ * requests still queued wait behind the inline handlers run since
+ * (rx_handler_tsc), capped by the thread's CPU time (docs/serving.md,
+ * "Bounded queues and the overload answer").  One clock read per full
+ * burst, none otherwise. */
 void __rte_noinline
 dp_rx_behind(struct dp_base *a)
 {
@@ -93,18 +87,10 @@ dp_on_poller(const struct dprpc_agent *a)
 	return dp_tls_poller == dp_base_of(a);
 }
 
-/* Whether the next idle step sleeps.  After idle_sleep empty polls; and
- * after idle_pause of them while a thread waits in dprpc_world_wait()
- * (startup_waiters): the agent then waits only for the world's start-up
- * messages, and its CPU goes to the start-up of the workers that share it.
- * A frame resets the count, so a poller with work never sleeps.  Not while
- * the world ends (a leave, a shutdown): a poller asleep then made the
- * memif rx_burst race of docs/worlds.md likelier (3 crashes in 22 runs of
- * test_world_memif under load, against 0 in 14 for the build before,
- * when the peer that answered a LEAVE could close at once; it now closes
- * after the leaver, link_close.c), and sleeping once the agent refuses
- * calls made the shutdown no shorter: every LEAVE and its answer was read
- * up to idle_sleep_us later (perf/RESULTS.md). */
+/* Whether the next idle step sleeps: after idle_sleep empty polls, or
+ * after idle_pause while a thread waits in dprpc_world_wait() (its CPU goes
+ * to the workers starting up).  Not sooner while the world ends: a leaver
+ * must read a LEAVE_ACK at once (docs/architecture.md, "Idle back-off"). */
 bool
 dp_idle_sleeps(const struct dp_base *a, unsigned int empty)
 {

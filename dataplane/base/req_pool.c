@@ -8,8 +8,7 @@
  * after every object that was already free when it was released: the
  * free list is FIFO, never a LIFO cache.  And the poller takes and frees
  * one object per incoming request, at millions a second: that must cost
- * no locked instruction.  (It was an HTS mempool ring with no cache: a
- * compare-and-swap on each get and on each put.)
+ * no locked instruction.
  *
  * Only the poller takes objects (dp_req_new()).  Most are freed on the
  * poller too (an inline handler's answer), some on other threads (a
