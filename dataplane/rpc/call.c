@@ -93,12 +93,9 @@ dp_call_inline(struct dp_rpc *a, unsigned int to, uint32_t handler_id, const str
 	if (unlikely(dp_tls_bound_tsc != 0) && (deadline == 0 || dp_tls_bound_tsc < deadline))
 		deadline = dp_tls_bound_tsc;
 	/* Two references: the caller's, and the agent's, which the
-	 * completion drops (fut_complete_consume()).  Its waiters, or
-	 * dp_expire_stalled(), fail it if the poller's timer has not
-	 * DP_STALL_US after the deadline: its expiry.  The timer, every 100
-	 * us, also frees the slot: left to it when it runs, a call's slot is
-	 * free once its caller sees -ETIMEDOUT.  Saturated like the deadline:
-	 * an expiry past UINT64_MAX is never. */
+	 * completion drops.  Its expiry, DP_STALL_US past the deadline (never
+	 * past UINT64_MAX), lets waiters fail it when the poller's timer
+	 * stalls (docs/architecture.md, "Timeouts"). */
 	fut = fut_new_call(a->b.fpool, a->b.progress, dp_agent_handle(&a->b),
 		deadline == 0				  ? 0
 		: deadline >= UINT64_MAX - a->b.stall_tsc ? UINT64_MAX

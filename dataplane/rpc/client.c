@@ -3,22 +3,9 @@
  * The client side of calls: session slots (one per call in flight towards
  * a peer), starting a call, resending it, and failing it on its timeout or
  * its peer's loss.  Poller only.  Matching a response (dp_handle_response())
- * and its round-trip sample (dp_rtt_sample()) are inline in dp_client.h:
- * the rx demux runs them for every response.
- *
- * The resend timeout (docs/reliability.md), per peer, adapts to the round
- * trip as TCP's does (RFC 6298): from the first transmission of a
- * single-frame request to its response, never a resent call's (Karn's
- * rule), srtt += (r - srtt) / 8, rttvar += (|srtt - r| - rttvar) / 4,
- * RTO = srtt + max(G, 4 rttvar), G being the period of the timer that
- * fires resends (100 us: a timeout is seen up to G late anyway), at most
- * rto_max.  Before the first sample the RTO is conf.calls.retransmit_us.  A
- * resend doubles the peer's RTO until the next sample (dp_client_timers()),
- * so a path that became slower than the RTO (every call resent, so no
- * sample) is still learned.  With a fixed 1 ms timer a
- * call lost on a 56 us round trip (af_packet, window 32) held its slot
- * eighteen round trips: at 5% loss both ways the rate fell to 0.42 of the
- * loss-free one (perf/RESULTS.md, 2026-11-25).
+ * and its round-trip sample (dp_rtt_sample()) are inline in dp_client.h.
+ * The resend timeout adapts per peer as TCP's does (RFC 6298, Karn's
+ * rule): docs/reliability.md, "Resends and the adaptive RTO".
  */
 #include <errno.h>
 #include <stdio.h>
@@ -315,14 +302,9 @@ dp_client_unpark(struct dp_rpc *a, unsigned int p)
 }
 
 /* Slot @i of peer @p holds a call its caller cancelled: fail its future
- * and, if the request went out, tell the server (a CANCEL frame naming the
- * slot, request number and the server's incarnation).  With resends on,
- * the slot is held (cancel) and the CANCEL resent by the call's timer,
- * backing off, until the server answers it (a CANCEL_ACK, or the call's
- * response): a lost CANCEL would let a queued request run, and the slot
- * must not carry a new call before the server let go of the old one.
- * With resends off (a lossless link assumed) it is sent once and the
- * slot freed at once. */
+ * and, if the request went out, send the server a CANCEL.  With resends on
+ * the slot is held until the server answers, so it carries no new call
+ * before the server let go of the old one (docs/serving.md, "Cancellation"). */
 void
 dp_slot_cancelled(struct dp_rpc *a, unsigned int p, unsigned int i)
 {
@@ -466,14 +448,9 @@ dp_client_cancels(struct dp_rpc *a)
 }
 
 /* Whether slot @s of @peer, its resend timeout passed at @now, shows a
- * sign that its request (or answer) was lost, so that it is resent: the
- * peer answered a call made after it (it takes our requests in order, so
- * it had this one), or it has answered nothing for a resend timeout.  A
- * silent peer gets one such resend per timeout, a probe: a server busy
- * with a flood, or stalled, answers in its own time, and resending all it
- * holds would only add to its queue (TCP likewise resends one segment on
- * a timeout).  Otherwise the slot waits: the peer answers, in order, what
- * it took before. */
+ * sign of loss: the peer answered a call made after it, or nothing for a
+ * resend timeout (one probe per timeout, not one per call: a busy server
+ * answers in order what it took; docs/reliability.md). */
 static bool
 dp_slot_lost(struct dp_rpc *a, struct dp_peer *peer, const struct dp_slot *s, uint64_t now)
 {
@@ -569,14 +546,9 @@ dp_client_timers(struct dp_rpc *a, uint64_t now)
 					}
 					/* Karn: no sample from this call.  The
 					 * peer's timeout doubles (RFC 6298 5.5)
-					 * until the next sample, once per expiry
-					 * of a timeout at least as long as it: the
-					 * slots of one stall double it once, and a
-					 * slot deep in its own backoff (a slow
-					 * handler) does not lift it to its own.
-					 * Only single-frame calls give samples, so
-					 * only they back it off (a message's
-					 * resends restart on every ACK instead). */
+					 * once per expiry of a timeout at least
+					 * as long as it, single-frame calls only:
+					 * a stall's slots double it once. */
 					s->sent_tsc = 0;
 					/* Relaxed: poller-written, read by the poller. */
 					peer_rto = dp_load_relaxed(&peer->rto_tsc);

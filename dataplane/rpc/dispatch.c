@@ -8,8 +8,9 @@
  * lcore: dp_lcore_handler()).  The enqueue hands the request object over:
  * DPDK's rte_ring orders the producer's writes of the request before its
  * tail update and the consumer's reads after its load of it, and from then
- * on the lcore holds the request until its handler answers or defers it.  A full ring never blocks the poller: the request
- * is answered -EBUSY (or dp_redispatch() fails with -EBUSY).  The lcore
+ * on the lcore holds the request until its handler answers or defers
+ * it.  A full ring never blocks the poller: the request is answered
+ * -EBUSY (or dp_redispatch() fails with -EBUSY).  The lcore
  * loops until it sees stop (acquire, paired with the release store in
  * dp_lcores_stop()); what its ring still holds then is freed by
  * dp_drain_rings().
@@ -305,15 +306,11 @@ dp_req_begin(struct dprpc_request *req, uint64_t now)
 	return dp_req_unrunnable(req);
 }
 
-/* The inline backlog's bounds (conf.serve.inline_wait_max_us and the request's
- * deadline, docs/serving.md): asked only while the rx bursts come back
- * full.  A request whose deadline passed is answered -ETIME (true is
- * returned).  The poller has been behind since the first of them, and
- * has run inline handlers for rx_handler_tsc since (those before @req in
- * this burst included): the work that requests still in the port's queue
- * wait behind.  Beyond the bound, @req is answered -EBUSY unrun, with
- * that time as its retry-after hint (about the time the backlog needs to
- * drain), and true is returned.  @now: the TSC.  The poller. */
+/* The inline backlog's bounds, asked only while rx bursts come back full
+ * (docs/serving.md, "Bounded queues and the overload answer"): true if
+ * @req was answered instead of run, -ETIME past its deadline or -EBUSY
+ * past conf.inline_wait_max_us of handler time (rx_handler_tsc), that time
+ * its retry-after hint.  @now: the TSC.  The poller. */
 static bool
 dp_inline_late(struct dp_rpc *a, struct dprpc_request *req, uint64_t now)
 {

@@ -2,11 +2,9 @@
 /*
  * The client side of calls (client.c): session slots, starting a call,
  * matching its response, the resend timers and their adaptive timeout,
- * failing the calls pending towards a peer.  Poller only.
- *
- * Matching a response (dp_handle_response()) and its round-trip sample
- * (dp_rtt_sample()) are inline here: the rx demux (poll.c) runs them for
- * every response, as it did when they shared its file.
+ * failing the calls pending towards a peer.  Poller only.  Matching a
+ * response and its round-trip sample are inline: the rx demux runs them
+ * for every response.
  */
 #ifndef DP_CLIENT_H
 #define DP_CLIENT_H
@@ -121,8 +119,7 @@ void dp_expire_stalled_scan(struct dp_rpc *a, uint64_t now);
 /* A waiter that finds the poll flag held (or an io lcore polling) fails
  * the calls past their expiry itself when the poller stalls (progress.c
  * has the design).  Inline: such a waiter asks at every step of its wait
- * (dp_progress()), as it did when this shared the poll loop's file.  Any
- * thread. */
+ * (dp_progress()).  Any thread. */
 static inline void
 dp_expire_stalled(struct dp_rpc *a)
 {

@@ -4,7 +4,7 @@
  * declared down or seen to restart, CONTROL frames.  The poller, but
  * dp_new_session() (the thread that creates an agent).  The two checks the
  * rx demux (poll.c) makes on every frame, dp_check_session() and
- * dp_peer_heard(), are inline here, as they were in its file.
+ * dp_peer_heard(), are inline here.
  */
 #ifndef DP_LIVENESS_H
 #define DP_LIVENESS_H
@@ -70,17 +70,10 @@ dp_peer_addressable(struct dp_peer *peer)
 				   : 0;
 }
 
-/*
- * Incarnations (docs/reliability.md).  Every frame carries its sender's
- * session, a random 64-bit id, which says nothing of order: only whether
- * it is the one we know.  The first one seen from a peer is adopted; one
- * of the DP_RETIRED ids the peer had before its current one is a late
- * frame of a previous incarnation and is dropped; any other id means the
- * peer restarted: what it held is gone, so the server state kept for it is
- * cleared, the calls pending towards it fail with -ECONNRESET (its new
- * incarnation never saw them), and its old id is retired.  No handshake
- * frame is involved, so no single lost frame can defeat it.
- */
+/* Whether the sender's session on frame @p passes (docs/reliability.md,
+ * "Incarnations and restarts"): the first one seen is adopted, a retired
+ * one is a late frame (false), any other a restart: the peer's server
+ * state cleared, its pending calls failed -ECONNRESET, its old id retired. */
 static inline bool
 dp_check_session(struct dp_rpc *a, const struct dp_parsed *p)
 {

@@ -2,49 +2,11 @@
 /*
  * Multi-frame messages (msg_tx.c sends them, msg_rx.c receives them):
  * splitting, reassembly, acknowledgements, credits and the recovery of lost
- * frames (docs/reliability.md).
+ * frames; the protocol is docs/reliability.md's, "Multi-frame messages".
  *
- * A request or response longer than DPRPC_MAX_FRAME_PAYLOAD bytes travels
- * as n frames; every frame but the last is full, each names its index, the
- * frame count and the message length.
- *
- * Memory.  Message buffers come from DPDK's heap (rte_malloc): memory
- * that stays mapped and faulted in once used, so a message does not pay a
- * page fault per 4 KiB as fresh malloc() memory would (glibc hands large
- * blocks back to the kernel: measured at about 1 us per page here), and
- * whose IOVA is known.  Size DPDK's memory (-m) for the messages in flight,
- * counting what the server holds: a request being reassembled holds its
- * whole length from its first frame, and a multi-frame response is kept
- * until the client acknowledges all of it.  Both count against the
- * server's message budgets (msg_bytes_max, msg_bytes_peer_max): a request
- * is reassembled only if its whole length fits, else refused -ENOBUFS at
- * its first frame (dp_srv_over_budget()).  The server has no timer of its
- * own: both are freed when the client's next request takes the slot, when
- * the client restarts (a new session) or is declared down
- * (dp_srv_reclaim()), or with the agent.
- *
- * Flow control.  A sender may have `window` frames beyond the last one
- * acknowledged: its own credits until the receiver's first ACK, then what
- * the receiver grants (its credits) in every ACK.  The sender marks every
- * quarter window's frame and the window's last with DP_MSG_ACK_NOW and the
- * receiver acknowledges those, so a steady sender is never idle whatever
- * the two sides' credits.  A receiver whose mbuf pool is under a quarter
- * full grants an eighth of its credits: senders slow down instead of
- * having frames dropped.
- *
- * Loss.  The receiver keeps a bitmap and accepts frames in any order; a
- * frame beyond a gap makes it send a NACK for the first missing frame
- * (again every half window of frames beyond the same gap, and at once for
- * the next gap when a resend fills one), which the sender answers by
- * resending that frame.  Every ACK also says how far the receiver holds
- * frames (hi).  Whatever else is lost (a resent frame, an ACK, the tail of
- * a message) is recovered by the caller's timer, which asks where the
- * receiver stands: the client sends its request's first unacknowledged
- * frame asking for an ACK, or a PROBE acknowledgement of the response.
- * The answer (or the probe, at the server) makes the sender resend the
- * first missing frame and everything it sent beyond hi; gaps in between
- * follow by NACK.  The server itself keeps no timer.  Duplicates are
- * counted and dropped by the bitmap.
+ * Message buffers come from DPDK's heap (rte_malloc), mapped once and never
+ * given back, so a message pays no page fault per 4 KiB; what a server
+ * holds of them counts against its budgets (dp_srv_over_budget()).
  *
  * Everything here runs on the poller, but dp_txmsg_new(), dp_carrier_new()
  * and dp_txmsg_put() (any thread).

@@ -122,9 +122,9 @@ struct dp_peer {
 	uint64_t session;
 	bool session_known;
 	/* The incarnation new calls are addressed to: session while it is
-	 * known and the peer neither DOWN nor LEFT, else 0 (session ids are never 0), when
-	 * dp_start_call() parks or refuses them.  One load on the path of every
-	 * call instead of two (dp_peer_addressable()). */
+	 * known and the peer neither DOWN nor LEFT, else 0 (no session is 0),
+	 * when dp_start_call() parks or refuses them.  One load on the path
+	 * of every call instead of two (dp_peer_addressable()). */
 	uint64_t tx_session;
 	unsigned int nb_retired;
 	uint64_t retired[DP_RETIRED];
@@ -141,9 +141,10 @@ struct dp_peer {
 };
 
 /*
- * The life of a request object (reply.c, dispatch.c), in struct dprpc_request.state:
- * the phase in the low two bits, and above them the number of handler runs
- * (dp_run_handler()) executing it right now, on any threads.
+ * The life of a request object (reply.c, dispatch.c), in struct
+ * dprpc_request.state: the phase in the low two bits, and above them the
+ * number of handler runs (dp_run_handler()) executing it right now, on any
+ * threads.
  *   LIVE      taken from req_pool, not answered: queued to a handler
  *             lcore, run by a handler, or deferred (held, no run).
  *   REPLYING  one thread claimed the answer (LIVE -> REPLYING, a CAS) and
@@ -314,14 +315,14 @@ int dp_peer_init(struct dp_rpc *a, unsigned int p);
 
 /* The handler registered under wire id @id, NULL if none (handler.c).
  * Any thread, no lock.  Inline: the poller looks up every request's
- * handler (dp_req_new()), as it did when the lookup shared its file. */
+ * handler (dp_req_new()). */
 static inline const struct dp_handler *
 dp_handler_find(const struct dp_rpc *a, uint32_t id)
 {
 	unsigned int i, b;
 
-	/* 0 marks a free bucket: no handler has it (a frame may carry it;
-	 * found by tests/fuzz/fuzz_msg.c). */
+	/* 0 marks a free bucket: no handler has it, though a frame may
+	 * carry it. */
 	if (id == 0)
 		return NULL;
 	for (i = 0, b = id & a->handler_mask; i <= a->handler_mask;

@@ -4,8 +4,7 @@
  * frame received, or looped back to ourselves (dp_rx_local()).  The agent's
  * demux (dp_rx_frame(), poll.c) checks a frame from a peer first (its
  * session, its sender heard from, the world's own operations), then hands
- * it here.  Inline: every frame goes through it, as it did when it shared
- * the poll loop's file.  The poller.
+ * it here.  Inline: every frame goes through it.  The poller.
  */
 #ifndef DP_RX_H
 #define DP_RX_H

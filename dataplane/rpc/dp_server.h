@@ -170,9 +170,9 @@ bool dp_kept_send(struct dp_rpc *a, const struct dp_kept *k, const uint8_t *area
 	unsigned int to, uint16_t slot, uint32_t req_num, uint16_t budget);
 void dp_kept_free_mbuf(struct dp_kept *k);
 
-/* Forget what @k keeps.  Inline: most kept frames are copies (k->len), and
- * clearing one is then two stores; the out-of-line free (its register
- * saves cost a call's slot release 25 instructions) only for an mbuf. */
+/* Forget what @k keeps.  Inline: most kept frames are copies (k->len),
+ * cleared by two stores; the out-of-line free, whose register saves would
+ * cost every slot release, only for an mbuf. */
 static inline void
 dp_kept_clear(struct dp_kept *k)
 {

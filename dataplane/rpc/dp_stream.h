@@ -1,39 +1,17 @@
 /* SPDX-License-Identifier: BSD-3-Clause */
 /*
- * Server streaming (dprpc_stream.h, docs/serving.md "Streaming"):
- * stream_tx.c is the server's side (dprpc_stream_send(), _end(), the
- * frames kept until acknowledged, the caller's acknowledgements, resends),
- * stream_rx.c the caller's (dprpc_rpc_stream(), the iterator, chunks
- * received in order, acknowledgements, probes).
- *
- * The protocol.  A stream call is an ordinary request with DP_REQ_STREAM
- * and the caller's window (credits, in frames).  It runs once (the server
- * slot stays RUNNING while it streams, so a resent request is a
- * duplicate).  Every chunk is cut into frames (CHUNK, DP_CHUNK_LAST on
- * its last), numbered from 0 in the stream (handler_id); the end is one
- * more frame, DP_CHUNK_END, with the final status.  The caller delivers
- * frames in sequence order (holding those beyond a gap, within its
- * window) and acknowledges with STREAM_ACK: every frame below `cum`
- * received, the server may send below `limit` (consumed + window), frames
- * held beyond cum; NACK when a gap shows, PROBE from its resend timer once
- * the stream started (before, the timer resends the request).  The
- * server keeps each frame (one more mbuf reference, counted as a kept
- * mbuf) until cum passes it and resends on NACK (frame cum) or PROBE
- * (cum, and everything from 1 + the highest held); it has no timer.
- * Once the end is acknowledged the slot is DONE.  Duplicates are dropped
- * and counted (drops[duplicate]).
+ * Server streaming (dprpc_stream.h; the protocol: docs/serving.md,
+ * "Streaming", and docs/wire.md, "Server streaming"): stream_tx.c is the
+ * server's side, stream_rx.c the caller's.
  *
  * Threads.  dprpc_stream_send()/_end() run on the thread holding the
  * request; their frames reach the poller like a deferred reply's
- * (dp_submit()), which records them in the slot's struct dp_srv_stream as
- * it stages them (dp_stream_stage()).  The sender reads the window from
- * the request (st_limit, written by the poller).  A caller's struct
- * dprpc_stream is shared by its slot (the poller) and, for an iterator,
- * the application: reference counted; the iterator's queue of delivered
- * chunks is an SP/SC ring (the poller produces, the reader consumes) and
- * the consumed count an atomic the reader writes and the poller reads.  A
- * reader waiting while another thread polls parks on a futex word of the
- * stream, woken by each chunk queued and by the future's completion.
+ * (dp_submit()), which keeps them in the slot's struct dp_srv_stream as it
+ * stages them (dp_stream_stage()).  The sender reads the window from the
+ * request (st_limit, written by the poller).  A caller's struct
+ * dprpc_stream is shared by its slot (the poller) and an iterator's
+ * reader: reference counted, its delivered chunks an SP/SC ring (the
+ * poller produces, the reader consumes).
  */
 #ifndef DP_STREAM_H
 #define DP_STREAM_H

@@ -35,15 +35,12 @@
 #include <dprpc/dprpc_handler.h>
 
 /*
- * The names this process computed handler ids of (dprpc_handler_id(), so
- * every by-name call): a caller's call to a handler its destination does
- * not have is answered with the id alone (the wire carries no name), and
- * the caller names it from here on that failure path
- * (dp_unknown_handler_msg()).  Two-way, DP_NAMES_N sets; a name seen
- * when both of its slots hold others replaces the first.  dprpc_handler_id()
- * pays one load and compare of a slot's id (relaxed: it only asks whether
- * the slot holds its id); names are written and read under the lock, a
- * slot's id cleared while its name changes.
+ * The names this process computed handler ids of, so that a caller can name
+ * the handler a destination lacks (dp_unknown_handler_msg(); docs/wire.md,
+ * "Field values").  Two-way, DP_NAMES_N sets, a name replacing the first
+ * of its slots when both are taken.  dprpc_handler_id() pays one relaxed
+ * load and compare of a slot's id; names are written and read under the
+ * lock, a slot's id cleared while its name changes.
  */
 #define DP_NAMES_N 256
 static _Atomic uint32_t dp_name_ids[DP_NAMES_N];

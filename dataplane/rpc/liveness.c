@@ -1,15 +1,8 @@
 /* SPDX-License-Identifier: BSD-3-Clause */
 /*
- * Liveness (docs/reliability.md).  Any frame from a peer proves it alive.
- * A peer heard from before, or with calls waiting on it, gets a CONTROL
- * PING after keepalive_tsc of silence, which it answers with a PONG; after
- * peer_timeout_tsc of silence it is declared down: its pending calls fail
- * with -EHOSTDOWN, new ones fail at submission, and the application's
- * peer_event is told.  Pings go on, so a peer that comes back is seen.
- *
- * Incarnations (dp_new_session(), dp_check_session() in dp_liveness.h):
- * a peer seen with a session other than the one it had, and none it had
- * before that, restarted.
+ * Liveness (docs/reliability.md, "Liveness"): keep-alives, peers declared
+ * down or forgotten when they leave, and incarnations (dp_new_session();
+ * dp_check_session() in dp_liveness.h).  The poller, but dp_new_session().
  */
 #include <errno.h>
 #include <inttypes.h>

@@ -1,8 +1,9 @@
 /* SPDX-License-Identifier: BSD-3-Clause */
 /*
- * Multi-frame messages, the receiving side (dp_msg.h has the protocol):
- * reassembly, the credits granted, ACKs and NACKs, and the delivery of a
- * whole request to its handler or of a whole response to its call.
+ * Multi-frame messages, the receiving side (the protocol:
+ * docs/reliability.md, "Multi-frame messages"): reassembly, the credits
+ * granted, ACKs and NACKs, and the delivery of a whole request to its
+ * handler or of a whole response to its call.
  *
  * Copies.  The receiver copies each payload once, into the message's
  * buffer, and frees the frame at once; the whole buffer becomes the

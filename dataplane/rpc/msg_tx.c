@@ -1,9 +1,10 @@
 /* SPDX-License-Identifier: BSD-3-Clause */
 /*
- * Multi-frame messages, the sending side (dp_msg.h has the protocol): the
- * message's copy, its frames within the window, what ACKs tell the sender
- * (dp_msg_rx_ack(): they move its window and make it resend), the resends
- * after a timeout, and messages to ourselves.
+ * Multi-frame messages, the sending side (the protocol: docs/reliability.md,
+ * "Multi-frame messages"): the message's copy, its frames within the
+ * window, what ACKs tell the sender (dp_msg_rx_ack(): they move its window
+ * and make it resend), the resends after a timeout, and messages to
+ * ourselves.
  *
  * Copies.  The sender copies the payload once, into a dp_txmsg.  A frame is
  * made only when it is sent: a header mbuf chained to an mbuf attached to
@@ -332,15 +333,10 @@ dp_msg_rx_ack(struct dp_rpc *a, struct rte_mbuf *m, const struct dp_parsed *p)
 	t->window = p->credits == 0 ? 1 : RTE_MIN((uint32_t)p->credits, 1024u);
 	if ((p->flags & DP_ACK_PROBE) || (t->probing && (p->flags & DP_ACK_ANSWER))) {
 		/* The receiver's state after a resend timeout (its probe, or
-		 * the answer to ours): frame cum is missing if below hi, and
-		 * what was sent beyond hi is taken as lost; gaps between the
-		 * two come back by NACK once cum is filled.  Only the answer
-		 * (DP_ACK_ANSWER) says so of ours: an ACK the receiver sent
-		 * before our probe reached it (late: the receiver off its CPU
-		 * past our timeout, or the ACK delayed) has an old hi, and
-		 * taken as the answer it sent the window again from there (in
-		 * CI, msg/timer_resends_what_is_missing: 18 frames resent,
-		 * not 2). */
+		 * the answer to ours): frame cum is missing if below hi, what
+		 * went beyond hi is lost, gaps between come back by NACK.
+		 * Only DP_ACK_ANSWER answers our probe: an ACK sent before it
+		 * arrived has an old hi (docs/reliability.md). */
 		t->probing = false;
 		if (cum < hi)
 			(void)dp_txmsg_frame(a, t, cum, false);

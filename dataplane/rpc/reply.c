@@ -2,21 +2,12 @@
 /*
  * The reply path (handler.c has the overview), from any thread.
  *
- * The handler contract (dprpc_handler_fn_t) is enforced, not assumed: a
- * request carries an atomic state (dp_rpc.h: its phase and the number of
- * handler runs executing it).  Every answer first claims the request
- * (LIVE -> REPLYING, one CAS), so exactly one answer is ever sent and a
- * second reply gets -EALREADY (counted) without touching anything else.
- * The object goes back to req_pool when it is answered and no run holds
- * it: a reply made while its handler still runs leaves the freeing to the
- * run's end, so a second reply in the same handler finds the object
- * intact; a reply after the handler returned (deferred) frees it at once.
- * After the handler returns, dp_run_handler() checks its return against
- * the state: an errno after a reply, or 0 or another value without one,
- * is counted, and an unanswered request is answered (dp_handler_returned()).
- * The pool is FIFO (no cache: req_pool.c), so a freed
- * object is handed out again only after every other free one; until then
- * a late reply finds it FREE and is refused.
+ * The handler contract (dprpc_handler_t) is enforced, not assumed
+ * (docs/architecture.md, "The handler contract, enforced"): every answer
+ * first claims the request (LIVE -> REPLYING, one CAS), so exactly one is
+ * sent; the object goes back to the FIFO req_pool once answered and no
+ * handler run holds it, so a late reply finds it FREE for as long as
+ * possible and is refused.
  */
 #include <errno.h>
 #include <inttypes.h>

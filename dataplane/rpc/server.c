@@ -4,31 +4,18 @@
  * (dp_dispatch_request()) on its way to its handler, and every response to
  * a peer is kept here (dp_keep_response()) until the peer moves on.
  *
- * At-most-once execution (docs/reliability.md).  For each peer and each slot
- * of the peer's numbering, the server remembers the last request number and,
- * once answered, keeps its response (struct dp_kept) until the peer
- * sends a newer request on that slot.  A duplicate of an answered request
- * gets the kept response again; a duplicate of one still running, or an
- * older request, is dropped.  A new session id from the peer (it
- * restarted) clears its slots (dp_check_session()).  Poller only.
+ * At-most-once (docs/reliability.md, "At-most-once"): per peer and slot of
+ * the peer's numbering, the last request number and, once answered, its
+ * kept response until the peer sends a newer request there.  A duplicate
+ * of an answered request gets the kept answer; of one still running, or
+ * older, is dropped.  Poller only.
  *
- * The slots are the client's: it numbers them up to its own
- * max_outstanding, which nothing makes equal to ours.  Instead of a
- * handshake to agree on one number (a round trip before the first call,
- * and a frame whose loss must be recovered too), the server's state for a
- * peer grows, to the next power of two, the first time the peer uses a
- * slot beyond it: a malloc on the poller, at most log2(65536 /
- * max_outstanding) times per peer, never in the steady state.  A slot is a
- * 16-bit field, so a peer can make us hold at most 65536 entries
- * (65536 * (sizeof(struct dp_srv_slot) + DP_KEEP_BYTES), about 19 MiB).
- *
- * Budgets (docs/reliability.md, "Budgets and reclaim").  What the slots
- * hold beyond that is bounded per peer and in all: mbufs kept as
- * responses (a response beyond the budget is sent but not kept, the slot
- * keeps -ENODATA instead: dp_keep_response()), and bytes of multi-frame
- * messages (a request that does not fit is refused -ENOBUFS, not run:
- * dp_srv_over_budget(), dp_srv_refuse()).  A peer declared down has what
- * its slots hold freed (dp_srv_reclaim()), their at-most-once state kept.
+ * The slots are numbered by the client up to its own max_outstanding:
+ * rather than a handshake, the server's state for a peer grows to the next
+ * power of two the first time the peer uses a slot beyond it (at most
+ * 65536 entries, about 19 MiB).  What the slots hold beyond their state is
+ * bounded by the budgets ("Budgets and reclaim"): dp_keep_response(),
+ * dp_srv_over_budget(), dp_srv_reclaim().
  */
 #include <errno.h>
 #include <inttypes.h>
@@ -278,8 +265,8 @@ dp_keep(struct dp_kept *k, uint8_t *area, struct rte_mbuf *m)
 		memcpy(area, &h->handler_id, 4);
 		memcpy(area + 4, &st, 4);
 		/* memcpy, not rte_memcpy: at most DP_KEEP_BYTES, and
-		 * rte_memcpy's inline expansion made this 7 KB of code on
-		 * the path of every call (instruction cache). */
+		 * rte_memcpy's inline expansion would put kilobytes of code
+		 * on the path of every call. */
 		memcpy(area + 8, rte_pktmbuf_mtod_offset(m, const void *, DP_HDRS_LEN), plen);
 		k->len = (uint16_t)(8 + plen);
 		k->m = NULL;

@@ -1,10 +1,10 @@
 /* SPDX-License-Identifier: BSD-3-Clause */
 /*
- * Server streaming, the caller's side (dp_stream.h has the protocol):
- * dprpc_rpc_stream() and the iterator (dprpc_stream_open(), _next(),
- * _close()) on any thread; on the poller, the CHUNK frames of a stream
- * call delivered in order (dp_stream_rx()), the acknowledgements that
- * grant the window, and the timer's probes (dp_stream_timer()).
+ * Server streaming, the caller's side (the protocol: docs/serving.md,
+ * "Streaming"): dprpc_rpc_stream() and the iterator (dprpc_stream_open(),
+ * _next(), _close()) on any thread; on the poller, the CHUNK frames of a
+ * stream call delivered in order (dp_stream_rx()), the acknowledgements
+ * that grant the window, and the timer's probes (dp_stream_timer()).
  *
  * A struct dprpc_stream lives as long as its references: the slot's (from
  * the request frame, which carries it to dp_start_call()) and, for an
@@ -547,7 +547,7 @@ dp_stream_take_frame(struct dp_rpc *a, unsigned int src, struct dp_slot *s, stru
 }
 
 /* A CHUNK frame: deliver it in order, hold it beyond a gap, drop a
- * duplicate; acknowledge as dp_stream.h says. */
+ * duplicate; acknowledge as docs/serving.md, "Streaming", says. */
 static void
 dp_stream_rx_chunk(struct dp_rpc *a, struct rte_mbuf *m, const struct dp_parsed *p)
 {

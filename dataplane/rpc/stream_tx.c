@@ -1,8 +1,8 @@
 /* SPDX-License-Identifier: BSD-3-Clause */
 /*
- * Server streaming, the server's side (dp_stream.h has the protocol):
- * dprpc_stream_send() and dprpc_stream_end() on the thread holding the
- * request, and on the poller the frames kept until the caller
+ * Server streaming, the server's side (the protocol: docs/serving.md,
+ * "Streaming"): dprpc_stream_send() and dprpc_stream_end() on the thread
+ * holding the request, and on the poller the frames kept until the caller
  * acknowledges them (dp_stream_stage()), the acknowledgements and the
  * resends they ask for (dp_stream_rx_ack()).  The server has no timer:
  * the caller's probes recover what is lost.

@@ -181,12 +181,9 @@ dp_drain_tx_ring(struct dp_rpc *a)
 	struct rte_mbuf *ms[DP_RX_BURST];
 	unsigned int n, i, room;
 
-	/* Leave room in tx_buf for a burst of replies.  But while the port
-	 * pushes back (tx_buf full) still take a few: a call waiting here has
-	 * no slot yet, so nothing would fail it at its deadline, and a slow
-	 * peer held calls here for seconds past it (perf lateness).  Once
-	 * started, its frame is parked back on this ring by dp_stage_port()
-	 * if it finds no room, and the timer watches its deadline. */
+	/* Leave room in tx_buf for a burst of replies, but take a few while
+	 * the port pushes back: a call waiting here has no slot, so nothing
+	 * would fail it at its deadline.  Once started, the timer watches it. */
 	room = DP_TX_BUF - dp_tx_fill(&a->b);
 	room = room > DP_RX_BURST ? RTE_MIN(room - DP_RX_BURST, (unsigned int)DP_RX_BURST)
 				  : DP_RX_MIN;
