@@ -1,6 +1,6 @@
 /* SPDX-License-Identifier: BSD-3-Clause */
 /*
- * Joining a running world (docs/worlds.md "Joining", the operations in
+ * Joining a running world (docs/worlds.md, "Joining"; the operations in
  * dp_wire.h): a worker whose map gives it no rank joins by naming one
  * member; every member learns it, it learns every member.
  *
@@ -9,27 +9,11 @@
  *      ANNOUNCE(r) to every member below r, resent until each ANNOUNCE_ACKs
  *   A --JOIN_DONE--> M --JOIN_ACK--> J (its rank, the members from "have")
  *
- * The assigner is the lowest rank up (or self) as the member sees it, the
- * leader collectives use: one assigner while the members agree on who is
- * up, so two joiners through two members get two ranks.  Nothing but the
- * assigner's announcements keeps state between frames: J resends JOIN
- * (with how many members it holds) every DP_RDV_PING_MS until the last
- * page of members; each JOIN is relayed anew, and A answers it only once
- * every member acknowledged J's rank, so a lost JOIN, RELAY, DONE or ACK
- * is made up by the next JOIN, a lost ANNOUNCE or ANNOUNCE_ACK by the next
- * round.  A duplicate JOIN (same name, address and incarnation) finds J's
- * rank and gets it again; one of a new incarnation (J restarted) gets that
- * rank back, announced anew to every member (dp_join_rejoin()); another
- * worker under a taken name or address is refused EEXIST.  A member accepts ANNOUNCE(r) only when r is its world
- * size, so every member's world stays 0..n-1 whatever the order frames
- * arrive in.
- *
- * Installing a worker (dp_join_install()) is the poller's: its entry, its
- * peer (allocated: peers[] was sized for max_workers at creation and never
- * moves), the port that reaches it (the default port), then world.n with
- * release, so that any thread that reads the size with acquire
- * (dp_world_n()) sees all of it.  The joiner installs the whole world the
- * same way once it has every member.
+ * Only the assigner's announcements keep state between frames: a lost
+ * frame is made up by J's next JOIN or A's next round.  A member accepts
+ * ANNOUNCE(r) only when r is its world size, so every world stays 0..n-1.
+ * Installing a worker (dp_join_install()) stores world.n last, with
+ * release, for dp_world_n()'s acquire.
  */
 #include <errno.h>
 #include <stdlib.h>

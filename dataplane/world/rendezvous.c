@@ -1,34 +1,11 @@
 /* SPDX-License-Identifier: BSD-3-Clause */
 /*
- * The world's membership (docs/worlds.md): the start-up rendezvous, a
- * worker leaving it gracefully, and what a worker knows of the others.
- *
- * init_rpc's contract: dprpc_world_wait() returns once every worker of the
- * world map has been heard from, or fails -ETIMEDOUT naming those that
- * never were.  While a thread waits, the poller pings every worker it has
- * not heard from (a CONTROL PING every DP_RDV_PING_MS, to workers whose
- * port is up: a memif link not connected yet gets nothing), so that
- * workers that wait for each other all learn each other: a worker's PING
- * makes its receiver hear it, and the PONG it gets back makes it hear the
- * receiver.  When a waiter returns, every other worker has heard from it
- * or has its PONG on the way, so a world whose workers all wait forms for
- * all of them, whatever the order in which they start.
- *
- * The rendezvous window (down_after_tsc): until the deadline of the latest
- * dprpc_world_wait() (for ever if one waits without a timeout), a worker
- * never heard from is not declared down, whatever calls wait for it
- * (dp_liveness()); its silence counts from the window's end.  A worker that
- * starts late is then not declared down before the world formed; one that
- * was heard from once is watched as always (peer_timeout_us).
- *
- * Leaving (dprpc_world_leave()): while a thread leaves, the poller sends a
- * CONTROL LEAVE every DP_RDV_PING_MS to each worker that is up and has not
- * answered with a LEAVE_ACK.  A worker receiving LEAVE forgets the sender
- * without declaring it down (dp_peer_left()): state LEFT (peers_left, not
- * peers_down), its pending calls fail -ESHUTDOWN, new ones at submission,
- * what the server holds for it is reclaimed, the extensions are told as
- * for a worker down, it is neither pinged nor declared down any more, and
- * its frames do not make it UP again; a new incarnation's do (a restart).
+ * The world's membership (docs/worlds.md, "The rendezvous", "The rendezvous
+ * window", "Leaving"): dprpc_world_wait()'s pings to every worker not heard
+ * from, the window in which such a worker is not declared down
+ * (down_after_tsc), dprpc_world_leave()'s LEAVE to every worker up until
+ * it answers, a LEAVE received (dp_peer_left(): forgotten, not declared
+ * down), and what a worker knows of the others.
  */
 #include <errno.h>
 #include <string.h>
@@ -49,19 +26,9 @@
 #include "dp_stage.h"
 #include "dprpc_atomic.h"
 
-/*
- * Whether @pt is worker @p's own memif link (a link port, or the default
- * port when it reaches @p alone) and went down (pt->lost): it
- * goes down only when @p stops its port (its agent destroyed, or the
- * process gone).  Such a worker has
- * nothing left to read and cannot be told: a leave does not wait for it.
- * It was the worker that acknowledged our LEAVE and destroyed its agent
- * at once: the PMD unmaps the rings when the link goes down, and its
- * answer, written but not read yet, was lost with them (the leave then
- * waited for the peer timeout, 1 s, to declare it down).  An answerer
- * now closes after us (link_close.c), but a worker may still stop its
- * port for other reasons (an application's port, a process killed).
- */
+/* Whether @pt is worker @p's own memif link and went down (pt->lost): @p
+ * stopped its port, has nothing left to read and cannot be told, so a
+ * leave does not wait for it (docs/worlds.md, "Leaving"). */
 static bool
 dp_link_gone(const struct dp_port *pt, unsigned int p)
 {
@@ -161,15 +128,10 @@ dp_leave_rx(struct dp_membership *a, unsigned int p, uint32_t op)
 			dp_send_control(&a->r, p, DP_CTRL_LEAVE_ACK);
 			return;
 		}
-		/* Its own memif link: one end must learn that the other stopped
-		 * reading before it closes, or its disconnect unmaps the rings
-		 * under the other's rx_burst (docs/worlds.md, "Leaving").  We
-		 * answer and go quiet, and close only once it closed its end
-		 * (link_close.c); it goes quiet on the answer.  Our LEAVE and
-		 * its crossed: the end of the lower rank answers, the other
-		 * keeps reading for that answer (a worker that forgot us on
-		 * our LEAVE and destroyed its agent at once, with no answer
-		 * on either side, unmapped the rings under our rx_burst). */
+		/* Its own memif link: we answer, go quiet, and close only
+		 * after it closed its end (link_close.c).  Crossed LEAVEs: the
+		 * lower rank's end answers, the other keeps reading for that
+		 * answer (docs/worlds.md, "Leaving"). */
 		if (dp_port_quiet(pt))
 			return; /* answered already (a second LEAVE in one burst) */
 		if (crossed && a->r.b.rank > p) {

@@ -1,89 +1,30 @@
 /* SPDX-License-Identifier: BSD-3-Clause */
 /*
- * Closing a memif link without crashing the worker at its other end.
- *
- * DPDK 22.11's memif PMD tears a connection down on its interrupt thread
- * when the peer disconnects, unmapping the rings while that worker's
- * poller may be inside rx_burst on them (docs/worlds.md, "Closing memif
- * ports").  A worker leaving the world gracefully already makes its peers
- * stop polling its links first (the LEAVE handshake, rendezvous.c).  An
- * agent destroyed without leaving did not: its peers' pollers were on the
- * link when it closed, and one died with SIGSEGV in rx_burst (a dprpc-perf
- * server whose client destroyed its agent: 9 runs in 140, 0 in 150 since).
+ * Closing a memif link without crashing the worker at its other end
+ * (docs/worlds.md, "A destroy without a leave" and "Leaving"): DPDK 22.11's
+ * memif PMD unmaps a link's rings on its interrupt thread when the peer
+ * disconnects, while that worker's poller may be reading them.
  *
  * Design
  * ======
  *
- * dprpc_agent_destroy(), once it has decided to go on and its lcores are
- * stopped, calls dp_links_close(): to each worker at the other end of one
- * of its memif links that is up and not quiet (a link port, or the
- * default port when it reaches one worker alone), a CONTROL CLOSE; then it
- * reads those links itself, and nothing else of the agent runs, until
- * each has answered CLOSE_ACK (resent every DP_LINK_CLOSE_RESEND_MS) or
- * its link went down, for at most DP_LINK_CLOSE_WAIT_MS.  The worker that
- * receives a CLOSE (dp_link_close_rx(), its poller) answers, flushes the
- * answer and makes the link quiet (DP_LINK_QUIET, dp_port.h): never polled
- * nor sent on again until it has been down a while, or, should the timer
- * miss it going down (the closer's successor reconnecting between two
- * link checks), DP_LINK_CLOSED_QUIET_MAX_MS after the CLOSE.  It answers
- * the first CLOSE only (later ones are not read); a lost answer costs the
- * closer its wait.  Nothing else changes for it: the closing worker
- * stays what it was (it is declared down when its peer timeout passes,
- * as before), since a destroy without a leave is not a goodbye to the
- * world, only the end of a link; but a leave of the receiver's no longer
- * waits for it (dp_link_gone(), as for a link that went down).
+ * dp_links_close() sends a CLOSE on each memif link that is up and polled,
+ * then reads those links itself, nothing else of the agent running, until
+ * each answered CLOSE_ACK or went down, at most DP_LINK_CLOSE_WAIT_MS.  The
+ * receiver (dp_link_close_rx()) answers the first CLOSE, flushes the answer
+ * and makes the link quiet.
  *
- * Why it is safe: the answer is the acknowledger's last use of the rings,
- * and the closer reads it before it closes.  On the receiver's side the
- * order is rx_burst (the CLOSE), the answer staged and flushed, then the
- * quiet flag, all on its poller; the closer sees the answer only once
- * tx_burst has written it, so the closer's disconnect comes after the
- * receiver's last rx_burst on the link.  Frames the closer reads meanwhile
- * that are not the answer are dropped unread: the agent is being
- * destroyed, its calls are failed and its requests' callers learn it when
- * the link goes down (or the peer timeout passes).
+ * Invariant: a link is closed only after its other end's last read of it.
+ * The closer reads the answer once the receiver's tx_burst has written it,
+ * after the receiver's last rx_burst on the link.  The end that answered a
+ * CLOSE or a LEAVE (DP_LINK_ANSWERED, CLOSED) closes only once the other
+ * end closed its own, or DP_LINK_ANSWERED_WAIT_MS after the answer.  Of
+ * two CLOSEs that cross, the lower rank's end answers.  Links left with
+ * nothing to wait for close first, in one batch (dp_links_close_done()), so
+ * the waits of a world shutting down do not chain.
  *
- * The end that answers, the other way round, does not know when the
- * other read its answer: until then, its own disconnect would unmap the
- * rings under the other's rx_burst.  So a link whose worker's last word we
- * answered (dp_link_answer(), rendezvous.c: a CLOSE here, a LEAVE there) is
- * marked answered, and dp_links_close() closes it only once that worker
- * closed its end (the link down: that worker read the answer and is gone)
- * or DP_LINK_ANSWERED_WAIT_MS after the answer (a worker that left the
- * world and keeps its agent read its answer long before).  Of the two ends
- * of a link, one learns from an answer that the other stopped reading,
- * and closes first; the other closes after it.  A worker that answered
- * one LEAVE waits only for a worker that left before it did, so the waits
- * of a world shutting down form no cycle; one that did (stalls reordering
- * the LEAVEs) would cost the bound.
- *
- * Nor do they chain.  Were each worker's links closed together, the order
- * of a world whose workers all leave at once would be a chain: the
- * highest rank, answered by all, closes first; the next waits for it
- * before it closes any link, the next for both, and rank 0 for every
- * other close, one after the other (each a round of the interrupt
- * thread, milliseconds when four workers share two CPUs).  So once every
- * CLOSE of its own is answered, dp_links_close() closes at once the links
- * it has nothing more to wait for (dp_links_close_done(), one batch), and
- * the links it waits for with the rest of the ports afterwards: each link
- * waits for one close at most, its other end's.
- *
- * A CLOSE that meets a CLOSE (both ends destroying at once): the end of
- * the lower rank answers it, as any receiver does, and the other takes
- * that answer as the answer to its own, whereas if each took the other's
- * CLOSE for an answer, each would close while the other may still read.
- * An end that never answers (its poller stopped, or the application polls
- * it only now and then) costs DP_LINK_CLOSE_WAIT_MS, and is at risk if it
- * reads the link just as the closer, done waiting, closes it: the closer
- * cannot know.  That includes an end of the higher rank whose own destroy
- * starts as the other's wait ends, and which then waits, reading, for an
- * answer the other no longer reads its CLOSE to give.
- *
- * What stays: the answering end's tx_burst reads the ring's flags after it
- * wrote the answer's slot, so a closer that reads the answer and closes
- * within those few instructions, while the answering thread is preempted
- * exactly there, still meets the race.  A process killed, whose links
- * close without a word, is not covered either.
+ * Not covered: an end that never answers, a closer that closes between the
+ * answer's write and tx_burst's read of the ring's flags, a process killed.
  */
 #include <unistd.h>
 
