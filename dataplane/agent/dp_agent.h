@@ -1,10 +1,8 @@
 /* SPDX-License-Identifier: BSD-3-Clause */
 /*
  * The agent (struct dprpc_agent, the public handle's type): its world
- * layer (dp_membership.h), which begins with its rpc layer (dp_rpc.h),
- * which begins with its base (dp_base.h), which ends with its ports
- * (dp_port.h); then what only the agent's own files (the poll loop, the
- * waits, creation and teardown, counters and telemetry) use.  Never
+ * layer, which nests the layers below (docs/architecture.md, "The
+ * dataplane's layers"), then what only the agent's own files use.  Never
  * installed.
  */
 #ifndef DP_AGENT_H

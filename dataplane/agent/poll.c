@@ -181,8 +181,8 @@ dp_run_timers(struct dprpc_agent *a, uint64_t now)
 	return n;
 }
 
-/* Receive a burst from port @pt and handle it.  Inlined: with one port
- * the poll is what it was before there could be several. */
+/* Receive a burst from port @pt and handle it.  Inlined: one port costs
+ * no call. */
 static __rte_always_inline unsigned int
 dp_poll_port(struct dprpc_agent *a, struct dp_port *pt, unsigned int budget)
 {
@@ -192,13 +192,11 @@ dp_poll_port(struct dprpc_agent *a, struct dp_port *pt, unsigned int budget)
 	if (DP_TX_BUF - pt->tx_n < DP_RX_BURST)
 		dp_tx_flush(&a->m.r.b);
 	/* Each frame received may stage one reply: receive no more than
-	 * tx_buf has room for, so the port's push-back reaches the peer.  But
-	 * never stop receiving: two workers whose tx queues are both full of
-	 * calls would otherwise wait for each other for good (seen with 2048
-	 * calls in flight each way).  A reply that finds tx_buf full is
-	 * dropped (tx_dropped) and answered again, from the kept response,
-	 * when the caller resends.  The replies to a port's frames go out of
-	 * the same port (a memif link's peer), or of the one port there is. */
+	 * tx_buf has room for, so the port's push-back reaches the peer, but
+	 * at least DP_RX_MIN: two workers whose tx queues are both full would
+	 * otherwise wait for each other for good.  A reply that finds tx_buf
+	 * full is dropped and answered again, from the kept response, when
+	 * the caller resends. */
 	room = DP_TX_BUF - pt->tx_n;
 	if (room < DP_RX_MIN)
 		room = DP_RX_MIN;
@@ -309,8 +307,7 @@ dp_progress(void *arg)
 		dp_expire_stalled(&a->m.r);
 	/* The application polls too (conf.lcores.waiters_park): an empty poll lets
 	 * the waiter park, unless a message of several frames is in flight,
-	 * whose window moves only as fast as someone polls (parked in 150 us
-	 * slices, a 1 MiB call's waiter halved its rate).  Relaxed: a hint. */
+	 * whose window moves only as fast as someone polls.  Relaxed: a hint. */
 	if (n == 0 && a->m.r.b.waiters_park && dp_load_relaxed(&a->m.r.b.st.msgs_live) == 0)
 		return -1;
 	return n < 0 ? -1 : n;
