@@ -1,10 +1,10 @@
 /* SPDX-License-Identifier: BSD-3-Clause */
 /*
- * What the agent offers a module that extends it (rref/ is the one there
- * is).  Never installed.  This is the whole of the dataplane such a module
- * may see: it includes this header and dp_rcu.h, never dp_agent.h, and the
- * dataplane never names the module (lib/extensions.c lists the extensions
- * every agent carries).
+ * What the agent offers a module that extends it (rref/, collective/): with
+ * dp_rcu.h and dp_log.h, the whole of the dataplane such a module sees.
+ * The dataplane never names the module (lib/extensions.c lists them; what
+ * the rref extension does in each op: docs/architecture.md, "Modules").
+ * Never installed.
  *
  * Life cycle of an extension on one agent, all on the thread that creates
  * or destroys the agent:
@@ -15,9 +15,8 @@
  *   held_requests
  *            in dprpc_agent_destroy(), after the agent's lcores stopped,
  *            before anything changes: how many request objects the
- *            extension keeps that its quiesce will answer.  The destroy
- *            is refused (-EBUSY, the agent left as it was, lcores
- *            restarted) while the application keeps any other request.
+ *            extension keeps that its quiesce will answer (any other
+ *            request kept refuses the destroy, -EBUSY).
  *   quiesce  in dprpc_agent_destroy(), once it decided to go on (nothing
  *            but the extensions' held requests is kept): fail whatever
  *            waits for something that will never come, answering the
