@@ -5,18 +5,14 @@
  * Design
  * ======
  *
- * Objects.  A pool is one posix_memalign() block: the pool header, two
- * rte_rings initialised in place (MPMC in HTS mode, RING_F_EXACT_SZ), the
- * futures and
- * the extra callback nodes.  The rings hold pointers to the free futures
- * and the free callback nodes.  Nothing is allocated after creation except
- * by dprpc_future_complete_copy() for values larger than the inline buffer.
- * Futures and nodes are carved from the block in order, the first time
- * each is needed (when the ring has none free: fut_carve()), so the block
- * costs memory, page faults and ring slots only as far as the pool was
- * ever used: an agent's RRef pool (16384 futures, 32768 nodes, 8.6 MB) was
- * 18-36 ms of every agent's creation to fault in and fill, with the other
- * workers of a world starting on the same CPUs (perf/RESULTS.md).
+ * Objects.  A pool is one block (huge pages from FUT_HUGEMAP_MIN on, else
+ * posix_memalign()): the pool header, two rte_rings initialised in place
+ * (MPMC in HTS mode, RING_F_EXACT_SZ), the futures and the extra callback
+ * nodes.  The rings hold the free futures and nodes, which are carved from
+ * the block in order the first time one is needed (fut_carve()), so a pool
+ * costs page faults and ring slots only as far as it is used
+ * (docs/futures.md, "Objects").  Nothing is allocated after creation but
+ * by dprpc_future_complete_copy() for values over the inline buffer.
  *
  * Invariants.
  *  - state goes PENDING -> COMPLETING -> DONE | FAILED, once per lifetime.
@@ -80,25 +76,13 @@
  *
  * Progress.  Completion and add_callback are lock-free (apart from the
  * user callbacks they run): a CAS fails only because another thread's CAS
- * succeeded.  Completion makes one syscall
- * (FUTEX_WAKE) only when a waiter parked.  The pool rings (and the
- * agents' mempool rings) are DPDK MPMC rings in HTS mode (head/tail sync),
- * free of locks and system calls but not lock-free: one operation at a
- * time per side, so a thread preempted in the middle of one holds the
- * others until it runs again.  The classic mode is worse under
- * preemption: each operation waits, in order, for every earlier one, so
- * the waiters spin behind the preempted thread one after the other, each
- * needing the CPU the next one waits for (threads that EAL did not create
- * have no mempool cache, every get and put is a ring operation: four such
- * threads on two cores stalled there for up to 0.6 s, perf lateness).
- * RTS mode (relaxed tail sync), where the others go on, cannot hold a
- * pool: while a preempted get keeps the consumer tail back, a put of
- * objects taken since finds the ring full; the enqueues here "cannot
- * fail", and a mempool drops the objects silently (seen losing 12% of a
- * pool in 5 s).  Every ring operation here is rte_ring_enqueue() /
- * rte_ring_dequeue(), which follow the ring's mode (the _mp_ / _mc_
- * variants would not).
- * wait() blocks by design; it never blocks a completer.
+ * succeeded.  Completion makes one syscall (FUTEX_WAKE) only when a waiter
+ * parked.  The pool rings are HTS: no locks or system calls, but a thread
+ * preempted mid-operation holds the others (why not the classic or RTS
+ * mode: docs/futures.md, "Progress").  Every ring operation is
+ * rte_ring_enqueue() / rte_ring_dequeue(), which follow the ring's mode
+ * (the _mp_ / _mc_ variants would not).  wait() blocks by design; it
+ * never blocks a completer.
  *
  * Reclamation.  Reference counting, no deferred reclamation needed: no
  * thread touches a future without holding a reference, but for
@@ -114,12 +98,10 @@
  * its own node; collect_all() keeps its nodes until its last input
  * completes (node->keep) and returns them itself.
  *
- * Why one file of about 1,300 lines: the invariants above span every
- * operation (state, callback list, references, parking), which all touch
- * struct dprpc_future's private fields; splitting would put those fields
- * and helpers in a header that every part can reach, and the argument
- * would no longer be checkable in one place.  A third of the file is this
- * design and the ordering comments.
+ * Why one file: the invariants above span every operation on struct
+ * dprpc_future's private fields; split, those fields and helpers would sit
+ * in a header every part reaches, and the argument could no longer be
+ * checked in one place.
  */
 #ifndef _GNU_SOURCE
 #define _GNU_SOURCE /* syscall(), sched_yield() with -std=c11 */
@@ -292,9 +274,8 @@ struct dprpc_future_pool {
 } __rte_cache_aligned;
 
 /* Blocks from this size on are mapped on huge pages (dprpc_hugemap.h):
- * an agent's RRef pool (16384 futures, 32768 nodes: 10 MB mapped) was
- * 0.6-1.2 ms of every agent's teardown to free and more to make, in 4 KiB
- * pages. */
+ * an agent's RRef pool is made and freed with every agent, and in 4 KiB
+ * pages that cost milliseconds (docs/futures.md, "Objects"). */
 #define FUT_HUGEMAP_MIN DPRPC_HUGEMAP_ALIGN
 
 /* A pool's block of @total bytes, zeroed, cache-line aligned. */
