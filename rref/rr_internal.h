@@ -34,11 +34,8 @@
  * inline, on the owner's poller), with an rr_msg header:
  *  REMOTE  user -> owner: create rref_id with user fork_id, run handler
  *          (on src_id's value for rref.remote()); the reply confirms the
- *          user and carries the value if it fits one frame, which the user
- *          keeps as its creation future's value: to_here on it then needs
- *          no message (values never change).  A larger value (up to
- *          max_msg_size) stays on the owner: the reply is empty and
- *          to_here FETCHes it.
+ *          user and carries the value if it fits one frame (else to_here
+ *          FETCHes it).
  *  FETCH   user -> owner: the value (to_here of a forked user).
  *  PROXY   user -> owner: run handler on src_id's value; its reply goes
  *          straight back to the caller.
@@ -53,11 +50,7 @@
  * one reference for the creator's fork; the REMOTE turns it into that
  * fork, or the creator's DELETE (the creation failed there) drops it.
  *
- * Dead peers (peers.c).  A worker declared down or restarted is dead for
- * RRefs: an owner drops the forks it held (rr_fork.holder) and the
- * placeholders of its creations; a parent drops the pending children
- * whose owner it is or that were forked for it.  Children unconfirmed for
- * the agent's default timeout (fork data never rebuilt) are dropped too.
+ * What a dead peer's forks and children become: peers.c.
  *
  * The files:
  *   table.c    the tables: lookup, insertion, removal, "get unless zero",

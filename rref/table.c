@@ -69,9 +69,8 @@
  * and not yet freed.  The teardown removes what is left itself, after one
  * synchronize_rcu() (rr_table_clear()), and waits for the count to reach
  * 0 (rr_rcu_drain()) rather than for liburcu's urcu_qsbr_barrier(), which
- * waits for the call_rcu thread's next look at its queue (it sleeps 10 ms
- * between looks) even when nothing of ours is queued: 3-10 ms of every
- * graceful shutdown before.
+ * waits for the call_rcu thread's next look at its queue (every 10 ms)
+ * even when nothing of ours is queued (docs/rref.md, "Shutdown").
  */
 #include <errno.h>
 #include <stdbool.h>
