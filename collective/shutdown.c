@@ -1,10 +1,11 @@
 /* SPDX-License-Identifier: BSD-3-Clause */
 /*
  * Graceful shutdown (dprpc_shutdown(), PyTorch's shutdown(graceful)): a
- * barrier of the world (or of the live world, conf.liveness.shutdown_live), then the application's calls refused, what is in
- * flight drained, RRefs released, the world left (dprpc_world_leave(): the
- * others forget this worker, none declares it down) and the agent
- * destroyed.
+ * barrier of the world (or of the live world, conf.shutdown_live), then
+ * the application's calls refused, what is in flight drained, RRefs
+ * released, the world left (dprpc_world_leave(): the others forget this
+ * worker, none declares it down) and the agent destroyed (docs/collective.md,
+ * "Graceful shutdown").
  *
  * Design
  * ======
@@ -126,12 +127,10 @@ dprpc_shutdown(struct dprpc_agent *a, bool graceful, uint64_t timeout_us, struct
 		a, left == UINT64_MAX ? 0 : RTE_MAX(left, 1u), DPRPC_RREF_REPORT_LEAKS);
 	/* 5. The RRef deletions this sent. */
 	co_drain(a, false, deadline);
-	/* 6. Leave the world.  This worker's LEAVE follows, on each link,
-	 * every answer it sent (the barrier's above all, when it led it):
-	 * a worker that acknowledged it has read them.  Without it, a leader
-	 * destroying its agent at once could tear its links down before a
-	 * member read its answer.  Its failure (a worker that never answers)
-	 * does not stop the shutdown. */
+	/* 6. Leave the world: a worker that acknowledged our LEAVE has read
+	 * every answer sent before it (the barrier's above all), so our links
+	 * can go (docs/worlds.md, "Leaving").  Its failure does not stop the
+	 * shutdown. */
 	left = co_left_us(deadline);
 	lrc = dprpc_world_leave(a, left == UINT64_MAX ? 0 : RTE_MAX(left, 1u));
 	if (lrc != 0)
