@@ -108,13 +108,9 @@ dprpc_stream_next(struct dprpc_stream *s, const void **data, size_t *len, uint64
 	}
 	if (timeout_us != DPRPC_TIMEOUT_NONE)
 		deadline = dp_deadline_tsc(&s->a->b, rte_rdtsc(), timeout_us);
-	/* As dprpc_future_wait() (fut_wait_until()) with dp_progress() as its
-	 * hook: while the hook polls (>= 0: nobody else does) keep calling
-	 * it, yielding after each empty poll once past the spins; while
-	 * another thread polls (< 0) spin, then park, woken by a chunk or the
-	 * end, and ask the hook again after each slice in case that poller
-	 * stopped; -EDEADLK (the agent's polling thread): nothing can come
-	 * while this thread waits. */
+	/* As fut_wait_until() with dp_progress() as its hook: poll while it
+	 * polls (>= 0), else spin, then park until a chunk, the end or a
+	 * slice, asking the hook again; -EDEADLK: this thread is the poller. */
 	for (;;) {
 		if (polling) {
 			rc = dp_progress(dp_agent_of(s->a));

@@ -37,14 +37,10 @@ dp_mix64(uint64_t x)
 	return x ^ (x >> 31);
 }
 
-/*
- * An incarnation id: 64 random bits (getrandom()), compared for equality
- * only, so nothing wraps or runs out (docs/reliability.md).  Should the
- * kernel have no entropy to give yet, the realtime clock in ns, the TSC
- * and the pid, mixed.  Never 0 (a frame's dst_session says "not known"
- * with it) and never the id handed out just before in this process; the
- * count mixed in keeps ids of one process apart whatever the source.
- */
+/* An incarnation id (docs/reliability.md, "Incarnations and restarts"):
+ * 64 random bits, or the clock, TSC and pid mixed without entropy; never 0
+ * (dst_session's "not known") nor the id handed out just before; the count
+ * mixed in keeps one process's ids apart. */
 uint64_t
 dp_new_session(void)
 {

@@ -175,14 +175,9 @@ dp_send_ack(struct dp_rpc *a, unsigned int to, uint8_t of_type, uint16_t slot, u
 	dp_stage_out(&a->b, m);
 }
 
-/* After storing a frame that did not complete @r: acknowledge the frames
- * the sender asks about (DP_MSG_ACK_NOW; a probe's, DP_MSG_PROBE, is its
- * answer: DP_ACK_ANSWER); NACK a gap when first seen,
- * every half window of frames past it, and as soon as a resend fills the
- * gap before it (one gap per round trip, no timer); acknowledge a filled
- * gap that leaves none (the sender's window may be waiting on it); and
- * answer a sender that resends (it lost an ACK) once per quarter window of
- * duplicates. */
+/* After storing a frame that did not complete @r: ACK, NACK or answer a
+ * probe as docs/reliability.md, "Multi-frame messages", says (one gap per
+ * round trip, no timer). */
 static void
 dp_rxmsg_ack(struct dp_rpc *a, struct dp_rxmsg *r, const struct dp_parsed *p, bool dup)
 {

@@ -127,11 +127,9 @@ dp_request_free(struct dprpc_request *req)
 /*
  * Answer @req, whose claim the caller holds, with @status and @len bytes
  * gathered from @cnt buffers (at most one if @req has a hook); on success
- * the claim ends (dp_req_done()) and the frame goes out.  On the poller
- * (an inline handler), a response of one buffer is built in the request's
- * own mbuf, as an echo would, instead of a new one; an echoed payload is
- * then already in place.  -ENOBUFS (no mbuf): nothing was sent and the
- * caller still holds the claim.
+ * the claim ends and the frame goes out.  On the poller, a one-buffer
+ * response is built in the request's own mbuf (an echo is then in place).
+ * -ENOBUFS: nothing was sent and the caller still holds the claim.
  */
 static int __rte_hot
 dp_respond_iov(struct dprpc_request *req, uint32_t status, const struct iovec *iov,
@@ -379,13 +377,11 @@ dprpc_reply_expired(struct dprpc_request *req, const char *msg)
 	return 1;
 }
 
-/* An error answer the library itself owes (no handler, a handler that
- * failed or broke its contract, a full pool): if no mbuf can be had, count
- * it and release the request.  A remote caller's call times out (or its
- * peer goes down); a call to self has no resend to wait for, so on the
- * poller, which owns its slot, it fails at once with @code.  (On a handler
- * lcore the slot cannot be touched: that call to self waits for its
- * timeout.)  False, doing nothing, if @req was answered already. */
+/* An error answer the library itself owes (no handler, a failed or broken
+ * handler, a full pool); with no mbuf, counted and the request released: a
+ * remote call times out, a call to self fails at once with @code on the
+ * poller (its slot's owner), else waits for its timeout.  False if @req
+ * was answered already. */
 bool
 dp_reply_error_or_drop(struct dprpc_request *req, int code, const char *msg)
 {
