@@ -123,7 +123,8 @@ struct dp_port {
 	bool client;
 	/* The default port is a memif device reaching one worker only
 	 * (dp_port_open()): watched as a link port is (lost, quiet), but
-	 * never counted down, started or stopped but as restart says. */
+	 * never counted down by the timer, nor started or stopped (it may be
+	 * the application's) but as restart says. */
 	bool one_peer;
 	bool memif; /* the default port is a memif port (dp_port_open()) */
 	/* The default port, a memif client the agent probed from conf.port.vdev,
