@@ -1,7 +1,7 @@
 /* SPDX-License-Identifier: BSD-3-Clause */
 /*
  * Graceful shutdown (dprpc_shutdown(), PyTorch's shutdown(graceful)): a
- * barrier of the world (or of the live world, conf.shutdown_live), then
+ * barrier of the world (or of the live world, conf.liveness.shutdown_live), then
  * the application's calls refused, what is in flight drained, RRefs
  * released, the world left (dprpc_world_leave(): the others forget this
  * worker, none declares it down) and the agent destroyed (docs/collective.md,

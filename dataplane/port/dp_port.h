@@ -1,6 +1,6 @@
 /* SPDX-License-Identifier: BSD-3-Clause */
 /*
- * The agent's ports: the default one (conf.vdev or conf.port_id, as struct
+ * The agent's ports: the default one (conf.port.vdev or conf.port.id, as struct
  * dprpc_agent_conf says) and a memif port per link of the world map
  * (docs/worlds.md, "Which port reaches whom").  The thread that creates or
  * destroys the agent, but dp_ports_timer() (the poller) and

@@ -1,7 +1,7 @@
 /* SPDX-License-Identifier: BSD-3-Clause */
 /*
  * Opening the agent's ports: the default one, treated as
- * dprpc_agent_conf.port_id documents, and the world map's memif links
+ * dprpc_agent_conf.port.id documents, and the world map's memif links
  * (port_link.c).  A memif client that cannot start yet is left pending for
  * the timer (port_timer.c); docs/worlds.md, "Which port reaches whom".
  */
@@ -233,7 +233,7 @@ dp_memif_role(uint16_t id, struct dp_memif_sock *s)
 	return server;
 }
 
-/* The default port: conf.port_id or conf.vdev. */
+/* The default port: conf.port.id or conf.port.vdev. */
 static int
 dp_port_default(struct dp_ports *a, struct dp_port *pt, const struct dprpc_agent_conf *c)
 {

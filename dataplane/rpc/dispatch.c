@@ -309,7 +309,7 @@ dp_req_begin(struct dprpc_request *req, uint64_t now)
 /* The inline backlog's bounds, asked only while rx bursts come back full
  * (docs/serving.md, "Bounded queues and the overload answer"): true if
  * @req was answered instead of run, -ETIME past its deadline or -EBUSY
- * past conf.inline_wait_max_us of handler time (rx_handler_tsc), that time
+ * past conf.serve.inline_wait_max_us of handler time (rx_handler_tsc), that time
  * its retry-after hint.  @now: the TSC.  The poller. */
 static bool
 dp_inline_late(struct dp_rpc *a, struct dprpc_request *req, uint64_t now)

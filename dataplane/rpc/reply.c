@@ -2,7 +2,7 @@
 /*
  * The reply path (handler.c has the overview), from any thread.
  *
- * The handler contract (dprpc_handler_t) is enforced, not assumed
+ * The handler contract (dprpc_handler_fn_t) is enforced, not assumed
  * (docs/architecture.md, "The handler contract, enforced"): every answer
  * first claims the request (LIVE -> REPLYING, one CAS), so exactly one is
  * sent; the object goes back to the FIFO req_pool once answered and no
