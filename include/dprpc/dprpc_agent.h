@@ -94,10 +94,9 @@ struct dprpc_agent *dprpc_agent_create(const struct dprpc_agent_conf *conf);
  * default port reaching one worker), it tells the worker at the other end
  * of each that is up (a CLOSE) and waits, polling those links itself, for
  * its answer, at most 50 ms (the whole wait, see below: at most about
- * 150 ms): that worker then polls the link no more
- * (its links_closed), and DPDK 22.11's memif PMD cannot unmap the rings
- * under its rx_burst when the link goes down, which killed such a worker
- * with SIGSEGV.  Nothing else changes for that worker: this one is not
+ * 150 ms): that worker then polls the link no more (its links_closed),
+ * so the memif PMD cannot unmap the rings under its rx_burst
+ * (docs/worlds.md, "A destroy without a leave").  Nothing else changes for that worker: this one is not
  * taken to have left the world (dprpc_world_leave() does that), and is
  * declared down when its peer timeout passes (but its own leave no longer
  * waits for this one).  A worker that does not poll meanwhile costs the

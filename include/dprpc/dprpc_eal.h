@@ -108,18 +108,15 @@ int dprpc_eal_init_local(const struct dprpc_eal_local_conf *conf);
  *
  * Before rte_eal_cleanup() it waits (two rounds of the EAL interrupt
  * thread, microseconds when that thread has a CPU) until the interrupt
- * thread has rebuilt its epoll set after the last memif port closed: the
- * memif PMD of DPDK 22.11 leaves sources registered whose handles it
- * freed in the EAL heap, and a rebuild that runs after rte_eal_cleanup()
- * unmapped the heap kills the process (SIGSEGV in rte_intr_fd_get()).  An
+ * thread has rebuilt its epoll set after the last memif port closed:
+ * DPDK 22.11's memif PMD leaves sources registered whose handles it freed
+ * in the EAL heap (docs/worlds.md, "Closing memif ports").  An
  * application that calls rte_eal_cleanup() itself after destroying agents
  * with memif links should call this instead, or wait the same way.
  *
  * With --no-huge, give EAL --huge-unlink=never: otherwise DPDK 22.11's
- * rte_eal_cleanup() walks every 4 KiB segment of -m to mark it freeable
- * for hugepage files that --no-huge does not have (3.9 ms of CPU at
- * -m 256 on the 2-CPU development machine, 1.0 ms with it).  The
- * library's tools, tests and demo do.
+ * rte_eal_cleanup() walks every 4 KiB segment of -m for hugepage files
+ * that --no-huge does not have (perf/RESULTS.md has the cost).
  *
  * @return 0; -EALREADY if EAL is not up (never initialised, or cleaned
  *         up already); or rte_eal_cleanup()'s negative errno (the
