@@ -811,7 +811,7 @@ dprpc_rref_rpc_async(struct dprpc_rref *r, const char *handler, const void *args
 }
 
 int
-dprpc_rref_rpc_sync(struct dprpc_rref *r, const char *handler, const void *args, size_t len,
+dprpc_rref_rpc_sync_id(struct dprpc_rref *r, uint32_t handler_id, const void *args, size_t len,
 	uint64_t timeout_us, void *out, size_t *out_len, struct dprpc_error *err)
 {
 	struct dprpc_future *f;
@@ -819,23 +819,40 @@ dprpc_rref_rpc_sync(struct dprpc_rref *r, const char *handler, const void *args,
 	/* As dprpc_rpc_sync(): before anything is sent. */
 	if (r != NULL && dp_on_poller(r->ctx->a))
 		return -EDEADLK;
-	f = dprpc_rref_rpc_async(r, handler, args, len, timeout_us);
+	f = dprpc_rref_rpc_async_id(r, handler_id, args, len, timeout_us);
 	if (f == NULL)
 		return -rte_errno;
 	return dp_sync_wait(r->ctx->a, f, 0, out, out_len, err);
+}
+
+int
+dprpc_rref_rpc_sync(struct dprpc_rref *r, const char *handler, const void *args, size_t len,
+	uint64_t timeout_us, void *out, size_t *out_len, struct dprpc_error *err)
+{
+	/* A NULL name hashes to 0, which the _id form refuses. */
+	return dprpc_rref_rpc_sync_id(
+		r, dprpc_handler_id(handler), args, len, timeout_us, out, out_len, err);
+}
+
+struct dprpc_rref *
+dprpc_rref_remote_id(struct dprpc_rref *r, uint32_t handler_id, const void *args, size_t len,
+	uint64_t timeout_us)
+{
+	struct iovec v = {.iov_base = (void *)(uintptr_t)args, .iov_len = len};
+
+	if (args == NULL && len > 0) {
+		rte_errno = EINVAL;
+		return NULL;
+	}
+	return dprpc_rref_remote_iov(r, handler_id, &v, 1, timeout_us);
 }
 
 struct dprpc_rref *
 dprpc_rref_remote(struct dprpc_rref *r, const char *handler, const void *args, size_t len,
 	uint64_t timeout_us)
 {
-	struct iovec v = {.iov_base = (void *)(uintptr_t)args, .iov_len = len};
-
-	if (handler == NULL || (args == NULL && len > 0)) {
-		rte_errno = EINVAL;
-		return NULL;
-	}
-	return dprpc_rref_remote_iov(r, dprpc_handler_id(handler), &v, 1, timeout_us);
+	/* A NULL name hashes to 0, which the _id form refuses. */
+	return dprpc_rref_remote_id(r, dprpc_handler_id(handler), args, len, timeout_us);
 }
 
 struct dprpc_rref *

@@ -216,6 +216,9 @@ Test(join, joiner_calls_everyone_and_everyone_calls_it)
 	cr_assert_eq(dprpc_world_size(d), 0u);
 	cr_assert_eq(dprpc_worker_rank(d, "a"), -ENOENT);
 	cr_assert_eq(dprpc_worker_info_get(d, NULL, &infos[0]), -ENOENT);
+	/* By rank, nobody either: not its own rank (none yet), nor a member's. */
+	cr_assert_eq(dprpc_worker_info_get_id(d, dprpc_agent_rank(d), &infos[0]), -ENOENT);
+	cr_assert_eq(dprpc_worker_info_get_id(d, 0, &infos[0]), -ENOENT);
 	cr_assert_eq(dprpc_world_join(d, member_of[1], TIMEOUT), 0);
 	cr_assert_eq(dprpc_world_join(d, member_of[1], TIMEOUT), -EALREADY);
 	cr_assert_eq(dprpc_agent_rank(d), 3u);
@@ -232,6 +235,15 @@ Test(join, joiner_calls_everyone_and_everyone_calls_it)
 			cr_assert_eq(infos[r].udp_port, 7001 + r);
 			cr_assert_eq(infos[r].mac[5], r + 1);
 		}
+		/* The joiner by rank, as by name (d itself included). */
+		cr_assert_eq(dprpc_worker_info_get_id(x, 3, &infos[4]), 0, "%s", names[i]);
+		cr_assert_eq(dprpc_worker_info_get(x, "d", &infos[5]), 0);
+		cr_assert_str_eq(infos[4].name, "d");
+		cr_assert_eq(infos[4].rank, 3u);
+		cr_assert_eq(infos[4].udp_port, infos[5].udp_port);
+		cr_assert_eq(infos[4].udp_port, 7004);
+		cr_assert_eq(infos[4].ipv4, infos[5].ipv4);
+		cr_assert_eq(dprpc_worker_info_get_id(x, 4, &infos[4]), -ENOENT);
 	}
 	for (unsigned int i = 0; i < 3; i++) {
 		cr_assert_eq(atomic_load(&joined_events[i]), 1u, "%s told once", names[i]);

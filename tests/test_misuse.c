@@ -310,6 +310,26 @@ Test(misuse, dprpc_worker_info_get)
 	cr_assert_eq(info.state, DPRPC_PEER_UNKNOWN);
 }
 
+Test(misuse, dprpc_worker_info_get_id)
+{
+	struct dprpc_worker_info info;
+
+	cr_assert_eq(dprpc_worker_info_get_id(NULL, 0, &info), -EINVAL);
+	cr_assert_eq(dprpc_worker_info_get_id(agent, 0, NULL), -EINVAL);
+	/* A rank beyond the world is "no such worker", as a name would be. */
+	cr_assert_eq(dprpc_worker_info_get_id(agent, 2, &info), -ENOENT);
+	cr_assert_eq(dprpc_worker_info_get_id(agent, UINT_MAX, &info), -ENOENT);
+	cr_assert_eq(dprpc_worker_info_get_id(agent, 0, &info), 0);
+	cr_assert_str_eq(info.name, "a");
+	cr_assert_eq(info.rank, 0u);
+	cr_assert_eq(info.state, DPRPC_PEER_UP);
+	cr_assert_eq(dprpc_worker_info_get_id(agent, 1, &info), 0);
+	cr_assert_str_eq(info.name, "b");
+	cr_assert_eq(info.rank, 1u);
+	cr_assert_eq(info.udp_port, 7002);
+	cr_assert_eq(info.ipv4, htonl(0x0a000002));
+}
+
 Test(misuse, dprpc_worker_info_list)
 {
 	struct dprpc_worker_info infos[2];
@@ -549,6 +569,36 @@ Test(misuse, dprpc_stream_open)
 	assert_null_errno(dprpc_stream_open(agent, "b", "h", NULL, 1, 0), EINVAL);
 	assert_null_errno(dprpc_stream_open(agent, "zz", "h", NULL, 0, 0), ENOENT);
 	assert_null_errno(dprpc_stream_open(agent, "a", "h", NULL, 0, 0), ENOTSUP);
+}
+
+Test(misuse, dprpc_rpc_stream_id)
+{
+	uint32_t h = dprpc_handler_id("h");
+
+	assert_null_errno(dprpc_rpc_stream_id(NULL, 1, h, NULL, 0, 0, chunk_nop, NULL), EINVAL);
+	assert_null_errno(dprpc_rpc_stream_id(agent, 2, h, NULL, 0, 0, chunk_nop, NULL), EINVAL);
+	assert_null_errno(
+		dprpc_rpc_stream_id(agent, UINT_MAX, h, NULL, 0, 0, chunk_nop, NULL), EINVAL);
+	assert_null_errno(dprpc_rpc_stream_id(agent, 1, 0, NULL, 0, 0, chunk_nop, NULL), EINVAL);
+	assert_null_errno(dprpc_rpc_stream_id(agent, 1, h, NULL, 0, 0, NULL, NULL), EINVAL);
+	assert_null_errno(dprpc_rpc_stream_id(agent, 1, h, NULL, 1, 0, chunk_nop, NULL), EINVAL);
+	assert_null_errno(dprpc_rpc_stream_id(agent, 0, h, NULL, 0, 0, chunk_nop, NULL), ENOTSUP);
+	assert_null_errno(dprpc_rpc_stream_id(agent, 1, h, "x", DPRPC_MAX_FRAME_PAYLOAD + 1, 0,
+				  chunk_nop, NULL),
+		EMSGSIZE);
+}
+
+Test(misuse, dprpc_stream_open_id)
+{
+	uint32_t h = dprpc_handler_id("h");
+
+	assert_null_errno(dprpc_stream_open_id(NULL, 1, h, NULL, 0, 0), EINVAL);
+	assert_null_errno(dprpc_stream_open_id(agent, 2, h, NULL, 0, 0), EINVAL);
+	assert_null_errno(dprpc_stream_open_id(agent, 1, 0, NULL, 0, 0), EINVAL);
+	assert_null_errno(dprpc_stream_open_id(agent, 1, h, NULL, 1, 0), EINVAL);
+	assert_null_errno(dprpc_stream_open_id(agent, 0, h, NULL, 0, 0), ENOTSUP);
+	assert_null_errno(
+		dprpc_stream_open_id(agent, 1, h, "x", DPRPC_MAX_FRAME_PAYLOAD + 1, 0), EMSGSIZE);
 }
 
 Test(misuse, dprpc_stream_next)
@@ -968,12 +1018,36 @@ Test(misuse, dprpc_rref_rpc_sync)
 	cr_assert_eq(dprpc_rref_release(r), 0);
 }
 
+Test(misuse, dprpc_rref_rpc_sync_id)
+{
+	char out[8];
+	size_t out_len = sizeof(out);
+	uint32_t h = dprpc_handler_id("h");
+	struct dprpc_rref *r = dprpc_rref_create_local(agent, "v", 1);
+
+	cr_assert_eq(dprpc_rref_rpc_sync_id(NULL, h, NULL, 0, 0, out, &out_len, NULL), -EINVAL);
+	cr_assert_eq(dprpc_rref_rpc_sync_id(r, 0, NULL, 0, 0, out, &out_len, NULL), -EINVAL);
+	cr_assert_eq(dprpc_rref_rpc_sync_id(r, h, NULL, 4, 0, out, &out_len, NULL), -EINVAL);
+	cr_assert_eq(dprpc_rref_release(r), 0);
+}
+
 Test(misuse, dprpc_rref_remote)
 {
 	struct dprpc_rref *r = dprpc_rref_create_local(agent, "v", 1);
 
 	assert_null_errno(dprpc_rref_remote(NULL, "h", NULL, 0, 0), EINVAL);
 	assert_null_errno(dprpc_rref_remote(r, NULL, NULL, 0, 0), EINVAL);
+	cr_assert_eq(dprpc_rref_release(r), 0);
+}
+
+Test(misuse, dprpc_rref_remote_id)
+{
+	uint32_t h = dprpc_handler_id("h");
+	struct dprpc_rref *r = dprpc_rref_create_local(agent, "v", 1);
+
+	assert_null_errno(dprpc_rref_remote_id(NULL, h, NULL, 0, 0), EINVAL);
+	assert_null_errno(dprpc_rref_remote_id(r, 0, NULL, 0, 0), EINVAL);
+	assert_null_errno(dprpc_rref_remote_id(r, h, NULL, 4, 0), EINVAL);
 	cr_assert_eq(dprpc_rref_release(r), 0);
 }
 

@@ -519,6 +519,64 @@ Test(rref_ring, proxies_run_on_the_owner_with_its_value)
 	cr_assert_eq(dbg(A).num_owner_rrefs, 0u);
 }
 
+/* The proxies by handler id (dprpc_rref_rpc_sync_id(),
+ * dprpc_rref_remote_id()) answer as by name; a handler the owner does not
+ * have fails there (-ENOENT, origin the owner), id 0 here, and a
+ * creation's error comes back from both at once. */
+Test(rref_ring, proxies_by_handler_id)
+{
+	uint64_t forty = 40, two = 2, five = 5, out, want = 45;
+	size_t out_len = sizeof(out);
+	uint32_t add = dprpc_handler_id("add"), nope = dprpc_handler_id("nope");
+	struct dprpc_rref *r, *r2, *bad;
+	struct dprpc_error e;
+
+	r = dprpc_remote_id(A, 1, dprpc_handler_id("make"), &forty, 8, DPRPC_TIMEOUT_DEFAULT);
+	cr_assert_not_null(r);
+	cr_assert_eq(
+		dprpc_rref_rpc_sync_id(r, add, &two, 8, DPRPC_TIMEOUT_DEFAULT, &out, &out_len, &e),
+		0);
+	cr_assert_eq(out_len, 8u);
+	cr_assert_eq(out, 42u);
+	r2 = dprpc_rref_remote_id(r, add, &five, 8, DPRPC_TIMEOUT_DEFAULT);
+	cr_assert_not_null(r2, "%s", rte_strerror(rte_errno));
+	cr_assert_eq(dprpc_rref_owner(r2), 1u);
+	cr_assert_not(dprpc_rref_is_owner(r2));
+	expect_value(r2, &want, 8);
+	wait_owner(B, 2, 2);
+	/* No such handler on the owner. */
+	out_len = sizeof(out);
+	cr_assert_eq(
+		dprpc_rref_rpc_sync_id(r, nope, &two, 8, DPRPC_TIMEOUT_DEFAULT, &out, &out_len, &e),
+		-ENOENT);
+	cr_assert_eq(e.code, -ENOENT);
+	cr_assert_eq(e.origin, 1u);
+	bad = dprpc_rref_remote_id(r, nope, NULL, 0, DPRPC_TIMEOUT_DEFAULT);
+	cr_assert_not_null(bad);
+	out_len = sizeof(out);
+	cr_assert_eq(dprpc_rref_to_here(bad, DPRPC_TIMEOUT_DEFAULT, &out, &out_len, &e), -ENOENT);
+	cr_assert_eq(e.origin, 1u);
+	/* Refused here. */
+	out_len = sizeof(out);
+	cr_assert_eq(dprpc_rref_rpc_sync_id(r, 0, &two, 8, 0, &out, &out_len, NULL), -EINVAL);
+	cr_assert_eq(dprpc_rref_rpc_sync_id(r, add, NULL, 8, 0, &out, &out_len, NULL), -EINVAL);
+	rte_errno = 0;
+	cr_assert_null(dprpc_rref_remote_id(r, 0, &two, 8, 0));
+	cr_assert_eq(rte_errno, EINVAL);
+	/* A failed creation's error, from both, at once. */
+	out_len = sizeof(out);
+	cr_assert_eq(dprpc_rref_rpc_sync_id(
+			     bad, add, &two, 8, DPRPC_TIMEOUT_DEFAULT, &out, &out_len, &e),
+		-ENOENT);
+	rte_errno = 0;
+	cr_assert_null(dprpc_rref_remote_id(bad, add, &two, 8, DPRPC_TIMEOUT_DEFAULT));
+	cr_assert_eq(rte_errno, ENOENT);
+	dprpc_rref_release(bad);
+	dprpc_rref_release(r2);
+	dprpc_rref_release(r);
+	wait_owner(B, 0, 0);
+}
+
 /* A proxy and a fetch sent before the value exists wait for it on the
  * owner. */
 Test(rref_ring, uses_wait_for_a_pending_value)

@@ -24,7 +24,8 @@
  * dprpc_stream_next() with DPRPC_TIMEOUT_NONE waits for a chunk and for
  * the end (polling a), fails -EDEADLK at once on a's polling thread
  * (DPRPC_STREAM_POLL: -EAGAIN), and parks a reader of b's, woken by each
- * chunk and by the end.
+ * chunk and by the end.  stream/by_rank_and_handler_id: the _id forms give
+ * the chunks and end of the by-name forms.
  */
 #include <errno.h>
 #include <pthread.h>
@@ -425,6 +426,67 @@ Test(stream, error_end)
 	cr_assert_eq(dprpc_future_error(f)->origin, 1u);
 	cr_assert_eq(dprpc_stream_next(s, (const void **)&d, &len, 0), -EIO);
 	cr_assert_eq(dprpc_stream_close(s), 0);
+}
+
+/* Collects one-byte chunks into a string. */
+struct collect {
+	char got[8];
+	unsigned int n;
+};
+
+static int
+on_byte(const void *data, size_t len, void *arg)
+{
+	struct collect *c = arg;
+
+	if (len == 1 && c->n < sizeof(c->got) - 1)
+		c->got[c->n++] = *(const char *)data;
+	return 0;
+}
+
+/* The _id forms by rank and handler id: the same chunks and end as by
+ * name, through the callback and the iterator; an id the server does not
+ * know ends the stream -ENOENT there; a bad rank, id 0 or self are refused
+ * here. */
+Test(stream, by_rank_and_handler_id)
+{
+	uint32_t err3 = dprpc_handler_id("err3");
+	struct collect c = {0};
+	struct dprpc_future *f;
+	struct dprpc_stream *s;
+	const char *d;
+	size_t len;
+	int rc;
+
+	warm_up();
+	f = dprpc_rpc_stream_id(a, 1, err3, NULL, 0, DPRPC_TIMEOUT_NONE, on_byte, &c);
+	cr_assert_not_null(f, "%s", rte_strerror(rte_errno));
+	poll_until_done(f);
+	cr_assert_str_eq(c.got, "012");
+	cr_assert_eq(dprpc_future_state(f), DPRPC_FUTURE_FAILED);
+	cr_assert_eq(dprpc_future_error(f)->code, -EIO);
+	cr_assert_eq(dprpc_future_error(f)->origin, 1u);
+	dprpc_future_put(f);
+	s = dprpc_stream_open_id(a, 1, err3, NULL, 0, DPRPC_TIMEOUT_NONE);
+	cr_assert_not_null(s, "%s", rte_strerror(rte_errno));
+	for (c.n = 0; (rc = dprpc_stream_next(s, (const void **)&d, &len, 10 * 1000 * 1000)) == 0;)
+		cr_assert_eq(d[0], (char)('0' + c.n++));
+	cr_assert_eq(rc, -EIO, "got %d", rc);
+	cr_assert_eq(c.n, 3u);
+	cr_assert_eq(dprpc_stream_close(s), 0);
+	s = dprpc_stream_open_id(a, 1, dprpc_handler_id("nope"), NULL, 0, DPRPC_TIMEOUT_NONE);
+	cr_assert_not_null(s);
+	cr_assert_eq(dprpc_stream_next(s, (const void **)&d, &len, 10 * 1000 * 1000), -ENOENT);
+	cr_assert_eq(dprpc_future_error(dprpc_stream_future(s))->origin, 1u);
+	cr_assert_eq(dprpc_stream_close(s), 0);
+	rte_errno = 0;
+	cr_assert_null(dprpc_stream_open_id(a, 0, err3, NULL, 0, 0));
+	cr_assert_eq(rte_errno, ENOTSUP);
+	cr_assert_null(dprpc_stream_open_id(a, 2, err3, NULL, 0, 0));
+	cr_assert_eq(rte_errno, EINVAL);
+	cr_assert_null(dprpc_rpc_stream_id(a, 1, 0, NULL, 0, 0, on_byte, &c));
+	cr_assert_eq(rte_errno, EINVAL);
+	cr_assert_eq(stats(b).stream_chunks_sent, 6u);
 }
 
 Test(stream, slow_consumer_window)

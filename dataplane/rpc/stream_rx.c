@@ -189,68 +189,70 @@ fail:
 	return NULL;
 }
 
-/* Start a stream call; the future (the caller's reference) or NULL with
- * rte_errno.  @st's creator reference stays the caller's. */
-static struct dprpc_future *
-dp_stream_call(struct dp_rpc *a, const char *to, const char *handler, const void *data, size_t len,
-	uint64_t timeout_us, struct dprpc_stream *st)
+/* Whether a stream call to rank @to may be made, before its stream is:
+ * 0, or the errno that refuses it. */
+static int
+dp_stream_check(
+	const struct dp_rpc *a, unsigned int to, uint32_t handler_id, const void *data, size_t len)
 {
-	int rank = dp_resolve(dp_agent_handle(&a->b), to, handler);
+	if (a == NULL || to >= dp_world_n(&a->b) || handler_id == 0 || (data == NULL && len > 0))
+		return EINVAL;
+	if (to == a->b.rank)
+		return ENOTSUP;
+	return len > DPRPC_MAX_FRAME_PAYLOAD ? EMSGSIZE : 0;
+}
 
-	if (rank < 0)
-		return NULL;
-	if ((unsigned int)rank == a->b.rank) {
-		rte_errno = ENOTSUP;
+struct dprpc_future *
+dprpc_rpc_stream_id(struct dprpc_agent *agent, unsigned int to, uint32_t handler_id,
+	const void *data, size_t len, uint64_t timeout_us, dprpc_chunk_fn_t on_chunk, void *arg)
+{
+	struct dp_rpc *a = dp_rpc_of(agent);
+	int e = on_chunk == NULL ? EINVAL : dp_stream_check(a, to, handler_id, data, len);
+	struct dprpc_stream *st;
+	struct dprpc_future *f;
+
+	if (e == 0 && (st = dp_stream_new(a, on_chunk, arg)) == NULL)
+		e = ENOMEM;
+	if (e != 0) {
+		rte_errno = e;
 		return NULL;
 	}
-	if (len > DPRPC_MAX_FRAME_PAYLOAD) {
-		rte_errno = EMSGSIZE;
-		return NULL;
-	}
-	return dp_call(a, (unsigned int)rank, dprpc_handler_id(handler), data, len, timeout_us, st);
+	f = dp_call(a, to, handler_id, data, len, timeout_us, st);
+	dp_stream_put(st); /* the slot holds its own */
+	return f;
 }
 
 struct dprpc_future *
 dprpc_rpc_stream(struct dprpc_agent *agent, const char *to, const char *handler, const void *data,
 	size_t len, uint64_t timeout_us, dprpc_chunk_fn_t on_chunk, void *arg)
 {
-	struct dp_rpc *a = dp_rpc_of(agent);
-	struct dprpc_stream *st;
-	struct dprpc_future *f;
+	int rank;
 
-	if (a == NULL || to == NULL || handler == NULL || on_chunk == NULL ||
-		(data == NULL && len > 0)) {
+	if (on_chunk == NULL || (data == NULL && len > 0)) {
 		rte_errno = EINVAL;
 		return NULL;
 	}
-	st = dp_stream_new(a, on_chunk, arg);
-	if (st == NULL) {
-		rte_errno = ENOMEM;
-		return NULL;
-	}
-	f = dp_stream_call(a, to, handler, data, len, timeout_us, st);
-	dp_stream_put(st); /* the slot holds its own */
-	return f;
+	rank = dp_resolve(agent, to, handler);
+	return rank < 0 ? NULL
+			: dprpc_rpc_stream_id(agent, (unsigned int)rank, dprpc_handler_id(handler),
+				  data, len, timeout_us, on_chunk, arg);
 }
 
 struct dprpc_stream *
-dprpc_stream_open(struct dprpc_agent *agent, const char *to, const char *handler, const void *data,
-	size_t len, uint64_t timeout_us)
+dprpc_stream_open_id(struct dprpc_agent *agent, unsigned int to, uint32_t handler_id,
+	const void *data, size_t len, uint64_t timeout_us)
 {
 	struct dp_rpc *a = dp_rpc_of(agent);
+	int err = dp_stream_check(a, to, handler_id, data, len);
 	struct dprpc_stream *st;
-	int err;
 
-	if (a == NULL || to == NULL || handler == NULL || (data == NULL && len > 0)) {
-		rte_errno = EINVAL;
+	if (err == 0 && (st = dp_stream_new(a, NULL, NULL)) == NULL)
+		err = ENOMEM;
+	if (err != 0) {
+		rte_errno = err;
 		return NULL;
 	}
-	st = dp_stream_new(a, NULL, NULL);
-	if (st == NULL) {
-		rte_errno = ENOMEM;
-		return NULL;
-	}
-	st->fut = dp_stream_call(a, to, handler, data, len, timeout_us, st);
+	st->fut = dp_call(a, to, handler_id, data, len, timeout_us, st);
 	if (st->fut == NULL) {
 		err = rte_errno;
 		dp_stream_put(st);
@@ -264,6 +266,22 @@ dprpc_stream_open(struct dprpc_agent *agent, const char *to, const char *handler
 	if (dprpc_future_add_callback(st->fut, dp_stream_done_cb, st) != 0)
 		dp_stream_put(st);
 	return st;
+}
+
+struct dprpc_stream *
+dprpc_stream_open(struct dprpc_agent *agent, const char *to, const char *handler, const void *data,
+	size_t len, uint64_t timeout_us)
+{
+	int rank;
+
+	if (data == NULL && len > 0) {
+		rte_errno = EINVAL;
+		return NULL;
+	}
+	rank = dp_resolve(agent, to, handler);
+	return rank < 0 ? NULL
+			: dprpc_stream_open_id(agent, (unsigned int)rank, dprpc_handler_id(handler),
+				  data, len, timeout_us);
 }
 
 struct dprpc_future *

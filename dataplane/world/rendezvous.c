@@ -260,27 +260,31 @@ dp_worker_info_fill(const struct dp_membership *a, unsigned int r, struct dprpc_
 }
 
 int
+dprpc_worker_info_get_id(
+	const struct dprpc_agent *agent, unsigned int rank, struct dprpc_worker_info *info)
+{
+	const struct dp_membership *a = dp_membership_of(agent);
+
+	if (a == NULL || info == NULL)
+		return -EINVAL;
+	/* Own rank too: DP_RANK_NONE until joined (dprpc_world_join()). */
+	if (rank >= dp_world_n(&a->r.b))
+		return -ENOENT;
+	dp_worker_info_fill(a, rank, info);
+	return 0;
+}
+
+int
 dprpc_worker_info_get(
 	const struct dprpc_agent *agent, const char *name, struct dprpc_worker_info *info)
 {
 	const struct dp_membership *a = dp_membership_of(agent);
-	unsigned int r;
+	int rank;
 
 	if (a == NULL || info == NULL)
 		return -EINVAL;
-	if (name == NULL) {
-		if (a->r.b.rank >= dp_world_n(&a->r.b))
-			return -ENOENT; /* not joined yet (dprpc_world_join()) */
-		dp_worker_info_fill(a, a->r.b.rank, info);
-		return 0;
-	}
-	for (r = 0; r < dp_world_n(&a->r.b); r++) {
-		if (strcmp(a->r.b.world.w[r].name, name) == 0) {
-			dp_worker_info_fill(a, r, info);
-			return 0;
-		}
-	}
-	return -ENOENT;
+	rank = name != NULL ? dprpc_worker_rank(agent, name) : (int)a->r.b.rank;
+	return rank < 0 ? rank : dprpc_worker_info_get_id(agent, (unsigned int)rank, info);
 }
 
 int

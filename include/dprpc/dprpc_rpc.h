@@ -9,6 +9,14 @@
  * with another name's is refused.  A caller names the destination worker
  * and the handler and gets a future (rpc_async) or waits (rpc_sync).
  *
+ * Every function that names a worker or a handler (the calls here, RRefs'
+ * dprpc_rref.h, streams' dprpc_stream.h, dprpc_worker_info_get()) has an
+ * _id form that takes the worker's rank and the handler's id instead, for
+ * loops that resolve the names once (dprpc_worker_rank(),
+ * dprpc_handler_id()).  The by-name form resolves them (ENOENT for a
+ * worker not in the world, EINVAL for a NULL name) and calls the _id form,
+ * which then answers as it would; the _id form pays for neither.
+ *
  * Errors that come back to the caller (as the future's dprpc_error):
  *  -ENOENT      no handler of that id on the destination; the message
  *               names it, no handler "NAME" (id 0x...) on worker W, when

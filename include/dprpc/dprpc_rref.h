@@ -265,26 +265,64 @@ struct dprpc_future *dprpc_rref_rpc_async_iov(struct dprpc_rref *rref, uint32_t 
 struct dprpc_future *dprpc_rref_rpc_async(struct dprpc_rref *rref, const char *handler,
 	const void *args, size_t len, uint64_t timeout_us);
 
-/** A proxy call, waiting (PyTorch's rref.rpc_sync().method(args));
- * @p out, @p out_len, @p err and the returns as dprpc_rpc_sync(), -EDEADLK
- * (nothing sent) on the polling thread of the RRef's agent included. */
+/**
+ * A proxy call, waiting (PyTorch's rref.rpc_sync().method(args)):
+ * dprpc_rref_rpc_async_id(), then a wait for its future.
+ *
+ * @param handler_id dprpc_handler_id() of the handler's name.
+ * @param args, len  the arguments, copied before return (as for
+ *                   dprpc_rref_rpc_async_id()).
+ * @param timeout_us the call's timeout (DPRPC_TIMEOUT_DEFAULT,
+ *                   DPRPC_TIMEOUT_NONE or microseconds); the wait ends
+ *                   with the call.
+ * @param out, out_len, err as for dprpc_rpc_sync(): @p out is the
+ *                   caller's, written before return.
+ * @return 0; -EINVAL (NULL @p rref, handler id 0, NULL @p args with
+ *         @p len > 0); -EDEADLK on the polling thread of the RRef's agent,
+ *         nothing sent; -ESHUTDOWN (the handle was released by
+ *         dprpc_rref_shutdown()); -EMSGSIZE (@p len > max_msg_size - 40,
+ *         or the response longer than *out_len, as for dprpc_rpc_sync());
+ *         the creation's error if it failed; rpc_async's errors and the
+ *         call's (dprpc_rpc.h) as negative errno.
+ * Thread context: any thread but the polling thread of the RRef's agent;
+ * when no io lcore polls, the calling thread polls while it waits.
+ */
+int dprpc_rref_rpc_sync_id(struct dprpc_rref *rref, uint32_t handler_id, const void *args,
+	size_t len, uint64_t timeout_us, void *out, size_t *out_len, struct dprpc_error *err);
+
+/** dprpc_rref_rpc_sync_id() by handler name (-EINVAL for a NULL
+ * @p handler). */
 int dprpc_rref_rpc_sync(struct dprpc_rref *rref, const char *handler, const void *args, size_t len,
 	uint64_t timeout_us, void *out, size_t *out_len, struct dprpc_error *err);
 
 /**
  * A new RRef on the owner of @p rref whose value is what the handler
  * replies when called with @p rref's value and @p args (PyTorch's
- * rref.remote().method(args)).  Returns as dprpc_remote_id(), and NULL
- * with rte_errno ESHUTDOWN if @p rref was released by
- * dprpc_rref_shutdown().
+ * rref.remote().method(args)).
+ *
+ * @param handler_id dprpc_handler_id() of the handler's name.
+ * @param args, len  the arguments, copied before return (the caller keeps
+ *                   @p args).
+ * @param timeout_us the creation's timeout, as for dprpc_remote_id().
+ * @return a handle owned by the caller, as dprpc_remote_id(); NULL with
+ *         rte_errno as dprpc_remote_id() (EINVAL also for a NULL
+ *         @p rref), ESHUTDOWN if @p rref was released by
+ *         dprpc_rref_shutdown(), or the creation's error if @p rref's
+ *         creation failed.  After NULL nothing was created.
+ * Thread context: any thread.
  */
+struct dprpc_rref *dprpc_rref_remote_id(struct dprpc_rref *rref, uint32_t handler_id,
+	const void *args, size_t len, uint64_t timeout_us);
+
+/** dprpc_rref_remote_id() by handler name (rte_errno EINVAL for a NULL
+ * @p handler). */
 struct dprpc_rref *dprpc_rref_remote(struct dprpc_rref *rref, const char *handler, const void *args,
 	size_t len, uint64_t timeout_us);
 
-/** dprpc_rref_remote() by handler id, with the arguments gathered from
- * @p iovcnt buffers, as dprpc_remote_iov() gathers them (and refuses
- * them): read before return, the caller keeps them; EINVAL also for
- * handler id 0.  Thread context: as dprpc_rref_remote(). */
+/** dprpc_rref_remote_id() with the arguments gathered from @p iovcnt
+ * buffers, as dprpc_remote_iov() gathers them (and refuses them): read
+ * before return, the caller keeps them.  Thread context: as
+ * dprpc_rref_remote_id(). */
 struct dprpc_rref *dprpc_rref_remote_iov(struct dprpc_rref *rref, uint32_t handler_id,
 	const struct iovec *iov, unsigned int iovcnt, uint64_t timeout_us);
 
@@ -424,7 +462,7 @@ void dprpc_rref_dump(struct dprpc_agent *agent, FILE *f);
  * dprpc_rref_agent(), dprpc_rref_owner_name(),
  * dprpc_rref_confirmed_by_owner(), dprpc_rref_creation_future()) still
  * answer, and every use fails with ESHUTDOWN: dprpc_rref_to_here*(),
- * dprpc_rref_rpc_*(), dprpc_rref_remote() (NULL or a negative return,
+ * dprpc_rref_rpc_*(), dprpc_rref_remote*() (NULL or a negative return,
  * rte_errno ESHUTDOWN), dprpc_rref_fork() and dprpc_rref_local_value()
  * (-ESHUTDOWN).  A use racing with shutdown on another thread either
  * works or fails so, always on valid memory.

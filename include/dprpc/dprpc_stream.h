@@ -11,6 +11,7 @@
  * deferred reply.  Caller side: dprpc_rpc_stream() runs a callback per
  * chunk, in order, and returns a future completed at the end;
  * dprpc_stream_open() gives an iterator instead (dprpc_stream_next()).
+ * Each has an _id form taking the worker's rank and the handler's id.
  *
  * Chunks are sequenced: each travels as one frame or, over
  * DPRPC_MAX_FRAME_PAYLOAD bytes, as several; lost frames are resent
@@ -88,8 +89,11 @@ typedef int (*dprpc_chunk_fn_t)(const void *data, size_t len, void *arg);
 /**
  * Call a stream handler: each chunk goes to @p on_chunk in order.
  *
- * @param to, handler names, as dprpc_rpc_async().
- * @param data, len   the request, copied; at most DPRPC_MAX_FRAME_PAYLOAD.
+ * @param to          the destination worker's rank (not this agent's own:
+ *                    see the file comment).
+ * @param handler_id  dprpc_handler_id() of the handler's name.
+ * @param data, len   the request, copied before return; at most
+ *                    DPRPC_MAX_FRAME_PAYLOAD.
  * @param timeout_us  the whole stream's timeout (see the file comment),
  *                    DPRPC_TIMEOUT_NONE or DPRPC_TIMEOUT_DEFAULT.
  * @param on_chunk    the chunk callback (not NULL).
@@ -107,14 +111,26 @@ typedef int (*dprpc_chunk_fn_t)(const void *data, size_t len, void *arg);
  *         handler returning 0 without an end) ends the stream at once
  *         with that answer as the future's value or error; chunks not
  *         received by then are dropped.
- *         NULL with rte_errno: EINVAL (NULL agent, names or callback, NULL
- *         data with len > 0), ENOENT (no such worker), EMSGSIZE (request
- *         over DPRPC_MAX_FRAME_PAYLOAD), ENOTSUP (@p to is this agent),
- *         ENOMEM (no memory for the stream's state), and rpc_async's
- *         (EAGAIN, ENOBUFS, EHOSTDOWN, ESHUTDOWN).  After NULL nothing
- *         was sent.
+ *         NULL with rte_errno: EINVAL (NULL agent or callback, a rank
+ *         beyond the world, handler id 0, NULL data with len > 0),
+ *         EMSGSIZE (request over DPRPC_MAX_FRAME_PAYLOAD), ENOTSUP (@p to
+ *         is this agent), ENOMEM (no memory for the stream's state), and
+ *         rpc_async's (EAGAIN, ENOBUFS, EHOSTDOWN, ESHUTDOWN).  After NULL
+ *         nothing was sent.
  *
- * Thread context: any thread (as dprpc_rpc_async()).
+ * Thread context: any thread (as dprpc_rpc_async_id()).  Ownership:
+ * @p data is the caller's (copied); the future's reference is the
+ * caller's, to put; @p arg is the caller's, and must stay valid until the
+ * future completes.
+ */
+struct dprpc_future *dprpc_rpc_stream_id(struct dprpc_agent *agent, unsigned int to,
+	uint32_t handler_id, const void *data, size_t len, uint64_t timeout_us,
+	dprpc_chunk_fn_t on_chunk, void *arg);
+
+/**
+ * dprpc_rpc_stream_id() by names, as dprpc_rpc_async() names them:
+ * resolves @p to in the world (rte_errno ENOENT if absent) and hashes
+ * @p handler; rte_errno EINVAL also for a NULL @p to or @p handler.
  */
 struct dprpc_future *dprpc_rpc_stream(struct dprpc_agent *agent, const char *to,
 	const char *handler, const void *data, size_t len, uint64_t timeout_us,
@@ -122,7 +138,8 @@ struct dprpc_future *dprpc_rpc_stream(struct dprpc_agent *agent, const char *to,
 
 /**
  * Call a stream handler and read its chunks with dprpc_stream_next().
- * Parameters and errors as dprpc_rpc_stream() (NULL with rte_errno).
+ * Parameters and errors as dprpc_rpc_stream_id() without a callback (NULL
+ * with rte_errno).
  *
  * @return the stream, owned by the caller until dprpc_stream_close();
  *         received chunks wait in it, unconsumed (at most the window),
@@ -130,6 +147,13 @@ struct dprpc_future *dprpc_rpc_stream(struct dprpc_agent *agent, const char *to,
  *         the chunks it holds are mbufs of the agent's pool.
  *
  * Thread context: any thread.
+ */
+struct dprpc_stream *dprpc_stream_open_id(struct dprpc_agent *agent, unsigned int to,
+	uint32_t handler_id, const void *data, size_t len, uint64_t timeout_us);
+
+/**
+ * dprpc_stream_open_id() by names, as dprpc_rpc_stream() names them
+ * (rte_errno ENOENT for an unknown worker, EINVAL for a NULL name).
  */
 struct dprpc_stream *dprpc_stream_open(struct dprpc_agent *agent, const char *to,
 	const char *handler, const void *data, size_t len, uint64_t timeout_us);

@@ -205,7 +205,7 @@ int dprpc_world_join(struct dprpc_agent *agent, const char *member, uint64_t tim
 /**
  * A worker as PyTorch's WorkerInfo describes it, plus where and how it is
  * reached.  Calls take its name (dprpc_rpc_sync(), dprpc_rpc_async()) or
- * its rank (dprpc_rpc_async_id()).
+ * its rank (their _id forms: dprpc_rpc_async_id()).
  */
 struct dprpc_worker_info {
 	char name[DPRPC_NAME_MAX]; /**< its name in the world map */
@@ -219,16 +219,29 @@ struct dprpc_worker_info {
 };
 
 /**
- * Describe a worker of the agent's world by name, or the agent itself.
+ * Describe a worker of the agent's world by rank (the agent itself at
+ * dprpc_agent_rank()).
+ * @param rank the worker's rank.
+ * @param info filled on success (the caller's).
+ * @return 0; -EINVAL (NULL @p agent or @p info); -ENOENT (a rank beyond
+ *         the world, as dprpc_worker_state(); on an agent that has not
+ *         joined its world yet, dprpc_world_join(), every rank).
+ * Thread context: any.  A worker's name, rank and addresses never change
+ * once it is in the world (the map's at creation, a joiner's from its
+ * join on: the world's size grows, dprpc_world_size()); the state is a
+ * relaxed snapshot.
+ */
+int dprpc_worker_info_get_id(
+	const struct dprpc_agent *agent, unsigned int rank, struct dprpc_worker_info *info);
+
+/**
+ * dprpc_worker_info_get_id() by name (PyTorch's get_worker_info()).
  * @param name the worker's name; NULL for the agent's own worker.
  * @param info filled on success.
  * @return 0; -EINVAL (NULL @p agent or @p info); -ENOENT (no worker of
  *         that name, or a NULL @p name on an agent that has not joined its
  *         world yet, dprpc_world_join()).
- * Thread context: any.  A worker's name, rank and addresses never change
- * once it is in the world (the map's at creation, a joiner's from its
- * join on: the world's size grows, dprpc_world_size()); the state is a
- * relaxed snapshot.
+ * Thread context: any, as dprpc_worker_info_get_id().
  */
 int dprpc_worker_info_get(
 	const struct dprpc_agent *agent, const char *name, struct dprpc_worker_info *info);

@@ -1934,7 +1934,6 @@ m_stream_open(PyObject *self, PyObject *args)
 	PyObject *to_o, *parts, *to = Py_None;
 	struct dprpc_stream *s;
 	unsigned int to_rank;
-	const char *to_name;
 	struct parts p;
 	uint64_t us;
 	StreamObject *o;
@@ -1942,13 +1941,12 @@ m_stream_open(PyObject *self, PyObject *args)
 	if (!PyArg_ParseTuple(args, "OO|O:stream_open", &to_o, &parts, &to) ||
 		rank_arg(to_o, &to_rank) != 0 || timeout_arg(to, &us) != 0 || need_agent() != 0)
 		return NULL;
-	to_name = dprpc_worker_name(agent, to_rank);
-	if (to_name == NULL)
+	if (to_rank >= dprpc_world_size(agent))
 		return raise_errno(EINVAL, "no such worker");
 	if (parts_get(parts, &p) != 0)
 		return NULL;
 	Py_BEGIN_ALLOW_THREADS s =
-		dprpc_stream_open(agent, to_name, k_names[K_STREAM], p.data, p.len, us);
+		dprpc_stream_open_id(agent, to_rank, k_ids[K_STREAM], p.data, p.len, us);
 	Py_END_ALLOW_THREADS parts_release(&p);
 	if (s == NULL)
 		return raise_errno(rte_errno, NULL);
