@@ -83,11 +83,6 @@ rr_ctx_create(struct dprpc_agent *a, const struct dprpc_agent_conf *c, void **st
 	/* Plain initialisation: the context is not shared until the agent
 	 * is (see the file comment). */
 	atomic_init(&ctx->next_id, 1);
-	/* Fork data never rebuilt lives the default timeout (peers.c). */
-	ctx->fork_timeout_tsc =
-		(uint64_t)((__uint128_t)c->calls.timeout_us * rte_get_tsc_hz() / 1000000);
-	ctx->sweep_period_tsc = RTE_MAX(ctx->fork_timeout_tsc / 8, rte_get_tsc_hz() / 1000);
-	ctx->sweep_period_tsc = RTE_MIN(ctx->sweep_period_tsc, rte_get_tsc_hz());
 	ctx->fpool = dprpc_future_pool_create(c->rrefs.max, c->rrefs.max * 2);
 	snprintf(name, sizeof(name), "dprr_%u", dp_agent_instance(a));
 	ctx->retry = rte_ring_create(name, RR_RETRY_RING, c->port.socket_id, RING_F_SC_DEQ);

@@ -74,8 +74,7 @@ rr_fork(struct dprpc_rref *r, unsigned int to, void *buf, size_t cap)
 		p->n.key = child;
 		p->parent = r;
 		p->to = (uint16_t)to;
-		p->deadline_tsc =
-			ctx->fork_timeout_tsc != 0 ? rte_rdtsc() + ctx->fork_timeout_tsc : 0;
+		p->deadline_tsc = rr_fork_deadline(ctx);
 		/* relaxed: our reference keeps the count above 0; the pending
 		 * entry that holds the new one is published by rr_insert()
 		 * below, and its put is a release. */

@@ -202,8 +202,7 @@ rr_fork_add(struct rr_ctx *ctx, uint64_t fork_id, struct rr_owner *o, unsigned i
 	 * it (cds_lfht_add_unique()'s full barrier, table.c). */
 	atomic_init(&f->holder, (uint16_t)holder);
 	atomic_init(&f->confirmed, confirmed);
-	f->deadline_tsc =
-		!confirmed && ctx->fork_timeout_tsc != 0 ? rte_rdtsc() + ctx->fork_timeout_tsc : 0;
+	f->deadline_tsc = !confirmed ? rr_fork_deadline(ctx) : 0;
 	if (!confirmed)
 		rr_inc(&ctx->n_unconfirmed); /* before it can be found and dropped */
 	if (rr_insert(ctx->forks, &f->n) != 0) {

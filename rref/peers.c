@@ -31,10 +31,12 @@
  * dprpc_rref_from_fork() (lost, or its receiver never calls it) nothing
  * else would end it.  So an unconfirmed child lives at most the agent's
  * default timeout (the bound of the NOTIFY that would confirm it, and of
- * every call): a pending child is then dropped (pending_forks_dropped),
- * and a fork the owner made for its own fork data is dropped
- * (forks_expired).  The poller looks every sweep_period_tsc (an eighth of
- * the timeout, from 1 ms to 1 s), and only while some are unconfirmed.
+ * every call) as it was when the child was made (rr_fork_deadline():
+ * dprpc_rpc_timeout_set() changes it for later ones): a pending child is
+ * then dropped (pending_forks_dropped), and a fork the owner made for its
+ * own fork data is dropped (forks_expired).  The poller looks every eighth
+ * of the timeout as it is now (from 1 ms to 1 s; 1 s with none: children
+ * made before may still expire), and only while some are unconfirmed.
  * A child rebuilt later than that may find the RRef deleted: its NOTIFY is
  * answered -ENOENT, a clean error.
  *
@@ -150,6 +152,31 @@ rr_ctx_peer_event(void *state, unsigned int rank, enum dp_peer_event ev)
 
 /* --- fork data never rebuilt ------------------------------------------- */
 
+/* The deadline of a child unconfirmed from now: now plus the agent's
+ * default timeout as it is now; 0 (none) without one, or past the TSC's
+ * range.  Any thread. */
+uint64_t
+rr_fork_deadline(const struct rr_ctx *ctx)
+{
+	uint64_t now = rte_rdtsc();
+	__uint128_t t =
+		(__uint128_t)dp_agent_default_timeout_us(ctx->a) * rte_get_tsc_hz() / 1000000;
+
+	return t == 0 || t >= UINT64_MAX - now ? 0 : now + (uint64_t)t;
+}
+
+/* The sweep's period: an eighth of the default timeout as it is now, from
+ * 1 ms to 1 s; 1 s without one. */
+static uint64_t
+rr_sweep_period(const struct rr_ctx *ctx)
+{
+	uint64_t t = dp_agent_default_timeout_us(ctx->a);
+
+	if (t == 0 || t / 8 >= 1000000)
+		return rte_get_tsc_hz();
+	return RTE_MAX(t / 8, UINT64_C(1000)) * rte_get_tsc_hz() / 1000000;
+}
+
 /* From the extension's timer, on the poller: drop the children that
  * stayed unconfirmed past the fork timeout.  Returns how many. */
 unsigned int
@@ -161,13 +188,12 @@ rr_sweep(struct rr_ctx *ctx)
 	unsigned int n = 0;
 	uint64_t now;
 
-	if (ctx->fork_timeout_tsc == 0 ||
-		(rr_load(&ctx->n_pending_forks) == 0 && rr_load(&ctx->n_unconfirmed) == 0))
+	if (rr_load(&ctx->n_pending_forks) == 0 && rr_load(&ctx->n_unconfirmed) == 0)
 		return 0;
 	now = rte_rdtsc();
 	if (now < ctx->next_sweep_tsc)
 		return 0;
-	ctx->next_sweep_tsc = now + ctx->sweep_period_tsc;
+	ctx->next_sweep_tsc = now + rr_sweep_period(ctx);
 	dp_rcu_read_lock();
 	rr_for_each_entry(ctx->pending, &it, p, n.node)
 	{

@@ -223,10 +223,10 @@ struct rr_ctx {
 	_Atomic uint64_t deletes_unknown, messages_failed;
 	_Atomic uint64_t forks_dropped_peer_down, pending_forks_dropped, forks_expired;
 	_Atomic int64_t msgs_waiting; /* sent or queued, not yet answered */
-	/* Fork data never rebuilt: how long a child stays unconfirmed (the
-	 * agent's default timeout; 0: for ever), and the poller's next look
-	 * (peers.c; poller only). */
-	uint64_t fork_timeout_tsc, sweep_period_tsc, next_sweep_tsc;
+	/* Fork data never rebuilt: the poller's next look (peers.c; poller
+	 * only).  How long a child stays unconfirmed is the agent's default
+	 * timeout when it was forked (rr_fork_deadline()). */
+	uint64_t next_sweep_tsc;
 	/* Requests kept until an owner value is there (rr_wait_value() to
 	 * its callback): quiesce answers them (held_requests in ctx.c). */
 	_Atomic uint64_t requests_waiting;
@@ -369,5 +369,6 @@ unsigned int rr_ctx_timer(void *state);
 
 void rr_ctx_peer_event(void *state, unsigned int rank, enum dp_peer_event ev);
 unsigned int rr_sweep(struct rr_ctx *ctx);
+uint64_t rr_fork_deadline(const struct rr_ctx *ctx);
 
 #endif /* RR_INTERNAL_H */

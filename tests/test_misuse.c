@@ -209,6 +209,27 @@ Test(misuse, dprpc_agent_port)
 	cr_assert_eq(rte_errno, EINVAL);
 }
 
+Test(misuse, dprpc_rpc_timeout)
+{
+	rte_errno = 0;
+	cr_assert_eq(dprpc_rpc_timeout(NULL), 0u);
+	cr_assert_eq(rte_errno, EINVAL);
+	/* The configuration's default, 60 s. */
+	cr_assert_eq(dprpc_rpc_timeout(agent), 60ull * 1000 * 1000);
+}
+
+Test(misuse, dprpc_rpc_timeout_set)
+{
+	cr_assert_eq(dprpc_rpc_timeout_set(NULL, 1000), -EINVAL);
+	cr_assert_eq(dprpc_rpc_timeout_set(agent, DPRPC_TIMEOUT_DEFAULT), -EINVAL);
+	cr_assert_eq(dprpc_rpc_timeout(agent), 60ull * 1000 * 1000, "changed by a refusal");
+	cr_assert_eq(dprpc_rpc_timeout_set(agent, DPRPC_TIMEOUT_NONE), 0);
+	cr_assert_eq(dprpc_rpc_timeout(agent), 0u);
+	/* The longest, beyond the TSC's range: kept as given (no deadline). */
+	cr_assert_eq(dprpc_rpc_timeout_set(agent, UINT64_MAX - 1), 0);
+	cr_assert_eq(dprpc_rpc_timeout(agent), UINT64_MAX - 1);
+}
+
 Test(misuse, dprpc_world_size)
 {
 	rte_errno = 0;

@@ -1339,6 +1339,59 @@ Test(rpc_ring, huge_timeouts_mean_no_deadline, .timeout = 60)
 	settle_a();
 }
 
+/*
+ * The default timeout read and set at run time (PyTorch's get_rpc_timeout()
+ * and _set_rpc_timeout()): a call given DPRPC_TIMEOUT_DEFAULT that starts
+ * after the set fails -ETIMEDOUT by the new value (well before the 60 s it
+ * was made with: the bound is loose, the machine busy), while a call
+ * started before, under none (0), keeps no deadline and completes when
+ * answered.
+ */
+Test(rpc_ring, default_timeout_set_at_run_time, .timeout = 60)
+{
+	struct dprpc_agent_stats s;
+	struct dprpc_future *f;
+	struct dprpc_error err;
+	uint64_t t0, took_ns;
+	int rc;
+
+	cr_assert_eq(dprpc_rpc_timeout(a), 60ull * 1000 * 1000, "the configuration's default");
+	cr_assert_eq(dprpc_rpc_timeout_set(a, DPRPC_TIMEOUT_NONE), 0);
+	cr_assert_eq(dprpc_rpc_timeout(a), 0u);
+	f = dprpc_rpc_async(a, "b", "park", "x", 1, DPRPC_TIMEOUT_DEFAULT);
+	cr_assert_not_null(f);
+	cr_assert_eq(dprpc_rpc_timeout_set(a, 20000), 0);
+	cr_assert_eq(dprpc_rpc_timeout(a), 20000u);
+	t0 = clock_ns(CLOCK_MONOTONIC);
+	rc = dprpc_rpc_sync(a, "b", "park", "y", 1, DPRPC_TIMEOUT_DEFAULT, NULL, NULL, &err);
+	took_ns = clock_ns(CLOCK_MONOTONIC) - t0;
+	cr_assert_eq(rc, -ETIMEDOUT, "rpc_sync: %d", rc);
+	cr_assert_eq(err.code, -ETIMEDOUT);
+	cr_assert_eq(err.origin, 0);
+	cr_assert_geq(took_ns, 20000000u, "failed before its deadline: %" PRIu64 " ns", took_ns);
+	cr_assert_lt(took_ns, 30000000000u, "not by the new timeout: %" PRIu64 " ns", took_ns);
+	/* The first call has no deadline: still pending, answered once b
+	 * holds both requests (bounded: b's lcore may lag on a busy machine). */
+	for (int i = 0; i < 100000 && atomic_load(&nb_parked) < 2; i++) {
+		dprpc_poll(a, 32);
+		usleep(100);
+	}
+	cr_assert_eq(atomic_load(&nb_parked), 2u);
+	cr_assert_not(dprpc_future_is_done(f));
+	reply_parked("late");
+	cr_assert_eq(dprpc_future_wait(f, 20 * 1000 * 1000), 0);
+	cr_assert_arr_eq(dprpc_future_value(f, NULL), "late", 4);
+	dprpc_future_put(f);
+	/* The second's answer came after its caller gave up: stale. */
+	dpt_poll_until_drops(a, DPRPC_DROP_STALE, 1, &s);
+	cr_assert_eq(s.drops[DPRPC_DROP_STALE], 1u);
+	cr_assert_eq(s.calls_timed_out, 1u);
+	/* Refused: the default cannot be "the default"; nothing changes. */
+	cr_assert_eq(dprpc_rpc_timeout_set(a, DPRPC_TIMEOUT_DEFAULT), -EINVAL);
+	cr_assert_eq(dprpc_rpc_timeout(a), 20000u);
+	settle_a();
+}
+
 /* The conversion of a timeout to TSC cycles saturates, and a deadline
  * beyond the TSC's range is none (0), whatever the TSC's frequency. */
 Test(tsc, us_to_tsc_and_deadlines_saturate)

@@ -313,7 +313,12 @@ Test(rref_peers, fork_data_for_a_dead_worker_is_dropped)
 /* Fork data handed to nobody: an unconfirmed child lives the default
  * timeout (2 s here), on the parent (a pending child) and on an owner
  * that forked its own handle; rebuilt later, it finds the RRef gone. */
-Test(rref_peers, fork_data_never_rebuilt_expires, .timeout = 60)
+/* Fork data never rebuilt expires after the default timeout: the
+ * configuration's or, with @set_at_run_time, one dprpc_rpc_timeout_set()
+ * gave agents made with none (whose fork data would otherwise never
+ * expire). */
+static void
+fork_data_expires(bool set_at_run_time)
 {
 	uint8_t d[DPRPC_RREF_FORK_SIZE], e[DPRPC_RREF_FORK_SIZE];
 	struct dprpc_rref *r, *l, *late;
@@ -321,7 +326,11 @@ Test(rref_peers, fork_data_never_rebuilt_expires, .timeout = 60)
 
 	/* Nobody dies here: no peer is ever declared down, so what goes is
 	 * what expired. */
-	start_agents(SHORT_TIMEOUT_US, 0);
+	start_agents(set_at_run_time ? DPRPC_TIMEOUT_NONE : SHORT_TIMEOUT_US, 0);
+	for (int i = 0; i < 3 && set_at_run_time; i++) {
+		cr_assert_eq(dprpc_rpc_timeout(atomic_load(&ag[i])), 0u);
+		cr_assert_eq(dprpc_rpc_timeout_set(atomic_load(&ag[i]), SHORT_TIMEOUT_US), 0);
+	}
 	r = confirmed_remote(A, "b", 6);
 	l = dprpc_rref_create_local(B, "own", 3);
 	cr_assert_not_null(l);
@@ -348,6 +357,16 @@ Test(rref_peers, fork_data_never_rebuilt_expires, .timeout = 60)
 	cr_assert_null(dprpc_rref_from_fork(B, e, sizeof(e)));
 	cr_assert_eq(rte_errno, ENOENT);
 	wait_owner(B, 0, 0);
+}
+
+Test(rref_peers, fork_data_never_rebuilt_expires, .timeout = 60)
+{
+	fork_data_expires(false);
+}
+
+Test(rref_peers, fork_data_expires_after_a_timeout_set_at_run_time, .timeout = 60)
+{
+	fork_data_expires(true);
 }
 
 /* ============ rref_peers_memif: the user is a killed process ============= */

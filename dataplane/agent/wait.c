@@ -156,7 +156,8 @@ dprpc_stream_send_wait(struct dprpc_request *req, const void *data, size_t len, 
 	if (dp_tls_poller == &a->m.r.b)
 		return -EDEADLK; /* the window opens only by this thread's polls */
 	if (timeout_us == DPRPC_TIMEOUT_DEFAULT)
-		timeout_us = a->m.r.default_timeout_us;
+		/* Relaxed: the value alone (dp_rpc.h). */
+		timeout_us = dp_load_relaxed(&a->m.r.default_timeout_us);
 	deadline = dp_deadline_tsc(&a->m.r.b, rte_rdtsc(), timeout_us);
 	for (unsigned int n = 0;; n++) {
 		if (deadline != 0 && rte_rdtsc() >= deadline)

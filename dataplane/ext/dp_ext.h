@@ -113,7 +113,8 @@ void *dp_ext_state(const struct dprpc_agent *a, const struct dp_ext_ops *ops);
 /* A number unique to @a among the agents this process ever created (for
  * naming DPDK objects).  Any thread. */
 unsigned int dp_agent_instance(const struct dprpc_agent *a);
-/* conf.calls.timeout_us of @a.  Any thread. */
+/* The default timeout of @a (dprpc_rpc_timeout(): conf.calls.timeout_us
+ * until dprpc_rpc_timeout_set()), read relaxed.  Any thread. */
 uint64_t dp_agent_default_timeout_us(const struct dprpc_agent *a);
 /* conf.calls.max_msg_size of @a.  Any thread. */
 uint32_t dp_agent_max_msg(const struct dprpc_agent *a);

@@ -80,7 +80,8 @@ dp_call_inline(struct dp_rpc *a, unsigned int to, uint32_t handler_id, const str
 		return NULL;
 	}
 	if (timeout_us == DPRPC_TIMEOUT_DEFAULT)
-		timeout_us = a->default_timeout_us;
+		/* Relaxed: the value alone (dp_rpc.h). */
+		timeout_us = dp_load_relaxed(&a->default_timeout_us);
 	deadline = dp_deadline_tsc(&a->b, now, timeout_us);
 	/* Made from inside a handler: it never outlives the request it
 	 * serves (the sooner deadline; the TSC is the same on every agent of

@@ -260,7 +260,12 @@ struct dp_rpc {
 
 	struct dp_peer *peers;
 	unsigned int max_outstanding;
-	uint64_t default_timeout_us;
+	/* The timeout of calls given DPRPC_TIMEOUT_DEFAULT, in us (0: none):
+	 * conf.calls.timeout_us, stored at creation before the agent is
+	 * shared, then by dprpc_rpc_timeout_set() on any thread.  Every
+	 * access is relaxed: a call reads it once, when it starts, and
+	 * nothing else is published through it. */
+	_Atomic uint64_t default_timeout_us;
 	uint32_t max_msg; /* conf.calls.max_msg_size */
 	/* The server's budgets (conf.budgets.kept_mbufs_max and the rest, defaults
 	 * applied): mbufs kept as responses, bytes of messages held. */

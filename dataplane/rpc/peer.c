@@ -3,11 +3,14 @@
  * The state towards each peer (struct dp_peer): allocated for the world
  * at creation and for a worker as it joins, freed with the agent; what the
  * application reads of it (dprpc_worker_state(), dprpc_worker_rtt_get()).
+ * The rpc configuration's accessors: the default timeout (read and set at
+ * run time, dprpc_rpc_timeout_set()), max_msg_size.
  */
 #include <errno.h>
 #include <stdio.h>
 #include <stdlib.h>
 
+#include <rte_errno.h>
 #include <rte_random.h>
 
 #include "dp_rpc.h"
@@ -99,7 +102,8 @@ dprpc_worker_state(const struct dprpc_agent *agent, unsigned int rank)
 }
 
 int
-dprpc_worker_rtt_get(const struct dprpc_agent *agent, unsigned int rank, struct dprpc_worker_rtt *rtt)
+dprpc_worker_rtt_get(
+	const struct dprpc_agent *agent, unsigned int rank, struct dprpc_worker_rtt *rtt)
 {
 	const struct dp_rpc *a = dp_rpc_of(agent);
 
@@ -118,7 +122,31 @@ dp_agent_default_timeout_us(const struct dprpc_agent *agent)
 {
 	const struct dp_rpc *a = dp_rpc_of(agent);
 
-	return a->default_timeout_us;
+	/* Relaxed: the value alone (dp_rpc.h). */
+	return dp_load_relaxed(&a->default_timeout_us);
+}
+
+uint64_t
+dprpc_rpc_timeout(const struct dprpc_agent *agent)
+{
+	if (agent == NULL) {
+		rte_errno = EINVAL;
+		return 0;
+	}
+	return dp_agent_default_timeout_us(agent);
+}
+
+int
+dprpc_rpc_timeout_set(struct dprpc_agent *agent, uint64_t timeout_us)
+{
+	struct dp_rpc *a = dp_rpc_of(agent);
+
+	if (a == NULL || timeout_us == DPRPC_TIMEOUT_DEFAULT)
+		return -EINVAL;
+	/* Relaxed: the value alone; calls already started keep the
+	 * deadline they computed (dp_rpc.h). */
+	dp_store_relaxed(&a->default_timeout_us, timeout_us);
+	return 0;
 }
 
 uint32_t

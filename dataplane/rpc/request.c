@@ -170,7 +170,8 @@ dprpc_request_timeout(const struct dprpc_request *req, uint64_t timeout_us)
 		return 0;
 	}
 	if (timeout_us == DPRPC_TIMEOUT_DEFAULT)
-		timeout_us = req->rpc->default_timeout_us;
+		/* Relaxed: the value alone (dp_rpc.h). */
+		timeout_us = dp_load_relaxed(&req->rpc->default_timeout_us);
 	left = dprpc_request_remaining_us(req);
 	if (left == DPRPC_NO_DEADLINE)
 		return timeout_us;

@@ -176,6 +176,44 @@ const char *dprpc_agent_name(const struct dprpc_agent *agent);
  * a NULL agent. */
 uint16_t dprpc_agent_port(const struct dprpc_agent *agent);
 
+/**
+ * The agent's default timeout (PyTorch's rpc.get_rpc_timeout()): the
+ * timeout, in microseconds, of the calls given DPRPC_TIMEOUT_DEFAULT
+ * (dprpc_rpc.h); 0 for none.  dprpc_agent_conf.default_timeout_us until
+ * dprpc_rpc_timeout_set() changes it.
+ *
+ * @return the timeout in microseconds (0: none); 0 with rte_errno EINVAL
+ *         for a NULL agent (as the accessors above).
+ * Thread context: any.  Memory order: relaxed, see dprpc_rpc_timeout_set().
+ */
+uint64_t dprpc_rpc_timeout(const struct dprpc_agent *agent);
+
+/**
+ * Set the agent's default timeout (PyTorch's rpc._set_rpc_timeout()).
+ *
+ * Every operation of the agent given DPRPC_TIMEOUT_DEFAULT that starts
+ * after it returns gets the new timeout: calls (dprpc_rpc.h), RRef
+ * operations and the RRef messages the library sends itself, streams,
+ * dprpc_stream_send_wait(), dprpc_request_timeout(), collectives; so does
+ * the bound on fork data never rebuilt (dprpc_rref_fork()) for the
+ * children forked from then on.  Those already started keep the deadline
+ * they computed when they started.
+ *
+ * @param timeout_us in microseconds; DPRPC_TIMEOUT_NONE (0) for none (so
+ *        is a timeout too long for the TSC to reach, as in
+ *        dprpc_agent_conf.default_timeout_us).
+ * @return 0; -EINVAL (NULL @p agent, or @p timeout_us
+ *         DPRPC_TIMEOUT_DEFAULT, which names the default itself).
+ *
+ * Thread context: any thread, handlers and completion callbacks included;
+ * it never waits.  Memory order: relaxed store (its readers load relaxed):
+ * a call started on this thread after it returns, or on a thread that
+ * synchronised with this one since, gets the new timeout; one started
+ * concurrently on another thread gets the old or the new.  It orders no
+ * other memory.
+ */
+int dprpc_rpc_timeout_set(struct dprpc_agent *agent, uint64_t timeout_us);
+
 #ifdef __cplusplus
 }
 #endif

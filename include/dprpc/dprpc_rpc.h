@@ -85,7 +85,9 @@
 extern "C" {
 #endif
 
-/** Use the agent's default timeout (dprpc_agent_conf.calls.timeout_us). */
+/** Use the agent's default timeout (dprpc_rpc_timeout(): initially
+ * dprpc_agent_conf.calls.timeout_us; dprpc_rpc_timeout_set() changes it),
+ * read when the call starts. */
 #define DPRPC_TIMEOUT_DEFAULT UINT64_MAX
 /** No timeout. */
 #define DPRPC_TIMEOUT_NONE 0

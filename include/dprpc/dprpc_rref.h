@@ -344,8 +344,8 @@ const void *dprpc_request_rref_value(const struct dprpc_request *req, size_t *le
  *
  * Fork data that is never rebuilt does not pin the RRef for ever: an
  * unconfirmed child is dropped (its reference released) once the owner is
- * declared down or restarts, or after the agent's default timeout
- * (dprpc_agent_conf.calls.timeout_us; never if 0), counted in
+ * declared down or restarts, or after the agent's default timeout as it
+ * was when the child was forked (dprpc_rpc_timeout(); never if 0), counted in
  * dprpc_rref_debug.pending_forks_dropped (forks_expired on the owner).
  * Rebuilt later than that, it may find the RRef deleted (-ENOENT).  Name
  * the receiver with dprpc_rref_fork_to() to have it dropped as soon as

@@ -18,7 +18,7 @@ from .rref import RRef
 __all__ = [
     "init_rpc", "shutdown", "rpc_sync", "rpc_async", "remote", "get_worker_info",
     "WorkerInfo", "rpc_stream", "remaining", "all_gather", "barrier", "is_available",
-    "_get_debug_info",
+    "get_rpc_timeout", "_set_rpc_timeout", "_get_debug_info",
 ]
 
 UNSET_RPC_TIMEOUT = -1.0
@@ -216,6 +216,56 @@ def get_worker_info(worker_name=None):
     if worker_name is None:
         return _state["self"]
     return _info_of_rank(_rank_of(worker_name))
+
+
+def get_rpc_timeout():
+    r"""The default timeout of RPCs, in seconds.
+
+    It is the ``rpc_timeout`` of the :class:`BackendOptions` given to
+    :func:`init_rpc` (60 by default) until :func:`_set_rpc_timeout`
+    changes it, and bounds every call made without a timeout of its own
+    (``timeout=-1``, the default): :func:`rpc_sync`, :func:`rpc_async`,
+    :func:`remote`, :func:`rpc_stream`, :meth:`RRef.to_here` and the RRef
+    proxies, :func:`all_gather` and :func:`barrier`.
+
+    Returns:
+        ``float`` indicating the RPC timeout in seconds; 0 for none.
+
+    Raises:
+        RuntimeError: RPC is not initialized.
+    """
+    _check_init()
+    return _C.rpc_timeout()
+
+
+def _set_rpc_timeout(rpcTimeoutSeconds):
+    r"""Set the default timeout of RPCs (see :func:`get_rpc_timeout`).
+
+    If an RPC made from now on without a timeout of its own is not
+    completed within this time, it raises :class:`dprpc.RPCTimeoutError`;
+    RPCs already made keep the timeout they were made with.  To give one
+    RPC a timeout of its own, pass ``timeout`` to :func:`rpc_sync`,
+    :func:`rpc_async`, :func:`remote`, ...
+
+    Args:
+        rpcTimeoutSeconds (float): timeout value in seconds; 0 (or
+            ``math.inf``) for none.  Kept to the microsecond (torch keeps
+            whole milliseconds, so that below 1 ms it means none there).
+
+    Raises:
+        RuntimeError: RPC is not initialized.
+        ValueError: a negative timeout, or NaN (torch takes them; for a call
+            a negative timeout means the default).
+        TypeError: not a number.
+    """
+    _check_init()
+    if not rpcTimeoutSeconds >= 0:
+        raise ValueError("the RPC timeout is 0 (none) or positive seconds, not %r"
+                         % (rpcTimeoutSeconds,))
+    try:
+        _C.set_rpc_timeout(rpcTimeoutSeconds)
+    except _C.Error as e:
+        raise_from(e)
 
 
 def _get_debug_info():

@@ -2009,6 +2009,38 @@ m_initialized(PyObject *self, PyObject *unused)
 	return PyBool_FromLong(agent != NULL);
 }
 
+/* rpc_timeout() -> float: the agent's default timeout in seconds, 0.0 for
+ * none (dprpc_rpc_timeout()). */
+static PyObject *
+m_rpc_timeout(PyObject *self, PyObject *unused)
+{
+	if (need_agent() != 0)
+		return NULL;
+	return PyFloat_FromDouble((double)dprpc_rpc_timeout(agent) / 1e6);
+}
+
+/* set_rpc_timeout(seconds): 0, or beyond 1e12 s (inf), for none, as a
+ * call's timeout (timeout_arg()); a negative or NaN one is EINVAL, since
+ * for a call it means "the default".  No wait: the GIL is kept. */
+static PyObject *
+m_set_rpc_timeout(PyObject *self, PyObject *arg)
+{
+	double t = PyFloat_AsDouble(arg);
+	uint64_t us;
+	int rc;
+
+	if (t == -1.0 && PyErr_Occurred())
+		return NULL;
+	if (!(t >= 0))
+		return raise_errno(EINVAL, "the RPC timeout is 0 (none) or positive seconds");
+	if (timeout_arg(arg, &us) != 0 || need_agent() != 0)
+		return NULL;
+	rc = dprpc_rpc_timeout_set(agent, us);
+	if (rc != 0)
+		return raise_errno(rc, NULL);
+	Py_RETURN_NONE;
+}
+
 #define STAT(d, s, f)                                                                  \
 	do {                                                                           \
 		PyObject *v_ = PyLong_FromUnsignedLongLong((unsigned long long)(s).f); \
@@ -2200,6 +2232,8 @@ static PyMethodDef module_methods[] = {
 	{"worker_infos", m_worker_infos, METH_NOARGS, "-> [(name, rank, state)]"},
 	{"self_info", m_self_info, METH_NOARGS, "-> (name, rank, world_size)"},
 	{"initialized", m_initialized, METH_NOARGS, "-> bool"},
+	{"rpc_timeout", m_rpc_timeout, METH_NOARGS, "rpc_timeout() -> float seconds"},
+	{"set_rpc_timeout", m_set_rpc_timeout, METH_O, "set_rpc_timeout(seconds)"},
 	{"debug_info", m_debug_info, METH_NOARGS, "-> dict"},
 	{"all_gather", m_all_gather, METH_VARARGS, "all_gather(value, names, timeout)"},
 	{"barrier", m_barrier, METH_VARARGS, "barrier(names, timeout)"},

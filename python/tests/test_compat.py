@@ -43,6 +43,10 @@ def script(rpc, rank):
         except Exception as e:  # torch 1.13 raises RuntimeError, dprpc Boom: both name it
             out.append("Boom" in str(e) and "On WorkerInfo(id=1, name=w1)" in str(e))
         out.append(rpc.get_worker_info("w1").id)
+        out.append(rpc.get_rpc_timeout())  # the options' default, 60 s
+        rpc._set_rpc_timeout(12.5)
+        out.append(rpc.get_rpc_timeout())
+        rpc._set_rpc_timeout(60)
         big = torch.arange(1 << 16, dtype=torch.float32)
         out.append(float(rpc.rpc_sync("w1", torch.sum, args=(big,))))
         del rref1, rref2, c

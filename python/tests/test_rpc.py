@@ -163,6 +163,54 @@ def test_timeouts_and_the_callers_deadline():
     assert 0 < out["nested"] <= 5
 
 
+def w_default_timeout(rank, n):
+    if rank != 0:
+        return None
+    out = {"initial": dprpc.get_rpc_timeout()}
+    dprpc._set_rpc_timeout(0.2)
+    out["set"] = dprpc.get_rpc_timeout()
+    try:  # no timeout of its own: the new default
+        dprpc.rpc_sync(1, helpers.sleep_then, args=(2.0, 1))
+        out["sync"] = "returned"
+    except dprpc.RPCTimeoutError:
+        out["sync"] = "timed out"
+    dprpc._set_rpc_timeout(0)
+    out["none"] = dprpc.get_rpc_timeout()
+    out["no_deadline"] = dprpc.rpc_sync(1, helpers.remaining)
+    dprpc._set_rpc_timeout(7)  # an int, as torch takes it
+    out["remaining"] = dprpc.rpc_sync(1, helpers.remaining)
+    out["errors"] = []
+    for bad in (-1.0, float("nan"), "5"):
+        try:
+            dprpc._set_rpc_timeout(bad)
+        except (ValueError, TypeError) as e:
+            out["errors"].append(type(e).__name__)
+    out["kept"] = dprpc.get_rpc_timeout()
+    dprpc._set_rpc_timeout(float("inf"))
+    out["inf"] = dprpc.get_rpc_timeout()
+    return out
+
+
+def test_default_timeout_read_and_set_at_run_time():
+    out = run_world(w_default_timeout, 2, opts={"rpc_timeout": 30})[0]
+    assert out["initial"] == 30.0
+    assert out["set"] == 0.2
+    assert out["sync"] == "timed out"
+    assert out["none"] == 0.0
+    assert out["no_deadline"] is None
+    assert 0 < out["remaining"] <= 7
+    assert out["errors"] == ["ValueError", "ValueError", "TypeError"]
+    assert out["kept"] == 7.0
+    assert out["inf"] == 0.0
+
+
+def test_default_timeout_needs_init():
+    with pytest.raises(RuntimeError):
+        dprpc.get_rpc_timeout()
+    with pytest.raises(RuntimeError):
+        dprpc._set_rpc_timeout(1.0)
+
+
 def w_nested(rank, n):
     if rank != 0:
         return None
