@@ -229,6 +229,14 @@ Test(log, a_range_error_names_the_field_and_its_range)
 			&m),
 		1u);
 	c.serve.peer_requests_max = DPRPC_CONF_AUTO;
+	c.calls.timeout_us = DPRPC_TIMEOUT_DEFAULT; /* a call's, not the agent's */
+	cr_assert_null(dprpc_agent_create(&c));
+	cr_assert_eq(
+		captured("agent a: conf.calls.timeout_us = 18446744073709551615 is out of range "
+			 "[0, 18446744073709551614]",
+			&m),
+		1u);
+	c.calls.timeout_us = 0;
 	c.max_workers = 1; /* the map has two */
 	cr_assert_null(dprpc_agent_create(&c));
 	cr_assert_eq(captured("agent a: conf.max_workers = 1 is out of range [2, 64]", &m), 1u);

@@ -107,6 +107,10 @@ dp_conf_check(const struct dprpc_agent_conf *c)
 		c->calls.max_msg_size > DPRPC_MAX_MSG_LIMIT)
 		return dp_conf_out_of_range(c->name, "calls.max_msg_size", c->calls.max_msg_size,
 			DPRPC_MAX_FRAME_PAYLOAD, DPRPC_MAX_MSG_LIMIT);
+	/* UINT64_MAX is DPRPC_TIMEOUT_DEFAULT, which only a call may take. */
+	if (c->calls.timeout_us == UINT64_MAX)
+		return dp_conf_out_of_range(
+			c->name, "calls.timeout_us", c->calls.timeout_us, 0, UINT64_MAX - 1);
 	if (c->serve.peer_requests_max > c->serve.max_requests)
 		return dp_conf_out_of_range(c->name, "serve.peer_requests_max",
 			c->serve.peer_requests_max, 0, c->serve.max_requests);

@@ -172,8 +172,9 @@ struct dprpc_call_conf {
 	unsigned int max_outstanding;
 	/** Timeout of calls given DPRPC_TIMEOUT_DEFAULT (dprpc_rpc_timeout_set()
 	 * changes it at run time), in microseconds;
-	 * 0 means none, and so does one too long for the TSC to reach.
-	 * Default 60 s (PyTorch's default). */
+	 * 0 means none, and so does one too long for the TSC to reach;
+	 * DPRPC_TIMEOUT_DEFAULT is a call's, refused here.  Default 60 s
+	 * (PyTorch's default). */
 	uint64_t timeout_us;
 	/** Retransmission of a call's request until its response comes.
 	 * The resend timeout adapts to each peer's round trip as TCP's does
