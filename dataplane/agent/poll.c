@@ -26,6 +26,7 @@
 #include "dp_rendezvous.h"
 #include "dp_rx.h"
 #include "dp_server.h"
+#include "dp_stage.h"
 #include "dp_stream.h"
 #include "dp_submit.h"
 #include "dprpc_atomic.h"
@@ -44,6 +45,8 @@ dp_rx_frame(struct dprpc_agent *a, struct rte_mbuf *m)
 	}
 	if (!dp_frame_parse(rte_pktmbuf_mtod(m, const uint8_t *), m->data_len, &a->m.r.b.rx_ctx, &p,
 		    &why)) {
+		if (unlikely(why == DPRPC_DROP_NOT_DPRPC) && dp_host_rx(&a->m.r.b, m))
+			return;
 		dp_drop_frame(&a->m.r.b, m, why);
 		return;
 	}

@@ -103,6 +103,8 @@ dprpc_agent_stats_get(const struct dprpc_agent *a, struct dprpc_agent_stats *s)
 	s->cancels_resent = dp_load_relaxed(&a->m.r.b.st.cancels_resent);
 	s->holds_sent = dp_load_relaxed(&a->m.r.b.st.holds_sent);
 	s->holds_received = dp_load_relaxed(&a->m.r.b.st.holds_received);
+	s->arp_answered = dp_load_relaxed(&a->m.r.b.st.arp_answered);
+	s->echo_answered = dp_load_relaxed(&a->m.r.b.st.echo_answered);
 	s->rejected_pool = dp_load_relaxed(&a->m.r.b.st.rejected_pool);
 	s->rejected_peer = dp_load_relaxed(&a->m.r.b.st.rejected_peer);
 	s->rejected_inline = dp_load_relaxed(&a->m.r.b.st.rejected_inline);

@@ -91,6 +91,8 @@ dp_tel_add_stats(struct dprpc_agent *a, void *arg)
 	rte_tel_data_add_dict_u64(d, "cancels_resent", s.cancels_resent);
 	rte_tel_data_add_dict_u64(d, "holds_sent", s.holds_sent);
 	rte_tel_data_add_dict_u64(d, "holds_received", s.holds_received);
+	rte_tel_data_add_dict_u64(d, "arp_answered", s.arp_answered);
+	rte_tel_data_add_dict_u64(d, "echo_answered", s.echo_answered);
 	rte_tel_data_add_dict_u64(d, "rejected_overload", s.rejected_overload);
 	rte_tel_data_add_dict_u64(d, "rejected_pool", s.rejected_pool);
 	rte_tel_data_add_dict_u64(d, "rejected_peer", s.rejected_peer);

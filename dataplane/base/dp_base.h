@@ -83,6 +83,7 @@ struct dp_stats {
 	_Atomic uint64_t calls_cancelled;	     /* calls the application cancelled */
 	_Atomic uint64_t cancels_resent;	     /* CANCELs sent again, unanswered */
 	_Atomic uint64_t holds_sent, holds_received; /* HELD answers (poller) */
+	_Atomic uint64_t arp_answered, echo_answered; /* dp_host_rx() (poller) */
 	_Atomic uint64_t rejected_pool, rejected_peer, rejected_requests; /* -EBUSY answers */
 	_Atomic uint64_t rejected_inline; /* -EBUSY: the inline backlog (poller) */
 	/* -EBUSY from a handler, dprpc_reply_busy() (any thread: dp_count_mt) */

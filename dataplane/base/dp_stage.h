@@ -17,6 +17,11 @@
 struct rte_mbuf *dp_frame_alloc(struct dp_base *a, uint32_t len, uint8_t **frame);
 void dp_stage_out(struct dp_base *a, struct rte_mbuf *m);
 void dp_stage_port(struct dp_base *a, struct rte_mbuf *m);
+/* A frame that is not dprpc's (its parse said not_dprpc): true if it was
+ * an ARP request for this agent's address or an ICMP echo request to it,
+ * answered on the default port (counted, the mbuf gone); false, the mbuf
+ * untouched, otherwise.  The poller. */
+bool dp_host_rx(struct dp_base *a, struct rte_mbuf *m);
 unsigned int dp_tx_flush(struct dp_base *a);
 /* Whether the port that reaches worker @to can stage one more frame once
  * what it holds was offered to the port.  A resend asks first: parked on

@@ -99,6 +99,30 @@ dp_stage_out(struct dp_base *a, struct rte_mbuf *m)
 		dp_stage_port(a, out[i]);
 }
 
+bool
+dp_host_rx(struct dp_base *a, struct rte_mbuf *m)
+{
+	struct dp_port *pt = &a->port.ports[0];
+	enum dp_host_reply r;
+
+	if (a->port.nb_ports == 0 || pt->kind != DP_PORT_DEFAULT)
+		return false;
+	r = dp_host_answer(rte_pktmbuf_mtod(m, uint8_t *), m->data_len, &a->self_addr);
+	if (r == DP_HOST_NONE)
+		return false;
+	dp_count(r == DP_HOST_ARP ? &a->st.arp_answered : &a->st.echo_answered, 1);
+	/* Not through dp_stage_port(): it reads a dprpc header. */
+	if (pt->tx_n == DP_TX_BUF)
+		dp_tx_flush_port(a, pt);
+	if (pt->tx_n < DP_TX_BUF) {
+		pt->tx_buf[pt->tx_n++] = m;
+		return true;
+	}
+	dp_count(&a->st.tx_dropped, 1);
+	rte_pktmbuf_free(m);
+	return true;
+}
+
 /* Stage a frame for the port that reaches its destination (faults
  * already applied).  With one port, that is all there is to choose. */
 void __rte_hot

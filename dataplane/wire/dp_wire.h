@@ -399,6 +399,19 @@ dp_ipv4_hdr_sum(const void *ip, uint32_t ihl)
 bool dp_frame_parse(const uint8_t *frame, uint32_t len, const struct dp_rx_ctx *ctx,
 	struct dp_parsed *out, enum dprpc_drop_reason *why);
 
+/* What dp_host_answer() made of a frame that is not dprpc's. */
+enum dp_host_reply {
+	DP_HOST_NONE, /* nothing to answer: the frame is untouched */
+	DP_HOST_ARP,  /* an ARP request for @self's address, now its reply */
+	DP_HOST_ECHO, /* an ICMP echo request to @self, now its reply */
+};
+
+/* Answer as a host does (host.c): an ARP request for @self's IPv4 address
+ * or an ICMP echo request to it becomes its reply in place, of the same
+ * length, addressed back to its sender.  Reads and writes nothing outside
+ * [frame, frame+len). */
+enum dp_host_reply dp_host_answer(uint8_t *frame, uint32_t len, const struct dp_addr *self);
+
 /* Offset of the dprpc header's slot and req_num fields in a frame, for the
  * poller to stamp a submitted request. */
 static inline struct dp_wire_hdr *

@@ -79,6 +79,16 @@ fuzz_frame(uint8_t mode, const uint8_t *data, size_t size)
 			abort();
 	} else if ((unsigned int)why >= DPRPC_DROP_MAX) {
 		abort();
+	} else if (why == DPRPC_DROP_NOT_DPRPC) {
+		/* What the agent then offers to the host's answers: in bounds,
+		 * and a reply leaves the same length, addressed back. */
+		enum dp_host_reply r =
+			dp_host_answer(frame, (uint32_t)size, &world.addrs[ctx.self_rank]);
+
+		if (r != DP_HOST_NONE &&
+			!rte_is_same_ether_addr(&((struct rte_ether_hdr *)frame)->src_addr,
+				&world.addrs[ctx.self_rank].mac))
+			abort();
 	}
 	free(frame);
 }
