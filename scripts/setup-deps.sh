@@ -12,6 +12,7 @@ pkgs=(
 	libcriterion-dev     # the test framework
 	libbsd-dev libnuma-dev libpcap-dev libelf-dev   # for libdpdk.pc's private deps
 	iproute2             # network namespaces and veth pairs in tests
+	iputils-ping         # the netns test pings an agent (ARP and ICMP echo)
 	clang                # builds tests/netns/xdp_drop.c (clang -target bpf) and the fuzzer
 	libclang-rt-dev      # libFuzzer and the sanitizer runtimes for clang
 	libbpf-dev           # bpf/bpf_helpers.h for the XDP program

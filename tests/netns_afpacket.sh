@@ -403,6 +403,7 @@ done
 grep -q "calls failed with -EHOSTDOWN" "$NETNS_TMP/pd-client2.log" ||
 	fail "restart: the client never saw the server fail: $(cat "$NETNS_TMP/pd-client2.log")"
 netns_spawn 60 "$A" "$NETNS_TMP/pd-server3.log" "${pd_srv_cmd[@]}"
+pd_srv3=$NETNS_PID
 rc=0
 wait_exit "$pd_cli" 40 || rc=$?
 sed 's/^/    /' "$NETNS_TMP/pd-client2.log"
@@ -410,11 +411,40 @@ sed 's/^/    /' "$NETNS_TMP/pd-client2.log"
 parts=$((parts + 1))
 say "8. server killed and started again: answered, and a barrier passed ($(since "$t0") s)"
 
+# ---- 9. the kernel of B pings alice: ARP finds her MAC, ICMP echo answered ----
+t0=$(date +%s.%N)
+command -v ping >/dev/null || fail "no ping (scripts/setup-deps.sh installs iputils-ping)"
+# Part 8's server, still serving, has alice's address: stopped first, or
+# it answers too.
+netns_stop "$pd_srv3" 2 || true
+start_alice ping
+netns_exec "$B" ip addr add "$NETNS_IP_B/24" dev "$NETNS_IF_B"
+rc=0
+netns_run_bounded 20 "$B" ping -c 3 -i 0.2 -W 2 "$NETNS_IP_A" >"$NETNS_TMP/ping.log" 2>&1 || rc=$?
+sed 's/^/    /' "$NETNS_TMP/ping.log"
+[ "$rc" = 0 ] || fail "ping of alice exited with $rc"
+grep -q "3 packets transmitted, 3 received, 0% packet loss" "$NETNS_TMP/ping.log" ||
+	fail "ping: not 3 answers of 3, each once"
+neigh=$(netns_exec "$B" ip neigh show "$NETNS_IP_A" dev "$NETNS_IF_B")
+case "$neigh" in
+*"$MAC_A"*) ;;
+*) fail "B's kernel did not learn alice's MAC by ARP: $neigh" ;;
+esac
+netns_exec "$B" ip addr flush dev "$NETNS_IF_B"
+rc=0
+run_bob ping || rc=$?
+[ "$rc" = 0 ] || fail "bob exited with $rc after the ping: $(cat "$NETNS_TMP/bob-ping.log")"
+rc=0
+wait_exit "$alice" 10 || rc=$?
+[ "$rc" = 0 ] || fail "alice exited with $rc after the ping"
+parts=$((parts + 1))
+say "9. alice answered B's kernel: ARP ($neigh) and 3 of 3 pings ($(since "$t0") s)"
+
 # An expansion error aborts a whole compound command without tripping set -e:
 # make sure every part ran to its end.
-[ "$parts" = $((4 + 4 * xdp_ok)) ] || fail "only $parts parts ran to their end"
+[ "$parts" = $((5 + 4 * xdp_ok)) ] || fail "only $parts parts ran to their end"
 if [ "$xdp_ok" = 1 ]; then
 	say "all parts passed"
 else
-	say "parts 1, 3, 7 and 8 passed; parts 2, 4, 5 and 6 skipped (no XDP)"
+	say "parts 1, 3, 7, 8 and 9 passed; parts 2, 4, 5 and 6 skipped (no XDP)"
 fi
