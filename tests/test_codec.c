@@ -358,9 +358,12 @@ Test(codec, not_for_us)
 	eth->ether_type = rte_cpu_to_be_16(RTE_ETHER_TYPE_IPV4);
 	udp->dst_port = rte_cpu_to_be_16(9999);
 	cr_assert_eq(parse_fails(), DPRPC_DROP_NOT_DPRPC);
-	/* Addressed to another worker's IP. */
+	/* Addressed to another worker: its MAC, then ours with its IP. */
 	build(DP_FRAME_REQUEST, 0, 2, "x", 1);
 	ctx.self_rank = 1;
+	cr_assert_eq(parse_fails(), DPRPC_DROP_OTHER_MAC);
+	eth = (struct rte_ether_hdr *)frame;
+	eth->dst_addr = world.addrs[1].mac;
 	cr_assert_eq(parse_fails(), DPRPC_DROP_NOT_DPRPC);
 	/* A fragment. */
 	build(DP_FRAME_REQUEST, 0, 1, "x", 1);
@@ -372,6 +375,24 @@ Test(codec, not_for_us)
 	ip_hdr()->next_proto_id = IPPROTO_TCP;
 	fix_ip_csum();
 	cr_assert_eq(parse_fails(), DPRPC_DROP_NOT_DPRPC);
+}
+
+/* A frame for another station's MAC is not ours, whatever it holds; one
+ * to the broadcast address is read as any other. */
+Test(codec, another_stations_mac_is_dropped_first)
+{
+	struct rte_ether_hdr *eth = (struct rte_ether_hdr *)frame;
+	struct dp_parsed p;
+	enum dprpc_drop_reason why;
+
+	eth->dst_addr.addr_bytes[5] ^= 0x40;
+	cr_assert_eq(parse_fails(), DPRPC_DROP_OTHER_MAC);
+	eth->dst_addr = world.addrs[0].mac; /* worker 0's, not ours (1) */
+	cr_assert_eq(parse_fails(), DPRPC_DROP_OTHER_MAC);
+	memset(&eth->dst_addr, 0xff, RTE_ETHER_ADDR_LEN);
+	cr_assert(dp_frame_parse(frame, frame_len, &ctx, &p, &why), "broadcast: %d", why);
+	eth->dst_addr = world.addrs[1].mac;
+	cr_assert(dp_frame_parse(frame, frame_len, &ctx, &p, &why), "ours: %d", why);
 }
 
 Test(codec, foreign_or_spoofed_sender)

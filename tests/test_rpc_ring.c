@@ -717,14 +717,17 @@ Test(rpc_ring, malformed_frames_are_counted_and_freed)
 	uint8_t *d;
 	int i;
 
-	/* A 10-byte runt and an ARP-type frame, straight onto b's rx ring. */
+	/* A 10-byte runt and an ARP-type frame (broadcast, not a request for
+	 * b's address), straight onto b's rx ring. */
 	m = rte_pktmbuf_alloc(mp);
 	d = (uint8_t *)rte_pktmbuf_append(m, 10);
 	memset(d, 0xab, 10);
 	cr_assert_eq(rte_ring_enqueue(pair.ab, m), 0);
 	m = rte_pktmbuf_alloc(mp);
 	d = (uint8_t *)rte_pktmbuf_append(m, 60);
+	cr_assert_not_null(d);
 	memset(d, 0, 60);
+	memset(d, 0xff, 6);
 	d[12] = 0x08;
 	d[13] = 0x06;
 	cr_assert_eq(rte_ring_enqueue(pair.ab, m), 0);

@@ -37,6 +37,7 @@ static const char *const dp_drop_names[DPRPC_DROP_MAX] = {
 	[DPRPC_DROP_NO_MEMORY] = "no_memory",
 	[DPRPC_DROP_WRONG_INCARNATION] = "wrong_incarnation",
 	[DPRPC_DROP_OVER_BUDGET] = "over_budget",
+	[DPRPC_DROP_OTHER_MAC] = "other_mac",
 };
 
 const char *

@@ -140,6 +140,11 @@ dp_frame_parse(const uint8_t *frame, uint32_t len, const struct dp_rx_ctx *ctx,
 
 	if (len < sizeof(*eth))
 		return dp_drop(why, DPRPC_DROP_TRUNCATED);
+	self = ctx->self != NULL ? ctx->self : &ctx->addrs[ctx->self_rank];
+	/* A promiscuous port sees the segment's frames for other stations. */
+	if (unlikely(!rte_is_same_ether_addr(&eth->dst_addr, &self->mac)) &&
+		!rte_is_broadcast_ether_addr(&eth->dst_addr))
+		return dp_drop(why, DPRPC_DROP_OTHER_MAC);
 	if (eth->ether_type != rte_cpu_to_be_16(RTE_ETHER_TYPE_IPV4))
 		return dp_drop(why, DPRPC_DROP_NOT_DPRPC);
 	if (len < sizeof(*eth) + sizeof(*ip))
@@ -152,7 +157,6 @@ dp_frame_parse(const uint8_t *frame, uint32_t len, const struct dp_rx_ctx *ctx,
 		return dp_drop(why, DPRPC_DROP_BAD_LENGTH);
 	if (len < sizeof(*eth) + ihl)
 		return dp_drop(why, DPRPC_DROP_TRUNCATED);
-	self = ctx->self != NULL ? ctx->self : &ctx->addrs[ctx->self_rank];
 	if (ip->next_proto_id != IPPROTO_UDP || ip->dst_addr != self->ip)
 		return dp_drop(why, DPRPC_DROP_NOT_DPRPC);
 	/* Fragments (MF set or an offset) are never sent by dprpc. */

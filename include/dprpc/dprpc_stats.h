@@ -48,6 +48,10 @@ enum dprpc_drop_reason {
 				       all callers) hold their message budget
 				       (dprpc_agent_conf.budgets.msg_bytes_max): answered
 				       -ENOBUFS */
+	/** Sent to another station's MAC: its Ethernet destination neither
+	 * this agent's (its world map's) nor broadcast.  A promiscuous port
+	 * on a shared segment sees them. */
+	DPRPC_DROP_OTHER_MAC,
 	DPRPC_DROP_MAX
 };
 
