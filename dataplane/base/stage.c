@@ -99,6 +99,22 @@ dp_stage_out(struct dp_base *a, struct rte_mbuf *m)
 		dp_stage_port(a, out[i]);
 }
 
+/* Put @m in @pt's tx_buf, flushing it first when full and once it holds
+ * DP_TX_FLUSH_AT; false, @m still the caller's, if the port pushes back
+ * and tx_buf stays full. */
+static inline bool
+dp_port_push(struct dp_base *a, struct dp_port *pt, struct rte_mbuf *m)
+{
+	if (unlikely(pt->tx_n == DP_TX_BUF))
+		dp_tx_flush_port(a, pt);
+	if (unlikely(pt->tx_n == DP_TX_BUF))
+		return false;
+	pt->tx_buf[pt->tx_n++] = m;
+	if (pt->tx_n >= DP_TX_FLUSH_AT)
+		dp_tx_flush_port(a, pt);
+	return true;
+}
+
 bool
 dp_host_rx(struct dp_base *a, struct rte_mbuf *m)
 {
@@ -111,15 +127,12 @@ dp_host_rx(struct dp_base *a, struct rte_mbuf *m)
 	if (r == DP_HOST_NONE)
 		return false;
 	dp_count(r == DP_HOST_ARP ? &a->st.arp_answered : &a->st.echo_answered, 1);
-	/* Not through dp_stage_port(): it reads a dprpc header. */
-	if (pt->tx_n == DP_TX_BUF)
-		dp_tx_flush_port(a, pt);
-	if (pt->tx_n < DP_TX_BUF) {
-		pt->tx_buf[pt->tx_n++] = m;
-		return true;
+	/* Not through dp_stage_port(): it reads a dprpc header, and its
+	 * tx_ring fallback would read it again. */
+	if (!dp_port_push(a, pt, m)) {
+		dp_count(&a->st.tx_dropped, 1);
+		rte_pktmbuf_free(m);
 	}
-	dp_count(&a->st.tx_dropped, 1);
-	rte_pktmbuf_free(m);
 	return true;
 }
 
@@ -147,14 +160,8 @@ dp_stage_port(struct dp_base *a, struct rte_mbuf *m)
 			return;
 		}
 	}
-	if (unlikely(pt->tx_n == DP_TX_BUF))
-		dp_tx_flush_port(a, pt);
-	if (likely(pt->tx_n < DP_TX_BUF)) {
-		pt->tx_buf[pt->tx_n++] = m;
-		if (pt->tx_n >= DP_TX_FLUSH_AT)
-			dp_tx_flush_port(a, pt);
+	if (likely(dp_port_push(a, pt, m)))
 		return;
-	}
 	/* The port pushes back and tx_buf is full (the rx budget and the ring
 	 * drain leave room for everything they stage unless tx_buf is already
 	 * full, so only frames staged by callbacks and handlers, and the few

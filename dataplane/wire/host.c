@@ -50,7 +50,7 @@ dp_host_echo(struct rte_ether_hdr *eth, uint32_t len, const struct dp_addr *self
 		ip->next_proto_id != IPPROTO_ICMP || ip->dst_addr != self->ip ||
 		(rte_be_to_cpu_16(ip->fragment_offset) &
 			(RTE_IPV4_HDR_MF_FLAG | RTE_IPV4_HDR_OFFSET_MASK)) != 0 ||
-		rte_raw_cksum(ip, ihl) != 0xffff)
+		dp_ipv4_hdr_sum(ip, ihl) != 0xffff)
 		return DP_HOST_NONE;
 	icmp = (struct rte_icmp_hdr *)((uint8_t *)ip + ihl);
 	if (icmp->icmp_type != RTE_IP_ICMP_ECHO_REQUEST || icmp->icmp_code != 0 ||
@@ -63,7 +63,7 @@ dp_host_echo(struct rte_ether_hdr *eth, uint32_t len, const struct dp_addr *self
 	ip->src_addr = self->ip;
 	ip->time_to_live = 64;
 	ip->hdr_checksum = 0;
-	ip->hdr_checksum = (uint16_t)~rte_raw_cksum(ip, ihl);
+	ip->hdr_checksum = (uint16_t)~dp_ipv4_hdr_sum(ip, ihl);
 	rte_ether_addr_copy(&eth->src_addr, &eth->dst_addr);
 	rte_ether_addr_copy(&self->mac, &eth->src_addr);
 	return DP_HOST_ECHO;

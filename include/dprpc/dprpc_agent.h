@@ -57,27 +57,27 @@ struct dprpc_agent;
 
 /**
  * Create an agent: parse the world, create or take the port, configure and
- * start it (unless port_ready: see dprpc_agent_conf.port.id), create pools
+ * start it (unless port.ready: see dprpc_agent_conf.port.id), create pools
  * and rings, register dprpc_agent_conf.serve.handlers, and launch the io lcore
  * and handler lcores if configured.
  *
  * @return the agent, or NULL with rte_errno set: EINVAL (bad configuration
- *         or world map, a bad entry of conf.serve.handlers, a port_id that names no port, port_ready queues the
- *         port lacks or a port_ready port not started, a worker reached by
+ *         or world map, a bad entry of conf.serve.handlers, a port.id that names no port, port.ready queues the
+ *         port lacks or a port.ready port not started, a worker reached by
  *         no port; the reason is logged), ENOENT (name not in the world, a vdev that gave no
  *         port, or a mesh directory whose parent is missing), ENOTDIR (the
  *         mesh directory's path is a file), EACCES (no permission to make
  *         the mesh directory or to make sockets in it), EEXIST (an agent of that name exists in this process),
  *         ENOSPC (64 agents exist in this process, the most it holds),
  *         EBUSY (an lcore is not available, or a port given without
- *         port_ready is started or has several queues), ENOMEM, or the
+ *         port.ready is started or has several queues), ENOMEM, or the
  *         errno of a failing ethdev call.
  *
  * Thread context: any thread after rte_eal_init(); not concurrently with
  * dprpc_agent_destroy() of the same name.
  * Ownership: the caller owns the agent until dprpc_agent_destroy(); an
- * application's mempool, and its port given with port_ready, stay the
- * application's (a port handed over without port_ready is configured,
+ * application's mempool, and its port given with port.ready, stay the
+ * application's (a port handed over without port.ready is configured,
  * started and stopped by the agent: dprpc_agent_conf.port.id).
  */
 struct dprpc_agent *dprpc_agent_create(const struct dprpc_agent_conf *conf);
@@ -87,7 +87,7 @@ struct dprpc_agent *dprpc_agent_create(const struct dprpc_agent_conf *conf);
  * -ESHUTDOWN, answer -ESHUTDOWN the requests that wait for an RRef value
  * this agent owns (failing those values), release unanswered the requests
  * still queued to its handler lcores, stop the port if it configured it
- * (and close and remove it if it probed the vdev; a port_ready port is left
+ * (and close and remove it if it probed the vdev; a port.ready port is left
  * as it is), free its pools and rings.
  *
  * Before its memif links close (a link of the world map, or a memif
@@ -179,7 +179,7 @@ uint16_t dprpc_agent_port(const struct dprpc_agent *agent);
 /**
  * The agent's default timeout (PyTorch's rpc.get_rpc_timeout()): the
  * timeout, in microseconds, of the calls given DPRPC_TIMEOUT_DEFAULT
- * (dprpc_rpc.h); 0 for none.  dprpc_agent_conf.default_timeout_us until
+ * (dprpc_rpc.h); 0 for none.  dprpc_agent_conf.calls.timeout_us until
  * dprpc_rpc_timeout_set() changes it.
  *
  * @return the timeout in microseconds (0: none); 0 with rte_errno EINVAL
@@ -201,7 +201,7 @@ uint64_t dprpc_rpc_timeout(const struct dprpc_agent *agent);
  *
  * @param timeout_us in microseconds; DPRPC_TIMEOUT_NONE (0) for none (so
  *        is a timeout too long for the TSC to reach, as in
- *        dprpc_agent_conf.default_timeout_us).
+ *        dprpc_agent_conf.calls.timeout_us).
  * @return 0; -EINVAL (NULL @p agent, or @p timeout_us
  *         DPRPC_TIMEOUT_DEFAULT, which names the default itself).
  *
