@@ -43,7 +43,7 @@ build(uint8_t type, uint16_t src, uint16_t dst, const void *payload, uint32_t le
 		.status = 0,
 	};
 
-	dp_l2l4_template(tmpl, &world.addrs[src], &world.addrs[dst]);
+	dp_l2l4_template(tmpl, &world.addrs[src], &world.addrs[dst], 64);
 	dp_frame_write(frame, tmpl, &f, payload, len);
 	frame_len = DP_HDRS_LEN + len;
 }
@@ -197,7 +197,7 @@ build_part(uint8_t type, uint16_t idx, uint16_t cnt, uint32_t msg_len, uint32_t 
 		.credits = 64,
 	};
 
-	dp_l2l4_template(tmpl, &world.addrs[0], &world.addrs[1]);
+	dp_l2l4_template(tmpl, &world.addrs[0], &world.addrs[1], 64);
 	dp_frame_write(frame, tmpl, &f, zeros, len);
 	frame_len = DP_HDRS_LEN + len;
 }
@@ -501,7 +501,9 @@ bad_world(const char *text, const char *needle)
 Test(world, rejects_bad_maps_with_a_reason)
 {
 	bad_world("", "no worker");
-	bad_world("a 0 02:00:00:00:00:01 10.0.0.1", "want");
+	bad_world("a 0 02:00:00:00:00:01", "want");
+	/* Four words: no MAC, so the third must be the address. */
+	bad_world("a 0 02:00:00:00:00:01 10.0.0.1", "bad IPv4");
 	bad_world("a x 02:00:00:00:00:01 10.0.0.1 1", "bad rank");
 	bad_world("a 0 02:00:00:00:00 10.0.0.1 1", "bad MAC");
 	bad_world("a 0 02:00:00:00:00:01 10.0.0.300 1", "bad IPv4");
@@ -515,6 +517,72 @@ Test(world, rejects_bad_maps_with_a_reason)
 	bad_world("a 0 02:00:00:00:00:01 10.0.0.1 1 extra", "want");
 	bad_world("abcdefghijklmnopqrstuvwxyz0123456789 0 02:00:00:00:00:01 10.0.0.1 1",
 		"name longer");
+}
+
+/* A worker line without a MAC ("NAME RANK IPV4 UDP_PORT") leaves it zero,
+ * for ARP to find; "subnet" lines give a worker's prefix and gateway, the
+ * longest prefix holding its address winning. */
+Test(world, macless_entries_and_subnets)
+{
+	static const char text[] = "subnet 10.1.0.0/16 via 10.1.0.1\n"
+				   "subnet 10.1.2.0/24 via 10.1.2.254\n"
+				   "subnet 10.2.0.0/24\n"
+				   "a 0 10.1.2.5 7000\n"
+				   "b 1 02:00:00:00:00:02 10.2.0.9 7001\n"
+				   "c 2 10.3.0.1 7002\n";
+	char err[200] = "";
+	struct dp_world_entry e;
+	struct dp_world w;
+	rte_be32_t gw = 1;
+	uint8_t len = 99;
+
+	cr_assert_eq(dp_world_parse(text, &w, err, sizeof(err)), 0, "%s", err);
+	cr_assert_eq(w.n, 3u);
+	cr_assert(rte_is_zero_ether_addr(&w.addrs[0].mac));
+	cr_assert_eq(w.addrs[0].ip, htonl(0x0a010205));
+	cr_assert_eq(rte_be_to_cpu_16(w.addrs[0].port), 7000);
+	cr_assert_eq(w.addrs[1].mac.addr_bytes[5], 2);
+	cr_assert_eq(w.nb_subnets, 3u);
+	cr_assert_eq(dp_world_subnet_of(&w, w.addrs[0].ip, &len, &gw), 1);
+	cr_assert_eq(len, 24);
+	cr_assert_eq(gw, htonl(0x0a0102fe));
+	cr_assert_eq(dp_world_subnet_of(&w, htonl(0x0a010909), &len, &gw), 1);
+	cr_assert_eq(len, 16);
+	cr_assert_eq(gw, htonl(0x0a010001));
+	cr_assert_eq(dp_world_subnet_of(&w, w.addrs[1].ip, &len, &gw), 1);
+	cr_assert_eq(len, 24);
+	cr_assert_eq(gw, 0u, "a subnet without a gateway");
+	cr_assert_eq(dp_world_subnet_of(&w, w.addrs[2].ip, &len, &gw), 0);
+	cr_assert_eq(dp_prefix_mask(0), 0u);
+	cr_assert_eq(dp_prefix_mask(24), htonl(0xffffff00));
+	cr_assert_eq(dp_prefix_mask(32), htonl(0xffffffff));
+	/* A joiner's map: its own line without a MAC, and the subnets. */
+	cr_assert_eq(dp_world_parse("subnet 10.1.0.0/16 via 10.1.0.1\nj - 10.1.0.7 7000", &w, err,
+			     sizeof(err)),
+		0, "%s", err);
+	cr_assert(w.joiner);
+	cr_assert(rte_is_zero_ether_addr(&w.self.addr.mac));
+	/* The member a joiner names, with or without its MAC. */
+	cr_assert_eq(dp_world_parse_member("m 10.1.0.2 7000", &e, err, sizeof(err)), 0, "%s", err);
+	cr_assert(rte_is_zero_ether_addr(&e.addr.mac));
+	cr_assert_eq(e.addr.ip, htonl(0x0a010002));
+	cr_assert_eq(
+		dp_world_parse_member("m 02:00:00:00:00:09 10.1.0.2 7000", &e, err, sizeof(err)),
+		0);
+	cr_assert_eq(e.addr.mac.addr_bytes[5], 9);
+	cr_assert_eq(dp_world_parse_member("m 10.1.0.2", &e, err, sizeof(err)), -EINVAL);
+	bad_world("subnet 10.0.0.0; a 0 10.0.0.1 1", "no /LEN");
+	bad_world("subnet 10.0.0.0/33; a 0 10.0.0.1 1", "bad prefix length");
+	bad_world("subnet 10.0.0.0/x; a 0 10.0.0.1 1", "bad prefix length");
+	bad_world("subnet 10.0.0.300/8; a 0 10.0.0.1 1", "bad IPv4");
+	bad_world("subnet 10.0.0.0/24 by 10.0.0.1; a 0 10.0.0.1 1", "want 'subnet");
+	bad_world("subnet 10.0.0.0/24 via 10.0.1.1; a 0 10.0.0.1 1", "not in subnet");
+	bad_world("subnet 10.0.0.0/24 via 0.0.0.0; a 0 10.0.0.1 1", "bad gateway");
+	/* A memif link carries frames as made: no ARP there. */
+	bad_world("a 0 10.0.0.1 1; b 1 02:00:00:00:00:02 10.0.0.2 1; link a b memif:/s",
+		"'a' has no MAC, but a memif link reaches it");
+	bad_world("a 0 02:00:00:00:00:01 10.0.0.1 1; b 1 10.0.0.2 1\nmesh memif:/tmp/m",
+		"'b' has no MAC");
 }
 
 /* Which port reaches whom: a link line, and the mesh for the other pairs;

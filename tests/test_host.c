@@ -89,7 +89,7 @@ Test(host, arp_request_for_our_address_becomes_its_reply)
 	const struct rte_ether_hdr *eth = (const struct rte_ether_hdr *)f;
 	const struct rte_arp_hdr *arp = (const struct rte_arp_hdr *)(eth + 1);
 
-	cr_assert_eq(dp_host_answer(f, len, &self), DP_HOST_ARP);
+	cr_assert_eq(dp_host_answer(f, len, &self, 64), DP_HOST_ARP);
 	cr_assert(rte_is_same_ether_addr(&eth->dst_addr, &asker_mac));
 	cr_assert(rte_is_same_ether_addr(&eth->src_addr, &self_mac));
 	cr_assert_eq(arp->arp_opcode, rte_cpu_to_be_16(RTE_ARP_OP_REPLY));
@@ -108,7 +108,7 @@ Test(host, echo_request_to_us_becomes_its_reply_checksums_right)
 	const struct rte_icmp_hdr *icmp = (const struct rte_icmp_hdr *)(ip + 1);
 
 	memcpy(sent, f, sizeof(f));
-	cr_assert_eq(dp_host_answer(f, len, &self), DP_HOST_ECHO);
+	cr_assert_eq(dp_host_answer(f, len, &self, 64), DP_HOST_ECHO);
 	cr_assert(rte_is_same_ether_addr(&eth->dst_addr, &asker_mac));
 	cr_assert(rte_is_same_ether_addr(&eth->src_addr, &self_mac));
 	cr_assert_eq(ip->src_addr, rte_cpu_to_be_32(SELF_IP));
@@ -129,29 +129,29 @@ Test(host, what_is_not_ours_is_left_untouched)
 
 	len = arp_request(f, RTE_IPV4(10, 0, 0, 2)); /* another host's */
 	memcpy(before, f, sizeof(f));
-	cr_assert_eq(dp_host_answer(f, len, &self), DP_HOST_NONE);
+	cr_assert_eq(dp_host_answer(f, len, &self, 64), DP_HOST_NONE);
 	cr_assert_eq(memcmp(f, before, sizeof(f)), 0);
 	len = arp_request(f, SELF_IP);
 	((struct rte_arp_hdr *)(f + sizeof(struct rte_ether_hdr)))->arp_opcode =
 		rte_cpu_to_be_16(RTE_ARP_OP_REPLY); /* a reply: nothing to answer */
-	cr_assert_eq(dp_host_answer(f, len, &self), DP_HOST_NONE);
-	cr_assert_eq(dp_host_answer(f, sizeof(struct rte_ether_hdr) + 10, &self), DP_HOST_NONE,
+	cr_assert_eq(dp_host_answer(f, len, &self, 64), DP_HOST_NONE);
+	cr_assert_eq(dp_host_answer(f, sizeof(struct rte_ether_hdr) + 10, &self, 64), DP_HOST_NONE,
 		"a truncated ARP");
 	len = echo_request(f, RTE_IPV4(10, 0, 0, 2), 1); /* to another host */
-	cr_assert_eq(dp_host_answer(f, len, &self), DP_HOST_NONE);
+	cr_assert_eq(dp_host_answer(f, len, &self, 64), DP_HOST_NONE);
 	len = echo_request(f, SELF_IP, 1);
 	f[len - 1] ^= 1; /* ICMP checksum now wrong */
 	memcpy(before, f, sizeof(f));
-	cr_assert_eq(dp_host_answer(f, len, &self), DP_HOST_NONE);
+	cr_assert_eq(dp_host_answer(f, len, &self, 64), DP_HOST_NONE);
 	cr_assert_eq(memcmp(f, before, sizeof(f)), 0);
 	len = echo_request(f, SELF_IP, 1);
 	f[sizeof(struct rte_ether_hdr) + 8] ^= 1; /* the TTL: IPv4 checksum wrong */
-	cr_assert_eq(dp_host_answer(f, len, &self), DP_HOST_NONE);
+	cr_assert_eq(dp_host_answer(f, len, &self, 64), DP_HOST_NONE);
 	len = echo_request(f, SELF_IP, 1);
 	cr_assert_eq(
-		dp_host_answer(f, len - 20, &self), DP_HOST_NONE, "shorter than its IP length");
+		dp_host_answer(f, len - 20, &self, 64), DP_HOST_NONE, "shorter than its IP length");
 	for (uint32_t l = 0; l < 14; l++)
-		cr_assert_eq(dp_host_answer(f, l, &self), DP_HOST_NONE);
+		cr_assert_eq(dp_host_answer(f, l, &self, 64), DP_HOST_NONE);
 }
 
 /* Agent a on a ring pair: frames put on its receive ring, its answers read

@@ -1002,7 +1002,7 @@ Test(rpc_ring, restarted_peer_is_recognised)
 		.dst = 0,
 		.session = old_session,
 		.handler_id = DP_CTRL_PONG};
-	dp_l2l4_template(tmpl, &dp_base_of(a)->world.addrs[1], &dp_base_of(a)->world.addrs[0]);
+	dp_l2l4_template(tmpl, &dp_base_of(a)->world.addrs[1], &dp_base_of(a)->world.addrs[0], 64);
 	m = rte_pktmbuf_alloc(mp);
 	cr_assert_not_null(m);
 	dp_frame_write((uint8_t *)rte_pktmbuf_append(m, DP_HDRS_LEN), tmpl, &hf, NULL, 0);
@@ -1036,7 +1036,7 @@ late_pong_from(uint64_t id)
 	uint8_t tmpl[DP_L2L4_LEN];
 	struct rte_mbuf *m;
 
-	dp_l2l4_template(tmpl, &dp_base_of(a)->world.addrs[1], &dp_base_of(a)->world.addrs[0]);
+	dp_l2l4_template(tmpl, &dp_base_of(a)->world.addrs[1], &dp_base_of(a)->world.addrs[0], 64);
 	m = rte_pktmbuf_alloc(mp);
 	cr_assert_not_null(m);
 	dp_frame_write((uint8_t *)rte_pktmbuf_append(m, DP_HDRS_LEN), tmpl, &hf, NULL, 0);

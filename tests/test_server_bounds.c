@@ -130,7 +130,7 @@ setup(void)
 	cr_assert_not_null(mp);
 	cr_assert_eq(dpt_switch_make(&sw, 3), 0);
 	cr_assert_eq(dp_world_parse(DPT_WORLD3, &world, err, sizeof(err)), 0, "%s", err);
-	dp_l2l4_template(tmpl_ab, &world.addrs[0], &world.addrs[1]);
+	dp_l2l4_template(tmpl_ab, &world.addrs[0], &world.addrs[1], 64);
 	atomic_store(&runs, 0);
 	memset(&to_a, 0, sizeof(to_a));
 }

@@ -24,6 +24,10 @@ dprpc_agent_conf_init(struct dprpc_agent_conf *c)
 	c->port.id = -1;
 	c->port.nb_mbufs = 8191;
 	c->port.socket_id = SOCKET_ID_ANY;
+	c->port.ttl = 64;
+	c->port.udp_checksum = DPRPC_UDP_CSUM_WIRE;
+	c->port.arp_reachable_ms = 30 * 1000;
+	c->port.arp_retry_ms = 10;
 	c->lcores.io = DPRPC_LCORE_NONE;
 	c->lcores.idle_pause_polls = 256;
 	c->lcores.idle_yield_polls = 4096;
@@ -64,6 +68,10 @@ struct dp_conf_range {
 static const struct dp_conf_range dp_conf_ranges[] = {
 	DP_RANGE(max_workers, 1, DPRPC_MAX_WORKERS),
 	DP_RANGE(port.nb_mbufs, 1024, UINT32_MAX),
+	DP_RANGE(port.ipv4_prefix_len, 0, 32),
+	DP_RANGE(port.ttl, 1, 255),
+	DP_RANGE(port.udp_checksum, DPRPC_UDP_CSUM_OFF, DPRPC_UDP_CSUM_WIRE),
+	DP_RANGE(port.arp_retry_ms, 1, 10000),
 	DP_RANGE(lcores.nb_pool, 0, DPRPC_MAX_HANDLER_LCORES),
 	DP_RANGE(calls.max_outstanding, 1, UINT16_MAX),
 	DP_RANGE(calls.credits, 1, 1024),

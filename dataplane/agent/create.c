@@ -220,6 +220,7 @@ dprpc_agent_create(const struct dprpc_agent_conf *c)
 	a->m.r.b.rank = (uint16_t)rank;
 	a->m.r.b.self_addr =
 		rank == DP_RANK_NONE ? a->m.r.b.world.self.addr : a->m.r.b.world.addrs[rank];
+	a->m.r.b.ttl = (uint8_t)c->port.ttl;
 	a->m.r.b.session = dp_new_session();
 	a->m.r.b.rx_ctx = (struct dp_rx_ctx){.addrs = a->m.r.b.world.addrs,
 		.nb_workers = a->m.r.b.world.n,
@@ -279,6 +280,10 @@ dprpc_agent_create(const struct dprpc_agent_conf *c)
 	rc = dp_port_open(&a->m.r.b.port, c, a->m.r.b.rank);
 	if (rc != 0)
 		goto fail;
+	rc = dp_arp_init(&a->m.r.b, c);
+	if (rc != 0)
+		goto fail;
+	dp_stage_wire_init(&a->m.r.b, c);
 	a->io_lcore = c->lcores.io;
 	rc = dp_lcores_launch(a);
 	if (rc != 0) {

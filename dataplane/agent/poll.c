@@ -50,6 +50,15 @@ dp_rx_frame(struct dprpc_agent *a, struct rte_mbuf *m)
 		dp_drop_frame(&a->m.r.b, m, why);
 		return;
 	}
+	/* A checksum sent: the port's verdict, or ours. */
+	if (unlikely(dp_frame_udp_csum(&p) != 0) &&
+		((m->ol_flags & RTE_MBUF_F_RX_L4_CKSUM_MASK) == RTE_MBUF_F_RX_L4_CKSUM_BAD ||
+			((m->ol_flags & RTE_MBUF_F_RX_L4_CKSUM_MASK) !=
+					RTE_MBUF_F_RX_L4_CKSUM_GOOD &&
+				!dp_frame_udp_ok(rte_pktmbuf_mtod(m, const uint8_t *), &p)))) {
+		dp_drop_frame(&a->m.r.b, m, DPRPC_DROP_BAD_UDP_CSUM);
+		return;
+	}
 	if (unlikely(p.dst == DP_RANK_NONE)) {
 		/* A join frame, from or to a worker not in the world. */
 		dp_join_rx(&a->m, &p);
@@ -174,6 +183,8 @@ dp_run_timers(struct dprpc_agent *a, uint64_t now)
 			n += dp_poll_port(a, pt, DP_RX_BURST);
 	}
 	dp_liveness(&a->m.r, now);
+	if (unlikely(a->m.r.b.arp.on))
+		dp_arp_timer(&a->m.r.b, now);
 	/* This thread is between read-side sections: a quiescent state for
 	 * an io lcore or a poll that stays online (dp_rcu.h). */
 	dp_rcu_quiescent();

@@ -38,6 +38,7 @@ static const char *const dp_drop_names[DPRPC_DROP_MAX] = {
 	[DPRPC_DROP_WRONG_INCARNATION] = "wrong_incarnation",
 	[DPRPC_DROP_OVER_BUDGET] = "over_budget",
 	[DPRPC_DROP_OTHER_MAC] = "other_mac",
+	[DPRPC_DROP_BAD_UDP_CSUM] = "bad_udp_csum",
 };
 
 const char *
@@ -105,6 +106,9 @@ dprpc_agent_stats_get(const struct dprpc_agent *a, struct dprpc_agent_stats *s)
 	s->holds_sent = dp_load_relaxed(&a->m.r.b.st.holds_sent);
 	s->holds_received = dp_load_relaxed(&a->m.r.b.st.holds_received);
 	s->arp_answered = dp_load_relaxed(&a->m.r.b.st.arp_answered);
+	s->arp_sent = dp_load_relaxed(&a->m.r.b.st.arp_sent);
+	s->arp_resolved = dp_load_relaxed(&a->m.r.b.st.arp_resolved);
+	s->arp_unresolved = dp_load_relaxed(&a->m.r.b.st.arp_unresolved);
 	s->echo_answered = dp_load_relaxed(&a->m.r.b.st.echo_answered);
 	s->rejected_pool = dp_load_relaxed(&a->m.r.b.st.rejected_pool);
 	s->rejected_peer = dp_load_relaxed(&a->m.r.b.st.rejected_peer);

@@ -92,6 +92,9 @@ dp_tel_add_stats(struct dprpc_agent *a, void *arg)
 	rte_tel_data_add_dict_u64(d, "holds_sent", s.holds_sent);
 	rte_tel_data_add_dict_u64(d, "holds_received", s.holds_received);
 	rte_tel_data_add_dict_u64(d, "arp_answered", s.arp_answered);
+	rte_tel_data_add_dict_u64(d, "arp_sent", s.arp_sent);
+	rte_tel_data_add_dict_u64(d, "arp_resolved", s.arp_resolved);
+	rte_tel_data_add_dict_u64(d, "arp_unresolved", s.arp_unresolved);
 	rte_tel_data_add_dict_u64(d, "echo_answered", s.echo_answered);
 	rte_tel_data_add_dict_u64(d, "rejected_overload", s.rejected_overload);
 	rte_tel_data_add_dict_u64(d, "rejected_pool", s.rejected_pool);

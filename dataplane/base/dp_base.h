@@ -31,6 +31,7 @@
 #include <dprpc/dprpc_conf.h>
 #include <dprpc/dprpc_stats.h>
 
+#include "dp_arp.h"
 #include "dp_ext.h"
 #include "dp_fault.h"
 #include "dp_log.h"
@@ -84,6 +85,7 @@ struct dp_stats {
 	_Atomic uint64_t cancels_resent;	     /* CANCELs sent again, unanswered */
 	_Atomic uint64_t holds_sent, holds_received; /* HELD answers (poller) */
 	_Atomic uint64_t arp_answered, echo_answered; /* dp_host_rx() (poller) */
+	_Atomic uint64_t arp_sent, arp_resolved, arp_unresolved; /* arp.c (poller) */
 	_Atomic uint64_t rejected_pool, rejected_peer, rejected_requests; /* -EBUSY answers */
 	_Atomic uint64_t rejected_inline; /* -EBUSY: the inline backlog (poller) */
 	/* -EBUSY from a handler, dprpc_reply_busy() (any thread: dp_count_mt) */
@@ -107,7 +109,16 @@ struct dp_base {
 	 * (never reallocated). */
 	struct dp_world world;
 	unsigned int world_cap;
-	struct dp_addr self_addr; /* ours: also world.addrs[rank] once in the world */
+	/* Ours: also world.addrs[rank] once in the world, but for a MAC taken
+	 * from the port (the map's is zero: arp.c), which only this holds. */
+	struct dp_addr self_addr;
+	/* The default port's frames (dp_stage_port()): the IPv4 TTL of what
+	 * we send; UDP checksums (enum dp_udp_csum_by); whether either ARP or
+	 * checksums make it touch them. */
+	uint8_t ttl;
+	uint8_t udp_csum;
+	bool wire_out;
+	struct dp_arp arp;
 	struct dp_rx_ctx rx_ctx;
 
 	struct rte_mempool *mp;

@@ -17,11 +17,29 @@
 struct rte_mbuf *dp_frame_alloc(struct dp_base *a, uint32_t len, uint8_t **frame);
 void dp_stage_out(struct dp_base *a, struct rte_mbuf *m);
 void dp_stage_port(struct dp_base *a, struct rte_mbuf *m);
-/* A frame that is not dprpc's (its parse said not_dprpc): true if it was
- * an ARP request for this agent's address or an ICMP echo request to it,
- * answered on the default port (counted, the mbuf gone); false, the mbuf
- * untouched, otherwise.  The poller. */
+/* A frame that is not dprpc's (its parse said not_dprpc): an ARP frame
+ * teaches the ARP cache (arp.c); true if it was an ARP request for this
+ * agent's address or an ICMP echo request to it, answered on the default
+ * port (counted, the mbuf gone); false, the mbuf untouched, otherwise.
+ * The poller. */
 bool dp_host_rx(struct dp_base *a, struct rte_mbuf *m);
+/* A frame ready for the wire (ARP, a host's answer, a frame the ARP cache
+ * held) straight to the default port's tx_buf; dropped, counted, if there
+ * is none or it stays full.  The poller. */
+void dp_stage_raw(struct dp_base *a, struct rte_mbuf *m);
+
+/* Once the ports are open and the ARP cache set up: who fills the UDP
+ * checksums (conf.port.udp_checksum), and whether the default port's
+ * frames need dp_stage_port()'s touch (dp_base.wire_out). */
+void dp_stage_wire_init(struct dp_base *a, const struct dprpc_agent_conf *c);
+
+/* Who fills the UDP checksums of the default port's frames
+ * (dp_base.udp_csum, conf.port.udp_checksum). */
+enum dp_udp_csum_by {
+	DP_CSUM_NONE, /* nobody: 0 */
+	DP_CSUM_SOFT, /* dp_stage_port(), in software */
+	DP_CSUM_PORT, /* the port (RTE_ETH_TX_OFFLOAD_UDP_CKSUM) */
+};
 unsigned int dp_tx_flush(struct dp_base *a);
 /* Whether the port that reaches worker @to can stage one more frame once
  * what it holds was offered to the port.  A resend asks first: parked on
@@ -41,8 +59,8 @@ dp_tx_fill(const struct dp_base *a)
 	return n;
 }
 
-/* The common case of dp_stage_out(): no transmit faults, one port, room
- * in its tx_buf.  Inlined into dp_stage_tx() (every request and reply goes
+/* The common case of dp_stage_out(): no transmit faults, one port whose
+ * frames need no ARP or UDP checksum, room in its tx_buf.  Inlined into dp_stage_tx() (every request and reply goes
  * through it), it takes no call of its own and no register saves, and the
  * flush every DP_TX_FLUSH_AT frames is dp_tx_flush(), out of line (with
  * one port it flushes that one).  False: dp_stage_out() must stage it. */
@@ -51,7 +69,7 @@ dp_stage_fast(struct dp_base *a, struct rte_mbuf *m)
 {
 	struct dp_port *pt = &a->port.ports[0];
 
-	if (unlikely(a->ftx.on || a->port.nb_ports > 1 || pt->tx_n >= DP_TX_BUF))
+	if (unlikely(a->ftx.on || a->port.nb_ports > 1 || a->wire_out || pt->tx_n >= DP_TX_BUF))
 		return false;
 	pt->tx_buf[pt->tx_n++] = m;
 	if (pt->tx_n >= DP_TX_FLUSH_AT)

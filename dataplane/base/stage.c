@@ -11,6 +11,7 @@
 
 #include <rte_cycles.h>
 #include <rte_ethdev.h>
+#include <rte_ip.h>
 
 #include "dp_base.h"
 #include "dp_stage.h"
@@ -115,25 +116,69 @@ dp_port_push(struct dp_base *a, struct dp_port *pt, struct rte_mbuf *m)
 	return true;
 }
 
-bool
-dp_host_rx(struct dp_base *a, struct rte_mbuf *m)
+void
+dp_stage_raw(struct dp_base *a, struct rte_mbuf *m)
 {
-	struct dp_port *pt = &a->port.ports[0];
-	enum dp_host_reply r;
-
-	if (a->port.nb_ports == 0 || pt->kind != DP_PORT_DEFAULT)
-		return false;
-	r = dp_host_answer(rte_pktmbuf_mtod(m, uint8_t *), m->data_len, &a->self_addr);
-	if (r == DP_HOST_NONE)
-		return false;
-	dp_count(r == DP_HOST_ARP ? &a->st.arp_answered : &a->st.echo_answered, 1);
-	/* Not through dp_stage_port(): it reads a dprpc header, and its
-	 * tx_ring fallback would read it again. */
-	if (!dp_port_push(a, pt, m)) {
+	if (!a->port.has_default_port || !dp_port_push(a, &a->port.ports[0], m)) {
 		dp_count(&a->st.tx_dropped, 1);
 		rte_pktmbuf_free(m);
 	}
+}
+
+bool
+dp_host_rx(struct dp_base *a, struct rte_mbuf *m)
+{
+	uint8_t *f = rte_pktmbuf_mtod(m, uint8_t *);
+	enum dp_host_reply r;
+
+	if (!a->port.has_default_port)
+		return false;
+	dp_arp_learn(a, f, m->data_len);
+	r = dp_host_answer(f, m->data_len, &a->self_addr, a->ttl);
+	if (r == DP_HOST_NONE)
+		return false;
+	dp_count(r == DP_HOST_ARP ? &a->st.arp_answered : &a->st.echo_answered, 1);
+	dp_stage_raw(a, m);
 	return true;
+}
+
+void
+dp_stage_wire_init(struct dp_base *a, const struct dprpc_agent_conf *c)
+{
+	bool sum =
+		a->port.has_default_port && (c->port.udp_checksum == DPRPC_UDP_CSUM_ON ||
+						    (c->port.udp_checksum == DPRPC_UDP_CSUM_WIRE &&
+							    dp_port_has_wire(&a->port)));
+
+	a->udp_csum = !sum				  ? DP_CSUM_NONE
+		      : a->port.ports[0].udp_csum_offload ? DP_CSUM_PORT
+							  : DP_CSUM_SOFT;
+	a->wire_out = a->udp_csum != DP_CSUM_NONE || a->arp.on;
+}
+
+/* A frame for the default port, what it needs there: its UDP checksum
+ * (by the port, or here) and its MACs (arp.c).  False: it was held or
+ * dropped, no longer ours. */
+static bool
+dp_stage_wire(struct dp_base *a, struct rte_mbuf *m)
+{
+	if (a->udp_csum != DP_CSUM_NONE) {
+		struct rte_ipv4_hdr *ip = rte_pktmbuf_mtod_offset(
+			m, struct rte_ipv4_hdr *, sizeof(struct rte_ether_hdr));
+		struct rte_udp_hdr *udp = (struct rte_udp_hdr *)(ip + 1);
+
+		if (a->udp_csum == DP_CSUM_PORT) {
+			m->l2_len = sizeof(struct rte_ether_hdr);
+			m->l3_len = sizeof(*ip);
+			m->ol_flags |= RTE_MBUF_F_TX_IPV4 | RTE_MBUF_F_TX_UDP_CKSUM;
+			udp->dgram_cksum = rte_ipv4_phdr_cksum(ip, m->ol_flags);
+		} else {
+			udp->dgram_cksum = 0;
+			udp->dgram_cksum = rte_ipv4_udptcp_cksum_mbuf(
+				m, ip, sizeof(struct rte_ether_hdr) + sizeof(*ip));
+		}
+	}
+	return !a->arp.on || dp_arp_out(a, m);
 }
 
 /* Stage a frame for the port that reaches its destination (faults
@@ -160,6 +205,8 @@ dp_stage_port(struct dp_base *a, struct rte_mbuf *m)
 			return;
 		}
 	}
+	if (unlikely(a->wire_out) && pt->kind == DP_PORT_DEFAULT && !dp_stage_wire(a, m))
+		return;
 	if (likely(dp_port_push(a, pt, m)))
 		return;
 	/* The port pushes back and tx_buf is full (the rx budget and the ring

@@ -127,6 +127,9 @@ struct dp_port {
 	 * the application's) but as restart says. */
 	bool one_peer;
 	bool memif; /* the default port is a memif port (dp_port_open()) */
+	/* The default port fills UDP checksums (RTE_ETH_TX_OFFLOAD_UDP_CKSUM
+	 * configured): dp_stage_port() asks it to rather than sum them. */
+	bool udp_csum_offload;
 	/* The default port, a memif client the agent probed from conf.port.vdev,
 	 * whose link has not come up yet: connected again, as a link's client
 	 * is, when its link is not up DP_LINK_RESTART_MS after it started
@@ -236,6 +239,13 @@ struct dp_ports {
  * rank @self: 0, or a negative errno, logged (dp_port_close() undoes what
  * was done). */
 int dp_port_open(struct dp_ports *a, const struct dprpc_agent_conf *c, unsigned int self);
+/* The default port's MAC now (port_wire.c): its kernel interface's for a
+ * port bound to one, else the ethdev's.  0, or -ENODEV (no default port)
+ * or the failing call's negative errno. */
+int dp_port_mac_read(const struct dp_ports *a, struct rte_ether_addr *mac);
+/* Whether there is a default port with a wire under it: not a memif or a
+ * net_ring port, whose frames only cross memory. */
+bool dp_port_has_wire(const struct dp_ports *a);
 /* Stop the ports we started, close those we probed (port_close.c); with
  * memif ports, on the EAL interrupt thread (memif_unhook.c). */
 void dp_port_close(struct dp_ports *a);

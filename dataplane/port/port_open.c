@@ -55,6 +55,7 @@ dp_port_take_ready(
 	struct dp_ports *a, struct dp_port *pt, const struct dprpc_agent_conf *c, uint16_t port)
 {
 	struct rte_eth_dev_info info;
+	struct rte_eth_conf pconf;
 	int rc = rte_eth_dev_info_get(port, &info);
 
 	if (rc != 0) {
@@ -72,6 +73,10 @@ dp_port_take_ready(
 	rc = dp_port_queues_run(a, port, c->port.rx_queue, c->port.tx_queue);
 	if (rc != 0)
 		return rc;
+	/* The application's configuration says whether the port fills
+	 * UDP checksums. */
+	pt->udp_csum_offload = rte_eth_dev_conf_get(port, &pconf) == 0 &&
+			       (pconf.txmode.offloads & RTE_ETH_TX_OFFLOAD_UDP_CKSUM) != 0;
 	pt->rxq = c->port.rx_queue;
 	pt->txq = c->port.tx_queue;
 	return 0;
@@ -119,12 +124,22 @@ int
 dp_port_setup(struct dp_ports *a, struct dp_port *pt, uint16_t port)
 {
 	struct dp_memif_sock ms;
+	struct rte_eth_dev_info info;
 	struct rte_eth_conf pconf;
 	int rc;
 
 	pt->rxq = 0;
 	pt->txq = 0;
 	memset(&pconf, 0, sizeof(pconf));
+	/* UDP checksums by the port where it can (the default port's
+	 * frames, dp_stage_port()); checked on receive where it can. */
+	if (pt->kind == DP_PORT_DEFAULT && rte_eth_dev_info_get(port, &info) == 0) {
+		pt->udp_csum_offload = (info.tx_offload_capa & RTE_ETH_TX_OFFLOAD_UDP_CKSUM) != 0;
+		if (pt->udp_csum_offload)
+			pconf.txmode.offloads |= RTE_ETH_TX_OFFLOAD_UDP_CKSUM;
+		if (info.rx_offload_capa & RTE_ETH_RX_OFFLOAD_UDP_CKSUM)
+			pconf.rxmode.offloads |= RTE_ETH_RX_OFFLOAD_UDP_CKSUM;
+	}
 	/* Refuses a started port with -EBUSY before changing anything. */
 	rc = rte_eth_dev_configure(port, 1, 1, &pconf);
 	if (rc == -EBUSY) {

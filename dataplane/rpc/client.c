@@ -517,6 +517,9 @@ dp_client_timers(struct dp_rpc *a, uint64_t now)
 				s->rto_tsc = RTE_MIN(prev * 2, a->rto_max_tsc);
 				s->rtx_tsc = now + s->rto_tsc;
 				s->held = false;
+				/* Lost: maybe to a MAC the peer no longer has. */
+				if (!held)
+					dp_arp_doubt(&a->b, a->b.world.addrs[p].ip);
 				if (unlikely(s->parked)) {
 					/* Still nothing heard from the peer: ask
 					 * again for its incarnation (the slots

@@ -252,6 +252,9 @@ dp_liveness(struct dp_rpc *a, uint64_t now)
 		}
 		if (a->keepalive_tsc != 0 && now - since >= a->keepalive_tsc &&
 			now - peer->last_ping_tsc >= a->keepalive_tsc) {
+			/* Silent: maybe its MAC changed (arp.c). */
+			if (now - since >= 2 * a->keepalive_tsc)
+				dp_arp_doubt(&a->b, a->b.world.addrs[p].ip);
 			peer->last_ping_tsc = now;
 			dp_count(&a->b.st.keepalives, 1);
 			dp_send_control(a, p, DP_CTRL_PING);

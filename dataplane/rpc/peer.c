@@ -24,7 +24,8 @@ dp_peer_init(struct dp_rpc *a, unsigned int p)
 	struct dp_peer *peer = &a->peers[p];
 	unsigned int i;
 
-	dp_l2l4_template(peer->tmpl, &a->b.self_addr, &a->b.world.addrs[p]);
+	dp_l2l4_template(peer->tmpl, &a->b.self_addr, &a->b.world.addrs[p], a->b.ttl);
+	dp_arp_peer(&a->b, &a->b.world.addrs[p]);
 	snprintf(peer->expire_msg, sizeof(peer->expire_msg), "call to %s timed out",
 		a->b.world.w[p].name);
 	peer->slots = calloc(a->max_outstanding, sizeof(*peer->slots));

@@ -18,7 +18,7 @@
 #include <dprpc/dprpc_stats.h>
 
 void
-dp_l2l4_template(uint8_t *tmpl, const struct dp_addr *src, const struct dp_addr *dst)
+dp_l2l4_template(uint8_t *tmpl, const struct dp_addr *src, const struct dp_addr *dst, uint8_t ttl)
 {
 	struct rte_ether_hdr *eth = (struct rte_ether_hdr *)tmpl;
 	struct rte_ipv4_hdr *ip = (struct rte_ipv4_hdr *)(eth + 1);
@@ -33,7 +33,7 @@ dp_l2l4_template(uint8_t *tmpl, const struct dp_addr *src, const struct dp_addr 
 	ip->packet_id = 0;
 	/* Never fragmented: DF set, offset 0. */
 	ip->fragment_offset = rte_cpu_to_be_16(RTE_IPV4_HDR_DF_FLAG);
-	ip->time_to_live = 64;
+	ip->time_to_live = ttl;
 	ip->next_proto_id = IPPROTO_UDP;
 	ip->src_addr = src->ip;
 	ip->dst_addr = dst->ip;
@@ -272,6 +272,20 @@ dp_frame_parse(const uint8_t *frame, uint32_t len, const struct dp_rx_ctx *ctx,
 	out->handler_id = rte_be_to_cpu_32(h->handler_id);
 	out->status = rte_be_to_cpu_32(h->status);
 	return true;
+}
+
+bool
+dp_frame_udp_ok(const uint8_t *frame, const struct dp_parsed *p)
+{
+	const struct rte_ipv4_hdr *ip =
+		(const struct rte_ipv4_hdr *)(frame + sizeof(struct rte_ether_hdr));
+	const struct rte_udp_hdr *udp = (const struct rte_udp_hdr *)p->hdr - 1;
+	uint32_t sum = (uint32_t)rte_raw_cksum(udp, rte_be_to_cpu_16(udp->dgram_len)) +
+		       rte_ipv4_phdr_cksum(ip, 0);
+
+	sum = (sum & 0xffff) + (sum >> 16);
+	sum = (sum & 0xffff) + (sum >> 16);
+	return sum == 0xffff;
 }
 
 int

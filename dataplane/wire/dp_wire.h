@@ -241,7 +241,8 @@ _Static_assert(DP_L2L4_LEN == 42, "L2-L4 headers are 42 bytes");
 _Static_assert(DPRPC_MAX_FRAME_PAYLOAD + 20 + 8 + sizeof(struct dp_wire_hdr) == 1500,
 	"one frame's payload fills a 1500-byte MTU");
 
-/* One worker's address, from the world map. */
+/* One worker's address, from the world map.  A MAC of all zeros: none
+ * given, the next hop's is found by ARP when a frame goes out (arp.c). */
 struct dp_addr {
 	struct rte_ether_addr mac;
 	rte_be32_t ip;
@@ -352,9 +353,11 @@ dp_budget_decode(uint16_t v)
 	return (uint64_t)(v & DP_BUDGET_MANT_MAX) << (v >> DP_BUDGET_MANT_BITS);
 }
 
-/* Build the Ethernet/IPv4/UDP headers from @src to @dst into tmpl[DP_L2L4_LEN];
- * lengths and checksum are filled per frame by dp_frame_write(). */
-void dp_l2l4_template(uint8_t *tmpl, const struct dp_addr *src, const struct dp_addr *dst);
+/* Build the Ethernet/IPv4/UDP headers from @src to @dst, IPv4 TTL @ttl,
+ * into tmpl[DP_L2L4_LEN]; lengths and checksum are filled per frame by
+ * dp_frame_write(). */
+void dp_l2l4_template(
+	uint8_t *tmpl, const struct dp_addr *src, const struct dp_addr *dst, uint8_t ttl);
 
 /* Write a whole frame at @frame: template, dprpc header, payload; fix the
  * IPv4/UDP lengths and the IPv4 checksum.  @frame has room for
@@ -399,6 +402,17 @@ dp_ipv4_hdr_sum(const void *ip, uint32_t ihl)
 bool dp_frame_parse(const uint8_t *frame, uint32_t len, const struct dp_rx_ctx *ctx,
 	struct dp_parsed *out, enum dprpc_drop_reason *why);
 
+/* The UDP checksum of a frame @p parsed (0: none sent), as it came. */
+static inline uint16_t
+dp_frame_udp_csum(const struct dp_parsed *p)
+{
+	return ((const struct rte_udp_hdr *)p->hdr - 1)->dgram_cksum;
+}
+
+/* Whether the UDP checksum of @frame, parsed into @p and not 0, is right
+ * (over the pseudo-header, the UDP header and what follows). */
+bool dp_frame_udp_ok(const uint8_t *frame, const struct dp_parsed *p);
+
 /* What dp_host_answer() made of a frame that is not dprpc's. */
 enum dp_host_reply {
 	DP_HOST_NONE, /* nothing to answer: the frame is untouched */
@@ -407,10 +421,25 @@ enum dp_host_reply {
 };
 
 /* Answer as a host does (host.c): an ARP request for @self's IPv4 address
- * or an ICMP echo request to it becomes its reply in place, of the same
- * length, addressed back to its sender.  Reads and writes nothing outside
+ * (not a gratuitous one of the same address) or an ICMP echo request to
+ * it becomes its reply in place, of the same length, addressed back to its
+ * sender (an echo reply with TTL @ttl).  Reads and writes nothing outside
  * [frame, frame+len). */
-enum dp_host_reply dp_host_answer(uint8_t *frame, uint32_t len, const struct dp_addr *self);
+enum dp_host_reply dp_host_answer(
+	uint8_t *frame, uint32_t len, const struct dp_addr *self, uint8_t ttl);
+
+/* An ARP frame's sender, whatever its operation: true and @ip, @mac if
+ * @frame is a well-formed Ethernet/IPv4 ARP request or reply. */
+bool dp_arp_sender(const uint8_t *frame, uint32_t len, rte_be32_t *ip, struct rte_ether_addr *mac);
+
+/* The length of an ARP request dp_arp_request_write() makes (the
+ * Ethernet minimum, padded). */
+#define DP_ARP_FRAME_LEN (RTE_ETHER_MIN_LEN - RTE_ETHER_CRC_LEN)
+/* An ARP request from @self for @tip into @frame (DP_ARP_FRAME_LEN
+ * bytes), to @dst (NULL: broadcast).  @tip equal to @self's address:
+ * a gratuitous ARP, announcing @self's MAC. */
+void dp_arp_request_write(uint8_t *frame, const struct dp_addr *self, rte_be32_t tip,
+	const struct rte_ether_addr *dst);
 
 /* Offset of the dprpc header's slot and req_num fields in a frame, for the
  * poller to stamp a submitted request. */
@@ -443,6 +472,14 @@ struct dp_world_link {
 	uint16_t a, b;
 	char path[DP_SOCK_PATH_MAX];
 };
+/* Most "subnet" lines in a map. */
+#define DP_WORLD_SUBNETS_MAX 64
+/* "subnet IPV4/LEN [via GATEWAY]": a worker whose address is in it takes
+ * its prefix length and gateway (0: none), unless its conf gives them. */
+struct dp_world_subnet {
+	rte_be32_t net, mask, gw;
+	uint8_t len;
+};
 struct dp_world {
 	unsigned int n;
 	struct dp_world_entry w[DPRPC_MAX_WORKERS];
@@ -457,11 +494,22 @@ struct dp_world {
 	 * rank "-" (no rank yet) and nothing else; n is 0 (join.c). */
 	bool joiner;
 	struct dp_world_entry self;
+	unsigned int nb_subnets;
+	struct dp_world_subnet subnets[DP_WORLD_SUBNETS_MAX];
 };
 int dp_world_parse(const char *spec, struct dp_world *world, char *err, size_t errlen);
-/* "NAME MAC IPV4 UDP_PORT" (a map line without its rank) into @e: 0 or
- * -EINVAL (message in @err). */
+/* "NAME MAC IPV4 UDP_PORT" or "NAME IPV4 UDP_PORT" (a map line without
+ * its rank) into @e: 0 or -EINVAL (message in @err). */
 int dp_world_parse_member(const char *spec, struct dp_world_entry *e, char *err, size_t errlen);
+/* The longest "subnet" line of @world holding @ip: 1 and its prefix
+ * length and gateway (0: none), or 0 if there is none. */
+int dp_world_subnet_of(const struct dp_world *world, rte_be32_t ip, uint8_t *len, rte_be32_t *gw);
+/* The network-order mask of a prefix of @len bits (0..32). */
+static inline rte_be32_t
+dp_prefix_mask(unsigned int len)
+{
+	return len == 0 ? 0 : rte_cpu_to_be_32(~UINT32_C(0) << (32 - len));
+}
 /* The memif link between @self and @peer in @world, if any: its socket
  * path into @path, and whether @self is the memif server.  1 if there is
  * one, 0 if @peer is reached through the agent's default port, -EINVAL

@@ -4,6 +4,8 @@
  *
  *     # comment
  *     NAME RANK MAC IPV4 UDP_PORT
+ *     NAME RANK IPV4 UDP_PORT
+ *     subnet IPV4/LEN [via GATEWAY]
  *     link NAME NAME memif:SOCKET_PATH
  *     mesh memif:DIR
  *
@@ -13,6 +15,9 @@
  * file.  Ranks must be exactly 0..n-1; names and IPv4:port pairs are
  * unique.  Errors name the entry that is wrong.
  *
+ * A worker line without a MAC is resolved by ARP (its MAC left zero,
+ * base/arp.c); "subnet" lines give a worker in that subnet its prefix
+ * length and gateway.
  * "link" and "mesh" lines say which memif link reaches whom, anyone else
  * is reached through the default port; "NAME RANK" is a worker only memif
  * links reach, its address made from its rank (dp_world_derive()).  See
@@ -50,7 +55,9 @@ dp_world_addr(const char *name, const char *mac, const char *ip, const char *por
 	struct in_addr in;
 	char *end;
 
-	if (rte_ether_unformat_addr(mac, &e->addr.mac) != 0)
+	if (mac == NULL)
+		memset(&e->addr.mac, 0, sizeof(e->addr.mac)); /* found by ARP */
+	else if (rte_ether_unformat_addr(mac, &e->addr.mac) != 0)
 		return dp_world_err(err, errlen, "world entry %u: bad MAC '%s'", lineno, mac);
 	if (inet_pton(AF_INET, ip, &in) != 1)
 		return dp_world_err(
@@ -89,15 +96,21 @@ dp_world_entry(char *line, unsigned int lineno, struct dp_world *world, bool *se
 	char name[64], mac[32], ip[32], extra[2];
 	unsigned long rank;
 	char rank_s[16], port_s[16], *end;
+	const char *mac_p, *ip_p, *port_p;
 	struct dp_world_entry *e;
 	int n, rc;
 
 	n = sscanf(line, "%63s %15s %31s %31s %15s %1s", name, rank_s, mac, ip, port_s, extra);
-	if (n != 5 && n != 2)
+	if (n != 5 && n != 4 && n != 2)
 		return dp_world_err(err, errlen,
-			"world entry %u: want 'NAME RANK MAC IPV4 UDP_PORT', or 'NAME RANK' "
-			"for a worker only memif links reach",
+			"world entry %u: want 'NAME RANK MAC IPV4 UDP_PORT', 'NAME RANK IPV4 "
+			"UDP_PORT' (MAC found by ARP), or 'NAME RANK' for a worker only memif "
+			"links reach",
 			lineno);
+	/* Four words: no MAC, the third is the address. */
+	mac_p = n == 4 ? NULL : mac;
+	ip_p = n == 4 ? mac : ip;
+	port_p = n == 4 ? ip : port_s;
 	if (strlen(name) >= DPRPC_NAME_MAX)
 		return dp_world_err(err, errlen, "world entry %u: name longer than %d bytes",
 			lineno, DPRPC_NAME_MAX - 1);
@@ -110,10 +123,10 @@ dp_world_entry(char *line, unsigned int lineno, struct dp_world *world, bool *se
 		if (n == 2)
 			return dp_world_err(err, errlen,
 				"world entry %u: worker '%s' joins (rank \"-\"): it needs its "
-				"MAC, IPV4 and UDP_PORT",
+				"IPV4 and UDP_PORT",
 				lineno, name);
 		world->joiner = true;
-		return dp_world_addr(name, mac, ip, port_s, lineno, &world->self, err, errlen);
+		return dp_world_addr(name, mac_p, ip_p, port_p, lineno, &world->self, err, errlen);
 	}
 	errno = 0;
 	rank = strtoul(rank_s, &end, 10);
@@ -129,7 +142,7 @@ dp_world_entry(char *line, unsigned int lineno, struct dp_world *world, bool *se
 		dp_world_derive((unsigned int)rank, name, e);
 		no_addr[rank] = true;
 	} else {
-		rc = dp_world_addr(name, mac, ip, port_s, lineno, e, err, errlen);
+		rc = dp_world_addr(name, mac_p, ip_p, port_p, lineno, e, err, errlen);
 		if (rc != 0)
 			return rc;
 	}
@@ -148,7 +161,8 @@ dp_world_check(struct dp_world *world, const bool *seen, char *err, size_t errle
 		if (world->n != 0 || world->nb_links != 0)
 			return dp_world_err(err, errlen,
 				"world map: a worker without a rank (\"-\", joining) has only "
-				"its own line, and the world's mesh line if it has one");
+				"its own line, and the world's mesh and subnet lines if it has "
+				"them");
 		return 0;
 	}
 	if (world->n == 0)
@@ -225,8 +239,58 @@ dp_world_memif(const char *spec, char *path)
 	return true;
 }
 
-/* A "link" or "mesh" line: 1 if @line is one (0 if it is a worker entry),
- * or -EINVAL. */
+/* "subnet IPV4/LEN [via GATEWAY]": 1, or -EINVAL. */
+static int
+dp_world_subnet(
+	const char *line, unsigned int lineno, struct dp_world *world, char *err, size_t errlen)
+{
+	char word[8], net_s[32], via[8], gw_s[32], extra[2], *slash, *end;
+	struct dp_world_subnet *sn;
+	struct in_addr in;
+	unsigned long len;
+	int n;
+
+	n = sscanf(line, "%7s %31s %7s %31s %1s", word, net_s, via, gw_s, extra);
+	if ((n != 2 && n != 4) || (n == 4 && strcmp(via, "via") != 0))
+		return dp_world_err(err, errlen,
+			"world entry %u: want 'subnet IPV4/LEN [via GATEWAY]'", lineno);
+	if (world->nb_subnets == DP_WORLD_SUBNETS_MAX)
+		return dp_world_err(err, errlen, "world entry %u: more than %d subnet lines",
+			lineno, DP_WORLD_SUBNETS_MAX);
+	sn = &world->subnets[world->nb_subnets];
+	slash = strchr(net_s, '/');
+	if (slash == NULL)
+		return dp_world_err(
+			err, errlen, "world entry %u: subnet '%s' has no /LEN", lineno, net_s);
+	*slash = '\0';
+	errno = 0;
+	len = strtoul(slash + 1, &end, 10);
+	if (errno != 0 || *end != '\0' || !isdigit((unsigned char)slash[1]) || len > 32)
+		return dp_world_err(err, errlen, "world entry %u: bad prefix length '%s' (0..32)",
+			lineno, slash + 1);
+	if (inet_pton(AF_INET, net_s, &in) != 1)
+		return dp_world_err(
+			err, errlen, "world entry %u: bad IPv4 address '%s'", lineno, net_s);
+	sn->len = (uint8_t)len;
+	sn->mask = dp_prefix_mask(sn->len);
+	sn->net = in.s_addr & sn->mask;
+	sn->gw = 0;
+	if (n == 4) {
+		if (inet_pton(AF_INET, gw_s, &in) != 1 || in.s_addr == 0)
+			return dp_world_err(
+				err, errlen, "world entry %u: bad gateway '%s'", lineno, gw_s);
+		if ((in.s_addr & sn->mask) != sn->net)
+			return dp_world_err(err, errlen,
+				"world entry %u: gateway %s is not in subnet %s/%lu", lineno, gw_s,
+				net_s, len);
+		sn->gw = in.s_addr;
+	}
+	world->nb_subnets++;
+	return 1;
+}
+
+/* A "link", "mesh" or "subnet" line: 1 if @line is one (0 if it is a
+ * worker entry), or -EINVAL. */
 static int
 dp_world_directive(char *line, unsigned int lineno, struct dp_world *world,
 	struct dp_link_names *names, char *err, size_t errlen)
@@ -236,8 +300,11 @@ dp_world_directive(char *line, unsigned int lineno, struct dp_world *world,
 	int n;
 
 	if (sscanf(line, "%7s", word) != 1 ||
-		(strcmp(word, "link") != 0 && strcmp(word, "mesh") != 0))
+		(strcmp(word, "link") != 0 && strcmp(word, "mesh") != 0 &&
+			strcmp(word, "subnet") != 0))
 		return 0;
+	if (strcmp(word, "subnet") == 0)
+		return dp_world_subnet(line, lineno, world, err, errlen);
 	if (strcmp(word, "mesh") == 0) {
 		n = sscanf(line, "%7s %159s %1s", word, spec, extra);
 		if (n != 2 || !dp_world_memif(spec, world->mesh_dir))
@@ -336,6 +403,29 @@ dp_world_memif_only(const struct dp_world *world, const bool *no_addr, char *err
 	return 0;
 }
 
+/* A memif link carries frames as they were made: both its ends need a MAC
+ * (only the default port's frames find theirs by ARP). */
+static int
+dp_world_links_have_macs(const struct dp_world *world, char *err, size_t errlen)
+{
+	unsigned int i, x;
+
+	for (x = 0; x < world->n; x++) {
+		bool linked = world->mesh_dir[0] != '\0' && world->n > 1;
+
+		if (!rte_is_zero_ether_addr(&world->w[x].addr.mac))
+			continue;
+		for (i = 0; i < world->nb_links && !linked; i++)
+			linked = world->links[i].a == x || world->links[i].b == x;
+		if (linked)
+			return dp_world_err(err, errlen,
+				"world map: worker '%s' has no MAC, but a memif link reaches it: "
+				"give it its MAC (only the default port finds MACs by ARP)",
+				world->w[x].name);
+	}
+	return 0;
+}
+
 int
 dp_world_link_of(const struct dp_world *world, unsigned int self, unsigned int peer, char *path,
 	bool *server, char *err, size_t errlen)
@@ -370,14 +460,38 @@ int
 dp_world_parse_member(const char *spec, struct dp_world_entry *e, char *err, size_t errlen)
 {
 	char name[64], mac[32], ip[32], port_s[16], extra[2];
+	int n = spec == NULL
+			? 0
+			: sscanf(spec, "%63s %31s %31s %15s %1s", name, mac, ip, port_s, extra);
 
-	if (spec == NULL ||
-		sscanf(spec, "%63s %31s %31s %15s %1s", name, mac, ip, port_s, extra) != 4)
-		return dp_world_err(err, errlen, "member: want 'NAME MAC IPV4 UDP_PORT'");
+	if (n != 4 && n != 3)
+		return dp_world_err(err, errlen,
+			"member: want 'NAME MAC IPV4 UDP_PORT', or 'NAME IPV4 UDP_PORT' (MAC "
+			"found by ARP)");
 	if (strlen(name) >= DPRPC_NAME_MAX)
 		return dp_world_err(
 			err, errlen, "member: name longer than %d bytes", DPRPC_NAME_MAX - 1);
+	if (n == 3)
+		return dp_world_addr(name, NULL, mac, ip, 0, e, err, errlen);
 	return dp_world_addr(name, mac, ip, port_s, 0, e, err, errlen);
+}
+
+int
+dp_world_subnet_of(const struct dp_world *world, rte_be32_t ip, uint8_t *len, rte_be32_t *gw)
+{
+	unsigned int i;
+	int best = -1;
+
+	/* The longest prefix holding @ip. */
+	for (i = 0; i < world->nb_subnets; i++)
+		if ((ip & world->subnets[i].mask) == world->subnets[i].net &&
+			(best < 0 || world->subnets[i].len > world->subnets[best].len))
+			best = (int)i;
+	if (best < 0)
+		return 0;
+	*len = world->subnets[best].len;
+	*gw = world->subnets[best].gw;
+	return 1;
 }
 
 int
@@ -437,6 +551,8 @@ dp_world_parse(const char *spec, struct dp_world *world, char *err, size_t errle
 		rc = dp_world_links_check(world, names, err, errlen);
 	if (rc == 0)
 		rc = dp_world_memif_only(world, no_addr, err, errlen);
+	if (rc == 0)
+		rc = dp_world_links_have_macs(world, err, errlen);
 	free(names);
 	return rc;
 }

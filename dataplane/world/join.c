@@ -322,7 +322,7 @@ dp_join_begin(struct dp_membership *a, const struct dp_world_entry *m)
 			return -ENOMEM;
 		}
 	}
-	dp_l2l4_template(j->tmpl, &a->r.b.self_addr, &m->addr);
+	dp_l2l4_template(j->tmpl, &a->r.b.self_addr, &m->addr, a->r.b.ttl);
 	memcpy(j->member, m->name, sizeof(j->member));
 	atomic_store_explicit(&j->status, 0, memory_order_relaxed);
 	/* Release: tmpl, entries and status before the poller sends. */

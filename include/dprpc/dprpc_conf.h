@@ -78,6 +78,17 @@ typedef void (*dprpc_rref_free_fn_t)(const void *value, size_t len, void *arg);
  * The agent's default port: the one that reaches every worker no memif
  * link of the world map reaches (dprpc_agent_conf.world).
  */
+/** Which frames get a UDP checksum (dprpc_port_conf.udp_checksum): filled
+ * by the port where it offers to (RTE_ETH_TX_OFFLOAD_UDP_CKSUM), else in
+ * software. */
+enum dprpc_udp_csum {
+	DPRPC_UDP_CSUM_OFF = 0, /**< none: 0, as IPv4 allows */
+	DPRPC_UDP_CSUM_ON,	/**< every frame on the default port */
+	/** Those on a default port with a wire under it: not a memif or a
+	 * net_ring port, whose frames only cross memory. */
+	DPRPC_UDP_CSUM_WIRE,
+};
+
 struct dprpc_port_conf {
 	/**
 	 * The port: an ethdev port id of the application's, or -1 (the
@@ -132,6 +143,26 @@ struct dprpc_port_conf {
 	struct rte_mempool *mbuf_pool;
 	unsigned int nb_mbufs; /**< default 8191; at least 1024 */
 	int socket_id;	       /**< NUMA socket for memory; default SOCKET_ID_ANY */
+	/* IPv4 on the default port (docs/wire.md, "IPv4 as a host"). */
+	/** This worker's subnet prefix length, 1..32, for peers the map
+	 * gives no MAC; 0 (the default): that of the map's "subnet" line
+	 * holding its address, or none (every peer is on its link). */
+	unsigned int ipv4_prefix_len;
+	/** The gateway to peers off its subnet, a dotted quad inside the
+	 * subnet; NULL (the default): the map's "subnet" line's, or none. */
+	const char *gateway;
+	/** IPv4 TTL of what it sends, 1..255; default 64. */
+	unsigned int ttl;
+	/** UDP checksums of the frames it sends on the default port (enum
+	 * dprpc_udp_csum; default DPRPC_UDP_CSUM_WIRE).  Received frames'
+	 * are checked whenever they are not 0, whatever this says. */
+	unsigned int udp_checksum;
+	/** How long a MAC found by ARP is used before it is asked for again
+	 * (while in use), ms; default 30000; 0: never. */
+	unsigned int arp_reachable_ms;
+	/** How long an ARP request waits for its answer, ms, 1..10000,
+	 * doubling per request unanswered up to 64 times; default 10. */
+	unsigned int arp_retry_ms;
 };
 
 /** Which threads run the agent (dprpc_agent.h: the three ways). */

@@ -49,9 +49,12 @@ enum dprpc_drop_reason {
 				       (dprpc_agent_conf.budgets.msg_bytes_max): answered
 				       -ENOBUFS */
 	/** Sent to another station's MAC: its Ethernet destination neither
-	 * this agent's (its world map's) nor broadcast.  A promiscuous port
+	 * this agent's (its world map's, or its port's) nor broadcast.  A promiscuous port
 	 * on a shared segment sees them. */
 	DPRPC_DROP_OTHER_MAC,
+	/** UDP checksum present (not 0) and wrong: the frame was damaged
+	 * on its way (a router recomputes the Ethernet FCS, not this). */
+	DPRPC_DROP_BAD_UDP_CSUM,
 	DPRPC_DROP_MAX
 };
 
@@ -191,6 +194,12 @@ struct dprpc_agent_stats {
 	uint64_t arp_answered;	/**< ARP requests for this agent's IPv4
 				     address answered */
 	uint64_t echo_answered; /**< ICMP echo requests to it answered (ping) */
+	/* Its peers found by ARP (docs/wire.md, "IPv4 as a host"). */
+	uint64_t arp_sent;	 /**< ARP requests sent: for a next hop's MAC,
+				      refreshes, gratuitous ones */
+	uint64_t arp_resolved;	 /**< next hops' MACs learned or changed */
+	uint64_t arp_unresolved; /**< frames dropped for want of their next
+				      hop's MAC (their calls resend) */
 };
 
 /**

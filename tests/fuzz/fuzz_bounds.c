@@ -133,8 +133,8 @@ LLVMFuzzerInitialize(int *argc, char ***argv)
 	port_b = fuzz_env_up("fuzz_bounds", &mp, &to_b, &from_b);
 	if (dp_world_parse(FUZZ_WORLD, &world, err, sizeof(err)) != 0)
 		abort();
-	dp_l2l4_template(tmpl[0], &world.addrs[0], &world.addrs[1]);
-	dp_l2l4_template(tmpl[2], &world.addrs[2], &world.addrs[1]);
+	dp_l2l4_template(tmpl[0], &world.addrs[0], &world.addrs[1], 64);
+	dp_l2l4_template(tmpl[2], &world.addrs[2], &world.addrs[1], 64);
 	if (dprpc_agent_destroy(make_b()) != 0)
 		abort();
 	return 0;

@@ -77,14 +77,22 @@ fuzz_frame(uint8_t mode, const uint8_t *data, size_t size)
 			p.payload_len > DPRPC_MAX_FRAME_PAYLOAD ||
 			(p.src >= world.n && p.dst != DP_RANK_NONE))
 			abort();
+		/* The UDP checksum, as the poller checks it: in bounds. */
+		if (dp_frame_udp_csum(&p) != 0)
+			(void)dp_frame_udp_ok(frame, &p);
 	} else if ((unsigned int)why >= DPRPC_DROP_MAX) {
 		abort();
 	} else if (why == DPRPC_DROP_NOT_DPRPC) {
 		/* What the agent then offers to the host's answers: in bounds,
 		 * and a reply leaves the same length, addressed back. */
 		enum dp_host_reply r =
-			dp_host_answer(frame, (uint32_t)size, &world.addrs[ctx.self_rank]);
+			dp_host_answer(frame, (uint32_t)size, &world.addrs[ctx.self_rank], 64);
 
+		rte_be32_t sip;
+		struct rte_ether_addr sha;
+
+		/* What the ARP cache reads of it (arp.c): in bounds. */
+		(void)dp_arp_sender(frame, (uint32_t)size, &sip, &sha);
 		if (r != DP_HOST_NONE &&
 			!rte_is_same_ether_addr(&((struct rte_ether_hdr *)frame)->src_addr,
 				&world.addrs[ctx.self_rank].mac))

@@ -89,7 +89,7 @@ LLVMFuzzerInitialize(int *argc, char ***argv)
 	port_b = fuzz_env_up("fuzz_msg", &mp, &ab, &ba);
 	if (dp_world_parse(FUZZ_WORLD, &world, err, sizeof(err)) != 0)
 		abort();
-	dp_l2l4_template(tmpl_ab, &world.addrs[0], &world.addrs[1]);
+	dp_l2l4_template(tmpl_ab, &world.addrs[0], &world.addrs[1], 64);
 	/* What the first agent of a process sets up for good (the mbuf
 	 * dynamic field's registry, telemetry) is not a leak per input. */
 	if (dprpc_agent_destroy(make_b()) != 0)
