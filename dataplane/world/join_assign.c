@@ -155,6 +155,8 @@ dp_join_answer(struct dp_membership *a, const struct dp_join_msg *q, unsigned in
 		a->join.port_owner_session = rte_be_to_cpu_64(q->session);
 	}
 	dp_join_entry_in(&joiner, &q->joiner);
+	/* A joiner without a MAC is found by ARP, even by a world of MACs. */
+	dp_arp_peer(&a->r.b, &joiner.addr);
 	dp_l2l4_template(tmpl, &a->r.b.self_addr, &joiner.addr, a->r.b.ttl);
 	dp_join_send(a, tmpl, DP_RANK_NONE, rte_be_to_cpu_64(q->session), DP_CTRL_JOIN_ACK, ack,
 		(uint32_t)(sizeof(*ack) + count * (sizeof(*ents) + 1)));
