@@ -99,22 +99,26 @@ Test(codec, round_trip_keeps_every_field)
 	cr_assert_eq(p.status, 0u);
 	cr_assert_eq(p.payload_len, 8u);
 	cr_assert_arr_eq(p.payload, "payload!", 8);
-	cr_assert_eq(frame_len, 42u + 52u + 8u);
+	cr_assert_eq(frame_len, 42u + 72u + 8u);
 }
 
-/* Version 2's header, byte for byte at the offsets docs/wire.md gives:
- * the 64-bit incarnations big-endian at 16 and 24. */
+/* Version 3's header, byte for byte at the offsets docs/wire.md gives:
+ * the 64-bit incarnations big-endian at 16 and 24; world id, seq and tag
+ * left 0 by the writer (the stager stamps them). */
 Test(codec, header_bytes_at_their_offsets)
 {
-	static const uint8_t want[52] = {
-		0xd9, 0xc1, 2, DP_FRAME_REQUEST, 0, 0,		/* magic, version, type, flags */
+	static const uint8_t want[72] = {
+		0xd9, 0xc1, 3, DP_FRAME_REQUEST, 0, 0,		/* magic, version, type, flags */
 		0, 0, 0, 1, 0, 5,				/* src 0, dst 1, slot 5 */
 		0, 0, 0, 77,					/* req_num */
 		0x11, 0x22, 0x33, 0x44, 0x55, 0x66, 0x77, 0x88, /* session */
 		0x99, 0xaa, 0xbb, 0xcc, 0xdd, 0xee, 0xff, 0x01, /* dst_session */
 		0, 0, 0, 1, 0, 0, 0, 8,				/* pkt 0 of 1, msg_len 8 */
 		0xab, 0xcd, 0xef, 0x01, 0, 0, 0, 0,		/* handler_id, status */
-		0, 0, 0, 0,					/* credits, reserved */
+		0, 0, 0, 0,					/* credits, budget */
+		0, 0, 0, 0,					/* world_id */
+		0, 0, 0, 0, 0, 0, 0, 0,				/* seq */
+		0, 0, 0, 0, 0, 0, 0, 0,				/* tag */
 	};
 
 	cr_assert_eq(sizeof(struct dp_wire_hdr), sizeof(want));
@@ -165,7 +169,9 @@ Test(codec, wrong_magic_version_type)
 	h->magic ^= 1;
 	h->version = 1; /* the 40-byte header with 32-bit sessions */
 	cr_assert_eq(parse_fails(), DPRPC_DROP_BAD_VERSION);
-	h->version = 3;
+	h->version = 2; /* the 52-byte header, without world id or tag */
+	cr_assert_eq(parse_fails(), DPRPC_DROP_BAD_VERSION);
+	h->version = 4;
 	cr_assert_eq(parse_fails(), DPRPC_DROP_BAD_VERSION);
 	h->version = DP_WIRE_VERSION;
 	h->type = 9;
@@ -174,6 +180,19 @@ Test(codec, wrong_magic_version_type)
 	cr_assert_eq(parse_fails(), DPRPC_DROP_BAD_TYPE);
 	h->type = DP_FRAME_STREAM_ACK + 1;
 	cr_assert_eq(parse_fails(), DPRPC_DROP_BAD_TYPE);
+	h->type = DP_FRAME_REQUEST;
+	/* Another world's id: dropped before anything else reads it. */
+	h->world_id = rte_cpu_to_be_32(7);
+	cr_assert_eq(parse_fails(), DPRPC_DROP_OTHER_WORLD);
+	ctx.world_id = rte_cpu_to_be_32(7);
+	{
+		struct dp_parsed p;
+
+		enum dprpc_drop_reason why;
+
+		cr_assert(dp_frame_parse(frame, frame_len, &ctx, &p, &why));
+	}
+	ctx.world_id = 0;
 }
 
 /* Frame @idx of a message of @cnt frames and @msg_len bytes, carrying
@@ -451,7 +470,7 @@ Test(codec, header_to_string)
 	char buf[256];
 
 	dp_wire_hdr_str(dp_frame_hdr(frame), buf, sizeof(buf));
-	cr_assert_not_null(strstr(buf, "REQ v2"), "%s", buf);
+	cr_assert_not_null(strstr(buf, "REQ v3"), "%s", buf);
 	cr_assert_not_null(strstr(buf, "session 0x1122334455667788 dst_session 0x99aabbccddeeff01"),
 		"%s", buf);
 	cr_assert_not_null(strstr(buf, "0->1 slot 5"), "%s", buf);

@@ -50,6 +50,7 @@ dprpc_agent_conf_init(struct dprpc_agent_conf *c)
 	c->budgets.msg_bytes_max = DPRPC_CONF_AUTO;
 	c->budgets.msg_bytes_peer_max = DPRPC_CONF_AUTO;
 	c->rrefs.max = 16384;
+	c->auth.mode = DPRPC_AUTH_HEADER;
 }
 
 /* A field with a fixed range. */
@@ -79,6 +80,7 @@ static const struct dp_conf_range dp_conf_ranges[] = {
 	DP_RANGE(serve.max_requests, 1, UINT32_MAX),
 	DP_RANGE(serve.handler_queue_max, 1, DP_RING_SIZE - 1),
 	DP_RANGE(rrefs.max, 1, 1u << 24),
+	DP_RANGE(auth.mode, DPRPC_AUTH_OFF, DPRPC_AUTH_PAYLOAD),
 };
 
 static int

@@ -226,6 +226,9 @@ dprpc_agent_create(const struct dprpc_agent_conf *c)
 		.nb_workers = a->m.r.b.world.n,
 		.self_rank = a->m.r.b.rank,
 		.self = &a->m.r.b.self_addr};
+	rc = dp_auth_init(&a->m.r.b, c);
+	if (rc != 0)
+		goto fail;
 	a->m.r.max_outstanding = c->calls.max_outstanding;
 	a->m.r.max_msg = c->calls.max_msg_size;
 	a->m.r.credits = c->calls.credits;
@@ -284,6 +287,12 @@ dprpc_agent_create(const struct dprpc_agent_conf *c)
 	if (rc != 0)
 		goto fail;
 	dp_stage_wire_init(&a->m.r.b, c);
+	/* Memif and net_ring frames only cross memory: no station to fear. */
+	if (!a->m.r.b.auth.on && dp_port_has_wire(&a->m.r.b.port))
+		DP_LOG(WARNING,
+			"agent %s: no world key: any station on its segment can speak for its "
+			"world's workers (docs/security.md)",
+			a->m.r.b.name);
 	a->io_lcore = c->lcores.io;
 	rc = dp_lcores_launch(a);
 	if (rc != 0) {

@@ -50,6 +50,11 @@ dp_rx_frame(struct dprpc_agent *a, struct rte_mbuf *m)
 		dp_drop_frame(&a->m.r.b, m, why);
 		return;
 	}
+	/* A world with a key: the tag, before anything reads the frame. */
+	if (a->m.r.b.auth.on && unlikely(!dp_auth_ok(&a->m.r.b, m, &p))) {
+		dp_drop_frame(&a->m.r.b, m, DPRPC_DROP_AUTH_FAILED);
+		return;
+	}
 	/* A checksum sent: the port's verdict, or ours. */
 	if (unlikely(dp_frame_udp_csum(&p) != 0) &&
 		((m->ol_flags & RTE_MBUF_F_RX_L4_CKSUM_MASK) == RTE_MBUF_F_RX_L4_CKSUM_BAD ||
@@ -66,8 +71,19 @@ dp_rx_frame(struct dprpc_agent *a, struct rte_mbuf *m)
 		return;
 	}
 	if (p.src != a->m.r.b.rank) {
+		/* With a key, an incarnation proves itself before it counts
+		 * (proof.c). */
+		if (unlikely(a->m.r.b.auth.on) && !dp_session_proven(&a->m.r, &p)) {
+			dp_drop_frame(&a->m.r.b, m, DPRPC_DROP_UNCONFIRMED);
+			return;
+		}
 		if (!dp_check_session(&a->m.r, &p)) {
 			dp_drop_frame(&a->m.r.b, m, DPRPC_DROP_OLD_SESSION);
+			return;
+		}
+		if (unlikely(a->m.r.b.auth.on) && p.type == DP_FRAME_CONTROL &&
+			!dp_ctl_fresh(&a->m.r, &p)) {
+			dp_drop_frame(&a->m.r.b, m, DPRPC_DROP_REPLAYED);
 			return;
 		}
 		dp_peer_heard(&a->m.r, p.src);

@@ -39,6 +39,10 @@ static const char *const dp_drop_names[DPRPC_DROP_MAX] = {
 	[DPRPC_DROP_OVER_BUDGET] = "over_budget",
 	[DPRPC_DROP_OTHER_MAC] = "other_mac",
 	[DPRPC_DROP_BAD_UDP_CSUM] = "bad_udp_csum",
+	[DPRPC_DROP_OTHER_WORLD] = "other_world",
+	[DPRPC_DROP_AUTH_FAILED] = "auth_failed",
+	[DPRPC_DROP_REPLAYED] = "replayed",
+	[DPRPC_DROP_UNCONFIRMED] = "unconfirmed",
 };
 
 const char *

@@ -32,6 +32,7 @@
 #include <dprpc/dprpc_stats.h>
 
 #include "dp_arp.h"
+#include "dp_stamp.h"
 #include "dp_ext.h"
 #include "dp_fault.h"
 #include "dp_log.h"
@@ -119,6 +120,8 @@ struct dp_base {
 	uint8_t udp_csum;
 	bool wire_out;
 	struct dp_arp arp;
+	/* The world id and key (stamp.c); wire_out is set with a stamp. */
+	struct dp_auth auth;
 	struct dp_rx_ctx rx_ctx;
 
 	struct rte_mempool *mp;

@@ -153,7 +153,7 @@ dp_stage_wire_init(struct dp_base *a, const struct dprpc_agent_conf *c)
 	a->udp_csum = !sum				  ? DP_CSUM_NONE
 		      : a->port.ports[0].udp_csum_offload ? DP_CSUM_PORT
 							  : DP_CSUM_SOFT;
-	a->wire_out = a->udp_csum != DP_CSUM_NONE || a->arp.on;
+	a->wire_out = a->udp_csum != DP_CSUM_NONE || a->arp.on || a->auth.stamp;
 }
 
 /* A frame for the default port, what it needs there: its UDP checksum
@@ -205,8 +205,12 @@ dp_stage_port(struct dp_base *a, struct rte_mbuf *m)
 			return;
 		}
 	}
-	if (unlikely(a->wire_out) && pt->kind == DP_PORT_DEFAULT && !dp_stage_wire(a, m))
-		return;
+	if (unlikely(a->wire_out)) {
+		if (a->auth.stamp)
+			dp_auth_stamp(a, m);
+		if (pt->kind == DP_PORT_DEFAULT && !dp_stage_wire(a, m))
+			return;
+	}
 	if (likely(dp_port_push(a, pt, m)))
 		return;
 	/* The port pushes back and tx_buf is full (the rx budget and the ring

@@ -35,6 +35,20 @@ void dp_send_cancel(struct dp_rpc *a, unsigned int to, uint16_t slot, uint32_t r
 /* Ask peer @p for its incarnation (a PING, counted in keepalives) unless
  * one went less than @interval TSC ago: calls wait for its answer. */
 void dp_hello(struct dp_rpc *a, unsigned int p, uint64_t now, uint64_t interval);
+/* With a world key (proof.c): whether the sender's incarnation on @p is
+ * the one we know (or a retired one, dp_check_session()'s to drop), or
+ * has just proven itself by echoing our challenge in a PONG.  Otherwise
+ * false: the frame is dropped, a PING among them answered, and the
+ * incarnation challenged (a PING to it carrying a nonce), at most once
+ * per timer period and peer. */
+bool dp_session_proven(struct dp_rpc *a, const struct dp_parsed *p);
+/* With a world key: whether CONTROL frame @p, of the peer's current
+ * incarnation, is new to its replay window (recorded); false: a replay. */
+bool dp_ctl_fresh(struct dp_rpc *a, const struct dp_parsed *p);
+/* A CONTROL frame @op to @to carrying @nonce (req_num, status: a PING's
+ * challenge, a PONG's echo of it), addressed to incarnation @dst_session. */
+void dp_send_nonce(struct dp_rpc *a, unsigned int to, enum dp_ctrl_op op, uint64_t dst_session,
+	uint64_t nonce);
 /* A frame from @p->src addressed to another incarnation of ours (or to
  * none): dropped (wrong_incarnation); a request is answered by a PONG. */
 void dp_wrong_incarnation(struct dp_rpc *a, struct rte_mbuf *m, const struct dp_parsed *p);

@@ -48,13 +48,20 @@ dp_rx_local(struct dp_rpc *a, struct rte_mbuf *m)
 	enum dprpc_drop_reason why;
 	struct dp_parsed p;
 
+	uint8_t *f;
+
 	if (unlikely(m->nb_segs != 1 || rte_mbuf_refcnt_read(m) > 1)) {
 		m = dp_rx_private(a, m);
 		if (m == NULL)
 			return;
 	}
-	if (!dp_frame_parse(
-		    rte_pktmbuf_mtod(m, const uint8_t *), m->data_len, &a->b.rx_ctx, &p, &why)) {
+	/* Never on a wire, so never staged: our MAC (the map's may be zero,
+	 * ours taken from the port, arp.c) and our world's id, as a frame
+	 * from a peer has them. */
+	f = rte_pktmbuf_mtod(m, uint8_t *);
+	rte_ether_addr_copy(&a->b.self_addr.mac, &((struct rte_ether_hdr *)f)->dst_addr);
+	dp_frame_hdr(f)->world_id = a->b.rx_ctx.world_id;
+	if (!dp_frame_parse(f, m->data_len, &a->b.rx_ctx, &p, &why)) {
 		dp_drop_frame(&a->b, m, why);
 		return;
 	}

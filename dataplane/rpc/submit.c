@@ -87,9 +87,6 @@ dp_submit(struct dp_rpc *a, struct rte_mbuf *m, bool must)
 static void
 dp_loopback(struct dp_rpc *a, struct rte_mbuf *m)
 {
-	/* Our MAC: the map's may be zero, ours taken from the port (arp.c). */
-	rte_ether_addr_copy(
-		&a->b.self_addr.mac, &rte_pktmbuf_mtod(m, struct rte_ether_hdr *)->dst_addr);
 	dp_rx_local(a, m);
 }
 

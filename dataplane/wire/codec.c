@@ -119,6 +119,10 @@ dp_frame_write_hdr(uint8_t *frame, const uint8_t *tmpl, const struct dp_hdr_fiel
 	h->status = rte_cpu_to_be_32(f->status);
 	h->credits = rte_cpu_to_be_16(f->credits);
 	h->budget = rte_cpu_to_be_16(f->budget);
+	/* Stamped as the frame is staged (dp_auth_stamp()), if at all. */
+	h->world_id = 0;
+	h->seq = 0;
+	memset(h->tag, 0, sizeof(h->tag));
 }
 
 static inline bool
@@ -207,6 +211,8 @@ dp_frame_parse(const uint8_t *frame, uint32_t len, const struct dp_rx_ctx *ctx,
 		return dp_drop(why, DPRPC_DROP_BAD_MAGIC);
 	if (h->version != DP_WIRE_VERSION)
 		return dp_drop(why, DPRPC_DROP_BAD_VERSION);
+	if (h->world_id != ctx->world_id)
+		return dp_drop(why, DPRPC_DROP_OTHER_WORLD);
 	if (h->type < DP_FRAME_REQUEST || h->type > DP_FRAME_STREAM_ACK)
 		return dp_drop(why, DPRPC_DROP_BAD_TYPE);
 	src = rte_be_to_cpu_16(h->src_worker);

@@ -1,7 +1,7 @@
 /* SPDX-License-Identifier: BSD-3-Clause */
 /*
- * dprpc wire format, version 2: Ethernet + IPv4 (no options, never
- * fragmented) + UDP + this 52-byte header + payload.  Big-endian, packed,
+ * dprpc wire format, version 3: Ethernet + IPv4 (no options, never
+ * fragmented) + UDP + this 72-byte header + payload.  Big-endian, packed,
  * no bitfields.  Each field's meaning per frame type, and the flags:
  * docs/wire.md, "The dprpc header".
  *
@@ -25,6 +25,10 @@
  *    48     2  credits      a window (ACK, stream REQUEST, STREAM_ACK); else 0
  *    50     2  budget       dp_budget_encode()d time: deadline, retry-after,
  *                           hold time or HELD estimate; 0: none
+ *    52     4  world_id     the sender's world (conf.auth.world_id)
+ *    56     8  seq          CONTROL: the sender's count of them, for the
+ *                           receiver's replay window; else 0
+ *    64     8  tag          keyed MAC of the frame (auth.c); 0: no key
  */
 #ifndef DP_WIRE_H
 #define DP_WIRE_H
@@ -48,7 +52,7 @@
 #include <dprpc/dprpc_stats.h>
 
 #define DP_WIRE_MAGIC	0xD9C1
-#define DP_WIRE_VERSION 2
+#define DP_WIRE_VERSION 3
 
 enum dp_frame_type {
 	DP_FRAME_REQUEST = 1,
@@ -224,12 +228,18 @@ struct dp_wire_hdr {
 	rte_be32_t status;
 	rte_be16_t credits;
 	rte_be16_t budget;
+	rte_be32_t world_id;
+	rte_be64_t seq;
+	uint8_t tag[8];
 } __rte_packed;
 
-_Static_assert(sizeof(struct dp_wire_hdr) == 52, "dprpc header is 52 bytes on the wire");
+_Static_assert(sizeof(struct dp_wire_hdr) == 72, "dprpc header is 72 bytes on the wire");
 _Static_assert(offsetof(struct dp_wire_hdr, session) == 16 &&
 		       offsetof(struct dp_wire_hdr, dst_session) == 24 &&
-		       offsetof(struct dp_wire_hdr, budget) == 50,
+		       offsetof(struct dp_wire_hdr, budget) == 50 &&
+		       offsetof(struct dp_wire_hdr, world_id) == 52 &&
+		       offsetof(struct dp_wire_hdr, seq) == 56 &&
+		       offsetof(struct dp_wire_hdr, tag) == 64,
 	"dprpc header fields at their documented offsets");
 
 /* Ethernet + IPv4 + UDP, prebuilt per peer. */
@@ -237,7 +247,7 @@ _Static_assert(offsetof(struct dp_wire_hdr, session) == 16 &&
 	(sizeof(struct rte_ether_hdr) + sizeof(struct rte_ipv4_hdr) + sizeof(struct rte_udp_hdr))
 #define DP_HDRS_LEN (DP_L2L4_LEN + sizeof(struct dp_wire_hdr))
 _Static_assert(DP_L2L4_LEN == 42, "L2-L4 headers are 42 bytes");
-/* 1500-byte IP MTU: 20 IPv4 + 8 UDP + 52 dprpc + payload. */
+/* 1500-byte IP MTU: 20 IPv4 + 8 UDP + 72 dprpc + payload. */
 _Static_assert(DPRPC_MAX_FRAME_PAYLOAD + 20 + 8 + sizeof(struct dp_wire_hdr) == 1500,
 	"one frame's payload fills a 1500-byte MTU");
 
@@ -273,6 +283,7 @@ struct dp_rx_ctx {
 	/* Our own address, if not addrs[self_rank] (a worker that has not
 	 * joined yet has no rank: DP_RANK_NONE). */
 	const struct dp_addr *self;
+	rte_be32_t world_id; /* the world's id: a frame of another is dropped */
 };
 
 /* A frame that passed every check; pointers into the frame. */
@@ -440,6 +451,26 @@ bool dp_arp_sender(const uint8_t *frame, uint32_t len, rte_be32_t *ip, struct rt
  * a gratuitous ARP, announcing @self's MAC. */
 void dp_arp_request_write(uint8_t *frame, const struct dp_addr *self, rte_be32_t tip,
 	const struct rte_ether_addr *dst);
+
+/* A world's keys (auth.c), made from its key: the frames' MAC key, the
+ * key of a payload's own hash (conf.auth.payload), and the world id the
+ * key gives when the conf names none.  Keys of SipHash-2-4. */
+struct dp_auth_keys {
+	uint8_t mac[16];
+	uint8_t pay[16];
+};
+/* Make @k and *@world_id from @key (@len bytes, at least 16): 0, or
+ * -EINVAL for a short key. */
+int dp_auth_derive(const uint8_t *key, size_t len, struct dp_auth_keys *k, uint32_t *world_id);
+/* The tag of the frame whose headers start at @frame (the dprpc header's
+ * tag field is not covered): the dprpc header, the IPv4 addresses and UDP
+ * ports, and with @pay (NULL: the header only) the hash of the @pay_len
+ * payload bytes there. */
+void dp_frame_tag(const uint8_t *frame, const void *pay, uint32_t pay_len,
+	const struct dp_auth_keys *k, uint8_t tag[8]);
+/* Whether @frame's tag is its own under @k (constant time). */
+bool dp_frame_tag_ok(
+	const uint8_t *frame, const void *pay, uint32_t pay_len, const struct dp_auth_keys *k);
 
 /* Offset of the dprpc header's slot and req_num fields in a frame, for the
  * poller to stamp a submitted request. */

@@ -29,7 +29,7 @@ struct rte_mempool;
  * is the application's to set. */
 #define DPRPC_INLINE_WAIT_DEFAULT_US 10000u
 /** Largest payload of a request or response carried in one frame. */
-#define DPRPC_MAX_FRAME_PAYLOAD 1420
+#define DPRPC_MAX_FRAME_PAYLOAD 1400
 /** Default of dprpc_call_conf.max_msg_size: 8 MiB. */
 #define DPRPC_MAX_MSG_DEFAULT (8u << 20)
 /** Highest max_msg_size: a message has at most 65535 frames. */
@@ -414,6 +414,43 @@ struct dprpc_faults_conf {
 	struct dprpc_fault_conf rx;
 };
 
+/** What a world's tags cover (dprpc_auth_conf.mode). */
+enum dprpc_auth_mode {
+	DPRPC_AUTH_OFF = 0, /**< no tags, even with a key */
+	/** Every frame's dprpc header, IPv4 addresses and UDP ports: who
+	 * sent it, to whom, and what it asks (the default). */
+	DPRPC_AUTH_HEADER,
+	DPRPC_AUTH_PAYLOAD, /**< that and the payload */
+};
+
+/**
+ * A world that refuses everyone else (docs/security.md).  With a key, every
+ * frame carries a tag, a keyed MAC (SipHash-2-4) made with it, and a frame
+ * whose tag is wrong is dropped (auth_failed) before it touches anything;
+ * CONTROL frames also pass a replay window.  Every worker of the world,
+ * joiners included, must have the same key, world id and mode.  Without a
+ * key, an agent whose default port has a wire under it logs a warning at
+ * creation: any station on its segment can then speak for its world's
+ * workers.  Nothing is encrypted.
+ */
+struct dprpc_auth_conf {
+	/** The world key, @ref key_len bytes, at least 16 (32 random bytes,
+	 * say); NULL (the default): none, or @ref key_file.  Copied out at
+	 * creation: the caller may free it then. */
+	const void *key;
+	size_t key_len; /**< see @ref key */
+	/** A file whose bytes (16 to 4096) are the world key; NULL: none.
+	 * Read once at creation.  Not with @ref key (EINVAL). */
+	const char *key_file;
+	/** The world id every frame carries (a frame of another world is
+	 * dropped, other_world); 0 (the default): the key's (made from it),
+	 * or 0 without a key. */
+	uint32_t world_id;
+	/** enum dprpc_auth_mode; default DPRPC_AUTH_HEADER.  Matters only
+	 * with a key. */
+	unsigned int mode;
+};
+
 struct dprpc_handler_def; /* dprpc_handler.h */
 
 /**
@@ -487,6 +524,7 @@ struct dprpc_agent_conf {
 	struct dprpc_budget_conf budgets;    /**< what a server holds */
 	struct dprpc_rref_conf rrefs;	     /**< RRefs */
 	struct dprpc_faults_conf faults;     /**< fault injection */
+	struct dprpc_auth_conf auth;	     /**< the world key */
 };
 
 /**

@@ -55,6 +55,20 @@ enum dprpc_drop_reason {
 	/** UDP checksum present (not 0) and wrong: the frame was damaged
 	 * on its way (a router recomputes the Ethernet FCS, not this). */
 	DPRPC_DROP_BAD_UDP_CSUM,
+	/** Of another world: its world id is not this agent's
+	 * (dprpc_agent_conf.auth.world_id, or the one its key gives). */
+	DPRPC_DROP_OTHER_WORLD,
+	/** Its tag is not the one the world's key gives it: forged, or
+	 * changed on its way (docs/security.md).  Dropped before anything
+	 * of the agent's state is touched. */
+	DPRPC_DROP_AUTH_FAILED,
+	/** A CONTROL frame already received, or older than the 64 last of its
+	 * sender's incarnation (the replay window; with a key only). */
+	DPRPC_DROP_REPLAYED,
+	/** From an incarnation of its sender not proven yet (with a key, a
+	 * new one echoes a challenge of this agent's first: docs/security.md);
+	 * its sender sends again. */
+	DPRPC_DROP_UNCONFIRMED,
 	DPRPC_DROP_MAX
 };
 

@@ -12,7 +12,12 @@
  * exactly what it held before (no message buffer leaked), else abort().
  * ASan and UBSan check the rest.
  *
- * Input: 12 bytes per frame (see fuzz_one_frame()).
+ * Input: 12 bytes per frame (see fuzz_one_frame()).  An input whose
+ * length leaves 6 or more bytes past its last whole frame is a world with
+ * a key (docs/security.md): b has it, every frame is tagged and stamped
+ * as a's agent would, a's challenges of b's are answered (so frames get
+ * past the proof of a's incarnation), and a frame whose credits byte is
+ * 0xff has its tag broken.
  */
 #include <stdint.h>
 #include <stdio.h>
@@ -42,6 +47,11 @@ static struct rte_ring *ab, *ba;
 static int port_b;
 static struct dp_world world;
 static uint8_t tmpl_ab[DP_L2L4_LEN];
+static const uint8_t fuzz_key[32] = "the fuzzed world's key, 32 bytes";
+static struct dp_auth_keys keys;
+static uint32_t world_id;
+static bool keyed;
+static uint64_t ctl_seq;
 
 static int
 h_echo(struct dprpc_request *req, void *arg)
@@ -72,6 +82,10 @@ make_b(void)
 	c.liveness.keepalive_us = 0;
 	c.liveness.peer_timeout_us = 0;
 	c.calls.retransmit_us = 1;
+	if (keyed) {
+		c.auth.key = fuzz_key;
+		c.auth.key_len = sizeof(fuzz_key);
+	}
 	b = dprpc_agent_create(&c);
 	if (b == NULL || dprpc_register(b, "echo", h_echo, NULL, DPRPC_HANDLER_INLINE) != 0)
 		abort();
@@ -90,11 +104,72 @@ LLVMFuzzerInitialize(int *argc, char ***argv)
 	if (dp_world_parse(FUZZ_WORLD, &world, err, sizeof(err)) != 0)
 		abort();
 	dp_l2l4_template(tmpl_ab, &world.addrs[0], &world.addrs[1], 64);
+	if (dp_auth_derive(fuzz_key, sizeof(fuzz_key), &keys, &world_id) != 0)
+		abort();
 	/* What the first agent of a process sets up for good (the mbuf
 	 * dynamic field's registry, telemetry) is not a leak per input. */
 	if (dprpc_agent_destroy(make_b()) != 0)
 		abort();
 	return 0;
+}
+
+/* Send b frame @f from a (@pay payload bytes of @payload), stamped and
+ * tagged as a's agent would in a world with a key; its tag broken if
+ * @bad. */
+static void
+fuzz_send(const struct dp_hdr_fields *f, const uint8_t *payload, uint32_t pay, bool bad)
+{
+	struct rte_mbuf *m = rte_pktmbuf_alloc(mp);
+	struct dp_wire_hdr *h;
+	uint8_t *frame;
+
+	if (m == NULL)
+		return;
+	frame = (uint8_t *)rte_pktmbuf_append(m, (uint16_t)(DP_HDRS_LEN + pay));
+	dp_frame_write(frame, tmpl_ab, f, payload, pay);
+	if (keyed) {
+		h = dp_frame_hdr(frame);
+		h->world_id = world_id;
+		if (f->type == DP_FRAME_CONTROL)
+			h->seq = rte_cpu_to_be_64(++ctl_seq);
+		dp_frame_tag(frame, NULL, pay, &keys, h->tag);
+		if (bad)
+			h->tag[0] ^= 1;
+	}
+	if (rte_ring_enqueue(ab, m) != 0)
+		rte_pktmbuf_free(m);
+}
+
+/* What b sent: gone, but in a world with a key its challenges to a's
+ * incarnation @session are answered by a's PONG, as a's agent would. */
+static void
+fuzz_answer(struct dprpc_agent *b, uint64_t session)
+{
+	struct rte_mbuf *m;
+
+	while (rte_ring_dequeue(ba, (void **)&m) == 0) {
+		const struct dp_wire_hdr *h = dp_frame_hdr(rte_pktmbuf_mtod(m, uint8_t *));
+
+		if (keyed && m->data_len >= DP_HDRS_LEN && h->type == DP_FRAME_CONTROL &&
+			h->handler_id == rte_cpu_to_be_32(DP_CTRL_PING) &&
+			(h->req_num | h->status) != 0 &&
+			rte_be_to_cpu_64(h->dst_session) >= session &&
+			rte_be_to_cpu_64(h->dst_session) < session + 128) {
+			struct dp_hdr_fields f = {
+				.type = DP_FRAME_CONTROL,
+				.src = 0,
+				.dst = 1,
+				.session = rte_be_to_cpu_64(h->dst_session),
+				.dst_session = dp_base_of(b)->session,
+				.req_num = rte_be_to_cpu_32(h->req_num),
+				.status = rte_be_to_cpu_32(h->status),
+				.handler_id = DP_CTRL_PONG,
+			};
+
+			fuzz_send(&f, NULL, 0, false);
+		}
+		rte_pktmbuf_free(m);
+	}
 }
 
 /*
@@ -122,8 +197,6 @@ fuzz_one_frame(struct dprpc_agent *b, const uint8_t *in, uint64_t session)
 	uint16_t slot = (in[0] >> 5) == 7 ? 60000 : (in[0] >> 5) & 3;
 	bool raw = in[0] & 4;
 	uint32_t cnt, idx, len, pay;
-	struct rte_mbuf *m;
-	uint8_t *frame;
 
 	f.type = (uint8_t)(1 + (in[0] & 3));
 	f.src = 0;
@@ -165,16 +238,12 @@ fuzz_one_frame(struct dprpc_agent *b, const uint8_t *in, uint64_t session)
 		if (f.type != DP_FRAME_RESPONSE)
 			f.status = 0;
 	}
-	m = rte_pktmbuf_alloc(mp);
-	if (m == NULL)
-		return;
-	frame = (uint8_t *)rte_pktmbuf_append(m, (uint16_t)(DP_HDRS_LEN + pay));
 	memset(payload, in[8], pay);
-	dp_frame_write(frame, tmpl_ab, &f, payload, pay);
-	if (rte_ring_enqueue(ab, m) != 0)
-		rte_pktmbuf_free(m);
+	fuzz_send(&f, payload, pay, in[6] == 0xff);
 	(void)dprpc_poll(b, 32);
-	dpt_ring_drain(ba);
+	fuzz_answer(b, session);
+	(void)dprpc_poll(b, 32);
+	fuzz_answer(b, session);
 }
 
 int
@@ -191,6 +260,8 @@ LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
 	dpt_ring_drain(ba);
 	if (rte_malloc_get_socket_stats(0, &before) != 0)
 		abort();
+	keyed = size % 12 >= 6;
+	ctl_seq = 0;
 	b = make_b();
 	/* Calls to a: one of several frames (slot 0's request, a's ACKs can
 	 * reach it) and one of one frame; they wait for a's incarnation (b

@@ -15,7 +15,7 @@ import struct
 import sys
 
 MAGIC = 0xD9C1
-VERSION = 2
+VERSION = 3
 REQUEST, RESPONSE = 1, 2
 SESSION = 0x1122334455667788
 DST_SESSION = 0x99AABBCCDDEEFF01
@@ -40,10 +40,12 @@ def csum(data):
 def dprpc_hdr(ftype, src, dst, slot, req_num, msg_len, handler_id, status):
     # off 0 magic, 2 version, 3 type, 4 flags, 6 src, 8 dst, 10 slot,
     # 12 req_num, 16 session, 24 dst_session, 32 pkt_idx, 34 pkt_cnt,
-    # 36 msg_len, 40 handler_id, 44 status, 48 credits, 50 reserved: 52
-    h = struct.pack('>HBBHHHHIQQHHIIIHH', MAGIC, VERSION, ftype, 0, src, dst, slot,
-                    req_num, SESSION, DST_SESSION, 0, 1, msg_len, handler_id, status, 0, 0)
-    assert len(h) == 52
+    # 36 msg_len, 40 handler_id, 44 status, 48 credits, 50 budget,
+    # 52 world_id, 56 seq, 64 tag: 72 (a world without a key: all 0)
+    h = struct.pack('>HBBHHHHIQQHHIIIHHIQQ', MAGIC, VERSION, ftype, 0, src, dst, slot,
+                    req_num, SESSION, DST_SESSION, 0, 1, msg_len, handler_id, status, 0, 0,
+                    0, 0, 0)
+    assert len(h) == 72
     return h
 
 

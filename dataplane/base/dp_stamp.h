@@ -1,0 +1,43 @@
+/* SPDX-License-Identifier: BSD-3-Clause */
+/*
+ * What a frame carries for its world (stamp.c, docs/security.md): the
+ * world id, a CONTROL frame's sequence number for the receiver's replay
+ * window, and the tag made with the world key; written as the frame is
+ * staged (dp_stage_port(), a frame to ourselves excepted), checked as it
+ * is received (dp_rx_frame()) before anything else reads it.
+ */
+#ifndef DP_STAMP_H
+#define DP_STAMP_H
+
+#include <stdbool.h>
+#include <stdint.h>
+
+#include <rte_mbuf.h>
+
+#include <dprpc/dprpc_conf.h>
+
+#include "dp_wire.h"
+
+struct dp_base;
+
+struct dp_auth {
+	bool on;      /* a key: frames tagged and checked */
+	bool payload; /* the tags cover the payload too */
+	bool stamp;   /* frames are stamped: a key, or a world id not 0 */
+	rte_be32_t world_id;
+	uint64_t seq; /* CONTROL frames stamped, the poller's */
+	struct dp_auth_keys keys;
+};
+
+/* The world key and id from @c (the key read from conf.auth.key_file if
+ * given): 0, or -EINVAL
+ * (logged: both a key and a file, a key shorter than 16 bytes, a file
+ * that cannot be read). */
+int dp_auth_init(struct dp_base *a, const struct dprpc_agent_conf *c);
+/* Write @m's world id, its sequence number if it is a CONTROL frame, and
+ * its tag.  The poller. */
+void dp_auth_stamp(struct dp_base *a, struct rte_mbuf *m);
+/* Whether the frame @m parsed into @p has its tag (a world with a key). */
+bool dp_auth_ok(const struct dp_base *a, const struct rte_mbuf *m, const struct dp_parsed *p);
+
+#endif /* DP_STAMP_H */

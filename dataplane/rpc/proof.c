@@ -1,0 +1,97 @@
+/* SPDX-License-Identifier: BSD-3-Clause */
+/*
+ * With a world key (docs/security.md): an incarnation of a peer is taken
+ * only once it proved it is alive, by echoing a nonce of ours in a PONG,
+ * so a frame of an old incarnation replayed cannot make us take the peer
+ * for restarted; and CONTROL frames of the incarnation we know pass a
+ * replay window (dp_liveness.h).  The poller.
+ */
+#include <rte_random.h>
+
+#include "dp_rpc.h"
+#include "dp_liveness.h"
+#include "dp_submit.h"
+
+void
+dp_send_nonce(
+	struct dp_rpc *a, unsigned int to, enum dp_ctrl_op op, uint64_t dst_session, uint64_t nonce)
+{
+	struct dp_hdr_fields f = {
+		.type = DP_FRAME_CONTROL,
+		.src = a->b.rank,
+		.dst = (uint16_t)to,
+		.session = a->b.session,
+		.dst_session = dst_session,
+		.req_num = (uint32_t)(nonce >> 32),
+		.status = (uint32_t)nonce,
+		.handler_id = op,
+	};
+	struct rte_mbuf *m = rte_pktmbuf_alloc(a->b.mp);
+	uint8_t *frame;
+
+	if (m == NULL)
+		return; /* as if lost: asked again */
+	frame = (uint8_t *)rte_pktmbuf_append(m, DP_HDRS_LEN);
+	dp_frame_write(frame, a->peers[to].tmpl, &f, NULL, 0);
+	dp_meta_plain(m);
+	dp_stage_tx(a, m);
+}
+
+bool
+dp_session_proven(struct dp_rpc *a, const struct dp_parsed *p)
+{
+	struct dp_peer *peer = &a->peers[p->src];
+	uint64_t echo = (uint64_t)p->req_num << 32 | p->status;
+	bool ping = p->type == DP_FRAME_CONTROL && p->handler_id == DP_CTRL_PING;
+
+	if (likely(peer->session_known && p->session == peer->session))
+		return true;
+	if (peer->session_known && dp_session_retired(peer, p->session))
+		return true;
+	if (p->type == DP_FRAME_CONTROL && p->handler_id == DP_CTRL_PONG && peer->chal_nonce != 0 &&
+		echo == peer->chal_nonce && p->session == peer->chal_session) {
+		peer->chal_nonce = 0;
+		return true;
+	}
+	/* Its challenge answered, always (one PONG per PING, as to anyone):
+	 * our PONG is how it takes us. */
+	if (ping)
+		dp_send_nonce(a, p->src, DP_CTRL_PONG, p->session, echo);
+	if (peer->chal_session == p->session && peer->chal_nonce != 0 &&
+		a->b.now_tsc - peer->chal_tsc < a->b.timer_period_tsc)
+		return false;
+	peer->chal_tsc = a->b.now_tsc;
+	if (peer->chal_session != p->session || peer->chal_nonce == 0) {
+		peer->chal_session = p->session;
+		do
+			peer->chal_nonce = rte_rand();
+		while (peer->chal_nonce == 0);
+	}
+	dp_send_nonce(a, p->src, DP_CTRL_PING, p->session, peer->chal_nonce);
+	return false;
+}
+
+bool
+dp_ctl_fresh(struct dp_rpc *a, const struct dp_parsed *p)
+{
+	struct dp_peer *peer = &a->peers[p->src];
+	uint64_t seq = rte_be_to_cpu_64(p->hdr->seq), d;
+
+	if (peer->ctl_session != p->session) {
+		peer->ctl_session = p->session;
+		peer->ctl_top = seq;
+		peer->ctl_bits = 1;
+		return true;
+	}
+	if (seq > peer->ctl_top) {
+		d = seq - peer->ctl_top;
+		peer->ctl_bits = d >= 64 ? 1 : peer->ctl_bits << d | 1;
+		peer->ctl_top = seq;
+		return true;
+	}
+	d = peer->ctl_top - seq;
+	if (d >= 64 || (peer->ctl_bits >> d & 1) != 0)
+		return false;
+	peer->ctl_bits |= UINT64_C(1) << d;
+	return true;
+}
