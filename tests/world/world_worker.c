@@ -2,12 +2,14 @@
 /*
  * world_worker: one worker of an N-worker world, for the world tests
  * (tests/test_world_memif.c over memif, tests/netns_bridge.sh over
- * af_packet on a bridge).  Public API only, like any application.
+ * af_packet on a bridge, tests/netns_routed.sh over af_packet across a
+ * router).  Public API only, like any application.
  *
  *   world_worker [EAL options] -- --name NAME --world WORLD [--port-id N]
  *       [--rendezvous-ms MS] [--expect-missing NAMES] [--call-early]
  *       [--shutdown] [--shutdown-without NAME --mark-dir DIR] [--be-killed]
- *       [--join MEMBER] [--expect-joiners K]
+ *       [--join MEMBER] [--expect-joiners K] [--rrefs] [--gather]
+ *       [--calls-for SECONDS] [--linger-ms MS]
  *
  * It creates its agent (the default port is --port-id, e.g. an EAL --vdev;
  * without it the world map's memif links are its only ports), registers
@@ -44,6 +46,22 @@
  * member waits, after its rendezvous, until K workers have joined and it
  * has heard from them.  Either way the calls then go to every worker of
  * the grown world.
+ * After its calls (and before the "done" exchange): --rrefs: its RRef
+ * counts read (dprpc_rref_debug_get(): num_owner_rrefs, num_forks,
+ * num_users), a world barrier, an RRef on every other worker
+ * (dprpc_remote() of "mul"), each value fetched (to_here) and checked; a
+ * world barrier, then each worker must own exactly one RRef more per other
+ * worker than before, each with one user, and hold as many; a world
+ * barrier, all released, and its counts must come back to what they were
+ * within 5 s (the others' deletions travel).  --gather: a world barrier,
+ * then dprpc_all_gather() of the whole world, each worker giving its rank:
+ * every rank's value checked.  --calls-for SECONDS: "mul" calls to the
+ * other workers in turn, one at a time, for SECONDS, values checked; their
+ * count, failures, the longest call and the requests resent printed; any
+ * failure exits non-zero.  After the "done" exchange, --linger-ms MS:
+ * serve MS ms more (the test pings it meanwhile).  Before it leaves or
+ * shuts down it prints its ARP and ICMP echo counters and its frames
+ * dropped as for another MAC.
  *
  * Exit status 0 only if everything held and nothing leaked: no future,
  * request, call, message or mbuf of its pool still in use before destroy,
@@ -166,6 +184,200 @@ call_sync(struct dprpc_agent *a, const char *to, unsigned int rank, unsigned int
 	check(v, rank, how);
 }
 
+static double
+ms_between(const struct timespec *a, const struct timespec *b)
+{
+	return (double)(b->tv_sec - a->tv_sec) * 1e3 + (double)(b->tv_nsec - a->tv_nsec) / 1e6;
+}
+
+/* This worker's RRef counts as an owner, and as a user. */
+static void
+rref_counts(struct dprpc_agent *a, uint64_t *owned, uint64_t *forks, uint64_t *users)
+{
+	struct dprpc_rref_debug d;
+
+	if (dprpc_rref_debug_get(a, &d) != 0)
+		FAIL(30, "rref_debug_get");
+	*owned = d.num_owner_rrefs;
+	*forks = d.num_forks;
+	*users = d.num_users;
+}
+
+/* --rrefs: an RRef on every other worker, fetched, checked, released;
+ * the counts of the RRefs this worker owns up by one per other worker
+ * while they are held, and back afterwards. */
+static void
+rrefs_round(struct dprpc_agent *a, const struct dprpc_worker_info *infos, unsigned int nw)
+{
+	struct dprpc_rref *r[DPRPC_MAX_WORKERS] = {NULL};
+	uint64_t owned0, forks0, users0, owned, forks, users;
+	struct timespec t0, t1;
+	struct dprpc_error err;
+	unsigned int i, k;
+
+	/* Counted before any worker creates one here: before the barrier
+	 * (its answers reach the workers at different times). */
+	rref_counts(a, &owned0, &forks0, &users0);
+	world_barrier(a, 30, "before the RRefs");
+	for (i = 0; i < nw; i++) {
+		uint64_t x = arg_of(my_rank, i, 3);
+
+		if (i == my_rank)
+			continue;
+		r[i] = dprpc_remote(a, infos[i].name, "mul", &x, sizeof(x), CALL_TIMEOUT_US);
+		if (r[i] == NULL)
+			FAIL(30, "remote on %s: %s", infos[i].name, rte_strerror(rte_errno));
+	}
+	for (i = 0; i < nw; i++) {
+		uint64_t v = 0;
+		size_t len = sizeof(v);
+		int rc;
+
+		if (r[i] == NULL)
+			continue;
+		rc = dprpc_rref_to_here(r[i], CALL_TIMEOUT_US, &v, &len, &err);
+		if (rc != 0 || len != sizeof(v))
+			FAIL(31, "to_here of the RRef on %s: %d (%s)", infos[i].name, rc,
+				rc != 0 ? err.msg : "short");
+		if (dprpc_rref_owner(r[i]) != i || dprpc_rref_is_owner(r[i]))
+			FAIL(31, "the RRef on %s is owned by rank %u", infos[i].name,
+				dprpc_rref_owner(r[i]));
+		check(v, i, 3);
+	}
+	/* Every creation confirmed, here and (the barrier) everywhere;
+	 * counted before the next barrier, after which they are released. */
+	world_barrier(a, 32, "with the RRefs created");
+	rref_counts(a, &owned, &forks, &users);
+	if (owned != owned0 + nw - 1 || forks != forks0 + nw - 1 || users != users0 + nw - 1)
+		FAIL(32,
+			"RRefs held: owns %" PRIu64 " with %" PRIu64 " users, holds %" PRIu64
+			"; want %" PRIu64 ", %" PRIu64 ", %" PRIu64,
+			owned, forks, users, owned0 + nw - 1, forks0 + nw - 1, users0 + nw - 1);
+	world_barrier(a, 33, "with the RRefs counted");
+	for (i = 0; i < nw; i++)
+		if (r[i] != NULL && dprpc_rref_release(r[i]) != 0)
+			FAIL(33, "release of the RRef on %s", infos[i].name);
+	/* The others' deletions are on their way (or here). */
+	clock_gettime(CLOCK_MONOTONIC, &t0);
+	for (k = 0; k < 500; k++) {
+		rref_counts(a, &owned, &forks, &users);
+		if (owned == owned0 && forks == forks0 && users == users0)
+			break;
+		usleep(10 * 1000);
+	}
+	clock_gettime(CLOCK_MONOTONIC, &t1);
+	if (k == 500)
+		FAIL(33,
+			"RRefs released: owns %" PRIu64 " with %" PRIu64 " users, holds %" PRIu64
+			" after 5 s; want %" PRIu64 ", %" PRIu64 ", %" PRIu64,
+			owned, forks, users, owned0, forks0, users0);
+	printf("%s: %u RRefs on the others, values checked; owned %" PRIu64
+	       " more while held, back to %" PRIu64 " %.0f ms after their release\n",
+		name, nw - 1, (uint64_t)nw - 1, owned0, ms_between(&t0, &t1));
+	fflush(stdout);
+}
+
+/* --gather: a world barrier, then every rank gathered and checked. */
+static void
+gather_round(struct dprpc_agent *a, unsigned int nw)
+{
+	uint64_t mine = my_rank, all = nw == 64 ? UINT64_MAX : (UINT64_C(1) << nw) - 1;
+	struct dprpc_gather *g = NULL;
+	struct dprpc_error err;
+	unsigned int i;
+	int rc;
+
+	world_barrier(a, 34, "before the gather");
+	rc = dprpc_all_gather(a, NULL, 0, &mine, sizeof(mine), CALL_TIMEOUT_US, &g, &err);
+	if (rc != 0)
+		FAIL(34, "all_gather: %d (%s)", rc, err.msg);
+	if (dprpc_gather_members(g) != all)
+		FAIL(34, "all_gather: members 0x%" PRIx64 ", not 0x%" PRIx64,
+			dprpc_gather_members(g), all);
+	for (i = 0; i < nw; i++) {
+		size_t len = 0;
+		const uint64_t *v = dprpc_gather_value(g, i, &len);
+
+		if (v == NULL || len != sizeof(*v) || *v != i)
+			FAIL(34, "all_gather: rank %u gave %zu bytes, 0x%" PRIx64, i, len,
+				v != NULL && len == sizeof(*v) ? *v : UINT64_MAX);
+	}
+	printf("%s: all_gather of %u ranks checked (sequence %" PRIu64 ")\n", name, nw,
+		dprpc_gather_seq(g));
+	fflush(stdout);
+	dprpc_gather_free(g);
+}
+
+/* --calls-for: "mul" to the others in turn, one at a time, for @secs. */
+static void
+calls_for(
+	struct dprpc_agent *a, const struct dprpc_worker_info *infos, unsigned int nw, double secs)
+{
+	uint64_t calls = 0, failed = 0;
+	double longest = 0, longest_at = 0, ms;
+	struct dprpc_agent_stats st0, st1;
+	struct timespec t0, t1, t2;
+	unsigned int to = my_rank;
+
+	if (nw < 2)
+		FAIL(29, "--calls-for: nobody to call");
+	if (dprpc_agent_stats_get(a, &st0) != 0)
+		FAIL(29, "stats");
+	printf("%s: calling the others for %.1f s\n", name, secs);
+	fflush(stdout);
+	clock_gettime(CLOCK_MONOTONIC, &t0);
+	do {
+		uint64_t x, v = 0;
+		size_t len = sizeof(v);
+		struct dprpc_error err;
+		int rc;
+
+		to = (to + 1) % nw;
+		if (to == my_rank)
+			to = (to + 1) % nw;
+		x = arg_of(my_rank, to, 6);
+		clock_gettime(CLOCK_MONOTONIC, &t1);
+		rc = dprpc_rpc_sync(
+			a, infos[to].name, "mul", &x, sizeof(x), CALL_TIMEOUT_US, &v, &len, &err);
+		clock_gettime(CLOCK_MONOTONIC, &t2);
+		calls++;
+		ms = ms_between(&t1, &t2);
+		if (ms > longest) {
+			longest = ms;
+			longest_at = ms_between(&t0, &t1) / 1e3;
+		}
+		if (rc != 0 || len != sizeof(v) || v != x * 7 + to) {
+			if (failed++ < 5)
+				fprintf(stderr, "%s: call %" PRIu64 " to %s: %d (%s)\n", name,
+					calls, infos[to].name, rc, rc != 0 ? err.msg : "bad value");
+		}
+	} while (ms_between(&t0, &t2) < secs * 1e3);
+	if (dprpc_agent_stats_get(a, &st1) != 0)
+		FAIL(29, "stats");
+	printf("%s: %" PRIu64 " calls in %.1f s, %" PRIu64 " failed, the longest %.1f ms"
+	       " (at %.2f s), %" PRIu64 " requests resent\n",
+		name, calls, ms_between(&t0, &t2) / 1e3, failed, longest, longest_at,
+		st1.retransmits - st0.retransmits);
+	fflush(stdout);
+	if (failed != 0)
+		FAIL(29, "%" PRIu64 " of %" PRIu64 " calls failed", failed, calls);
+}
+
+/* Its ARP and ICMP echo counters, for the record. */
+static void
+print_arp(struct dprpc_agent *a)
+{
+	struct dprpc_agent_stats st;
+
+	if (dprpc_agent_stats_get(a, &st) != 0)
+		FAIL(16, "stats");
+	printf("%s: ARP %" PRIu64 " sent, %" PRIu64 " resolved, %" PRIu64 " unresolved, %" PRIu64
+	       " answered; %" PRIu64 " echoes answered; %" PRIu64 " frames to another MAC\n",
+		name, st.arp_sent, st.arp_resolved, st.arp_unresolved, st.arp_answered,
+		st.echo_answered, st.drops[DPRPC_DROP_OTHER_MAC]);
+	fflush(stdout);
+}
+
 int
 main(int argc, char **argv)
 {
@@ -184,12 +396,17 @@ main(int argc, char **argv)
 		{"expect-joiners", required_argument, NULL, 'x'},
 		{"restart-of", required_argument, NULL, 'R'},
 		{"restarted", no_argument, NULL, 'S'},
+		{"rrefs", no_argument, NULL, 'F'},
+		{"gather", no_argument, NULL, 'G'},
+		{"calls-for", required_argument, NULL, 'C'},
+		{"linger-ms", required_argument, NULL, 'L'},
 		{NULL, 0, NULL, 0},
 	};
 	const char *world = NULL, *expect_missing = NULL, *killed = NULL, *mark_dir = NULL;
 	const char *join = NULL, *restart_of = NULL;
-	unsigned int joiners = 0;
-	bool restarted = false;
+	unsigned int joiners = 0, linger_ms = 0;
+	bool restarted = false, rrefs = false, gather = false;
+	double call_secs = 0;
 	struct timespec t0, t1;
 	struct dprpc_future *early[DPRPC_MAX_WORKERS] = {NULL};
 	struct dprpc_worker_info infos[DPRPC_MAX_WORKERS], self;
@@ -241,6 +458,14 @@ main(int argc, char **argv)
 			restart_of = optarg;
 		else if (opt == 'S')
 			restarted = true;
+		else if (opt == 'F')
+			rrefs = true;
+		else if (opt == 'G')
+			gather = true;
+		else if (opt == 'C')
+			call_secs = strtod(optarg, NULL);
+		else if (opt == 'L')
+			linger_ms = (unsigned int)strtoul(optarg, NULL, 0);
 		else
 			return 2;
 	}
@@ -248,7 +473,8 @@ main(int argc, char **argv)
 		(killed != NULL || restart_of != NULL) != (mark_dir != NULL)) {
 		fprintf(stderr, "usage: world_worker [EAL] -- --name NAME --world WORLD [--port-id "
 				"N] [--rendezvous-ms MS] [--expect-missing NAMES] [--call-early] "
-				"[--shutdown] [--join MEMBER] [--expect-joiners K]\n");
+				"[--shutdown] [--join MEMBER] [--expect-joiners K] [--rrefs] "
+				"[--gather] [--calls-for SECONDS] [--linger-ms MS]\n");
 		return 2;
 	}
 	dprpc_agent_conf_init(&c);
@@ -366,6 +592,12 @@ main(int argc, char **argv)
 		}
 		printf("%s: %u workers called 3 ways, values checked\n", name, nw);
 		fflush(stdout);
+		if (rrefs)
+			rrefs_round(a, infos, nw);
+		if (gather)
+			gather_round(a, nw);
+		if (call_secs > 0)
+			calls_for(a, infos, nw, call_secs);
 		/* Done: tell the others, then serve until they all said so
 		 * (a restarted worker's others had theirs). */
 		for (i = 0; i < nw && !restarted; i++) {
@@ -380,6 +612,12 @@ main(int argc, char **argv)
 			usleep(50 * 1000);
 		if (!restarted && atomic_load(&dones) != nw - 1)
 			FAIL(14, "%u of %u workers said done", atomic_load(&dones), nw - 1);
+		if (linger_ms > 0) {
+			printf("%s: serving %u ms more\n", name, linger_ms);
+			fflush(stdout);
+			for (i = 0; i < linger_ms / 10; i++)
+				usleep(10 * 1000);
+		}
 	}
 	if (restart_of != NULL) {
 		char mark[256];
@@ -465,6 +703,8 @@ main(int argc, char **argv)
 	if (shutdown) {
 		struct dprpc_error ce;
 
+		print_arp(a);
+
 		/* Every worker's barrier must be answered: a leader that
 		 * destroys its agent at once must not lose an answer. */
 		rc = dprpc_shutdown(a, true, CALL_TIMEOUT_US, &ce);
@@ -489,6 +729,7 @@ main(int argc, char **argv)
 		u.calls != 0 || u.messages != 0)
 		FAIL(15, "in use before destroy: futures %u requests %u calls %u messages %u",
 			u.futures, u.requests, u.calls, u.messages);
+	print_arp(a);
 	if (dprpc_agent_stats_get(a, &st) != 0 || st.calls_failed != 0 || st.peers_down != 0)
 		FAIL(16, "%" PRIu64 " calls failed, %" PRIu64 " workers declared down",
 			st.calls_failed, st.peers_down);
