@@ -18,6 +18,8 @@
 #   netns_xdp_attach "$NETNS_A" "$NETNS_IF_A" drop.o
 #   netns_xdp_detach "$NETNS_A" "$NETNS_IF_A"
 #   netns_bridge_setup 3                 # or: three hosts on a bridge
+#   netns_routed_setup                   # or: three hosts in two subnets
+#                                        # joined by a router
 #
 # After netns_setup:
 #   NETNS_A, NETNS_B         namespace names (dprpc-<pid>-a, dprpc-<pid>-b)
@@ -170,6 +172,76 @@ netns_bridge_setup() {
 	done
 	_netns_log "the bridge's veths did not come up"
 	return 1
+}
+
+# netns_routed_setup: three "hosts" in two IPv4 subnets joined by a
+# router, a namespace of its own, dprpc-<pid>-rt (NETNS_RT) with IPv4
+# forwarding on: 10.1.0.0/24, the router 10.1.0.1 on the bridge br0 whose
+# ports are the peers of hosts 0 and 2's veths, and 10.2.0.0/24, the
+# router 10.2.0.1 on the peer of host 1's veth.  Host i: namespace
+# dprpc-<pid>-rh<i> (NETNS_RT_NS[i]), its veth end NETNS_RT_IF[i] (MAC
+# 02:00:00:00:03:<i+1>, NETNS_RT_MAC[i]) for the address NETNS_RT_IP[i]
+# (10.1.0.2, 10.2.0.2, 10.1.0.3) of subnet NETNS_RT_NET[i] through gateway
+# NETNS_RT_GW[i]; the router's interface towards it NETNS_RT_RIF[i] (br0
+# for hosts 0 and 2).  The hosts' kernels have no address (a NIC that
+# DPDK owns), the router's have only theirs; no IPv6 anywhere, no STP, no
+# forwarding delay.
+NETNS_RT=""
+NETNS_RT_NS=()
+NETNS_RT_IF=()
+NETNS_RT_MAC=()
+NETNS_RT_IP=()
+NETNS_RT_NET=()
+NETNS_RT_GW=()
+NETNS_RT_RIF=()
+netns_routed_setup() {
+	local i ns _ ok
+	NETNS_RT="dprpc-$$-rt"
+	NETNS_RT_IP=(10.1.0.2 10.2.0.2 10.1.0.3)
+	NETNS_RT_NET=(10.1.0.0/24 10.2.0.0/24 10.1.0.0/24)
+	NETNS_RT_GW=(10.1.0.1 10.2.0.1 10.1.0.1)
+	NETNS_RT_RIF=(br0 rp1 br0)
+	netns_tmpdir
+	for ns in "$NETNS_RT" dprpc-$$-rh0 dprpc-$$-rh1 dprpc-$$-rh2; do
+		ip netns add "$ns"
+		_netns_created+=("$ns")
+		ip -n "$ns" link set lo up
+		echo 1 | ip netns exec "$ns" tee /proc/sys/net/ipv6/conf/all/disable_ipv6 \
+			/proc/sys/net/ipv6/conf/default/disable_ipv6 >/dev/null 2>&1 ||
+			_netns_log "cannot disable IPv6 in $ns: expect its frames on the links"
+	done
+	echo 1 | ip netns exec "$NETNS_RT" tee /proc/sys/net/ipv4/ip_forward >/dev/null
+	ip -n "$NETNS_RT" link add br0 type bridge stp_state 0 forward_delay 0
+	for i in 0 1 2; do
+		NETNS_RT_NS[i]="dprpc-$$-rh$i"
+		NETNS_RT_IF[i]="dpr$i$$"
+		NETNS_RT_MAC[i]=$(printf '02:00:00:00:03:%02x' $((i + 1)))
+		# Both ends created in their namespaces: nothing in the default one.
+		ip link add "${NETNS_RT_IF[i]}" netns "${NETNS_RT_NS[i]}" address "${NETNS_RT_MAC[i]}" \
+			mtu 1500 type veth peer name "rp$i" netns "$NETNS_RT" mtu 1500
+		[ "${NETNS_RT_RIF[i]}" = br0 ] && ip -n "$NETNS_RT" link set "rp$i" master br0
+		ip -n "$NETNS_RT" link set "rp$i" up
+		ip -n "${NETNS_RT_NS[i]}" link set "${NETNS_RT_IF[i]}" up
+	done
+	netns_addr "$NETNS_RT" br0 10.1.0.1/24
+	netns_addr "$NETNS_RT" rp1 10.2.0.1/24
+	ip -n "$NETNS_RT" link set br0 up
+	for _ in $(seq 100); do
+		ok=1
+		for i in 0 1 2; do
+			ip -n "${NETNS_RT_NS[i]}" link show "${NETNS_RT_IF[i]}" | grep -q LOWER_UP || ok=0
+		done
+		ip -n "$NETNS_RT" link show br0 | grep -q LOWER_UP || ok=0
+		[ "$ok" = 1 ] && return 0
+		sleep 0.02
+	done
+	_netns_log "the router's links did not come up"
+	return 1
+}
+
+# netns_neigh_mac NS IP: the MAC NS's kernel holds for IP (empty if none).
+netns_neigh_mac() {
+	ip -n "$1" neigh show "$2" | sed -n 's|.* lladdr \([0-9a-f:]*\).*|\1|p' | head -n 1
 }
 
 # netns_addr NS IF CIDR: give the kernel interface an IPv4 address.
