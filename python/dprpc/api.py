@@ -154,7 +154,8 @@ def init_rpc(name, backend=None, rank=-1, world_size=None, rpc_backend_options=N
                     rpc_timeout=opts.rpc_timeout, run_dir=opts.run_dir,
                     eal_args=opts.eal_args, world=opts.world,
                     max_msg_size=opts.max_msg_size or 0, queue_size=opts.queue_size,
-                    eal_mem_mb=opts.eal_mem_mb, vdev=opts.vdev)
+                    eal_mem_mb=opts.eal_mem_mb, vdev=opts.vdev, world_key=opts.world_key,
+                    world_key_file=opts.world_key_file, auth_payload=opts.auth_payload)
         except _C.Error as e:
             code, _, msg = e.args[0], e.args[1], e.args[2]
             if code in (-22,):

@@ -45,13 +45,21 @@ class BackendOptions:
             Default 60.
         eal_mem_mb (int): memory of the no-NIC EAL, in MB (default 256): it
             holds messages being reassembled, so raise it with max_msg_size.
+        world_key (bytes, optional): the world key, at least 16 bytes, the
+            same on every worker: every frame is then tagged with it and a
+            frame whose tag is wrong is refused (docs/security.md).
+            Nothing is encrypted.
+        world_key_file (str, optional): a file whose bytes are the world
+            key, instead of ``world_key``.
+        auth_payload (bool): with a key, the tags cover the payloads too
+            (default: the headers only).
     """
 
     def __init__(self, rpc_timeout=DEFAULT_RPC_TIMEOUT_SEC,
                  num_worker_threads=DEFAULT_NUM_WORKER_THREADS,
                  init_method=DEFAULT_INIT_METHOD, world=None, eal_args=None, run_dir=None,
                  max_msg_size=None, queue_size=4096, init_timeout=60.0, eal_mem_mb=0,
-                 vdev=None):
+                 vdev=None, world_key=None, world_key_file=None, auth_payload=False):
         if num_worker_threads < 1:
             raise ValueError("num_worker_threads must be at least 1")
         if rpc_timeout < 0:
@@ -67,6 +75,13 @@ class BackendOptions:
         self.init_timeout = float(init_timeout)
         self.eal_mem_mb = int(eal_mem_mb)
         self.vdev = vdev
+        if world_key is not None and world_key_file is not None:
+            raise ValueError("give world_key or world_key_file, not both")
+        if world_key is not None and len(bytes(world_key)) < 16:
+            raise ValueError("world_key must have at least 16 bytes")
+        self.world_key = None if world_key is None else bytes(world_key)
+        self.world_key_file = world_key_file
+        self.auth_payload = bool(auth_payload)
 
     @classmethod
     def from_any(cls, opts):

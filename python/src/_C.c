@@ -1605,20 +1605,21 @@ m_init(PyObject *self, PyObject *args, PyObject *kw)
 {
 	static char *kwlist[] = {"name", "rank", "world_size", "init_method", "timeout",
 		"rpc_timeout", "run_dir", "eal_args", "world", "max_msg_size", "queue_size",
-		"eal_mem_mb", "vdev", NULL};
+		"eal_mem_mb", "vdev", "world_key", "world_key_file", "auth_payload", NULL};
 	struct dprpc_handler_def defs[K_NB_HANDLERS];
 	const char *name, *init_method = NULL, *run_dir = NULL, *eal_args = NULL, *world = NULL;
-	const char *vdev = NULL;
-	int rank = -1, world_size = -1;
+	const char *vdev = NULL, *key = NULL, *key_file = NULL;
+	Py_ssize_t key_len = 0;
+	int rank = -1, world_size = -1, auth_payload = 0;
 	double timeout = 0, rpc_timeout = 60;
 	unsigned int max_msg = 0, qsize = WQ_CAP_DEFAULT, mem_mb = 0;
 	struct dprpc_launch_conf c;
 	struct dprpc_agent *a;
 	char err[512];
 
-	if (!PyArg_ParseTupleAndKeywords(args, kw, "s|iizddzzzIIIz:init", kwlist, &name, &rank,
+	if (!PyArg_ParseTupleAndKeywords(args, kw, "s|iizddzzzIIIzz#zp:init", kwlist, &name, &rank,
 		    &world_size, &init_method, &timeout, &rpc_timeout, &run_dir, &eal_args, &world,
-		    &max_msg, &qsize, &mem_mb, &vdev))
+		    &max_msg, &qsize, &mem_mb, &vdev, &key, &key_len, &key_file, &auth_payload))
 		return NULL;
 	if (agent != NULL)
 		return raise_errno(EALREADY, "RPC is already initialized");
@@ -1661,6 +1662,11 @@ m_init(PyObject *self, PyObject *args, PyObject *kw)
 	c.eal_args = eal_args;
 	c.world = world;
 	c.agent.port.vdev = vdev;
+	c.agent.auth.key = key;
+	c.agent.auth.key_len = (size_t)key_len;
+	c.agent.auth.key_file = key_file;
+	if (auth_payload)
+		c.agent.auth.mode = DPRPC_AUTH_PAYLOAD;
 	c.agent.serve.handlers = defs;
 	c.agent.serve.nb_handlers = K_NB_HANDLERS;
 	c.agent.rrefs.value_free = value_freed;
@@ -2219,7 +2225,8 @@ static PyMethodDef module_methods[] = {
 	{"init", (PyCFunction)(void (*)(void))m_init, METH_VARARGS | METH_KEYWORDS,
 		"init(name, rank, world_size, init_method, timeout, rpc_timeout, run_dir, "
 		"eal_args, "
-		"world, max_msg_size, queue_size, eal_mem_mb, vdev)"},
+		"world, max_msg_size, queue_size, eal_mem_mb, vdev, world_key, world_key_file, "
+		"auth_payload)"},
 	{"shutdown", m_shutdown, METH_VARARGS, "shutdown(graceful, timeout)"},
 	{"close_queue", m_close_queue, METH_NOARGS, "close_queue()"},
 	{"next_item", m_next_item, METH_VARARGS, "next_item([timeout]) -> (kind, obj) or None"},

@@ -335,3 +335,16 @@ def w_bad_names(rank, n):
 
 def test_a_bad_name_is_refused():
     assert run_world(w_bad_names, 1, init=False)[0] is True
+
+
+def test_a_world_key_tags_every_frame():
+    # Two workers with the same key call as without one (docs/security.md).
+    r = run_world(w_sync, 2, opts={"world_key": b"0123456789abcdef0123456789abcdef"})
+    assert r[0] == [5, "ab", "worker1", (1, 2, 9), "worker0", None]
+
+
+def test_bad_world_keys_are_refused():
+    with pytest.raises(ValueError, match="at least 16 bytes"):
+        dprpc.BackendOptions(world_key=b"short")
+    with pytest.raises(ValueError, match="not both"):
+        dprpc.BackendOptions(world_key=b"k" * 16, world_key_file="/dev/null")
