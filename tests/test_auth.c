@@ -353,3 +353,29 @@ Test(auth, keys_from_files_and_bad_keys)
 	cr_assert_eq(call_ab(), 0);
 	wire_down();
 }
+
+/* b restarted, in a world with a key: its new incarnation proves itself
+ * to a, which takes it for a restart once, and calls go on. */
+Test(auth, a_restart_proves_itself_and_is_taken_once)
+{
+	struct dprpc_agent_stats s;
+
+	wire_make();
+	agent(0, key1);
+	agent(1, key1);
+	cr_assert_eq(call_ab(), 0);
+	cr_assert_eq(dprpc_agent_destroy(w.ag[1]), 0);
+	w.ag[1] = NULL;
+	dpt_ring_drain(w.tx[1]);
+	dpt_ring_drain(w.rx[1]);
+	agent(1, key1);
+	/* Its first calls may find b's old incarnation gone: a call fails at
+	 * most once, with -ECONNRESET, then they go to the new one. */
+	if (call_ab() != 0)
+		cr_assert_eq(call_ab(), 0);
+	cr_assert_eq(call_ab(), 0);
+	stats_a(&s);
+	cr_assert_eq(s.peers_restarted, 1u);
+	cr_assert_geq(s.drops[DPRPC_DROP_UNCONFIRMED], 1u, "b's first frames waited for its proof");
+	wire_down();
+}
