@@ -32,6 +32,25 @@
 #include "dprpc_atomic.h"
 #include <dprpc/dprpc_stats.h>
 
+/* A world with a key (docs/security.md): the frame's tag, then, from a
+ * peer, its incarnation's proof (proof.c), before anything reads the
+ * agent's state.  False: dropped. */
+static __rte_noinline bool
+dp_rx_auth(struct dprpc_agent *a, struct rte_mbuf *m, const struct dp_parsed *p)
+{
+	enum dprpc_drop_reason why;
+
+	if (!dp_auth_ok(&a->m.r.b, m, p))
+		why = DPRPC_DROP_AUTH_FAILED;
+	else if (p->dst != DP_RANK_NONE && p->src != a->m.r.b.rank &&
+		 !dp_session_proven(&a->m.r, p))
+		why = DPRPC_DROP_UNCONFIRMED;
+	else
+		return true;
+	dp_drop_frame(&a->m.r.b, m, why);
+	return false;
+}
+
 void __rte_hot
 dp_rx_frame(struct dprpc_agent *a, struct rte_mbuf *m)
 {
@@ -50,11 +69,6 @@ dp_rx_frame(struct dprpc_agent *a, struct rte_mbuf *m)
 		dp_drop_frame(&a->m.r.b, m, why);
 		return;
 	}
-	/* A world with a key: the tag, before anything reads the frame. */
-	if (a->m.r.b.auth.on && unlikely(!dp_auth_ok(&a->m.r.b, m, &p))) {
-		dp_drop_frame(&a->m.r.b, m, DPRPC_DROP_AUTH_FAILED);
-		return;
-	}
 	/* A checksum sent: the port's verdict, or ours. */
 	if (unlikely(dp_frame_udp_csum(&p) != 0) &&
 		((m->ol_flags & RTE_MBUF_F_RX_L4_CKSUM_MASK) == RTE_MBUF_F_RX_L4_CKSUM_BAD ||
@@ -64,6 +78,8 @@ dp_rx_frame(struct dprpc_agent *a, struct rte_mbuf *m)
 		dp_drop_frame(&a->m.r.b, m, DPRPC_DROP_BAD_UDP_CSUM);
 		return;
 	}
+	if (unlikely(a->m.r.b.auth.on) && !dp_rx_auth(a, m, &p))
+		return;
 	if (unlikely(p.dst == DP_RANK_NONE)) {
 		/* A join frame, from or to a worker not in the world. */
 		dp_join_rx(&a->m, &p);
@@ -71,17 +87,11 @@ dp_rx_frame(struct dprpc_agent *a, struct rte_mbuf *m)
 		return;
 	}
 	if (p.src != a->m.r.b.rank) {
-		/* With a key, an incarnation proves itself before it counts
-		 * (proof.c). */
-		if (unlikely(a->m.r.b.auth.on) && !dp_session_proven(&a->m.r, &p)) {
-			dp_drop_frame(&a->m.r.b, m, DPRPC_DROP_UNCONFIRMED);
-			return;
-		}
 		if (!dp_check_session(&a->m.r, &p)) {
 			dp_drop_frame(&a->m.r.b, m, DPRPC_DROP_OLD_SESSION);
 			return;
 		}
-		if (unlikely(a->m.r.b.auth.on) && p.type == DP_FRAME_CONTROL &&
+		if (unlikely(p.type == DP_FRAME_CONTROL) && a->m.r.b.auth.on &&
 			!dp_ctl_fresh(&a->m.r, &p)) {
 			dp_drop_frame(&a->m.r.b, m, DPRPC_DROP_REPLAYED);
 			return;
