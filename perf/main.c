@@ -36,6 +36,7 @@
 #include <string.h>
 #include <sys/prctl.h>
 #include <sys/wait.h>
+#include <time.h>
 #include <unistd.h>
 
 #include <rte_eal.h>
@@ -48,6 +49,17 @@
 
 /* Forked client: where its result goes, and the pipe it holds on to. */
 static int perf_out_fd = -1, perf_hold_fd = -1;
+
+uint64_t perf_start_ns;
+
+uint64_t
+perf_mono_ns(void)
+{
+	struct timespec ts;
+
+	clock_gettime(CLOCK_MONOTONIC, &ts);
+	return (uint64_t)ts.tv_sec * 1000000000u + (uint64_t)ts.tv_nsec;
+}
 
 /* Hand the result to the driver, then wait (before the port stops) until
  * the driver has stopped the server: see spawn_side(). */
@@ -139,6 +151,7 @@ spawn_side(const char *role, unsigned int cpu, const char *sock, unsigned int ta
 
 	if (pid != 0)
 		return pid;
+	perf_start_ns = perf_mono_ns();
 	prctl(PR_SET_PDEATHSIG, SIGKILL);
 	if (hold_fd != NULL)
 		close(hold_fd[1]);
@@ -296,6 +309,7 @@ main(int argc, char **argv)
 	struct perf_result r;
 	int sep, rc;
 
+	perf_start_ns = perf_mono_ns();
 	for (sep = 1; sep < argc && strcmp(argv[sep], "--") != 0; sep++)
 		;
 	if (sep == argc) {
@@ -306,13 +320,15 @@ main(int argc, char **argv)
 		perf_usage(argv[0]);
 		return 2;
 	}
+	perf_world_map = o.world;
 	perf_retransmit_us = o.retransmit_us;
 	perf_inline_wait_us = o.inline_wait_us;
 	perf_service_us = o.service_us;
 	if (sep <= 1) {
 		/* No EAL options: fork both sides over a memif pair. */
-		if (o.role != NULL) {
-			fprintf(stderr, "dprpc-perf: --role needs EAL options (a port)\n");
+		if (o.role != NULL || o.world != NULL) {
+			fprintf(stderr,
+				"dprpc-perf: --role and --world need EAL options (a port)\n");
 			return 2;
 		}
 		return drive(&o);
@@ -322,9 +338,9 @@ main(int argc, char **argv)
 		return 2;
 	}
 	if (o.compare_raw || o.compare_rpc || o.repeat != 1 || o.mode == MODE_SWEEP ||
-		o.mode == MODE_WORLD) {
+		o.mode == MODE_WORLD || (o.world != NULL && o.mode == MODE_RAW)) {
 		fprintf(stderr, "dprpc-perf: --compare-raw, --repeat, sweep and world need the "
-				"forked mode\n");
+				"forked mode; raw takes no --world\n");
 		return 2;
 	}
 	perf_server_json = o.json && strcmp(o.role, "server") == 0;

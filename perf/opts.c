@@ -44,6 +44,11 @@ perf_usage(const char *prog)
 		"  --batch B         rref-churn: RRefs alive at once (default 4096)\n"
 		"  --json            print one JSON object\n"
 		"  --role R          server | client: run one side with the given EAL options\n"
+		"  --world MAP       with --role: the world map (text, ';' between lines, or\n"
+		"                    @FILE) instead of the fixed 'server 0 02:00:00:00:00:01\n"
+		"                    10.0.0.1 7000; client 1 02:00:00:00:00:02 10.0.0.2 7000';\n"
+		"                    it must name a server (rank 0) and a client, and may\n"
+		"                    leave MACs out and give subnet lines (found by ARP)\n"
 		"  --server-cpu C, --client-cpu C   CPUs of the forked sides (default 1, 0)\n"
 		"  --retransmit-us US  the agents' retransmit_us (0: no resends; default the\n"
 		"                    agent's, 1000)\n"
@@ -102,6 +107,7 @@ perf_parse_opts(int argc, char **argv, struct perf_opts *o)
 		{"batch", required_argument, NULL, 'B'},
 		{"json", no_argument, NULL, 'j'},
 		{"role", required_argument, NULL, 'R'},
+		{"world", required_argument, NULL, 'U'},
 		{"server-cpu", required_argument, NULL, 'S'},
 		{"client-cpu", required_argument, NULL, 'C'},
 		{"retransmit-us", required_argument, NULL, 'T'},
@@ -209,6 +215,9 @@ perf_parse_opts(int argc, char **argv, struct perf_opts *o)
 			break;
 		case 'R':
 			o->role = optarg;
+			break;
+		case 'U':
+			o->world = optarg;
 			break;
 		case 'S':
 			o->server_cpu = (unsigned int)strtoul(optarg, NULL, 0);

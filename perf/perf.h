@@ -42,7 +42,8 @@ extern const char *const perf_mode_names[MODE_MAX];
 
 struct perf_opts {
 	enum perf_mode mode;
-	const char *role; /* NULL: both, forked */
+	const char *role;  /* NULL: both, forked */
+	const char *world; /* --world: the map (text or @file); NULL: rpc.c's */
 	unsigned int payload;
 	unsigned int response; /* latency, throughput: response bytes; PERF_ECHO: echo */
 	unsigned int window;
@@ -108,6 +109,9 @@ struct perf_result {
 	uint64_t frames_resent, acks_sent, msgs_sent, msgs_received;
 	uint64_t corrupt;	       /* echoes that came back different (checked when echoing) */
 	uint64_t calls_sent, calls_ok; /* the agent's totals, warm-up and drain included */
+	/* latency, throughput: from the process's start (perf_start_ns) to
+	 * the first call that succeeded, the world's formation included. */
+	double first_call_ms;
 	/* rref: proxy rpc_sync calls on one RRef, interleaved with the
 	 * remote + to_here round trips. */
 	double proxy_p50_us, proxy_p99_us;
@@ -202,6 +206,9 @@ int perf_parse_opts(int argc, char **argv, struct perf_opts *o);
 /* ---- the driver (main.c) ---- */
 
 extern volatile sig_atomic_t perf_stop; /* openloop.c; set on SIGTERM, SIGINT */
+/* CLOCK_MONOTONIC (ns) at main()'s start, or at a forked side's. */
+extern uint64_t perf_start_ns;
+uint64_t perf_mono_ns(void);
 void perf_publish_and_hold(const struct perf_result *r);
 /* Fork a server and a client of @mode over a memif pair; the client's
  * result in @r.  0 or a negative errno. */
@@ -214,6 +221,7 @@ int perf_raw_server(uint16_t port);
 int perf_raw_client(uint16_t port, const struct perf_opts *o, struct perf_result *r);
 
 /* Agent settings from the options, for perf_rpc_agent(). */
+extern const char *perf_world_map; /* NULL: the fixed two-worker map */
 extern long perf_retransmit_us;
 extern long perf_inline_wait_us;
 /* --role server --json: print the server agent's counters when it stops. */

@@ -163,8 +163,10 @@ perf_report(const struct perf_opts *o, const struct perf_result *d, const struct
 				d->frames_resent, d->acks_sent, d->msgs_sent, d->msgs_received,
 				d->corrupt, d->calls_sent, d->calls_ok);
 		if (o->mode == MODE_LATENCY || o->mode == MODE_THROUGHPUT)
-			printf(", \"response_bytes\": %u, \"bytes_per_s\": %.0f", resp_bytes(o),
-				d->rate * (o->payload + resp_bytes(o)));
+			printf(", \"response_bytes\": %u, \"bytes_per_s\": %.0f"
+			       ", \"first_call_ms\": %.3f",
+				resp_bytes(o), d->rate * (o->payload + resp_bytes(o)),
+				d->first_call_ms);
 		if (o->mode == MODE_RREF)
 			printf(", \"proxy_p50_us\": %.3f, \"proxy_p99_us\": %.3f", d->proxy_p50_us,
 				d->proxy_p99_us);

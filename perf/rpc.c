@@ -29,6 +29,7 @@
 	"server 0 02:00:00:00:00:01 10.0.0.1 7000\n" \
 	"client 1 02:00:00:00:00:02 10.0.0.2 7000\n"
 
+const char *perf_world_map;
 long perf_retransmit_us = -1;
 long perf_inline_wait_us = -1;
 uint64_t perf_service_us;
@@ -131,7 +132,7 @@ perf_rpc_agent(const char *name, uint16_t port)
 
 	dprpc_agent_conf_init(&c);
 	c.name = name;
-	c.world = PERF_WORLD;
+	c.world = perf_world_map != NULL ? perf_world_map : PERF_WORLD;
 	c.port.id = port;
 	c.calls.max_outstanding = perf_max_outstanding;
 	c.calls.timeout_us = 5 * 1000 * 1000;
@@ -195,6 +196,8 @@ static uint64_t rpc_failed;
 /* Echo mode: every answer is compared with what was sent. */
 static bool rpc_verify;
 static uint64_t rpc_corrupt;
+/* When the first call succeeded (perf_mono_ns()), 0 before. */
+static uint64_t rpc_first_ns;
 /* Lanes whose last issue failed (EAGAIN/ENOBUFS), retried by the loop. */
 static struct rpc_lane *idle_lanes[PERF_MAX_WINDOW];
 static unsigned int nb_idle, nb_busy;
@@ -225,6 +228,8 @@ rpc_lane_done(struct dprpc_future *f, void *arg)
 
 	if (dprpc_future_state(f) == DPRPC_FUTURE_DONE) {
 		perf_clock_record(l->k, l->t0, rte_rdtsc());
+		if (rpc_first_ns == 0)
+			rpc_first_ns = perf_mono_ns();
 		if (rpc_verify) {
 			size_t len;
 			const void *v = dprpc_future_value(f, &len);
@@ -273,6 +278,8 @@ perf_rpc_client(uint16_t port, const struct perf_opts *o, struct perf_result *r)
 			now = rte_rdtsc();
 			if (rc == 0)
 				perf_clock_record(&k, t0, now);
+			if (rc == 0 && rpc_first_ns == 0)
+				rpc_first_ns = perf_mono_ns();
 			if (rc == 0 && rpc_verify &&
 				(out_len != o->payload || memcmp(out, payload, out_len) != 0))
 				rpc_corrupt++;
@@ -296,6 +303,8 @@ perf_rpc_client(uint16_t port, const struct perf_opts *o, struct perf_result *r)
 	}
 	perf_clock_finish(&k, o, r);
 	r->corrupt = rpc_corrupt;
+	if (rpc_first_ns != 0)
+		r->first_call_ms = (double)(rpc_first_ns - perf_start_ns) / 1e6;
 	if (rpc_failed > 0)
 		fprintf(stderr,
 			"dprpc-perf: %" PRIu64
