@@ -6,6 +6,8 @@
  * frames.  Each forgery is dropped and counted under its reason, and the
  * world goes on as before: calls succeed, no peer is declared restarted.
  */
+#include <pthread.h>
+#include <stdatomic.h>
 #include <stdlib.h>
 #include <string.h>
 #include <unistd.h>
@@ -27,8 +29,11 @@ struct wire {
 	int port[2];
 	struct rte_mempool *mp;
 	struct dprpc_agent *ag[2];
-	/* The last CONTROL frame b sent a, copied (NULL: none yet). */
-	struct rte_mbuf *ctl_ba;
+	/* The last CONTROL frame b sent a, and the last join frame, copied
+	 * (NULL: none yet). */
+	struct rte_mbuf *ctl_ba, *join_ba;
+	pthread_t stepper;
+	atomic_bool stop;
 };
 
 static struct wire w;
@@ -97,8 +102,14 @@ wire_step(void)
 			dprpc_poll(w.ag[i], 32);
 		while (rte_ring_dequeue(w.tx[i], (void **)&m) == 0) {
 			if (i == 1 && is_control(m)) {
-				rte_pktmbuf_free(w.ctl_ba);
-				w.ctl_ba = rte_pktmbuf_copy(m, w.mp, 0, UINT32_MAX);
+				struct rte_mbuf **keep =
+					dp_frame_hdr(rte_pktmbuf_mtod(m, uint8_t *))->dst_worker ==
+							rte_cpu_to_be_16(DP_RANK_NONE)
+						? &w.join_ba
+						: &w.ctl_ba;
+
+				rte_pktmbuf_free(*keep);
+				*keep = rte_pktmbuf_copy(m, w.mp, 0, UINT32_MAX);
 			}
 			if (rte_ring_enqueue(w.rx[1 - i], m) != 0)
 				rte_pktmbuf_free(m);
@@ -163,6 +174,7 @@ wire_down(void)
 		if (w.ag[i] != NULL)
 			cr_assert_eq(dprpc_agent_destroy(w.ag[i]), 0);
 	rte_pktmbuf_free(w.ctl_ba);
+	rte_pktmbuf_free(w.join_ba);
 	for (int i = 0; i < 2; i++) {
 		dpt_ring_drain(w.tx[i]);
 		dpt_ring_drain(w.rx[i]);
@@ -377,5 +389,91 @@ Test(auth, a_restart_proves_itself_and_is_taken_once)
 	stats_a(&s);
 	cr_assert_eq(s.peers_restarted, 1u);
 	cr_assert_geq(s.drops[DPRPC_DROP_UNCONFIRMED], 1u, "b's first frames waited for its proof");
+	wire_down();
+}
+
+static void *
+stepper(void *arg)
+{
+	(void)arg;
+	while (!atomic_load(&w.stop))
+		wire_step();
+	return NULL;
+}
+
+/* b, not in a's map, joins a's world through a (dprpc_world_join()). */
+static int
+join_b(const uint8_t *key, uint64_t timeout_us)
+{
+	static const struct dprpc_handler_def defs[] = {
+		{"echo", dpt_echo, NULL, DPRPC_HANDLER_INLINE}};
+	struct dprpc_agent_conf c;
+	int rc;
+
+	dprpc_agent_conf_init(&c);
+	c.name = "b";
+	c.world = "b - 02:00:00:00:00:02 10.0.0.2 7002";
+	c.port.id = w.port[1];
+	c.port.mbuf_pool = w.mp;
+	c.serve.handlers = defs;
+	c.serve.nb_handlers = 1;
+	c.auth.key = key;
+	c.auth.key_len = key != NULL ? sizeof(key1) : 0;
+	w.ag[1] = dprpc_agent_create(&c);
+	cr_assert_not_null(w.ag[1], "%s", rte_strerror(rte_errno));
+	atomic_store(&w.stop, false);
+	cr_assert_eq(pthread_create(&w.stepper, NULL, stepper, NULL), 0);
+	rc = dprpc_world_join(w.ag[1], "a 02:00:00:00:00:01 10.0.0.1 7001", timeout_us);
+	atomic_store(&w.stop, true);
+	pthread_join(w.stepper, NULL);
+	return rc;
+}
+
+static void
+agent_alone(const uint8_t *key)
+{
+	struct dprpc_agent_conf c;
+
+	dprpc_agent_conf_init(&c);
+	c.name = "a";
+	c.world = "a 0 02:00:00:00:00:01 10.0.0.1 7001";
+	c.port.id = w.port[0];
+	c.port.mbuf_pool = w.mp;
+	c.serve.handlers = &echo_def;
+	c.serve.nb_handlers = 1;
+	c.auth.key = key;
+	c.auth.key_len = sizeof(key1);
+	w.ag[0] = dprpc_agent_create(&c);
+	cr_assert_not_null(w.ag[0], "%s", rte_strerror(rte_errno));
+}
+
+/* A joiner with the key joins; its JOIN's payload (who joins, where) is
+ * tagged even in header mode: one byte of it changed is auth_failed.  A
+ * joiner without the key never joins: its frames are another world's. */
+Test(auth, joining_needs_the_key_and_a_join_is_tagged_whole)
+{
+	struct dprpc_agent_stats s;
+	struct rte_mbuf *m;
+
+	wire_make();
+	agent_alone(key1);
+	cr_assert_eq(join_b(key1, 5000000), 0);
+	cr_assert_eq(call_ab(), 0);
+	cr_assert_not_null(w.join_ba, "b sent a JOIN");
+	m = rte_pktmbuf_copy(w.join_ba, w.mp, 0, UINT32_MAX);
+	cr_assert_not_null(m);
+	cr_assert_gt(m->data_len, DP_HDRS_LEN);
+	rte_pktmbuf_mtod(m, uint8_t *)[DP_HDRS_LEN + 1] ^= 1; /* the joiner's name */
+	inject_a(m);
+	rte_pktmbuf_free(m);
+	stats_a(&s);
+	cr_assert_eq(s.drops[DPRPC_DROP_AUTH_FAILED], 1u);
+	cr_assert_eq(dprpc_agent_destroy(w.ag[1]), 0);
+	w.ag[1] = NULL;
+	dpt_ring_drain(w.tx[1]);
+	dpt_ring_drain(w.rx[1]);
+	cr_assert_eq(join_b(NULL, 300000), -ETIMEDOUT);
+	stats_a(&s);
+	cr_assert_gt(s.drops[DPRPC_DROP_OTHER_WORLD], 0u);
 	wire_down();
 }

@@ -89,6 +89,15 @@ dp_auth_init(struct dp_base *a, const struct dprpc_agent_conf *c)
 	return 0;
 }
 
+/* Whether a frame of @type with @len payload bytes has its payload tagged:
+ * with DPRPC_AUTH_PAYLOAD, and always a CONTROL frame's (the join
+ * operations': who joins, at which address). */
+static inline bool
+dp_auth_covers(const struct dp_auth *au, uint8_t type, uint32_t len)
+{
+	return au->payload || (type == DP_FRAME_CONTROL && len != 0);
+}
+
 /* The payload of @m, a frame of @len payload bytes: after its headers,
  * or in its second segment. */
 static const void *
@@ -124,12 +133,14 @@ dp_auth_stamp(struct dp_base *a, struct rte_mbuf *m)
 	if (!au->on)
 		return;
 	len = dp_auth_payload_len(f);
-	dp_frame_tag(f, au->payload ? dp_auth_payload(m, len) : NULL, len, &au->keys, h->tag);
+	dp_frame_tag(f, dp_auth_covers(au, h->type, len) ? dp_auth_payload(m, len) : NULL, len,
+		&au->keys, h->tag);
 }
 
 bool
 dp_auth_ok(const struct dp_base *a, const struct rte_mbuf *m, const struct dp_parsed *p)
 {
 	return dp_frame_tag_ok(rte_pktmbuf_mtod(m, const uint8_t *),
-		a->auth.payload ? p->payload : NULL, p->payload_len, &a->auth.keys);
+		dp_auth_covers(&a->auth, p->type, p->payload_len) ? p->payload : NULL,
+		p->payload_len, &a->auth.keys);
 }
