@@ -324,6 +324,7 @@ main(int argc, char **argv)
 	perf_retransmit_us = o.retransmit_us;
 	perf_inline_wait_us = o.inline_wait_us;
 	perf_service_us = o.service_us;
+	perf_auth = o.auth;
 	if (sep <= 1) {
 		/* No EAL options: fork both sides over a memif pair. */
 		if (o.role != NULL || o.world != NULL) {

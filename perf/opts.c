@@ -55,6 +55,10 @@ perf_usage(const char *prog)
 		"  --inline-wait-us US  the server's inline_wait_max_us: the inline backlog's\n"
 		"                    bound (0: the agent's default, 10000; 4294967295: none;\n"
 		"                    rref-churn's default: none)\n"
+		"  --auth A          none | header | payload: both agents share a fixed 32-byte\n"
+		"                    world key, their frames tagged over the header, or the\n"
+		"                    header and the payload (docs/security.md); default none,\n"
+		"                    no key; not for world\n"
 		"  --threads N       lateness: client application threads (pthreads, floating\n"
 		"                    over every CPU; default 4)\n"
 		"  --service-us US   lateness: the server's busy time per call (default 1000;\n"
@@ -112,6 +116,7 @@ perf_parse_opts(int argc, char **argv, struct perf_opts *o)
 		{"client-cpu", required_argument, NULL, 'C'},
 		{"retransmit-us", required_argument, NULL, 'T'},
 		{"inline-wait-us", required_argument, NULL, 'I'},
+		{"auth", required_argument, NULL, 'Q'},
 		{"threads", required_argument, NULL, 'n'},
 		{"service-us", required_argument, NULL, 's'},
 		{"watch", no_argument, NULL, 'K'},
@@ -135,6 +140,10 @@ perf_parse_opts(int argc, char **argv, struct perf_opts *o)
 		{"help", no_argument, NULL, 'h'},
 		{NULL, 0, NULL, 0},
 	};
+	/* --auth's words, by enum dprpc_auth_mode. */
+	static const char *const auth_names[] = {[DPRPC_AUTH_OFF] = "none",
+		[DPRPC_AUTH_HEADER] = "header",
+		[DPRPC_AUTH_PAYLOAD] = "payload"};
 	bool window_set = false, open_opts = false;
 	double rate_min = 0, rate_max = 0;
 	unsigned int steps = 10;
@@ -231,6 +240,17 @@ perf_parse_opts(int argc, char **argv, struct perf_opts *o)
 		case 'I':
 			o->inline_wait_us = strtol(optarg, NULL, 0);
 			break;
+		case 'Q':
+			for (i = 0;
+				i < (int)RTE_DIM(auth_names) && strcmp(optarg, auth_names[i]) != 0;
+				i++)
+				;
+			if (i == (int)RTE_DIM(auth_names)) {
+				fprintf(stderr, "dprpc-perf: --auth is none, header or payload\n");
+				return -EINVAL;
+			}
+			o->auth = (unsigned int)i;
+			break;
 		case 'n':
 			o->threads = (unsigned int)strtoul(optarg, NULL, 0);
 			break;
@@ -316,6 +336,10 @@ perf_parse_opts(int argc, char **argv, struct perf_opts *o)
 	if (open_opts && o->mode != MODE_OPEN && o->mode != MODE_SWEEP) {
 		fprintf(stderr, "dprpc-perf: --rate, --poisson, --seed, --handler, --csv, "
 				"--spectrum and --hist-* are for open and sweep\n");
+		return -EINVAL;
+	}
+	if (o->auth != DPRPC_AUTH_OFF && o->mode == MODE_WORLD) {
+		fprintf(stderr, "dprpc-perf: world makes its agents itself: no --auth\n");
 		return -EINVAL;
 	}
 	if (o->mode == MODE_SWEEP && o->nb_rates == 0 && steps >= 2 && steps <= PERF_SWEEP_MAX &&

@@ -59,6 +59,7 @@ struct perf_opts {
 	unsigned int batch;	 /* rref-churn: alive at once */
 	long retransmit_us;	 /* -1: the agent's default */
 	long inline_wait_us;	 /* the server's inline_wait_max_us; -1: default */
+	unsigned int auth;	 /* enum dprpc_auth_mode; DPRPC_AUTH_OFF: no world key */
 	unsigned int threads;	 /* lateness: application threads of the client */
 	uint64_t service_us;	 /* lateness: the server's busy time per call */
 	bool watch;		 /* lateness: run the stall watch (watch.h) */
@@ -230,6 +231,9 @@ extern bool perf_server_json;
 extern uint64_t perf_service_us;
 /* The agents' max_outstanding (default PERF_MAX_WINDOW). */
 extern unsigned int perf_max_outstanding;
+/* --auth: the agents' conf.auth.mode, with rpc.c's fixed 32-byte key;
+ * DPRPC_AUTH_OFF (the default): no key. */
+extern unsigned int perf_auth;
 int perf_rpc_set_response(unsigned int len);
 int perf_rpc_set_blob(unsigned int len);
 struct dprpc_agent *perf_rpc_agent(const char *name, uint16_t port);

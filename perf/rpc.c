@@ -35,6 +35,11 @@ long perf_inline_wait_us = -1;
 uint64_t perf_service_us;
 bool perf_server_json;
 unsigned int perf_max_outstanding = PERF_MAX_WINDOW;
+unsigned int perf_auth = DPRPC_AUTH_OFF;
+
+/* --auth: both sides' world key, the same in every process (a benchmark's,
+ * not a secret): 31 characters and the NUL. */
+static const char perf_auth_key[32] = "dprpc-perf's fixed world key 32";
 
 /* --response: what the server answers instead of an echo. */
 static uint8_t *perf_response;
@@ -140,6 +145,11 @@ perf_rpc_agent(const char *name, uint16_t port)
 		c.calls.retransmit_us = (uint32_t)perf_retransmit_us;
 	if (perf_inline_wait_us >= 0)
 		c.serve.inline_wait_max_us = (uint32_t)perf_inline_wait_us;
+	if (perf_auth != DPRPC_AUTH_OFF) {
+		c.auth.key = perf_auth_key;
+		c.auth.key_len = sizeof(perf_auth_key);
+		c.auth.mode = perf_auth;
+	}
 	a = dprpc_agent_create(&c);
 	if (a == NULL)
 		fprintf(stderr, "dprpc-perf: agent %s: %s\n", name, rte_strerror(rte_errno));
