@@ -8,12 +8,16 @@
 #
 #   perf/instr.sh BUILD server|client [BUILD_B]
 #
+# INSTR_OPTS, if set, is added to both sides' dprpc-perf options, e.g.
+# INSTR_OPTS="--auth header" for a world with a key.
+#
 # One side runs under callgrind (about 50 times slower), the other natively
 # on the other CPU, both dprpc-perf of BUILD, over memif, `throughput
 # --window 32` for 4 s with no resends (--retransmit-us 0: the slow side
 # would otherwise be resent to) and, for the server, no inline backlog
 # bound (its rejections would be counted as calls).  The report divides
-# each function's own instructions (callgrind's self cost) by the calls the
+# each function's own instructions (callgrind's self cost; dprpc's, libc's
+# and libsodium's, the tags' SipHash) by the calls the
 # run sent (each one a request on the server) and lists those above 1 per call, then their sum without
 # the poll loop's own functions and timers (they run per poll or per tick,
 # not per call, and a side slowed by callgrind polls differently) and
@@ -41,7 +45,7 @@ cleanup() {
 trap cleanup EXIT
 
 eal="--no-pci --no-huge -m512 --huge-unlink=never --no-shconf --no-telemetry --log-level=lib.eal:error --log-level=pmd.net.memif:error"
-opts="throughput --window 32 --duration 4 --warmup 1 --retransmit-us 0"
+opts="throughput --window 32 --duration 4 --warmup 1 --retransmit-us 0 ${INSTR_OPTS:-}"
 
 # measure BUILD TAG: callgrind's output in $work/TAG.out, calls in $work/TAG.calls
 measure() {
@@ -115,7 +119,7 @@ for t in tags:
 	obj = {m.group(2): m.group(3) for m in lines if m.group(3)}
 	for m in lines:
 		o = m.group(3) or obj.get(m.group(2), '')
-		if 'dprpc' not in o and 'libc' not in o:
+		if 'dprpc' not in o and 'libc' not in o and 'libsodium' not in o:
 			continue
 		fn = m.group(2).split('.lto_priv')[0].split('.isra')[0]
 		rows.setdefault(fn, {})[t] = rows.get(fn, {}).get(t, 0) + int(m.group(1).replace(',', '')) / calls
