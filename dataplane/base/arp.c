@@ -90,7 +90,7 @@ dp_arp_peer(struct dp_base *a, const struct dp_addr *addr)
 {
 	if (a->arp.e != NULL && rte_is_zero_ether_addr(&addr->mac)) {
 		a->arp.on = true;
-		a->wire_out = true;
+		a->wire_out |= DP_OUT_L2;
 	}
 }
 

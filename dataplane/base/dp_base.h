@@ -85,7 +85,7 @@ struct dp_stats {
 	_Atomic uint64_t calls_cancelled;	     /* calls the application cancelled */
 	_Atomic uint64_t cancels_resent;	     /* CANCELs sent again, unanswered */
 	_Atomic uint64_t holds_sent, holds_received; /* HELD answers (poller) */
-	_Atomic uint64_t arp_answered, echo_answered; /* dp_host_rx() (poller) */
+	_Atomic uint64_t arp_answered, echo_answered;		 /* dp_host_rx() (poller) */
 	_Atomic uint64_t arp_sent, arp_resolved, arp_unresolved; /* arp.c (poller) */
 	_Atomic uint64_t rejected_pool, rejected_peer, rejected_requests; /* -EBUSY answers */
 	_Atomic uint64_t rejected_inline; /* -EBUSY: the inline backlog (poller) */
@@ -97,6 +97,10 @@ struct dp_stats {
 	_Atomic uint64_t stream_chunks_sent, stream_window_full;
 	_Atomic uint64_t stream_frames_resent, stream_chunks_received;
 };
+
+/* What staging does to a frame (dp_base.wire_out). */
+#define DP_OUT_STAMP 1u /* world id, seq, tag: every port (stamp.c) */
+#define DP_OUT_L2    2u /* UDP checksum, MACs by ARP: the default port */
 
 struct dp_base {
 	char name[DPRPC_NAME_MAX];
@@ -114,14 +118,13 @@ struct dp_base {
 	 * from the port (the map's is zero: arp.c), which only this holds. */
 	struct dp_addr self_addr;
 	/* The default port's frames (dp_stage_port()): the IPv4 TTL of what
-	 * we send; UDP checksums (enum dp_udp_csum_by); whether either ARP or
-	 * checksums make it touch them. */
+	 * we send; UDP checksums (enum dp_udp_csum_by); what staging does to
+	 * a frame besides putting it in a tx_buf (DP_OUT_*). */
 	uint8_t ttl;
 	uint8_t udp_csum;
-	bool wire_out;
+	uint8_t wire_out;
 	struct dp_arp arp;
-	/* The world id and key (stamp.c); wire_out is set with a stamp. */
-	struct dp_auth auth;
+	struct dp_auth auth; /* the world id and key (stamp.c) */
 	struct dp_rx_ctx rx_ctx;
 
 	struct rte_mempool *mp;

@@ -60,7 +60,8 @@ dp_tx_fill(const struct dp_base *a)
 }
 
 /* The common case of dp_stage_out(): no transmit faults, one port whose
- * frames need no ARP or UDP checksum, room in its tx_buf.  Inlined into dp_stage_tx() (every request and reply goes
+ * frames need no ARP or UDP checksum (a world's stamp they may), room in
+ * its tx_buf.  Inlined into dp_stage_tx() (every request and reply goes
  * through it), it takes no call of its own and no register saves, and the
  * flush every DP_TX_FLUSH_AT frames is dp_tx_flush(), out of line (with
  * one port it flushes that one).  False: dp_stage_out() must stage it. */
@@ -69,8 +70,11 @@ dp_stage_fast(struct dp_base *a, struct rte_mbuf *m)
 {
 	struct dp_port *pt = &a->port.ports[0];
 
-	if (unlikely(a->ftx.on || a->port.nb_ports > 1 || a->wire_out || pt->tx_n >= DP_TX_BUF))
+	if (unlikely(a->ftx.on || a->port.nb_ports > 1 || (a->wire_out & DP_OUT_L2) ||
+		     pt->tx_n >= DP_TX_BUF))
 		return false;
+	if (unlikely(a->wire_out))
+		dp_auth_stamp(a, m);
 	pt->tx_buf[pt->tx_n++] = m;
 	if (pt->tx_n >= DP_TX_FLUSH_AT)
 		(void)dp_tx_flush(a);

@@ -153,7 +153,8 @@ dp_stage_wire_init(struct dp_base *a, const struct dprpc_agent_conf *c)
 	a->udp_csum = !sum				  ? DP_CSUM_NONE
 		      : a->port.ports[0].udp_csum_offload ? DP_CSUM_PORT
 							  : DP_CSUM_SOFT;
-	a->wire_out = a->udp_csum != DP_CSUM_NONE || a->arp.on || a->auth.stamp;
+	a->wire_out = (a->udp_csum != DP_CSUM_NONE || a->arp.on ? DP_OUT_L2 : 0) |
+		      (a->auth.stamp ? DP_OUT_STAMP : 0);
 }
 
 /* A frame for the default port, what it needs there: its UDP checksum
@@ -206,9 +207,10 @@ dp_stage_port(struct dp_base *a, struct rte_mbuf *m)
 		}
 	}
 	if (unlikely(a->wire_out)) {
-		if (a->auth.stamp)
+		if (a->wire_out & DP_OUT_STAMP)
 			dp_auth_stamp(a, m);
-		if (pt->kind == DP_PORT_DEFAULT && !dp_stage_wire(a, m))
+		if ((a->wire_out & DP_OUT_L2) && pt->kind == DP_PORT_DEFAULT &&
+			!dp_stage_wire(a, m))
 			return;
 	}
 	if (likely(dp_port_push(a, pt, m)))

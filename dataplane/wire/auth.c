@@ -1,9 +1,8 @@
 /* SPDX-License-Identifier: BSD-3-Clause */
 /*
  * The frames' tags (docs/security.md): SipHash-2-4 (libsodium's
- * crypto_shorthash_siphash24, 64 bits) over the dprpc header, the IPv4
- * addresses and UDP ports, and, where the world asks for it, a SipHash of
- * the payload under a key of its own.  A PRF needs no nonce: a resend
+ * crypto_shorthash_siphash24, 64 bits) over the dprpc header and, where
+ * the world asks for it, a SipHash of the payload under a key of its own.  A PRF needs no nonce: a resend
  * re-tagged after its header changed is safe.  Chosen over AES-GMAC and
  * Poly1305 by dprpc-mac-bench (perf/RESULTS.md).
  */
@@ -14,9 +13,10 @@
 
 #include "dp_wire.h"
 
-/* What the tag covers besides the payload: the header up to its tag, the
- * IPv4 source and destination, the UDP ports, the payload's hash. */
-#define DP_TAG_IN (offsetof(struct dp_wire_hdr, tag) + 8 + 4 + 8)
+/* What the tag covers: the header up to its tag, and the payload's hash.
+ * The addresses are not: the parser takes a frame from a rank only from
+ * that worker's IPv4 address and UDP port, to ours (dp_frame_parse()). */
+#define DP_TAG_IN (offsetof(struct dp_wire_hdr, tag) + 8)
 
 int
 dp_auth_derive(const uint8_t *key, size_t len, struct dp_auth_keys *k, uint32_t *world_id)
@@ -42,29 +42,29 @@ void
 dp_frame_tag(const uint8_t *frame, const void *pay, uint32_t pay_len, const struct dp_auth_keys *k,
 	uint8_t tag[8])
 {
-	const struct rte_ipv4_hdr *ip =
-		(const struct rte_ipv4_hdr *)(frame + sizeof(struct rte_ether_hdr));
 	const uint8_t *h = (const uint8_t *)dp_frame_hdr((uint8_t *)(uintptr_t)frame);
 	uint8_t in[DP_TAG_IN];
 	size_t n = offsetof(struct dp_wire_hdr, tag);
 
-	memcpy(in, h, n);
-	memcpy(in + n, &ip->src_addr, 8);		       /* source and destination */
-	memcpy(in + n + 8, h - sizeof(struct rte_udp_hdr), 4); /* the UDP ports */
-	n += 12;
-	if (pay != NULL) {
-		crypto_shorthash_siphash24(in + n, pay, pay_len, k->pay);
-		n += 8;
+	if (pay == NULL) {
+		crypto_shorthash_siphash24(tag, h, n, k->mac);
+		return;
 	}
-	crypto_shorthash_siphash24(tag, in, n, k->mac);
+	memcpy(in, h, n);
+	crypto_shorthash_siphash24(in + n, pay, pay_len, k->pay);
+	crypto_shorthash_siphash24(tag, in, n + 8, k->mac);
 }
 
 bool
 dp_frame_tag_ok(
 	const uint8_t *frame, const void *pay, uint32_t pay_len, const struct dp_auth_keys *k)
 {
+	uint64_t mine, theirs;
 	uint8_t tag[8];
 
 	dp_frame_tag(frame, pay, pay_len, k, tag);
-	return sodium_memcmp(tag, dp_frame_hdr((uint8_t *)(uintptr_t)frame)->tag, sizeof(tag)) == 0;
+	/* One 64-bit compare: no early exit to time. */
+	memcpy(&mine, tag, sizeof(mine));
+	memcpy(&theirs, dp_frame_hdr((uint8_t *)(uintptr_t)frame)->tag, sizeof(theirs));
+	return (mine ^ theirs) == 0;
 }

@@ -462,10 +462,9 @@ struct dp_auth_keys {
 /* Make @k and *@world_id from @key (@len bytes, at least 16): 0, or
  * -EINVAL for a short key. */
 int dp_auth_derive(const uint8_t *key, size_t len, struct dp_auth_keys *k, uint32_t *world_id);
-/* The tag of the frame whose headers start at @frame (the dprpc header's
- * tag field is not covered): the dprpc header, the IPv4 addresses and UDP
- * ports, and with @pay (NULL: the header only) the hash of the @pay_len
- * payload bytes there. */
+/* The tag of the frame whose headers start at @frame: its dprpc header up
+ * to the tag field, and with @pay (NULL: the header only) the hash of the
+ * @pay_len payload bytes there. */
 void dp_frame_tag(const uint8_t *frame, const void *pay, uint32_t pay_len,
 	const struct dp_auth_keys *k, uint8_t tag[8]);
 /* Whether @frame's tag is its own under @k (constant time). */
