@@ -32,6 +32,7 @@ struct wire {
 	/* The last CONTROL frame b sent a, and the last join frame, copied
 	 * (NULL: none yet). */
 	struct rte_mbuf *ctl_ba, *join_ba;
+	struct rte_mbuf *data_ba; /* the last other frame b sent a */
 	pthread_t stepper;
 	atomic_bool stop;
 };
@@ -110,6 +111,9 @@ wire_step(void)
 
 				rte_pktmbuf_free(*keep);
 				*keep = rte_pktmbuf_copy(m, w.mp, 0, UINT32_MAX);
+			} else if (i == 1 && m->data_len >= DP_HDRS_LEN) {
+				rte_pktmbuf_free(w.data_ba);
+				w.data_ba = rte_pktmbuf_copy(m, w.mp, 0, UINT32_MAX);
 			}
 			if (rte_ring_enqueue(w.rx[1 - i], m) != 0)
 				rte_pktmbuf_free(m);
@@ -175,6 +179,7 @@ wire_down(void)
 			cr_assert_eq(dprpc_agent_destroy(w.ag[i]), 0);
 	rte_pktmbuf_free(w.ctl_ba);
 	rte_pktmbuf_free(w.join_ba);
+	rte_pktmbuf_free(w.data_ba);
 	for (int i = 0; i < 2; i++) {
 		dpt_ring_drain(w.tx[i]);
 		dpt_ring_drain(w.rx[i]);
@@ -475,5 +480,40 @@ Test(auth, joining_needs_the_key_and_a_join_is_tagged_whole)
 	cr_assert_eq(join_b(NULL, 300000), -ETIMEDOUT);
 	stats_a(&s);
 	cr_assert_gt(s.drops[DPRPC_DROP_OTHER_WORLD], 0u);
+	wire_down();
+}
+
+/* b dies; its last response, replayed to a every few ms, keeps it neither
+ * up nor, once a declared it down, brings it back: replayed. */
+Test(auth, a_dead_peers_frames_replayed_keep_it_neither_up_nor_back)
+{
+	struct dprpc_agent_stats s;
+	uint64_t end;
+
+	wire_make();
+	agent(0, key1);
+	agent(1, key1);
+	cr_assert_eq(call_ab(), 0);
+	cr_assert_not_null(w.data_ba, "b answered");
+	cr_assert_eq(dp_frame_hdr(rte_pktmbuf_mtod(w.data_ba, uint8_t *))->type, DP_FRAME_RESPONSE);
+	cr_assert_eq(dprpc_agent_destroy(w.ag[1]), 0);
+	w.ag[1] = NULL;
+	dpt_ring_drain(w.tx[1]);
+	dpt_ring_drain(w.rx[1]);
+	/* Declared down within its peer timeout (1 s) despite the replays:
+	 * bounded by 20 s of polls, not timed. */
+	end = rte_get_tsc_cycles() + 20 * rte_get_tsc_hz();
+	while (dprpc_worker_state(w.ag[0], 1) != DPRPC_PEER_DOWN && rte_get_tsc_cycles() < end) {
+		inject_a(w.data_ba);
+		for (int i = 0; i < 10; i++)
+			wire_step();
+		usleep(2000);
+	}
+	cr_assert_eq(dprpc_worker_state(w.ag[0], 1), DPRPC_PEER_DOWN);
+	inject_a(w.data_ba);
+	stats_a(&s);
+	cr_assert_eq(dprpc_worker_state(w.ag[0], 1), DPRPC_PEER_DOWN, "not back up");
+	cr_assert_eq(s.peers_down, 1u);
+	cr_assert_gt(s.drops[DPRPC_DROP_REPLAYED], 10u);
 	wire_down();
 }

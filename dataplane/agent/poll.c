@@ -91,8 +91,8 @@ dp_rx_frame(struct dprpc_agent *a, struct rte_mbuf *m)
 			dp_drop_frame(&a->m.r.b, m, DPRPC_DROP_OLD_SESSION);
 			return;
 		}
-		if (unlikely(p.type == DP_FRAME_CONTROL) && a->m.r.b.auth.on &&
-			!dp_ctl_fresh(&a->m.r, &p)) {
+		/* A frame replayed proves nobody alive (proof.c). */
+		if (unlikely(a->m.r.b.auth.on) && !dp_frame_fresh(&a->m.r, &p)) {
 			dp_drop_frame(&a->m.r.b, m, DPRPC_DROP_REPLAYED);
 			return;
 		}

@@ -1,7 +1,7 @@
 /* SPDX-License-Identifier: BSD-3-Clause */
 /*
  * What a frame carries for its world (stamp.c, docs/security.md): the
- * world id, a CONTROL frame's sequence number for the receiver's replay
+ * world id, with a key its sequence number for the receiver's replay
  * window, and the tag made with the world key; written as the frame is
  * staged (dp_stage_port(), a frame to ourselves excepted), checked as it
  * is received (dp_rx_frame()) before anything else reads it.
@@ -25,7 +25,7 @@ struct dp_auth {
 	bool payload; /* the tags cover the payload too */
 	bool stamp;   /* frames are stamped: a key, or a world id not 0 */
 	rte_be32_t world_id;
-	uint64_t seq; /* CONTROL frames stamped, the poller's */
+	uint64_t seq; /* frames stamped with a key, the poller's */
 	struct dp_auth_keys keys;
 };
 
@@ -34,8 +34,8 @@ struct dp_auth {
  * (logged: both a key and a file, a key shorter than 16 bytes, a file
  * that cannot be read). */
 int dp_auth_init(struct dp_base *a, const struct dprpc_agent_conf *c);
-/* Write @m's world id, its sequence number if it is a CONTROL frame, and
- * its tag.  The poller. */
+/* Write @m's world id and, with a key, its sequence number and its tag.
+ * The poller. */
 void dp_auth_stamp(struct dp_base *a, struct rte_mbuf *m);
 /* Whether the frame @m parsed into @p has its tag (a world with a key). */
 bool dp_auth_ok(const struct dp_base *a, const struct rte_mbuf *m, const struct dp_parsed *p);

@@ -128,10 +128,9 @@ dp_auth_stamp(struct dp_base *a, struct rte_mbuf *m)
 	uint32_t len;
 
 	h->world_id = au->world_id;
-	if (h->type == DP_FRAME_CONTROL)
-		h->seq = rte_cpu_to_be_64(++au->seq);
 	if (!au->on)
 		return;
+	h->seq = rte_cpu_to_be_64(++au->seq);
 	len = dp_auth_payload_len(f);
 	dp_frame_tag(f, dp_auth_covers(au, h->type, len) ? dp_auth_payload(m, len) : NULL, len,
 		&au->keys, h->tag);

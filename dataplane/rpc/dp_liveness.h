@@ -42,9 +42,9 @@ void dp_hello(struct dp_rpc *a, unsigned int p, uint64_t now, uint64_t interval)
  * incarnation challenged (a PING to it carrying a nonce), at most once
  * per timer period and peer. */
 bool dp_session_proven(struct dp_rpc *a, const struct dp_parsed *p);
-/* With a world key: whether CONTROL frame @p, of the peer's current
- * incarnation, is new to its replay window (recorded); false: a replay. */
-bool dp_ctl_fresh(struct dp_rpc *a, const struct dp_parsed *p);
+/* With a world key: whether frame @p, of the peer's current incarnation,
+ * is new to its replay window (recorded); false: a replay. */
+bool dp_frame_fresh(struct dp_rpc *a, const struct dp_parsed *p);
 /* A CONTROL frame @op to @to carrying @nonce (req_num, status: a PING's
  * challenge, a PONG's echo of it), addressed to incarnation @dst_session. */
 void dp_send_nonce(struct dp_rpc *a, unsigned int to, enum dp_ctrl_op op, uint64_t dst_session,

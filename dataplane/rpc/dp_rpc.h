@@ -140,10 +140,10 @@ struct dp_peer {
 	uint64_t left_session;
 	/* With a world key (proof.c), poller only: the incarnation asked to
 	 * prove itself, the nonce its PONG must echo (0: none asked), when;
-	 * and the replay window of the current incarnation's CONTROL frames:
-	 * the highest seq seen and the 64 below it, a bit each. */
+	 * and the replay window of the current incarnation's frames: the
+	 * highest seq seen and the 64 below it, a bit each. */
 	uint64_t chal_session, chal_nonce, chal_tsc;
-	uint64_t ctl_session, ctl_top, ctl_bits;
+	uint64_t rw_session, rw_top, rw_bits;
 };
 
 /*

@@ -3,8 +3,8 @@
  * With a world key (docs/security.md): an incarnation of a peer is taken
  * only once it proved it is alive, by echoing a nonce of ours in a PONG,
  * so a frame of an old incarnation replayed cannot make us take the peer
- * for restarted; and CONTROL frames of the incarnation we know pass a
- * replay window (dp_liveness.h).  The poller.
+ * for restarted; and the frames of the incarnation we know pass a replay
+ * window (dp_liveness.h), so none replayed proves it alive.  The poller.
  */
 #include <rte_random.h>
 
@@ -72,26 +72,26 @@ dp_session_proven(struct dp_rpc *a, const struct dp_parsed *p)
 }
 
 bool
-dp_ctl_fresh(struct dp_rpc *a, const struct dp_parsed *p)
+dp_frame_fresh(struct dp_rpc *a, const struct dp_parsed *p)
 {
 	struct dp_peer *peer = &a->peers[p->src];
 	uint64_t seq = rte_be_to_cpu_64(p->hdr->seq), d;
 
-	if (peer->ctl_session != p->session) {
-		peer->ctl_session = p->session;
-		peer->ctl_top = seq;
-		peer->ctl_bits = 1;
+	if (peer->rw_session != p->session) {
+		peer->rw_session = p->session;
+		peer->rw_top = seq;
+		peer->rw_bits = 1;
 		return true;
 	}
-	if (seq > peer->ctl_top) {
-		d = seq - peer->ctl_top;
-		peer->ctl_bits = d >= 64 ? 1 : peer->ctl_bits << d | 1;
-		peer->ctl_top = seq;
+	if (seq > peer->rw_top) {
+		d = seq - peer->rw_top;
+		peer->rw_bits = d >= 64 ? 1 : peer->rw_bits << d | 1;
+		peer->rw_top = seq;
 		return true;
 	}
-	d = peer->ctl_top - seq;
-	if (d >= 64 || (peer->ctl_bits >> d & 1) != 0)
+	d = peer->rw_top - seq;
+	if (d >= 64 || (peer->rw_bits >> d & 1) != 0)
 		return false;
-	peer->ctl_bits |= UINT64_C(1) << d;
+	peer->rw_bits |= UINT64_C(1) << d;
 	return true;
 }

@@ -26,8 +26,8 @@
  *    50     2  budget       dp_budget_encode()d time: deadline, retry-after,
  *                           hold time or HELD estimate; 0: none
  *    52     4  world_id     the sender's world (conf.auth.world_id)
- *    56     8  seq          CONTROL: the sender's count of them, for the
- *                           receiver's replay window; else 0
+ *    56     8  seq          with a key: the sender's count of the frames
+ *                           it sent, for the receiver's replay window
  *    64     8  tag          keyed MAC of the frame (auth.c); 0: no key
  */
 #ifndef DP_WIRE_H

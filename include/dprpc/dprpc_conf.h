@@ -427,7 +427,7 @@ enum dprpc_auth_mode {
  * A world that refuses everyone else (docs/security.md).  With a key, every
  * frame carries a tag, a keyed MAC (SipHash-2-4) made with it, and a frame
  * whose tag is wrong is dropped (auth_failed) before it touches anything;
- * CONTROL frames also pass a replay window.  Every worker of the world,
+ * every frame also passes a replay window.  Every worker of the world,
  * joiners included, must have the same key, world id and mode.  Without a
  * key, an agent whose default port has a wire under it logs a warning at
  * creation: any station on its segment can then speak for its world's

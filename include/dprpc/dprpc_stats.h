@@ -62,7 +62,7 @@ enum dprpc_drop_reason {
 	 * changed on its way (docs/security.md).  Dropped before anything
 	 * of the agent's state is touched. */
 	DPRPC_DROP_AUTH_FAILED,
-	/** A CONTROL frame already received, or older than the 64 last of its
+	/** A frame already received, or older than the 64 last of its
 	 * sender's incarnation (the replay window; with a key only). */
 	DPRPC_DROP_REPLAYED,
 	/** From an incarnation of its sender not proven yet (with a key, a
