@@ -3,17 +3,20 @@
  * world_worker: one worker of an N-worker world, for the world tests
  * (tests/test_world_memif.c over memif, tests/netns_bridge.sh over
  * af_packet on a bridge, tests/netns_routed.sh over af_packet across a
- * router).  Public API only, like any application.
+ * router, tests/netns_spoof.sh under a spoofing station).  Public API
+ * only, like any application.
  *
  *   world_worker [EAL options] -- --name NAME --world WORLD [--port-id N]
  *       [--rendezvous-ms MS] [--expect-missing NAMES] [--call-early]
  *       [--shutdown] [--shutdown-without NAME --mark-dir DIR] [--be-killed]
  *       [--join MEMBER] [--expect-joiners K] [--rrefs] [--gather]
- *       [--calls-for SECONDS] [--linger-ms MS]
+ *       [--calls-for SECONDS [--hold-rref BYTES]] [--linger-ms MS]
+ *       [--key-file PATH] [--counters]
  *
  * It creates its agent (the default port is --port-id, e.g. an EAL --vdev;
- * without it the world map's memif links are its only ports), registers
- * "mul" and "done", and waits for the world (dprpc_world_wait(), default
+ * without it the world map's memif links are its only ports; --key-file:
+ * the world key, conf.auth.key_file, docs/security.md), registers "mul",
+ * "fill" and "done", and waits for the world (dprpc_world_wait(), default
  * 30 s).  With --expect-missing it expects the wait to time out naming
  * exactly NAMES (", " between them) and stops there.  Otherwise it calls
  * every worker, itself included, by name, by rank and through its worker
@@ -58,7 +61,19 @@
  * every rank's value checked.  --calls-for SECONDS: "mul" calls to the
  * other workers in turn, one at a time, for SECONDS, values checked; their
  * count, failures, the longest call and the requests resent printed; any
- * failure exits non-zero.  After the "done" exchange, --linger-ms MS:
+ * failure exits non-zero.  --hold-rref BYTES (with --calls-for): first an
+ * RRef on the next worker by rank of "fill" (BYTES bytes, more than a
+ * frame holds: every to_here() FETCHes it from its owner), held through
+ * the calls, fetched and checked every 100 ms and once after them, then
+ * released; a failed fetch counts as a failed call.  --counters: its
+ * counters printed once its calls by name and rank are done ("before")
+ * and, after any --calls-for, a world barrier (no worker has left yet)
+ * and again ("after"); or at exit ("at exit") if it fails before: the
+ * drops auth_failed, other_world, replayed and unconfirmed, the peers
+ * restarted, declared down and left, the calls failed, the requests
+ * answered again; how many "mul" requests it ran per caller rank and how
+ * many of its own "mul" calls each rank answered, "fill" requests run;
+ * and every drop reason counted.  After the "done" exchange, --linger-ms MS:
  * serve MS ms more (the test pings it meanwhile).  Before it leaves or
  * shuts down it prints its ARP and ICMP echo counters and its frames
  * dropped as for another MAC.
@@ -89,6 +104,11 @@
 
 static unsigned int my_rank;
 static atomic_uint dones;
+/* --counters: "mul" requests run here per caller rank, "fill" requests
+ * run here, and this worker's "mul" calls answered per rank. */
+static atomic_uint mul_from[DPRPC_MAX_WORKERS];
+static atomic_uint fill_runs;
+static unsigned int mul_ok[DPRPC_MAX_WORKERS];
 
 /* Answers (x * 7 + its own rank): the caller knows what to expect. */
 static int
@@ -96,15 +116,48 @@ h_mul(struct dprpc_request *req, void *arg)
 {
 	size_t len;
 	const uint64_t *x = dprpc_request_payload(req, &len);
+	unsigned int from = dprpc_request_caller(req);
 	uint64_t v;
 
 	(void)arg;
+	if (from < DPRPC_MAX_WORKERS)
+		atomic_fetch_add(&mul_from[from], 1);
 	if (len != sizeof(v))
 		return dprpc_reply_error(req, -EINVAL, "want 8 bytes");
 	/* The agent's rank, not my_rank: a joiner is called as soon as it
 	 * has its rank, before dprpc_world_join() returned to set my_rank. */
 	v = *x * 7 + dprpc_agent_rank(dprpc_request_agent(req));
 	return dprpc_reply(req, &v, sizeof(v));
+}
+
+/* Byte @i of the value "fill" makes from @seed. */
+static uint8_t
+fill_byte(uint64_t seed, size_t i)
+{
+	return (uint8_t)(seed >> (8 * (i % 8))) ^ (uint8_t)(i * 131);
+}
+
+/* Answers payload (seed, len) with len bytes of fill_byte(seed, i). */
+static int
+h_fill(struct dprpc_request *req, void *arg)
+{
+	size_t len, i;
+	const uint64_t *in = dprpc_request_payload(req, &len);
+	uint8_t *v;
+	int rc;
+
+	(void)arg;
+	if (len != 2 * sizeof(uint64_t) || in[1] > (UINT64_C(1) << 20))
+		return dprpc_reply_error(req, -EINVAL, "want (seed, len up to 1 MiB)");
+	atomic_fetch_add(&fill_runs, 1);
+	v = malloc(in[1] != 0 ? in[1] : 1);
+	if (v == NULL)
+		return dprpc_reply_error(req, -ENOMEM, "no memory");
+	for (i = 0; i < in[1]; i++)
+		v[i] = fill_byte(in[0], i);
+	rc = dprpc_reply(req, v, in[1]);
+	free(v);
+	return rc;
 }
 
 static int
@@ -117,6 +170,7 @@ h_done(struct dprpc_request *req, void *arg)
 
 static const struct dprpc_handler_def handlers[] = {
 	{"mul", h_mul, NULL, DPRPC_HANDLER_INLINE},
+	{"fill", h_fill, NULL, DPRPC_HANDLER_INLINE},
 	{"done", h_done, NULL, DPRPC_HANDLER_INLINE},
 };
 
@@ -145,6 +199,7 @@ check(uint64_t got, unsigned int to, unsigned int how)
 	if (got != want)
 		FAIL(20, "call %u to rank %u answered 0x%" PRIx64 ", not 0x%" PRIx64, how, to, got,
 			want);
+	mul_ok[to]++;
 }
 
 /* Leave the mark DIR/NAME (the test waits for it); exit @code if not. */
@@ -308,24 +363,66 @@ gather_round(struct dprpc_agent *a, unsigned int nw)
 	dprpc_gather_free(g);
 }
 
-/* --calls-for: "mul" to the others in turn, one at a time, for @secs. */
-static void
-calls_for(
-	struct dprpc_agent *a, const struct dprpc_worker_info *infos, unsigned int nw, double secs)
+/* --hold-rref: the RRef's value fetched from its owner and checked:
+ * 0, or non-zero with a line on stderr saying @when (the first 5). */
+static int
+fetch_check(struct dprpc_rref *r, uint64_t seed, uint8_t *buf, size_t bytes, const char *when)
 {
-	uint64_t calls = 0, failed = 0;
+	static unsigned int said;
+	size_t len = bytes, i;
+	struct dprpc_error err;
+	const char *why;
+	int rc;
+
+	memset(&err, 0, sizeof(err));
+	rc = dprpc_rref_to_here(r, CALL_TIMEOUT_US, buf, &len, &err);
+	if (rc == 0 && len != bytes)
+		rc = -EMSGSIZE;
+	for (i = 0; rc == 0 && i < bytes; i++)
+		if (buf[i] != fill_byte(seed, i))
+			rc = -EBADMSG;
+	if (rc != 0 && said++ < 5) {
+		why = rc == -EMSGSIZE ? "short" : rc == -EBADMSG ? "bad value" : err.msg;
+		fprintf(stderr, "%s: to_here of the held RRef %s: %d (%s)\n", name, when, rc,
+			why[0] != '\0' ? why : strerror(-rc));
+	}
+	return rc;
+}
+
+/* --calls-for: "mul" to the others in turn, one at a time, for @secs;
+ * with @hold bytes, an RRef of "fill" on the next worker held meanwhile. */
+static void
+calls_for(struct dprpc_agent *a, const struct dprpc_worker_info *infos, unsigned int nw,
+	double secs, size_t hold)
+{
+	uint64_t calls = 0, failed = 0, fetches = 0, fetch_failed = 0;
 	double longest = 0, longest_at = 0, ms;
 	struct dprpc_agent_stats st0, st1;
-	struct timespec t0, t1, t2;
-	unsigned int to = my_rank;
+	struct timespec t0, t1, t2, tf;
+	unsigned int to = my_rank, owner = (my_rank + 1) % nw;
+	uint64_t fill[2] = {arg_of(my_rank, owner, 7), hold};
+	struct dprpc_rref *held = NULL;
+	uint8_t *buf = NULL;
 
 	if (nw < 2)
 		FAIL(29, "--calls-for: nobody to call");
+	if (hold > 0) {
+		buf = malloc(hold);
+		held = dprpc_remote(
+			a, infos[owner].name, "fill", fill, sizeof(fill), CALL_TIMEOUT_US);
+		if (buf == NULL || held == NULL)
+			FAIL(36, "remote of fill on %s: %s", infos[owner].name,
+				rte_strerror(rte_errno));
+		if (fetch_check(held, fill[0], buf, hold, "after its creation") != 0)
+			FAIL(36, "the RRef on %s is not usable", infos[owner].name);
+		printf("%s: holding an RRef of %zu bytes on %s\n", name, hold, infos[owner].name);
+	}
 	if (dprpc_agent_stats_get(a, &st0) != 0)
 		FAIL(29, "stats");
 	printf("%s: calling the others for %.1f s\n", name, secs);
 	fflush(stdout);
 	clock_gettime(CLOCK_MONOTONIC, &t0);
+	tf = t0;
 	do {
 		uint64_t x, v = 0;
 		size_t len = sizeof(v);
@@ -350,6 +447,14 @@ calls_for(
 			if (failed++ < 5)
 				fprintf(stderr, "%s: call %" PRIu64 " to %s: %d (%s)\n", name,
 					calls, infos[to].name, rc, rc != 0 ? err.msg : "bad value");
+		} else {
+			mul_ok[to]++;
+		}
+		if (held != NULL && ms_between(&tf, &t2) >= 100) {
+			fetches++;
+			if (fetch_check(held, fill[0], buf, hold, "during the calls") != 0)
+				fetch_failed++;
+			clock_gettime(CLOCK_MONOTONIC, &tf);
 		}
 	} while (ms_between(&t0, &t2) < secs * 1e3);
 	if (dprpc_agent_stats_get(a, &st1) != 0)
@@ -358,9 +463,78 @@ calls_for(
 	       " (at %.2f s), %" PRIu64 " requests resent\n",
 		name, calls, ms_between(&t0, &t2) / 1e3, failed, longest, longest_at,
 		st1.retransmits - st0.retransmits);
+	if (held != NULL) {
+		fetches++;
+		if (fetch_check(held, fill[0], buf, hold, "after the calls") != 0)
+			fetch_failed++;
+		if (dprpc_rref_release(held) != 0)
+			FAIL(36, "release of the RRef on %s", infos[owner].name);
+		printf("%s: the RRef on %s held through the calls: %" PRIu64 " fetches, %" PRIu64
+		       " failed\n",
+			name, infos[owner].name, fetches, fetch_failed);
+		free(buf);
+	}
 	fflush(stdout);
-	if (failed != 0)
-		FAIL(29, "%" PRIu64 " of %" PRIu64 " calls failed", failed, calls);
+	if (failed != 0 || fetch_failed != 0)
+		FAIL(29,
+			"%" PRIu64 " of %" PRIu64 " calls failed, %" PRIu64 " of %" PRIu64
+			" fetches",
+			failed, calls, fetch_failed, fetches);
+}
+
+/* One comma-separated count per rank, into @buf. */
+static const char *
+per_rank(char *buf, size_t cap, unsigned int nw, bool ran)
+{
+	size_t n = 0;
+	unsigned int i;
+
+	buf[0] = '\0';
+	for (i = 0; i < nw && n < cap; i++)
+		n += (size_t)snprintf(buf + n, cap - n, "%s%u", i != 0 ? "," : "",
+			ran ? atomic_load(&mul_from[i]) : mul_ok[i]);
+	return buf;
+}
+
+/* --counters: what a spoofing station could have changed, and every drop
+ * reason counted (tests/netns_spoof.sh reads these lines). */
+static void
+print_counters(struct dprpc_agent *a, const char *when)
+{
+	char ran[DPRPC_MAX_WORKERS * 11], ok[DPRPC_MAX_WORKERS * 11];
+	unsigned int nw = dprpc_world_size(a), i;
+	struct dprpc_agent_stats st;
+
+	if (dprpc_agent_stats_get(a, &st) != 0) {
+		fprintf(stderr, "%s: stats\n", name);
+		return;
+	}
+	printf("%s: counters %s: auth_failed=%" PRIu64 " other_world=%" PRIu64 " replayed=%" PRIu64
+	       " unconfirmed=%" PRIu64 " peers_restarted=%" PRIu64 " peers_down=%" PRIu64
+	       " peers_left=%" PRIu64 " calls_failed=%" PRIu64 " requests_resent=%" PRIu64 "\n",
+		name, when, st.drops[DPRPC_DROP_AUTH_FAILED], st.drops[DPRPC_DROP_OTHER_WORLD],
+		st.drops[DPRPC_DROP_REPLAYED], st.drops[DPRPC_DROP_UNCONFIRMED], st.peers_restarted,
+		st.peers_down, st.peers_left, st.calls_failed, st.requests_resent);
+	printf("%s: mul %s: ran_from=%s answered_by=%s fill_ran=%u\n", name, when,
+		per_rank(ran, sizeof(ran), nw, true), per_rank(ok, sizeof(ok), nw, false),
+		atomic_load(&fill_runs));
+	printf("%s: drops %s:", name, when);
+	for (i = 0; i < DPRPC_DROP_MAX; i++)
+		if (st.drops[i] != 0)
+			printf(" %s=%" PRIu64, dprpc_drop_reason_str(i), st.drops[i]);
+	printf("\n");
+	fflush(stdout);
+}
+
+/* --counters: the agent whose counters are printed at exit (NULL once it
+ * is shut down or destroyed). */
+static struct dprpc_agent *counted;
+
+static void
+counters_at_exit(void)
+{
+	if (counted != NULL)
+		print_counters(counted, "at exit");
 }
 
 /* Its ARP and ICMP echo counters, for the record. */
@@ -400,12 +574,16 @@ main(int argc, char **argv)
 		{"gather", no_argument, NULL, 'G'},
 		{"calls-for", required_argument, NULL, 'C'},
 		{"linger-ms", required_argument, NULL, 'L'},
+		{"hold-rref", required_argument, NULL, 'H'},
+		{"key-file", required_argument, NULL, 'K'},
+		{"counters", no_argument, NULL, 'c'},
 		{NULL, 0, NULL, 0},
 	};
 	const char *world = NULL, *expect_missing = NULL, *killed = NULL, *mark_dir = NULL;
-	const char *join = NULL, *restart_of = NULL;
+	const char *join = NULL, *restart_of = NULL, *key_file = NULL;
 	unsigned int joiners = 0, linger_ms = 0;
-	bool restarted = false, rrefs = false, gather = false;
+	bool restarted = false, rrefs = false, gather = false, counters = false;
+	size_t hold = 0;
 	double call_secs = 0;
 	struct timespec t0, t1;
 	struct dprpc_future *early[DPRPC_MAX_WORKERS] = {NULL};
@@ -466,21 +644,30 @@ main(int argc, char **argv)
 			call_secs = strtod(optarg, NULL);
 		else if (opt == 'L')
 			linger_ms = (unsigned int)strtoul(optarg, NULL, 0);
+		else if (opt == 'H')
+			hold = (size_t)strtoul(optarg, NULL, 0);
+		else if (opt == 'K')
+			key_file = optarg;
+		else if (opt == 'c')
+			counters = true;
 		else
 			return 2;
 	}
 	if (world == NULL || strcmp(name, "world_worker") == 0 ||
-		(killed != NULL || restart_of != NULL) != (mark_dir != NULL)) {
+		(killed != NULL || restart_of != NULL) != (mark_dir != NULL) ||
+		(hold > 0 && call_secs <= 0)) {
 		fprintf(stderr, "usage: world_worker [EAL] -- --name NAME --world WORLD [--port-id "
 				"N] [--rendezvous-ms MS] [--expect-missing NAMES] [--call-early] "
 				"[--shutdown] [--join MEMBER] [--expect-joiners K] [--rrefs] "
-				"[--gather] [--calls-for SECONDS] [--linger-ms MS]\n");
+				"[--gather] [--calls-for SECONDS [--hold-rref BYTES]] "
+				"[--linger-ms MS] [--key-file PATH] [--counters]\n");
 		return 2;
 	}
 	dprpc_agent_conf_init(&c);
 	c.name = name;
 	c.world = world;
 	c.port.id = port_id;
+	c.auth.key_file = key_file;
 	c.lcores.io = 1;
 	/* Registered at creation: the others call as soon as they hear from
 	 * this worker, which its io lcore lets them do before create returns. */
@@ -499,6 +686,10 @@ main(int argc, char **argv)
 		FAIL(3, "agent: %s", rte_strerror(rte_errno));
 	my_rank = dprpc_agent_rank(a);
 	nw = dprpc_world_size(a);
+	if (counters) {
+		counted = a;
+		atexit(counters_at_exit);
+	}
 	if (call_early) {
 		/* Before the rendezvous: the workers not started yet are
 		 * waited for (parked calls), not declared down. */
@@ -592,12 +783,20 @@ main(int argc, char **argv)
 		}
 		printf("%s: %u workers called 3 ways, values checked\n", name, nw);
 		fflush(stdout);
+		if (counters)
+			print_counters(a, "before");
 		if (rrefs)
 			rrefs_round(a, infos, nw);
 		if (gather)
 			gather_round(a, nw);
 		if (call_secs > 0)
-			calls_for(a, infos, nw, call_secs);
+			calls_for(a, infos, nw, call_secs, hold);
+		if (counters) {
+			/* Past it, every worker is done with its calls and none
+			 * has left yet (a leave follows the "done" exchange). */
+			world_barrier(a, 35, "before the counters");
+			print_counters(a, "after");
+		}
 		/* Done: tell the others, then serve until they all said so
 		 * (a restarted worker's others had theirs). */
 		for (i = 0; i < nw && !restarted; i++) {
@@ -681,6 +880,7 @@ main(int argc, char **argv)
 		 * declares it down and fails the barrier for everyone,
 		 * naming it; the shutdown goes on and stops this worker. */
 		memset(&ce, 0, sizeof(ce));
+		counted = NULL;
 		rc = dprpc_shutdown(a, true, CALL_TIMEOUT_US, &ce);
 		if (rc != -EHOSTDOWN || ce.code != -EHOSTDOWN || ce.workers != UINT64_C(1) << k ||
 			strstr(ce.msg, killed) == NULL)
@@ -707,6 +907,7 @@ main(int argc, char **argv)
 
 		/* Every worker's barrier must be answered: a leader that
 		 * destroys its agent at once must not lose an answer. */
+		counted = NULL;
 		rc = dprpc_shutdown(a, true, CALL_TIMEOUT_US, &ce);
 		if (rc != 0)
 			FAIL(22, "shutdown: %d (%s)", rc, ce.msg);
@@ -738,6 +939,7 @@ main(int argc, char **argv)
 	       " workers left before it, none declared down\n",
 		name, st.calls_ok, st.requests_handled, st.keepalives, st.tx_dropped,
 		st.peers_left);
+	counted = NULL;
 	if (dprpc_agent_destroy(a) != 0)
 		FAIL(17, "destroy");
 	if (rte_mempool_in_use_count(mp) != 0)
