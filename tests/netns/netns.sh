@@ -18,6 +18,7 @@
 #   netns_xdp_attach "$NETNS_A" "$NETNS_IF_A" drop.o
 #   netns_xdp_detach "$NETNS_A" "$NETNS_IF_A"
 #   netns_bridge_setup 3                 # or: three hosts on a bridge
+#   netns_bridge_hub                     # ... that floods every frame
 #   netns_routed_setup                   # or: three hosts in two subnets
 #                                        # joined by a router
 #
@@ -172,6 +173,20 @@ netns_bridge_setup() {
 	done
 	_netns_log "the bridge's veths did not come up"
 	return 1
+}
+
+# netns_bridge_hub: after netns_bridge_setup, make br0 a hub: no port
+# learns a MAC (and what was learned is flushed), so every frame is
+# flooded to every other port, as on a shared segment or a switch's
+# mirror port: each host sees its neighbours' unicast frames (the
+# attacker of tests/netns_spoof.sh sniffs them so).  A frame whose
+# Ethernet source is another host's then moves nothing either.
+netns_bridge_hub() {
+	local i
+	for ((i = 0; i < ${#NETNS_BR_NS[@]}; i++)); do
+		ip -n "$NETNS_BR_SW" link set "sw$i" type bridge_slave learning off flood on
+		ip -n "$NETNS_BR_SW" link set "sw$i" type bridge_slave fdb_flush
+	done
 }
 
 # netns_routed_setup: three "hosts" in two IPv4 subnets joined by a
