@@ -42,15 +42,15 @@ worker it saw:
 It prints what it learned, and how many frames of each kind it sent to
 each rank, then one line per rank:
   spoof: to rank R: forged=N other_world=N old=N replay_control=N
-         replay_control_distinct=N replay_data=N
+         replay_control_distinct=N replay_data=N replay_distinct=N
 (what tests/netns_spoof.sh compares with the receivers' counters).
 
 revive: sniff the same way, keep rank R's last 50 frames that are not
 CONTROL frames (its responses, say), wait until FILE2 exists (R was
 killed), then replay them to their receivers, one every P s (0.1) for T s
 (4), and one more U s (0: none) after FILE2 appeared.  Frames of the
-incarnation the receivers know, with right tags, that no replay window
-covers: whether they make a dead worker look alive.
+incarnation the receivers know, with right tags: the replay window must
+refuse them, or they would make a dead worker look alive.
 
 tags: recompute, with the world key, the tag and world id of every dprpc
 frame of a capture, and say whether all agree: a check of this file's
@@ -152,18 +152,27 @@ assert siphash24(bytes(range(16)), b"") == bytes.fromhex("310e0edd47db6f72")
 
 
 def derive(key):
-    """The MAC key and world id a world key gives (dp_auth_derive()):
-    BLAKE2b keyed by the world key over a context string (its NUL too)."""
+    """The keys and world id a world key gives (dp_auth_derive()): BLAKE2b
+    keyed by the world key over a context string (its NUL too); the MAC
+    key and the payload key go together."""
     mac = hashlib.blake2b(b"dprpc frame mac\0", digest_size=16, key=key).digest()
+    pay = hashlib.blake2b(b"dprpc payload\0", digest_size=16, key=key).digest()
     wid = hashlib.blake2b(b"dprpc world id\0", digest_size=16, key=key).digest()
     # memcpy into a uint32_t on a little-endian host, then sent big-endian.
-    return mac, int.from_bytes(wid[:4], "little")
+    return (mac, pay), int.from_bytes(wid[:4], "little")
 
 
-def tag_of(frame, mac_key):
+def tag_of(frame, keys):
     """The tag of a frame (DPRPC_AUTH_HEADER): the header up to its tag,
-    the IPv4 source and destination, the UDP ports."""
-    return siphash24(mac_key, frame[L2L4:L2L4 + 64] + frame[26:34] + frame[34:38])
+    and for a CONTROL frame with a payload (a join operation's) the hash
+    of that payload under the payload key."""
+    mac, pay = keys
+    hdr = frame[L2L4:L2L4 + 64]
+    udp_len = struct.unpack(">H", frame[38:40])[0]
+    payload = frame[L2L4 + 72:34 + udp_len]
+    if frame[L2L4 + 3] == CONTROL and payload:
+        hdr += siphash24(pay, payload)
+    return siphash24(mac, hdr)
 
 
 def csum(data):
@@ -495,8 +504,9 @@ def cmd_attack(args):
                 forge(snd, a, b, "other_world", world_id=other_id, mac_key=other_mac)
     # Replays of this world's frames, each REPEAT times, round robin.
     replay = [fr for fr in sample(ours, 10, 30) if fr.dst in ranks]
-    distinct = collections.Counter()
+    distinct, distinct_all = collections.Counter(), collections.Counter()
     for fr in replay:
+        distinct_all[fr.dst] += 1
         if fr.type == CONTROL:
             distinct[fr.dst] += 1
     for _ in range(args.repeat):
@@ -514,10 +524,10 @@ def cmd_attack(args):
         say("sent %s to rank %d: %d" % (kind, r, n))
     for r in ranks:
         say("to rank %d: forged=%d other_world=%d old=%d replay_control=%d "
-            "replay_control_distinct=%d replay_data=%d" % (
+            "replay_control_distinct=%d replay_data=%d replay_distinct=%d" % (
                 r, snd.total[("forged", r)], snd.total[("other_world", r)],
                 snd.total[("old", r)], snd.total[("replay_control", r)], distinct[r],
-                snd.total[("replay_data", r)]))
+                snd.total[("replay_data", r)], distinct_all[r]))
     return 0
 
 
