@@ -551,3 +551,41 @@ Test(auth, calls_through_faults_in_a_world_with_a_key)
 	cr_assert_eq(s.peers_down, 0u);
 	wire_down();
 }
+
+/* As above, the old frame replayed before every step of the wire while b's
+ * new incarnation meets a: challenges answered by whichever incarnation
+ * is alive, so the flood does not keep the new one out. */
+Test(auth, a_flood_of_an_old_incarnation_does_not_keep_the_new_one_out)
+{
+	struct dprpc_agent_stats s;
+	struct dprpc_future *f;
+	struct rte_mbuf *old;
+
+	wire_make();
+	agent(0, key1);
+	agent(1, key1);
+	cr_assert_eq(call_ab(), 0);
+	old = rte_pktmbuf_copy(w.ctl_ba, w.mp, 0, UINT32_MAX);
+	cr_assert_not_null(old);
+	for (int i = 0; i < 2; i++) {
+		cr_assert_eq(dprpc_agent_destroy(w.ag[i]), 0);
+		w.ag[i] = NULL;
+		dpt_ring_drain(w.tx[i]);
+		dpt_ring_drain(w.rx[i]);
+	}
+	agent(0, key1);
+	agent(1, key1);
+	f = dprpc_rpc_async(w.ag[0], "b", "echo", "hi", 2, 5000000);
+	cr_assert_not_null(f);
+	while (!dprpc_future_is_done(f)) {
+		inject_a(old);
+		wire_step();
+	}
+	cr_assert_eq(dprpc_future_wait(f, 0), 0, "%s", dprpc_future_error(f)->msg);
+	dprpc_future_put(f);
+	rte_pktmbuf_free(old);
+	stats_a(&s);
+	cr_assert_gt(s.drops[DPRPC_DROP_UNCONFIRMED], 0u, "the flood");
+	cr_assert_eq(s.peers_restarted, 0u);
+	wire_down();
+}

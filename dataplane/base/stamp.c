@@ -82,6 +82,7 @@ dp_auth_init(struct dp_base *a, const struct dprpc_agent_conf *c)
 		}
 		au->on = true;
 		au->payload = c->auth.mode == DPRPC_AUTH_PAYLOAD;
+		randombytes_buf(au->chal, sizeof(au->chal));
 	}
 	au->world_id = rte_cpu_to_be_32(c->auth.world_id != 0 ? c->auth.world_id : derived);
 	au->stamp = au->on || au->world_id != 0;
@@ -142,4 +143,13 @@ dp_auth_ok(const struct dp_base *a, const struct rte_mbuf *m, const struct dp_pa
 	return dp_frame_tag_ok(rte_pktmbuf_mtod(m, const uint8_t *),
 		dp_auth_covers(&a->auth, p->type, p->payload_len) ? p->payload : NULL,
 		p->payload_len, &a->auth.keys);
+}
+
+uint64_t
+dp_auth_nonce(const struct dp_base *a, unsigned int rank, uint64_t epoch)
+{
+	uint64_t in[2] = {rank, epoch}, n;
+
+	crypto_shorthash_siphash24((uint8_t *)&n, (const uint8_t *)in, sizeof(in), a->auth.chal);
+	return n != 0 ? n : 1;
 }

@@ -37,10 +37,10 @@ void dp_send_cancel(struct dp_rpc *a, unsigned int to, uint16_t slot, uint32_t r
 void dp_hello(struct dp_rpc *a, unsigned int p, uint64_t now, uint64_t interval);
 /* With a world key (proof.c): whether the sender's incarnation on @p is
  * the one we know (or a retired one, dp_check_session()'s to drop), or
- * has just proven itself by echoing our challenge in a PONG.  Otherwise
- * false: the frame is dropped, a PING among them answered, and the
- * incarnation challenged (a PING to it carrying a nonce), at most once
- * per timer period and peer. */
+ * has just proven itself by echoing our challenge of this second or the
+ * one before in a PONG.  Otherwise false: the frame is dropped, a PING
+ * among them answered, and the peer challenged (a PING carrying the nonce,
+ * dp_auth_nonce()), at most once per timer period and peer. */
 bool dp_session_proven(struct dp_rpc *a, const struct dp_parsed *p);
 /* With a world key: whether frame @p, of the peer's current incarnation,
  * is new to its replay window (recorded); false: a replay. */

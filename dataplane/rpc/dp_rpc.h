@@ -138,11 +138,11 @@ struct dp_peer {
 	/* LEFT: the incarnation that left (dp_peer_left()); its frames do
 	 * not make it UP again, a new incarnation's do.  Poller only. */
 	uint64_t left_session;
-	/* With a world key (proof.c), poller only: the incarnation asked to
-	 * prove itself, the nonce its PONG must echo (0: none asked), when;
-	 * and the replay window of the current incarnation's frames: the
-	 * highest seq seen and the 64 below it, a bit each. */
-	uint64_t chal_session, chal_nonce, chal_tsc;
+	/* With a world key (proof.c), poller only: when an incarnation of
+	 * the peer was last challenged; and the replay window of the current
+	 * incarnation's frames: the highest seq seen and the 64 below it, a
+	 * bit each. */
+	uint64_t chal_tsc;
 	uint64_t rw_session, rw_top, rw_bits;
 };
 

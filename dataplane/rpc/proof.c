@@ -1,13 +1,11 @@
 /* SPDX-License-Identifier: BSD-3-Clause */
 /*
  * With a world key (docs/security.md): an incarnation of a peer is taken
- * only once it proved it is alive, by echoing a nonce of ours in a PONG,
- * so a frame of an old incarnation replayed cannot make us take the peer
- * for restarted; and the frames of the incarnation we know pass a replay
+ * only once it proved it is alive, by echoing in a PONG a nonce of ours
+ * that changes every second, so a frame of an old incarnation replayed
+ * cannot make us take the peer for restarted; and the frames of the incarnation we know pass a replay
  * window (dp_liveness.h), so none replayed proves it alive.  The poller.
  */
-#include <rte_random.h>
-
 #include "dp_rpc.h"
 #include "dp_liveness.h"
 #include "dp_submit.h"
@@ -42,32 +40,27 @@ dp_session_proven(struct dp_rpc *a, const struct dp_parsed *p)
 {
 	struct dp_peer *peer = &a->peers[p->src];
 	uint64_t echo = (uint64_t)p->req_num << 32 | p->status;
+	uint64_t epoch = a->b.now_tsc / a->b.tsc_hz;
 	bool ping = p->type == DP_FRAME_CONTROL && p->handler_id == DP_CTRL_PING;
 
 	if (likely(peer->session_known && p->session == peer->session))
 		return true;
 	if (peer->session_known && dp_session_retired(peer, p->session))
 		return true;
-	if (p->type == DP_FRAME_CONTROL && p->handler_id == DP_CTRL_PONG && peer->chal_nonce != 0 &&
-		echo == peer->chal_nonce && p->session == peer->chal_session) {
-		peer->chal_nonce = 0;
+	/* Our challenge of this second or the one before echoed: the
+	 * incarnation answering it is alive now, whichever we challenged. */
+	if (p->type == DP_FRAME_CONTROL && p->handler_id == DP_CTRL_PONG &&
+		(echo == dp_auth_nonce(&a->b, p->src, epoch) ||
+			echo == dp_auth_nonce(&a->b, p->src, epoch - 1)))
 		return true;
-	}
 	/* Its challenge answered, always (one PONG per PING, as to anyone):
 	 * our PONG is how it takes us. */
 	if (ping)
 		dp_send_nonce(a, p->src, DP_CTRL_PONG, p->session, echo);
-	if (peer->chal_session == p->session && peer->chal_nonce != 0 &&
-		a->b.now_tsc - peer->chal_tsc < a->b.timer_period_tsc)
+	if (a->b.now_tsc - peer->chal_tsc < a->b.timer_period_tsc)
 		return false;
 	peer->chal_tsc = a->b.now_tsc;
-	if (peer->chal_session != p->session || peer->chal_nonce == 0) {
-		peer->chal_session = p->session;
-		do
-			peer->chal_nonce = rte_rand();
-		while (peer->chal_nonce == 0);
-	}
-	dp_send_nonce(a, p->src, DP_CTRL_PING, p->session, peer->chal_nonce);
+	dp_send_nonce(a, p->src, DP_CTRL_PING, p->session, dp_auth_nonce(&a->b, p->src, epoch));
 	return false;
 }
 
