@@ -560,6 +560,7 @@ Test(auth, a_flood_of_an_old_incarnation_does_not_keep_the_new_one_out)
 	struct dprpc_agent_stats s;
 	struct dprpc_future *f;
 	struct rte_mbuf *old;
+	int rc;
 
 	wire_make();
 	agent(0, key1);
@@ -581,7 +582,8 @@ Test(auth, a_flood_of_an_old_incarnation_does_not_keep_the_new_one_out)
 		inject_a(old);
 		wire_step();
 	}
-	cr_assert_eq(dprpc_future_wait(f, 0), 0, "%s", dprpc_future_error(f)->msg);
+	rc = dprpc_future_wait(f, 0);
+	cr_assert_eq(rc, 0, "%s", rc != 0 ? dprpc_future_error(f)->msg : "");
 	dprpc_future_put(f);
 	rte_pktmbuf_free(old);
 	stats_a(&s);
