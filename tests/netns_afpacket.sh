@@ -50,20 +50,6 @@ xdp_src="$src/tests/netns/xdp_drop.c"
 # shellcheck source=tests/netns/netns.sh
 . "$src/tests/netns/netns.sh"
 
-t_start=$(date +%s.%N)
-since() { awk -v a="$1" -v b="$(date +%s.%N)" 'BEGIN { printf "%.2f", b - a }'; }
-say() { echo "[$(since "$t_start") s] $*"; }
-skip() { echo "SKIP: $*"; exit 77; }
-fail() {
-	echo "FAIL: $*" >&2
-	local f
-	for f in "${NETNS_TMP:-/nonexistent}"/*.log; do
-		[ -f "$f" ] || continue
-		echo "---- $(basename "$f")" >&2
-		tail -n 30 "$f" >&2
-	done
-	exit 1
-}
 
 for b in "$hello" "$perf"; do
 	[ -x "$b" ] || fail "$b is not built"

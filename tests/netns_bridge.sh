@@ -49,20 +49,6 @@ worker="$build/tests/world_worker"
 # shellcheck source=tests/netns/netns.sh
 . "$src/tests/netns/netns.sh"
 
-t_start=$(date +%s.%N)
-since() { awk -v a="$1" -v b="$(date +%s.%N)" 'BEGIN { printf "%.2f", b - a }'; }
-say() { echo "[$(since "$t_start") s] $*"; }
-skip() { echo "SKIP: $*"; exit 77; }
-fail() {
-	echo "FAIL: $*" >&2
-	local f
-	for f in "${NETNS_TMP:-/nonexistent}"/*.log; do
-		[ -f "$f" ] || continue
-		echo "---- $(basename "$f")" >&2
-		tail -n 30 "$f" >&2
-	done
-	exit 1
-}
 
 [ -x "$worker" ] || fail "$worker is not built"
 netns_can_create || skip "cannot create a network namespace here (needs root or CAP_SYS_ADMIN)"

@@ -5,7 +5,7 @@
 # veth pair, optional XDP programs on the veth ends, and a cleanup that
 # undoes all of it.  Source it from a bash test (set -euo pipefail is fine):
 #
-#   . tests/netns/netns.sh
+#   . tests/netns/netns.sh                # also say, skip, fail, since (below)
 #   netns_can_create || exit 77          # not root, no CAP_SYS_ADMIN, ...
 #   trap netns_cleanup EXIT
 #   trap 'exit 143' TERM; trap 'exit 130' INT
@@ -46,6 +46,24 @@
 # default namespace, and its interfaces and routes are never touched.
 # netns_cleanup deletes only namespaces this shell created and kills only
 # processes inside them or started through netns_spawn/netns_run_bounded.
+
+# A test's reporting: say (a line with the seconds since the test began),
+# skip (exit 77), fail (the reason, then the tail of every log in NETNS_TMP,
+# exit 1); since T, the seconds since T (date +%s.%N).
+t_start=$(date +%s.%N)
+since() { awk -v a="$1" -v b="$(date +%s.%N)" 'BEGIN { printf "%.2f", b - a }'; }
+say() { echo "[$(since "$t_start") s] $*"; }
+skip() { echo "SKIP: $*"; exit 77; }
+fail() {
+	echo "FAIL: $*" >&2
+	local f
+	for f in "${NETNS_TMP:-/nonexistent}"/*.log; do
+		[ -f "$f" ] || continue
+		echo "---- $(basename "$f")" >&2
+		tail -n 40 "$f" >&2
+	done
+	exit 1
+}
 
 # Set here, used by the sourcing test.
 # shellcheck disable=SC2034
