@@ -58,15 +58,7 @@ netns_can_create || skip "cannot create a network namespace here (needs root or 
 
 # A command that fails outside any test of its status ends the script
 # (set -e): say which, rather than exit 1 in silence.
-trap 'echo "FAIL: line $LINENO: \"$BASH_COMMAND\" returned $?" >&2' ERR
-on_exit() {
-	trap - ERR
-	netns_cleanup
-}
-trap on_exit EXIT
-trap 'exit 143' TERM
-trap 'exit 130' INT
-trap 'exit 129' HUP
+netns_traps
 
 netns_tmpdir
 for pct in 0 1 5 20 100; do

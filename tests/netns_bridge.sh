@@ -53,15 +53,7 @@ worker="$build/tests/world_worker"
 [ -x "$worker" ] || fail "$worker is not built"
 netns_can_create || skip "cannot create a network namespace here (needs root or CAP_SYS_ADMIN)"
 
-trap 'echo "FAIL: line $LINENO: \"$BASH_COMMAND\" returned $?" >&2' ERR
-on_exit() {
-	trap - ERR
-	netns_cleanup
-}
-trap on_exit EXIT
-trap 'exit 143' TERM
-trap 'exit 130' INT
-trap 'exit 129' HUP
+netns_traps
 
 N=3
 netns_bridge_setup $((N + 1)) # h3: the joiner of parts 4 and 5

@@ -50,15 +50,7 @@ worker="$build/tests/world_worker"
 command -v ping >/dev/null || fail "no ping (scripts/setup-deps.sh installs iputils-ping)"
 netns_can_create || skip "cannot create a network namespace here (needs root or CAP_SYS_ADMIN)"
 
-trap 'echo "FAIL: line $LINENO: \"$BASH_COMMAND\" returned $?" >&2' ERR
-on_exit() {
-	trap - ERR
-	netns_cleanup
-}
-trap on_exit EXIT
-trap 'exit 143' TERM
-trap 'exit 130' INT
-trap 'exit 129' HUP
+netns_traps
 
 netns_routed_setup
 R=$NETNS_RT

@@ -88,15 +88,7 @@ py=$(command -v python3) || fail "no python3"
 "$py" -c 'import sys; sys.exit(sys.version_info < (3, 11))' || fail "$py is older than 3.11"
 netns_can_create || skip "cannot create a network namespace here (needs root or CAP_SYS_ADMIN)"
 
-trap 'echo "FAIL: line $LINENO: \"$BASH_COMMAND\" returned $?" >&2' ERR
-on_exit() {
-	trap - ERR
-	netns_cleanup
-}
-trap on_exit EXIT
-trap 'exit 143' TERM
-trap 'exit 130' INT
-trap 'exit 129' HUP
+netns_traps
 
 netns_bridge_setup 3
 netns_bridge_hub

@@ -88,6 +88,16 @@ agent(int i, const uint8_t *key)
 	return ag;
 }
 
+/* Agent @i destroyed, what its port's rings hold freed. */
+static void
+agent_gone(int i)
+{
+	cr_assert_eq(dprpc_agent_destroy(w.ag[i]), 0);
+	w.ag[i] = NULL;
+	dpt_ring_drain(w.tx[i]);
+	dpt_ring_drain(w.rx[i]);
+}
+
 static bool
 is_control(const struct rte_mbuf *m)
 {
@@ -312,12 +322,8 @@ Test(auth, an_old_incarnation_replayed_is_not_taken)
 	old = rte_pktmbuf_copy(w.ctl_ba, w.mp, 0, UINT32_MAX);
 	cr_assert_not_null(old);
 	/* Both go; a comes back knowing nobody, then b's old frame. */
-	for (int i = 0; i < 2; i++) {
-		cr_assert_eq(dprpc_agent_destroy(w.ag[i]), 0);
-		w.ag[i] = NULL;
-		dpt_ring_drain(w.tx[i]);
-		dpt_ring_drain(w.rx[i]);
-	}
+	agent_gone(0);
+	agent_gone(1);
 	agent(0, key1);
 	inject_a(old);
 	rte_pktmbuf_free(old);
@@ -385,10 +391,7 @@ Test(auth, a_restart_proves_itself_and_is_taken_once)
 	agent(0, key1);
 	agent(1, key1);
 	cr_assert_eq(call_ab(), 0);
-	cr_assert_eq(dprpc_agent_destroy(w.ag[1]), 0);
-	w.ag[1] = NULL;
-	dpt_ring_drain(w.tx[1]);
-	dpt_ring_drain(w.rx[1]);
+	agent_gone(1);
 	agent(1, key1);
 	/* Its first calls may find b's old incarnation gone: a call fails at
 	 * most once, with -ECONNRESET, then they go to the new one. */
@@ -477,10 +480,7 @@ Test(auth, joining_needs_the_key_and_a_join_is_tagged_whole)
 	rte_pktmbuf_free(m);
 	stats_a(&s);
 	cr_assert_eq(s.drops[DPRPC_DROP_AUTH_FAILED], 1u);
-	cr_assert_eq(dprpc_agent_destroy(w.ag[1]), 0);
-	w.ag[1] = NULL;
-	dpt_ring_drain(w.tx[1]);
-	dpt_ring_drain(w.rx[1]);
+	agent_gone(1);
 	cr_assert_eq(join_b(NULL, 300000), -ETIMEDOUT);
 	stats_a(&s);
 	cr_assert_gt(s.drops[DPRPC_DROP_OTHER_WORLD], 0u);
@@ -500,10 +500,7 @@ Test(auth, a_dead_peers_frames_replayed_keep_it_neither_up_nor_back)
 	cr_assert_eq(call_ab(), 0);
 	cr_assert_not_null(w.data_ba, "b answered");
 	cr_assert_eq(dp_frame_hdr(rte_pktmbuf_mtod(w.data_ba, uint8_t *))->type, DP_FRAME_RESPONSE);
-	cr_assert_eq(dprpc_agent_destroy(w.ag[1]), 0);
-	w.ag[1] = NULL;
-	dpt_ring_drain(w.tx[1]);
-	dpt_ring_drain(w.rx[1]);
+	agent_gone(1);
 	/* Declared down within its peer timeout (1 s) despite the replays:
 	 * bounded by 20 s of polls, not timed. */
 	end = rte_get_tsc_cycles() + 20 * rte_get_tsc_hz();
@@ -568,12 +565,8 @@ Test(auth, a_flood_of_an_old_incarnation_does_not_keep_the_new_one_out)
 	cr_assert_eq(call_ab(), 0);
 	old = rte_pktmbuf_copy(w.ctl_ba, w.mp, 0, UINT32_MAX);
 	cr_assert_not_null(old);
-	for (int i = 0; i < 2; i++) {
-		cr_assert_eq(dprpc_agent_destroy(w.ag[i]), 0);
-		w.ag[i] = NULL;
-		dpt_ring_drain(w.tx[i]);
-		dpt_ring_drain(w.rx[i]);
-	}
+	agent_gone(0);
+	agent_gone(1);
 	agent(0, key1);
 	agent(1, key1);
 	f = dprpc_rpc_async(w.ag[0], "b", "echo", "hi", 2, 5000000);

@@ -64,7 +64,10 @@ struct dprpc_agent;
  * @return the agent, or NULL with rte_errno set: EINVAL (bad configuration
  *         or world map, a bad entry of conf.serve.handlers, a port.id that names no port, port.ready queues the
  *         port lacks or a port.ready port not started, a worker reached by
- *         no port; the reason is logged), ENOENT (name not in the world, a vdev that gave no
+ *         no port, a map line without a MAC and no port MAC to take, a
+ *         conf.port.gateway outside the subnet or not an address, a world
+ *         key under 16 bytes, both conf.auth.key and key_file, or a key
+ *         file that cannot be read; the reason is logged), ENOENT (name not in the world, a vdev that gave no
  *         port, or a mesh directory whose parent is missing), ENOTDIR (the
  *         mesh directory's path is a file), EACCES (no permission to make
  *         the mesh directory or to make sockets in it), EEXIST (an agent of that name exists in this process),

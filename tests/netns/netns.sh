@@ -5,7 +5,8 @@
 # veth pair, optional XDP programs on the veth ends, and a cleanup that
 # undoes all of it.  Source it from a bash test (set -euo pipefail is fine):
 #
-#   . tests/netns/netns.sh                # also say, skip, fail, since (below)
+#   . tests/netns/netns.sh                # also say, skip, fail, since,
+#                                        # netns_traps (below)
 #   netns_can_create || exit 77          # not root, no CAP_SYS_ADMIN, ...
 #   trap netns_cleanup EXIT
 #   trap 'exit 143' TERM; trap 'exit 130' INT
@@ -63,6 +64,16 @@ fail() {
 		tail -n 40 "$f" >&2
 	done
 	exit 1
+}
+
+# A test's traps: a failing command says which and where (ERR), any exit
+# cleans up (netns_cleanup), and TERM, INT and HUP exit with their status.
+netns_traps() {
+	trap 'echo "FAIL: line $LINENO: \"$BASH_COMMAND\" returned $?" >&2' ERR
+	trap 'trap - ERR; netns_cleanup' EXIT
+	trap 'exit 143' TERM
+	trap 'exit 130' INT
+	trap 'exit 129' HUP
 }
 
 # Set here, used by the sourcing test.
