@@ -584,3 +584,49 @@ Test(auth, a_flood_of_an_old_incarnation_does_not_keep_the_new_one_out)
 	cr_assert_eq(s.peers_restarted, 0u);
 	wire_down();
 }
+
+/* b joins, then dies and joins again as new incarnations, more than a
+ * keeps retired sessions of; its first JOIN, replayed to a once the
+ * challenge it echoes is out of date, is refused as unconfirmed, each
+ * time: a relays none, so no assigner takes that incarnation back. */
+Test(auth, a_join_replayed_from_a_gone_incarnation_is_not_taken)
+{
+	struct dprpc_agent_stats s0, s1;
+	struct rte_mbuf *old;
+	uint64_t hz, epoch;
+
+	wire_make();
+	hz = rte_get_tsc_hz();
+	agent_alone(key1);
+	cr_assert_eq(join_b(key1, 5000000), 0);
+	stats_a(&s0);
+	cr_assert_geq(s0.drops[DPRPC_DROP_UNCONFIRMED], 1u, "b's first JOIN was challenged");
+	cr_assert_not_null(w.join_ba, "b sent a JOIN");
+	old = rte_pktmbuf_copy(w.join_ba, w.mp, 0, UINT32_MAX);
+	cr_assert_not_null(old);
+	epoch = rte_get_tsc_cycles() / hz;
+	for (int i = 0; i < 5; i++) {
+		agent_gone(1);
+		cr_assert_eq(join_b(key1, 5000000), 0, "incarnation %d", i + 2);
+	}
+	cr_assert_eq(call_ab(), 0);
+	/* Its echo answers a challenge of a second at least two seconds
+	 * ago. */
+	while (rte_get_tsc_cycles() / hz < epoch + 2) {
+		wire_step();
+		usleep(1000);
+	}
+	stats_a(&s0);
+	for (int i = 0; i < 10; i++) {
+		inject_a(old);
+		wire_step();
+	}
+	stats_a(&s1);
+	cr_assert_eq(s1.drops[DPRPC_DROP_UNCONFIRMED] - s0.drops[DPRPC_DROP_UNCONFIRMED], 10u);
+	cr_assert_eq(s1.drops[DPRPC_DROP_OLD_SESSION], s0.drops[DPRPC_DROP_OLD_SESSION]);
+	cr_assert_eq(s1.peers_restarted, s0.peers_restarted);
+	cr_assert_eq(dprpc_worker_state(w.ag[0], 1), DPRPC_PEER_UP);
+	cr_assert_eq(call_ab(), 0);
+	rte_pktmbuf_free(old);
+	wire_down();
+}

@@ -38,9 +38,10 @@ int dp_auth_init(struct dp_base *a, const struct dprpc_agent_conf *c);
 /* Write @m's world id and, with a key, its sequence number and its tag.
  * The poller. */
 void dp_auth_stamp(struct dp_base *a, struct rte_mbuf *m);
-/* The challenge nonce for worker @rank in second @epoch (proof.c): a
- * SipHash of both under this agent's random key, never 0. */
-uint64_t dp_auth_nonce(const struct dp_base *a, unsigned int rank, uint64_t epoch);
+/* The challenge nonce for @who in second @epoch: a peer's rank (proof.c)
+ * or a joiner's session (join.c); a SipHash of both under this agent's
+ * random key, never 0. */
+uint64_t dp_auth_nonce(const struct dp_base *a, uint64_t who, uint64_t epoch);
 /* Whether the frame @m parsed into @p has its tag (a world with a key). */
 bool dp_auth_ok(const struct dp_base *a, const struct rte_mbuf *m, const struct dp_parsed *p);
 

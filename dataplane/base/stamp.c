@@ -146,9 +146,9 @@ dp_auth_ok(const struct dp_base *a, const struct rte_mbuf *m, const struct dp_pa
 }
 
 uint64_t
-dp_auth_nonce(const struct dp_base *a, unsigned int rank, uint64_t epoch)
+dp_auth_nonce(const struct dp_base *a, uint64_t who, uint64_t epoch)
 {
-	uint64_t in[2] = {rank, epoch}, n;
+	uint64_t in[2] = {who, epoch}, n;
 
 	crypto_shorthash_siphash24((uint8_t *)&n, (const uint8_t *)in, sizeof(in), a->auth.chal);
 	return n != 0 ? n : 1;

@@ -38,6 +38,9 @@ struct dp_join {
 	uint8_t tmpl[DP_L2L4_LEN] __rte_aligned(8);
 	char member[DPRPC_NAME_MAX]; /* its name: DIR/NAME.join over memif */
 	uint16_t n, have;
+	/* The member's last challenge (a world with a key), echoed in our
+	 * JOINs; 0: none yet. */
+	uint64_t echo;
 	struct dp_world_entry *entries; /* the members, by rank (world_cap) */
 	uint8_t *left;			/* entries' states: DPRPC_PEER_LEFT or 0 */
 	/* Every worker's side, poller only.  session[r]: the incarnation
@@ -103,10 +106,10 @@ dp_join_entry_in(struct dp_world_entry *e, const struct dp_join_entry *o)
 	e->addr.port = o->port;
 }
 /* join.c: send a join operation @op with @len payload bytes, headers
- * from @tmpl, to rank @dst (DP_RANK_NONE: a worker not in the world); to
- * member @r. */
+ * from @tmpl, to rank @dst (DP_RANK_NONE: a worker not in the world),
+ * @nonce in the header's req_num and status (0: none); to member @r. */
 void dp_join_send(struct dp_membership *a, const uint8_t *tmpl, uint16_t dst, uint64_t dst_session,
-	enum dp_ctrl_op op, const void *payload, uint32_t len);
+	enum dp_ctrl_op op, const void *payload, uint32_t len, uint64_t nonce);
 void dp_join_send_member(struct dp_membership *a, unsigned int r, enum dp_ctrl_op op,
 	const struct dp_join_msg *msg, uint32_t len);
 /* join_assign.c: whether a joiner can be reached from here; the assigner
@@ -116,12 +119,12 @@ bool dp_join_reachable(const struct dp_membership *a);
 unsigned int dp_join_assigner(const struct dp_membership *a, const char *joiner);
 int dp_join_peer(struct dp_membership *a, unsigned int r);
 /* join_assign.c: the answer to the joiner of @q (its rank and a page of
- * members, or the refusal @status); the JOIN @q at the assigner (ours, or
+ * members, or the refusal @status; EAGAIN with @nonce: a challenge); the JOIN @q at the assigner (ours, or
  * relayed by @via); an ANNOUNCE @q from @from at a member; whether every
  * other member acknowledged the announcement of @r (@send: announce it
  * again to those that did not). */
-void dp_join_answer(
-	struct dp_membership *a, const struct dp_join_msg *q, unsigned int rank, int status);
+void dp_join_answer(struct dp_membership *a, const struct dp_join_msg *q, unsigned int rank,
+	int status, uint64_t nonce);
 void dp_join_assign(struct dp_membership *a, const struct dp_join_msg *q, unsigned int via);
 void dp_join_announce_rx(struct dp_membership *a, unsigned int from, const struct dp_join_msg *q);
 bool dp_join_announced(struct dp_membership *a, unsigned int r, bool send);

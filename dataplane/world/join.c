@@ -30,14 +30,16 @@
 #include "dp_port.h"
 #include "dp_rendezvous.h"
 #include "dp_stage.h"
+#include "dp_stamp.h"
 #include "dprpc_atomic.h"
 #include <dprpc/dprpc_stats.h>
 
 /* Send a join operation @op with @len payload bytes, headers from @tmpl,
- * to rank @dst (DP_RANK_NONE: a worker not in the world). */
+ * to rank @dst (DP_RANK_NONE: a worker not in the world); @nonce in the
+ * header's req_num and status (a challenge, or its echo; else 0). */
 void
 dp_join_send(struct dp_membership *a, const uint8_t *tmpl, uint16_t dst, uint64_t dst_session,
-	enum dp_ctrl_op op, const void *payload, uint32_t len)
+	enum dp_ctrl_op op, const void *payload, uint32_t len, uint64_t nonce)
 {
 	struct dp_hdr_fields f = {
 		.type = DP_FRAME_CONTROL,
@@ -45,6 +47,8 @@ dp_join_send(struct dp_membership *a, const uint8_t *tmpl, uint16_t dst, uint64_
 		.dst = dst,
 		.session = a->r.b.session,
 		.dst_session = dst_session,
+		.req_num = (uint32_t)(nonce >> 32),
+		.status = (uint32_t)nonce,
 		.handler_id = op,
 	};
 	struct rte_mbuf *m = rte_pktmbuf_alloc(a->r.b.mp);
@@ -70,7 +74,39 @@ void
 dp_join_send_member(struct dp_membership *a, unsigned int r, enum dp_ctrl_op op,
 	const struct dp_join_msg *msg, uint32_t len)
 {
-	dp_join_send(a, a->r.peers[r].tmpl, (uint16_t)r, a->r.peers[r].session, op, msg, len);
+	dp_join_send(a, a->r.peers[r].tmpl, (uint16_t)r, a->r.peers[r].session, op, msg, len, 0);
+}
+
+/* The joiner: JOIN to the member named, echoing its last challenge. */
+static void
+dp_join_send_join(struct dp_membership *a)
+{
+	struct dp_join_msg q;
+
+	memset(&q, 0, sizeof(q));
+	dp_join_entry_out(&q.joiner, &a->r.b.world.self);
+	q.session = rte_cpu_to_be_64(a->r.b.session);
+	q.have = rte_cpu_to_be_16(a->join.have);
+	dp_join_send(a, a->join.tmpl, DP_RANK_NONE, 0, DP_CTRL_JOIN, &q, sizeof(q), a->join.echo);
+}
+
+/* A member of a world with a key: whether the JOIN @p (@q) echoes our
+ * challenge of this second or the one before to its session, so its
+ * incarnation is alive now.  If not, counted unconfirmed and challenged
+ * (a JOIN_ACK with EAGAIN and the nonce): a JOIN replayed from an
+ * incarnation that is gone is never relayed. */
+static bool
+dp_join_proven(struct dp_membership *a, const struct dp_parsed *p, const struct dp_join_msg *q)
+{
+	uint64_t echo = (uint64_t)p->req_num << 32 | p->status;
+	uint64_t epoch = a->r.b.now_tsc / a->r.b.tsc_hz;
+
+	if (echo == dp_auth_nonce(&a->r.b, p->session, epoch) ||
+		echo == dp_auth_nonce(&a->r.b, p->session, epoch - 1))
+		return true;
+	dp_count(&a->r.b.st.drops[DPRPC_DROP_UNCONFIRMED], 1);
+	dp_join_answer(a, q, 0, EAGAIN, dp_auth_nonce(&a->r.b, p->session, epoch));
+	return false;
 }
 
 /* The joiner: a page of members, or the refusal. */
@@ -92,6 +128,13 @@ dp_join_ack_rx(struct dp_membership *a, const struct dp_parsed *p, const struct 
 		atomic_load_explicit(&j->status, memory_order_relaxed) != 0 ||
 		p->payload_len != sizeof(*q) + count * (sizeof(*ents) + 1)) {
 		dp_count(&a->r.b.st.drops[DPRPC_DROP_FOREIGN], 1);
+		return;
+	}
+	if (status == EAGAIN && a->r.b.auth.on) {
+		/* The member's challenge: echoed in our JOINs from now on,
+		 * and at once. */
+		j->echo = (uint64_t)p->req_num << 32 | p->status;
+		dp_join_send_join(a);
 		return;
 	}
 	if (status != 0) {
@@ -193,9 +236,11 @@ dp_join_rx(struct dp_membership *a, const struct dp_parsed *p)
 			return;
 		}
 		if (!dp_join_reachable(a)) {
-			dp_join_answer(a, &q, 0, EOPNOTSUPP);
+			dp_join_answer(a, &q, 0, EOPNOTSUPP, 0);
 			return;
 		}
+		if (a->r.b.auth.on && !dp_join_proven(a, p, &q))
+			return;
 		assigner = dp_join_assigner(a, e.name);
 		if (assigner == a->r.b.rank) {
 			dp_join_assign(a, &q, a->r.b.rank);
@@ -227,7 +272,7 @@ dp_join_rx(struct dp_membership *a, const struct dp_parsed *p)
 		return;
 	}
 	case DP_CTRL_JOIN_DONE:
-		dp_join_answer(a, &q, rte_be_to_cpu_16(q.rank), rte_be_to_cpu_16(q.status));
+		dp_join_answer(a, &q, rte_be_to_cpu_16(q.rank), rte_be_to_cpu_16(q.status), 0);
 		return;
 	default:
 		break;
@@ -267,8 +312,6 @@ dp_join_timer(struct dp_membership *a, uint64_t now)
 	 * status while active). */
 	if (atomic_load_explicit(&j->active, memory_order_acquire) &&
 		atomic_load_explicit(&j->status, memory_order_relaxed) == 0) {
-		struct dp_join_msg q;
-
 		/* Over memif: our client to the member's join port first,
 		 * then JOIN once its link is up (dp_ports_timer()). */
 		if (a->r.b.world.mesh_dir[0] != '\0') {
@@ -285,11 +328,7 @@ dp_join_timer(struct dp_membership *a, uint64_t now)
 				return;
 		}
 
-		memset(&q, 0, sizeof(q));
-		dp_join_entry_out(&q.joiner, &a->r.b.world.self);
-		q.session = rte_cpu_to_be_64(a->r.b.session);
-		q.have = rte_cpu_to_be_16(j->have);
-		dp_join_send(a, j->tmpl, DP_RANK_NONE, 0, DP_CTRL_JOIN, &q, sizeof(q));
+		dp_join_send_join(a);
 	}
 }
 
@@ -324,6 +363,7 @@ dp_join_begin(struct dp_membership *a, const struct dp_world_entry *m)
 	}
 	dp_l2l4_template(j->tmpl, &a->r.b.self_addr, &m->addr, a->r.b.ttl);
 	memcpy(j->member, m->name, sizeof(j->member));
+	j->echo = 0;
 	atomic_store_explicit(&j->status, 0, memory_order_relaxed);
 	/* Release: tmpl, entries and status before the poller sends. */
 	atomic_store_explicit(&j->active, true, memory_order_release);

@@ -122,7 +122,8 @@ dp_join_install(
 /* The answer to the joiner of @q: its rank and a page of members from
  * @q->have, or the refusal @status. */
 void
-dp_join_answer(struct dp_membership *a, const struct dp_join_msg *q, unsigned int rank, int status)
+dp_join_answer(struct dp_membership *a, const struct dp_join_msg *q, unsigned int rank, int status,
+	uint64_t nonce)
 {
 	uint8_t buf[DPRPC_MAX_FRAME_PAYLOAD];
 	struct dp_join_msg *ack = (struct dp_join_msg *)buf;
@@ -159,7 +160,7 @@ dp_join_answer(struct dp_membership *a, const struct dp_join_msg *q, unsigned in
 	dp_arp_peer(&a->r.b, &joiner.addr);
 	dp_l2l4_template(tmpl, &a->r.b.self_addr, &joiner.addr, a->r.b.ttl);
 	dp_join_send(a, tmpl, DP_RANK_NONE, rte_be_to_cpu_64(q->session), DP_CTRL_JOIN_ACK, ack,
-		(uint32_t)(sizeof(*ack) + count * (sizeof(*ents) + 1)));
+		(uint32_t)(sizeof(*ack) + count * (sizeof(*ents) + 1)), nonce);
 }
 
 /* Tell the member that relayed @q (@via, maybe ourselves) the outcome. */
@@ -170,7 +171,7 @@ dp_join_done(struct dp_membership *a, const struct dp_join_msg *q, unsigned int 
 	struct dp_join_msg d = *q;
 
 	if (via == a->r.b.rank) {
-		dp_join_answer(a, q, rank, status);
+		dp_join_answer(a, q, rank, status, 0);
 		return;
 	}
 	d.rank = rte_cpu_to_be_16((uint16_t)rank);
