@@ -217,6 +217,8 @@ stats(struct arp_rig *r, struct dprpc_agent_stats *st)
  * and sends it to the MAC b answered with. */
 Test(arp, a_peer_without_a_mac_is_asked_for_and_its_frame_waits)
 {
+	static const uint8_t zero[6];
+	struct dprpc_worker_info info;
 	struct dprpc_agent_stats st;
 	struct seen s = {0};
 	struct dprpc_future *f;
@@ -242,6 +244,10 @@ Test(arp, a_peer_without_a_mac_is_asked_for_and_its_frame_waits)
 	dprpc_poll(r.a, 32);
 	stats(&r, &st);
 	cr_assert_eq(st.arp_resolved, 1u);
+	/* Its info gives the map's MAC, none, not the one ARP found. */
+	cr_assert_eq(dprpc_worker_info_get(r.a, "b", &info), 0);
+	cr_assert_eq(info.ipv4, rte_cpu_to_be_32(B_IP));
+	cr_assert_eq(memcmp(info.mac, zero, sizeof(zero)), 0);
 	dprpc_future_cancel(f);
 	dprpc_future_put(f);
 	rig_down(&r);

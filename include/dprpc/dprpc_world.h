@@ -210,7 +210,9 @@ int dprpc_world_join(struct dprpc_agent *agent, const char *member, uint64_t tim
 struct dprpc_worker_info {
 	char name[DPRPC_NAME_MAX]; /**< its name in the world map */
 	unsigned int rank;	   /**< its rank (PyTorch's id) */
-	uint8_t mac[6];		   /**< its MAC address */
+	uint8_t mac[6];		   /**< its MAC address as the world map gives it;
+				        all zero where the map gives none (frames to
+				        it take their next hop's MAC from ARP) */
 	uint32_t ipv4;		   /**< its IPv4 address, network byte order */
 	uint16_t udp_port;	   /**< its UDP port, host byte order */
 	uint16_t port_id;	   /**< the ethdev port this agent reaches it through
