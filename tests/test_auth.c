@@ -62,8 +62,10 @@ wire_make(void)
 
 static const struct dprpc_handler_def echo_def = {"echo", dpt_echo, NULL, DPRPC_HANDLER_INLINE};
 
-/* The transmit faults of the agents agent() makes (none: all 0). */
+/* The transmit faults of the agents agent() makes (none: all 0), and
+ * what their tags cover. */
 static struct dprpc_fault_conf faults;
+static unsigned int mode = DPRPC_AUTH_HEADER;
 
 /* Agent @i (a: 0, b: 1) with @key (NULL: none). */
 static struct dprpc_agent *
@@ -82,6 +84,7 @@ agent(int i, const uint8_t *key)
 	c.serve.nb_handlers = 1;
 	c.auth.key = key;
 	c.auth.key_len = key != NULL ? sizeof(key1) : 0;
+	c.auth.mode = mode;
 	ag = dprpc_agent_create(&c);
 	cr_assert_not_null(ag, "%s", rte_strerror(rte_errno));
 	w.ag[i] = ag;
@@ -629,4 +632,61 @@ Test(auth, a_join_replayed_from_a_gone_incarnation_is_not_taken)
 	cr_assert_eq(call_ab(), 0);
 	rte_pktmbuf_free(old);
 	wire_down();
+}
+
+/* Calls in a world of tags of @m, one of 5,000 bytes (four frames each
+ * way), then b's last response with one payload byte changed put on a's
+ * wire: a's auth_failed count after it. */
+static uint64_t
+a_changed_payload(unsigned int m)
+{
+	static uint8_t big[5000];
+	struct dprpc_agent_stats s;
+	struct dprpc_future *f;
+	struct rte_mbuf *c;
+	size_t len = 0;
+
+	mode = m;
+	for (size_t i = 0; i < sizeof(big); i++)
+		big[i] = (uint8_t)(i * 7);
+	wire_make();
+	agent(0, key1);
+	agent(1, key1);
+	f = dprpc_rpc_async(w.ag[0], "b", "echo", big, sizeof(big), 5000000);
+	cr_assert_not_null(f);
+	while (!dprpc_future_is_done(f))
+		wire_step();
+	cr_assert_eq(dprpc_future_wait(f, 0), 0);
+	cr_assert_arr_eq(dprpc_future_value(f, &len), big, sizeof(big));
+	cr_assert_eq(len, sizeof(big));
+	dprpc_future_put(f);
+	cr_assert_eq(call_ab(), 0);
+	cr_assert_not_null(w.data_ba, "b answered");
+	cr_assert_eq(dp_frame_hdr(rte_pktmbuf_mtod(w.data_ba, uint8_t *))->type, DP_FRAME_RESPONSE);
+	cr_assert_gt(w.data_ba->data_len, DP_HDRS_LEN);
+	c = rte_pktmbuf_copy(w.data_ba, w.mp, 0, UINT32_MAX);
+	cr_assert_not_null(c);
+	rte_pktmbuf_mtod(c, uint8_t *)[DP_HDRS_LEN] ^= 1;
+	inject_a(c);
+	rte_pktmbuf_free(c);
+	stats_a(&s);
+	cr_assert_eq(call_ab(), 0);
+	cr_assert_eq(s.peers_restarted, 0u);
+	wire_down();
+	mode = DPRPC_AUTH_HEADER;
+	return s.drops[DPRPC_DROP_AUTH_FAILED];
+}
+
+/* With DPRPC_AUTH_PAYLOAD a changed payload fails its tag. */
+Test(auth, payload_tags_refuse_a_changed_payload)
+{
+	cr_assert_eq(a_changed_payload(DPRPC_AUTH_PAYLOAD), 1u);
+}
+
+/* With header tags only, the same change passes the tag (the frame is
+ * then b's response again, dropped as a duplicate): what payload tags
+ * add. */
+Test(auth, header_tags_leave_a_payload_unchecked)
+{
+	cr_assert_eq(a_changed_payload(DPRPC_AUTH_HEADER), 0u);
 }
