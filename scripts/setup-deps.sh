@@ -19,7 +19,7 @@ pkgs=(
 	linux-libc-dev       # linux/bpf.h, asm/types.h (-I/usr/include/<multiarch>) for it
 	ethtool              # the veth's XDP verdict counters in the netns test
 	libsodium-dev        # the frames' tags (SipHash-2-4, BLAKE2b); perf/mac_bench.c
-	nettle-dev           # perf/mac_bench.c: Nettle's UMAC
+	nettle-dev           # a payload's tag (UMAC-64); perf/mac_bench.c
 	libssl-dev           # perf/mac_bench.c: OpenSSL's EVP_MAC SIPHASH and GMAC, AES-GCM
 	libopenblas-dev      # examples/model: the batched forward pass (cblas_sgemm)
 	python3-sklearn      # examples/model: the digits data set and the MLP's training

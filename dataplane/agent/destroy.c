@@ -83,6 +83,7 @@ dp_agent_free(struct dprpc_agent *a)
 	dp_fault_free(&a->m.r.b.ftx);
 	dp_fault_free(&a->m.r.b.frx);
 	dp_arp_fini(&a->m.r.b);
+	dp_auth_fini(&a->m.r.b);
 	if (a->m.r.peers != NULL)
 		for (i = 0; i < a->m.r.b.world.n; i++)
 			dp_srv_reset(&a->m.r, &a->m.r.peers[i]);

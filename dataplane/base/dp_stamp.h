@@ -16,6 +16,7 @@
 
 #include <dprpc/dprpc_conf.h>
 
+#include "dp_auth.h"
 #include "dp_wire.h"
 
 struct dp_base;
@@ -25,9 +26,9 @@ struct dp_auth {
 	bool payload; /* the tags cover the payload too */
 	bool stamp;   /* frames are stamped: a key, or a world id not 0 */
 	rte_be32_t world_id;
-	uint64_t seq; /* frames stamped with a key, the poller's */
-	struct dp_auth_keys keys;
-	uint8_t chal[16]; /* this agent's, random: dp_auth_nonce()'s key */
+	uint64_t seq;		   /* frames stamped with a key, the poller's */
+	struct dp_auth_keys *keys; /* with a key (allocated: UMAC's context is large) */
+	uint8_t chal[16];	   /* this agent's, random: dp_auth_nonce()'s key */
 };
 
 /* The world key and id from @c (the key read from conf.auth.key_file if
@@ -35,6 +36,8 @@ struct dp_auth {
  * (logged: both a key and a file, a key shorter than 16 bytes, a file
  * that cannot be read). */
 int dp_auth_init(struct dp_base *a, const struct dprpc_agent_conf *c);
+/* The keys wiped and freed (destroy; any state dp_auth_init() left). */
+void dp_auth_fini(struct dp_base *a);
 /* Write @m's world id and, with a key, its sequence number and its tag.
  * The poller. */
 void dp_auth_stamp(struct dp_base *a, struct rte_mbuf *m);
@@ -43,6 +46,6 @@ void dp_auth_stamp(struct dp_base *a, struct rte_mbuf *m);
  * random key, never 0. */
 uint64_t dp_auth_nonce(const struct dp_base *a, uint64_t who, uint64_t epoch);
 /* Whether the frame @m parsed into @p has its tag (a world with a key). */
-bool dp_auth_ok(const struct dp_base *a, const struct rte_mbuf *m, const struct dp_parsed *p);
+bool dp_auth_ok(struct dp_base *a, const struct rte_mbuf *m, const struct dp_parsed *p);
 
 #endif /* DP_STAMP_H */

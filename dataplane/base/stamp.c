@@ -4,6 +4,7 @@
  */
 #include <errno.h>
 #include <fcntl.h>
+#include <stdlib.h>
 #include <string.h>
 #include <unistd.h>
 
@@ -72,7 +73,12 @@ dp_auth_init(struct dp_base *a, const struct dprpc_agent_conf *c)
 		len = (size_t)n;
 	}
 	if (key != NULL && c->auth.mode != DPRPC_AUTH_OFF) {
-		rc = dp_auth_derive(key, len, &au->keys, &derived);
+		au->keys = calloc(1, sizeof(*au->keys));
+		if (au->keys == NULL) {
+			sodium_memzero(buf, sizeof(buf));
+			return -ENOMEM;
+		}
+		rc = dp_auth_derive(key, len, au->keys, &derived);
 		sodium_memzero(buf, sizeof(buf));
 		if (rc != 0) {
 			DP_LOG(ERR,
@@ -134,15 +140,15 @@ dp_auth_stamp(struct dp_base *a, struct rte_mbuf *m)
 	h->seq = rte_cpu_to_be_64(++au->seq);
 	len = dp_auth_payload_len(f);
 	dp_frame_tag(f, dp_auth_covers(au, h->type, len) ? dp_auth_payload(m, len) : NULL, len,
-		&au->keys, h->tag);
+		au->keys, h->tag);
 }
 
 bool
-dp_auth_ok(const struct dp_base *a, const struct rte_mbuf *m, const struct dp_parsed *p)
+dp_auth_ok(struct dp_base *a, const struct rte_mbuf *m, const struct dp_parsed *p)
 {
 	return dp_frame_tag_ok(rte_pktmbuf_mtod(m, const uint8_t *),
 		dp_auth_covers(&a->auth, p->type, p->payload_len) ? p->payload : NULL,
-		p->payload_len, &a->auth.keys);
+		p->payload_len, a->auth.keys);
 }
 
 uint64_t
@@ -152,4 +158,14 @@ dp_auth_nonce(const struct dp_base *a, uint64_t who, uint64_t epoch)
 
 	crypto_shorthash_siphash24((uint8_t *)&n, (const uint8_t *)in, sizeof(in), a->auth.chal);
 	return n != 0 ? n : 1;
+}
+
+void
+dp_auth_fini(struct dp_base *a)
+{
+	if (a->auth.keys == NULL)
+		return;
+	sodium_memzero(a->auth.keys, sizeof(*a->auth.keys));
+	free(a->auth.keys);
+	a->auth.keys = NULL;
 }

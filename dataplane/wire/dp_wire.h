@@ -452,25 +452,6 @@ bool dp_arp_sender(const uint8_t *frame, uint32_t len, rte_be32_t *ip, struct rt
 void dp_arp_request_write(uint8_t *frame, const struct dp_addr *self, rte_be32_t tip,
 	const struct rte_ether_addr *dst);
 
-/* A world's keys (auth.c), made from its key: the frames' MAC key, the
- * key of a payload's own hash (conf.auth.payload), and the world id the
- * key gives when the conf names none.  Keys of SipHash-2-4. */
-struct dp_auth_keys {
-	uint8_t mac[16];
-	uint8_t pay[16];
-};
-/* Make @k and *@world_id from @key (@len bytes, at least 16): 0, or
- * -EINVAL for a short key. */
-int dp_auth_derive(const uint8_t *key, size_t len, struct dp_auth_keys *k, uint32_t *world_id);
-/* The tag of the frame whose headers start at @frame: its dprpc header up
- * to the tag field, and with @pay (NULL: the header only) the hash of the
- * @pay_len payload bytes there. */
-void dp_frame_tag(const uint8_t *frame, const void *pay, uint32_t pay_len,
-	const struct dp_auth_keys *k, uint8_t tag[8]);
-/* Whether @frame's tag is its own under @k (constant time). */
-bool dp_frame_tag_ok(
-	const uint8_t *frame, const void *pay, uint32_t pay_len, const struct dp_auth_keys *k);
-
 /* Offset of the dprpc header's slot and req_num fields in a frame, for the
  * poller to stamp a submitted request. */
 static inline struct dp_wire_hdr *

@@ -425,7 +425,8 @@ enum dprpc_auth_mode {
 
 /**
  * A world that refuses everyone else (docs/security.md).  With a key, every
- * frame carries a tag, a keyed MAC (SipHash-2-4) made with it, and a frame
+ * frame carries a tag, a keyed MAC made with it (SipHash-2-4 over the header,
+ * with UMAC-64 of the payload where covered), and a frame
  * whose tag is wrong is dropped (auth_failed) before it touches anything;
  * every frame also passes a replay window.  Every worker of the world,
  * joiners included, must have the same key, world id and mode.  Without a

@@ -32,6 +32,7 @@
 #include <rte_ring.h>
 
 #include "dp_agent.h"
+#include "dp_auth.h"
 #include "../dpt.h"
 #include "fuzz_env.h"
 
