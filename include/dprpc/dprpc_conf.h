@@ -417,8 +417,9 @@ struct dprpc_faults_conf {
 /** What a world's tags cover (dprpc_auth_conf.mode). */
 enum dprpc_auth_mode {
 	DPRPC_AUTH_OFF = 0, /**< no tags, even with a key */
-	/** Every frame's dprpc header, IPv4 addresses and UDP ports: who
-	 * sent it, to whom, and what it asks (the default). */
+	/** Every frame's dprpc header: who sent it, to whom (ranks and
+	 * incarnations, whose addresses the parser checks), and what it
+	 * asks (the default). */
 	DPRPC_AUTH_HEADER,
 	DPRPC_AUTH_PAYLOAD, /**< that and the payload */
 };
