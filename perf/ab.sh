@@ -85,7 +85,9 @@ drop_a = sum(rows[i]["A"].get("dropped", 0) for i in rows if "A" in rows[i])
 drop_b = sum(rows[i]["B"].get("dropped", 0) for i in rows if "B" in rows[i])
 print(f"dropped frames (stale duplicates of spurious resends, all rounds): A {drop_a}, B {drop_b}")
 print(f"ratio of medians: B/A rate {med(rate_b) / med(rate_a):.3f}, B/A p50 {med(p50_b) / med(p50_a):.3f}")
+# A raw floor of small frames against a 1 MiB call rounds to 0 in the JSON.
+raw_ratio = f"{med(raw_b) / med(raw_a):.3f}" if med(raw_a) > 0 else "n/a"
 print(f"median over {len(rate_ba)} rounds: B/A rate {med(rate_ba):.3f}, B/A p50 {med(p50_ba):.3f};"
       f" rate over the raw floor: A {med(raw_a):.3f}, B {med(raw_b):.3f}"
-      f" (B/A of those {med(raw_b) / med(raw_a):.3f})")
+      f" (B/A of those {raw_ratio})")
 PY
