@@ -289,65 +289,67 @@ ref_gmac_cipher(struct mac_state *s, const uint8_t *msg, size_t len, uint8_t *ta
 	return 0;
 }
 
+/* The GCM tag of @msg as associated data, nothing encrypted, under
+ * @cipher (AES-128-GCM or AES-256-GCM) with the key s->key and the IV of
+ * message s->seq, through a context of its own. */
 static int
-ref_evp_gmac(struct mac_state *s, const uint8_t *msg, size_t len, uint8_t *tag)
+evp_gcm_tag(
+	const EVP_CIPHER *cipher, struct mac_state *s, const uint8_t *msg, size_t len, uint8_t *tag)
 {
 	EVP_CIPHER_CTX *c = EVP_CIPHER_CTX_new();
 	uint8_t none[16];
 	int n, ok;
 
 	le64_write(s->iv + 4, s->seq);
-	ok = c != NULL && EVP_EncryptInit_ex(c, EVP_aes_128_gcm(), NULL, s->key, s->iv) == 1 &&
-	     EVP_EncryptUpdate(c, NULL, &n, msg, (int)len) == 1 &&
+	ok = c != NULL && EVP_EncryptInit_ex(c, cipher, NULL, s->key, s->iv) == 1 &&
+	     (len == 0 || EVP_EncryptUpdate(c, NULL, &n, msg, (int)len) == 1) &&
 	     EVP_EncryptFinal_ex(c, none, &n) == 1 &&
 	     EVP_CIPHER_CTX_ctrl(c, EVP_CTRL_AEAD_GET_TAG, 16, tag) == 1;
 	EVP_CIPHER_CTX_free(c);
 	return ok ? 0 : -1;
 }
 
-/* The same UMAC, the message fed in two pieces (Nettle's block buffer). */
 static int
-ref_umac64(struct mac_state *s, const uint8_t *msg, size_t len, uint8_t *tag)
+ref_evp_gmac(struct mac_state *s, const uint8_t *msg, size_t len, uint8_t *tag)
 {
-	uint8_t nonce[16] = {0};
-
-	le64_write(nonce, s->seq);
-	umac64_set_nonce(&s->umac, sizeof(nonce), nonce);
-	umac64_update(&s->umac, len / 3, msg);
-	umac64_update(&s->umac, len - len / 3, msg + len / 3);
-	umac64_digest(&s->umac, 8, tag);
-	return 0;
+	return evp_gcm_tag(EVP_aes_128_gcm(), s, msg, len, tag);
 }
 
 /* libsodium's GMAC through OpenSSL's AES-256-GCM. */
 static int
 ref_sodium_gmac(struct mac_state *s, const uint8_t *msg, size_t len, uint8_t *tag)
 {
-	uint8_t iv[12] = {0};
-	EVP_CIPHER_CTX *c = EVP_CIPHER_CTX_new();
-	int out, ok;
-
-	le64_write(iv + 4, s->seq);
-	ok = c != NULL && EVP_EncryptInit_ex(c, EVP_aes_256_gcm(), NULL, s->key, iv) == 1 &&
-	     (len == 0 || EVP_EncryptUpdate(c, NULL, &out, msg, (int)len) == 1) &&
-	     EVP_EncryptFinal_ex(c, tag, &out) == 1 &&
-	     EVP_CIPHER_CTX_ctrl(c, EVP_CTRL_GCM_GET_TAG, 16, tag) == 1;
-	EVP_CIPHER_CTX_free(c);
-	return ok ? 0 : -1;
+	return evp_gcm_tag(EVP_aes_256_gcm(), s, msg, len, tag);
 }
 
 /* UMAC-64 (RFC 4418), keyed once; its nonce the message's number, so one
- * AES block per message besides the hash. */
+ * AES block per message besides the hash.  The message fed as @first
+ * bytes, then the rest. */
 static int
-mac_umac64(struct mac_state *s, const uint8_t *msg, size_t len, uint8_t *tag)
+umac64_tag(struct mac_state *s, const uint8_t *msg, size_t len, size_t first, uint8_t *tag)
 {
 	uint8_t nonce[16] = {0};
 
 	le64_write(nonce, s->seq);
 	umac64_set_nonce(&s->umac, sizeof(nonce), nonce);
-	umac64_update(&s->umac, len, msg);
+	umac64_update(&s->umac, first, msg);
+	if (first < len)
+		umac64_update(&s->umac, len - first, msg + first);
 	umac64_digest(&s->umac, 8, tag);
 	return 0;
+}
+
+static int
+mac_umac64(struct mac_state *s, const uint8_t *msg, size_t len, uint8_t *tag)
+{
+	return umac64_tag(s, msg, len, len, tag);
+}
+
+/* The same, fed in two pieces (Nettle's block buffer). */
+static int
+ref_umac64(struct mac_state *s, const uint8_t *msg, size_t len, uint8_t *tag)
+{
+	return umac64_tag(s, msg, len, len / 3, tag);
 }
 
 /* AES-256-GCM with nothing to encrypt, the message as its associated data:
