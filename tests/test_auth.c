@@ -205,6 +205,24 @@ wire_down(void)
 	dpt_eal_cleanup();
 }
 
+/* A world of a and b with the key, one call, then both destroyed: a copy
+ * of the last CONTROL frame b sent a (the caller's to free). */
+static struct rte_mbuf *
+ctl_of_a_world_gone(void)
+{
+	struct rte_mbuf *old;
+
+	wire_make();
+	agent(0, key1);
+	agent(1, key1);
+	cr_assert_eq(call_ab(), 0);
+	old = rte_pktmbuf_copy(w.ctl_ba, w.mp, 0, UINT32_MAX);
+	cr_assert_not_null(old);
+	agent_gone(0);
+	agent_gone(1);
+	return old;
+}
+
 /* With the key on both, calls go as without; each frame carries the
  * world id the key gives and a tag. */
 Test(auth, a_world_with_a_key_calls_as_before)
@@ -318,15 +336,8 @@ Test(auth, an_old_incarnation_replayed_is_not_taken)
 	struct dprpc_agent_stats s;
 	struct rte_mbuf *old;
 
-	wire_make();
-	agent(0, key1);
-	agent(1, key1);
-	cr_assert_eq(call_ab(), 0);
-	old = rte_pktmbuf_copy(w.ctl_ba, w.mp, 0, UINT32_MAX);
-	cr_assert_not_null(old);
 	/* Both go; a comes back knowing nobody, then b's old frame. */
-	agent_gone(0);
-	agent_gone(1);
+	old = ctl_of_a_world_gone();
 	agent(0, key1);
 	inject_a(old);
 	rte_pktmbuf_free(old);
@@ -562,14 +573,7 @@ Test(auth, a_flood_of_an_old_incarnation_does_not_keep_the_new_one_out)
 	struct rte_mbuf *old;
 	int rc;
 
-	wire_make();
-	agent(0, key1);
-	agent(1, key1);
-	cr_assert_eq(call_ab(), 0);
-	old = rte_pktmbuf_copy(w.ctl_ba, w.mp, 0, UINT32_MAX);
-	cr_assert_not_null(old);
-	agent_gone(0);
-	agent_gone(1);
+	old = ctl_of_a_world_gone();
 	agent(0, key1);
 	agent(1, key1);
 	f = dprpc_rpc_async(w.ag[0], "b", "echo", "hi", 2, 5000000);
