@@ -100,12 +100,12 @@ dp_join_proven(struct dp_membership *a, const struct dp_parsed *p, const struct 
 {
 	uint64_t echo = (uint64_t)p->req_num << 32 | p->status;
 	uint64_t epoch = a->r.b.now_tsc / a->r.b.tsc_hz;
+	uint64_t nonce = dp_auth_nonce(&a->r.b, p->session, epoch);
 
-	if (echo == dp_auth_nonce(&a->r.b, p->session, epoch) ||
-		echo == dp_auth_nonce(&a->r.b, p->session, epoch - 1))
+	if (echo == nonce || echo == dp_auth_nonce(&a->r.b, p->session, epoch - 1))
 		return true;
 	dp_count(&a->r.b.st.drops[DPRPC_DROP_UNCONFIRMED], 1);
-	dp_join_answer(a, q, 0, EAGAIN, dp_auth_nonce(&a->r.b, p->session, epoch));
+	dp_join_answer(a, q, 0, EAGAIN, nonce);
 	return false;
 }
 
