@@ -45,40 +45,14 @@ RT_R="dprpc-$$-rr"
 RT_C="dprpc-$$-rc"
 RT_IF_S="drs$$"
 RT_IF_C="drc$$"
-_rt_created=()
-
-# Kill what runs in the routed namespaces and delete them; then netns.sh's
-# cleanup (the processes it spawned, its namespaces, NETNS_TMP, the EAL run
-# directories of every netns_prefix).  Idempotent, safe from a trap.
-rt_cleanup() {
-	local ns pids
-
-	set +e
-	for ns in "${_rt_created[@]}"; do
-		pids=$(ip netns pids "$ns" 2>/dev/null)
-		# shellcheck disable=SC2086
-		[ -n "$pids" ] && kill -KILL $pids 2>/dev/null
-		ip netns del "$ns" 2>/dev/null
-	done
-	_rt_created=()
-	netns_cleanup
-}
-
-rt_ns() {
-	ip netns add "$1"
-	_rt_created+=("$1")
-	ip -n "$1" link set lo up
-	echo 1 | ip netns exec "$1" tee /proc/sys/net/ipv6/conf/all/disable_ipv6 \
-		/proc/sys/net/ipv6/conf/default/disable_ipv6 >/dev/null
-}
 
 # rt_setup: server and client namespaces, each with one veth to the router
 # namespace; only the router's ends have addresses.
 rt_setup() {
-	local _ ns
+	local ns
 
 	for ns in "$RT_S" "$RT_R" "$RT_C"; do
-		rt_ns "$ns"
+		netns_add "$ns"
 	done
 	ip link add "$RT_IF_S" netns "$RT_S" address 02:00:00:00:01:01 mtu 1500 type veth \
 		peer name r1 netns "$RT_R" address 02:00:00:00:01:fe mtu 1500
@@ -91,13 +65,7 @@ rt_setup() {
 	ip -n "$RT_R" link set r2 up
 	ip -n "$RT_S" link set "$RT_IF_S" up
 	ip -n "$RT_C" link set "$RT_IF_C" up
-	for _ in $(seq 100); do
-		if ip -n "$RT_S" link show "$RT_IF_S" | grep -q LOWER_UP &&
-			ip -n "$RT_C" link show "$RT_IF_C" | grep -q LOWER_UP; then
-			return 0
-		fi
-		sleep 0.02
-	done
+	netns_links_up "$RT_S/$RT_IF_S" "$RT_C/$RT_IF_C" && return 0
 	echo "routed.sh: the routed veths did not come up" >&2
 	return 1
 }
@@ -156,7 +124,7 @@ median() { printf '%s\n' "$@" | sort -g | awk '{ v[NR] = $1 } END { print v[int(
 [ -x "$perf" ] || { echo "no $perf: build first" >&2; exit 2; }
 [[ $pairs =~ ^[1-9][0-9]*$ ]] || { echo "PAIRS must be a positive number" >&2; exit 2; }
 netns_can_create || { echo "cannot create network namespaces here" >&2; exit 2; }
-trap rt_cleanup EXIT
+trap netns_cleanup EXIT
 trap 'exit 130' INT
 trap 'exit 143' TERM
 load_before=$(cat /proc/loadavg)

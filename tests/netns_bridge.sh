@@ -67,14 +67,10 @@ say "hosts ${NETNS_BR_NS[*]} on br0 in $NETNS_BR_SW; world: $world"
 # background; its pid in pids[I].
 pids=()
 start() {
-	local tag=$1 i=$2 prefix
+	local tag=$1 i=$2
 	shift 2
-	prefix=$(netns_prefix "$tag-h$i")
-	netns_spawn 90 "${NETNS_BR_NS[i]}" "$NETNS_TMP/$tag-h$i.log" env WORLD_PREFIX="$prefix" \
-		"$worker" --lcores=0@0,1@1 --no-pci --no-huge -m 256 --huge-unlink=never --no-shconf --no-telemetry \
-		--file-prefix "$prefix" --log-level=lib.eal:error \
-		--vdev "net_af_packet0,iface=${NETNS_BR_IF[i]}" -- \
-		--name "h$i" --world "$world" --port-id 0 "$@"
+	netns_world_worker "${NETNS_BR_NS[i]}" "${NETNS_BR_IF[i]}" "$NETNS_TMP/$tag-h$i.log" \
+		"$(netns_prefix "$tag-h$i")" "h$i" "$world" "$@"
 	pids[i]=$NETNS_PID
 }
 
@@ -82,14 +78,10 @@ start() {
 # must exit 0 having said LAST ("clean exit" unless given); their runtime
 # directories must be gone.
 finish() {
-	local tag=$1 count=$2 last=${3:-clean exit} i rc
+	local tag=$1 count=$2 last=${3:-clean exit} i
 	for ((i = 0; i < count; i++)); do
-		rc=0
-		wait "${pids[i]}" || rc=$?
-		sed "s/^/    /" "$NETNS_TMP/$tag-h$i.log" | grep -v "mp action" || true
-		[ "$rc" = 0 ] || fail "$tag: h$i exited with $rc"
-		grep -q "h$i: $last" "$NETNS_TMP/$tag-h$i.log" || fail "$tag: h$i did not end with \"$last\""
-		[ ! -d "/var/run/dpdk/$(netns_prefix "$tag-h$i")" ] || fail "$tag: h$i left its runtime directory"
+		netns_world_finish "$tag: h$i" "${pids[i]}" "$NETNS_TMP/$tag-h$i.log" \
+			"$(netns_prefix "$tag-h$i")" "h$i: $last"
 	done
 }
 

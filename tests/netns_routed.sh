@@ -68,31 +68,21 @@ say "router $R: br0 10.1.0.1/24 (ports rp0, rp2), rp1 10.2.0.1/24, forwarding on
 # in the background; its pid in pids[I].
 pids=()
 start() {
-	local tag=$1 i=$2 map=$3 prefix
+	local tag=$1 i=$2 map=$3
 	shift 3
-	prefix=$(netns_prefix "$tag-$i")
-	netns_spawn 90 "${NETNS_RT_NS[i]}" "$NETNS_TMP/$tag-${names[i]}.log" \
-		env WORLD_PREFIX="$prefix" "$worker" --lcores=0@0,1@1 --no-pci --no-huge -m 256 \
-		--huge-unlink=never --no-shconf --no-telemetry --file-prefix "$prefix" \
-		--log-level=lib.eal:error --vdev "net_af_packet0,iface=${NETNS_RT_IF[i]}" -- \
-		--name "${names[i]}" --world "$map" --port-id 0 "$@"
+	netns_world_worker "${NETNS_RT_NS[i]}" "${NETNS_RT_IF[i]}" "$NETNS_TMP/$tag-${names[i]}.log" \
+		"$(netns_prefix "$tag-$i")" "${names[i]}" "$map" "$@"
 	pids[i]=$NETNS_PID
 }
 
 # finish TAG LAST I...: wait for hosts I... (90 s at most), each must exit
 # 0 having said LAST; their runtime directories must be gone.
 finish() {
-	local tag=$1 last=$2 i rc
+	local tag=$1 last=$2 i
 	shift 2
 	for i in "$@"; do
-		rc=0
-		wait "${pids[i]}" || rc=$?
-		sed "s/^/    /" "$NETNS_TMP/$tag-${names[i]}.log" | grep -v "mp action" || true
-		[ "$rc" = 0 ] || fail "$tag: ${names[i]} exited with $rc"
-		grep -q "${names[i]}: $last" "$NETNS_TMP/$tag-${names[i]}.log" ||
-			fail "$tag: ${names[i]} did not end with \"$last\""
-		[ ! -d "/var/run/dpdk/$(netns_prefix "$tag-$i")" ] ||
-			fail "$tag: ${names[i]} left its runtime directory"
+		netns_world_finish "$tag: ${names[i]}" "${pids[i]}" "$NETNS_TMP/$tag-${names[i]}.log" \
+			"$(netns_prefix "$tag-$i")" "${names[i]}: $last"
 	done
 }
 

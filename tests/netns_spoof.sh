@@ -107,14 +107,10 @@ say "alice, bob and the attacker on a hub (br0 in $NETNS_BR_SW, no learning); wo
 # background; its pid in pids[I].
 pids=()
 start() {
-	local tag=$1 i=$2 prefix
+	local tag=$1 i=$2
 	shift 2
-	prefix=$(netns_prefix "$tag-$i")
-	netns_spawn 90 "${NETNS_BR_NS[i]}" "$NETNS_TMP/$tag-${names[i]}.log" \
-		env WORLD_PREFIX="$prefix" "$worker" --lcores=0@0,1@1 --no-pci --no-huge -m 256 \
-		--huge-unlink=never --no-shconf --no-telemetry --file-prefix "$prefix" \
-		--log-level=lib.eal:error --vdev "net_af_packet0,iface=${NETNS_BR_IF[i]}" -- \
-		--name "${names[i]}" --world "$world" --port-id 0 "$@"
+	netns_world_worker "${NETNS_BR_NS[i]}" "${NETNS_BR_IF[i]}" "$NETNS_TMP/$tag-${names[i]}.log" \
+		"$(netns_prefix "$tag-$i")" "${names[i]}" "$world" "$@"
 	pids[i]=$NETNS_PID
 }
 
@@ -139,17 +135,11 @@ attacker() {
 # finish TAG I...: wait for workers I... (90 s at most); each must exit 0
 # having said "clean exit"; their runtime directories must be gone.
 finish() {
-	local tag=$1 i rc
+	local tag=$1 i
 	shift
 	for i in "$@"; do
-		rc=0
-		wait "${pids[i]}" || rc=$?
-		sed "s/^/    /" "$NETNS_TMP/$tag-${names[i]}.log" | grep -v "mp action" || true
-		[ "$rc" = 0 ] || fail "$tag: ${names[i]} exited with $rc"
-		grep -q "^${names[i]}: clean exit" "$NETNS_TMP/$tag-${names[i]}.log" ||
-			fail "$tag: ${names[i]} did not end with \"clean exit\""
-		[ ! -d "/var/run/dpdk/$(netns_prefix "$tag-$i")" ] ||
-			fail "$tag: ${names[i]} left its runtime directory"
+		netns_world_finish "$tag: ${names[i]}" "${pids[i]}" "$NETNS_TMP/$tag-${names[i]}.log" \
+			"$(netns_prefix "$tag-$i")" "^${names[i]}: clean exit"
 	done
 }
 

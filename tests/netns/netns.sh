@@ -109,9 +109,35 @@ netns_tmpdir() {
 	fi
 }
 
+# netns_add NS: namespace NS, deleted by netns_cleanup, its loopback up and
+# no IPv6 on links created in it from now on (no RS, DAD or MLD frames).
+netns_add() {
+	ip netns add "$1"
+	_netns_created+=("$1")
+	ip -n "$1" link set lo up
+	# /proc/sys/net shows the namespace of the process reading it.
+	echo 1 | ip netns exec "$1" tee /proc/sys/net/ipv6/conf/all/disable_ipv6 \
+		/proc/sys/net/ipv6/conf/default/disable_ipv6 >/dev/null 2>&1 ||
+		_netns_log "cannot disable IPv6 in $1: expect its frames on its links"
+}
+
+# netns_links_up NS/IF...: until every link IF of namespace NS reports
+# carrier (2 s at most): 0, or 1 if one does not.
+netns_links_up() {
+	local _ l ok
+	for _ in $(seq 100); do
+		ok=1
+		for l in "$@"; do
+			ip -n "${l%%/*}" link show "${l#*/}" | grep -q LOWER_UP || ok=0
+		done
+		[ "$ok" = 1 ] && return 0
+		sleep 0.02
+	done
+	return 1
+}
+
 # netns_setup: the two namespaces and the veth pair.
 netns_setup() {
-	local ns _
 	NETNS_A="dprpc-$$-a"
 	NETNS_B="dprpc-$$-b"
 	# Names are per namespace, so they cannot clash with the host's; the
@@ -124,16 +150,8 @@ netns_setup() {
 	NETNS_IP_B=${NETNS_IP_B:-10.0.0.2}
 	netns_tmpdir
 
-	for ns in "$NETNS_A" "$NETNS_B"; do
-		ip netns add "$ns"
-		_netns_created+=("$ns")
-		ip -n "$ns" link set lo up
-		# No IPv6 on links created from now on: no RS, DAD or MLD frames.
-		# (/proc/sys/net shows the namespace of the process reading it.)
-		echo 1 | ip netns exec "$ns" tee /proc/sys/net/ipv6/conf/all/disable_ipv6 \
-			/proc/sys/net/ipv6/conf/default/disable_ipv6 >/dev/null 2>&1 ||
-			_netns_log "cannot disable IPv6 in $ns: expect its frames on the veth"
-	done
+	netns_add "$NETNS_A"
+	netns_add "$NETNS_B"
 	# Both ends are created directly in their namespaces.
 	ip link add "$NETNS_IF_A" netns "$NETNS_A" address "$NETNS_MAC_A" mtu 1500 type veth \
 		peer name "$NETNS_IF_B" netns "$NETNS_B" address "$NETNS_MAC_B" mtu 1500
@@ -144,13 +162,7 @@ netns_setup() {
 	ip -n "$NETNS_A" link set "$NETNS_IF_A" up
 	ip -n "$NETNS_B" link set "$NETNS_IF_B" up
 	# Both ends report carrier once both are up.
-	for _ in $(seq 100); do
-		if ip -n "$NETNS_A" link show "$NETNS_IF_A" | grep -q LOWER_UP &&
-			ip -n "$NETNS_B" link show "$NETNS_IF_B" | grep -q LOWER_UP; then
-			return 0
-		fi
-		sleep 0.02
-	done
+	netns_links_up "$NETNS_A/$NETNS_IF_A" "$NETNS_B/$NETNS_IF_B" && return 0
 	_netns_log "veth $NETNS_IF_A/$NETNS_IF_B did not come up"
 	return 1
 }
@@ -167,16 +179,11 @@ NETNS_BR_MAC=()
 NETNS_BR_IP=()
 NETNS_BR_SW=""
 netns_bridge_setup() {
-	local n=$1 i ns _ ok
+	local n=$1 i ns links
 	NETNS_BR_SW="dprpc-$$-sw"
 	netns_tmpdir
 	for ns in "$NETNS_BR_SW" $(for ((i = 0; i < n; i++)); do echo "dprpc-$$-h$i"; done); do
-		ip netns add "$ns"
-		_netns_created+=("$ns")
-		ip -n "$ns" link set lo up
-		echo 1 | ip netns exec "$ns" tee /proc/sys/net/ipv6/conf/all/disable_ipv6 \
-			/proc/sys/net/ipv6/conf/default/disable_ipv6 >/dev/null 2>&1 ||
-			_netns_log "cannot disable IPv6 in $ns: expect its frames on the bridge"
+		netns_add "$ns"
 	done
 	ip -n "$NETNS_BR_SW" link add br0 type bridge stp_state 0 forward_delay 0
 	for ((i = 0; i < n; i++)); do
@@ -192,14 +199,11 @@ netns_bridge_setup() {
 		ip -n "${NETNS_BR_NS[i]}" link set "${NETNS_BR_IF[i]}" up
 	done
 	ip -n "$NETNS_BR_SW" link set br0 up
-	for _ in $(seq 100); do
-		ok=1
-		for ((i = 0; i < n; i++)); do
-			ip -n "${NETNS_BR_NS[i]}" link show "${NETNS_BR_IF[i]}" | grep -q LOWER_UP || ok=0
-		done
-		[ "$ok" = 1 ] && return 0
-		sleep 0.02
+	links=()
+	for ((i = 0; i < n; i++)); do
+		links+=("${NETNS_BR_NS[i]}/${NETNS_BR_IF[i]}")
 	done
+	netns_links_up "${links[@]}" && return 0
 	_netns_log "the bridge's veths did not come up"
 	return 1
 }
@@ -239,7 +243,7 @@ NETNS_RT_NET=()
 NETNS_RT_GW=()
 NETNS_RT_RIF=()
 netns_routed_setup() {
-	local i ns _ ok
+	local i ns
 	NETNS_RT="dprpc-$$-rt"
 	NETNS_RT_IP=(10.1.0.2 10.2.0.2 10.1.0.3)
 	NETNS_RT_NET=(10.1.0.0/24 10.2.0.0/24 10.1.0.0/24)
@@ -247,12 +251,7 @@ netns_routed_setup() {
 	NETNS_RT_RIF=(br0 rp1 br0)
 	netns_tmpdir
 	for ns in "$NETNS_RT" dprpc-$$-rh0 dprpc-$$-rh1 dprpc-$$-rh2; do
-		ip netns add "$ns"
-		_netns_created+=("$ns")
-		ip -n "$ns" link set lo up
-		echo 1 | ip netns exec "$ns" tee /proc/sys/net/ipv6/conf/all/disable_ipv6 \
-			/proc/sys/net/ipv6/conf/default/disable_ipv6 >/dev/null 2>&1 ||
-			_netns_log "cannot disable IPv6 in $ns: expect its frames on the links"
+		netns_add "$ns"
 	done
 	echo 1 | ip netns exec "$NETNS_RT" tee /proc/sys/net/ipv4/ip_forward >/dev/null
 	ip -n "$NETNS_RT" link add br0 type bridge stp_state 0 forward_delay 0
@@ -270,15 +269,8 @@ netns_routed_setup() {
 	netns_addr "$NETNS_RT" br0 10.1.0.1/24
 	netns_addr "$NETNS_RT" rp1 10.2.0.1/24
 	ip -n "$NETNS_RT" link set br0 up
-	for _ in $(seq 100); do
-		ok=1
-		for i in 0 1 2; do
-			ip -n "${NETNS_RT_NS[i]}" link show "${NETNS_RT_IF[i]}" | grep -q LOWER_UP || ok=0
-		done
-		ip -n "$NETNS_RT" link show br0 | grep -q LOWER_UP || ok=0
-		[ "$ok" = 1 ] && return 0
-		sleep 0.02
-	done
+	netns_links_up "${NETNS_RT_NS[0]}/${NETNS_RT_IF[0]}" "${NETNS_RT_NS[1]}/${NETNS_RT_IF[1]}" \
+		"${NETNS_RT_NS[2]}/${NETNS_RT_IF[2]}" "$NETNS_RT/br0" && return 0
 	_netns_log "the router's links did not come up"
 	return 1
 }
@@ -357,6 +349,33 @@ netns_spawn() {
 	timeout -k 3 "$secs" ip netns exec "$ns" "$@" >"$log" 2>&1 &
 	NETNS_PID=$!
 	_netns_pids+=("$NETNS_PID")
+}
+
+# netns_world_worker NS IFACE LOG PREFIX NAME MAP [OPTION...]: the sourcing
+# test's world_worker ($worker) NAME of world MAP, in namespace NS on a
+# net_af_packet port over IFACE with EAL file prefix PREFIX, in the
+# background (90 s at most), its output in LOG: its pid in NETNS_PID.
+netns_world_worker() {
+	local ns=$1 iface=$2 log=$3 prefix=$4 name=$5 map=$6
+	shift 6
+	# shellcheck disable=SC2154 # $worker: set by the sourcing test
+	netns_spawn 90 "$ns" "$log" env WORLD_PREFIX="$prefix" "$worker" --lcores=0@0,1@1 \
+		--no-pci --no-huge -m 256 --huge-unlink=never --no-shconf --no-telemetry \
+		--file-prefix "$prefix" --log-level=lib.eal:error --vdev "net_af_packet0,iface=$iface" \
+		-- --name "$name" --world "$map" --port-id 0 "$@"
+}
+
+# netns_world_finish WHO PID LOG PREFIX LAST: wait for PID (shown
+# indented, its log LOG); it must exit 0 with a line of LOG matching LAST
+# (a grep regex), and its EAL runtime directory (prefix PREFIX) must be
+# gone.  WHO names it in a failure.
+netns_world_finish() {
+	local who=$1 pid=$2 log=$3 prefix=$4 last=$5 rc=0
+	wait "$pid" || rc=$?
+	sed "s/^/    /" "$log" | grep -v "mp action" || true
+	[ "$rc" = 0 ] || fail "$who exited with $rc"
+	grep -q "$last" "$log" || fail "$who did not end with \"$last\""
+	[ ! -d "/var/run/dpdk/$prefix" ] || fail "$who left its runtime directory"
 }
 
 # netns_run_bounded SECS NS CMD...: run CMD in namespace NS, wait for it
