@@ -44,6 +44,7 @@
 #include <time.h>
 #include <unistd.h>
 
+#include "clock.h"
 #include "stall.h"
 
 #define HICCUP_MAX_CPUS	 64
@@ -85,15 +86,6 @@ static struct {
 	uint64_t threshold;  /* ns */
 } H;
 
-static uint64_t
-mono_ns(void)
-{
-	struct timespec ts;
-
-	clock_gettime(CLOCK_MONOTONIC, &ts);
-	return (uint64_t)ts.tv_sec * 1000000000u + (uint64_t)ts.tv_nsec;
-}
-
 static void
 read_ticks(unsigned int cpu, struct hiccup_ticks *t)
 {
@@ -134,14 +126,14 @@ hiccup_spin(void *arg)
 	if (c->err != 0)
 		return NULL;
 	do
-		prev = mono_ns();
+		prev = perf_mono_ns();
 	while (prev < H.start);
 	read_ticks(c->cpu, &c->t0);
 	getrusage(RUSAGE_THREAD, &ru);
 	c->preempted = -ru.ru_nivcsw;
-	prev = mono_ns();
+	prev = perf_mono_ns();
 	while (prev < H.end) {
-		now = mono_ns();
+		now = perf_mono_ns();
 		if (now - prev > H.threshold && c->err == 0 &&
 			perf_stall_add(&c->t, prev - H.start, now - prev) != 0)
 			c->err = ENOMEM;
@@ -374,7 +366,7 @@ main(int argc, char **argv)
 	}
 	(void)setpriority(PRIO_PROCESS, 0, -20); /* best effort: root only */
 	H.threshold = o.threshold_ns;
-	H.start = mono_ns() + 50 * 1000 * 1000; /* every thread spinning by then */
+	H.start = perf_mono_ns() + 50 * 1000 * 1000; /* every thread spinning by then */
 	H.end = H.start + (uint64_t)(o.duration * 1e9);
 	for (i = 0; i < o.nb_cpus; i++) {
 		cpus[i].cpu = o.cpus[i];

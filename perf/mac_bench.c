@@ -40,6 +40,8 @@
 #include <openssl/params.h>
 #include <sodium.h>
 
+#include "clock.h"
+
 #define MAC_MAX_LEN    1400
 #define MAC_MAX_ROUNDS 1001
 #define MAC_TARGET_NS  (50 * 1000 * 1000)
@@ -73,15 +75,6 @@ struct mac_candidate {
 };
 
 static volatile uint64_t mac_sink;
-
-static uint64_t
-mono_ns(void)
-{
-	struct timespec ts;
-
-	clock_gettime(CLOCK_MONOTONIC, &ts);
-	return (uint64_t)ts.tv_sec * 1000000000u + (uint64_t)ts.tv_nsec;
-}
 
 static void
 le64_write(uint8_t *p, uint64_t v)
@@ -520,7 +513,7 @@ time_calls(const struct mac_candidate *c, struct mac_state *s, uint8_t *buf, siz
 	uint64_t t0, v;
 	int bad = 0;
 
-	t0 = mono_ns();
+	t0 = perf_mono_ns();
 	for (uint64_t i = 0; i < n; i++) {
 		s->seq++;
 		memcpy(buf, &s->seq, sizeof(s->seq));
@@ -528,7 +521,7 @@ time_calls(const struct mac_candidate *c, struct mac_state *s, uint8_t *buf, siz
 		memcpy(&v, tag, sizeof(v));
 		mac_sink = v;
 	}
-	*ns = mono_ns() - t0;
+	*ns = perf_mono_ns() - t0;
 	return bad;
 }
 

@@ -52,15 +52,6 @@ static int perf_out_fd = -1, perf_hold_fd = -1;
 
 uint64_t perf_start_ns;
 
-uint64_t
-perf_mono_ns(void)
-{
-	struct timespec ts;
-
-	clock_gettime(CLOCK_MONOTONIC, &ts);
-	return (uint64_t)ts.tv_sec * 1000000000u + (uint64_t)ts.tv_nsec;
-}
-
 /* Hand the result to the driver, then wait (before the port stops) until
  * the driver has stopped the server: see spawn_side(). */
 void

@@ -17,6 +17,7 @@
 
 #include <dprpc/dprpc.h>
 
+#include "clock.h"
 #include "hist.h"
 
 #define PERF_MAX_SAMPLES (8u << 20)
@@ -209,7 +210,6 @@ int perf_parse_opts(int argc, char **argv, struct perf_opts *o);
 extern volatile sig_atomic_t perf_stop; /* openloop.c; set on SIGTERM, SIGINT */
 /* CLOCK_MONOTONIC (ns) at main()'s start, or at a forked side's. */
 extern uint64_t perf_start_ns;
-uint64_t perf_mono_ns(void);
 void perf_publish_and_hold(const struct perf_result *r);
 /* Fork a server and a client of @mode over a memif pair; the client's
  * result in @r.  0 or a negative errno. */

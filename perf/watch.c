@@ -16,6 +16,7 @@
 #include <time.h>
 #include <unistd.h>
 
+#include "clock.h"
 #include "watch.h"
 
 struct watch_cpu {
@@ -41,19 +42,10 @@ struct perf_watch {
 	struct perf_stall_trace all;
 };
 
-static uint64_t
-watch_mono(void)
-{
-	struct timespec ts;
-
-	clock_gettime(CLOCK_MONOTONIC, &ts);
-	return (uint64_t)ts.tv_sec * 1000000000u + (uint64_t)ts.tv_nsec;
-}
-
 uint64_t
 perf_watch_now(const struct perf_watch *w)
 {
-	return watch_mono() - w->start;
+	return perf_mono_ns() - w->start;
 }
 
 static void *
@@ -111,7 +103,7 @@ perf_watch_start(uint64_t period_ns, uint64_t threshold_ns)
 		errno = ENOMEM;
 		return NULL;
 	}
-	w->start = watch_mono();
+	w->start = perf_mono_ns();
 	for (i = 0; i < w->n; i++) {
 		w->c[i] = (struct watch_cpu){.w = w, .cpu = i};
 		rc = pthread_create(&w->c[i].th, NULL, watch_main, &w->c[i]);
