@@ -169,6 +169,16 @@ dp_arp_ask(struct dp_base *a, struct dp_arp_entry *e, bool unicast)
 	dp_arp_send(a, e->ip, unicast ? &e->mac : NULL);
 }
 
+/* Whether @e's last request has waited its due: conf.port.arp_retry_ms
+ * after the first, doubling per request after it, up to 64 times. */
+static inline bool
+dp_arp_due(const struct dp_arp *r, const struct dp_arp_entry *e, uint64_t now)
+{
+	unsigned int n = e->probes != 0 ? e->probes - 1u : 0u;
+
+	return now - e->asked_tsc >= r->retry_tsc << RTE_MIN(n, 6u);
+}
+
 /* Drop the frames @e holds, counted as unresolved. */
 static void
 dp_arp_drop_held(struct dp_base *a, struct dp_arp_entry *e)
@@ -210,7 +220,7 @@ dp_arp_out(struct dp_base *a, struct rte_mbuf *m)
 		dp_count(&a->st.arp_unresolved, 1);
 	}
 	e->held[e->nb_held++] = m;
-	if (e->asked_tsc == 0 || a->now_tsc - e->asked_tsc >= r->retry_tsc << RTE_MIN(e->probes, 6))
+	if (e->asked_tsc == 0 || dp_arp_due(r, e, a->now_tsc))
 		dp_arp_ask(a, e, false);
 	return false;
 }
@@ -300,12 +310,10 @@ dp_arp_timer(struct dp_base *a, uint64_t now)
 			if (e->nb_held != 0 && e->probes >= DP_ARP_TRIES)
 				dp_arp_drop_held(a, e);
 			/* Asked again, backing off, while frames wait. */
-			if (e->nb_held != 0 &&
-				now - e->asked_tsc >= r->retry_tsc << RTE_MIN(e->probes, 6))
+			if (e->nb_held != 0 && dp_arp_due(r, e, now))
 				dp_arp_ask(a, e, false);
 		} else if (e->state == DP_ARP_KNOWN && e->used && r->reachable_tsc != 0 &&
-			   now - e->seen_tsc >= r->reachable_tsc &&
-			   now - e->asked_tsc >= r->retry_tsc << RTE_MIN(e->probes, 6)) {
+			   now - e->seen_tsc >= r->reachable_tsc && dp_arp_due(r, e, now)) {
 			/* Past its reachable time and in use: confirmed at the
 			 * MAC it has, then by broadcast; used meanwhile. */
 			dp_arp_ask(a, e, e->probes < DP_ARP_UNICAST_TRIES);
