@@ -66,6 +66,7 @@ static const struct dprpc_handler_def echo_def = {"echo", dpt_echo, NULL, DPRPC_
  * what their tags cover. */
 static struct dprpc_fault_conf faults;
 static unsigned int mode = DPRPC_AUTH_HEADER;
+static size_t key_len = sizeof(key1); /* of the keys agent() is given */
 
 /* Agent @i (a: 0, b: 1) with @key (NULL: none). */
 static struct dprpc_agent *
@@ -83,7 +84,7 @@ agent(int i, const uint8_t *key)
 	c.serve.handlers = &echo_def;
 	c.serve.nb_handlers = 1;
 	c.auth.key = key;
-	c.auth.key_len = key != NULL ? sizeof(key1) : 0;
+	c.auth.key_len = key != NULL ? key_len : 0;
 	c.auth.mode = mode;
 	ag = dprpc_agent_create(&c);
 	cr_assert_not_null(ag, "%s", rte_strerror(rte_errno));
@@ -392,6 +393,38 @@ Test(auth, keys_from_files_and_bad_keys)
 	unlink(path);
 	agent(1, key1);
 	cr_assert_eq(call_ab(), 0);
+	wire_down();
+}
+
+/* Keys longer than BLAKE2b's 64-byte key, up to a key file's 4096 bytes,
+ * are keys like any other: a world of one such key calls; its last byte
+ * changed is another world. */
+Test(auth, long_keys_make_worlds_too)
+{
+	static uint8_t long1[4096], long2[4096];
+	struct dprpc_agent_stats s;
+	struct dprpc_future *f;
+
+	for (size_t i = 0; i < sizeof(long1); i++)
+		long1[i] = long2[i] = (uint8_t)(i * 13 + 5);
+	long2[sizeof(long2) - 1] ^= 1;
+	key_len = sizeof(long1);
+	wire_make();
+	agent(0, long1);
+	agent(1, long1);
+	cr_assert_eq(call_ab(), 0);
+	agent_gone(1);
+	agent(1, long2);
+	f = dprpc_rpc_async(w.ag[1], "a", "echo", "x", 1, 0);
+	cr_assert_not_null(f);
+	for (int i = 0; i < 200; i++)
+		wire_step();
+	stats_a(&s);
+	cr_assert_gt(s.drops[DPRPC_DROP_OTHER_WORLD], 0u);
+	cr_assert_eq(s.requests_handled, 0u, "b's call did not run at a");
+	dprpc_future_cancel(f);
+	dprpc_future_put(f);
+	key_len = sizeof(key1);
 	wire_down();
 }
 

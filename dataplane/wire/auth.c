@@ -25,11 +25,19 @@ dp_auth_derive(const uint8_t *key, size_t len, struct dp_auth_keys *k, uint32_t 
 {
 	static const uint8_t ctx_mac[] = "dprpc frame mac", ctx_pay[] = "dprpc payload",
 			     ctx_id[] = "dprpc world id";
-	uint8_t id[16], pay[UMAC_KEY_SIZE];
+	uint8_t id[16], pay[UMAC_KEY_SIZE], digest[crypto_generichash_KEYBYTES_MAX];
 	int rc = 0;
 
 	if (key == NULL || len < 16)
 		return -EINVAL;
+	/* BLAKE2b takes keys of up to 64 bytes: a longer world key is
+	 * hashed to 64 first, as HMAC does with a long key. */
+	if (len > sizeof(digest)) {
+		if (crypto_generichash(digest, sizeof(digest), key, len, NULL, 0) != 0)
+			return -EINVAL;
+		key = digest;
+		len = sizeof(digest);
+	}
 	/* BLAKE2b keyed by the world key, one context string per use. */
 	if (crypto_generichash(k->mac, sizeof(k->mac), ctx_mac, sizeof(ctx_mac), key, len) != 0 ||
 		crypto_generichash(pay, sizeof(pay), ctx_pay, sizeof(ctx_pay), key, len) != 0 ||
@@ -39,6 +47,7 @@ dp_auth_derive(const uint8_t *key, size_t len, struct dp_auth_keys *k, uint32_t 
 		umac64_set_key(&k->pay, pay);
 		memcpy(world_id, id, sizeof(*world_id));
 	}
+	sodium_memzero(digest, sizeof(digest));
 	sodium_memzero(pay, sizeof(pay));
 	sodium_memzero(id, sizeof(id));
 	return rc;
