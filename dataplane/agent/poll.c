@@ -51,6 +51,21 @@ dp_rx_auth(struct dprpc_agent *a, struct rte_mbuf *m, const struct dp_parsed *p)
 	return false;
 }
 
+/* A frame @m (parsed into @p) whose UDP checksum was sent: the port's
+ * verdict where it gives one, else ours. */
+static bool
+dp_rx_udp_ok(const struct rte_mbuf *m, const struct dp_parsed *p)
+{
+	switch (m->ol_flags & RTE_MBUF_F_RX_L4_CKSUM_MASK) {
+	case RTE_MBUF_F_RX_L4_CKSUM_GOOD:
+		return true;
+	case RTE_MBUF_F_RX_L4_CKSUM_BAD:
+		return false;
+	default:
+		return dp_frame_udp_ok(rte_pktmbuf_mtod(m, const uint8_t *), p);
+	}
+}
+
 void __rte_hot
 dp_rx_frame(struct dprpc_agent *a, struct rte_mbuf *m)
 {
@@ -69,12 +84,7 @@ dp_rx_frame(struct dprpc_agent *a, struct rte_mbuf *m)
 		dp_drop_frame(&a->m.r.b, m, why);
 		return;
 	}
-	/* A checksum sent: the port's verdict, or ours. */
-	if (unlikely(dp_frame_udp_csum(&p) != 0) &&
-		((m->ol_flags & RTE_MBUF_F_RX_L4_CKSUM_MASK) == RTE_MBUF_F_RX_L4_CKSUM_BAD ||
-			((m->ol_flags & RTE_MBUF_F_RX_L4_CKSUM_MASK) !=
-					RTE_MBUF_F_RX_L4_CKSUM_GOOD &&
-				!dp_frame_udp_ok(rte_pktmbuf_mtod(m, const uint8_t *), &p)))) {
+	if (unlikely(dp_frame_udp_csum(&p) != 0) && !dp_rx_udp_ok(m, &p)) {
 		dp_drop_frame(&a->m.r.b, m, DPRPC_DROP_BAD_UDP_CSUM);
 		return;
 	}

@@ -90,7 +90,7 @@ dp_arp_peer(struct dp_base *a, const struct dp_addr *addr)
 {
 	if (a->arp.e != NULL && rte_is_zero_ether_addr(&addr->mac)) {
 		a->arp.on = true;
-		a->wire_out |= DP_OUT_L2;
+		dp_stage_wire_update(a);
 	}
 }
 
@@ -236,7 +236,7 @@ dp_arp_learn(struct dp_base *a, const uint8_t *frame, uint32_t len)
 	rte_be32_t ip;
 
 	if (!r->on || !dp_arp_sender(frame, len, &ip, &mac) || ip == 0 || ip == a->self_addr.ip ||
-		!rte_is_unicast_ether_addr(&mac) || rte_is_zero_ether_addr(&mac))
+		!rte_is_valid_assigned_ether_addr(&mac))
 		return;
 	/* Only next hops we asked for or know: a segment's other stations
 	 * take no room in the cache. */
@@ -292,7 +292,7 @@ dp_arp_timer(struct dp_base *a, uint64_t now)
 	struct dp_arp *r = &a->arp;
 	unsigned int i;
 
-	if (r->e == NULL || now < r->next_tick_tsc)
+	if (now < r->next_tick_tsc)
 		return;
 	r->next_tick_tsc = now + a->tsc_hz / 1000000 * DP_ARP_TICK_US;
 	if (r->from_port && now >= r->next_mac_tsc) {

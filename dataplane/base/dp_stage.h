@@ -29,9 +29,12 @@ bool dp_host_rx(struct dp_base *a, struct rte_mbuf *m);
 void dp_stage_raw(struct dp_base *a, struct rte_mbuf *m);
 
 /* Once the ports are open and the ARP cache set up: who fills the UDP
- * checksums (conf.port.udp_checksum), and whether the default port's
- * frames need dp_stage_port()'s touch (dp_base.wire_out). */
+ * checksums (conf.port.udp_checksum), then dp_stage_wire_update(). */
 void dp_stage_wire_init(struct dp_base *a, const struct dprpc_agent_conf *c);
+/* What staging does to a frame (dp_base.wire_out) from the UDP checksum's
+ * filler, the ARP cache's state and the world's stamp; again whenever the
+ * ARP cache turns on (a peer without a MAC).  The poller, or creation. */
+void dp_stage_wire_update(struct dp_base *a);
 
 /* Who fills the UDP checksums of the default port's frames
  * (dp_base.udp_csum, conf.port.udp_checksum). */

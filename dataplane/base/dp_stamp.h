@@ -24,7 +24,6 @@ struct dp_base;
 struct dp_auth {
 	bool on;      /* a key: frames tagged and checked */
 	bool payload; /* the tags cover the payload too */
-	bool stamp;   /* frames are stamped: a key, or a world id not 0 */
 	rte_be32_t world_id;
 	uint64_t seq;		   /* frames stamped with a key, the poller's */
 	struct dp_auth_keys *keys; /* with a key (allocated: UMAC's context is large) */
@@ -45,6 +44,16 @@ void dp_auth_stamp(struct dp_base *a, struct rte_mbuf *m);
  * or a joiner's session (join.c); a SipHash of both under this agent's
  * random key, never 0. */
 uint64_t dp_auth_nonce(const struct dp_base *a, uint64_t who, uint64_t epoch);
+/* The 64-bit nonce a frame carries in req_num and status: a challenge,
+ * or its echo (proof.c, join.c). */
+static inline uint64_t
+dp_parsed_nonce(const struct dp_parsed *p)
+{
+	return (uint64_t)p->req_num << 32 | p->status;
+}
+/* Whether @echo is our challenge to @who (dp_auth_nonce()) of this second
+ * or the one before: whoever echoes it is alive now. */
+bool dp_auth_echo_ok(const struct dp_base *a, uint64_t who, uint64_t echo);
 /* Whether the frame @m parsed into @p has its tag (a world with a key). */
 bool dp_auth_ok(struct dp_base *a, const struct rte_mbuf *m, const struct dp_parsed *p);
 

@@ -153,8 +153,14 @@ dp_stage_wire_init(struct dp_base *a, const struct dprpc_agent_conf *c)
 	a->udp_csum = !sum				  ? DP_CSUM_NONE
 		      : a->port.ports[0].udp_csum_offload ? DP_CSUM_PORT
 							  : DP_CSUM_SOFT;
+	dp_stage_wire_update(a);
+}
+
+void
+dp_stage_wire_update(struct dp_base *a)
+{
 	a->wire_out = (a->udp_csum != DP_CSUM_NONE || a->arp.on ? DP_OUT_L2 : 0) |
-		      (a->auth.stamp ? DP_OUT_STAMP : 0);
+		      (a->auth.on || a->auth.world_id != 0 ? DP_OUT_STAMP : 0);
 }
 
 /* A frame for the default port, what it needs there: its UDP checksum

@@ -91,7 +91,6 @@ dp_auth_init(struct dp_base *a, const struct dprpc_agent_conf *c)
 		randombytes_buf(au->chal, sizeof(au->chal));
 	}
 	au->world_id = rte_cpu_to_be_32(c->auth.world_id != 0 ? c->auth.world_id : derived);
-	au->stamp = au->on || au->world_id != 0;
 	a->rx_ctx.world_id = au->world_id;
 	return 0;
 }
@@ -158,6 +157,14 @@ dp_auth_nonce(const struct dp_base *a, uint64_t who, uint64_t epoch)
 
 	crypto_shorthash_siphash24((uint8_t *)&n, (const uint8_t *)in, sizeof(in), a->auth.chal);
 	return n != 0 ? n : 1;
+}
+
+bool
+dp_auth_echo_ok(const struct dp_base *a, uint64_t who, uint64_t echo)
+{
+	uint64_t epoch = a->now_tsc / a->tsc_hz;
+
+	return echo == dp_auth_nonce(a, who, epoch) || echo == dp_auth_nonce(a, who, epoch - 1);
 }
 
 void

@@ -46,7 +46,8 @@ bool dp_session_proven(struct dp_rpc *a, const struct dp_parsed *p);
  * is new to its replay window (recorded); false: a replay. */
 bool dp_frame_fresh(struct dp_rpc *a, const struct dp_parsed *p);
 /* A CONTROL frame @op to @to carrying @nonce (req_num, status: a PING's
- * challenge, a PONG's echo of it), addressed to incarnation @dst_session. */
+ * challenge, a PONG's echo of it; 0: none), addressed to incarnation
+ * @dst_session. */
 void dp_send_nonce(struct dp_rpc *a, unsigned int to, enum dp_ctrl_op op, uint64_t dst_session,
 	uint64_t nonce);
 /* A frame from @p->src addressed to another incarnation of ours (or to

@@ -60,7 +60,7 @@ dp_rpc_rx(struct dp_rpc *a, struct rte_mbuf *m, struct dp_parsed *p)
 		if (p->handler_id == DP_CTRL_PING)
 			/* The PONG echoes a challenge's nonce (proof.c). */
 			dp_send_nonce(a, p->src, DP_CTRL_PONG, a->peers[p->src].session,
-				(uint64_t)p->req_num << 32 | p->status);
+				dp_parsed_nonce(p));
 		else if (p->handler_id == DP_CTRL_CANCEL)
 			dp_srv_cancel(a, p);
 		rte_pktmbuf_free(m);

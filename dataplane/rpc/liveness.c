@@ -76,23 +76,9 @@ dp_set_next_session(uint64_t id)
 void
 dp_send_control(struct dp_rpc *a, unsigned int to, enum dp_ctrl_op op)
 {
-	struct dp_hdr_fields f = {
-		.type = DP_FRAME_CONTROL,
-		.src = a->b.rank,
-		.dst = (uint16_t)to,
-		.session = a->b.session,
-		.dst_session = a->peers[to].session, /* 0 while not known */
-		.handler_id = op,
-	};
-	struct rte_mbuf *m = rte_pktmbuf_alloc(a->b.mp);
-	uint8_t *frame;
-
-	if (m == NULL)
-		return; /* a later keep-alive will do */
-	frame = (uint8_t *)rte_pktmbuf_append(m, DP_HDRS_LEN);
-	dp_frame_write(frame, a->peers[to].tmpl, &f, NULL, 0);
-	dp_meta_plain(m);
-	dp_stage_tx(a, m);
+	/* Its session 0 while not known; lost for want of an mbuf, a later
+	 * keep-alive will do. */
+	dp_send_nonce(a, to, op, a->peers[to].session, 0);
 }
 
 void

@@ -39,28 +39,26 @@ bool
 dp_session_proven(struct dp_rpc *a, const struct dp_parsed *p)
 {
 	struct dp_peer *peer = &a->peers[p->src];
-	uint64_t echo = (uint64_t)p->req_num << 32 | p->status;
-	uint64_t epoch = a->b.now_tsc / a->b.tsc_hz;
-	bool ping = p->type == DP_FRAME_CONTROL && p->handler_id == DP_CTRL_PING;
+	bool control = p->type == DP_FRAME_CONTROL;
 
 	if (likely(peer->session_known && p->session == peer->session))
 		return true;
 	if (peer->session_known && dp_session_retired(peer, p->session))
 		return true;
-	/* Our challenge of this second or the one before echoed: the
-	 * incarnation answering it is alive now, whichever we challenged. */
-	if (p->type == DP_FRAME_CONTROL && p->handler_id == DP_CTRL_PONG &&
-		(echo == dp_auth_nonce(&a->b, p->src, epoch) ||
-			echo == dp_auth_nonce(&a->b, p->src, epoch - 1)))
+	/* Our challenge echoed: the incarnation answering it is alive now,
+	 * whichever we challenged. */
+	if (control && p->handler_id == DP_CTRL_PONG &&
+		dp_auth_echo_ok(&a->b, p->src, dp_parsed_nonce(p)))
 		return true;
 	/* Its challenge answered, always (one PONG per PING, as to anyone):
 	 * our PONG is how it takes us. */
-	if (ping)
-		dp_send_nonce(a, p->src, DP_CTRL_PONG, p->session, echo);
+	if (control && p->handler_id == DP_CTRL_PING)
+		dp_send_nonce(a, p->src, DP_CTRL_PONG, p->session, dp_parsed_nonce(p));
 	if (a->b.now_tsc - peer->chal_tsc < a->b.timer_period_tsc)
 		return false;
 	peer->chal_tsc = a->b.now_tsc;
-	dp_send_nonce(a, p->src, DP_CTRL_PING, p->session, dp_auth_nonce(&a->b, p->src, epoch));
+	dp_send_nonce(a, p->src, DP_CTRL_PING, p->session,
+		dp_auth_nonce(&a->b, p->src, a->b.now_tsc / a->b.tsc_hz));
 	return false;
 }
 

@@ -286,12 +286,10 @@ dp_frame_udp_ok(const uint8_t *frame, const struct dp_parsed *p)
 	const struct rte_ipv4_hdr *ip =
 		(const struct rte_ipv4_hdr *)(frame + sizeof(struct rte_ether_hdr));
 	const struct rte_udp_hdr *udp = (const struct rte_udp_hdr *)p->hdr - 1;
-	uint32_t sum = (uint32_t)rte_raw_cksum(udp, rte_be_to_cpu_16(udp->dgram_len)) +
-		       rte_ipv4_phdr_cksum(ip, 0);
 
-	sum = (sum & 0xffff) + (sum >> 16);
-	sum = (sum & 0xffff) + (sum >> 16);
-	return sum == 0xffff;
+	/* Over the IPv4 total length, which dp_frame_parse() found equal to
+	 * the UDP length and the header's. */
+	return rte_ipv4_udptcp_cksum_verify(ip, udp) == 0;
 }
 
 int

@@ -98,14 +98,11 @@ dp_join_send_join(struct dp_membership *a)
 static bool
 dp_join_proven(struct dp_membership *a, const struct dp_parsed *p, const struct dp_join_msg *q)
 {
-	uint64_t echo = (uint64_t)p->req_num << 32 | p->status;
-	uint64_t epoch = a->r.b.now_tsc / a->r.b.tsc_hz;
-	uint64_t nonce = dp_auth_nonce(&a->r.b, p->session, epoch);
-
-	if (echo == nonce || echo == dp_auth_nonce(&a->r.b, p->session, epoch - 1))
+	if (dp_auth_echo_ok(&a->r.b, p->session, dp_parsed_nonce(p)))
 		return true;
 	dp_count(&a->r.b.st.drops[DPRPC_DROP_UNCONFIRMED], 1);
-	dp_join_answer(a, q, 0, EAGAIN, nonce);
+	dp_join_answer(a, q, 0, EAGAIN,
+		dp_auth_nonce(&a->r.b, p->session, a->r.b.now_tsc / a->r.b.tsc_hz));
 	return false;
 }
 
@@ -133,7 +130,7 @@ dp_join_ack_rx(struct dp_membership *a, const struct dp_parsed *p, const struct 
 	if (status == EAGAIN && a->r.b.auth.on) {
 		/* The member's challenge: echoed in our JOINs from now on,
 		 * and at once. */
-		j->echo = (uint64_t)p->req_num << 32 | p->status;
+		j->echo = dp_parsed_nonce(p);
 		dp_join_send_join(a);
 		return;
 	}
