@@ -4,9 +4,10 @@
  * host"): a frame for the default port whose destination MAC is zero (a
  * peer the world map gives no MAC) gets its next hop's, the peer or, off
  * the agent's subnet, its gateway, from a cache that expires and is
- * refreshed; until an answer comes a few frames wait and the rest are
- * dropped (calls resend).  The agent announces its MAC by a gratuitous
- * ARP at start and when its port's MAC changes.  The poller, all of it.
+ * refreshed; until an answer comes the last DP_ARP_HOLD frames wait, an
+ * older one dropped for each that comes (calls resend).  With the cache
+ * on, the agent announces its MAC by a gratuitous ARP at start and when
+ * its port's MAC changes.  The poller, all of it.
  */
 #ifndef DP_ARP_H
 #define DP_ARP_H

@@ -117,9 +117,10 @@ struct dp_base {
 	/* Ours: also world.addrs[rank] once in the world, but for a MAC taken
 	 * from the port (the map's is zero: arp.c), which only this holds. */
 	struct dp_addr self_addr;
-	/* The default port's frames (dp_stage_port()): the IPv4 TTL of what
-	 * we send; UDP checksums (enum dp_udp_csum_by); what staging does to
-	 * a frame besides putting it in a tx_buf (DP_OUT_*). */
+	/* The IPv4 TTL of what we send (every peer's template); the default
+	 * port's UDP checksums (enum dp_udp_csum_by); what staging does to a
+	 * frame besides putting it in a tx_buf (DP_OUT_*: the stamp on every
+	 * port, checksums and MACs on the default one). */
 	uint8_t ttl;
 	uint8_t udp_csum;
 	uint8_t wire_out;

@@ -31,9 +31,9 @@ struct dp_auth {
 };
 
 /* The world key and id from @c (the key read from conf.auth.key_file if
- * given): 0, or -EINVAL
- * (logged: both a key and a file, a key shorter than 16 bytes, a file
- * that cannot be read). */
+ * given): 0, -ENOMEM (the keys), or -EINVAL (logged: libsodium cannot
+ * start, both a key and a file, a key shorter than 16 bytes, a file that
+ * cannot be read). */
 int dp_auth_init(struct dp_base *a, const struct dprpc_agent_conf *c);
 /* The keys wiped and freed (destroy; any state dp_auth_init() left). */
 void dp_auth_fini(struct dp_base *a);

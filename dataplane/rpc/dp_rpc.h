@@ -140,8 +140,8 @@ struct dp_peer {
 	uint64_t left_session;
 	/* With a world key (proof.c), poller only: when an incarnation of
 	 * the peer was last challenged; and the replay window of the current
-	 * incarnation's frames: the highest seq seen and the 64 below it, a
-	 * bit each. */
+	 * incarnation's frames: the highest seq seen and the 63 below it, a
+	 * bit each (rw_bits, the highest at bit 0). */
 	uint64_t chal_tsc;
 	uint64_t rw_session, rw_top, rw_bits;
 };

@@ -2,7 +2,7 @@
 /*
  * What a host answers on its segment: an ARP request for its IPv4 address
  * and an ICMP echo request to it, each turned into its reply in place
- * (docs/wire.md, "ARP and ICMP echo"); and the ARP frames an agent reads
+ * (docs/wire.md, "IPv4 as a host"); and the ARP frames an agent reads
  * and sends to find its peers (base/arp.c).
  */
 #include <string.h>

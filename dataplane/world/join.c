@@ -362,7 +362,9 @@ dp_join_begin(struct dp_membership *a, const struct dp_world_entry *m)
 	memcpy(j->member, m->name, sizeof(j->member));
 	j->echo = 0;
 	atomic_store_explicit(&j->status, 0, memory_order_relaxed);
-	/* Release: tmpl, entries and status before the poller sends. */
+	/* Release: tmpl, member, echo, entries and status before the poller
+	 * sends (pairs with its acquires of active: dp_join_timer(),
+	 * dp_join_ack_rx()). */
 	atomic_store_explicit(&j->active, true, memory_order_release);
 	return 0;
 }

@@ -66,8 +66,9 @@ struct dprpc_agent;
  *         port lacks or a port.ready port not started, a worker reached by
  *         no port, a map line without a MAC and no port MAC to take, a
  *         conf.port.gateway outside the subnet or not an address, a world
- *         key under 16 bytes, both conf.auth.key and key_file, or a key
- *         file that cannot be read; the reason is logged), ENOENT (name not in the world, a vdev that gave no
+ *         key under 16 bytes (unless conf.auth.mode is DPRPC_AUTH_OFF),
+ *         both conf.auth.key and key_file, a key file that cannot be
+ *         read, or libsodium failing to start; the reason is logged), ENOENT (name not in the world, a vdev that gave no
  *         port, or a mesh directory whose parent is missing), ENOTDIR (the
  *         mesh directory's path is a file), EACCES (no permission to make
  *         the mesh directory or to make sockets in it), EEXIST (an agent of that name exists in this process),

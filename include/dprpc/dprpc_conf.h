@@ -149,7 +149,8 @@ struct dprpc_port_conf {
 	 * holding its address, or none (every peer is on its link). */
 	unsigned int ipv4_prefix_len;
 	/** The gateway to peers off its subnet, a dotted quad inside the
-	 * subnet; NULL (the default): the map's "subnet" line's, or none. */
+	 * subnet; NULL (the default): the map's "subnet" line's, or none.
+	 * Read at creation: the caller may free it then. */
 	const char *gateway;
 	/** IPv4 TTL of what it sends, 1..255; default 64. */
 	unsigned int ttl;
@@ -429,7 +430,8 @@ enum dprpc_auth_mode {
  * frame carries a tag, a keyed MAC made with it (SipHash-2-4 over the header,
  * with UMAC-64 of the payload where covered), and a frame
  * whose tag is wrong is dropped (auth_failed) before it touches anything;
- * every frame also passes a replay window.  Every worker of the world,
+ * every frame from a member also passes a replay window (a joiner's JOIN
+ * proves itself by a challenge instead).  Every worker of the world,
  * joiners included, must have the same key, world id and mode.  Without a
  * key, an agent whose default port has a wire under it logs a warning at
  * creation: any station on its segment can then speak for its world's
@@ -446,7 +448,7 @@ struct dprpc_auth_conf {
 	const char *key_file;
 	/** The world id every frame carries (a frame of another world is
 	 * dropped, other_world); 0 (the default): the key's (made from it),
-	 * or 0 without a key. */
+	 * or 0 without a key or with DPRPC_AUTH_OFF. */
 	uint32_t world_id;
 	/** enum dprpc_auth_mode; default DPRPC_AUTH_HEADER.  Matters only
 	 * with a key. */

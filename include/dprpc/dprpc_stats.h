@@ -204,7 +204,7 @@ struct dprpc_agent_stats {
 	uint64_t holds_received;	 /**< HELD answers to this agent's calls
 					      (their resends put off; late ones,
 					      for calls ended since, included) */
-	/* The host on the default port (docs/wire.md, "ARP and ICMP echo"). */
+	/* The host on the default port (docs/wire.md, "IPv4 as a host"). */
 	uint64_t arp_answered;	/**< ARP requests for this agent's IPv4
 				     address answered */
 	uint64_t echo_answered; /**< ICMP echo requests to it answered (ping) */
